@@ -1,0 +1,15 @@
+/** @type {import("jest").Config} */
+const config = {
+  testEnvironment: "node",
+  testMatch: ["<rootDir>/test/**/*.test.ts"],
+  extensionsToTreatAsEsm: [".ts"],
+  moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
+  transform: {
+    "^.+\\.ts$": ["@swc/jest", { jsc: { parser: { syntax: "typescript" }, target: "es2022" } }],
+  },
+  globalSetup: "<rootDir>/test/global-setup.ts",
+  testTimeout: 60_000,
+  workerIdleMemoryLimit: "1GB",
+};
+
+export default config;
