@@ -23,7 +23,7 @@ async function diffToSchema(): Promise<{ exitCode: number; sql: string }> {
       exitCode: true,
       filters: NO_FILTERS,
     } as never);
-    return { exitCode: result.exitCode, sql: result.stdout };
+    return { exitCode: result.exitCode, sql: result.stdout ?? "" };
   } finally {
     engine.free();
   }

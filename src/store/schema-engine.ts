@@ -16,13 +16,20 @@ export const NO_FILTERS = { externalTables: [], externalEnums: [] };
 
 let loaded: Promise<void> | undefined;
 
+// Node has WebAssembly at runtime; @types/node does not declare it without the DOM lib.
+interface WasmApi {
+  compile(bytes: Uint8Array): Promise<object>;
+  instantiate(module: object, imports: Record<string, unknown>): Promise<{ exports: Record<string, unknown> }>;
+}
+const wasmApi = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+
 /** wasm-bindgen keeps global state, so the module is instantiated once per process. */
 function loadWasm(): Promise<void> {
   loaded ??= (async () => {
     const require = createRequire(import.meta.url);
     const wasmPath = path.join(path.dirname(require.resolve("@prisma/schema-engine-wasm/schema_engine_bg")), "schema_engine_bg.wasm");
-    const module = await WebAssembly.compile(await readFile(wasmPath));
-    const instance = await WebAssembly.instantiate(module, { "./schema_engine_bg.js": runtime as unknown as WebAssembly.ModuleImports });
+    const module = await wasmApi.compile(await readFile(wasmPath));
+    const instance = await wasmApi.instantiate(module, { "./schema_engine_bg.js": runtime });
     runtime.__wbg_set_wasm(instance.exports);
     (instance.exports.__wbindgen_start as () => void)();
   })();

@@ -1,0 +1,192 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { type SearchQuery, UserFieldName } from "../../gen/svc/user/v2/query_pb.js";
+import { AccessTokenType, type User, UserSchema, UserState, UserType } from "../../gen/svc/user/v2/user_pb.js";
+import type { CreateUserRequest, UserService } from "../../gen/svc/user/v2/user_service_pb.js";
+import { invalidArgument } from "../domain/errors.js";
+import { addPersonalAccessToken, listPersonalAccessTokens, removePersonalAccessToken } from "../domain/pats.js";
+import { type CreateUserInput, type UserQuery, type UserSort, type UserView, createUser, deleteUser, getUser, listUsers } from "../domain/users.js";
+import { type ApiDeps, domainCtx } from "./connect.js";
+import { dateOpt, details, enumValue, listPage, textMatch, ts, tsOpt } from "./convert.js";
+
+const STATES = { ACTIVE: UserState.ACTIVE, INACTIVE: UserState.INACTIVE, LOCKED: UserState.LOCKED, INITIAL: UserState.INITIAL } as const;
+const STATE_FROM: Record<number, UserView["state"]> = {
+  [UserState.ACTIVE]: "ACTIVE",
+  [UserState.INACTIVE]: "INACTIVE",
+  [UserState.LOCKED]: "LOCKED",
+  [UserState.INITIAL]: "INITIAL",
+};
+const TYPE_FROM: Record<number, UserView["type"]> = { [UserType.HUMAN]: "HUMAN", [UserType.MACHINE]: "MACHINE" };
+const SORT_FROM: Record<number, UserSort> = {
+  [UserFieldName.UNSPECIFIED]: "createdAt",
+  [UserFieldName.USER_NAME]: "username",
+  [UserFieldName.FIRST_NAME]: "givenName",
+  [UserFieldName.LAST_NAME]: "familyName",
+  [UserFieldName.NICK_NAME]: "nickName",
+  [UserFieldName.DISPLAY_NAME]: "displayName",
+  [UserFieldName.EMAIL]: "email",
+  [UserFieldName.STATE]: "state",
+  [UserFieldName.TYPE]: "type",
+  [UserFieldName.CREATION_DATE]: "createdAt",
+};
+
+export function toUser(u: UserView): User {
+  return create(UserSchema, {
+    userId: u.id,
+    details: details(u, u.orgId),
+    state: STATES[u.state],
+    username: u.username,
+    loginNames: u.loginNames,
+    preferredLoginName: u.preferredLoginName,
+    type:
+      u.type === "HUMAN"
+        ? {
+            case: "human",
+            value: {
+              profile: {
+                givenName: u.givenName ?? "",
+                familyName: u.familyName ?? "",
+                nickName: u.nickName ?? "",
+                displayName: u.displayName ?? "",
+                preferredLanguage: u.preferredLanguage ?? "",
+                gender: u.gender,
+              },
+              email: { email: u.email ?? "", isVerified: u.emailVerified },
+              phone: u.phone ? { phone: u.phone, isVerified: u.phoneVerified } : undefined,
+              passwordChangeRequired: u.passwordChangeRequired,
+              passwordChanged: tsOpt(u.passwordChangedAt),
+            },
+          }
+        : {
+            case: "machine",
+            value: {
+              name: u.machineName ?? "",
+              description: u.description ?? "",
+              hasSecret: false,
+              accessTokenType: u.accessTokenType === "JWT" ? AccessTokenType.JWT : AccessTokenType.BEARER,
+            },
+          },
+  });
+}
+
+function toQuery(q: SearchQuery): UserQuery {
+  const v = q.query;
+  switch (v.case) {
+    case "userNameQuery":
+      return { kind: "text", field: "username", match: textMatch(v.value.userName, v.value.method) };
+    case "firstNameQuery":
+      return { kind: "text", field: "givenName", match: textMatch(v.value.firstName, v.value.method) };
+    case "lastNameQuery":
+      return { kind: "text", field: "familyName", match: textMatch(v.value.lastName, v.value.method) };
+    case "nickNameQuery":
+      return { kind: "text", field: "nickName", match: textMatch(v.value.nickName, v.value.method) };
+    case "displayNameQuery":
+      return { kind: "text", field: "displayName", match: textMatch(v.value.displayName, v.value.method) };
+    case "emailQuery":
+      return { kind: "text", field: "email", match: textMatch(v.value.emailAddress, v.value.method) };
+    case "phoneQuery":
+      return { kind: "text", field: "phone", match: textMatch(v.value.number, v.value.method) };
+    case "loginNameQuery":
+      return { kind: "loginName", match: textMatch(v.value.loginName, v.value.method) };
+    case "stateQuery":
+      return { kind: "state", state: enumValue(STATE_FROM, v.value.state, "State") };
+    case "typeQuery":
+      return { kind: "type", type: enumValue(TYPE_FROM, v.value.type, "Type") };
+    case "organizationIdQuery":
+      return { kind: "org", orgId: v.value.organizationId };
+    case "inUserIdsQuery":
+      return { kind: "ids", ids: v.value.userIds };
+    case "metadataKeyQuery":
+      return { kind: "metadataKey", match: textMatch(v.value.key, v.value.method) };
+    case "metadataValueQuery":
+      return { kind: "metadataValue", value: v.value.value };
+    case "orQuery":
+      return { kind: "or", queries: v.value.queries.map(toQuery) };
+    case "andQuery":
+      return { kind: "and", queries: v.value.queries.map(toQuery) };
+    case "notQuery":
+      if (!v.value.query) throw invalidArgument("Errors.Query.Not.Empty", "not_query needs a query");
+      return { kind: "not", query: toQuery(v.value.query) };
+    case undefined:
+      throw invalidArgument("Errors.Query.Empty", "a search query must set one filter");
+  }
+}
+
+function toCreateInput(req: CreateUserRequest): CreateUserInput {
+  const base = { orgId: req.organizationId, userId: req.userId, username: req.username, metadata: req.metadata.map((m) => ({ key: m.key, value: m.value })) };
+  const t = req.userType;
+  if (t.case === "human") {
+    const h = t.value;
+    const pw = h.passwordType;
+    return {
+      ...base,
+      human: {
+        givenName: h.profile?.givenName ?? "",
+        familyName: h.profile?.familyName ?? "",
+        nickName: h.profile?.nickName,
+        displayName: h.profile?.displayName,
+        preferredLanguage: h.profile?.preferredLanguage,
+        gender: h.profile?.gender,
+        email: h.email?.email ?? "",
+        emailVerified: h.email?.isVerified ?? false,
+        phone: h.phone?.phone,
+        phoneVerified: h.phone?.isVerified,
+        password: pw.case === "password" ? { password: pw.value.password, changeRequired: pw.value.changeRequired } : undefined,
+        hashedPassword: pw.case === "hashedPassword" ? { hash: pw.value.hash, changeRequired: pw.value.changeRequired } : undefined,
+      },
+    };
+  }
+  if (t.case === "machine") {
+    return {
+      ...base,
+      machine: {
+        name: t.value.name,
+        description: t.value.description,
+        accessTokenType: t.value.accessTokenType === AccessTokenType.JWT ? "JWT" : "BEARER",
+      },
+    };
+  }
+  return base;
+}
+
+export function userService(deps: ApiDeps): ServiceImpl<typeof UserService> {
+  return {
+    async createUser(req, hctx) {
+      const out = await createUser(domainCtx(deps, hctx), toCreateInput(req));
+      return { id: out.id, creationDate: ts(out.createdAt) };
+    },
+    async getUserByID(req, hctx) {
+      return { user: toUser(await getUser(domainCtx(deps, hctx), req.userId)) };
+    },
+    async listUsers(req, hctx) {
+      const out = await listUsers(domainCtx(deps, hctx), {
+        page: listPage(req.query),
+        sort: enumValue(SORT_FROM, req.sortingColumn, "SortingColumn"),
+        queries: req.queries.map(toQuery),
+      });
+      return { details: { totalResult: BigInt(out.total), timestamp: ts(deps.clock()) }, sortingColumn: req.sortingColumn, result: out.users.map(toUser) };
+    },
+    async deleteUser(req, hctx) {
+      return { deletionDate: ts(await deleteUser(domainCtx(deps, hctx), req.userId)) };
+    },
+    async addPersonalAccessToken(req, hctx) {
+      const pat = await addPersonalAccessToken(domainCtx(deps, hctx), req.userId, dateOpt(req.expirationDate));
+      return { id: pat.id, token: pat.token, creationDate: ts(pat.createdAt), expirationDate: tsOpt(pat.expiresAt) };
+    },
+    async listPersonalAccessTokens(req, hctx) {
+      const out = await listPersonalAccessTokens(domainCtx(deps, hctx), { userId: req.userId || undefined, page: listPage(req.query) });
+      return {
+        details: { totalResult: BigInt(out.total), timestamp: ts(deps.clock()) },
+        result: out.tokens.map((t) => ({
+          id: t.id,
+          userId: t.userId,
+          details: { creationDate: ts(t.createdAt), changeDate: ts(t.createdAt), resourceOwner: t.orgId },
+          expirationDate: tsOpt(t.expiresAt),
+        })),
+      };
+    },
+    async removePersonalAccessToken(req, hctx) {
+      return { deletionDate: ts(await removePersonalAccessToken(domainCtx(deps, hctx), req.userId, req.tokenId)) };
+    },
+  };
+}

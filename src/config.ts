@@ -1,0 +1,95 @@
+// Configuration comes only from SVC_* environment variables, validated once
+// at start with messages that name the variable and what is wrong.
+import path from "node:path";
+
+export interface Config {
+  host: string;
+  port: number;
+  externalUrl: string;
+  /** PostgreSQL connection string; the embedded PGlite database when unset. */
+  databaseUrl?: string;
+  databasePoolSize: number;
+  dataDir: string;
+  firstInstancePatPath: string;
+  adminPassword?: string;
+  instanceName: string;
+  defaultOrgName: string;
+  logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+  shutdownGraceMs: number;
+  /** Longest time a client may wait for a connection to announce its protocol. */
+  sniffTimeoutMs: number;
+  maxRequestBytes: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join("\n  - ")}`);
+    this.name = "ConfigError";
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const str = (name: string): string | undefined => {
+    const v = env[name];
+    return v === undefined || v.trim() === "" ? undefined : v.trim();
+  };
+  const int = (name: string, def: number, min: number, max: number): number => {
+    const raw = str(name);
+    if (raw === undefined) return def;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
+      return def;
+    }
+    return n;
+  };
+  const url = (name: string, def: string | undefined, protocols: string[]): string | undefined => {
+    const raw = str(name) ?? def;
+    if (raw === undefined) return undefined;
+    try {
+      const u = new URL(raw);
+      if (!protocols.includes(u.protocol)) {
+        problems.push(`${name} must use ${protocols.join(" or ")}, got "${u.protocol}"`);
+      }
+      return raw;
+    } catch {
+      problems.push(`${name} must be an absolute URL, got "${raw}"`);
+      return def;
+    }
+  };
+
+  const port = int("SVC_PORT", 8080, 0, 65535);
+  const dataDir = path.resolve(str("SVC_DATA_DIR") ?? "./data");
+  const externalUrl = (url("SVC_EXTERNAL_URL", `http://localhost:${port}`, ["http:", "https:"]) as string).replace(/\/+$/, "");
+  const databaseUrl = url("SVC_DATABASE_URL", undefined, ["postgres:", "postgresql:"]);
+  const logLevel = (str("SVC_LOG_LEVEL") ?? "info") as Config["logLevel"];
+  if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(logLevel)) {
+    problems.push(`SVC_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "${logLevel}"`);
+  }
+  const adminPassword = env.SVC_ADMIN_PASSWORD === undefined || env.SVC_ADMIN_PASSWORD === "" ? undefined : env.SVC_ADMIN_PASSWORD;
+  const instanceName = str("SVC_INSTANCE_NAME") ?? "svc";
+  const defaultOrgName = str("SVC_DEFAULT_ORG_NAME") ?? "Default";
+  if (defaultOrgName.length > 200) problems.push("SVC_DEFAULT_ORG_NAME must be at most 200 characters");
+
+  const config: Config = {
+    host: str("SVC_HOST") ?? "0.0.0.0",
+    port,
+    externalUrl,
+    databaseUrl,
+    databasePoolSize: int("SVC_DATABASE_POOL_SIZE", 10, 1, 1000),
+    dataDir,
+    firstInstancePatPath: path.resolve(str("SVC_FIRST_INSTANCE_PAT_PATH") ?? path.join(dataDir, "admin.pat")),
+    adminPassword,
+    instanceName,
+    defaultOrgName,
+    logLevel,
+    shutdownGraceMs: int("SVC_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
+    sniffTimeoutMs: int("SVC_SNIFF_TIMEOUT_MS", 10_000, 100, 600_000),
+    maxRequestBytes: int("SVC_MAX_REQUEST_BYTES", 4 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+  };
+  if (problems.length) throw new ConfigError(problems);
+  return config;
+}

@@ -1,0 +1,356 @@
+// Users: the one implementation behind CreateUser/GetUserByID/ListUsers/
+// DeleteUser (and, later, the SCIM adapter).
+import type { Prisma } from "../../gen/prisma/client.js";
+import { hashPassword, importedHashFormat } from "../crypto/passwords.js";
+import type { Ctx } from "./context.js";
+import { SvcError, alreadyExists, failedPrecondition, invalidArgument, notFound, permissionDenied } from "./errors.js";
+import { recordEvent } from "./events.js";
+import { ID_PATTERN, newId } from "./ids.js";
+import { type Page, type TextMatch, page } from "./list.js";
+import { authorize, readableOrgs } from "./permissions.js";
+import { checkPassword, passwordComplexity } from "./settings.js";
+
+export type UserState = "ACTIVE" | "INACTIVE" | "LOCKED" | "INITIAL";
+export type UserType = "HUMAN" | "MACHINE";
+
+export interface UserView {
+  id: string;
+  orgId: string;
+  type: UserType;
+  state: UserState;
+  username: string;
+  loginNames: string[];
+  preferredLoginName: string;
+  givenName: string | null;
+  familyName: string | null;
+  nickName: string | null;
+  displayName: string | null;
+  preferredLanguage: string | null;
+  gender: number;
+  email: string | null;
+  emailVerified: boolean;
+  phone: string | null;
+  phoneVerified: boolean;
+  passwordChangeRequired: boolean;
+  passwordChangedAt: Date | null;
+  machineName: string | null;
+  description: string | null;
+  accessTokenType: "BEARER" | "JWT";
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const userNotFound = () => notFound("Errors.User.NotFound", "user not found");
+
+const USER_SELECT = {
+  id: true,
+  orgId: true,
+  type: true,
+  state: true,
+  username: true,
+  givenName: true,
+  familyName: true,
+  nickName: true,
+  displayName: true,
+  preferredLanguage: true,
+  gender: true,
+  email: true,
+  emailVerified: true,
+  phone: true,
+  phoneVerified: true,
+  passwordChangeRequired: true,
+  passwordChangedAt: true,
+  machineName: true,
+  description: true,
+  accessTokenType: true,
+  createdAt: true,
+  updatedAt: true,
+  org: { select: { primaryDomain: true } },
+} satisfies Prisma.UserSelect;
+
+type UserRow = Prisma.UserGetPayload<{ select: typeof USER_SELECT }>;
+
+function toView(row: UserRow): UserView {
+  const { org, ...rest } = row;
+  const loginName = `${row.username}@${org.primaryDomain}`;
+  return { ...rest, loginNames: [loginName], preferredLoginName: loginName };
+}
+
+// ---------------------------------------------------------------- create
+
+export interface CreateUserInput {
+  orgId: string;
+  userId?: string;
+  username?: string;
+  human?: {
+    givenName: string;
+    familyName: string;
+    nickName?: string;
+    displayName?: string;
+    preferredLanguage?: string;
+    gender?: number;
+    email: string;
+    emailVerified: boolean;
+    phone?: string;
+    phoneVerified?: boolean;
+    password?: { password: string; changeRequired: boolean };
+    hashedPassword?: { hash: string; changeRequired: boolean };
+  };
+  machine?: { name: string; description?: string; accessTokenType: "BEARER" | "JWT" };
+  metadata?: { key: string; value: Uint8Array }[];
+}
+
+const EMAIL = /^[^\s@"<>()[\]\\,;:]+@[^\s@"<>()[\]\\,;:]+\.[^\s@"<>()[\]\\,;:]+$/;
+const PHONE = /^\+?[0-9 ()./-]{4,30}$/;
+const LANGUAGE = /^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/;
+
+function text(value: string | undefined, field: string, opts: { required?: boolean; max?: number } = {}): string | undefined {
+  const v = value?.trim();
+  if (!v) {
+    if (opts.required) throw invalidArgument(`Errors.User.${field}.Missing`, `${field} is required`, { field });
+    return undefined;
+  }
+  if (v.length > (opts.max ?? 200)) throw invalidArgument(`Errors.User.${field}.TooLong`, `${field} must be at most ${opts.max ?? 200} characters`, { field });
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we reject
+  if (/[\u0000-\u001f\u007f]/.test(v)) throw invalidArgument(`Errors.User.${field}.Invalid`, `${field} contains control characters`, { field });
+  return v;
+}
+
+export function validateUsername(username: string): string {
+  const v = text(username, "username", { required: true }) as string;
+  if (/\s/.test(v)) throw invalidArgument("Errors.User.Username.Invalid", "username must not contain whitespace", { field: "username" });
+  return v;
+}
+
+export async function createUser(ctx: Ctx, input: CreateUserInput): Promise<{ id: string; createdAt: Date }> {
+  if (!input.orgId) throw invalidArgument("Errors.User.Org.Missing", "organization_id is required", { field: "organization_id" });
+  const org = await ctx.db.organization.findFirst({ where: { id: input.orgId, instanceId: ctx.instanceId }, select: { id: true } });
+  const orgHidden = () => notFound("Errors.Org.NotFound", "organization not found");
+  if (!org) throw orgHidden();
+  authorize(ctx, "user.write", org.id, orgHidden);
+
+  if (!!input.human === !!input.machine) throw invalidArgument("Errors.User.Type.Missing", "exactly one of human or machine is required");
+  if (input.userId !== undefined && !ID_PATTERN.test(input.userId)) {
+    throw invalidArgument("Errors.User.Id.Invalid", "user_id must be 1-200 characters of letters, digits, '_', '.', '@' or '-'", { field: "user_id" });
+  }
+  const id = input.userId ?? newId();
+  const now = ctx.clock();
+  const data: Prisma.UserUncheckedCreateInput = { id, instanceId: ctx.instanceId, orgId: org.id, type: "HUMAN", username: "", usernameLower: "", createdAt: now, updatedAt: now };
+
+  if (input.human) {
+    const h = input.human;
+    data.givenName = text(h.givenName, "given_name", { required: true });
+    data.familyName = text(h.familyName, "family_name", { required: true });
+    data.nickName = text(h.nickName, "nick_name");
+    data.displayName = text(h.displayName, "display_name") ?? `${data.givenName} ${data.familyName}`;
+    data.preferredLanguage = text(h.preferredLanguage, "preferred_language", { max: 35 });
+    if (data.preferredLanguage && !LANGUAGE.test(data.preferredLanguage)) {
+      throw invalidArgument("Errors.User.PreferredLanguage.Invalid", "preferred_language must be a BCP 47 language tag", { field: "preferred_language" });
+    }
+    data.gender = h.gender ?? 0;
+    const email = text(h.email, "email", { required: true, max: 320 }) as string;
+    if (!EMAIL.test(email)) throw invalidArgument("Errors.User.Email.Invalid", "email is not a valid address", { field: "email" });
+    data.email = email;
+    data.emailVerified = h.emailVerified;
+    if (h.phone !== undefined) {
+      const phone = text(h.phone, "phone", { max: 30 });
+      if (phone && !PHONE.test(phone)) throw invalidArgument("Errors.User.Phone.Invalid", "phone is not a valid number", { field: "phone" });
+      data.phone = phone;
+      data.phoneVerified = h.phoneVerified ?? false;
+    }
+    if (h.password && h.hashedPassword) throw invalidArgument("Errors.User.Password.Ambiguous", "give either password or hashed_password");
+    if (h.password) {
+      checkPassword(h.password.password, await passwordComplexity(ctx, org.id));
+      data.passwordHash = await hashPassword(h.password.password);
+      data.passwordChangeRequired = h.password.changeRequired;
+      data.passwordChangedAt = now;
+    } else if (h.hashedPassword) {
+      if (!importedHashFormat(h.hashedPassword.hash)) {
+        throw invalidArgument("Errors.User.Password.HashUnsupported", "hashed_password must be an argon2, bcrypt, scrypt or PBKDF2 hash in PHC or modular crypt format", { field: "hashed_password" });
+      }
+      data.passwordHash = h.hashedPassword.hash;
+      data.passwordChangeRequired = h.hashedPassword.changeRequired;
+      data.passwordChangedAt = now;
+    }
+    data.username = validateUsername(input.username ?? email);
+    // A human without a password cannot sign in until one is set.
+    data.state = data.passwordHash ? "ACTIVE" : "INITIAL";
+  } else if (input.machine) {
+    const m = input.machine;
+    data.type = "MACHINE";
+    if (input.username === undefined) throw invalidArgument("Errors.User.Username.Missing", "username is required for a machine user", { field: "username" });
+    data.username = validateUsername(input.username);
+    data.machineName = text(m.name, "name", { required: true });
+    data.description = text(m.description, "description", { max: 500 });
+    data.accessTokenType = m.accessTokenType;
+  }
+  data.usernameLower = data.username.toLowerCase();
+
+  const metadata = (input.metadata ?? []).map((m) => {
+    const key = text(m.key, "metadata_key", { required: true }) as string;
+    if (m.value.byteLength > 64 * 1024) throw invalidArgument("Errors.User.Metadata.TooLarge", "metadata values must be at most 64 KiB", { field: "metadata" });
+    return { key, value: new Uint8Array(m.value) };
+  });
+  if (new Set(metadata.map((m) => m.key)).size !== metadata.length) throw invalidArgument("Errors.User.Metadata.Duplicate", "metadata keys must be unique");
+
+  try {
+    await ctx.db.$transaction(async (tx) => {
+      await tx.user.create({ data });
+      if (metadata.length) await tx.userMetadata.createMany({ data: metadata.map((m) => ({ userId: id, key: m.key, value: m.value, createdAt: now, updatedAt: now })) });
+      await recordEvent(ctx, tx, {
+        aggregateType: "user",
+        aggregateId: id,
+        orgId: org.id,
+        type: data.type === "HUMAN" ? "user.human.added" : "user.machine.added",
+        payload: { username: data.username, email: data.email ?? undefined, metadataKeys: metadata.map((m) => m.key) },
+      });
+    });
+  } catch (err) {
+    throw mapUniqueViolation(err);
+  }
+  return { id, createdAt: now };
+}
+
+function mapUniqueViolation(err: unknown): unknown {
+  const e = err as { code?: string; meta?: { target?: unknown; driverAdapterError?: { cause?: { constraint?: { fields?: string[] } } } } };
+  if (e?.code !== "P2002") return err;
+  const fields = JSON.stringify(e.meta ?? {});
+  if (fields.includes("usernameLower")) return alreadyExists("Errors.User.AlreadyExists", "a user with this username already exists");
+  return alreadyExists("Errors.User.IdTaken", "a user with this id already exists");
+}
+
+// ---------------------------------------------------------------- read
+
+export async function getUser(ctx: Ctx, userId: string): Promise<UserView> {
+  const row = await ctx.db.user.findFirst({ where: { id: userId, instanceId: ctx.instanceId }, select: USER_SELECT });
+  if (!row) throw userNotFound();
+  if (row.id !== ctx.principal.userId) authorize(ctx, "user.read", row.orgId, userNotFound);
+  return toView(row);
+}
+
+export type UserQuery =
+  | { kind: "text"; field: "username" | "givenName" | "familyName" | "nickName" | "displayName" | "email" | "phone"; match: TextMatch }
+  | { kind: "loginName"; match: TextMatch }
+  | { kind: "state"; state: UserState }
+  | { kind: "type"; type: UserType }
+  | { kind: "org"; orgId: string }
+  | { kind: "ids"; ids: string[] }
+  | { kind: "metadataKey"; match: TextMatch }
+  | { kind: "metadataValue"; value: Uint8Array }
+  | { kind: "and" | "or"; queries: UserQuery[] }
+  | { kind: "not"; query: UserQuery };
+
+export type UserSort = "username" | "givenName" | "familyName" | "nickName" | "displayName" | "email" | "state" | "type" | "createdAt";
+
+export interface ListUsersInput {
+  page?: { offset?: bigint | number; limit?: number; asc?: boolean };
+  sort?: UserSort;
+  queries: UserQuery[];
+}
+
+const MAX_QUERY_NODES = 100;
+const MAX_QUERY_DEPTH = 10;
+
+function stringFilter(m: TextMatch): Prisma.StringFilter {
+  return { [m.method]: m.value, ...(m.ignoreCase ? { mode: "insensitive" as const } : {}) };
+}
+
+/** Compiles the typed filters into one Prisma where clause: filtering happens in SQL. */
+export function compileUserQueries(queries: UserQuery[]): Prisma.UserWhereInput {
+  let nodes = 0;
+  const compile = (q: UserQuery, depth: number): Prisma.UserWhereInput => {
+    if (++nodes > MAX_QUERY_NODES) throw invalidArgument("Errors.Query.TooComplex", `at most ${MAX_QUERY_NODES} filters per request`);
+    if (depth > MAX_QUERY_DEPTH) throw invalidArgument("Errors.Query.TooDeep", `filters nest at most ${MAX_QUERY_DEPTH} levels`);
+    switch (q.kind) {
+      case "text":
+        if (q.field === "username") {
+          return q.match.ignoreCase ? { usernameLower: { [q.match.method]: q.match.value.toLowerCase() } } : { username: stringFilter(q.match) };
+        }
+        return { [q.field]: stringFilter(q.match) };
+      case "loginName": {
+        if (q.match.method !== "equals") throw invalidArgument("Errors.Query.LoginName.Method", "login name filters support equals and equals-ignore-case only");
+        const v = q.match.value.toLowerCase();
+        const at = v.lastIndexOf("@");
+        const byLoginName: Prisma.UserWhereInput[] = at > 0 ? [{ usernameLower: v.slice(0, at), org: { primaryDomain: v.slice(at + 1) } }] : [];
+        const exact = q.match.ignoreCase ? {} : { username: q.match.value.slice(0, at > 0 ? at : undefined) };
+        return { AND: [{ OR: [{ usernameLower: v }, ...byLoginName] }, exact] };
+      }
+      case "state":
+        return { state: q.state };
+      case "type":
+        return { type: q.type };
+      case "org":
+        return { orgId: q.orgId };
+      case "ids":
+        if (q.ids.length > 1000) throw invalidArgument("Errors.Query.TooManyIds", "at most 1000 user ids per filter");
+        return { id: { in: q.ids } };
+      case "metadataKey":
+        return { metadata: { some: { key: stringFilter(q.match) } } };
+      case "metadataValue":
+        return { metadata: { some: { value: { equals: new Uint8Array(q.value) } } } };
+      case "and":
+        return { AND: q.queries.map((c) => compile(c, depth + 1)) };
+      case "or":
+        return { OR: q.queries.map((c) => compile(c, depth + 1)) };
+      case "not":
+        return { NOT: compile(q.query, depth + 1) };
+    }
+  };
+  return { AND: queries.map((q) => compile(q, 1)) };
+}
+
+const SORT_COLUMNS: Record<UserSort, keyof Prisma.UserOrderByWithRelationInput> = {
+  username: "usernameLower",
+  givenName: "givenName",
+  familyName: "familyName",
+  nickName: "nickName",
+  displayName: "displayName",
+  email: "email",
+  state: "state",
+  type: "type",
+  createdAt: "createdAt",
+};
+
+export async function listUsers(ctx: Ctx, input: ListUsersInput): Promise<{ total: number; users: UserView[]; page: Page }> {
+  const p = page(input.page);
+  const orgs = readableOrgs(ctx, "user.read");
+  if (orgs !== "all" && orgs.length === 0) throw permissionDenied("Errors.Permission.Denied", "missing permission user.read");
+  const where: Prisma.UserWhereInput = {
+    instanceId: ctx.instanceId,
+    ...(orgs === "all" ? {} : { orgId: { in: orgs } }),
+    ...compileUserQueries(input.queries),
+  };
+  const dir = p.asc ? "asc" : "desc";
+  const column = SORT_COLUMNS[input.sort ?? "createdAt"];
+  // The id breaks ties so that paging is stable.
+  const orderBy: Prisma.UserOrderByWithRelationInput[] = [{ [column]: { sort: dir, nulls: p.asc ? "first" : "last" } }, { id: dir }];
+  if (column === "createdAt" || column === "state" || column === "type") orderBy[0] = { [column]: dir };
+  const [total, rows] = await ctx.db.$transaction([
+    ctx.db.user.count({ where }),
+    ctx.db.user.findMany({ where, orderBy, skip: p.offset, take: p.limit, select: USER_SELECT }),
+  ]);
+  return { total, users: rows.map(toView), page: p };
+}
+
+// ---------------------------------------------------------------- delete
+
+export async function deleteUser(ctx: Ctx, userId: string): Promise<Date> {
+  const user = await ctx.db.user.findFirst({ where: { id: userId, instanceId: ctx.instanceId }, select: { id: true, orgId: true, username: true } });
+  if (!user) throw userNotFound();
+  authorize(ctx, "user.delete", user.orgId, userNotFound);
+  const now = ctx.clock();
+  await ctx.db.$transaction(async (tx) => {
+    const owners = await tx.instanceMember.findMany({ where: { instanceId: ctx.instanceId, roles: { has: "IAM_OWNER" } }, select: { userId: true } });
+    if (owners.length === 1 && owners[0]?.userId === user.id) {
+      throw failedPrecondition("Errors.User.LastInstanceOwner", "the last IAM_OWNER of the instance cannot be deleted");
+    }
+    // Tokens, metadata and memberships go with the user (ON DELETE CASCADE).
+    await tx.user.delete({ where: { id: user.id } });
+    await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.removed", payload: { username: user.username } });
+  });
+  return now;
+}
+
+export function isSvcError(err: unknown): err is SvcError {
+  return err instanceof SvcError;
+}

@@ -1,0 +1,204 @@
+// Assembles svc: database, migrations, bootstrap, the Connect router (gRPC,
+// gRPC-Web, Connect), the REST transcoder and Express routes, all on one port.
+import { randomUUID } from "node:crypto";
+import http from "node:http";
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import type { DescService } from "@bufbuild/protobuf";
+import type { ConnectRouter } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import express from "express";
+import type { Logger } from "pino";
+import { InstanceService } from "../gen/svc/instance/v2/instance_service_pb.js";
+import { OrganizationService } from "../gen/svc/org/v2/org_service_pb.js";
+import { SettingsService } from "../gen/svc/settings/v2/settings_service_pb.js";
+import { UserService } from "../gen/svc/user/v2/user_service_pb.js";
+import { type ApiDeps, authInterceptor } from "./api/connect.js";
+import { registerHealth } from "./api/health.js";
+import { instanceService } from "./api/instance.js";
+import { organizationService } from "./api/orgs.js";
+import { registerReflection } from "./api/reflection.js";
+import { settingsService } from "./api/settings.js";
+import { userService } from "./api/users.js";
+import type { Config } from "./config.js";
+import { bootstrap } from "./domain/bootstrap.js";
+import type { Clock } from "./domain/context.js";
+import { routeConnectionsByPreface } from "./http/sniff.js";
+import { createRestTranscoder } from "./http/transcoder.js";
+import { createLogger } from "./logger.js";
+import { type Database, openDatabase } from "./store/db.js";
+import { applyMigrations, migrationsApplied } from "./store/migrate.js";
+
+export const API_SERVICES: DescService[] = [UserService, OrganizationService, InstanceService, SettingsService];
+
+export interface Server {
+  readonly url: string;
+  readonly port: number;
+  readonly instanceId: string;
+  readonly db: Database;
+  readonly log: Logger;
+  /** Graceful: stop accepting, let in-flight requests finish (up to the grace period), close the database. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  clock?: Clock;
+  logger?: Logger;
+}
+
+type NodeHandler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export async function startServer(config: Config, opts: StartOptions = {}): Promise<Server> {
+  const log = opts.logger ?? createLogger(config.logLevel);
+  const clock = opts.clock ?? (() => new Date());
+  const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
+  let knownMigrations: string[];
+  let instanceId: string;
+  try {
+    ({ knownMigrations, instanceId } = await db.withStartupLock(async () => {
+      const { applied, known } = await applyMigrations(db);
+      if (applied.length) log.info({ applied }, "applied database migrations");
+      const boot = await bootstrap(db.prisma, config, log, clock());
+      return { knownMigrations: known, instanceId: boot.instanceId };
+    }));
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw err;
+  }
+
+  let shuttingDown = false;
+  const ready = async () => {
+    if (shuttingDown) return false;
+    try {
+      await db.ping();
+      return await migrationsApplied(db, knownMigrations);
+    } catch {
+      return false;
+    }
+  };
+
+  const deps: ApiDeps = { db: db.prisma, instanceId, clock, log };
+  const shutdown = new AbortController();
+  let router: ConnectRouter | undefined;
+  let health: { setShuttingDown(): void } | undefined;
+  const app = express();
+  const connectHandler = connectNodeAdapter({
+    interceptors: [authInterceptor(deps)],
+    jsonOptions: { ignoreUnknownFields: false },
+    readMaxBytes: config.maxRequestBytes,
+    shutdownSignal: shutdown.signal,
+    routes(r) {
+      r.service(UserService, userService(deps));
+      r.service(OrganizationService, organizationService(deps));
+      r.service(InstanceService, instanceService(deps, config.externalUrl));
+      r.service(SettingsService, settingsService(deps));
+      registerReflection(r, API_SERVICES);
+      health = registerHealth(r, API_SERVICES.map((s) => s.typeName), ready);
+      router = r;
+    },
+    // Express must never see an HTTP/2 request (it rewrites the request prototype and crashes).
+    fallback: (req, res) => {
+      if (req.httpVersionMajor === 2) {
+        res.writeHead(404, { "content-type": "application/json" });
+        res.end(JSON.stringify({ code: 5, message: "not found" }));
+        return;
+      }
+      app(req as http.IncomingMessage, res as http.ServerResponse);
+    },
+  });
+  if (!router) throw new Error("connect routes were not registered");
+
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.get("/healthz", (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  app.get("/readyz", async (_req, res) => {
+    const ok = await ready();
+    res.status(ok ? 200 : 503).json({ status: ok ? "ready" : "unavailable" });
+  });
+  app.use(createRestTranscoder(router, { maxBodyBytes: config.maxRequestBytes }));
+  app.use((_req, res) => {
+    res.status(404).json({ code: 5, message: "not found", details: [] });
+  });
+  app.use((err: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) => {
+    log.error({ err, requestId: req.headers["x-request-id"] }, "unhandled error in HTTP route");
+    if (!res.headersSent) res.status(500).json({ code: 13, message: "internal error", details: [] });
+  });
+
+  const handler = withRequestLog(connectHandler as NodeHandler, log);
+  const h1 = http.createServer({ keepAliveTimeout: 5_000, headersTimeout: 30_000, requestTimeout: 300_000 }, handler);
+  const h2 = http2.createServer({}, handler);
+  const sessions = new Set<http2.Http2Session>();
+  h2.on("session", (s) => {
+    sessions.add(s);
+    s.on("close", () => sessions.delete(s));
+  });
+  // An idle HTTP/2 session is closed gracefully (GOAWAY) rather than destroyed with open streams.
+  h2.setTimeout(120_000);
+  h2.on("timeout", (s: http2.Http2Session) => s.close());
+  routeConnectionsByPreface(h1, h2, config.sniffTimeoutMs);
+
+  await new Promise<void>((resolve, reject) => {
+    h1.once("error", reject);
+    h1.listen(config.port, config.host, () => {
+      h1.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (h1.address() as AddressInfo).port;
+  const url = `http://${config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host}:${port}`;
+  log.info({ port, database: db.kind, instanceId }, `svc listening on ${url} (gRPC, gRPC-Web, Connect and REST)`);
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      shuttingDown = true;
+      health?.setShuttingDown();
+      const drained = new Promise<void>((resolve) => h1.close(() => resolve()));
+      h1.closeIdleConnections();
+      for (const s of sessions) s.close();
+      const grace = new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), config.shutdownGraceMs).unref());
+      if ((await Promise.race([drained, grace])) === "timeout") {
+        log.warn("shutdown grace period over: closing the remaining connections");
+        shutdown.abort();
+        h1.closeAllConnections();
+        for (const s of sessions) s.destroy();
+        await drained;
+      }
+      shutdown.abort();
+      await db.close();
+      log.info("svc stopped");
+    })();
+    return closing;
+  };
+  return { url, port, instanceId, db, log, close };
+}
+
+/** One structured log line per request, with a request id that is also returned to the caller. */
+function withRequestLog(next: NodeHandler, log: Logger): NodeHandler {
+  return (req, res) => {
+    const started = process.hrtime.bigint();
+    const given = req.headers["x-request-id"];
+    const requestId = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+    req.headers["x-request-id"] = requestId;
+    res.setHeader("x-request-id", requestId);
+    res.once("close", () => {
+      log.info(
+        {
+          requestId,
+          method: req.method,
+          path: (req.url ?? "").split("?")[0],
+          status: res.statusCode,
+          grpcStatus: res.getHeader("grpc-status"),
+          httpVersion: req.httpVersion,
+          ms: Number(process.hrtime.bigint() - started) / 1e6,
+        },
+        "request",
+      );
+    });
+    next(req, res);
+  };
+}

@@ -1,0 +1,138 @@
+// The database behind svc: PostgreSQL when SVC_DATABASE_URL is set, else the
+// embedded PGlite database under the data directory. One Prisma schema and
+// one set of migrations serve both.
+import { mkdir, open, readFile, rm } from "node:fs/promises";
+import path from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import { PrismaPg } from "@prisma/adapter-pg";
+import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
+import pg from "pg";
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import { PrismaClient } from "../../gen/prisma/client.js";
+
+export type { PrismaClient };
+
+/** Key of the advisory lock that serialises start-up work (migrations, bootstrap) across replicas. */
+const STARTUP_LOCK_KEY = 0x737663_01;
+
+export interface Database {
+  readonly kind: "postgres" | "embedded";
+  readonly prisma: PrismaClient;
+  /**
+   * An adapter factory for the schema engine and a dispose function to call
+   * after engine.free(): the engine does not return its connection (which
+   * holds Prisma's migration advisory lock), so on PostgreSQL it gets a pool
+   * of its own whose connections are closed afterwards.
+   */
+  migrationAdapter(): { factory: SqlMigrationAwareDriverAdapterFactory; dispose(): Promise<void> };
+  /** Runs fn while no other replica runs its own start-up work. */
+  withStartupLock<T>(fn: () => Promise<T>): Promise<T>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function openDatabase(opts: { url?: string; dataDir: string; poolSize: number }): Promise<Database> {
+  return opts.url ? openPostgres(opts.url, opts.poolSize) : openEmbedded(opts.dataDir);
+}
+
+async function openPostgres(url: string, poolSize: number): Promise<Database> {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 10_000 });
+  // An idle client losing its server must not crash the process.
+  pool.on("error", () => {});
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  return {
+    kind: "postgres",
+    prisma,
+    migrationAdapter() {
+      const own = new pg.Pool({ connectionString: url, max: 2, connectionTimeoutMillis: 10_000 });
+      own.on("error", () => {});
+      return { factory: new PrismaPg(own), dispose: () => own.end() };
+    },
+    async withStartupLock(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query("SELECT pg_advisory_lock($1)", [STARTUP_LOCK_KEY]);
+        try {
+          return await fn();
+        } finally {
+          await client.query("SELECT pg_advisory_unlock($1)", [STARTUP_LOCK_KEY]);
+        }
+      } finally {
+        client.release();
+      }
+    },
+    async ping() {
+      await pool.query("SELECT 1");
+    },
+    async close() {
+      await prisma.$disconnect();
+      await pool.end();
+    },
+  };
+}
+
+async function openEmbedded(dataDir: string): Promise<Database> {
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const release = await lockDataDir(dataDir);
+  let pglite: PGlite;
+  try {
+    pglite = new PGlite(path.join(dataDir, "pglite"));
+    await pglite.waitReady;
+  } catch (err) {
+    await release();
+    throw err;
+  }
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  let closed = false;
+  return {
+    kind: "embedded",
+    prisma,
+    migrationAdapter: () => ({ factory: new PrismaPGlite(pglite), dispose: async () => {} }),
+    // One process owns the embedded database (see lockDataDir), so there is nobody to wait for.
+    withStartupLock: (fn) => fn(),
+    async ping() {
+      await pglite.query("SELECT 1");
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await prisma.$disconnect();
+      await pglite.close();
+      await release();
+    },
+  };
+}
+
+/**
+ * PGlite is an in-process database: two processes on one data directory
+ * would corrupt it. A pid file refuses the second one; a stale file left by
+ * a crashed process is taken over.
+ */
+async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
+  const lockPath = path.join(dataDir, "svc.pid");
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const handle = await open(lockPath, "wx", 0o600);
+      await handle.writeFile(String(process.pid));
+      await handle.close();
+      return () => rm(lockPath, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      const pid = Number((await readFile(lockPath, "utf8").catch(() => "")).trim());
+      if (pid && pid !== process.pid && isAlive(pid)) {
+        throw new Error(`the embedded database in ${dataDir} is in use by process ${pid}; use PostgreSQL (SVC_DATABASE_URL) to run several replicas`);
+      }
+      await rm(lockPath, { force: true });
+    }
+  }
+  throw new Error(`could not lock ${lockPath}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
