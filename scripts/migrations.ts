@@ -8,7 +8,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
-import { MIGRATIONS_DIR, NO_FILTERS, SCHEMA_FILE, openEngine, readMigrations, readSchema } from "../src/store/schema-engine.js";
+import { MIGRATIONS_DIR, NO_FILTERS, openEngine, readMigrations, readSchema, SCHEMA_FILE } from "../src/store/schema-engine.js";
 
 async function diffToSchema(): Promise<{ exitCode: number; sql: string }> {
   const schema = await readSchema();
@@ -46,7 +46,7 @@ if (command === "new") {
 } else if (command === "check") {
   const { exitCode, sql } = await diffToSchema();
   if (exitCode !== 0) {
-    console.error("schema.prisma has changes that no migration covers:\n" + sql);
+    console.error(`schema.prisma has changes that no migration covers:\n${sql}`);
     process.exit(1);
   }
   console.log("migrations match schema.prisma");

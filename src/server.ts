@@ -95,7 +95,11 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       r.service(InstanceService, instanceService(deps, config.externalUrl));
       r.service(SettingsService, settingsService(deps));
       registerReflection(r, API_SERVICES);
-      health = registerHealth(r, API_SERVICES.map((s) => s.typeName), ready);
+      health = registerHealth(
+        r,
+        API_SERVICES.map((s) => s.typeName),
+        ready,
+      );
       router = r;
     },
     // Express must never see an HTTP/2 request (it rewrites the request prototype and crashes).

@@ -3,12 +3,12 @@
 // and the per-request domain context.
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, type HandlerContext, type Interceptor, createContextKey } from "@connectrpc/connect";
+import { Code, ConnectError, createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { authenticate } from "../domain/authn.js";
 import type { Clock, Ctx, Principal } from "../domain/context.js";
 import { type ErrorKind, SvcError } from "../domain/errors.js";
-import { authenticate } from "../domain/authn.js";
 import type { PrismaClient } from "../store/db.js";
 
 export interface ApiDeps {

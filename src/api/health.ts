@@ -7,12 +7,7 @@ import { Health, HealthCheckResponse_ServingStatus as Status } from "../../gen/g
 export type HealthProbe = () => Promise<boolean>;
 
 /** grpc.health.v1.Health: Check and Watch. "" (overall) and each registered service name report SERVING when probe() is true, NOT_SERVING otherwise; an unknown service name is NOT_FOUND for Check and SERVICE_UNKNOWN for Watch. Watch sends the current status, then a new message whenever it changes (poll the probe every `intervalMs`, default 5000) until the client cancels or the server shuts down (ctx.signal). */
-export function registerHealth(
-  router: ConnectRouter,
-  serviceNames: string[],
-  probe: HealthProbe,
-  intervalMs = 5000,
-): { setShuttingDown(): void } {
+export function registerHealth(router: ConnectRouter, serviceNames: string[], probe: HealthProbe, intervalMs = 5000): { setShuttingDown(): void } {
   const known = new Set(["", ...serviceNames]);
   const state = { shuttingDown: false };
   // Watchers sleeping between polls; woken at once on shutdown so that load

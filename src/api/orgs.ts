@@ -1,12 +1,11 @@
+import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { type Organization, OrganizationFieldName, OrganizationState, type SearchQuery } from "../../gen/svc/org/v2/org_pb.js";
+import { type Organization, OrganizationFieldName, OrganizationSchema, OrganizationState, type SearchQuery } from "../../gen/svc/org/v2/org_pb.js";
 import type { OrganizationService } from "../../gen/svc/org/v2/org_service_pb.js";
 import { invalidArgument } from "../domain/errors.js";
-import { type OrgQuery, type OrgView, getOrganization, listOrganizations } from "../domain/orgs.js";
+import { getOrganization, listOrganizations, type OrgQuery, type OrgView } from "../domain/orgs.js";
 import { type ApiDeps, domainCtx } from "./connect.js";
 import { details, enumValue, listPage, textMatch, ts } from "./convert.js";
-import { create } from "@bufbuild/protobuf";
-import { OrganizationSchema } from "../../gen/svc/org/v2/org_pb.js";
 
 const STATE_FROM: Record<number, OrgView["state"]> = { [OrganizationState.ACTIVE]: "ACTIVE", [OrganizationState.INACTIVE]: "INACTIVE" };
 const SORT_FROM: Record<number, "name" | "createdAt"> = {

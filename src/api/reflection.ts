@@ -2,22 +2,14 @@
 // older clients still ask for) for a connect-node router. Neither connect-es
 // nor npm offers it, and tools such as buf curl and grpcurl need it to call
 // the API without a local copy of the protos.
-import { Code, type ConnectRouter } from "@connectrpc/connect";
-import {
-  create,
-  createFileRegistry,
-  toBinary,
-  type DescEnum,
-  type DescFile,
-  type DescMessage,
-  type DescService,
-  type FileRegistry,
-} from "@bufbuild/protobuf";
-import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
+
+import { create, createFileRegistry, type DescEnum, type DescFile, type DescMessage, type DescService, type FileRegistry, toBinary } from "@bufbuild/protobuf";
 import { nestedTypes } from "@bufbuild/protobuf/reflect";
+import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
+import { Code, type ConnectRouter } from "@connectrpc/connect";
+import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import * as v1 from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import * as v1alpha from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
-import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 
 /** A reflection question, independent of the protocol version (both generate the same shape). */
 type Query =

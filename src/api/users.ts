@@ -5,7 +5,7 @@ import { AccessTokenType, type User, UserSchema, UserState, UserType } from "../
 import type { CreateUserRequest, UserService } from "../../gen/svc/user/v2/user_service_pb.js";
 import { invalidArgument } from "../domain/errors.js";
 import { addPersonalAccessToken, listPersonalAccessTokens, removePersonalAccessToken } from "../domain/pats.js";
-import { type CreateUserInput, type UserQuery, type UserSort, type UserView, createUser, deleteUser, getUser, listUsers } from "../domain/users.js";
+import { type CreateUserInput, createUser, deleteUser, getUser, listUsers, type UserQuery, type UserSort, type UserView } from "../domain/users.js";
 import { type ApiDeps, domainCtx } from "./connect.js";
 import { dateOpt, details, enumValue, listPage, textMatch, ts, tsOpt } from "./convert.js";
 

@@ -10,7 +10,7 @@ import { hashPassword } from "../crypto/passwords.js";
 import { newOpaqueToken, sha256 } from "../crypto/tokens.js";
 import type { PrismaClient } from "../store/db.js";
 import { newId } from "./ids.js";
-import { DEFAULT_PASSWORD_COMPLEXITY, checkPassword } from "./settings.js";
+import { checkPassword, DEFAULT_PASSWORD_COMPLEXITY } from "./settings.js";
 
 export interface BootstrapResult {
   instanceId: string;
@@ -47,71 +47,73 @@ export async function bootstrap(db: PrismaClient, config: Config, log: Logger, n
     createdAt: now,
   });
 
-  await db.$transaction(async (tx) => {
-    await tx.instance.create({ data: { id: instanceId, name: config.instanceName, defaultOrgId: orgId, createdAt: now, updatedAt: now } });
-    await tx.organization.create({ data: { id: orgId, instanceId, name: config.defaultOrgName, primaryDomain: domain, createdAt: now, updatedAt: now } });
-    await tx.user.create({
-      data: {
-        id: adminId,
-        instanceId,
-        orgId,
-        type: "HUMAN",
-        username: "admin",
-        usernameLower: "admin",
-        givenName: "Instance",
-        familyName: "Administrator",
-        displayName: "Instance Administrator",
-        email: `admin@${domain}`,
-        emailVerified: true,
-        passwordHash,
-        // A generated password was printed to the log: it must be replaced at first sign-in.
-        passwordChangeRequired: config.adminPassword === undefined,
-        passwordChangedAt: now,
-        createdAt: now,
-        updatedAt: now,
-      },
+  await db
+    .$transaction(async (tx) => {
+      await tx.instance.create({ data: { id: instanceId, name: config.instanceName, defaultOrgId: orgId, createdAt: now, updatedAt: now } });
+      await tx.organization.create({ data: { id: orgId, instanceId, name: config.defaultOrgName, primaryDomain: domain, createdAt: now, updatedAt: now } });
+      await tx.user.create({
+        data: {
+          id: adminId,
+          instanceId,
+          orgId,
+          type: "HUMAN",
+          username: "admin",
+          usernameLower: "admin",
+          givenName: "Instance",
+          familyName: "Administrator",
+          displayName: "Instance Administrator",
+          email: `admin@${domain}`,
+          emailVerified: true,
+          passwordHash,
+          // A generated password was printed to the log: it must be replaced at first sign-in.
+          passwordChangeRequired: config.adminPassword === undefined,
+          passwordChangedAt: now,
+          createdAt: now,
+          updatedAt: now,
+        },
+      });
+      await tx.user.create({
+        data: {
+          id: machineId,
+          instanceId,
+          orgId,
+          type: "MACHINE",
+          username: "svc-admin",
+          usernameLower: "svc-admin",
+          machineName: "svc-admin",
+          description: "Instance administrator service account created at the first start",
+          createdAt: now,
+          updatedAt: now,
+        },
+      });
+      await tx.instanceMember.createMany({
+        data: [
+          { instanceId, userId: adminId, roles: ["IAM_OWNER"], createdAt: now, updatedAt: now },
+          { instanceId, userId: machineId, roles: ["IAM_OWNER"], createdAt: now, updatedAt: now },
+        ],
+      });
+      await tx.orgMember.create({ data: { orgId, userId: adminId, roles: ["ORG_OWNER"], createdAt: now, updatedAt: now } });
+      const patId = newId();
+      await tx.personalAccessToken.create({ data: { id: patId, instanceId, userId: machineId, tokenHash: sha256(token), createdAt: now } });
+      await tx.event.createMany({
+        data: [
+          event("instance", instanceId, "instance.added", null, { name: config.instanceName }),
+          event("org", orgId, "org.added", orgId, { name: config.defaultOrgName }),
+          event("user", adminId, "user.human.added", orgId, { username: "admin" }),
+          event("user", machineId, "user.machine.added", orgId, { username: "svc-admin" }),
+          event("instance", instanceId, "instance.member.added", null, { userId: adminId, roles: ["IAM_OWNER"] }),
+          event("instance", instanceId, "instance.member.added", null, { userId: machineId, roles: ["IAM_OWNER"] }),
+          event("org", orgId, "org.member.added", orgId, { userId: adminId, roles: ["ORG_OWNER"] }),
+          event("user", machineId, "user.pat.added", orgId, { tokenId: patId }),
+        ],
+      });
+      // Written before the commit: if the file cannot be written, nothing is created and the next start retries.
+      await writeSecretFile(config.firstInstancePatPath, `${token}\n`);
+    })
+    .catch(async (err) => {
+      await rm(config.firstInstancePatPath, { force: true }).catch(() => {});
+      throw err;
     });
-    await tx.user.create({
-      data: {
-        id: machineId,
-        instanceId,
-        orgId,
-        type: "MACHINE",
-        username: "svc-admin",
-        usernameLower: "svc-admin",
-        machineName: "svc-admin",
-        description: "Instance administrator service account created at the first start",
-        createdAt: now,
-        updatedAt: now,
-      },
-    });
-    await tx.instanceMember.createMany({
-      data: [
-        { instanceId, userId: adminId, roles: ["IAM_OWNER"], createdAt: now, updatedAt: now },
-        { instanceId, userId: machineId, roles: ["IAM_OWNER"], createdAt: now, updatedAt: now },
-      ],
-    });
-    await tx.orgMember.create({ data: { orgId, userId: adminId, roles: ["ORG_OWNER"], createdAt: now, updatedAt: now } });
-    const patId = newId();
-    await tx.personalAccessToken.create({ data: { id: patId, instanceId, userId: machineId, tokenHash: sha256(token), createdAt: now } });
-    await tx.event.createMany({
-      data: [
-        event("instance", instanceId, "instance.added", null, { name: config.instanceName }),
-        event("org", orgId, "org.added", orgId, { name: config.defaultOrgName }),
-        event("user", adminId, "user.human.added", orgId, { username: "admin" }),
-        event("user", machineId, "user.machine.added", orgId, { username: "svc-admin" }),
-        event("instance", instanceId, "instance.member.added", null, { userId: adminId, roles: ["IAM_OWNER"] }),
-        event("instance", instanceId, "instance.member.added", null, { userId: machineId, roles: ["IAM_OWNER"] }),
-        event("org", orgId, "org.member.added", orgId, { userId: adminId, roles: ["ORG_OWNER"] }),
-        event("user", machineId, "user.pat.added", orgId, { tokenId: patId }),
-      ],
-    });
-    // Written before the commit: if the file cannot be written, nothing is created and the next start retries.
-    await writeSecretFile(config.firstInstancePatPath, `${token}\n`);
-  }).catch(async (err) => {
-    await rm(config.firstInstancePatPath, { force: true }).catch(() => {});
-    throw err;
-  });
 
   log.info(
     { instanceId, orgId, patPath: config.firstInstancePatPath },

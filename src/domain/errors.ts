@@ -27,8 +27,7 @@ export class SvcError extends Error {
 
 export const notFound = (id: string, message: string) => new SvcError("NotFound", id, message);
 export const alreadyExists = (id: string, message: string) => new SvcError("AlreadyExists", id, message);
-export const invalidArgument = (id: string, message: string, metadata?: Record<string, string>) =>
-  new SvcError("InvalidArgument", id, message, metadata);
+export const invalidArgument = (id: string, message: string, metadata?: Record<string, string>) => new SvcError("InvalidArgument", id, message, metadata);
 export const failedPrecondition = (id: string, message: string) => new SvcError("FailedPrecondition", id, message);
 export const permissionDenied = (id: string, message: string) => new SvcError("PermissionDenied", id, message);
 export const unauthenticated = (id: string, message: string) => new SvcError("Unauthenticated", id, message);

@@ -1,7 +1,7 @@
 import type { Prisma } from "../../gen/prisma/client.js";
 import type { Ctx } from "./context.js";
 import { invalidArgument, notFound, permissionDenied } from "./errors.js";
-import { type TextMatch, page } from "./list.js";
+import { page, type TextMatch } from "./list.js";
 import { authorize, readableOrgs } from "./permissions.js";
 
 export interface OrgView {
@@ -25,6 +25,18 @@ export async function getOrganization(ctx: Ctx, orgId: string): Promise<OrgView>
 
 export type OrgQuery = { kind: "name"; match: TextMatch } | { kind: "state"; state: "ACTIVE" | "INACTIVE" } | { kind: "id"; id: string };
 
+function orgFilter(q: OrgQuery): Prisma.OrganizationWhereInput {
+  switch (q.kind) {
+    case "name":
+      return { name: { [q.match.method]: q.match.value, ...(q.match.ignoreCase ? { mode: "insensitive" as const } : {}) } };
+    case "state":
+      return { state: q.state };
+    case "id":
+      if (!q.id) throw invalidArgument("Errors.Query.Id.Missing", "id filter needs an id");
+      return { id: q.id };
+  }
+}
+
 export async function listOrganizations(
   ctx: Ctx,
   input: { page?: { offset?: bigint | number; limit?: number; asc?: boolean }; sort?: "name" | "createdAt"; queries: OrgQuery[] },
@@ -32,17 +44,7 @@ export async function listOrganizations(
   const p = page(input.page);
   const orgs = readableOrgs(ctx, "org.read");
   if (orgs !== "all" && orgs.length === 0) throw permissionDenied("Errors.Permission.Denied", "missing permission org.read");
-  const filters: Prisma.OrganizationWhereInput[] = input.queries.map((q) => {
-    switch (q.kind) {
-      case "name":
-        return { name: { [q.match.method]: q.match.value, ...(q.match.ignoreCase ? { mode: "insensitive" as const } : {}) } };
-      case "state":
-        return { state: q.state };
-      case "id":
-        if (!q.id) throw invalidArgument("Errors.Query.Id.Missing", "id filter needs an id");
-        return { id: q.id };
-    }
-  });
+  const filters = input.queries.map(orgFilter);
   const where: Prisma.OrganizationWhereInput = { instanceId: ctx.instanceId, ...(orgs === "all" ? {} : { id: { in: orgs } }), AND: filters };
   const dir = p.asc ? "asc" : "desc";
   const [total, rows] = await ctx.db.$transaction([

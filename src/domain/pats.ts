@@ -32,8 +32,16 @@ export async function addPersonalAccessToken(ctx: Ctx, userId: string, expiresAt
   const token = newOpaqueToken();
   const id = newId();
   await ctx.db.$transaction(async (tx) => {
-    await tx.personalAccessToken.create({ data: { id, instanceId: ctx.instanceId, userId: user.id, tokenHash: sha256(token), expiresAt: expiresAt ?? null, createdAt: now } });
-    await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.pat.added", payload: { tokenId: id, expiresAt: expiresAt?.toISOString() } });
+    await tx.personalAccessToken.create({
+      data: { id, instanceId: ctx.instanceId, userId: user.id, tokenHash: sha256(token), expiresAt: expiresAt ?? null, createdAt: now },
+    });
+    await recordEvent(ctx, tx, {
+      aggregateType: "user",
+      aggregateId: user.id,
+      orgId: user.orgId,
+      type: "user.pat.added",
+      payload: { tokenId: id, expiresAt: expiresAt?.toISOString() },
+    });
   });
   return { id, userId: user.id, orgId: user.orgId, createdAt: now, expiresAt: expiresAt ?? null, token };
 }

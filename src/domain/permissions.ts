@@ -1,7 +1,7 @@
 // The one place that decides access: roles map to permissions here, and
 // every domain function asks authorize() or readableOrgs().
 import type { Ctx } from "./context.js";
-import { SvcError, permissionDenied } from "./errors.js";
+import { permissionDenied, type SvcError } from "./errors.js";
 
 export type Permission =
   | "iam.read"
@@ -77,7 +77,16 @@ export const INSTANCE_ROLES: Record<string, readonly Permission[]> = {
 export const ORG_ROLES: Record<string, readonly Permission[]> = {
   ORG_OWNER: ALL.filter((p) => !p.startsWith("iam.") && p !== "org.create"),
   ORG_USER_MANAGER: ["org.read", "user.read", "user.write", "user.delete", "user.credential.write", "user.grant.read", "policy.read"],
-  ORG_PROJECT_PERMISSION_MANAGER: ["org.read", "project.read", "project.role.read", "project.grant.read", "project.grant.write", "user.read", "user.grant.read", "user.grant.write"],
+  ORG_PROJECT_PERMISSION_MANAGER: [
+    "org.read",
+    "project.read",
+    "project.role.read",
+    "project.grant.read",
+    "project.grant.write",
+    "user.read",
+    "user.grant.read",
+    "user.grant.write",
+  ],
   ORG_AUDITOR: ORG_READ,
 };
 

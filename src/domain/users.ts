@@ -3,10 +3,10 @@
 import type { Prisma } from "../../gen/prisma/client.js";
 import { hashPassword, importedHashFormat } from "../crypto/passwords.js";
 import type { Ctx } from "./context.js";
-import { SvcError, alreadyExists, failedPrecondition, invalidArgument, notFound, permissionDenied } from "./errors.js";
+import { alreadyExists, failedPrecondition, invalidArgument, notFound, permissionDenied, SvcError } from "./errors.js";
 import { recordEvent } from "./events.js";
 import { ID_PATTERN, newId } from "./ids.js";
-import { type Page, type TextMatch, page } from "./list.js";
+import { type Page, page, type TextMatch } from "./list.js";
 import { authorize, readableOrgs } from "./permissions.js";
 import { checkPassword, passwordComplexity } from "./settings.js";
 
@@ -135,7 +135,16 @@ export async function createUser(ctx: Ctx, input: CreateUserInput): Promise<{ id
   }
   const id = input.userId ?? newId();
   const now = ctx.clock();
-  const data: Prisma.UserUncheckedCreateInput = { id, instanceId: ctx.instanceId, orgId: org.id, type: "HUMAN", username: "", usernameLower: "", createdAt: now, updatedAt: now };
+  const data: Prisma.UserUncheckedCreateInput = {
+    id,
+    instanceId: ctx.instanceId,
+    orgId: org.id,
+    type: "HUMAN",
+    username: "",
+    usernameLower: "",
+    createdAt: now,
+    updatedAt: now,
+  };
 
   if (input.human) {
     const h = input.human;
@@ -166,7 +175,11 @@ export async function createUser(ctx: Ctx, input: CreateUserInput): Promise<{ id
       data.passwordChangedAt = now;
     } else if (h.hashedPassword) {
       if (!importedHashFormat(h.hashedPassword.hash)) {
-        throw invalidArgument("Errors.User.Password.HashUnsupported", "hashed_password must be an argon2, bcrypt, scrypt or PBKDF2 hash in PHC or modular crypt format", { field: "hashed_password" });
+        throw invalidArgument(
+          "Errors.User.Password.HashUnsupported",
+          "hashed_password must be an argon2, bcrypt, scrypt or PBKDF2 hash in PHC or modular crypt format",
+          { field: "hashed_password" },
+        );
       }
       data.passwordHash = h.hashedPassword.hash;
       data.passwordChangeRequired = h.hashedPassword.changeRequired;
@@ -196,7 +209,8 @@ export async function createUser(ctx: Ctx, input: CreateUserInput): Promise<{ id
   try {
     await ctx.db.$transaction(async (tx) => {
       await tx.user.create({ data });
-      if (metadata.length) await tx.userMetadata.createMany({ data: metadata.map((m) => ({ userId: id, key: m.key, value: m.value, createdAt: now, updatedAt: now })) });
+      if (metadata.length)
+        await tx.userMetadata.createMany({ data: metadata.map((m) => ({ userId: id, key: m.key, value: m.value, createdAt: now, updatedAt: now })) });
       await recordEvent(ctx, tx, {
         aggregateType: "user",
         aggregateId: id,
@@ -268,7 +282,8 @@ export function compileUserQueries(queries: UserQuery[]): Prisma.UserWhereInput 
         }
         return { [q.field]: stringFilter(q.match) };
       case "loginName": {
-        if (q.match.method !== "equals") throw invalidArgument("Errors.Query.LoginName.Method", "login name filters support equals and equals-ignore-case only");
+        if (q.match.method !== "equals")
+          throw invalidArgument("Errors.Query.LoginName.Method", "login name filters support equals and equals-ignore-case only");
         const v = q.match.value.toLowerCase();
         const at = v.lastIndexOf("@");
         const byLoginName: Prisma.UserWhereInput[] = at > 0 ? [{ usernameLower: v.slice(0, at), org: { primaryDomain: v.slice(at + 1) } }] : [];

@@ -20,8 +20,10 @@ export function routeConnectionsByPreface(h1: http.Server, h2: http2.Http2Server
     socket.once("end", kill);
     socket.setTimeout(sniffTimeoutMs, kill);
     const decide = () => {
-      for (let chunk: Buffer | null; (chunk = socket.read() as Buffer | null) !== null; ) {
+      let chunk = socket.read() as Buffer | null;
+      while (chunk !== null) {
         seen = seen.length ? Buffer.concat([seen, chunk]) : chunk;
+        chunk = socket.read() as Buffer | null;
       }
       const n = Math.min(seen.length, PREFACE.length);
       const isH2 = seen.subarray(0, n).equals(PREFACE.subarray(0, n));

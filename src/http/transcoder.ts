@@ -161,11 +161,7 @@ function parseSegment(token: string, fail: (why: string) => never): PathSegment 
   return { kind: "literal", value: token };
 }
 
-function parseVariable(
-  token: string,
-  start: number,
-  fail: (why: string) => never,
-): { segments: PathSegment[]; variable: PathVariable } {
+function parseVariable(token: string, start: number, fail: (why: string) => never): { segments: PathSegment[]; variable: PathVariable } {
   if (!token.endsWith("}")) fail(`text after variable "${token}"`);
   const inner = token.slice(1, -1);
   const eq = inner.indexOf("=");
@@ -235,8 +231,7 @@ function decodeKeepingSlashes(raw: string): string {
  * literal beats `*`, which beats `**`; then a template with a verb wins.
  */
 function compareSpecificity(a: PathTemplate, b: PathTemplate): number {
-  const weight = (s: PathSegment | undefined): number =>
-    s === undefined ? 0 : s.kind === "literal" ? 3 : s.kind === "wildcard" ? 2 : 1;
+  const weight = (s: PathSegment | undefined): number => (s === undefined ? 0 : s.kind === "literal" ? 3 : s.kind === "wildcard" ? 2 : 1);
   const length = Math.max(a.segments.length, b.segments.length);
   for (let i = 0; i < length; i++) {
     const diff = weight(a.segments[i]) - weight(b.segments[i]);
@@ -340,8 +335,7 @@ function resolveFieldPath(message: DescMessage, path: string): DescField[] | str
     const field = findField(current, part);
     if (field === undefined) return `${current.typeName} has no field "${part}"`;
     fields.push(field);
-    current =
-      field.fieldKind === "message" && !NON_OBJECT_JSON.has(field.message.typeName) ? field.message : undefined;
+    current = field.fieldKind === "message" && !NON_OBJECT_JSON.has(field.message.typeName) ? field.message : undefined;
   }
   return fields;
 }
@@ -496,7 +490,7 @@ function compileRule(handler: UniversalHandler, rule: HttpRule): Route {
   };
   if (method.methodKind !== "unary") fail("only unary methods can be transcoded");
   const { httpMethod, path } = patternOf(rule) ?? fail("no HTTP method and path");
-  const template = parsePathTemplate(path);
+  const template = parseOrFail(path, fail);
   const bindings = template.variables.map((v) => bindVariable(method.input, v.fieldPath, fail));
   return {
     httpMethod,
@@ -504,8 +498,19 @@ function compileRule(handler: UniversalHandler, rule: HttpRule): Route {
     handler,
     bindings,
     body: bodyMapping(method.input, rule.body, fail),
-    responseField: rule.responseBody === "" ? undefined : (findField(method.output, rule.responseBody) ?? fail(`response_body "${rule.responseBody}" is not a field of ${method.output.typeName}`)),
+    responseField:
+      rule.responseBody === ""
+        ? undefined
+        : (findField(method.output, rule.responseBody) ?? fail(`response_body "${rule.responseBody}" is not a field of ${method.output.typeName}`)),
   };
+}
+
+function parseOrFail(path: string, fail: (why: string) => never): PathTemplate {
+  try {
+    return parsePathTemplate(path);
+  } catch (e) {
+    return fail(e instanceof Error ? e.message : String(e));
+  }
 }
 
 function patternOf(rule: HttpRule): { httpMethod: string; path: string } | undefined {
@@ -680,6 +685,7 @@ async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer>
       req.off("data", onData);
       req.off("end", onEnd);
       req.off("error", onError);
+      req.off("close", onClose);
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
@@ -697,9 +703,12 @@ async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer>
       cleanup();
       reject(badRequest(`could not read the request body: ${err.message}`));
     };
+    // A client that goes away mid-body must not leave the promise pending.
+    const onClose = () => onError(new Error("connection closed"));
     req.on("data", onData);
     req.on("end", onEnd);
     req.on("error", onError);
+    req.on("close", onClose);
   });
 }
 
@@ -723,7 +732,10 @@ function parseBody(route: Route, bytes: Buffer, contentType: string | undefined)
 
 function checkContentType(contentType: string | undefined): void {
   const [mediaType = "", ...params] = (contentType ?? "").split(";").map((p) => p.trim().toLowerCase());
-  const charset = params.find((p) => p.startsWith("charset="))?.slice(8).replace(/"/g, "");
+  const charset = params
+    .find((p) => p.startsWith("charset="))
+    ?.slice(8)
+    .replace(/"/g, "");
   if (mediaType !== "application/json" || (charset !== undefined && charset !== "utf-8" && charset !== "utf8")) {
     throw badRequest(`unsupported content type ${quote(contentType ?? "")}: send application/json`);
   }
@@ -815,7 +827,7 @@ async function sendUniversalResponse(res: Response, route: Route, registry: Regi
 function responseField(field: DescField, bytes: Buffer): JsonValue {
   const json = JSON.parse(bytes.toString("utf8")) as JsonValue;
   // The router's JSON options may use either field name.
-  const present = isObject(json) ? json[field.jsonName] ?? json[field.name] : undefined;
+  const present = isObject(json) ? (json[field.jsonName] ?? json[field.name]) : undefined;
   if (present !== undefined) return present;
   const defaults = toJson(field.parent, create(field.parent), { alwaysEmitImplicit: true });
   const fallback = isObject(defaults) ? defaults[field.jsonName] : undefined;

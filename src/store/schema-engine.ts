@@ -2,13 +2,13 @@
 // adapter. The native engine binary cannot be downloaded everywhere svc is
 // built, and the wasm build gives the same migration semantics (including
 // Prisma's `_prisma_migrations` history table).
-import { readFile, readdir } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import { bindMigrationAwareSqlAdapterFactory } from "@prisma/driver-adapter-utils";
-import * as runtime from "@prisma/schema-engine-wasm/schema_engine_bg";
 import type { MigrationList, SchemaEngine } from "@prisma/schema-engine-wasm";
+import * as runtime from "@prisma/schema-engine-wasm/schema_engine_bg";
 
 export const MIGRATIONS_DIR = path.resolve(import.meta.dirname, "../../prisma/migrations");
 export const SCHEMA_FILE = path.resolve(import.meta.dirname, "../../prisma/schema.prisma");
@@ -48,7 +48,10 @@ export async function readSchema(): Promise<string> {
 /** The committed migrations in the shape the engine expects (it does no file I/O itself). */
 export async function readMigrations(dir = MIGRATIONS_DIR): Promise<MigrationList> {
   const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-  const names = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const names = entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
   const migrationDirectories = await Promise.all(
     names.map(async (name) => ({
       path: name,

@@ -1,18 +1,19 @@
 // The project is ESM ("type": "module"); this proves that jest runs the
 // generated code and the libraries later issues build on, each imported
 // the way the service imports them.
-import { describe, expect, it } from "@jest/globals";
+
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { SignJWT, generateKeyPair, jwtVerify } from "jose";
-import { DOMParser } from "@xmldom/xmldom";
-import { SignedXml } from "xml-crypto";
-import { SAML } from "@node-saml/node-saml";
-import * as oidc from "openid-client";
-import { hash, verify } from "@node-rs/argon2";
 import { PGlite } from "@electric-sql/pglite";
+import { describe, expect, it } from "@jest/globals";
+import { hash, verify } from "@node-rs/argon2";
+import { SAML } from "@node-saml/node-saml";
+import { DOMParser } from "@xmldom/xmldom";
+import { generateKeyPair, jwtVerify, SignJWT } from "jose";
+import * as oidc from "openid-client";
 import { PrismaPGlite } from "pglite-prisma-adapter";
-import { ListUsersRequestSchema } from "../../gen/svc/user/v2/user_service_pb.js";
+import { SignedXml } from "xml-crypto";
 import { PrismaClient } from "../../gen/prisma/client.js";
+import { ListUsersRequestSchema } from "../../gen/svc/user/v2/user_service_pb.js";
 
 describe("module format", () => {
   it("round-trips a generated protobuf message", () => {
@@ -46,7 +47,9 @@ describe("module format", () => {
 
   it("runs the generated Prisma client on PGlite", async () => {
     const pg = new PGlite();
-    await pg.exec('CREATE TYPE "OrgState" AS ENUM (\'ACTIVE\',\'INACTIVE\'); CREATE TABLE "Instance" (id text primary key, name text not null, "defaultOrgId" text, "createdAt" timestamptz(3) not null default now(), "updatedAt" timestamptz(3) not null)');
+    await pg.exec(
+      'CREATE TYPE "OrgState" AS ENUM (\'ACTIVE\',\'INACTIVE\'); CREATE TABLE "Instance" (id text primary key, name text not null, "defaultOrgId" text, "createdAt" timestamptz(3) not null default now(), "updatedAt" timestamptz(3) not null)',
+    );
     const prisma = new PrismaClient({ adapter: new PrismaPGlite(pg) });
     await prisma.instance.create({ data: { id: "i1", name: "x" } });
     expect(await prisma.instance.count()).toBe(1);

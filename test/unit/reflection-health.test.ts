@@ -1,26 +1,23 @@
 // Reflection and health are judged by clients we did not write: buf curl
 // (Go, grpc-go's reflection client) must discover and call the API with no
 // local protos, and the connect client checks the exact reflection answers.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@jest/globals";
+
 import { execFile } from "node:child_process";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { setTimeout as delay } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { create, createFileRegistry, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
-import {
-  FileDescriptorProtoSchema,
-  FileDescriptorSetSchema,
-  type FileDescriptorProto,
-} from "@bufbuild/protobuf/wkt";
+import { type FileDescriptorProto, FileDescriptorProtoSchema, FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
 import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
-import { registerHealth, type HealthProbe } from "../../src/api/health.js";
-import { registerReflection } from "../../src/api/reflection.js";
-import { UserService } from "../../gen/svc/user/v2/user_service_pb.js";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@jest/globals";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "../../gen/grpc/health/v1/health_pb.js";
 import * as v1 from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import * as v1alpha from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
+import { UserService } from "../../gen/svc/user/v2/user_service_pb.js";
+import { type HealthProbe, registerHealth } from "../../src/api/health.js";
+import { registerReflection } from "../../src/api/reflection.js";
 
 const bufBin = fileURLToPath(new URL("../../node_modules/.bin/buf", import.meta.url));
 const GOOGLE_API_HTTP = 72295728; // google.api.http, an extension of google.protobuf.MethodOptions
@@ -83,15 +80,10 @@ interface CurlResult {
 // Asynchronous on purpose: the server runs in this process, a sync spawn would deadlock it.
 function bufCurl(...args: string[]): Promise<CurlResult> {
   return new Promise((resolve) => {
-    execFile(
-      bufBin,
-      ["curl", "--protocol", "grpc", "--http2-prior-knowledge", ...args],
-      { timeout: 30_000 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
+    execFile(bufBin, ["curl", "--protocol", "grpc", "--http2-prior-knowledge", ...args], { timeout: 30_000 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 
@@ -241,9 +233,7 @@ describe("ServerReflection v1 (connect client)", () => {
   });
 
   it("sends a self-contained set: the file and all transitive imports, each once", async () => {
-    const [res] = await reflectV1(srv.transport, [
-      { messageRequest: { case: "fileContainingSymbol", value: "svc.user.v2.UserService" } },
-    ]);
+    const [res] = await reflectV1(srv.transport, [{ messageRequest: { case: "fileContainingSymbol", value: "svc.user.v2.UserService" } }]);
     const files = descriptors(res);
     const fileNames = names(files);
     expect(new Set(fileNames).size).toBe(fileNames.length);
@@ -273,9 +263,7 @@ describe("ServerReflection v1 (connect client)", () => {
     expect(names(descriptors(second))).toEqual(["svc/user/v2/user.proto"]);
     expect(names(descriptors(third))).toEqual(["svc/user/v2/user_service.proto"]);
     // A new stream starts from nothing.
-    const [fresh] = await reflectV1(srv.transport, [
-      { messageRequest: { case: "fileContainingSymbol", value: "svc.user.v2.User" } },
-    ]);
+    const [fresh] = await reflectV1(srv.transport, [{ messageRequest: { case: "fileContainingSymbol", value: "svc.user.v2.User" } }]);
     expect(names(descriptors(fresh)).length).toBeGreaterThan(1);
   });
 
@@ -332,9 +320,7 @@ describe("ServerReflection v1 (connect client)", () => {
   });
 
   it("echoes valid_host and original_request", async () => {
-    const [res] = await reflectV1(srv.transport, [
-      { host: "iam.example", messageRequest: { case: "fileContainingSymbol", value: "svc.user.v2.User" } },
-    ]);
+    const [res] = await reflectV1(srv.transport, [{ host: "iam.example", messageRequest: { case: "fileContainingSymbol", value: "svc.user.v2.User" } }]);
     expect(res?.validHost).toBe("iam.example");
     expect(res?.originalRequest?.host).toBe("iam.example");
     expect(res?.originalRequest?.messageRequest).toEqual({ case: "fileContainingSymbol", value: "svc.user.v2.User" });
@@ -397,7 +383,13 @@ describe("Health Watch (connect client)", () => {
     const stream = client.watch({ service: "no.such.Service" }, { signal: abort.signal })[Symbol.asyncIterator]();
     expect((await stream.next()).value?.status).toBe(Status.SERVICE_UNKNOWN);
     const next = stream.next();
-    const outcome = await Promise.race([next.then(() => "message", () => "ended"), delay(200, "open")]);
+    const outcome = await Promise.race([
+      next.then(
+        () => "message",
+        () => "ended",
+      ),
+      delay(200, "open"),
+    ]);
     expect(outcome).toBe("open");
     abort.abort();
     await expect(next).rejects.toBeInstanceOf(ConnectError);

@@ -1,0 +1,106 @@
+// Client mistakes get InvalidArgument-shaped answers, never a 500.
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { rest, startTestServer, type TestServer } from "../support/server.js";
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(() => t.stop());
+
+const headers = () => ({ authorization: `Bearer ${t.pat}`, "content-type": "application/json" });
+
+describe("REST", () => {
+  it("bad JSON is 400 InvalidArgument", async () => {
+    const res = await fetch(`${t.url}/v2/users`, { method: "POST", headers: headers(), body: '{"query": ' });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { code: number }).code).toBe(3);
+  });
+
+  it("an unknown field is 400 InvalidArgument", async () => {
+    const res = await fetch(`${t.url}/v2/users`, { method: "POST", headers: headers(), body: '{"nonsense": 1}' });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { code: number }).code).toBe(3);
+  });
+
+  it("a wrong content type is 400 InvalidArgument", async () => {
+    const res = await fetch(`${t.url}/v2/users`, { method: "POST", headers: { ...headers(), "content-type": "text/plain" }, body: "{}" });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { code: number }).code).toBe(3);
+  });
+
+  it("a wrongly typed value is 400 InvalidArgument", async () => {
+    const res = await fetch(`${t.url}/v2/users`, { method: "POST", headers: headers(), body: '{"query": {"limit": "many"}}' });
+    expect(res.status).toBe(400);
+  });
+
+  it("a limit above 1000 is 400 InvalidArgument", async () => {
+    const res = await rest(t.url, t.pat, "POST", "/v2/users", { query: { limit: 1001 } });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { details: { reason: string }[] }).details[0]?.reason).toBe("Errors.List.LimitTooHigh");
+  });
+
+  it("an unknown path is a 404 JSON error", async () => {
+    const res = await fetch(`${t.url}/v2/nothing-here`, { headers: headers() });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { code: number }).code).toBe(5);
+  });
+
+  it("a user create with invalid fields is 400 and writes nothing", async () => {
+    const instance = (await (await rest(t.url, t.pat, "GET", "/v2/instance")).json()) as { instance: { defaultOrganizationId: string } };
+    const before = await t.server.db.prisma.user.count();
+    const eventsBefore = await t.server.db.prisma.event.count();
+    const cases = [
+      { organizationId: instance.instance.defaultOrganizationId, human: { profile: { givenName: "A" }, email: { email: "a@example.com" } } },
+      { organizationId: instance.instance.defaultOrganizationId, human: { profile: { givenName: "A", familyName: "B" }, email: { email: "not-an-email" } } },
+      {
+        organizationId: instance.instance.defaultOrganizationId,
+        human: { profile: { givenName: "A", familyName: "B" }, email: { email: "a@example.com" }, password: { password: "short" } },
+      },
+      { organizationId: instance.instance.defaultOrganizationId, machine: { name: "m" } },
+      { organizationId: instance.instance.defaultOrganizationId, username: "with space", machine: { name: "m" } },
+      { organizationId: instance.instance.defaultOrganizationId },
+      { organizationId: "", username: "m", machine: { name: "m" } },
+    ];
+    for (const body of cases) {
+      const res = await rest(t.url, t.pat, "POST", "/v2/users/new", body);
+      expect([400, 404]).toContain(res.status);
+    }
+    expect(await t.server.db.prisma.user.count()).toBe(before);
+    expect(await t.server.db.prisma.event.count()).toBe(eventsBefore);
+  });
+
+  it("a duplicate username (any case) is 409 AlreadyExists", async () => {
+    const instance = (await (await rest(t.url, t.pat, "GET", "/v2/instance")).json()) as { instance: { defaultOrganizationId: string } };
+    const res = await rest(t.url, t.pat, "POST", "/v2/users/new", {
+      organizationId: instance.instance.defaultOrganizationId,
+      username: "SVC-Admin",
+      machine: { name: "dup" },
+    });
+    expect(res.status).toBe(409);
+    expect(((await res.json()) as { code: number }).code).toBe(6);
+  });
+});
+
+describe("Connect", () => {
+  it("bad JSON is invalid_argument (HTTP 400)", async () => {
+    const res = await fetch(`${t.url}/svc.user.v2.UserService/ListUsers`, { method: "POST", headers: headers(), body: "{nope" });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { code: string }).code).toBe("invalid_argument");
+  });
+
+  it("an unknown field is invalid_argument (HTTP 400)", async () => {
+    const res = await fetch(`${t.url}/svc.user.v2.UserService/ListUsers`, { method: "POST", headers: headers(), body: '{"bogus": true}' });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { code: string }).code).toBe("invalid_argument");
+  });
+
+  it("a content type no protocol speaks is refused as the Connect protocol prescribes (415), not a 500", async () => {
+    const res = await fetch(`${t.url}/svc.user.v2.UserService/ListUsers`, {
+      method: "POST",
+      headers: { ...headers(), "content-type": "text/plain" },
+      body: "{}",
+    });
+    expect(res.status).toBe(415);
+  });
+});

@@ -1,0 +1,117 @@
+// svc as `npm start` runs it: first start bootstraps once, the PAT file is
+// private, a restart keeps the data and changes nothing, SIGTERM drains.
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { type ChildServer, freshDatabase, rest, spawnServer, type TestDatabase } from "../support/server.js";
+
+let db: TestDatabase;
+let dataDir: string;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  db = await freshDatabase();
+  dataDir = await mkdtemp(path.join(tmpdir(), "svc-start-"));
+  env = { SVC_DATA_DIR: dataDir, ...(db.url ? { SVC_DATABASE_URL: db.url } : {}) };
+});
+afterAll(async () => {
+  await db.drop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+const messages = (s: ChildServer) => s.logs.map((l) => String(l.msg));
+
+describe("first start, restart and shutdown", () => {
+  let pat: string;
+  let createdId: string;
+  let usersAfterFirstStart: string[];
+
+  it("bootstraps the instance and writes the admin PAT with mode 0600", async () => {
+    const s = await spawnServer(env);
+    try {
+      const patPath = path.join(dataDir, "admin.pat");
+      expect((await stat(patPath)).mode & 0o777).toBe(0o600);
+      pat = (await readFile(patPath, "utf8")).trim();
+      expect(pat).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      const first = s.logs.find((l) => String(l.msg).startsWith("first start"));
+      expect(first?.patPath).toBe(patPath);
+      expect(String(first?.msg)).toContain(`Authorization: Bearer $(cat ${patPath})`);
+      // The generated admin password is printed exactly once.
+      expect(messages(s).filter((m) => m.includes("generated password")).length).toBe(1);
+      expect(s.output()).not.toContain(pat);
+
+      const list = await rest(s.url, pat, "POST", "/v2/users", {});
+      expect(list.status).toBe(200);
+      const body = (await list.json()) as { result: { userId: string; username: string }[] };
+      expect(body.result.map((u) => u.username).sort()).toEqual(["admin", "svc-admin"]);
+
+      const instance = (await (await rest(s.url, pat, "GET", "/v2/instance")).json()) as { instance: { defaultOrganizationId: string } };
+      const created = await rest(s.url, pat, "POST", "/v2/users/new", {
+        organizationId: instance.instance.defaultOrganizationId,
+        username: "persisted",
+        human: {
+          profile: { givenName: "Per", familyName: "Sisted" },
+          email: { email: "per@example.com", isVerified: true },
+          password: { password: "Sup3r-secret!" },
+        },
+      });
+      expect(created.status).toBe(200);
+      createdId = ((await created.json()) as { id: string }).id;
+      usersAfterFirstStart = [...body.result.map((u) => u.userId), createdId].sort();
+    } finally {
+      const code = await s.stop();
+      expect(code).toBe(0);
+      expect(messages(s)).toContain("svc stopped");
+    }
+  });
+
+  it("restarts with the same data and bootstraps nothing again", async () => {
+    const before = await stat(path.join(dataDir, "admin.pat"));
+    const s = await spawnServer(env);
+    try {
+      expect(messages(s).some((m) => m.startsWith("first start"))).toBe(false);
+      expect(messages(s).some((m) => m.includes("generated password"))).toBe(false);
+      const after = await stat(path.join(dataDir, "admin.pat"));
+      expect(after.mtimeMs).toBe(before.mtimeMs);
+      const res = await rest(s.url, pat, "POST", "/v2/users", {});
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { result: { userId: string }[] };
+      expect(body.result.map((u) => u.userId).sort()).toEqual(usersAfterFirstStart);
+      const one = await rest(s.url, pat, "GET", `/v2/users/${createdId}`);
+      expect(((await one.json()) as { user: { human: { email: { email: string } } } }).user.human.email.email).toBe("per@example.com");
+    } finally {
+      expect(await s.stop()).toBe(0);
+    }
+  });
+
+  it("takes the admin password from SVC_ADMIN_PASSWORD and refuses a weak one", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "svc-weak-"));
+    const weakDb = await freshDatabase();
+    try {
+      await expect(spawnServer({ SVC_DATA_DIR: dir, SVC_ADMIN_PASSWORD: "weak", ...(weakDb.url ? { SVC_DATABASE_URL: weakDb.url } : {}) })).rejects.toThrow(
+        /SVC_ADMIN_PASSWORD/,
+      );
+    } finally {
+      await weakDb.drop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses invalid configuration with a message naming the variable", async () => {
+    await expect(spawnServer({ SVC_DATA_DIR: dataDir, SVC_PORT: "http" })).rejects.toThrow(/SVC_PORT must be an integer/);
+    await expect(spawnServer({ SVC_DATA_DIR: dataDir, SVC_DATABASE_URL: "mysql://x" })).rejects.toThrow(/SVC_DATABASE_URL must use postgres/);
+  });
+});
+
+describe("embedded database", () => {
+  const embedded = !db?.url && !process.env.SVC_TEST_DATABASE_URL;
+  (embedded ? it : it.skip)("refuses a second process on the same data directory", async () => {
+    const s = await spawnServer(env);
+    try {
+      await expect(spawnServer(env)).rejects.toThrow(/in use by process/);
+    } finally {
+      expect(await s.stop()).toBe(0);
+    }
+  });
+});

@@ -1,0 +1,128 @@
+// Starts the real svc on a random port against a fresh database, in-process
+// (fast, lets a test move the clock) or as a child process (start-up,
+// signals, several replicas).
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { pino } from "pino";
+import { loadConfig } from "../../src/config.js";
+import { type Server, startServer } from "../../src/server.js";
+import { freshDatabase, type TestDatabase } from "./db.js";
+
+export const ROOT = path.resolve(import.meta.dirname, "../..");
+
+export interface TestServer {
+  server: Server;
+  url: string;
+  pat: string;
+  dataDir: string;
+  /** Moves the server's clock (in-process servers only). */
+  advanceClock(ms: number): void;
+  stop(): Promise<void>;
+}
+
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const db = await freshDatabase();
+  const dataDir = await mkdtemp(path.join(tmpdir(), "svc-test-"));
+  let offset = 0;
+  const config = loadConfig({
+    SVC_PORT: "0",
+    SVC_HOST: "127.0.0.1",
+    SVC_DATA_DIR: dataDir,
+    SVC_SHUTDOWN_GRACE_MS: "2000",
+    ...(db.url ? { SVC_DATABASE_URL: db.url } : {}),
+    ...env,
+  });
+  const server = await startServer(config, { logger: pino({ level: process.env.SVC_TEST_LOG_LEVEL ?? "silent" }), clock: () => new Date(Date.now() + offset) });
+  const pat = (await readFile(config.firstInstancePatPath, "utf8")).trim();
+  return {
+    server,
+    url: server.url,
+    pat,
+    dataDir,
+    advanceClock: (ms) => {
+      offset += ms;
+    },
+    async stop() {
+      await server.close();
+      await db.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface ChildServer {
+  proc: ChildProcess;
+  url: string;
+  port: number;
+  /** Every log line so far, parsed. */
+  logs: Record<string, unknown>[];
+  output(): string;
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Runs `src/main.ts` as `npm start` does and waits until it listens. */
+export async function spawnServer(env: Record<string, string>, timeoutMs = 60_000): Promise<ChildServer> {
+  const proc = spawn(path.join(ROOT, "node_modules/.bin/tsx"), ["src/main.ts"], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", SVC_PORT: "0", SVC_HOST: "127.0.0.1", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const logs: Record<string, unknown>[] = [];
+  let raw = "";
+  let buffered = "";
+  const exited = new Promise<number | null>((resolve) => proc.once("exit", (code) => resolve(code)));
+  const listening = new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start in ${timeoutMs} ms:\n${raw}`)), timeoutMs);
+    proc.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${raw}`));
+    });
+    const onData = (chunk: Buffer) => {
+      raw += chunk.toString();
+      buffered += chunk.toString();
+      const lines = buffered.split("\n");
+      buffered = lines.pop() ?? "";
+      for (const line of lines) {
+        try {
+          const entry = JSON.parse(line) as Record<string, unknown>;
+          logs.push(entry);
+          if (typeof entry.msg === "string" && entry.msg.startsWith("svc listening") && typeof entry.port === "number") {
+            clearTimeout(timer);
+            resolve(entry.port);
+          }
+        } catch {
+          // not a log line (e.g. a Node warning on stderr)
+        }
+      }
+    };
+    proc.stdout?.on("data", onData);
+    proc.stderr?.on("data", (c: Buffer) => {
+      raw += c.toString();
+    });
+  });
+  const port = await listening;
+  return {
+    proc,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    logs,
+    output: () => raw,
+    async stop() {
+      if (proc.exitCode === null) proc.kill("SIGTERM");
+      return exited;
+    },
+  };
+}
+
+export { freshDatabase, type TestDatabase };
+
+export function rest(url: string, pat: string | undefined, method: string, p: string, body?: unknown): Promise<Response> {
+  return fetch(url + p, {
+    method,
+    headers: { ...(pat ? { authorization: `Bearer ${pat}` } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
