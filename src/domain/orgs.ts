@@ -3,6 +3,7 @@ import type { Ctx } from "./context.js";
 import { invalidArgument, notFound, permissionDenied } from "./errors.js";
 import { page, type TextMatch } from "./list.js";
 import { authorize, readableOrgs } from "./permissions.js";
+import { likeValue } from "./users.js";
 
 export interface OrgView {
   id: string;
@@ -28,7 +29,7 @@ export type OrgQuery = { kind: "name"; match: TextMatch } | { kind: "state"; sta
 function orgFilter(q: OrgQuery): Prisma.OrganizationWhereInput {
   switch (q.kind) {
     case "name":
-      return { name: { [q.match.method]: q.match.value, ...(q.match.ignoreCase ? { mode: "insensitive" as const } : {}) } };
+      return { name: { [q.match.method]: likeValue(q.match), ...(q.match.ignoreCase ? { mode: "insensitive" as const } : {}) } };
     case "state":
       return { state: q.state };
     case "id":

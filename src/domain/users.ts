@@ -265,8 +265,16 @@ export interface ListUsersInput {
 const MAX_QUERY_NODES = 100;
 const MAX_QUERY_DEPTH = 10;
 
+/**
+ * Prisma passes contains/startsWith/endsWith values into LIKE unescaped, so
+ * `_` and `%` would be wildcards; PostgreSQL's LIKE escapes with backslash.
+ */
+export function likeValue(m: TextMatch, value = m.value): string {
+  return m.method === "equals" ? value : value.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
 function stringFilter(m: TextMatch): Prisma.StringFilter {
-  return { [m.method]: m.value, ...(m.ignoreCase ? { mode: "insensitive" as const } : {}) };
+  return { [m.method]: likeValue(m), ...(m.ignoreCase ? { mode: "insensitive" as const } : {}) };
 }
 
 /** Compiles the typed filters into one Prisma where clause: filtering happens in SQL. */
@@ -278,7 +286,9 @@ export function compileUserQueries(queries: UserQuery[]): Prisma.UserWhereInput 
     switch (q.kind) {
       case "text":
         if (q.field === "username") {
-          return q.match.ignoreCase ? { usernameLower: { [q.match.method]: q.match.value.toLowerCase() } } : { username: stringFilter(q.match) };
+          return q.match.ignoreCase
+            ? { usernameLower: { [q.match.method]: likeValue(q.match, q.match.value.toLowerCase()) } }
+            : { username: stringFilter(q.match) };
         }
         return { [q.field]: stringFilter(q.match) };
       case "loginName": {
@@ -326,6 +336,8 @@ const SORT_COLUMNS: Record<UserSort, keyof Prisma.UserOrderByWithRelationInput> 
   createdAt: "createdAt",
 };
 
+const NULLABLE_SORT = new Set<string>(["givenName", "familyName", "nickName", "displayName", "email"]);
+
 export async function listUsers(ctx: Ctx, input: ListUsersInput): Promise<{ total: number; users: UserView[]; page: Page }> {
   const p = page(input.page);
   const orgs = readableOrgs(ctx, "user.read");
@@ -338,8 +350,9 @@ export async function listUsers(ctx: Ctx, input: ListUsersInput): Promise<{ tota
   const dir = p.asc ? "asc" : "desc";
   const column = SORT_COLUMNS[input.sort ?? "createdAt"];
   // The id breaks ties so that paging is stable.
-  const orderBy: Prisma.UserOrderByWithRelationInput[] = [{ [column]: { sort: dir, nulls: p.asc ? "first" : "last" } }, { id: dir }];
-  if (column === "createdAt" || column === "state" || column === "type") orderBy[0] = { [column]: dir };
+  // Users without the sorted value (e.g. machines have no email) come last either way.
+  const first = NULLABLE_SORT.has(column) ? { [column]: { sort: dir, nulls: "last" } } : { [column]: dir };
+  const orderBy: Prisma.UserOrderByWithRelationInput[] = [first, { id: dir }];
   const [total, rows] = await ctx.db.$transaction([
     ctx.db.user.count({ where }),
     ctx.db.user.findMany({ where, orderBy, skip: p.offset, take: p.limit, select: USER_SELECT }),
