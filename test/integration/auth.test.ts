@@ -5,6 +5,7 @@
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { UserService } from "../../gen/svc/user/v2/user_service_pb.js";
 import { bufCurl } from "../support/buf.js";
 import { rest, startTestServer, type TestServer } from "../support/server.js";
@@ -53,6 +54,10 @@ async function expect401(token: string | undefined, bearerError: boolean) {
   const grpc = createClient(UserService, createGrpcTransport({ baseUrl: t.url }));
   const err = await grpc.listUsers({}, { headers: token ? { authorization: `Bearer ${token}` } : {} }).catch((e: unknown) => ConnectError.from(e));
   expect((err as ConnectError).code).toBe(Code.Unauthenticated);
+  // gRPC carries the reason as google.rpc.ErrorInfo in grpc-status-details-bin.
+  const info = (err as ConnectError).findDetails(ErrorInfoSchema);
+  expect(info[0]?.reason).toBe(bearerError ? "Errors.Token.Invalid" : "Errors.Token.Missing");
+  expect(info[0]?.domain).toBe("svc");
 }
 
 describe("authentication", () => {

@@ -1,6 +1,7 @@
 // svc as `npm start` runs it: first start bootstraps once, the PAT file is
 // private, a restart keeps the data and changes nothing, SIGTERM drains.
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
@@ -101,6 +102,39 @@ describe("first start, restart and shutdown", () => {
   it("refuses invalid configuration with a message naming the variable", async () => {
     await expect(spawnServer({ SVC_DATA_DIR: dataDir, SVC_PORT: "http" })).rejects.toThrow(/SVC_PORT must be an integer/);
     await expect(spawnServer({ SVC_DATA_DIR: dataDir, SVC_DATABASE_URL: "mysql://x" })).rejects.toThrow(/SVC_DATABASE_URL must use postgres/);
+  });
+});
+
+describe("graceful shutdown", () => {
+  it("finishes a request in flight at SIGTERM, refuses new connections, then exits 0", async () => {
+    const s = await spawnServer(env);
+    const pat = (await readFile(path.join(dataDir, "admin.pat"), "utf8")).trim();
+    const body = JSON.stringify({ query: { limit: 5 } });
+    const socket = net.connect(s.port, "127.0.0.1");
+    await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+    let answer = "";
+    socket.on("data", (c) => {
+      answer += c.toString();
+    });
+    const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+    // Headers and half of the body now: the request is in flight when SIGTERM arrives.
+    socket.write(
+      `POST /v2/users HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${pat}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    const exited = s.stop();
+    await new Promise((r) => setTimeout(r, 300));
+    await expect(fetch(`${s.url}/healthz`)).rejects.toThrow();
+    socket.end(body.slice(5));
+    await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 200 OK/);
+    expect(answer).toContain('"totalResult":"3"');
+    expect(await exited).toBe(0);
+    expect(messages(s)).toContain("shutting down: finishing in-flight requests");
+    // One structured line per request, with its request id.
+    const line = s.logs.find((l) => l.msg === "request" && l.path === "/v2/users");
+    expect(line?.status).toBe(200);
+    expect(String(line?.requestId)).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
 
