@@ -132,7 +132,18 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     if (!res.headersSent) res.status(500).json({ code: 13, message: "internal error", details: [] });
   });
 
-  const handler = withRequestLog(connectHandler as NodeHandler, log);
+  // Responses not yet sent when draining starts tell HTTP/1.1 clients not to reuse the connection.
+  const pending = new Set<http.ServerResponse>();
+  const drainAware: NodeHandler = (req, res) => {
+    if (req.httpVersionMajor === 1) {
+      const r = res as http.ServerResponse;
+      if (shuttingDown) r.shouldKeepAlive = false;
+      pending.add(r);
+      r.once("close", () => pending.delete(r));
+    }
+    (connectHandler as NodeHandler)(req, res);
+  };
+  const handler = withRequestLog(drainAware, log);
   const h1 = http.createServer({ keepAliveTimeout: 5_000, headersTimeout: 30_000, requestTimeout: 300_000 }, handler);
   const h2 = http2.createServer({}, handler);
   const sessions = new Set<http2.Http2Session>();
@@ -161,6 +172,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     closing ??= (async () => {
       shuttingDown = true;
       health?.setShuttingDown();
+      for (const r of pending) if (!r.headersSent) r.shouldKeepAlive = false;
       const drained = new Promise<void>((resolve) => h1.close(() => resolve()));
       h1.closeIdleConnections();
       for (const s of sessions) s.close();
