@@ -43,6 +43,21 @@ export type UserMetadata = Prisma.UserMetadataModel
  */
 export type PersonalAccessToken = Prisma.PersonalAccessTokenModel
 /**
+ * Model MachineKey
+ * 
+ */
+export type MachineKey = Prisma.MachineKeyModel
+/**
+ * Model OrgMetadata
+ * 
+ */
+export type OrgMetadata = Prisma.OrgMetadataModel
+/**
+ * Model Setting
+ * 
+ */
+export type Setting = Prisma.SettingModel
+/**
  * Model InstanceMember
  * 
  */

@@ -402,6 +402,9 @@ export const ModelName = {
   User: 'User',
   UserMetadata: 'UserMetadata',
   PersonalAccessToken: 'PersonalAccessToken',
+  MachineKey: 'MachineKey',
+  OrgMetadata: 'OrgMetadata',
+  Setting: 'Setting',
   InstanceMember: 'InstanceMember',
   OrgMember: 'OrgMember',
   Event: 'Event'
@@ -420,7 +423,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "instance" | "organization" | "user" | "userMetadata" | "personalAccessToken" | "instanceMember" | "orgMember" | "event"
+    modelProps: "instance" | "organization" | "user" | "userMetadata" | "personalAccessToken" | "machineKey" | "orgMetadata" | "setting" | "instanceMember" | "orgMember" | "event"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -794,6 +797,228 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    MachineKey: {
+      payload: Prisma.$MachineKeyPayload<ExtArgs>
+      fields: Prisma.MachineKeyFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.MachineKeyFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MachineKeyPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.MachineKeyFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MachineKeyPayload>
+        }
+        findFirst: {
+          args: Prisma.MachineKeyFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MachineKeyPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.MachineKeyFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MachineKeyPayload>
+        }
+        findMany: {
+          args: Prisma.MachineKeyFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MachineKeyPayload>[]
+        }
+        create: {
+          args: Prisma.MachineKeyCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MachineKeyPayload>
+        }
+        createMany: {
+          args: Prisma.MachineKeyCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.MachineKeyCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MachineKeyPayload>[]
+        }
+        delete: {
+          args: Prisma.MachineKeyDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MachineKeyPayload>
+        }
+        update: {
+          args: Prisma.MachineKeyUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MachineKeyPayload>
+        }
+        deleteMany: {
+          args: Prisma.MachineKeyDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.MachineKeyUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.MachineKeyUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MachineKeyPayload>[]
+        }
+        upsert: {
+          args: Prisma.MachineKeyUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MachineKeyPayload>
+        }
+        aggregate: {
+          args: Prisma.MachineKeyAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateMachineKey>
+        }
+        groupBy: {
+          args: Prisma.MachineKeyGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MachineKeyGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.MachineKeyCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MachineKeyCountAggregateOutputType> | number
+        }
+      }
+    }
+    OrgMetadata: {
+      payload: Prisma.$OrgMetadataPayload<ExtArgs>
+      fields: Prisma.OrgMetadataFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.OrgMetadataFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OrgMetadataPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.OrgMetadataFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OrgMetadataPayload>
+        }
+        findFirst: {
+          args: Prisma.OrgMetadataFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OrgMetadataPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.OrgMetadataFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OrgMetadataPayload>
+        }
+        findMany: {
+          args: Prisma.OrgMetadataFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OrgMetadataPayload>[]
+        }
+        create: {
+          args: Prisma.OrgMetadataCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OrgMetadataPayload>
+        }
+        createMany: {
+          args: Prisma.OrgMetadataCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.OrgMetadataCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OrgMetadataPayload>[]
+        }
+        delete: {
+          args: Prisma.OrgMetadataDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OrgMetadataPayload>
+        }
+        update: {
+          args: Prisma.OrgMetadataUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OrgMetadataPayload>
+        }
+        deleteMany: {
+          args: Prisma.OrgMetadataDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.OrgMetadataUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.OrgMetadataUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OrgMetadataPayload>[]
+        }
+        upsert: {
+          args: Prisma.OrgMetadataUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OrgMetadataPayload>
+        }
+        aggregate: {
+          args: Prisma.OrgMetadataAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateOrgMetadata>
+        }
+        groupBy: {
+          args: Prisma.OrgMetadataGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.OrgMetadataGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.OrgMetadataCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.OrgMetadataCountAggregateOutputType> | number
+        }
+      }
+    }
+    Setting: {
+      payload: Prisma.$SettingPayload<ExtArgs>
+      fields: Prisma.SettingFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.SettingFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettingPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.SettingFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettingPayload>
+        }
+        findFirst: {
+          args: Prisma.SettingFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettingPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.SettingFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettingPayload>
+        }
+        findMany: {
+          args: Prisma.SettingFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettingPayload>[]
+        }
+        create: {
+          args: Prisma.SettingCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettingPayload>
+        }
+        createMany: {
+          args: Prisma.SettingCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.SettingCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettingPayload>[]
+        }
+        delete: {
+          args: Prisma.SettingDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettingPayload>
+        }
+        update: {
+          args: Prisma.SettingUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettingPayload>
+        }
+        deleteMany: {
+          args: Prisma.SettingDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.SettingUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.SettingUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettingPayload>[]
+        }
+        upsert: {
+          args: Prisma.SettingUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SettingPayload>
+        }
+        aggregate: {
+          args: Prisma.SettingAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateSetting>
+        }
+        groupBy: {
+          args: Prisma.SettingGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SettingGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.SettingCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SettingCountAggregateOutputType> | number
+        }
+      }
+    }
     InstanceMember: {
       payload: Prisma.$InstanceMemberPayload<ExtArgs>
       fields: Prisma.InstanceMemberFieldRefs
@@ -1103,6 +1328,11 @@ export const UserScalarFieldEnum = {
   machineName: 'machineName',
   description: 'description',
   accessTokenType: 'accessTokenType',
+  secretHash: 'secretHash',
+  secretCreatedAt: 'secretCreatedAt',
+  failedPasswordAttempts: 'failedPasswordAttempts',
+  failedOtpAttempts: 'failedOtpAttempts',
+  lockedAt: 'lockedAt',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
@@ -1131,6 +1361,41 @@ export const PersonalAccessTokenScalarFieldEnum = {
 } as const
 
 export type PersonalAccessTokenScalarFieldEnum = (typeof PersonalAccessTokenScalarFieldEnum)[keyof typeof PersonalAccessTokenScalarFieldEnum]
+
+
+export const MachineKeyScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  userId: 'userId',
+  publicKey: 'publicKey',
+  expiresAt: 'expiresAt',
+  createdAt: 'createdAt'
+} as const
+
+export type MachineKeyScalarFieldEnum = (typeof MachineKeyScalarFieldEnum)[keyof typeof MachineKeyScalarFieldEnum]
+
+
+export const OrgMetadataScalarFieldEnum = {
+  orgId: 'orgId',
+  key: 'key',
+  value: 'value',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type OrgMetadataScalarFieldEnum = (typeof OrgMetadataScalarFieldEnum)[keyof typeof OrgMetadataScalarFieldEnum]
+
+
+export const SettingScalarFieldEnum = {
+  instanceId: 'instanceId',
+  ownerId: 'ownerId',
+  kind: 'kind',
+  value: 'value',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type SettingScalarFieldEnum = (typeof SettingScalarFieldEnum)[keyof typeof SettingScalarFieldEnum]
 
 
 export const InstanceMemberScalarFieldEnum = {
@@ -1518,6 +1783,9 @@ export type GlobalOmitConfig = {
   user?: Prisma.UserOmit
   userMetadata?: Prisma.UserMetadataOmit
   personalAccessToken?: Prisma.PersonalAccessTokenOmit
+  machineKey?: Prisma.MachineKeyOmit
+  orgMetadata?: Prisma.OrgMetadataOmit
+  setting?: Prisma.SettingOmit
   instanceMember?: Prisma.InstanceMemberOmit
   orgMember?: Prisma.OrgMemberOmit
   event?: Prisma.EventOmit

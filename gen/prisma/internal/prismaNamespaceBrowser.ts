@@ -56,6 +56,9 @@ export const ModelName = {
   User: 'User',
   UserMetadata: 'UserMetadata',
   PersonalAccessToken: 'PersonalAccessToken',
+  MachineKey: 'MachineKey',
+  OrgMetadata: 'OrgMetadata',
+  Setting: 'Setting',
   InstanceMember: 'InstanceMember',
   OrgMember: 'OrgMember',
   Event: 'Event'
@@ -125,6 +128,11 @@ export const UserScalarFieldEnum = {
   machineName: 'machineName',
   description: 'description',
   accessTokenType: 'accessTokenType',
+  secretHash: 'secretHash',
+  secretCreatedAt: 'secretCreatedAt',
+  failedPasswordAttempts: 'failedPasswordAttempts',
+  failedOtpAttempts: 'failedOtpAttempts',
+  lockedAt: 'lockedAt',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
@@ -153,6 +161,41 @@ export const PersonalAccessTokenScalarFieldEnum = {
 } as const
 
 export type PersonalAccessTokenScalarFieldEnum = (typeof PersonalAccessTokenScalarFieldEnum)[keyof typeof PersonalAccessTokenScalarFieldEnum]
+
+
+export const MachineKeyScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  userId: 'userId',
+  publicKey: 'publicKey',
+  expiresAt: 'expiresAt',
+  createdAt: 'createdAt'
+} as const
+
+export type MachineKeyScalarFieldEnum = (typeof MachineKeyScalarFieldEnum)[keyof typeof MachineKeyScalarFieldEnum]
+
+
+export const OrgMetadataScalarFieldEnum = {
+  orgId: 'orgId',
+  key: 'key',
+  value: 'value',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type OrgMetadataScalarFieldEnum = (typeof OrgMetadataScalarFieldEnum)[keyof typeof OrgMetadataScalarFieldEnum]
+
+
+export const SettingScalarFieldEnum = {
+  instanceId: 'instanceId',
+  ownerId: 'ownerId',
+  kind: 'kind',
+  value: 'value',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type SettingScalarFieldEnum = (typeof SettingScalarFieldEnum)[keyof typeof SettingScalarFieldEnum]
 
 
 export const InstanceMemberScalarFieldEnum = {

@@ -186,6 +186,7 @@ export type InstanceWhereInput = {
   users?: Prisma.UserListRelationFilter
   members?: Prisma.InstanceMemberListRelationFilter
   events?: Prisma.EventListRelationFilter
+  settings?: Prisma.SettingListRelationFilter
 }
 
 export type InstanceOrderByWithRelationInput = {
@@ -198,6 +199,7 @@ export type InstanceOrderByWithRelationInput = {
   users?: Prisma.UserOrderByRelationAggregateInput
   members?: Prisma.InstanceMemberOrderByRelationAggregateInput
   events?: Prisma.EventOrderByRelationAggregateInput
+  settings?: Prisma.SettingOrderByRelationAggregateInput
 }
 
 export type InstanceWhereUniqueInput = Prisma.AtLeast<{
@@ -213,6 +215,7 @@ export type InstanceWhereUniqueInput = Prisma.AtLeast<{
   users?: Prisma.UserListRelationFilter
   members?: Prisma.InstanceMemberListRelationFilter
   events?: Prisma.EventListRelationFilter
+  settings?: Prisma.SettingListRelationFilter
 }, "id">
 
 export type InstanceOrderByWithAggregationInput = {
@@ -247,6 +250,7 @@ export type InstanceCreateInput = {
   users?: Prisma.UserCreateNestedManyWithoutInstanceInput
   members?: Prisma.InstanceMemberCreateNestedManyWithoutInstanceInput
   events?: Prisma.EventCreateNestedManyWithoutInstanceInput
+  settings?: Prisma.SettingCreateNestedManyWithoutInstanceInput
 }
 
 export type InstanceUncheckedCreateInput = {
@@ -259,6 +263,7 @@ export type InstanceUncheckedCreateInput = {
   users?: Prisma.UserUncheckedCreateNestedManyWithoutInstanceInput
   members?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutInstanceInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutInstanceInput
+  settings?: Prisma.SettingUncheckedCreateNestedManyWithoutInstanceInput
 }
 
 export type InstanceUpdateInput = {
@@ -271,6 +276,7 @@ export type InstanceUpdateInput = {
   users?: Prisma.UserUpdateManyWithoutInstanceNestedInput
   members?: Prisma.InstanceMemberUpdateManyWithoutInstanceNestedInput
   events?: Prisma.EventUpdateManyWithoutInstanceNestedInput
+  settings?: Prisma.SettingUpdateManyWithoutInstanceNestedInput
 }
 
 export type InstanceUncheckedUpdateInput = {
@@ -283,6 +289,7 @@ export type InstanceUncheckedUpdateInput = {
   users?: Prisma.UserUncheckedUpdateManyWithoutInstanceNestedInput
   members?: Prisma.InstanceMemberUncheckedUpdateManyWithoutInstanceNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutInstanceNestedInput
+  settings?: Prisma.SettingUncheckedUpdateManyWithoutInstanceNestedInput
 }
 
 export type InstanceCreateManyInput = {
@@ -378,6 +385,20 @@ export type InstanceUpdateOneRequiredWithoutUsersNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.InstanceUpdateToOneWithWhereWithoutUsersInput, Prisma.InstanceUpdateWithoutUsersInput>, Prisma.InstanceUncheckedUpdateWithoutUsersInput>
 }
 
+export type InstanceCreateNestedOneWithoutSettingsInput = {
+  create?: Prisma.XOR<Prisma.InstanceCreateWithoutSettingsInput, Prisma.InstanceUncheckedCreateWithoutSettingsInput>
+  connectOrCreate?: Prisma.InstanceCreateOrConnectWithoutSettingsInput
+  connect?: Prisma.InstanceWhereUniqueInput
+}
+
+export type InstanceUpdateOneRequiredWithoutSettingsNestedInput = {
+  create?: Prisma.XOR<Prisma.InstanceCreateWithoutSettingsInput, Prisma.InstanceUncheckedCreateWithoutSettingsInput>
+  connectOrCreate?: Prisma.InstanceCreateOrConnectWithoutSettingsInput
+  upsert?: Prisma.InstanceUpsertWithoutSettingsInput
+  connect?: Prisma.InstanceWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.InstanceUpdateToOneWithWhereWithoutSettingsInput, Prisma.InstanceUpdateWithoutSettingsInput>, Prisma.InstanceUncheckedUpdateWithoutSettingsInput>
+}
+
 export type InstanceCreateNestedOneWithoutMembersInput = {
   create?: Prisma.XOR<Prisma.InstanceCreateWithoutMembersInput, Prisma.InstanceUncheckedCreateWithoutMembersInput>
   connectOrCreate?: Prisma.InstanceCreateOrConnectWithoutMembersInput
@@ -415,6 +436,7 @@ export type InstanceCreateWithoutOrgsInput = {
   users?: Prisma.UserCreateNestedManyWithoutInstanceInput
   members?: Prisma.InstanceMemberCreateNestedManyWithoutInstanceInput
   events?: Prisma.EventCreateNestedManyWithoutInstanceInput
+  settings?: Prisma.SettingCreateNestedManyWithoutInstanceInput
 }
 
 export type InstanceUncheckedCreateWithoutOrgsInput = {
@@ -426,6 +448,7 @@ export type InstanceUncheckedCreateWithoutOrgsInput = {
   users?: Prisma.UserUncheckedCreateNestedManyWithoutInstanceInput
   members?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutInstanceInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutInstanceInput
+  settings?: Prisma.SettingUncheckedCreateNestedManyWithoutInstanceInput
 }
 
 export type InstanceCreateOrConnectWithoutOrgsInput = {
@@ -453,6 +476,7 @@ export type InstanceUpdateWithoutOrgsInput = {
   users?: Prisma.UserUpdateManyWithoutInstanceNestedInput
   members?: Prisma.InstanceMemberUpdateManyWithoutInstanceNestedInput
   events?: Prisma.EventUpdateManyWithoutInstanceNestedInput
+  settings?: Prisma.SettingUpdateManyWithoutInstanceNestedInput
 }
 
 export type InstanceUncheckedUpdateWithoutOrgsInput = {
@@ -464,6 +488,7 @@ export type InstanceUncheckedUpdateWithoutOrgsInput = {
   users?: Prisma.UserUncheckedUpdateManyWithoutInstanceNestedInput
   members?: Prisma.InstanceMemberUncheckedUpdateManyWithoutInstanceNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutInstanceNestedInput
+  settings?: Prisma.SettingUncheckedUpdateManyWithoutInstanceNestedInput
 }
 
 export type InstanceCreateWithoutUsersInput = {
@@ -475,6 +500,7 @@ export type InstanceCreateWithoutUsersInput = {
   orgs?: Prisma.OrganizationCreateNestedManyWithoutInstanceInput
   members?: Prisma.InstanceMemberCreateNestedManyWithoutInstanceInput
   events?: Prisma.EventCreateNestedManyWithoutInstanceInput
+  settings?: Prisma.SettingCreateNestedManyWithoutInstanceInput
 }
 
 export type InstanceUncheckedCreateWithoutUsersInput = {
@@ -486,6 +512,7 @@ export type InstanceUncheckedCreateWithoutUsersInput = {
   orgs?: Prisma.OrganizationUncheckedCreateNestedManyWithoutInstanceInput
   members?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutInstanceInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutInstanceInput
+  settings?: Prisma.SettingUncheckedCreateNestedManyWithoutInstanceInput
 }
 
 export type InstanceCreateOrConnectWithoutUsersInput = {
@@ -513,6 +540,7 @@ export type InstanceUpdateWithoutUsersInput = {
   orgs?: Prisma.OrganizationUpdateManyWithoutInstanceNestedInput
   members?: Prisma.InstanceMemberUpdateManyWithoutInstanceNestedInput
   events?: Prisma.EventUpdateManyWithoutInstanceNestedInput
+  settings?: Prisma.SettingUpdateManyWithoutInstanceNestedInput
 }
 
 export type InstanceUncheckedUpdateWithoutUsersInput = {
@@ -522,6 +550,71 @@ export type InstanceUncheckedUpdateWithoutUsersInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   orgs?: Prisma.OrganizationUncheckedUpdateManyWithoutInstanceNestedInput
+  members?: Prisma.InstanceMemberUncheckedUpdateManyWithoutInstanceNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutInstanceNestedInput
+  settings?: Prisma.SettingUncheckedUpdateManyWithoutInstanceNestedInput
+}
+
+export type InstanceCreateWithoutSettingsInput = {
+  id: string
+  name: string
+  defaultOrgId?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  orgs?: Prisma.OrganizationCreateNestedManyWithoutInstanceInput
+  users?: Prisma.UserCreateNestedManyWithoutInstanceInput
+  members?: Prisma.InstanceMemberCreateNestedManyWithoutInstanceInput
+  events?: Prisma.EventCreateNestedManyWithoutInstanceInput
+}
+
+export type InstanceUncheckedCreateWithoutSettingsInput = {
+  id: string
+  name: string
+  defaultOrgId?: string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  orgs?: Prisma.OrganizationUncheckedCreateNestedManyWithoutInstanceInput
+  users?: Prisma.UserUncheckedCreateNestedManyWithoutInstanceInput
+  members?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutInstanceInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutInstanceInput
+}
+
+export type InstanceCreateOrConnectWithoutSettingsInput = {
+  where: Prisma.InstanceWhereUniqueInput
+  create: Prisma.XOR<Prisma.InstanceCreateWithoutSettingsInput, Prisma.InstanceUncheckedCreateWithoutSettingsInput>
+}
+
+export type InstanceUpsertWithoutSettingsInput = {
+  update: Prisma.XOR<Prisma.InstanceUpdateWithoutSettingsInput, Prisma.InstanceUncheckedUpdateWithoutSettingsInput>
+  create: Prisma.XOR<Prisma.InstanceCreateWithoutSettingsInput, Prisma.InstanceUncheckedCreateWithoutSettingsInput>
+  where?: Prisma.InstanceWhereInput
+}
+
+export type InstanceUpdateToOneWithWhereWithoutSettingsInput = {
+  where?: Prisma.InstanceWhereInput
+  data: Prisma.XOR<Prisma.InstanceUpdateWithoutSettingsInput, Prisma.InstanceUncheckedUpdateWithoutSettingsInput>
+}
+
+export type InstanceUpdateWithoutSettingsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  defaultOrgId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  orgs?: Prisma.OrganizationUpdateManyWithoutInstanceNestedInput
+  users?: Prisma.UserUpdateManyWithoutInstanceNestedInput
+  members?: Prisma.InstanceMemberUpdateManyWithoutInstanceNestedInput
+  events?: Prisma.EventUpdateManyWithoutInstanceNestedInput
+}
+
+export type InstanceUncheckedUpdateWithoutSettingsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  defaultOrgId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  orgs?: Prisma.OrganizationUncheckedUpdateManyWithoutInstanceNestedInput
+  users?: Prisma.UserUncheckedUpdateManyWithoutInstanceNestedInput
   members?: Prisma.InstanceMemberUncheckedUpdateManyWithoutInstanceNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutInstanceNestedInput
 }
@@ -535,6 +628,7 @@ export type InstanceCreateWithoutMembersInput = {
   orgs?: Prisma.OrganizationCreateNestedManyWithoutInstanceInput
   users?: Prisma.UserCreateNestedManyWithoutInstanceInput
   events?: Prisma.EventCreateNestedManyWithoutInstanceInput
+  settings?: Prisma.SettingCreateNestedManyWithoutInstanceInput
 }
 
 export type InstanceUncheckedCreateWithoutMembersInput = {
@@ -546,6 +640,7 @@ export type InstanceUncheckedCreateWithoutMembersInput = {
   orgs?: Prisma.OrganizationUncheckedCreateNestedManyWithoutInstanceInput
   users?: Prisma.UserUncheckedCreateNestedManyWithoutInstanceInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutInstanceInput
+  settings?: Prisma.SettingUncheckedCreateNestedManyWithoutInstanceInput
 }
 
 export type InstanceCreateOrConnectWithoutMembersInput = {
@@ -573,6 +668,7 @@ export type InstanceUpdateWithoutMembersInput = {
   orgs?: Prisma.OrganizationUpdateManyWithoutInstanceNestedInput
   users?: Prisma.UserUpdateManyWithoutInstanceNestedInput
   events?: Prisma.EventUpdateManyWithoutInstanceNestedInput
+  settings?: Prisma.SettingUpdateManyWithoutInstanceNestedInput
 }
 
 export type InstanceUncheckedUpdateWithoutMembersInput = {
@@ -584,6 +680,7 @@ export type InstanceUncheckedUpdateWithoutMembersInput = {
   orgs?: Prisma.OrganizationUncheckedUpdateManyWithoutInstanceNestedInput
   users?: Prisma.UserUncheckedUpdateManyWithoutInstanceNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutInstanceNestedInput
+  settings?: Prisma.SettingUncheckedUpdateManyWithoutInstanceNestedInput
 }
 
 export type InstanceCreateWithoutEventsInput = {
@@ -595,6 +692,7 @@ export type InstanceCreateWithoutEventsInput = {
   orgs?: Prisma.OrganizationCreateNestedManyWithoutInstanceInput
   users?: Prisma.UserCreateNestedManyWithoutInstanceInput
   members?: Prisma.InstanceMemberCreateNestedManyWithoutInstanceInput
+  settings?: Prisma.SettingCreateNestedManyWithoutInstanceInput
 }
 
 export type InstanceUncheckedCreateWithoutEventsInput = {
@@ -606,6 +704,7 @@ export type InstanceUncheckedCreateWithoutEventsInput = {
   orgs?: Prisma.OrganizationUncheckedCreateNestedManyWithoutInstanceInput
   users?: Prisma.UserUncheckedCreateNestedManyWithoutInstanceInput
   members?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutInstanceInput
+  settings?: Prisma.SettingUncheckedCreateNestedManyWithoutInstanceInput
 }
 
 export type InstanceCreateOrConnectWithoutEventsInput = {
@@ -633,6 +732,7 @@ export type InstanceUpdateWithoutEventsInput = {
   orgs?: Prisma.OrganizationUpdateManyWithoutInstanceNestedInput
   users?: Prisma.UserUpdateManyWithoutInstanceNestedInput
   members?: Prisma.InstanceMemberUpdateManyWithoutInstanceNestedInput
+  settings?: Prisma.SettingUpdateManyWithoutInstanceNestedInput
 }
 
 export type InstanceUncheckedUpdateWithoutEventsInput = {
@@ -644,6 +744,7 @@ export type InstanceUncheckedUpdateWithoutEventsInput = {
   orgs?: Prisma.OrganizationUncheckedUpdateManyWithoutInstanceNestedInput
   users?: Prisma.UserUncheckedUpdateManyWithoutInstanceNestedInput
   members?: Prisma.InstanceMemberUncheckedUpdateManyWithoutInstanceNestedInput
+  settings?: Prisma.SettingUncheckedUpdateManyWithoutInstanceNestedInput
 }
 
 
@@ -656,6 +757,7 @@ export type InstanceCountOutputType = {
   users: number
   members: number
   events: number
+  settings: number
 }
 
 export type InstanceCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -663,6 +765,7 @@ export type InstanceCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensio
   users?: boolean | InstanceCountOutputTypeCountUsersArgs
   members?: boolean | InstanceCountOutputTypeCountMembersArgs
   events?: boolean | InstanceCountOutputTypeCountEventsArgs
+  settings?: boolean | InstanceCountOutputTypeCountSettingsArgs
 }
 
 /**
@@ -703,6 +806,13 @@ export type InstanceCountOutputTypeCountEventsArgs<ExtArgs extends runtime.Types
   where?: Prisma.EventWhereInput
 }
 
+/**
+ * InstanceCountOutputType without action
+ */
+export type InstanceCountOutputTypeCountSettingsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.SettingWhereInput
+}
+
 
 export type InstanceSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -714,6 +824,7 @@ export type InstanceSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   users?: boolean | Prisma.Instance$usersArgs<ExtArgs>
   members?: boolean | Prisma.Instance$membersArgs<ExtArgs>
   events?: boolean | Prisma.Instance$eventsArgs<ExtArgs>
+  settings?: boolean | Prisma.Instance$settingsArgs<ExtArgs>
   _count?: boolean | Prisma.InstanceCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["instance"]>
 
@@ -747,6 +858,7 @@ export type InstanceInclude<ExtArgs extends runtime.Types.Extensions.InternalArg
   users?: boolean | Prisma.Instance$usersArgs<ExtArgs>
   members?: boolean | Prisma.Instance$membersArgs<ExtArgs>
   events?: boolean | Prisma.Instance$eventsArgs<ExtArgs>
+  settings?: boolean | Prisma.Instance$settingsArgs<ExtArgs>
   _count?: boolean | Prisma.InstanceCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type InstanceIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
@@ -759,6 +871,7 @@ export type $InstancePayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     users: Prisma.$UserPayload<ExtArgs>[]
     members: Prisma.$InstanceMemberPayload<ExtArgs>[]
     events: Prisma.$EventPayload<ExtArgs>[]
+    settings: Prisma.$SettingPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1164,6 +1277,7 @@ export interface Prisma__InstanceClient<T, Null = never, ExtArgs extends runtime
   users<T extends Prisma.Instance$usersArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Instance$usersArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$UserPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   members<T extends Prisma.Instance$membersArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Instance$membersArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$InstanceMemberPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   events<T extends Prisma.Instance$eventsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Instance$eventsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$EventPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  settings<T extends Prisma.Instance$settingsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Instance$settingsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SettingPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1684,6 +1798,30 @@ export type Instance$eventsArgs<ExtArgs extends runtime.Types.Extensions.Interna
   take?: number
   skip?: number
   distinct?: Prisma.EventScalarFieldEnum | Prisma.EventScalarFieldEnum[]
+}
+
+/**
+ * Instance.settings
+ */
+export type Instance$settingsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Setting
+   */
+  select?: Prisma.SettingSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Setting
+   */
+  omit?: Prisma.SettingOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.SettingInclude<ExtArgs> | null
+  where?: Prisma.SettingWhereInput
+  orderBy?: Prisma.SettingOrderByWithRelationInput | Prisma.SettingOrderByWithRelationInput[]
+  cursor?: Prisma.SettingWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.SettingScalarFieldEnum | Prisma.SettingScalarFieldEnum[]
 }
 
 /**

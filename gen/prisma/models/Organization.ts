@@ -201,6 +201,7 @@ export type OrganizationWhereInput = {
   instance?: Prisma.XOR<Prisma.InstanceScalarRelationFilter, Prisma.InstanceWhereInput>
   users?: Prisma.UserListRelationFilter
   members?: Prisma.OrgMemberListRelationFilter
+  metadata?: Prisma.OrgMetadataListRelationFilter
 }
 
 export type OrganizationOrderByWithRelationInput = {
@@ -214,6 +215,7 @@ export type OrganizationOrderByWithRelationInput = {
   instance?: Prisma.InstanceOrderByWithRelationInput
   users?: Prisma.UserOrderByRelationAggregateInput
   members?: Prisma.OrgMemberOrderByRelationAggregateInput
+  metadata?: Prisma.OrgMetadataOrderByRelationAggregateInput
 }
 
 export type OrganizationWhereUniqueInput = Prisma.AtLeast<{
@@ -232,6 +234,7 @@ export type OrganizationWhereUniqueInput = Prisma.AtLeast<{
   instance?: Prisma.XOR<Prisma.InstanceScalarRelationFilter, Prisma.InstanceWhereInput>
   users?: Prisma.UserListRelationFilter
   members?: Prisma.OrgMemberListRelationFilter
+  metadata?: Prisma.OrgMetadataListRelationFilter
 }, "id" | "instanceId_name" | "instanceId_primaryDomain">
 
 export type OrganizationOrderByWithAggregationInput = {
@@ -270,6 +273,7 @@ export type OrganizationCreateInput = {
   instance: Prisma.InstanceCreateNestedOneWithoutOrgsInput
   users?: Prisma.UserCreateNestedManyWithoutOrgInput
   members?: Prisma.OrgMemberCreateNestedManyWithoutOrgInput
+  metadata?: Prisma.OrgMetadataCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationUncheckedCreateInput = {
@@ -282,6 +286,7 @@ export type OrganizationUncheckedCreateInput = {
   updatedAt?: Date | string
   users?: Prisma.UserUncheckedCreateNestedManyWithoutOrgInput
   members?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutOrgInput
+  metadata?: Prisma.OrgMetadataUncheckedCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationUpdateInput = {
@@ -294,6 +299,7 @@ export type OrganizationUpdateInput = {
   instance?: Prisma.InstanceUpdateOneRequiredWithoutOrgsNestedInput
   users?: Prisma.UserUpdateManyWithoutOrgNestedInput
   members?: Prisma.OrgMemberUpdateManyWithoutOrgNestedInput
+  metadata?: Prisma.OrgMetadataUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationUncheckedUpdateInput = {
@@ -306,6 +312,7 @@ export type OrganizationUncheckedUpdateInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   users?: Prisma.UserUncheckedUpdateManyWithoutOrgNestedInput
   members?: Prisma.OrgMemberUncheckedUpdateManyWithoutOrgNestedInput
+  metadata?: Prisma.OrgMetadataUncheckedUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationCreateManyInput = {
@@ -452,6 +459,20 @@ export type OrganizationUpdateOneRequiredWithoutUsersNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.OrganizationUpdateToOneWithWhereWithoutUsersInput, Prisma.OrganizationUpdateWithoutUsersInput>, Prisma.OrganizationUncheckedUpdateWithoutUsersInput>
 }
 
+export type OrganizationCreateNestedOneWithoutMetadataInput = {
+  create?: Prisma.XOR<Prisma.OrganizationCreateWithoutMetadataInput, Prisma.OrganizationUncheckedCreateWithoutMetadataInput>
+  connectOrCreate?: Prisma.OrganizationCreateOrConnectWithoutMetadataInput
+  connect?: Prisma.OrganizationWhereUniqueInput
+}
+
+export type OrganizationUpdateOneRequiredWithoutMetadataNestedInput = {
+  create?: Prisma.XOR<Prisma.OrganizationCreateWithoutMetadataInput, Prisma.OrganizationUncheckedCreateWithoutMetadataInput>
+  connectOrCreate?: Prisma.OrganizationCreateOrConnectWithoutMetadataInput
+  upsert?: Prisma.OrganizationUpsertWithoutMetadataInput
+  connect?: Prisma.OrganizationWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.OrganizationUpdateToOneWithWhereWithoutMetadataInput, Prisma.OrganizationUpdateWithoutMetadataInput>, Prisma.OrganizationUncheckedUpdateWithoutMetadataInput>
+}
+
 export type OrganizationCreateNestedOneWithoutMembersInput = {
   create?: Prisma.XOR<Prisma.OrganizationCreateWithoutMembersInput, Prisma.OrganizationUncheckedCreateWithoutMembersInput>
   connectOrCreate?: Prisma.OrganizationCreateOrConnectWithoutMembersInput
@@ -475,6 +496,7 @@ export type OrganizationCreateWithoutInstanceInput = {
   updatedAt?: Date | string
   users?: Prisma.UserCreateNestedManyWithoutOrgInput
   members?: Prisma.OrgMemberCreateNestedManyWithoutOrgInput
+  metadata?: Prisma.OrgMetadataCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationUncheckedCreateWithoutInstanceInput = {
@@ -486,6 +508,7 @@ export type OrganizationUncheckedCreateWithoutInstanceInput = {
   updatedAt?: Date | string
   users?: Prisma.UserUncheckedCreateNestedManyWithoutOrgInput
   members?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutOrgInput
+  metadata?: Prisma.OrgMetadataUncheckedCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationCreateOrConnectWithoutInstanceInput = {
@@ -536,6 +559,7 @@ export type OrganizationCreateWithoutUsersInput = {
   updatedAt?: Date | string
   instance: Prisma.InstanceCreateNestedOneWithoutOrgsInput
   members?: Prisma.OrgMemberCreateNestedManyWithoutOrgInput
+  metadata?: Prisma.OrgMetadataCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationUncheckedCreateWithoutUsersInput = {
@@ -547,6 +571,7 @@ export type OrganizationUncheckedCreateWithoutUsersInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   members?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutOrgInput
+  metadata?: Prisma.OrgMetadataUncheckedCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationCreateOrConnectWithoutUsersInput = {
@@ -574,6 +599,7 @@ export type OrganizationUpdateWithoutUsersInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   instance?: Prisma.InstanceUpdateOneRequiredWithoutOrgsNestedInput
   members?: Prisma.OrgMemberUpdateManyWithoutOrgNestedInput
+  metadata?: Prisma.OrgMetadataUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationUncheckedUpdateWithoutUsersInput = {
@@ -584,6 +610,71 @@ export type OrganizationUncheckedUpdateWithoutUsersInput = {
   primaryDomain?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  members?: Prisma.OrgMemberUncheckedUpdateManyWithoutOrgNestedInput
+  metadata?: Prisma.OrgMetadataUncheckedUpdateManyWithoutOrgNestedInput
+}
+
+export type OrganizationCreateWithoutMetadataInput = {
+  id: string
+  name: string
+  state?: $Enums.OrgState
+  primaryDomain: string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  instance: Prisma.InstanceCreateNestedOneWithoutOrgsInput
+  users?: Prisma.UserCreateNestedManyWithoutOrgInput
+  members?: Prisma.OrgMemberCreateNestedManyWithoutOrgInput
+}
+
+export type OrganizationUncheckedCreateWithoutMetadataInput = {
+  id: string
+  instanceId: string
+  name: string
+  state?: $Enums.OrgState
+  primaryDomain: string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  users?: Prisma.UserUncheckedCreateNestedManyWithoutOrgInput
+  members?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutOrgInput
+}
+
+export type OrganizationCreateOrConnectWithoutMetadataInput = {
+  where: Prisma.OrganizationWhereUniqueInput
+  create: Prisma.XOR<Prisma.OrganizationCreateWithoutMetadataInput, Prisma.OrganizationUncheckedCreateWithoutMetadataInput>
+}
+
+export type OrganizationUpsertWithoutMetadataInput = {
+  update: Prisma.XOR<Prisma.OrganizationUpdateWithoutMetadataInput, Prisma.OrganizationUncheckedUpdateWithoutMetadataInput>
+  create: Prisma.XOR<Prisma.OrganizationCreateWithoutMetadataInput, Prisma.OrganizationUncheckedCreateWithoutMetadataInput>
+  where?: Prisma.OrganizationWhereInput
+}
+
+export type OrganizationUpdateToOneWithWhereWithoutMetadataInput = {
+  where?: Prisma.OrganizationWhereInput
+  data: Prisma.XOR<Prisma.OrganizationUpdateWithoutMetadataInput, Prisma.OrganizationUncheckedUpdateWithoutMetadataInput>
+}
+
+export type OrganizationUpdateWithoutMetadataInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.EnumOrgStateFieldUpdateOperationsInput | $Enums.OrgState
+  primaryDomain?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  instance?: Prisma.InstanceUpdateOneRequiredWithoutOrgsNestedInput
+  users?: Prisma.UserUpdateManyWithoutOrgNestedInput
+  members?: Prisma.OrgMemberUpdateManyWithoutOrgNestedInput
+}
+
+export type OrganizationUncheckedUpdateWithoutMetadataInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.EnumOrgStateFieldUpdateOperationsInput | $Enums.OrgState
+  primaryDomain?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  users?: Prisma.UserUncheckedUpdateManyWithoutOrgNestedInput
   members?: Prisma.OrgMemberUncheckedUpdateManyWithoutOrgNestedInput
 }
 
@@ -596,6 +687,7 @@ export type OrganizationCreateWithoutMembersInput = {
   updatedAt?: Date | string
   instance: Prisma.InstanceCreateNestedOneWithoutOrgsInput
   users?: Prisma.UserCreateNestedManyWithoutOrgInput
+  metadata?: Prisma.OrgMetadataCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationUncheckedCreateWithoutMembersInput = {
@@ -607,6 +699,7 @@ export type OrganizationUncheckedCreateWithoutMembersInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   users?: Prisma.UserUncheckedCreateNestedManyWithoutOrgInput
+  metadata?: Prisma.OrgMetadataUncheckedCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationCreateOrConnectWithoutMembersInput = {
@@ -634,6 +727,7 @@ export type OrganizationUpdateWithoutMembersInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   instance?: Prisma.InstanceUpdateOneRequiredWithoutOrgsNestedInput
   users?: Prisma.UserUpdateManyWithoutOrgNestedInput
+  metadata?: Prisma.OrgMetadataUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationUncheckedUpdateWithoutMembersInput = {
@@ -645,6 +739,7 @@ export type OrganizationUncheckedUpdateWithoutMembersInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   users?: Prisma.UserUncheckedUpdateManyWithoutOrgNestedInput
+  metadata?: Prisma.OrgMetadataUncheckedUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationCreateManyInstanceInput = {
@@ -665,6 +760,7 @@ export type OrganizationUpdateWithoutInstanceInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   users?: Prisma.UserUpdateManyWithoutOrgNestedInput
   members?: Prisma.OrgMemberUpdateManyWithoutOrgNestedInput
+  metadata?: Prisma.OrgMetadataUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationUncheckedUpdateWithoutInstanceInput = {
@@ -676,6 +772,7 @@ export type OrganizationUncheckedUpdateWithoutInstanceInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   users?: Prisma.UserUncheckedUpdateManyWithoutOrgNestedInput
   members?: Prisma.OrgMemberUncheckedUpdateManyWithoutOrgNestedInput
+  metadata?: Prisma.OrgMetadataUncheckedUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationUncheckedUpdateManyWithoutInstanceInput = {
@@ -695,11 +792,13 @@ export type OrganizationUncheckedUpdateManyWithoutInstanceInput = {
 export type OrganizationCountOutputType = {
   users: number
   members: number
+  metadata: number
 }
 
 export type OrganizationCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   users?: boolean | OrganizationCountOutputTypeCountUsersArgs
   members?: boolean | OrganizationCountOutputTypeCountMembersArgs
+  metadata?: boolean | OrganizationCountOutputTypeCountMetadataArgs
 }
 
 /**
@@ -726,6 +825,13 @@ export type OrganizationCountOutputTypeCountMembersArgs<ExtArgs extends runtime.
   where?: Prisma.OrgMemberWhereInput
 }
 
+/**
+ * OrganizationCountOutputType without action
+ */
+export type OrganizationCountOutputTypeCountMetadataArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.OrgMetadataWhereInput
+}
+
 
 export type OrganizationSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -738,6 +844,7 @@ export type OrganizationSelect<ExtArgs extends runtime.Types.Extensions.Internal
   instance?: boolean | Prisma.InstanceDefaultArgs<ExtArgs>
   users?: boolean | Prisma.Organization$usersArgs<ExtArgs>
   members?: boolean | Prisma.Organization$membersArgs<ExtArgs>
+  metadata?: boolean | Prisma.Organization$metadataArgs<ExtArgs>
   _count?: boolean | Prisma.OrganizationCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["organization"]>
 
@@ -778,6 +885,7 @@ export type OrganizationInclude<ExtArgs extends runtime.Types.Extensions.Interna
   instance?: boolean | Prisma.InstanceDefaultArgs<ExtArgs>
   users?: boolean | Prisma.Organization$usersArgs<ExtArgs>
   members?: boolean | Prisma.Organization$membersArgs<ExtArgs>
+  metadata?: boolean | Prisma.Organization$metadataArgs<ExtArgs>
   _count?: boolean | Prisma.OrganizationCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type OrganizationIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -793,6 +901,7 @@ export type $OrganizationPayload<ExtArgs extends runtime.Types.Extensions.Intern
     instance: Prisma.$InstancePayload<ExtArgs>
     users: Prisma.$UserPayload<ExtArgs>[]
     members: Prisma.$OrgMemberPayload<ExtArgs>[]
+    metadata: Prisma.$OrgMetadataPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1199,6 +1308,7 @@ export interface Prisma__OrganizationClient<T, Null = never, ExtArgs extends run
   instance<T extends Prisma.InstanceDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.InstanceDefaultArgs<ExtArgs>>): Prisma.Prisma__InstanceClient<runtime.Types.Result.GetResult<Prisma.$InstancePayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
   users<T extends Prisma.Organization$usersArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Organization$usersArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$UserPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   members<T extends Prisma.Organization$membersArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Organization$membersArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$OrgMemberPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  metadata<T extends Prisma.Organization$metadataArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Organization$metadataArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$OrgMetadataPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1681,6 +1791,30 @@ export type Organization$membersArgs<ExtArgs extends runtime.Types.Extensions.In
   take?: number
   skip?: number
   distinct?: Prisma.OrgMemberScalarFieldEnum | Prisma.OrgMemberScalarFieldEnum[]
+}
+
+/**
+ * Organization.metadata
+ */
+export type Organization$metadataArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the OrgMetadata
+   */
+  select?: Prisma.OrgMetadataSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the OrgMetadata
+   */
+  omit?: Prisma.OrgMetadataOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.OrgMetadataInclude<ExtArgs> | null
+  where?: Prisma.OrgMetadataWhereInput
+  orderBy?: Prisma.OrgMetadataOrderByWithRelationInput | Prisma.OrgMetadataOrderByWithRelationInput[]
+  cursor?: Prisma.OrgMetadataWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.OrgMetadataScalarFieldEnum | Prisma.OrgMetadataScalarFieldEnum[]
 }
 
 /**

@@ -28,10 +28,14 @@ export type AggregateUser = {
 
 export type UserAvgAggregateOutputType = {
   gender: number | null
+  failedPasswordAttempts: number | null
+  failedOtpAttempts: number | null
 }
 
 export type UserSumAggregateOutputType = {
   gender: number | null
+  failedPasswordAttempts: number | null
+  failedOtpAttempts: number | null
 }
 
 export type UserMinAggregateOutputType = {
@@ -58,6 +62,11 @@ export type UserMinAggregateOutputType = {
   machineName: string | null
   description: string | null
   accessTokenType: $Enums.AccessTokenType | null
+  secretHash: runtime.Bytes | null
+  secretCreatedAt: Date | null
+  failedPasswordAttempts: number | null
+  failedOtpAttempts: number | null
+  lockedAt: Date | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -86,6 +95,11 @@ export type UserMaxAggregateOutputType = {
   machineName: string | null
   description: string | null
   accessTokenType: $Enums.AccessTokenType | null
+  secretHash: runtime.Bytes | null
+  secretCreatedAt: Date | null
+  failedPasswordAttempts: number | null
+  failedOtpAttempts: number | null
+  lockedAt: Date | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -114,6 +128,11 @@ export type UserCountAggregateOutputType = {
   machineName: number
   description: number
   accessTokenType: number
+  secretHash: number
+  secretCreatedAt: number
+  failedPasswordAttempts: number
+  failedOtpAttempts: number
+  lockedAt: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -122,10 +141,14 @@ export type UserCountAggregateOutputType = {
 
 export type UserAvgAggregateInputType = {
   gender?: true
+  failedPasswordAttempts?: true
+  failedOtpAttempts?: true
 }
 
 export type UserSumAggregateInputType = {
   gender?: true
+  failedPasswordAttempts?: true
+  failedOtpAttempts?: true
 }
 
 export type UserMinAggregateInputType = {
@@ -152,6 +175,11 @@ export type UserMinAggregateInputType = {
   machineName?: true
   description?: true
   accessTokenType?: true
+  secretHash?: true
+  secretCreatedAt?: true
+  failedPasswordAttempts?: true
+  failedOtpAttempts?: true
+  lockedAt?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -180,6 +208,11 @@ export type UserMaxAggregateInputType = {
   machineName?: true
   description?: true
   accessTokenType?: true
+  secretHash?: true
+  secretCreatedAt?: true
+  failedPasswordAttempts?: true
+  failedOtpAttempts?: true
+  lockedAt?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -208,6 +241,11 @@ export type UserCountAggregateInputType = {
   machineName?: true
   description?: true
   accessTokenType?: true
+  secretHash?: true
+  secretCreatedAt?: true
+  failedPasswordAttempts?: true
+  failedOtpAttempts?: true
+  lockedAt?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -323,6 +361,11 @@ export type UserGroupByOutputType = {
   machineName: string | null
   description: string | null
   accessTokenType: $Enums.AccessTokenType
+  secretHash: runtime.Bytes | null
+  secretCreatedAt: Date | null
+  failedPasswordAttempts: number
+  failedOtpAttempts: number
+  lockedAt: Date | null
   createdAt: Date
   updatedAt: Date
   _count: UserCountAggregateOutputType | null
@@ -374,12 +417,18 @@ export type UserWhereInput = {
   machineName?: Prisma.StringNullableFilter<"User"> | string | null
   description?: Prisma.StringNullableFilter<"User"> | string | null
   accessTokenType?: Prisma.EnumAccessTokenTypeFilter<"User"> | $Enums.AccessTokenType
+  secretHash?: Prisma.BytesNullableFilter<"User"> | runtime.Bytes | null
+  secretCreatedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFilter<"User"> | number
+  failedOtpAttempts?: Prisma.IntFilter<"User"> | number
+  lockedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"User"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"User"> | Date | string
   instance?: Prisma.XOR<Prisma.InstanceScalarRelationFilter, Prisma.InstanceWhereInput>
   org?: Prisma.XOR<Prisma.OrganizationScalarRelationFilter, Prisma.OrganizationWhereInput>
   metadata?: Prisma.UserMetadataListRelationFilter
   personalAccessTokens?: Prisma.PersonalAccessTokenListRelationFilter
+  keys?: Prisma.MachineKeyListRelationFilter
   instanceMemberships?: Prisma.InstanceMemberListRelationFilter
   orgMemberships?: Prisma.OrgMemberListRelationFilter
 }
@@ -408,12 +457,18 @@ export type UserOrderByWithRelationInput = {
   machineName?: Prisma.SortOrderInput | Prisma.SortOrder
   description?: Prisma.SortOrderInput | Prisma.SortOrder
   accessTokenType?: Prisma.SortOrder
+  secretHash?: Prisma.SortOrderInput | Prisma.SortOrder
+  secretCreatedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  failedPasswordAttempts?: Prisma.SortOrder
+  failedOtpAttempts?: Prisma.SortOrder
+  lockedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   instance?: Prisma.InstanceOrderByWithRelationInput
   org?: Prisma.OrganizationOrderByWithRelationInput
   metadata?: Prisma.UserMetadataOrderByRelationAggregateInput
   personalAccessTokens?: Prisma.PersonalAccessTokenOrderByRelationAggregateInput
+  keys?: Prisma.MachineKeyOrderByRelationAggregateInput
   instanceMemberships?: Prisma.InstanceMemberOrderByRelationAggregateInput
   orgMemberships?: Prisma.OrgMemberOrderByRelationAggregateInput
 }
@@ -446,12 +501,18 @@ export type UserWhereUniqueInput = Prisma.AtLeast<{
   machineName?: Prisma.StringNullableFilter<"User"> | string | null
   description?: Prisma.StringNullableFilter<"User"> | string | null
   accessTokenType?: Prisma.EnumAccessTokenTypeFilter<"User"> | $Enums.AccessTokenType
+  secretHash?: Prisma.BytesNullableFilter<"User"> | runtime.Bytes | null
+  secretCreatedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFilter<"User"> | number
+  failedOtpAttempts?: Prisma.IntFilter<"User"> | number
+  lockedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"User"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"User"> | Date | string
   instance?: Prisma.XOR<Prisma.InstanceScalarRelationFilter, Prisma.InstanceWhereInput>
   org?: Prisma.XOR<Prisma.OrganizationScalarRelationFilter, Prisma.OrganizationWhereInput>
   metadata?: Prisma.UserMetadataListRelationFilter
   personalAccessTokens?: Prisma.PersonalAccessTokenListRelationFilter
+  keys?: Prisma.MachineKeyListRelationFilter
   instanceMemberships?: Prisma.InstanceMemberListRelationFilter
   orgMemberships?: Prisma.OrgMemberListRelationFilter
 }, "id" | "instanceId_usernameLower">
@@ -480,6 +541,11 @@ export type UserOrderByWithAggregationInput = {
   machineName?: Prisma.SortOrderInput | Prisma.SortOrder
   description?: Prisma.SortOrderInput | Prisma.SortOrder
   accessTokenType?: Prisma.SortOrder
+  secretHash?: Prisma.SortOrderInput | Prisma.SortOrder
+  secretCreatedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  failedPasswordAttempts?: Prisma.SortOrder
+  failedOtpAttempts?: Prisma.SortOrder
+  lockedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.UserCountOrderByAggregateInput
@@ -516,6 +582,11 @@ export type UserScalarWhereWithAggregatesInput = {
   machineName?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
   description?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
   accessTokenType?: Prisma.EnumAccessTokenTypeWithAggregatesFilter<"User"> | $Enums.AccessTokenType
+  secretHash?: Prisma.BytesNullableWithAggregatesFilter<"User"> | runtime.Bytes | null
+  secretCreatedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"User"> | Date | string | null
+  failedPasswordAttempts?: Prisma.IntWithAggregatesFilter<"User"> | number
+  failedOtpAttempts?: Prisma.IntWithAggregatesFilter<"User"> | number
+  lockedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"User"> | Date | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"User"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"User"> | Date | string
 }
@@ -542,12 +613,18 @@ export type UserCreateInput = {
   machineName?: string | null
   description?: string | null
   accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
   org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
   metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
   personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
 }
@@ -576,10 +653,16 @@ export type UserUncheckedCreateInput = {
   machineName?: string | null
   description?: string | null
   accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
 }
@@ -606,12 +689,18 @@ export type UserUpdateInput = {
   machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
   org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
   metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
 }
@@ -640,10 +729,16 @@ export type UserUncheckedUpdateInput = {
   machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -672,6 +767,11 @@ export type UserCreateManyInput = {
   machineName?: string | null
   description?: string | null
   accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -698,6 +798,11 @@ export type UserUpdateManyMutationInput = {
   machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -726,6 +831,11 @@ export type UserUncheckedUpdateManyInput = {
   machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -769,12 +879,19 @@ export type UserCountOrderByAggregateInput = {
   machineName?: Prisma.SortOrder
   description?: Prisma.SortOrder
   accessTokenType?: Prisma.SortOrder
+  secretHash?: Prisma.SortOrder
+  secretCreatedAt?: Prisma.SortOrder
+  failedPasswordAttempts?: Prisma.SortOrder
+  failedOtpAttempts?: Prisma.SortOrder
+  lockedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
 
 export type UserAvgOrderByAggregateInput = {
   gender?: Prisma.SortOrder
+  failedPasswordAttempts?: Prisma.SortOrder
+  failedOtpAttempts?: Prisma.SortOrder
 }
 
 export type UserMaxOrderByAggregateInput = {
@@ -801,6 +918,11 @@ export type UserMaxOrderByAggregateInput = {
   machineName?: Prisma.SortOrder
   description?: Prisma.SortOrder
   accessTokenType?: Prisma.SortOrder
+  secretHash?: Prisma.SortOrder
+  secretCreatedAt?: Prisma.SortOrder
+  failedPasswordAttempts?: Prisma.SortOrder
+  failedOtpAttempts?: Prisma.SortOrder
+  lockedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -829,12 +951,19 @@ export type UserMinOrderByAggregateInput = {
   machineName?: Prisma.SortOrder
   description?: Prisma.SortOrder
   accessTokenType?: Prisma.SortOrder
+  secretHash?: Prisma.SortOrder
+  secretCreatedAt?: Prisma.SortOrder
+  failedPasswordAttempts?: Prisma.SortOrder
+  failedOtpAttempts?: Prisma.SortOrder
+  lockedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
 
 export type UserSumOrderByAggregateInput = {
   gender?: Prisma.SortOrder
+  failedPasswordAttempts?: Prisma.SortOrder
+  failedOtpAttempts?: Prisma.SortOrder
 }
 
 export type UserScalarRelationFilter = {
@@ -954,6 +1083,10 @@ export type EnumAccessTokenTypeFieldUpdateOperationsInput = {
   set?: $Enums.AccessTokenType
 }
 
+export type NullableBytesFieldUpdateOperationsInput = {
+  set?: runtime.Bytes | null
+}
+
 export type UserCreateNestedOneWithoutMetadataInput = {
   create?: Prisma.XOR<Prisma.UserCreateWithoutMetadataInput, Prisma.UserUncheckedCreateWithoutMetadataInput>
   connectOrCreate?: Prisma.UserCreateOrConnectWithoutMetadataInput
@@ -980,6 +1113,20 @@ export type UserUpdateOneRequiredWithoutPersonalAccessTokensNestedInput = {
   upsert?: Prisma.UserUpsertWithoutPersonalAccessTokensInput
   connect?: Prisma.UserWhereUniqueInput
   update?: Prisma.XOR<Prisma.XOR<Prisma.UserUpdateToOneWithWhereWithoutPersonalAccessTokensInput, Prisma.UserUpdateWithoutPersonalAccessTokensInput>, Prisma.UserUncheckedUpdateWithoutPersonalAccessTokensInput>
+}
+
+export type UserCreateNestedOneWithoutKeysInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutKeysInput, Prisma.UserUncheckedCreateWithoutKeysInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutKeysInput
+  connect?: Prisma.UserWhereUniqueInput
+}
+
+export type UserUpdateOneRequiredWithoutKeysNestedInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutKeysInput, Prisma.UserUncheckedCreateWithoutKeysInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutKeysInput
+  upsert?: Prisma.UserUpsertWithoutKeysInput
+  connect?: Prisma.UserWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.UserUpdateToOneWithWhereWithoutKeysInput, Prisma.UserUpdateWithoutKeysInput>, Prisma.UserUncheckedUpdateWithoutKeysInput>
 }
 
 export type UserCreateNestedOneWithoutInstanceMembershipsInput = {
@@ -1032,11 +1179,17 @@ export type UserCreateWithoutInstanceInput = {
   machineName?: string | null
   description?: string | null
   accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
   metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
   personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
 }
@@ -1064,10 +1217,16 @@ export type UserUncheckedCreateWithoutInstanceInput = {
   machineName?: string | null
   description?: string | null
   accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
 }
@@ -1125,6 +1284,11 @@ export type UserScalarWhereInput = {
   machineName?: Prisma.StringNullableFilter<"User"> | string | null
   description?: Prisma.StringNullableFilter<"User"> | string | null
   accessTokenType?: Prisma.EnumAccessTokenTypeFilter<"User"> | $Enums.AccessTokenType
+  secretHash?: Prisma.BytesNullableFilter<"User"> | runtime.Bytes | null
+  secretCreatedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFilter<"User"> | number
+  failedOtpAttempts?: Prisma.IntFilter<"User"> | number
+  lockedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"User"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"User"> | Date | string
 }
@@ -1151,11 +1315,17 @@ export type UserCreateWithoutOrgInput = {
   machineName?: string | null
   description?: string | null
   accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
   metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
   personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
 }
@@ -1183,10 +1353,16 @@ export type UserUncheckedCreateWithoutOrgInput = {
   machineName?: string | null
   description?: string | null
   accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
 }
@@ -1239,11 +1415,17 @@ export type UserCreateWithoutMetadataInput = {
   machineName?: string | null
   description?: string | null
   accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
   org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
   personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
 }
@@ -1272,9 +1454,15 @@ export type UserUncheckedCreateWithoutMetadataInput = {
   machineName?: string | null
   description?: string | null
   accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
 }
@@ -1317,11 +1505,17 @@ export type UserUpdateWithoutMetadataInput = {
   machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
   org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
 }
@@ -1350,9 +1544,15 @@ export type UserUncheckedUpdateWithoutMetadataInput = {
   machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -1379,11 +1579,17 @@ export type UserCreateWithoutPersonalAccessTokensInput = {
   machineName?: string | null
   description?: string | null
   accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
   org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
   metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
 }
@@ -1412,9 +1618,15 @@ export type UserUncheckedCreateWithoutPersonalAccessTokensInput = {
   machineName?: string | null
   description?: string | null
   accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
 }
@@ -1457,11 +1669,17 @@ export type UserUpdateWithoutPersonalAccessTokensInput = {
   machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
   org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
   metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
 }
@@ -1490,9 +1708,179 @@ export type UserUncheckedUpdateWithoutPersonalAccessTokensInput = {
   machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+}
+
+export type UserCreateWithoutKeysInput = {
+  id: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
+  org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
+  metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+}
+
+export type UserUncheckedCreateWithoutKeysInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+}
+
+export type UserCreateOrConnectWithoutKeysInput = {
+  where: Prisma.UserWhereUniqueInput
+  create: Prisma.XOR<Prisma.UserCreateWithoutKeysInput, Prisma.UserUncheckedCreateWithoutKeysInput>
+}
+
+export type UserUpsertWithoutKeysInput = {
+  update: Prisma.XOR<Prisma.UserUpdateWithoutKeysInput, Prisma.UserUncheckedUpdateWithoutKeysInput>
+  create: Prisma.XOR<Prisma.UserCreateWithoutKeysInput, Prisma.UserUncheckedCreateWithoutKeysInput>
+  where?: Prisma.UserWhereInput
+}
+
+export type UserUpdateToOneWithWhereWithoutKeysInput = {
+  where?: Prisma.UserWhereInput
+  data: Prisma.XOR<Prisma.UserUpdateWithoutKeysInput, Prisma.UserUncheckedUpdateWithoutKeysInput>
+}
+
+export type UserUpdateWithoutKeysInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
+  org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
+  metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+}
+
+export type UserUncheckedUpdateWithoutKeysInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -1519,12 +1907,18 @@ export type UserCreateWithoutInstanceMembershipsInput = {
   machineName?: string | null
   description?: string | null
   accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
   org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
   metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
   personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
 }
 
@@ -1552,10 +1946,16 @@ export type UserUncheckedCreateWithoutInstanceMembershipsInput = {
   machineName?: string | null
   description?: string | null
   accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
 }
 
@@ -1597,12 +1997,18 @@ export type UserUpdateWithoutInstanceMembershipsInput = {
   machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
   org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
   metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
 }
 
@@ -1630,10 +2036,16 @@ export type UserUncheckedUpdateWithoutInstanceMembershipsInput = {
   machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
 }
 
@@ -1659,12 +2071,18 @@ export type UserCreateWithoutOrgMembershipsInput = {
   machineName?: string | null
   description?: string | null
   accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
   org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
   metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
   personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
 }
 
@@ -1692,10 +2110,16 @@ export type UserUncheckedCreateWithoutOrgMembershipsInput = {
   machineName?: string | null
   description?: string | null
   accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
 }
 
@@ -1737,12 +2161,18 @@ export type UserUpdateWithoutOrgMembershipsInput = {
   machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
   org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
   metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
 }
 
@@ -1770,10 +2200,16 @@ export type UserUncheckedUpdateWithoutOrgMembershipsInput = {
   machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
 }
 
@@ -1800,6 +2236,11 @@ export type UserCreateManyInstanceInput = {
   machineName?: string | null
   description?: string | null
   accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -1826,11 +2267,17 @@ export type UserUpdateWithoutInstanceInput = {
   machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
   metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
 }
@@ -1858,10 +2305,16 @@ export type UserUncheckedUpdateWithoutInstanceInput = {
   machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -1889,6 +2342,11 @@ export type UserUncheckedUpdateManyWithoutInstanceInput = {
   machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -1916,6 +2374,11 @@ export type UserCreateManyOrgInput = {
   machineName?: string | null
   description?: string | null
   accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -1942,11 +2405,17 @@ export type UserUpdateWithoutOrgInput = {
   machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
   metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
 }
@@ -1974,10 +2443,16 @@ export type UserUncheckedUpdateWithoutOrgInput = {
   machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -2005,6 +2480,11 @@ export type UserUncheckedUpdateManyWithoutOrgInput = {
   machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -2017,6 +2497,7 @@ export type UserUncheckedUpdateManyWithoutOrgInput = {
 export type UserCountOutputType = {
   metadata: number
   personalAccessTokens: number
+  keys: number
   instanceMemberships: number
   orgMemberships: number
 }
@@ -2024,6 +2505,7 @@ export type UserCountOutputType = {
 export type UserCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   metadata?: boolean | UserCountOutputTypeCountMetadataArgs
   personalAccessTokens?: boolean | UserCountOutputTypeCountPersonalAccessTokensArgs
+  keys?: boolean | UserCountOutputTypeCountKeysArgs
   instanceMemberships?: boolean | UserCountOutputTypeCountInstanceMembershipsArgs
   orgMemberships?: boolean | UserCountOutputTypeCountOrgMembershipsArgs
 }
@@ -2050,6 +2532,13 @@ export type UserCountOutputTypeCountMetadataArgs<ExtArgs extends runtime.Types.E
  */
 export type UserCountOutputTypeCountPersonalAccessTokensArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   where?: Prisma.PersonalAccessTokenWhereInput
+}
+
+/**
+ * UserCountOutputType without action
+ */
+export type UserCountOutputTypeCountKeysArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.MachineKeyWhereInput
 }
 
 /**
@@ -2091,12 +2580,18 @@ export type UserSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   machineName?: boolean
   description?: boolean
   accessTokenType?: boolean
+  secretHash?: boolean
+  secretCreatedAt?: boolean
+  failedPasswordAttempts?: boolean
+  failedOtpAttempts?: boolean
+  lockedAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   instance?: boolean | Prisma.InstanceDefaultArgs<ExtArgs>
   org?: boolean | Prisma.OrganizationDefaultArgs<ExtArgs>
   metadata?: boolean | Prisma.User$metadataArgs<ExtArgs>
   personalAccessTokens?: boolean | Prisma.User$personalAccessTokensArgs<ExtArgs>
+  keys?: boolean | Prisma.User$keysArgs<ExtArgs>
   instanceMemberships?: boolean | Prisma.User$instanceMembershipsArgs<ExtArgs>
   orgMemberships?: boolean | Prisma.User$orgMembershipsArgs<ExtArgs>
   _count?: boolean | Prisma.UserCountOutputTypeDefaultArgs<ExtArgs>
@@ -2126,6 +2621,11 @@ export type UserSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   machineName?: boolean
   description?: boolean
   accessTokenType?: boolean
+  secretHash?: boolean
+  secretCreatedAt?: boolean
+  failedPasswordAttempts?: boolean
+  failedOtpAttempts?: boolean
+  lockedAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   instance?: boolean | Prisma.InstanceDefaultArgs<ExtArgs>
@@ -2156,6 +2656,11 @@ export type UserSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   machineName?: boolean
   description?: boolean
   accessTokenType?: boolean
+  secretHash?: boolean
+  secretCreatedAt?: boolean
+  failedPasswordAttempts?: boolean
+  failedOtpAttempts?: boolean
+  lockedAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   instance?: boolean | Prisma.InstanceDefaultArgs<ExtArgs>
@@ -2186,16 +2691,22 @@ export type UserSelectScalar = {
   machineName?: boolean
   description?: boolean
   accessTokenType?: boolean
+  secretHash?: boolean
+  secretCreatedAt?: boolean
+  failedPasswordAttempts?: boolean
+  failedOtpAttempts?: boolean
+  lockedAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type UserOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "orgId" | "type" | "state" | "username" | "usernameLower" | "givenName" | "familyName" | "nickName" | "displayName" | "preferredLanguage" | "gender" | "email" | "emailVerified" | "phone" | "phoneVerified" | "passwordHash" | "passwordChangeRequired" | "passwordChangedAt" | "machineName" | "description" | "accessTokenType" | "createdAt" | "updatedAt", ExtArgs["result"]["user"]>
+export type UserOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "orgId" | "type" | "state" | "username" | "usernameLower" | "givenName" | "familyName" | "nickName" | "displayName" | "preferredLanguage" | "gender" | "email" | "emailVerified" | "phone" | "phoneVerified" | "passwordHash" | "passwordChangeRequired" | "passwordChangedAt" | "machineName" | "description" | "accessTokenType" | "secretHash" | "secretCreatedAt" | "failedPasswordAttempts" | "failedOtpAttempts" | "lockedAt" | "createdAt" | "updatedAt", ExtArgs["result"]["user"]>
 export type UserInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   instance?: boolean | Prisma.InstanceDefaultArgs<ExtArgs>
   org?: boolean | Prisma.OrganizationDefaultArgs<ExtArgs>
   metadata?: boolean | Prisma.User$metadataArgs<ExtArgs>
   personalAccessTokens?: boolean | Prisma.User$personalAccessTokensArgs<ExtArgs>
+  keys?: boolean | Prisma.User$keysArgs<ExtArgs>
   instanceMemberships?: boolean | Prisma.User$instanceMembershipsArgs<ExtArgs>
   orgMemberships?: boolean | Prisma.User$orgMembershipsArgs<ExtArgs>
   _count?: boolean | Prisma.UserCountOutputTypeDefaultArgs<ExtArgs>
@@ -2216,6 +2727,7 @@ export type $UserPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
     org: Prisma.$OrganizationPayload<ExtArgs>
     metadata: Prisma.$UserMetadataPayload<ExtArgs>[]
     personalAccessTokens: Prisma.$PersonalAccessTokenPayload<ExtArgs>[]
+    keys: Prisma.$MachineKeyPayload<ExtArgs>[]
     instanceMemberships: Prisma.$InstanceMemberPayload<ExtArgs>[]
     orgMemberships: Prisma.$OrgMemberPayload<ExtArgs>[]
   }
@@ -2243,6 +2755,11 @@ export type $UserPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
     machineName: string | null
     description: string | null
     accessTokenType: $Enums.AccessTokenType
+    secretHash: runtime.Bytes | null
+    secretCreatedAt: Date | null
+    failedPasswordAttempts: number
+    failedOtpAttempts: number
+    lockedAt: Date | null
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["user"]>
@@ -2643,6 +3160,7 @@ export interface Prisma__UserClient<T, Null = never, ExtArgs extends runtime.Typ
   org<T extends Prisma.OrganizationDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.OrganizationDefaultArgs<ExtArgs>>): Prisma.Prisma__OrganizationClient<runtime.Types.Result.GetResult<Prisma.$OrganizationPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
   metadata<T extends Prisma.User$metadataArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$metadataArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$UserMetadataPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   personalAccessTokens<T extends Prisma.User$personalAccessTokensArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$personalAccessTokensArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$PersonalAccessTokenPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  keys<T extends Prisma.User$keysArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$keysArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$MachineKeyPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   instanceMemberships<T extends Prisma.User$instanceMembershipsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$instanceMembershipsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$InstanceMemberPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   orgMemberships<T extends Prisma.User$orgMembershipsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$orgMembershipsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$OrgMemberPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
@@ -2697,6 +3215,11 @@ export interface UserFieldRefs {
   readonly machineName: Prisma.FieldRef<"User", 'String'>
   readonly description: Prisma.FieldRef<"User", 'String'>
   readonly accessTokenType: Prisma.FieldRef<"User", 'AccessTokenType'>
+  readonly secretHash: Prisma.FieldRef<"User", 'Bytes'>
+  readonly secretCreatedAt: Prisma.FieldRef<"User", 'DateTime'>
+  readonly failedPasswordAttempts: Prisma.FieldRef<"User", 'Int'>
+  readonly failedOtpAttempts: Prisma.FieldRef<"User", 'Int'>
+  readonly lockedAt: Prisma.FieldRef<"User", 'DateTime'>
   readonly createdAt: Prisma.FieldRef<"User", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"User", 'DateTime'>
 }
@@ -3145,6 +3668,30 @@ export type User$personalAccessTokensArgs<ExtArgs extends runtime.Types.Extensio
   take?: number
   skip?: number
   distinct?: Prisma.PersonalAccessTokenScalarFieldEnum | Prisma.PersonalAccessTokenScalarFieldEnum[]
+}
+
+/**
+ * User.keys
+ */
+export type User$keysArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the MachineKey
+   */
+  select?: Prisma.MachineKeySelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the MachineKey
+   */
+  omit?: Prisma.MachineKeyOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.MachineKeyInclude<ExtArgs> | null
+  where?: Prisma.MachineKeyWhereInput
+  orderBy?: Prisma.MachineKeyOrderByWithRelationInput | Prisma.MachineKeyOrderByWithRelationInput[]
+  cursor?: Prisma.MachineKeyWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.MachineKeyScalarFieldEnum | Prisma.MachineKeyScalarFieldEnum[]
 }
 
 /**
