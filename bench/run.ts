@@ -1,0 +1,297 @@
+// `npm run bench`: starts svc in this process on a fresh database, seeds users
+// through the real API and loads each scenario with autocannon. The load runs
+// in a worker thread so that it does not share the server's event loop, but it
+// still shares the machine's CPUs: the figures are for comparing runs on one
+// machine, not absolute capacity.
+//
+//   npm run bench [-- --scenario <name>[,<name>...]] [-- --json]
+//
+// SVC_BENCH_USERS (1000), SVC_BENCH_SECONDS (10), SVC_BENCH_CONNECTIONS (10),
+// SVC_BENCH_DATABASE_URL (a fresh, empty PostgreSQL database; the embedded one when unset).
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+// @ts-expect-error autocannon 9 ships no type declarations; the part used here is typed below.
+import autocannonUntyped from "autocannon";
+import { loadConfig } from "../src/config.js";
+import { type Server, startServer } from "../src/server.js";
+
+type Method = "GET" | "POST" | "PUT" | "DELETE";
+
+/** What the scenarios may use: the running server, its admin token and the seeded data. */
+export interface BenchContext {
+  readonly url: string;
+  readonly pat: string;
+  readonly orgId: string;
+  readonly userIds: readonly string[];
+}
+
+/** The request a scenario sends, repeated for the whole run. */
+export interface ScenarioRequest {
+  method: Method;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+export interface Scenario extends ScenarioRequest {
+  name: string;
+  /** Sent without the admin token (baselines and public endpoints). */
+  anonymous?: boolean;
+  /** Runs once before the warm-up; what it returns replaces parts of the request (e.g. a path naming a created resource). */
+  setup?: (ctx: BenchContext) => Promise<Partial<ScenarioRequest> | undefined> | Partial<ScenarioRequest> | undefined;
+}
+
+export interface ScenarioResult {
+  name: string;
+  requestsPerSecond: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+}
+
+const JSON_HEADERS = { "content-type": "application/json" };
+
+export const SCENARIOS: Scenario[] = [
+  {
+    name: "ListUsers (Connect JSON)",
+    method: "POST",
+    path: "/svc.user.v2.UserService/ListUsers",
+    headers: JSON_HEADERS,
+    body: JSON.stringify({ query: { limit: 100 } }),
+  },
+  {
+    name: "ListUsers (REST)",
+    method: "POST",
+    path: "/v2/users",
+    headers: JSON_HEADERS,
+    body: JSON.stringify({ query: { limit: 100 } }),
+  },
+  {
+    name: "ListUsers filter+sort (Connect JSON)",
+    method: "POST",
+    path: "/svc.user.v2.UserService/ListUsers",
+    headers: JSON_HEADERS,
+    body: JSON.stringify({
+      query: { limit: 100, asc: true },
+      sortingColumn: "USER_FIELD_NAME_USER_NAME",
+      queries: [{ userNameQuery: { userName: "user-1", method: "TEXT_QUERY_METHOD_STARTS_WITH_IGNORE_CASE" } }],
+    }),
+  },
+  {
+    name: "GetUserByID (REST)",
+    method: "GET",
+    path: "/v2/users/{id}",
+    setup: (ctx) => ({ path: `/v2/users/${ctx.userIds[Math.floor(ctx.userIds.length / 2)]}` }),
+  },
+  { name: "/healthz", method: "GET", path: "/healthz", anonymous: true },
+];
+
+// The subset of autocannon's programmatic API this file relies on.
+interface AutocannonOptions {
+  url: string;
+  method: Method;
+  headers: Record<string, string>;
+  body?: string;
+  connections: number;
+  duration: number;
+  workers?: number;
+}
+interface AutocannonResult {
+  requests: { average: number; total: number };
+  latency: { p50: number; p99: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+const autocannon = autocannonUntyped as (opts: AutocannonOptions) => Promise<AutocannonResult>;
+
+const WARMUP_SECONDS = 1;
+const SEED_CONCURRENCY = 16;
+
+function envInt(name: string, def: number, min: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === "") return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer of at least ${min}, got "${raw}"`);
+  return n;
+}
+
+async function api<T>(ctx: Pick<BenchContext, "url" | "pat">, method: Method, p: string, body?: unknown): Promise<T> {
+  const res = await fetch(ctx.url + p, {
+    method,
+    headers: { authorization: `Bearer ${ctx.pat}`, ...(body === undefined ? {} : JSON_HEADERS) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${p}: HTTP ${res.status} ${text}`);
+  return JSON.parse(text) as T;
+}
+
+/** Half machine users, half humans without a password (argon2 would make seeding the bottleneck). */
+async function seedUsers(ctx: Pick<BenchContext, "url" | "pat" | "orgId">, count: number): Promise<string[]> {
+  const ids: string[] = new Array(count);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < count; i = next++) {
+      const username = `user-${i}`;
+      const body =
+        i % 2 === 0
+          ? { organizationId: ctx.orgId, username, machine: { name: `Service ${i}` } }
+          : {
+              organizationId: ctx.orgId,
+              username,
+              human: { profile: { givenName: `Given${i}`, familyName: `Family${i}` }, email: { email: `${username}@example.com` } },
+            };
+      ids[i] = (await api<{ id: string }>(ctx, "POST", "/v2/users/new", body)).id;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(SEED_CONCURRENCY, count) }, worker));
+  return ids;
+}
+
+async function runScenario(ctx: BenchContext, scenario: Scenario, seconds: number, connections: number): Promise<ScenarioResult> {
+  const { name, anonymous, setup, ...base } = scenario;
+  const request: ScenarioRequest = { ...base, ...(await setup?.(ctx)) };
+  const headers = { ...(anonymous ? {} : { authorization: `Bearer ${ctx.pat}` }), ...request.headers };
+  // One worker thread: the load generator gets its own event loop instead of stealing the server's.
+  const opts = { url: ctx.url + request.path, method: request.method, headers, body: request.body, connections, workers: 1 };
+  await autocannon({ ...opts, duration: WARMUP_SECONDS });
+  const r = await autocannon({ ...opts, duration: seconds });
+  if (r.non2xx > 0) {
+    const sample = await fetch(opts.url, { method: request.method, headers, body: request.body });
+    process.stderr.write(`  ${name}: ${r.non2xx} non-2xx responses, for example HTTP ${sample.status} ${(await sample.text()).slice(0, 300)}\n`);
+  }
+  return {
+    name,
+    requestsPerSecond: r.requests.average,
+    latencyP50Ms: r.latency.p50,
+    latencyP99Ms: r.latency.p99,
+    requests: r.requests.total,
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+  };
+}
+
+/** Padded so that it reads well in a terminal and is already in the layout the formatter (biome) wants. */
+function markdownTable(results: ScenarioResult[]): string {
+  const fmt = (n: number, digits: number) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  const header = ["scenario", "req/s (mean)", "p50 ms", "p99 ms", "non-2xx", "errors"];
+  const rows = results.map((r) => [r.name, fmt(r.requestsPerSecond, 0), fmt(r.latencyP50Ms, 0), fmt(r.latencyP99Ms, 0), String(r.non2xx), String(r.errors)]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join(" | ")} |`;
+  const rule = `| ${widths.map((w, i) => (i === 0 ? "-".repeat(w) : `${"-".repeat(w - 1)}:`)).join(" | ")} |`;
+  return [line(header), rule, ...rows.map(line)].join("\n");
+}
+
+const RESULTS_FILE = fileURLToPath(new URL("./results.md", import.meta.url));
+const RESULTS_TITLE = "# svc bench results\n\nWritten by `npm run bench`; one section per database, each from its latest full run.\n";
+
+/** Keeps one "## <database>" section per database kind in bench/results.md. */
+async function recordResults(section: string): Promise<void> {
+  const existing = await readFile(RESULTS_FILE, "utf8").catch(() => "");
+  const sections = existing
+    .split(/^(?=## )/m)
+    .filter((s) => s.startsWith("## "))
+    .map((s) => s.trimEnd());
+  const heading = section.slice(0, section.indexOf("\n"));
+  const i = sections.findIndex((s) => s.startsWith(`${heading}\n`));
+  if (i >= 0) sections[i] = section.trimEnd();
+  else sections.push(section.trimEnd());
+  await writeFile(RESULTS_FILE, `${RESULTS_TITLE}\n${sections.join("\n\n")}\n`);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { scenario: { type: "string", multiple: true }, json: { type: "boolean", default: false } } });
+  const wanted = (values.scenario ?? []).flatMap((s) => s.split(",")).map((s) => s.trim().toLowerCase());
+  const scenarios = wanted.length ? SCENARIOS.filter((s) => wanted.some((w) => s.name.toLowerCase().includes(w))) : SCENARIOS;
+  if (!scenarios.length) throw new Error(`no scenario matches ${wanted.join(", ")}; known: ${SCENARIOS.map((s) => s.name).join(", ")}`);
+
+  const users = envInt("SVC_BENCH_USERS", 1000, 1);
+  const seconds = envInt("SVC_BENCH_SECONDS", 10, 1);
+  const connections = envInt("SVC_BENCH_CONNECTIONS", 10, 1);
+  const databaseUrl = process.env.SVC_BENCH_DATABASE_URL;
+  const log = (msg: string) => process.stderr.write(`${msg}\n`);
+
+  // Other work on the machine skews every figure; the load average before the run shows how much there was.
+  const loadBefore = os.loadavg()[0] ?? 0;
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), "svc-bench-"));
+  let server: Server | undefined;
+  try {
+    server = await startServer(
+      loadConfig({
+        SVC_PORT: "0",
+        SVC_HOST: "127.0.0.1",
+        SVC_DATA_DIR: dataDir,
+        // Errors show up as non-2xx counts with a sample response below; a log line per failed request would drown the table.
+        SVC_LOG_LEVEL: "silent",
+        ...(databaseUrl ? { SVC_DATABASE_URL: databaseUrl } : {}),
+      }),
+    );
+    const pat = await readFile(path.join(dataDir, "admin.pat"), "utf8").then(
+      (s) => s.trim(),
+      () => {
+        throw new Error("no admin.pat was written: the bench needs a fresh, empty database to bootstrap");
+      },
+    );
+    const base = { url: server.url, pat };
+    const { instance } = await api<{ instance: { defaultOrganizationId: string } }>(base, "GET", "/v2/instance");
+    const seedStarted = Date.now();
+    const userIds = await seedUsers({ ...base, orgId: instance.defaultOrganizationId }, users);
+    log(`seeded ${users} users in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s on the ${server.db.kind} database`);
+    const ctx: BenchContext = { ...base, orgId: instance.defaultOrganizationId, userIds };
+
+    const results: ScenarioResult[] = [];
+    for (const scenario of scenarios) {
+      log(`running ${scenario.name} (${WARMUP_SECONDS} s warm-up, ${seconds} s measured, ${connections} connections)`);
+      results.push(await runScenario(ctx, scenario, seconds, connections));
+    }
+
+    const cpus = os.cpus();
+    const machine =
+      `${os.availableParallelism()} CPU cores (${cpus[0]?.model.trim() ?? "unknown CPU"}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; ` +
+      "the load generator runs on the same machine as the server (in a worker thread of the same process) and competes for the CPU, " +
+      `so read the figures relative to each other, not as capacity. Load average (1 min) before the run: ${loadBefore.toFixed(2)}.`;
+    const meta = {
+      date: new Date().toISOString(),
+      node: process.version,
+      database: server.db.kind === "postgres" ? "PostgreSQL" : "embedded (PGlite)",
+      users: users + 2,
+      seconds,
+      connections,
+      machine,
+    };
+    const table = markdownTable(results);
+    const report = [
+      `## ${meta.database}`,
+      "",
+      `- ${meta.date.slice(0, 16).replace("T", " ")} UTC, Node ${meta.node}, database: ${meta.database}, ${meta.users} users (${users} seeded, half machine users, half humans without a password, plus the two bootstrap users)`,
+      `- ${seconds} s per scenario after a ${WARMUP_SECONDS} s warm-up, ${connections} connections, HTTP/1.1 keep-alive`,
+      `- ${machine}`,
+      "",
+      table,
+      "",
+    ].join("\n");
+    // Only a full run replaces the recorded figures, and only those of the same database.
+    if (!wanted.length) await recordResults(report);
+    process.stdout.write(values.json ? `${JSON.stringify({ ...meta, results }, null, 2)}\n` : `${report}`);
+  } finally {
+    await server?.close();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+// Importing this module (for its types or scenarios) must not start a run.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().then(
+    () => process.exit(0),
+    (err) => {
+      console.error(err instanceof Error ? err.message : err);
+      process.exit(1);
+    },
+  );
+}
