@@ -9,11 +9,13 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import express from "express";
 import type { Logger } from "pino";
+import { EventService } from "../gen/svc/event/v2/event_service_pb.js";
 import { InstanceService } from "../gen/svc/instance/v2/instance_service_pb.js";
 import { OrganizationService } from "../gen/svc/org/v2/org_service_pb.js";
 import { SettingsService } from "../gen/svc/settings/v2/settings_service_pb.js";
 import { UserService } from "../gen/svc/user/v2/user_service_pb.js";
 import { type ApiDeps, authInterceptor } from "./api/connect.js";
+import { eventService } from "./api/events.js";
 import { registerHealth } from "./api/health.js";
 import { instanceService } from "./api/instance.js";
 import { organizationService } from "./api/orgs.js";
@@ -29,7 +31,7 @@ import { createLogger } from "./logger.js";
 import { type Database, openDatabase } from "./store/db.js";
 import { applyMigrations, migrationsApplied } from "./store/migrate.js";
 
-export const API_SERVICES: DescService[] = [UserService, OrganizationService, InstanceService, SettingsService];
+export const API_SERVICES: DescService[] = [UserService, OrganizationService, InstanceService, SettingsService, EventService];
 
 export interface Server {
   readonly url: string;
@@ -91,9 +93,10 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     shutdownSignal: shutdown.signal,
     routes(r) {
       r.service(UserService, userService(deps));
-      r.service(OrganizationService, organizationService(deps));
+      r.service(OrganizationService, organizationService(deps, config.externalUrl));
       r.service(InstanceService, instanceService(deps, config.externalUrl));
       r.service(SettingsService, settingsService(deps));
+      r.service(EventService, eventService(deps));
       registerReflection(r, API_SERVICES);
       health = registerHealth(
         r,

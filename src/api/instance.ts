@@ -1,14 +1,61 @@
+import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
+import { type Member, type MemberQuery, MemberSchema } from "../../gen/svc/instance/v2/instance_pb.js";
 import type { InstanceService } from "../../gen/svc/instance/v2/instance_service_pb.js";
+import { invalidArgument } from "../domain/errors.js";
 import { getInstance } from "../domain/instance.js";
+import {
+  addInstanceMember,
+  type MemberQuery as DomainMemberQuery,
+  listInstanceMembers,
+  type MemberView,
+  removeInstanceMember,
+  updateInstanceMember,
+} from "../domain/members.js";
 import { type ApiDeps, domainCtx } from "./connect.js";
-import { details } from "./convert.js";
+import { details, listPage, ts } from "./convert.js";
+
+function toMemberQuery(q: MemberQuery): DomainMemberQuery {
+  const v = q.query;
+  switch (v.case) {
+    case "userIdQuery":
+      return { kind: "userId", userId: v.value.userId };
+    case "roleQuery":
+      return { kind: "role", role: v.value.role };
+    case undefined:
+      throw invalidArgument("Errors.Query.Empty", "a search query must set one filter");
+  }
+}
+
+function toMember(m: MemberView): Member {
+  return create(MemberSchema, {
+    userId: m.userId,
+    details: details(m, m.resourceOwner),
+    roles: m.roles,
+    preferredLoginName: m.preferredLoginName,
+    displayName: m.displayName,
+    userOrganizationId: m.userOrgId,
+  });
+}
 
 export function instanceService(deps: ApiDeps, externalUrl: string): ServiceImpl<typeof InstanceService> {
   return {
     async getInstance(_req, hctx) {
       const i = await getInstance(domainCtx(deps, hctx));
       return { instance: { id: i.id, details: details(i, i.id), name: i.name, externalUrl, defaultOrganizationId: i.defaultOrgId ?? "" } };
+    },
+    async addInstanceMember(req, hctx) {
+      return { creationDate: ts(await addInstanceMember(domainCtx(deps, hctx), { userId: req.userId, roles: req.roles })) };
+    },
+    async listInstanceMembers(req, hctx) {
+      const out = await listInstanceMembers(domainCtx(deps, hctx), { page: listPage(req.query), queries: req.queries.map(toMemberQuery) });
+      return { details: { totalResult: BigInt(out.total), timestamp: ts(deps.clock()) }, result: out.members.map(toMember) };
+    },
+    async updateInstanceMember(req, hctx) {
+      return { changeDate: ts(await updateInstanceMember(domainCtx(deps, hctx), { userId: req.userId, roles: req.roles })) };
+    },
+    async removeInstanceMember(req, hctx) {
+      return { deletionDate: ts(await removeInstanceMember(domainCtx(deps, hctx), { userId: req.userId })) };
     },
   };
 }

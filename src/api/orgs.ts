@@ -1,9 +1,34 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { type Organization, OrganizationFieldName, OrganizationSchema, OrganizationState, type SearchQuery } from "../../gen/svc/org/v2/org_pb.js";
-import type { OrganizationService } from "../../gen/svc/org/v2/org_service_pb.js";
+import {
+  type Member,
+  type MemberQuery,
+  MemberSchema,
+  type MetadataQuery,
+  type Organization,
+  OrganizationFieldName,
+  OrganizationSchema,
+  OrganizationState,
+  type SearchQuery,
+} from "../../gen/svc/org/v2/org_pb.js";
+import type { CreateOrganizationRequest_Admin, OrganizationService } from "../../gen/svc/org/v2/org_service_pb.js";
+import type { CreateUserRequest_Human } from "../../gen/svc/user/v2/user_service_pb.js";
 import { invalidArgument } from "../domain/errors.js";
-import { getOrganization, listOrganizations, type OrgQuery, type OrgView } from "../domain/orgs.js";
+import { addOrgMember, type MemberQuery as DomainMemberQuery, listOrgMembers, type MemberView, removeOrgMember, updateOrgMember } from "../domain/members.js";
+import { deleteOrgMetadata, listOrgMetadata, type OrgMetadataQuery, setOrgMetadata } from "../domain/org-metadata.js";
+import {
+  createOrganization,
+  deactivateOrganization,
+  deleteOrganization,
+  getOrganization,
+  listOrganizations,
+  type OrgAdminInput,
+  type OrgQuery,
+  type OrgView,
+  reactivateOrganization,
+  updateOrganization,
+} from "../domain/orgs.js";
+import type { CreateUserInput } from "../domain/users.js";
 import { type ApiDeps, domainCtx } from "./connect.js";
 import { details, enumValue, listPage, textMatch, ts } from "./convert.js";
 
@@ -38,8 +63,82 @@ function toQuery(q: SearchQuery): OrgQuery {
   }
 }
 
-export function organizationService(deps: ApiDeps): ServiceImpl<typeof OrganizationService> {
+// Mirrors the human branch of UserService.CreateUser's request conversion.
+function toHuman(h: CreateUserRequest_Human): NonNullable<CreateUserInput["human"]> {
+  const pw = h.passwordType;
   return {
+    givenName: h.profile?.givenName ?? "",
+    familyName: h.profile?.familyName ?? "",
+    nickName: h.profile?.nickName,
+    displayName: h.profile?.displayName,
+    preferredLanguage: h.profile?.preferredLanguage,
+    gender: h.profile?.gender,
+    email: h.email?.email ?? "",
+    emailVerified: h.email?.isVerified ?? false,
+    phone: h.phone?.phone,
+    phoneVerified: h.phone?.isVerified,
+    password: pw.case === "password" ? { password: pw.value.password, changeRequired: pw.value.changeRequired } : undefined,
+    hashedPassword: pw.case === "hashedPassword" ? { hash: pw.value.hash, changeRequired: pw.value.changeRequired } : undefined,
+  };
+}
+
+function toAdmin(a: CreateOrganizationRequest_Admin): OrgAdminInput {
+  switch (a.userType.case) {
+    case "userId":
+      if (a.username !== undefined) throw invalidArgument("Errors.Org.Admin.Username", "username applies to a new human admin only", { field: "username" });
+      return { userId: a.userType.value, roles: a.roles };
+    case "human":
+      return { human: toHuman(a.userType.value), username: a.username, roles: a.roles };
+    case undefined:
+      throw invalidArgument("Errors.Org.Admin.Missing", "an admin needs a user_id or a human", { field: "admins" });
+  }
+}
+
+function toMemberQuery(q: MemberQuery): DomainMemberQuery {
+  const v = q.query;
+  switch (v.case) {
+    case "userIdQuery":
+      return { kind: "userId", userId: v.value.userId };
+    case "roleQuery":
+      return { kind: "role", role: v.value.role };
+    case undefined:
+      throw invalidArgument("Errors.Query.Empty", "a search query must set one filter");
+  }
+}
+
+function toMetadataQuery(q: MetadataQuery): OrgMetadataQuery {
+  const v = q.query;
+  switch (v.case) {
+    case "keyQuery":
+      return { kind: "key", match: textMatch(v.value.key, v.value.method) };
+    case undefined:
+      throw invalidArgument("Errors.Query.Empty", "a search query must set one filter");
+  }
+}
+
+function toMember(m: MemberView): Member {
+  return create(MemberSchema, {
+    userId: m.userId,
+    details: details(m, m.resourceOwner),
+    roles: m.roles,
+    preferredLoginName: m.preferredLoginName,
+    displayName: m.displayName,
+    userOrganizationId: m.userOrgId,
+  });
+}
+
+export function organizationService(deps: ApiDeps, externalUrl: string): ServiceImpl<typeof OrganizationService> {
+  const domainHost = new URL(externalUrl).hostname;
+  const listDetails = (total: number) => ({ totalResult: BigInt(total), timestamp: ts(deps.clock()) });
+  return {
+    async createOrganization(req, hctx) {
+      const out = await createOrganization(domainCtx(deps, hctx), { name: req.name, admins: req.admins.map(toAdmin), domainHost });
+      return {
+        organizationId: out.id,
+        details: { creationDate: ts(out.createdAt), changeDate: ts(out.createdAt), resourceOwner: out.id },
+        createdAdmins: out.createdAdminIds.map((userId) => ({ userId })),
+      };
+    },
     async getOrganizationByID(req, hctx) {
       return { organization: toOrg(await getOrganization(domainCtx(deps, hctx), req.organizationId)) };
     },
@@ -49,7 +148,54 @@ export function organizationService(deps: ApiDeps): ServiceImpl<typeof Organizat
         sort: enumValue(SORT_FROM, req.sortingColumn, "SortingColumn"),
         queries: req.queries.map(toQuery),
       });
-      return { details: { totalResult: BigInt(out.total), timestamp: ts(deps.clock()) }, sortingColumn: req.sortingColumn, result: out.orgs.map(toOrg) };
+      return { details: listDetails(out.total), sortingColumn: req.sortingColumn, result: out.orgs.map(toOrg) };
+    },
+    async updateOrganization(req, hctx) {
+      return { changeDate: ts(await updateOrganization(domainCtx(deps, hctx), { orgId: req.organizationId, name: req.name })) };
+    },
+    async deactivateOrganization(req, hctx) {
+      return { changeDate: ts(await deactivateOrganization(domainCtx(deps, hctx), req.organizationId)) };
+    },
+    async reactivateOrganization(req, hctx) {
+      return { changeDate: ts(await reactivateOrganization(domainCtx(deps, hctx), req.organizationId)) };
+    },
+    async deleteOrganization(req, hctx) {
+      return { deletionDate: ts(await deleteOrganization(domainCtx(deps, hctx), req.organizationId)) };
+    },
+    async setOrganizationMetadata(req, hctx) {
+      const metadata = req.metadata.map((m) => ({ key: m.key, value: m.value }));
+      return { setDate: ts(await setOrgMetadata(domainCtx(deps, hctx), { orgId: req.organizationId, metadata })) };
+    },
+    async listOrganizationMetadata(req, hctx) {
+      const out = await listOrgMetadata(domainCtx(deps, hctx), {
+        orgId: req.organizationId,
+        page: listPage(req.query),
+        queries: req.queries.map(toMetadataQuery),
+      });
+      return {
+        details: listDetails(out.total),
+        result: out.entries.map((e) => ({ key: e.key, value: e.value, details: details(e, req.organizationId) })),
+      };
+    },
+    async deleteOrganizationMetadata(req, hctx) {
+      return { deletionDate: ts(await deleteOrgMetadata(domainCtx(deps, hctx), { orgId: req.organizationId, keys: req.keys })) };
+    },
+    async addOrganizationMember(req, hctx) {
+      return { creationDate: ts(await addOrgMember(domainCtx(deps, hctx), { orgId: req.organizationId, userId: req.userId, roles: req.roles })) };
+    },
+    async listOrganizationMembers(req, hctx) {
+      const out = await listOrgMembers(domainCtx(deps, hctx), {
+        orgId: req.organizationId,
+        page: listPage(req.query),
+        queries: req.queries.map(toMemberQuery),
+      });
+      return { details: listDetails(out.total), result: out.members.map(toMember) };
+    },
+    async updateOrganizationMember(req, hctx) {
+      return { changeDate: ts(await updateOrgMember(domainCtx(deps, hctx), { orgId: req.organizationId, userId: req.userId, roles: req.roles })) };
+    },
+    async removeOrganizationMember(req, hctx) {
+      return { deletionDate: ts(await removeOrgMember(domainCtx(deps, hctx), { orgId: req.organizationId, userId: req.userId })) };
     },
   };
 }

@@ -1,23 +1,203 @@
-import type { ServiceImpl } from "@connectrpc/connect";
-import { ResourceOwnerType } from "../../gen/svc/settings/v2/settings_pb.js";
+import type { DescMessage, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
+import type { Duration } from "@bufbuild/protobuf/wkt";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import {
+  type BrandingSettings,
+  type BrandingSettingsSchema,
+  type DomainSettings,
+  type DomainSettingsSchema,
+  type LockoutSettings,
+  type LockoutSettingsSchema,
+  type LoginSettings,
+  type LoginSettingsSchema,
+  type PasswordComplexitySettings,
+  type PasswordComplexitySettingsSchema,
+  type PasswordExpirySettings,
+  type PasswordExpirySettingsSchema,
+  ResourceOwnerType,
+  type SecuritySettings,
+  type SecuritySettingsSchema,
+} from "../../gen/svc/settings/v2/settings_pb.js";
 import type { SettingsService } from "../../gen/svc/settings/v2/settings_service_pb.js";
-import { passwordComplexity } from "../domain/settings.js";
+import { type Effective, getSettings, type ResourceOwner, resetSettings, type SettingInput, type SettingKind, setSettings } from "../domain/settings.js";
 import { type ApiDeps, domainCtx } from "./connect.js";
+import { details, ts } from "./convert.js";
+
+const owner = (o: ResourceOwner) => (o === "org" ? ResourceOwnerType.ORG : ResourceOwnerType.INSTANCE);
+
+const duration = (seconds: number): MessageInitShape<typeof LoginSettingsSchema>["passwordCheckLifetime"] => ({ seconds: BigInt(seconds), nanos: 0 });
+// Fractions of a second are not whole seconds and fail validation in the domain.
+const seconds = (d: Duration | undefined): number | undefined => (d ? Number(d.seconds) + d.nanos / 1e9 : undefined);
+
+/** The proto ⇄ domain translation of one kind of setting. */
+interface Mapping<K extends SettingKind, S extends DescMessage> {
+  kind: K;
+  toProto(v: Effective<K>): MessageInitShape<S>;
+  fromProto(m: MessageShape<S>): SettingInput<K>;
+}
+
+function handlers<K extends SettingKind, S extends DescMessage>(deps: ApiDeps, m: Mapping<K, S>) {
+  return {
+    async get(req: { organizationId: string }, hctx: HandlerContext) {
+      return { settings: m.toProto(await getSettings(domainCtx(deps, hctx), m.kind, req.organizationId || undefined)) };
+    },
+    async set(req: { organizationId: string; settings?: MessageShape<S> }, hctx: HandlerContext) {
+      const input = req.settings ? m.fromProto(req.settings) : undefined;
+      const row = await setSettings(domainCtx(deps, hctx), m.kind, req.organizationId || undefined, input);
+      return { details: details(row, row.ownerId) };
+    },
+    async reset(req: { organizationId: string }, hctx: HandlerContext) {
+      const r = await resetSettings(domainCtx(deps, hctx), m.kind, req.organizationId || undefined);
+      return { details: { changeDate: ts(r.changedAt), resourceOwner: r.ownerId } };
+    },
+  };
+}
+
+const passwordComplexity: Mapping<"password_complexity", typeof PasswordComplexitySettingsSchema> = {
+  kind: "password_complexity",
+  toProto: (s) => ({
+    minLength: BigInt(s.minLength),
+    requiresUppercase: s.requiresUppercase,
+    requiresLowercase: s.requiresLowercase,
+    requiresNumber: s.requiresNumber,
+    requiresSymbol: s.requiresSymbol,
+    resourceOwnerType: owner(s.resourceOwner),
+  }),
+  fromProto: (p: PasswordComplexitySettings) => ({
+    minLength: Number(p.minLength),
+    requiresUppercase: p.requiresUppercase,
+    requiresLowercase: p.requiresLowercase,
+    requiresNumber: p.requiresNumber,
+    requiresSymbol: p.requiresSymbol,
+  }),
+};
+
+const passwordExpiry: Mapping<"password_expiry", typeof PasswordExpirySettingsSchema> = {
+  kind: "password_expiry",
+  toProto: (s) => ({ maxAgeDays: BigInt(s.maxAgeDays), expireWarnDays: BigInt(s.expireWarnDays), resourceOwnerType: owner(s.resourceOwner) }),
+  fromProto: (p: PasswordExpirySettings) => ({ maxAgeDays: Number(p.maxAgeDays), expireWarnDays: Number(p.expireWarnDays) }),
+};
+
+const lockout: Mapping<"lockout", typeof LockoutSettingsSchema> = {
+  kind: "lockout",
+  toProto: (s) => ({
+    maxPasswordAttempts: BigInt(s.maxPasswordAttempts),
+    maxOtpAttempts: BigInt(s.maxOtpAttempts),
+    resourceOwnerType: owner(s.resourceOwner),
+  }),
+  fromProto: (p: LockoutSettings) => ({ maxPasswordAttempts: Number(p.maxPasswordAttempts), maxOtpAttempts: Number(p.maxOtpAttempts) }),
+};
+
+const login: Mapping<"login", typeof LoginSettingsSchema> = {
+  kind: "login",
+  toProto: (s) => ({
+    allowUsernamePassword: s.allowUsernamePassword,
+    allowRegister: s.allowRegister,
+    allowExternalIdp: s.allowExternalIdp,
+    forceMfa: s.forceMfa,
+    passkeysAllowed: s.passkeysAllowed,
+    ignoreUnknownUsernames: s.ignoreUnknownUsernames,
+    passwordCheckLifetime: duration(s.passwordCheckLifetimeSeconds),
+    externalLoginCheckLifetime: duration(s.externalLoginCheckLifetimeSeconds),
+    mfaInitSkipLifetime: duration(s.mfaInitSkipLifetimeSeconds),
+    secondFactorCheckLifetime: duration(s.secondFactorCheckLifetimeSeconds),
+    multiFactorCheckLifetime: duration(s.multiFactorCheckLifetimeSeconds),
+    resourceOwnerType: owner(s.resourceOwner),
+  }),
+  fromProto: (p: LoginSettings) => ({
+    allowUsernamePassword: p.allowUsernamePassword,
+    allowRegister: p.allowRegister,
+    allowExternalIdp: p.allowExternalIdp,
+    forceMfa: p.forceMfa,
+    passkeysAllowed: p.passkeysAllowed,
+    ignoreUnknownUsernames: p.ignoreUnknownUsernames,
+    passwordCheckLifetimeSeconds: seconds(p.passwordCheckLifetime),
+    externalLoginCheckLifetimeSeconds: seconds(p.externalLoginCheckLifetime),
+    mfaInitSkipLifetimeSeconds: seconds(p.mfaInitSkipLifetime),
+    secondFactorCheckLifetimeSeconds: seconds(p.secondFactorCheckLifetime),
+    multiFactorCheckLifetimeSeconds: seconds(p.multiFactorCheckLifetime),
+  }),
+};
+
+const security: Mapping<"security", typeof SecuritySettingsSchema> = {
+  kind: "security",
+  toProto: (s) => ({
+    allowedCorsOrigins: s.allowedCorsOrigins,
+    embeddedIframe: { enabled: s.iframeEnabled, allowedOrigins: s.iframeAllowedOrigins },
+    resourceOwnerType: owner(s.resourceOwner),
+  }),
+  fromProto: (p: SecuritySettings) => ({
+    allowedCorsOrigins: p.allowedCorsOrigins,
+    iframeEnabled: p.embeddedIframe?.enabled ?? false,
+    iframeAllowedOrigins: p.embeddedIframe?.allowedOrigins ?? [],
+  }),
+};
+
+const branding: Mapping<"branding", typeof BrandingSettingsSchema> = {
+  kind: "branding",
+  toProto: (s) => ({
+    primaryColor: s.primaryColor,
+    backgroundColor: s.backgroundColor,
+    warnColor: s.warnColor,
+    fontColor: s.fontColor,
+    logoUrl: s.logoUrl,
+    hideLoginNameSuffix: s.hideLoginNameSuffix,
+    disableWatermark: s.disableWatermark,
+    resourceOwnerType: owner(s.resourceOwner),
+  }),
+  fromProto: (p: BrandingSettings) => ({
+    primaryColor: p.primaryColor,
+    backgroundColor: p.backgroundColor,
+    warnColor: p.warnColor,
+    fontColor: p.fontColor,
+    logoUrl: p.logoUrl,
+    hideLoginNameSuffix: p.hideLoginNameSuffix,
+    disableWatermark: p.disableWatermark,
+  }),
+};
+
+const domain: Mapping<"domain", typeof DomainSettingsSchema> = {
+  kind: "domain",
+  toProto: (s) => ({
+    loginNameIncludesDomain: s.loginNameIncludesDomain,
+    smtpSenderAddressMatchesInstanceDomain: s.smtpSenderAddressMatchesInstanceDomain,
+    resourceOwnerType: owner(s.resourceOwner),
+  }),
+  fromProto: (p: DomainSettings) => ({
+    loginNameIncludesDomain: p.loginNameIncludesDomain,
+    smtpSenderAddressMatchesInstanceDomain: p.smtpSenderAddressMatchesInstanceDomain,
+  }),
+};
 
 export function settingsService(deps: ApiDeps): ServiceImpl<typeof SettingsService> {
+  const pc = handlers(deps, passwordComplexity);
+  const pe = handlers(deps, passwordExpiry);
+  const lo = handlers(deps, lockout);
+  const li = handlers(deps, login);
+  const se = handlers(deps, security);
+  const br = handlers(deps, branding);
+  const dm = handlers(deps, domain);
   return {
-    async getPasswordComplexitySettings(req, hctx) {
-      const s = await passwordComplexity(domainCtx(deps, hctx), req.organizationId || undefined);
-      return {
-        settings: {
-          minLength: BigInt(s.minLength),
-          requiresUppercase: s.requiresUppercase,
-          requiresLowercase: s.requiresLowercase,
-          requiresNumber: s.requiresNumber,
-          requiresSymbol: s.requiresSymbol,
-          resourceOwnerType: s.resourceOwner === "org" ? ResourceOwnerType.ORG : ResourceOwnerType.INSTANCE,
-        },
-      };
-    },
+    getPasswordComplexitySettings: pc.get,
+    setPasswordComplexitySettings: pc.set,
+    resetPasswordComplexitySettings: pc.reset,
+    getPasswordExpirySettings: pe.get,
+    setPasswordExpirySettings: pe.set,
+    resetPasswordExpirySettings: pe.reset,
+    getLockoutSettings: lo.get,
+    setLockoutSettings: lo.set,
+    resetLockoutSettings: lo.reset,
+    getLoginSettings: li.get,
+    setLoginSettings: li.set,
+    resetLoginSettings: li.reset,
+    getSecuritySettings: se.get,
+    setSecuritySettings: se.set,
+    resetSecuritySettings: se.reset,
+    getBrandingSettings: br.get,
+    setBrandingSettings: br.set,
+    resetBrandingSettings: br.reset,
+    getDomainSettings: dm.get,
+    setDomainSettings: dm.set,
+    resetDomainSettings: dm.reset,
   };
 }

@@ -1,11 +1,26 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { type SearchQuery, UserFieldName } from "../../gen/svc/user/v2/query_pb.js";
+import { type MetadataQuery, type SearchQuery, UserFieldName } from "../../gen/svc/user/v2/query_pb.js";
 import { AccessTokenType, type User, UserSchema, UserState, UserType } from "../../gen/svc/user/v2/user_pb.js";
-import type { CreateUserRequest, UserService } from "../../gen/svc/user/v2/user_service_pb.js";
+import type { CreateUserRequest, UpdateUserRequest, UserService } from "../../gen/svc/user/v2/user_service_pb.js";
 import { invalidArgument } from "../domain/errors.js";
 import { addPersonalAccessToken, listPersonalAccessTokens, removePersonalAccessToken } from "../domain/pats.js";
-import { type CreateUserInput, createUser, deleteUser, getUser, listUsers, type UserQuery, type UserSort, type UserView } from "../domain/users.js";
+import { addMachineKey, addSecret, listMachineKeys, removeMachineKey, removeSecret } from "../domain/user-credentials.js";
+import { deleteUserMetadata, listUserMetadata, setUserMetadata, type UserMetadataQuery } from "../domain/user-metadata.js";
+import { setPassword } from "../domain/user-passwords.js";
+import { deactivateUser, lockUser, reactivateUser, unlockUser } from "../domain/user-state.js";
+import {
+  type CreateUserInput,
+  createUser,
+  deleteUser,
+  getUser,
+  listUsers,
+  type UpdateUserInput,
+  type UserQuery,
+  type UserSort,
+  type UserView,
+  updateUser,
+} from "../domain/users.js";
 import { type ApiDeps, domainCtx } from "./connect.js";
 import { dateOpt, details, enumValue, listPage, textMatch, ts, tsOpt } from "./convert.js";
 
@@ -62,7 +77,7 @@ export function toUser(u: UserView): User {
             value: {
               name: u.machineName ?? "",
               description: u.description ?? "",
-              hasSecret: false,
+              hasSecret: u.hasSecret,
               accessTokenType: u.accessTokenType === "JWT" ? AccessTokenType.JWT : AccessTokenType.BEARER,
             },
           },
@@ -142,11 +157,42 @@ function toCreateInput(req: CreateUserRequest): CreateUserInput {
       machine: {
         name: t.value.name,
         description: t.value.description,
-        accessTokenType: t.value.accessTokenType === AccessTokenType.JWT ? "JWT" : "BEARER",
+        accessTokenType: accessTokenType(t.value.accessTokenType),
       },
     };
   }
   return base;
+}
+
+const accessTokenType = (t: AccessTokenType) => (t === AccessTokenType.JWT ? "JWT" : "BEARER");
+
+function toUpdateInput(req: UpdateUserRequest): UpdateUserInput {
+  const input: UpdateUserInput = { userId: req.userId, username: req.username };
+  const t = req.userType;
+  if (t.case === "human") {
+    const { profile, email, phone } = t.value;
+    input.human = {
+      profile: profile && {
+        givenName: profile.givenName,
+        familyName: profile.familyName,
+        nickName: profile.nickName,
+        displayName: profile.displayName,
+        preferredLanguage: profile.preferredLanguage,
+        gender: profile.gender,
+      },
+      email: email && { email: email.email, isVerified: email.isVerified },
+      phone: phone && { phone: phone.phone, isVerified: phone.isVerified },
+    };
+  } else if (t.case === "machine") {
+    const { name, description, accessTokenType: type } = t.value;
+    input.machine = { name, description, accessTokenType: type === undefined ? undefined : accessTokenType(type) };
+  }
+  return input;
+}
+
+function toMetadataQuery(q: MetadataQuery): UserMetadataQuery {
+  if (q.query.case !== "keyQuery") throw invalidArgument("Errors.Query.Empty", "a search query must set one filter");
+  return { kind: "key", match: textMatch(q.query.value.key, q.query.value.method) };
 }
 
 export function userService(deps: ApiDeps): ServiceImpl<typeof UserService> {
@@ -187,6 +233,75 @@ export function userService(deps: ApiDeps): ServiceImpl<typeof UserService> {
     },
     async removePersonalAccessToken(req, hctx) {
       return { deletionDate: ts(await removePersonalAccessToken(domainCtx(deps, hctx), req.userId, req.tokenId)) };
+    },
+    async updateUser(req, hctx) {
+      return { changeDate: ts(await updateUser(domainCtx(deps, hctx), toUpdateInput(req))) };
+    },
+    async deactivateUser(req, hctx) {
+      return { changeDate: ts(await deactivateUser(domainCtx(deps, hctx), req.userId)) };
+    },
+    async reactivateUser(req, hctx) {
+      return { changeDate: ts(await reactivateUser(domainCtx(deps, hctx), req.userId)) };
+    },
+    async lockUser(req, hctx) {
+      return { changeDate: ts(await lockUser(domainCtx(deps, hctx), req.userId)) };
+    },
+    async unlockUser(req, hctx) {
+      return { changeDate: ts(await unlockUser(domainCtx(deps, hctx), req.userId)) };
+    },
+    async setPassword(req, hctx) {
+      const v = req.verification;
+      const changeDate = await setPassword(domainCtx(deps, hctx), {
+        userId: req.userId,
+        password: req.newPassword?.password ?? "",
+        changeRequired: req.newPassword?.changeRequired ?? false,
+        currentPassword: v.case === "currentPassword" ? v.value : undefined,
+        verificationCode: v.case === "verificationCode" ? v.value : undefined,
+      });
+      return { changeDate: ts(changeDate) };
+    },
+    async setUserMetadata(req, hctx) {
+      return { setDate: ts(await setUserMetadata(domainCtx(deps, hctx), { userId: req.userId, metadata: req.metadata })) };
+    },
+    async listUserMetadata(req, hctx) {
+      const out = await listUserMetadata(domainCtx(deps, hctx), { userId: req.userId, page: listPage(req.query), queries: req.queries.map(toMetadataQuery) });
+      return {
+        details: { totalResult: BigInt(out.total), timestamp: ts(deps.clock()) },
+        result: out.entries.map((m) => ({ key: m.key, value: m.value, details: details(m, m.orgId) })),
+      };
+    },
+    async deleteUserMetadata(req, hctx) {
+      return { deletionDate: ts(await deleteUserMetadata(domainCtx(deps, hctx), { userId: req.userId, keys: req.keys })) };
+    },
+    async addKey(req, hctx) {
+      const key = await addMachineKey(domainCtx(deps, hctx), { userId: req.userId, expiresAt: dateOpt(req.expirationDate), publicKey: req.publicKey });
+      return {
+        keyId: key.id,
+        keyContent: key.keyFile ? new TextEncoder().encode(JSON.stringify(key.keyFile)) : new Uint8Array(),
+        creationDate: ts(key.createdAt),
+      };
+    },
+    async listKeys(req, hctx) {
+      const out = await listMachineKeys(domainCtx(deps, hctx), { userId: req.userId || undefined, page: listPage(req.query) });
+      return {
+        details: { totalResult: BigInt(out.total), timestamp: ts(deps.clock()) },
+        result: out.keys.map((k) => ({
+          id: k.id,
+          userId: k.userId,
+          details: { creationDate: ts(k.createdAt), changeDate: ts(k.createdAt), resourceOwner: k.orgId },
+          expirationDate: tsOpt(k.expiresAt),
+        })),
+      };
+    },
+    async removeKey(req, hctx) {
+      return { deletionDate: ts(await removeMachineKey(domainCtx(deps, hctx), req.userId, req.keyId)) };
+    },
+    async addSecret(req, hctx) {
+      const out = await addSecret(domainCtx(deps, hctx), req.userId);
+      return { clientSecret: out.clientSecret, creationDate: ts(out.createdAt) };
+    },
+    async removeSecret(req, hctx) {
+      return { deletionDate: ts(await removeSecret(domainCtx(deps, hctx), req.userId)) };
     },
   };
 }

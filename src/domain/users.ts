@@ -1,13 +1,15 @@
 // Users: the one implementation behind CreateUser/GetUserByID/ListUsers/
-// DeleteUser (and, later, the SCIM adapter).
+// UpdateUser/DeleteUser (and, later, the SCIM adapter). State changes,
+// passwords, metadata and machine credentials live beside it in user-*.ts.
 import type { Prisma } from "../../gen/prisma/client.js";
 import { hashPassword, importedHashFormat } from "../crypto/passwords.js";
-import type { Ctx } from "./context.js";
+import type { Ctx, Tx } from "./context.js";
 import { alreadyExists, failedPrecondition, invalidArgument, notFound, permissionDenied, SvcError } from "./errors.js";
 import { recordEvent } from "./events.js";
 import { ID_PATTERN, newId } from "./ids.js";
 import { type Page, page, type TextMatch } from "./list.js";
-import { authorize, readableOrgs } from "./permissions.js";
+import { checkIamOwnerKept, iamOwnersLock, lockTx } from "./members.js";
+import { authorize, type Permission, readableOrgs } from "./permissions.js";
 import { checkPassword, passwordComplexity } from "./settings.js";
 
 export type UserState = "ACTIVE" | "INACTIVE" | "LOCKED" | "INITIAL";
@@ -36,11 +38,13 @@ export interface UserView {
   machineName: string | null;
   description: string | null;
   accessTokenType: "BEARER" | "JWT";
+  /** A machine user has a client secret (never the secret itself). */
+  hasSecret: boolean;
   createdAt: Date;
   updatedAt: Date;
 }
 
-const userNotFound = () => notFound("Errors.User.NotFound", "user not found");
+export const userNotFound = () => notFound("Errors.User.NotFound", "user not found");
 
 const USER_SELECT = {
   id: true,
@@ -63,6 +67,8 @@ const USER_SELECT = {
   machineName: true,
   description: true,
   accessTokenType: true,
+  // Whether a secret exists, never its hash.
+  secretCreatedAt: true,
   createdAt: true,
   updatedAt: true,
   org: { select: { primaryDomain: true } },
@@ -71,9 +77,41 @@ const USER_SELECT = {
 type UserRow = Prisma.UserGetPayload<{ select: typeof USER_SELECT }>;
 
 function toView(row: UserRow): UserView {
-  const { org, ...rest } = row;
+  const { org, secretCreatedAt, ...rest } = row;
   const loginName = `${row.username}@${org.primaryDomain}`;
-  return { ...rest, loginNames: [loginName], preferredLoginName: loginName };
+  return { ...rest, hasSecret: secretCreatedAt !== null, loginNames: [loginName], preferredLoginName: loginName };
+}
+
+// ---------------------------------------------------------------- access
+
+const TARGET_SELECT = { id: true, orgId: true, type: true, state: true, username: true } satisfies Prisma.UserSelect;
+export type TargetUser = Prisma.UserGetPayload<{ select: typeof TARGET_SELECT }>;
+
+/**
+ * Loads a user of the instance that the caller wants to act on and checks
+ * `permission` in the user's organization. A caller without membership
+ * there gets NotFound; acting on oneself never hides the user, and with
+ * `selfAllowed` needs no role at all.
+ */
+export async function targetUser(ctx: Ctx, userId: string, permission: Permission, opts: { selfAllowed?: boolean } = {}): Promise<TargetUser> {
+  if (!userId) throw invalidArgument("Errors.User.Id.Missing", "user_id is required", { field: "user_id" });
+  const user = await ctx.db.user.findFirst({ where: { id: userId, instanceId: ctx.instanceId }, select: TARGET_SELECT });
+  if (!user) throw userNotFound();
+  const self = user.id === ctx.principal.userId;
+  if (self && opts.selfAllowed) return user;
+  authorize(ctx, permission, user.orgId, self ? undefined : userNotFound);
+  return user;
+}
+
+/** Whether the caller holds `permission` in `orgId`, without failing. */
+export function holds(ctx: Ctx, permission: Permission, orgId: string): boolean {
+  try {
+    authorize(ctx, permission, orgId);
+    return true;
+  } catch (err) {
+    if (err instanceof SvcError) return false;
+    throw err;
+  }
 }
 
 // ---------------------------------------------------------------- create
@@ -104,7 +142,7 @@ const EMAIL = /^[^\s@"<>()[\]\\,;:]+@[^\s@"<>()[\]\\,;:]+\.[^\s@"<>()[\]\\,;:]+$
 const PHONE = /^\+?[0-9 ()./-]{4,30}$/;
 const LANGUAGE = /^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/;
 
-function text(value: string | undefined, field: string, opts: { required?: boolean; max?: number } = {}): string | undefined {
+export function text(value: string | undefined, field: string, opts: { required?: boolean; max?: number } = {}): string | undefined {
   const v = value?.trim();
   if (!v) {
     if (opts.required) throw invalidArgument(`Errors.User.${field}.Missing`, `${field} is required`, { field });
@@ -128,7 +166,21 @@ export async function createUser(ctx: Ctx, input: CreateUserInput): Promise<{ id
   const orgHidden = () => notFound("Errors.Org.NotFound", "organization not found");
   if (!org) throw orgHidden();
   authorize(ctx, "user.write", org.id, orgHidden);
+  const prepared = await prepareUser(ctx, input, org.id);
+  await ctx.db.$transaction((tx) => insertUser(ctx, tx, prepared));
+  return { id: prepared.data.id as string, createdAt: prepared.data.createdAt as Date };
+}
 
+export interface PreparedUser {
+  data: Prisma.UserUncheckedCreateInput;
+  metadata: { key: string; value: Uint8Array<ArrayBuffer> }[];
+}
+
+/**
+ * Validates a new user and hashes its password: the slow part, kept out of
+ * any transaction. Checks no permission: callers authorize first.
+ */
+export async function prepareUser(ctx: Ctx, input: CreateUserInput, orgId: string): Promise<PreparedUser> {
   if (!!input.human === !!input.machine) throw invalidArgument("Errors.User.Type.Missing", "exactly one of human or machine is required");
   if (input.userId !== undefined && !ID_PATTERN.test(input.userId)) {
     throw invalidArgument("Errors.User.Id.Invalid", "user_id must be 1-200 characters of letters, digits, '_', '.', '@' or '-'", { field: "user_id" });
@@ -138,7 +190,7 @@ export async function createUser(ctx: Ctx, input: CreateUserInput): Promise<{ id
   const data: Prisma.UserUncheckedCreateInput = {
     id,
     instanceId: ctx.instanceId,
-    orgId: org.id,
+    orgId,
     type: "HUMAN",
     username: "",
     usernameLower: "",
@@ -169,7 +221,7 @@ export async function createUser(ctx: Ctx, input: CreateUserInput): Promise<{ id
     }
     if (h.password && h.hashedPassword) throw invalidArgument("Errors.User.Password.Ambiguous", "give either password or hashed_password");
     if (h.password) {
-      checkPassword(h.password.password, await passwordComplexity(ctx, org.id));
+      checkPassword(h.password.password, await passwordComplexity(ctx, orgId));
       data.passwordHash = await hashPassword(h.password.password);
       data.passwordChangeRequired = h.password.changeRequired;
       data.passwordChangedAt = now;
@@ -199,33 +251,49 @@ export async function createUser(ctx: Ctx, input: CreateUserInput): Promise<{ id
   }
   data.usernameLower = data.username.toLowerCase();
 
-  const metadata = (input.metadata ?? []).map((m) => {
+  const metadata = validMetadata(input.metadata ?? []);
+
+  return { data, metadata };
+}
+
+/** Writes a prepared user, its metadata and its audit event in the caller's transaction. */
+export async function insertUser(ctx: Ctx, tx: Tx, p: PreparedUser): Promise<void> {
+  const { data, metadata } = p;
+  const id = data.id as string;
+  const now = data.createdAt as Date;
+  try {
+    await tx.user.create({ data });
+    if (metadata.length)
+      await tx.userMetadata.createMany({ data: metadata.map((m) => ({ userId: id, key: m.key, value: m.value, createdAt: now, updatedAt: now })) });
+    await recordEvent(ctx, tx, {
+      aggregateType: "user",
+      aggregateId: id,
+      orgId: data.orgId,
+      type: data.type === "HUMAN" ? "user.human.added" : "user.machine.added",
+      payload: { username: data.username, email: data.email ?? undefined, metadataKeys: metadata.map((m) => m.key) },
+    });
+  } catch (err) {
+    throw mapUniqueViolation(err);
+  }
+}
+
+export const MAX_METADATA_PER_REQUEST = 100;
+
+/** Metadata entries of CreateUser and SetUserMetadata: text keys, unique, values up to 64 KiB. */
+export function validMetadata(entries: readonly { key: string; value: Uint8Array }[]): { key: string; value: Uint8Array<ArrayBuffer> }[] {
+  if (entries.length > MAX_METADATA_PER_REQUEST) {
+    throw invalidArgument("Errors.User.Metadata.TooMany", `at most ${MAX_METADATA_PER_REQUEST} metadata entries per request`, { field: "metadata" });
+  }
+  const metadata = entries.map((m) => {
     const key = text(m.key, "metadata_key", { required: true }) as string;
     if (m.value.byteLength > 64 * 1024) throw invalidArgument("Errors.User.Metadata.TooLarge", "metadata values must be at most 64 KiB", { field: "metadata" });
     return { key, value: new Uint8Array(m.value) };
   });
   if (new Set(metadata.map((m) => m.key)).size !== metadata.length) throw invalidArgument("Errors.User.Metadata.Duplicate", "metadata keys must be unique");
-
-  try {
-    await ctx.db.$transaction(async (tx) => {
-      await tx.user.create({ data });
-      if (metadata.length)
-        await tx.userMetadata.createMany({ data: metadata.map((m) => ({ userId: id, key: m.key, value: m.value, createdAt: now, updatedAt: now })) });
-      await recordEvent(ctx, tx, {
-        aggregateType: "user",
-        aggregateId: id,
-        orgId: org.id,
-        type: data.type === "HUMAN" ? "user.human.added" : "user.machine.added",
-        payload: { username: data.username, email: data.email ?? undefined, metadataKeys: metadata.map((m) => m.key) },
-      });
-    });
-  } catch (err) {
-    throw mapUniqueViolation(err);
-  }
-  return { id, createdAt: now };
+  return metadata;
 }
 
-function mapUniqueViolation(err: unknown): unknown {
+export function mapUniqueViolation(err: unknown): unknown {
   const e = err as { code?: string; meta?: { target?: unknown; driverAdapterError?: { cause?: { constraint?: { fields?: string[] } } } } };
   if (e?.code !== "P2002") return err;
   const fields = JSON.stringify(e.meta ?? {});
@@ -360,6 +428,111 @@ export async function listUsers(ctx: Ctx, input: ListUsersInput): Promise<{ tota
   return { total, users: rows.map(toView), page: p };
 }
 
+// ---------------------------------------------------------------- update
+
+export interface UpdateUserInput {
+  userId: string;
+  username?: string;
+  human?: {
+    profile?: {
+      givenName?: string;
+      familyName?: string;
+      nickName?: string;
+      displayName?: string;
+      preferredLanguage?: string;
+      gender?: number;
+    };
+    email?: { email: string; isVerified: boolean };
+    /** An empty phone removes the number. */
+    phone?: { phone: string; isVerified: boolean };
+  };
+  machine?: { name?: string; description?: string; accessTokenType?: "BEARER" | "JWT" };
+}
+
+const GENDERS = new Set([0, 1, 2, 3]);
+
+/**
+ * Changes only the fields given. Users may change themselves without a role,
+ * but marking an email or phone as verified takes user.write: otherwise a
+ * user could vouch for an address it does not own.
+ */
+export async function updateUser(ctx: Ctx, input: UpdateUserInput): Promise<Date> {
+  const target = await targetUser(ctx, input.userId, "user.write", { selfAllowed: true });
+  if (input.human && target.type !== "HUMAN") throw failedPrecondition("Errors.User.NotHuman", "the user is not a human user");
+  if (input.machine && target.type !== "MACHINE") throw failedPrecondition("Errors.User.NotMachine", "the user is not a machine user");
+  const current = await ctx.db.user.findUniqueOrThrow({ where: { id: target.id }, select: USER_SELECT });
+  const mayVerify = () => holds(ctx, "user.write", target.orgId);
+
+  const next: Prisma.UserUncheckedUpdateInput = {};
+  if (input.username !== undefined) {
+    next.username = validateUsername(input.username);
+    next.usernameLower = next.username.toLowerCase();
+  }
+  const p = input.human?.profile;
+  if (p) {
+    if (p.givenName !== undefined) next.givenName = text(p.givenName, "given_name", { required: true });
+    if (p.familyName !== undefined) next.familyName = text(p.familyName, "family_name", { required: true });
+    if (p.nickName !== undefined) next.nickName = text(p.nickName, "nick_name") ?? null;
+    if (p.displayName !== undefined) {
+      next.displayName = text(p.displayName, "display_name") ?? `${next.givenName ?? current.givenName} ${next.familyName ?? current.familyName}`;
+    }
+    if (p.preferredLanguage !== undefined) {
+      const language = text(p.preferredLanguage, "preferred_language", { max: 35 });
+      if (language && !LANGUAGE.test(language)) {
+        throw invalidArgument("Errors.User.PreferredLanguage.Invalid", "preferred_language must be a BCP 47 language tag", { field: "preferred_language" });
+      }
+      next.preferredLanguage = language ?? null;
+    }
+    if (p.gender !== undefined) {
+      if (!GENDERS.has(p.gender)) throw invalidArgument("Errors.User.Gender.Invalid", "unknown gender", { field: "gender" });
+      next.gender = p.gender;
+    }
+  }
+  const e = input.human?.email;
+  if (e) {
+    const email = text(e.email, "email", { required: true, max: 320 }) as string;
+    if (!EMAIL.test(email)) throw invalidArgument("Errors.User.Email.Invalid", "email is not a valid address", { field: "email" });
+    if (e.isVerified && !mayVerify()) throw permissionDenied("Errors.User.Email.VerifyDenied", "marking an email as verified needs user.write");
+    next.email = email;
+    // Re-sending the current address does not undo its verification.
+    if (e.isVerified || email !== current.email) next.emailVerified = e.isVerified;
+  }
+  const ph = input.human?.phone;
+  if (ph) {
+    const phone = text(ph.phone, "phone", { max: 30 });
+    if (phone && !PHONE.test(phone)) throw invalidArgument("Errors.User.Phone.Invalid", "phone is not a valid number", { field: "phone" });
+    if (phone && ph.isVerified && !mayVerify()) throw permissionDenied("Errors.User.Phone.VerifyDenied", "marking a phone as verified needs user.write");
+    next.phone = phone ?? null;
+    if (ph.isVerified || phone !== current.phone) next.phoneVerified = phone ? ph.isVerified : false;
+  }
+  const m = input.machine;
+  if (m) {
+    if (m.name !== undefined) next.machineName = text(m.name, "name", { required: true });
+    if (m.description !== undefined) next.description = text(m.description, "description", { max: 500 }) ?? null;
+    if (m.accessTokenType !== undefined) next.accessTokenType = m.accessTokenType;
+  }
+
+  // Only real changes are written and recorded: clients often send back what they read.
+  const changed = Object.keys(next).filter((k) => k !== "usernameLower" && next[k as keyof typeof next] !== current[k as keyof typeof current]);
+  if (changed.length === 0) return current.updatedAt;
+  const now = ctx.clock();
+  try {
+    await ctx.db.$transaction(async (tx) => {
+      await tx.user.update({ where: { id: target.id }, data: { ...next, updatedAt: now } });
+      await recordEvent(ctx, tx, {
+        aggregateType: "user",
+        aggregateId: target.id,
+        orgId: target.orgId,
+        type: "user.changed",
+        payload: { changed, username: next.username, email: next.email ?? undefined },
+      });
+    });
+  } catch (err) {
+    throw mapUniqueViolation(err);
+  }
+  return now;
+}
+
 // ---------------------------------------------------------------- delete
 
 export async function deleteUser(ctx: Ctx, userId: string): Promise<Date> {
@@ -368,15 +541,23 @@ export async function deleteUser(ctx: Ctx, userId: string): Promise<Date> {
   authorize(ctx, "user.delete", user.orgId, userNotFound);
   const now = ctx.clock();
   await ctx.db.$transaction(async (tx) => {
-    const owners = await tx.instanceMember.findMany({ where: { instanceId: ctx.instanceId, roles: { has: "IAM_OWNER" } }, select: { userId: true } });
-    if (owners.length === 1 && owners[0]?.userId === user.id) {
-      throw failedPrecondition("Errors.User.LastInstanceOwner", "the last IAM_OWNER of the instance cannot be deleted");
-    }
+    await keepAnActiveInstanceOwner(ctx, tx, user.id, "Errors.User.LastInstanceOwner", "the last active IAM_OWNER of the instance cannot be deleted");
     // Tokens, metadata and memberships go with the user (ON DELETE CASCADE).
     await tx.user.delete({ where: { id: user.id } });
     await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.removed", payload: { username: user.username } });
   });
   return now;
+}
+
+/**
+ * The instance must keep an IAM_OWNER that can act (an active user of an
+ * active organization) when `userId` loses its access. Takes the same
+ * advisory lock as instance member changes, so two administrators taking
+ * each other's access at the same moment cannot both succeed.
+ */
+export async function keepAnActiveInstanceOwner(ctx: Ctx, tx: Tx, userId: string, errorId: string, message: string): Promise<void> {
+  await lockTx(tx, iamOwnersLock(ctx.instanceId));
+  await checkIamOwnerKept(ctx, tx, { userId }, message, errorId);
 }
 
 export function isSvcError(err: unknown): err is SvcError {

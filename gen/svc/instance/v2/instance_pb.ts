@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/instance/v2/instance.proto.
  */
 export const file_svc_instance_v2_instance: GenFile = /*@__PURE__*/
-  fileDesc("Ch5zdmMvaW5zdGFuY2UvdjIvaW5zdGFuY2UucHJvdG8SD3N2Yy5pbnN0YW5jZS52MiKEAQoISW5zdGFuY2USCgoCaWQYASABKAkSJwoHZGV0YWlscxgCIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscxIMCgRuYW1lGAMgASgJEhQKDGV4dGVybmFsX3VybBgEIAEoCRIfChdkZWZhdWx0X29yZ2FuaXphdGlvbl9pZBgFIAEoCWIGcHJvdG8z", [file_svc_object_v2_object]);
+  fileDesc("Ch5zdmMvaW5zdGFuY2UvdjIvaW5zdGFuY2UucHJvdG8SD3N2Yy5pbnN0YW5jZS52MiKEAQoISW5zdGFuY2USCgoCaWQYASABKAkSJwoHZGV0YWlscxgCIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscxIMCgRuYW1lGAMgASgJEhQKDGV4dGVybmFsX3VybBgEIAEoCRIfChdkZWZhdWx0X29yZ2FuaXphdGlvbl9pZBgFIAEoCSKjAQoGTWVtYmVyEg8KB3VzZXJfaWQYASABKAkSJwoHZGV0YWlscxgCIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscxINCgVyb2xlcxgDIAMoCRIcChRwcmVmZXJyZWRfbG9naW5fbmFtZRgEIAEoCRIUCgxkaXNwbGF5X25hbWUYBSABKAkSHAoUdXNlcl9vcmdhbml6YXRpb25faWQYBiABKAkiiwEKC01lbWJlclF1ZXJ5EjsKDXVzZXJfaWRfcXVlcnkYASABKAsyIi5zdmMuaW5zdGFuY2UudjIuTWVtYmVyVXNlcklEUXVlcnlIABI2Cgpyb2xlX3F1ZXJ5GAIgASgLMiAuc3ZjLmluc3RhbmNlLnYyLk1lbWJlclJvbGVRdWVyeUgAQgcKBXF1ZXJ5IiQKEU1lbWJlclVzZXJJRFF1ZXJ5Eg8KB3VzZXJfaWQYASABKAkiHwoPTWVtYmVyUm9sZVF1ZXJ5EgwKBHJvbGUYASABKAliBnByb3RvMw", [file_svc_object_v2_object]);
 
 /**
  * @generated from message svc.instance.v2.Instance
@@ -52,4 +52,118 @@ export type Instance = Message<"svc.instance.v2.Instance"> & {
  */
 export const InstanceSchema: GenMessage<Instance> = /*@__PURE__*/
   messageDesc(file_svc_instance_v2_instance, 0);
+
+/**
+ * An instance administrator: a user of any organization holding IAM_OWNER
+ * (full administration) or IAM_OWNER_VIEWER (read-only).
+ *
+ * @generated from message svc.instance.v2.Member
+ */
+export type Member = Message<"svc.instance.v2.Member"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * resource_owner is the instance id.
+   *
+   * @generated from field: svc.object.v2.Details details = 2;
+   */
+  details?: Details | undefined;
+
+  /**
+   * @generated from field: repeated string roles = 3;
+   */
+  roles: string[];
+
+  /**
+   * @generated from field: string preferred_login_name = 4;
+   */
+  preferredLoginName: string;
+
+  /**
+   * @generated from field: string display_name = 5;
+   */
+  displayName: string;
+
+  /**
+   * The organization the user belongs to.
+   *
+   * @generated from field: string user_organization_id = 6;
+   */
+  userOrganizationId: string;
+};
+
+/**
+ * Describes the message svc.instance.v2.Member.
+ * Use `create(MemberSchema)` to create a new message.
+ */
+export const MemberSchema: GenMessage<Member> = /*@__PURE__*/
+  messageDesc(file_svc_instance_v2_instance, 1);
+
+/**
+ * @generated from message svc.instance.v2.MemberQuery
+ */
+export type MemberQuery = Message<"svc.instance.v2.MemberQuery"> & {
+  /**
+   * @generated from oneof svc.instance.v2.MemberQuery.query
+   */
+  query: {
+    /**
+     * @generated from field: svc.instance.v2.MemberUserIDQuery user_id_query = 1;
+     */
+    value: MemberUserIDQuery;
+    case: "userIdQuery";
+  } | {
+    /**
+     * @generated from field: svc.instance.v2.MemberRoleQuery role_query = 2;
+     */
+    value: MemberRoleQuery;
+    case: "roleQuery";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message svc.instance.v2.MemberQuery.
+ * Use `create(MemberQuerySchema)` to create a new message.
+ */
+export const MemberQuerySchema: GenMessage<MemberQuery> = /*@__PURE__*/
+  messageDesc(file_svc_instance_v2_instance, 2);
+
+/**
+ * @generated from message svc.instance.v2.MemberUserIDQuery
+ */
+export type MemberUserIDQuery = Message<"svc.instance.v2.MemberUserIDQuery"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message svc.instance.v2.MemberUserIDQuery.
+ * Use `create(MemberUserIDQuerySchema)` to create a new message.
+ */
+export const MemberUserIDQuerySchema: GenMessage<MemberUserIDQuery> = /*@__PURE__*/
+  messageDesc(file_svc_instance_v2_instance, 3);
+
+/**
+ * Members holding this role (among others).
+ *
+ * @generated from message svc.instance.v2.MemberRoleQuery
+ */
+export type MemberRoleQuery = Message<"svc.instance.v2.MemberRoleQuery"> & {
+  /**
+   * @generated from field: string role = 1;
+   */
+  role: string;
+};
+
+/**
+ * Describes the message svc.instance.v2.MemberRoleQuery.
+ * Use `create(MemberRoleQuerySchema)` to create a new message.
+ */
+export const MemberRoleQuerySchema: GenMessage<MemberRoleQuery> = /*@__PURE__*/
+  messageDesc(file_svc_instance_v2_instance, 4);
 

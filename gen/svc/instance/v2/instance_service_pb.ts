@@ -5,15 +5,19 @@
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
-import type { Instance } from "./instance_pb.js";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Instance, Member, MemberQuery } from "./instance_pb.js";
 import { file_svc_instance_v2_instance } from "./instance_pb.js";
+import type { ListDetails, ListQuery } from "../../object/v2/object_pb.js";
+import { file_svc_object_v2_object } from "../../object/v2/object_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file svc/instance/v2/instance_service.proto.
  */
 export const file_svc_instance_v2_instance_service: GenFile = /*@__PURE__*/
-  fileDesc("CiZzdmMvaW5zdGFuY2UvdjIvaW5zdGFuY2Vfc2VydmljZS5wcm90bxIPc3ZjLmluc3RhbmNlLnYyIhQKEkdldEluc3RhbmNlUmVxdWVzdCJCChNHZXRJbnN0YW5jZVJlc3BvbnNlEisKCGluc3RhbmNlGAEgASgLMhkuc3ZjLmluc3RhbmNlLnYyLkluc3RhbmNlMoEBCg9JbnN0YW5jZVNlcnZpY2USbgoLR2V0SW5zdGFuY2USIy5zdmMuaW5zdGFuY2UudjIuR2V0SW5zdGFuY2VSZXF1ZXN0GiQuc3ZjLmluc3RhbmNlLnYyLkdldEluc3RhbmNlUmVzcG9uc2UiFILT5JMCDhIML3YyL2luc3RhbmNlYgZwcm90bzM", [file_google_api_annotations, file_svc_instance_v2_instance]);
+  fileDesc("CiZzdmMvaW5zdGFuY2UvdjIvaW5zdGFuY2Vfc2VydmljZS5wcm90bxIPc3ZjLmluc3RhbmNlLnYyIhQKEkdldEluc3RhbmNlUmVxdWVzdCJCChNHZXRJbnN0YW5jZVJlc3BvbnNlEisKCGluc3RhbmNlGAEgASgLMhkuc3ZjLmluc3RhbmNlLnYyLkluc3RhbmNlIjoKGEFkZEluc3RhbmNlTWVtYmVyUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEg0KBXJvbGVzGAIgAygJIk4KGUFkZEluc3RhbmNlTWVtYmVyUmVzcG9uc2USMQoNY3JlYXRpb25fZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAidAoaTGlzdEluc3RhbmNlTWVtYmVyc1JlcXVlc3QSJwoFcXVlcnkYASABKAsyGC5zdmMub2JqZWN0LnYyLkxpc3RRdWVyeRItCgdxdWVyaWVzGAIgAygLMhwuc3ZjLmluc3RhbmNlLnYyLk1lbWJlclF1ZXJ5InMKG0xpc3RJbnN0YW5jZU1lbWJlcnNSZXNwb25zZRIrCgdkZXRhaWxzGAEgASgLMhouc3ZjLm9iamVjdC52Mi5MaXN0RGV0YWlscxInCgZyZXN1bHQYAiADKAsyFy5zdmMuaW5zdGFuY2UudjIuTWVtYmVyIj0KG1VwZGF0ZUluc3RhbmNlTWVtYmVyUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEg0KBXJvbGVzGAIgAygJIk8KHFVwZGF0ZUluc3RhbmNlTWVtYmVyUmVzcG9uc2USLwoLY2hhbmdlX2RhdGUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIi4KG1JlbW92ZUluc3RhbmNlTWVtYmVyUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJIlEKHFJlbW92ZUluc3RhbmNlTWVtYmVyUmVzcG9uc2USMQoNZGVsZXRpb25fZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAy6QUKD0luc3RhbmNlU2VydmljZRJuCgtHZXRJbnN0YW5jZRIjLnN2Yy5pbnN0YW5jZS52Mi5HZXRJbnN0YW5jZVJlcXVlc3QaJC5zdmMuaW5zdGFuY2UudjIuR2V0SW5zdGFuY2VSZXNwb25zZSIUgtPkkwIOEgwvdjIvaW5zdGFuY2USiwEKEUFkZEluc3RhbmNlTWVtYmVyEikuc3ZjLmluc3RhbmNlLnYyLkFkZEluc3RhbmNlTWVtYmVyUmVxdWVzdBoqLnN2Yy5pbnN0YW5jZS52Mi5BZGRJbnN0YW5jZU1lbWJlclJlc3BvbnNlIh+C0+STAhk6ASoiFC92Mi9pbnN0YW5jZS9tZW1iZXJzEpgBChNMaXN0SW5zdGFuY2VNZW1iZXJzEisuc3ZjLmluc3RhbmNlLnYyLkxpc3RJbnN0YW5jZU1lbWJlcnNSZXF1ZXN0Giwuc3ZjLmluc3RhbmNlLnYyLkxpc3RJbnN0YW5jZU1lbWJlcnNSZXNwb25zZSImgtPkkwIgOgEqIhsvdjIvaW5zdGFuY2UvbWVtYmVycy9zZWFyY2gSngEKFFVwZGF0ZUluc3RhbmNlTWVtYmVyEiwuc3ZjLmluc3RhbmNlLnYyLlVwZGF0ZUluc3RhbmNlTWVtYmVyUmVxdWVzdBotLnN2Yy5pbnN0YW5jZS52Mi5VcGRhdGVJbnN0YW5jZU1lbWJlclJlc3BvbnNlIimC0+STAiM6ASoiHi92Mi9pbnN0YW5jZS9tZW1iZXJzL3t1c2VyX2lkfRKbAQoUUmVtb3ZlSW5zdGFuY2VNZW1iZXISLC5zdmMuaW5zdGFuY2UudjIuUmVtb3ZlSW5zdGFuY2VNZW1iZXJSZXF1ZXN0Gi0uc3ZjLmluc3RhbmNlLnYyLlJlbW92ZUluc3RhbmNlTWVtYmVyUmVzcG9uc2UiJoLT5JMCICoeL3YyL2luc3RhbmNlL21lbWJlcnMve3VzZXJfaWR9YgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_timestamp, file_svc_instance_v2_instance, file_svc_object_v2_object]);
 
 /**
  * @generated from message svc.instance.v2.GetInstanceRequest
@@ -46,6 +50,164 @@ export const GetInstanceResponseSchema: GenMessage<GetInstanceResponse> = /*@__P
   messageDesc(file_svc_instance_v2_instance_service, 1);
 
 /**
+ * @generated from message svc.instance.v2.AddInstanceMemberRequest
+ */
+export type AddInstanceMemberRequest = Message<"svc.instance.v2.AddInstanceMemberRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * IAM_OWNER and/or IAM_OWNER_VIEWER.
+   *
+   * @generated from field: repeated string roles = 2;
+   */
+  roles: string[];
+};
+
+/**
+ * Describes the message svc.instance.v2.AddInstanceMemberRequest.
+ * Use `create(AddInstanceMemberRequestSchema)` to create a new message.
+ */
+export const AddInstanceMemberRequestSchema: GenMessage<AddInstanceMemberRequest> = /*@__PURE__*/
+  messageDesc(file_svc_instance_v2_instance_service, 2);
+
+/**
+ * @generated from message svc.instance.v2.AddInstanceMemberResponse
+ */
+export type AddInstanceMemberResponse = Message<"svc.instance.v2.AddInstanceMemberResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp creation_date = 1;
+   */
+  creationDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.instance.v2.AddInstanceMemberResponse.
+ * Use `create(AddInstanceMemberResponseSchema)` to create a new message.
+ */
+export const AddInstanceMemberResponseSchema: GenMessage<AddInstanceMemberResponse> = /*@__PURE__*/
+  messageDesc(file_svc_instance_v2_instance_service, 3);
+
+/**
+ * @generated from message svc.instance.v2.ListInstanceMembersRequest
+ */
+export type ListInstanceMembersRequest = Message<"svc.instance.v2.ListInstanceMembersRequest"> & {
+  /**
+   * @generated from field: svc.object.v2.ListQuery query = 1;
+   */
+  query?: ListQuery | undefined;
+
+  /**
+   * @generated from field: repeated svc.instance.v2.MemberQuery queries = 2;
+   */
+  queries: MemberQuery[];
+};
+
+/**
+ * Describes the message svc.instance.v2.ListInstanceMembersRequest.
+ * Use `create(ListInstanceMembersRequestSchema)` to create a new message.
+ */
+export const ListInstanceMembersRequestSchema: GenMessage<ListInstanceMembersRequest> = /*@__PURE__*/
+  messageDesc(file_svc_instance_v2_instance_service, 4);
+
+/**
+ * @generated from message svc.instance.v2.ListInstanceMembersResponse
+ */
+export type ListInstanceMembersResponse = Message<"svc.instance.v2.ListInstanceMembersResponse"> & {
+  /**
+   * @generated from field: svc.object.v2.ListDetails details = 1;
+   */
+  details?: ListDetails | undefined;
+
+  /**
+   * @generated from field: repeated svc.instance.v2.Member result = 2;
+   */
+  result: Member[];
+};
+
+/**
+ * Describes the message svc.instance.v2.ListInstanceMembersResponse.
+ * Use `create(ListInstanceMembersResponseSchema)` to create a new message.
+ */
+export const ListInstanceMembersResponseSchema: GenMessage<ListInstanceMembersResponse> = /*@__PURE__*/
+  messageDesc(file_svc_instance_v2_instance_service, 5);
+
+/**
+ * @generated from message svc.instance.v2.UpdateInstanceMemberRequest
+ */
+export type UpdateInstanceMemberRequest = Message<"svc.instance.v2.UpdateInstanceMemberRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: repeated string roles = 2;
+   */
+  roles: string[];
+};
+
+/**
+ * Describes the message svc.instance.v2.UpdateInstanceMemberRequest.
+ * Use `create(UpdateInstanceMemberRequestSchema)` to create a new message.
+ */
+export const UpdateInstanceMemberRequestSchema: GenMessage<UpdateInstanceMemberRequest> = /*@__PURE__*/
+  messageDesc(file_svc_instance_v2_instance_service, 6);
+
+/**
+ * @generated from message svc.instance.v2.UpdateInstanceMemberResponse
+ */
+export type UpdateInstanceMemberResponse = Message<"svc.instance.v2.UpdateInstanceMemberResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp change_date = 1;
+   */
+  changeDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.instance.v2.UpdateInstanceMemberResponse.
+ * Use `create(UpdateInstanceMemberResponseSchema)` to create a new message.
+ */
+export const UpdateInstanceMemberResponseSchema: GenMessage<UpdateInstanceMemberResponse> = /*@__PURE__*/
+  messageDesc(file_svc_instance_v2_instance_service, 7);
+
+/**
+ * @generated from message svc.instance.v2.RemoveInstanceMemberRequest
+ */
+export type RemoveInstanceMemberRequest = Message<"svc.instance.v2.RemoveInstanceMemberRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message svc.instance.v2.RemoveInstanceMemberRequest.
+ * Use `create(RemoveInstanceMemberRequestSchema)` to create a new message.
+ */
+export const RemoveInstanceMemberRequestSchema: GenMessage<RemoveInstanceMemberRequest> = /*@__PURE__*/
+  messageDesc(file_svc_instance_v2_instance_service, 8);
+
+/**
+ * @generated from message svc.instance.v2.RemoveInstanceMemberResponse
+ */
+export type RemoveInstanceMemberResponse = Message<"svc.instance.v2.RemoveInstanceMemberResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp deletion_date = 1;
+   */
+  deletionDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.instance.v2.RemoveInstanceMemberResponse.
+ * Use `create(RemoveInstanceMemberResponseSchema)` to create a new message.
+ */
+export const RemoveInstanceMemberResponseSchema: GenMessage<RemoveInstanceMemberResponse> = /*@__PURE__*/
+  messageDesc(file_svc_instance_v2_instance_service, 9);
+
+/**
  * The instance itself and its administrators.
  *
  * @generated from service svc.instance.v2.InstanceService
@@ -60,6 +222,44 @@ export const InstanceService: GenService<{
     methodKind: "unary";
     input: typeof GetInstanceRequestSchema;
     output: typeof GetInstanceResponseSchema;
+  },
+  /**
+   * Makes a user of any organization an instance administrator.
+   *
+   * @generated from rpc svc.instance.v2.InstanceService.AddInstanceMember
+   */
+  addInstanceMember: {
+    methodKind: "unary";
+    input: typeof AddInstanceMemberRequestSchema;
+    output: typeof AddInstanceMemberResponseSchema;
+  },
+  /**
+   * @generated from rpc svc.instance.v2.InstanceService.ListInstanceMembers
+   */
+  listInstanceMembers: {
+    methodKind: "unary";
+    input: typeof ListInstanceMembersRequestSchema;
+    output: typeof ListInstanceMembersResponseSchema;
+  },
+  /**
+   * Replaces the member's roles. The last IAM_OWNER cannot lose the role.
+   *
+   * @generated from rpc svc.instance.v2.InstanceService.UpdateInstanceMember
+   */
+  updateInstanceMember: {
+    methodKind: "unary";
+    input: typeof UpdateInstanceMemberRequestSchema;
+    output: typeof UpdateInstanceMemberResponseSchema;
+  },
+  /**
+   * The last IAM_OWNER cannot be removed.
+   *
+   * @generated from rpc svc.instance.v2.InstanceService.RemoveInstanceMember
+   */
+  removeInstanceMember: {
+    methodKind: "unary";
+    input: typeof RemoveInstanceMemberRequestSchema;
+    output: typeof RemoveInstanceMemberResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_svc_instance_v2_instance_service, 0);

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/org/v2/org.proto.
  */
 export const file_svc_org_v2_org: GenFile = /*@__PURE__*/
-  fileDesc("ChRzdmMvb3JnL3YyL29yZy5wcm90bxIKc3ZjLm9yZy52MiKXAQoMT3JnYW5pemF0aW9uEgoKAmlkGAEgASgJEicKB2RldGFpbHMYAiABKAsyFi5zdmMub2JqZWN0LnYyLkRldGFpbHMSLAoFc3RhdGUYAyABKA4yHS5zdmMub3JnLnYyLk9yZ2FuaXphdGlvblN0YXRlEgwKBG5hbWUYBCABKAkSFgoOcHJpbWFyeV9kb21haW4YBSABKAkivwEKC1NlYXJjaFF1ZXJ5EjcKCm5hbWVfcXVlcnkYASABKAsyIS5zdmMub3JnLnYyLk9yZ2FuaXphdGlvbk5hbWVRdWVyeUgAEjkKC3N0YXRlX3F1ZXJ5GAIgASgLMiIuc3ZjLm9yZy52Mi5Pcmdhbml6YXRpb25TdGF0ZVF1ZXJ5SAASMwoIaWRfcXVlcnkYAyABKAsyHy5zdmMub3JnLnYyLk9yZ2FuaXphdGlvbklEUXVlcnlIAEIHCgVxdWVyeSJVChVPcmdhbml6YXRpb25OYW1lUXVlcnkSDAoEbmFtZRgBIAEoCRIuCgZtZXRob2QYAiABKA4yHi5zdmMub2JqZWN0LnYyLlRleHRRdWVyeU1ldGhvZCJGChZPcmdhbml6YXRpb25TdGF0ZVF1ZXJ5EiwKBXN0YXRlGAEgASgOMh0uc3ZjLm9yZy52Mi5Pcmdhbml6YXRpb25TdGF0ZSIhChNPcmdhbml6YXRpb25JRFF1ZXJ5EgoKAmlkGAEgASgJKncKEU9yZ2FuaXphdGlvblN0YXRlEiIKHk9SR0FOSVpBVElPTl9TVEFURV9VTlNQRUNJRklFRBAAEh0KGU9SR0FOSVpBVElPTl9TVEFURV9BQ1RJVkUQARIfChtPUkdBTklaQVRJT05fU1RBVEVfSU5BQ1RJVkUQAiqNAQoVT3JnYW5pemF0aW9uRmllbGROYW1lEicKI09SR0FOSVpBVElPTl9GSUVMRF9OQU1FX1VOU1BFQ0lGSUVEEAASIAocT1JHQU5JWkFUSU9OX0ZJRUxEX05BTUVfTkFNRRABEikKJU9SR0FOSVpBVElPTl9GSUVMRF9OQU1FX0NSRUFUSU9OX0RBVEUQAmIGcHJvdG8z", [file_svc_object_v2_object]);
+  fileDesc("ChRzdmMvb3JnL3YyL29yZy5wcm90bxIKc3ZjLm9yZy52MiKXAQoMT3JnYW5pemF0aW9uEgoKAmlkGAEgASgJEicKB2RldGFpbHMYAiABKAsyFi5zdmMub2JqZWN0LnYyLkRldGFpbHMSLAoFc3RhdGUYAyABKA4yHS5zdmMub3JnLnYyLk9yZ2FuaXphdGlvblN0YXRlEgwKBG5hbWUYBCABKAkSFgoOcHJpbWFyeV9kb21haW4YBSABKAkivwEKC1NlYXJjaFF1ZXJ5EjcKCm5hbWVfcXVlcnkYASABKAsyIS5zdmMub3JnLnYyLk9yZ2FuaXphdGlvbk5hbWVRdWVyeUgAEjkKC3N0YXRlX3F1ZXJ5GAIgASgLMiIuc3ZjLm9yZy52Mi5Pcmdhbml6YXRpb25TdGF0ZVF1ZXJ5SAASMwoIaWRfcXVlcnkYAyABKAsyHy5zdmMub3JnLnYyLk9yZ2FuaXphdGlvbklEUXVlcnlIAEIHCgVxdWVyeSJVChVPcmdhbml6YXRpb25OYW1lUXVlcnkSDAoEbmFtZRgBIAEoCRIuCgZtZXRob2QYAiABKA4yHi5zdmMub2JqZWN0LnYyLlRleHRRdWVyeU1ldGhvZCJGChZPcmdhbml6YXRpb25TdGF0ZVF1ZXJ5EiwKBXN0YXRlGAEgASgOMh0uc3ZjLm9yZy52Mi5Pcmdhbml6YXRpb25TdGF0ZSIhChNPcmdhbml6YXRpb25JRFF1ZXJ5EgoKAmlkGAEgASgJIiYKCE1ldGFkYXRhEgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoDCJUCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoDBInCgdkZXRhaWxzGAMgASgLMhYuc3ZjLm9iamVjdC52Mi5EZXRhaWxzIksKDU1ldGFkYXRhUXVlcnkSMQoJa2V5X3F1ZXJ5GAEgASgLMhwuc3ZjLm9yZy52Mi5NZXRhZGF0YUtleVF1ZXJ5SABCBwoFcXVlcnkiTwoQTWV0YWRhdGFLZXlRdWVyeRILCgNrZXkYASABKAkSLgoGbWV0aG9kGAIgASgOMh4uc3ZjLm9iamVjdC52Mi5UZXh0UXVlcnlNZXRob2QiowEKBk1lbWJlchIPCgd1c2VyX2lkGAEgASgJEicKB2RldGFpbHMYAiABKAsyFi5zdmMub2JqZWN0LnYyLkRldGFpbHMSDQoFcm9sZXMYAyADKAkSHAoUcHJlZmVycmVkX2xvZ2luX25hbWUYBCABKAkSFAoMZGlzcGxheV9uYW1lGAUgASgJEhwKFHVzZXJfb3JnYW5pemF0aW9uX2lkGAYgASgJIoEBCgtNZW1iZXJRdWVyeRI2Cg11c2VyX2lkX3F1ZXJ5GAEgASgLMh0uc3ZjLm9yZy52Mi5NZW1iZXJVc2VySURRdWVyeUgAEjEKCnJvbGVfcXVlcnkYAiABKAsyGy5zdmMub3JnLnYyLk1lbWJlclJvbGVRdWVyeUgAQgcKBXF1ZXJ5IiQKEU1lbWJlclVzZXJJRFF1ZXJ5Eg8KB3VzZXJfaWQYASABKAkiHwoPTWVtYmVyUm9sZVF1ZXJ5EgwKBHJvbGUYASABKAkqdwoRT3JnYW5pemF0aW9uU3RhdGUSIgoeT1JHQU5JWkFUSU9OX1NUQVRFX1VOU1BFQ0lGSUVEEAASHQoZT1JHQU5JWkFUSU9OX1NUQVRFX0FDVElWRRABEh8KG09SR0FOSVpBVElPTl9TVEFURV9JTkFDVElWRRACKo0BChVPcmdhbml6YXRpb25GaWVsZE5hbWUSJwojT1JHQU5JWkFUSU9OX0ZJRUxEX05BTUVfVU5TUEVDSUZJRUQQABIgChxPUkdBTklaQVRJT05fRklFTERfTkFNRV9OQU1FEAESKQolT1JHQU5JWkFUSU9OX0ZJRUxEX05BTUVfQ1JFQVRJT05fREFURRACYgZwcm90bzM", [file_svc_object_v2_object]);
 
 /**
  * @generated from message svc.org.v2.Organization
@@ -143,6 +143,220 @@ export type OrganizationIDQuery = Message<"svc.org.v2.OrganizationIDQuery"> & {
  */
 export const OrganizationIDQuerySchema: GenMessage<OrganizationIDQuery> = /*@__PURE__*/
   messageDesc(file_svc_org_v2_org, 4);
+
+/**
+ * One metadata entry of an organization. Values are opaque bytes (base64 in
+ * JSON), at most 64 KiB.
+ *
+ * @generated from message svc.org.v2.Metadata
+ */
+export type Metadata = Message<"svc.org.v2.Metadata"> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * @generated from field: bytes value = 2;
+   */
+  value: Uint8Array;
+};
+
+/**
+ * Describes the message svc.org.v2.Metadata.
+ * Use `create(MetadataSchema)` to create a new message.
+ */
+export const MetadataSchema: GenMessage<Metadata> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org, 5);
+
+/**
+ * An organization's metadata entry as listed.
+ *
+ * @generated from message svc.org.v2.MetadataEntry
+ */
+export type MetadataEntry = Message<"svc.org.v2.MetadataEntry"> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * @generated from field: bytes value = 2;
+   */
+  value: Uint8Array;
+
+  /**
+   * @generated from field: svc.object.v2.Details details = 3;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.org.v2.MetadataEntry.
+ * Use `create(MetadataEntrySchema)` to create a new message.
+ */
+export const MetadataEntrySchema: GenMessage<MetadataEntry> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org, 6);
+
+/**
+ * @generated from message svc.org.v2.MetadataQuery
+ */
+export type MetadataQuery = Message<"svc.org.v2.MetadataQuery"> & {
+  /**
+   * @generated from oneof svc.org.v2.MetadataQuery.query
+   */
+  query: {
+    /**
+     * @generated from field: svc.org.v2.MetadataKeyQuery key_query = 1;
+     */
+    value: MetadataKeyQuery;
+    case: "keyQuery";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message svc.org.v2.MetadataQuery.
+ * Use `create(MetadataQuerySchema)` to create a new message.
+ */
+export const MetadataQuerySchema: GenMessage<MetadataQuery> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org, 7);
+
+/**
+ * @generated from message svc.org.v2.MetadataKeyQuery
+ */
+export type MetadataKeyQuery = Message<"svc.org.v2.MetadataKeyQuery"> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * @generated from field: svc.object.v2.TextQueryMethod method = 2;
+   */
+  method: TextQueryMethod;
+};
+
+/**
+ * Describes the message svc.org.v2.MetadataKeyQuery.
+ * Use `create(MetadataKeyQuerySchema)` to create a new message.
+ */
+export const MetadataKeyQuerySchema: GenMessage<MetadataKeyQuery> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org, 8);
+
+/**
+ * A user holding organization roles (ORG_OWNER, ORG_USER_MANAGER,
+ * ORG_PROJECT_PERMISSION_MANAGER, ORG_AUDITOR). The user may belong to any
+ * organization of the instance.
+ *
+ * @generated from message svc.org.v2.Member
+ */
+export type Member = Message<"svc.org.v2.Member"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * resource_owner is the organization the membership belongs to.
+   *
+   * @generated from field: svc.object.v2.Details details = 2;
+   */
+  details?: Details | undefined;
+
+  /**
+   * @generated from field: repeated string roles = 3;
+   */
+  roles: string[];
+
+  /**
+   * @generated from field: string preferred_login_name = 4;
+   */
+  preferredLoginName: string;
+
+  /**
+   * @generated from field: string display_name = 5;
+   */
+  displayName: string;
+
+  /**
+   * The organization the user itself belongs to.
+   *
+   * @generated from field: string user_organization_id = 6;
+   */
+  userOrganizationId: string;
+};
+
+/**
+ * Describes the message svc.org.v2.Member.
+ * Use `create(MemberSchema)` to create a new message.
+ */
+export const MemberSchema: GenMessage<Member> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org, 9);
+
+/**
+ * @generated from message svc.org.v2.MemberQuery
+ */
+export type MemberQuery = Message<"svc.org.v2.MemberQuery"> & {
+  /**
+   * @generated from oneof svc.org.v2.MemberQuery.query
+   */
+  query: {
+    /**
+     * @generated from field: svc.org.v2.MemberUserIDQuery user_id_query = 1;
+     */
+    value: MemberUserIDQuery;
+    case: "userIdQuery";
+  } | {
+    /**
+     * @generated from field: svc.org.v2.MemberRoleQuery role_query = 2;
+     */
+    value: MemberRoleQuery;
+    case: "roleQuery";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message svc.org.v2.MemberQuery.
+ * Use `create(MemberQuerySchema)` to create a new message.
+ */
+export const MemberQuerySchema: GenMessage<MemberQuery> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org, 10);
+
+/**
+ * @generated from message svc.org.v2.MemberUserIDQuery
+ */
+export type MemberUserIDQuery = Message<"svc.org.v2.MemberUserIDQuery"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message svc.org.v2.MemberUserIDQuery.
+ * Use `create(MemberUserIDQuerySchema)` to create a new message.
+ */
+export const MemberUserIDQuerySchema: GenMessage<MemberUserIDQuery> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org, 11);
+
+/**
+ * Members holding this role (among others).
+ *
+ * @generated from message svc.org.v2.MemberRoleQuery
+ */
+export type MemberRoleQuery = Message<"svc.org.v2.MemberRoleQuery"> & {
+  /**
+   * @generated from field: string role = 1;
+   */
+  role: string;
+};
+
+/**
+ * Describes the message svc.org.v2.MemberRoleQuery.
+ * Use `create(MemberRoleQuerySchema)` to create a new message.
+ */
+export const MemberRoleQuerySchema: GenMessage<MemberRoleQuery> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org, 12);
 
 /**
  * @generated from enum svc.org.v2.OrganizationState

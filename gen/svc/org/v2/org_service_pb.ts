@@ -5,17 +5,136 @@
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
-import type { ListDetails, ListQuery } from "../../object/v2/object_pb.js";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Details, ListDetails, ListQuery } from "../../object/v2/object_pb.js";
 import { file_svc_object_v2_object } from "../../object/v2/object_pb.js";
-import type { Organization, OrganizationFieldName, SearchQuery } from "./org_pb.js";
+import type { Member, MemberQuery, Metadata, MetadataEntry, MetadataQuery, Organization, OrganizationFieldName, SearchQuery } from "./org_pb.js";
 import { file_svc_org_v2_org } from "./org_pb.js";
+import type { CreateUserRequest_Human } from "../../user/v2/user_service_pb.js";
+import { file_svc_user_v2_user_service } from "../../user/v2/user_service_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file svc/org/v2/org_service.proto.
  */
 export const file_svc_org_v2_org_service: GenFile = /*@__PURE__*/
-  fileDesc("ChxzdmMvb3JnL3YyL29yZ19zZXJ2aWNlLnByb3RvEgpzdmMub3JnLnYyIjUKGkdldE9yZ2FuaXphdGlvbkJ5SURSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSJNChtHZXRPcmdhbml6YXRpb25CeUlEUmVzcG9uc2USLgoMb3JnYW5pemF0aW9uGAEgASgLMhguc3ZjLm9yZy52Mi5Pcmdhbml6YXRpb24iqAEKGExpc3RPcmdhbml6YXRpb25zUmVxdWVzdBInCgVxdWVyeRgBIAEoCzIYLnN2Yy5vYmplY3QudjIuTGlzdFF1ZXJ5EjkKDnNvcnRpbmdfY29sdW1uGAIgASgOMiEuc3ZjLm9yZy52Mi5Pcmdhbml6YXRpb25GaWVsZE5hbWUSKAoHcXVlcmllcxgDIAMoCzIXLnN2Yy5vcmcudjIuU2VhcmNoUXVlcnkirQEKGUxpc3RPcmdhbml6YXRpb25zUmVzcG9uc2USKwoHZGV0YWlscxgBIAEoCzIaLnN2Yy5vYmplY3QudjIuTGlzdERldGFpbHMSOQoOc29ydGluZ19jb2x1bW4YAiABKA4yIS5zdmMub3JnLnYyLk9yZ2FuaXphdGlvbkZpZWxkTmFtZRIoCgZyZXN1bHQYAyADKAsyGC5zdmMub3JnLnYyLk9yZ2FuaXphdGlvbjKrAgoTT3JnYW5pemF0aW9uU2VydmljZRKTAQoTR2V0T3JnYW5pemF0aW9uQnlJRBImLnN2Yy5vcmcudjIuR2V0T3JnYW5pemF0aW9uQnlJRFJlcXVlc3QaJy5zdmMub3JnLnYyLkdldE9yZ2FuaXphdGlvbkJ5SURSZXNwb25zZSIrgtPkkwIlEiMvdjIvb3JnYW5pemF0aW9ucy97b3JnYW5pemF0aW9uX2lkfRJ+ChFMaXN0T3JnYW5pemF0aW9ucxIkLnN2Yy5vcmcudjIuTGlzdE9yZ2FuaXphdGlvbnNSZXF1ZXN0GiUuc3ZjLm9yZy52Mi5MaXN0T3JnYW5pemF0aW9uc1Jlc3BvbnNlIhyC0+STAhY6ASoiES92Mi9vcmdhbml6YXRpb25zYgZwcm90bzM", [file_google_api_annotations, file_svc_object_v2_object, file_svc_org_v2_org]);
+  fileDesc("ChxzdmMvb3JnL3YyL29yZ19zZXJ2aWNlLnByb3RvEgpzdmMub3JnLnYyIvoBChlDcmVhdGVPcmdhbml6YXRpb25SZXF1ZXN0EgwKBG5hbWUYASABKAkSOwoGYWRtaW5zGAIgAygLMisuc3ZjLm9yZy52Mi5DcmVhdGVPcmdhbml6YXRpb25SZXF1ZXN0LkFkbWluGpEBCgVBZG1pbhIRCgd1c2VyX2lkGAEgASgJSAASNQoFaHVtYW4YAiABKAsyJC5zdmMudXNlci52Mi5DcmVhdGVVc2VyUmVxdWVzdC5IdW1hbkgAEg0KBXJvbGVzGAMgAygJEhUKCHVzZXJuYW1lGAQgASgJSAGIAQFCCwoJdXNlcl90eXBlQgsKCV91c2VybmFtZSLMAQoaQ3JlYXRlT3JnYW5pemF0aW9uUmVzcG9uc2USJwoHZGV0YWlscxgBIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscxIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSSwoOY3JlYXRlZF9hZG1pbnMYAyADKAsyMy5zdmMub3JnLnYyLkNyZWF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlLkNyZWF0ZWRBZG1pbhofCgxDcmVhdGVkQWRtaW4SDwoHdXNlcl9pZBgBIAEoCSI1ChpHZXRPcmdhbml6YXRpb25CeUlEUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkiTQobR2V0T3JnYW5pemF0aW9uQnlJRFJlc3BvbnNlEi4KDG9yZ2FuaXphdGlvbhgBIAEoCzIYLnN2Yy5vcmcudjIuT3JnYW5pemF0aW9uIqgBChhMaXN0T3JnYW5pemF0aW9uc1JlcXVlc3QSJwoFcXVlcnkYASABKAsyGC5zdmMub2JqZWN0LnYyLkxpc3RRdWVyeRI5Cg5zb3J0aW5nX2NvbHVtbhgCIAEoDjIhLnN2Yy5vcmcudjIuT3JnYW5pemF0aW9uRmllbGROYW1lEigKB3F1ZXJpZXMYAyADKAsyFy5zdmMub3JnLnYyLlNlYXJjaFF1ZXJ5Iq0BChlMaXN0T3JnYW5pemF0aW9uc1Jlc3BvbnNlEisKB2RldGFpbHMYASABKAsyGi5zdmMub2JqZWN0LnYyLkxpc3REZXRhaWxzEjkKDnNvcnRpbmdfY29sdW1uGAIgASgOMiEuc3ZjLm9yZy52Mi5Pcmdhbml6YXRpb25GaWVsZE5hbWUSKAoGcmVzdWx0GAMgAygLMhguc3ZjLm9yZy52Mi5Pcmdhbml6YXRpb24iQgoZVXBkYXRlT3JnYW5pemF0aW9uUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDAoEbmFtZRgCIAEoCSJNChpVcGRhdGVPcmdhbml6YXRpb25SZXNwb25zZRIvCgtjaGFuZ2VfZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiOAodRGVhY3RpdmF0ZU9yZ2FuaXphdGlvblJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJIlEKHkRlYWN0aXZhdGVPcmdhbml6YXRpb25SZXNwb25zZRIvCgtjaGFuZ2VfZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiOAodUmVhY3RpdmF0ZU9yZ2FuaXphdGlvblJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJIlEKHlJlYWN0aXZhdGVPcmdhbml6YXRpb25SZXNwb25zZRIvCgtjaGFuZ2VfZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiNAoZRGVsZXRlT3JnYW5pemF0aW9uUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkiTwoaRGVsZXRlT3JnYW5pemF0aW9uUmVzcG9uc2USMQoNZGVsZXRpb25fZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiYQoeU2V0T3JnYW5pemF0aW9uTWV0YWRhdGFSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRImCghtZXRhZGF0YRgCIAMoCzIULnN2Yy5vcmcudjIuTWV0YWRhdGEiTwofU2V0T3JnYW5pemF0aW9uTWV0YWRhdGFSZXNwb25zZRIsCghzZXRfZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijwEKH0xpc3RPcmdhbml6YXRpb25NZXRhZGF0YVJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEicKBXF1ZXJ5GAIgASgLMhguc3ZjLm9iamVjdC52Mi5MaXN0UXVlcnkSKgoHcXVlcmllcxgDIAMoCzIZLnN2Yy5vcmcudjIuTWV0YWRhdGFRdWVyeSJ6CiBMaXN0T3JnYW5pemF0aW9uTWV0YWRhdGFSZXNwb25zZRIrCgdkZXRhaWxzGAEgASgLMhouc3ZjLm9iamVjdC52Mi5MaXN0RGV0YWlscxIpCgZyZXN1bHQYAiADKAsyGS5zdmMub3JnLnYyLk1ldGFkYXRhRW50cnkiSgohRGVsZXRlT3JnYW5pemF0aW9uTWV0YWRhdGFSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIMCgRrZXlzGAIgAygJIlcKIkRlbGV0ZU9yZ2FuaXphdGlvbk1ldGFkYXRhUmVzcG9uc2USMQoNZGVsZXRpb25fZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiVwocQWRkT3JnYW5pemF0aW9uTWVtYmVyUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRINCgVyb2xlcxgDIAMoCSJSCh1BZGRPcmdhbml6YXRpb25NZW1iZXJSZXNwb25zZRIxCg1jcmVhdGlvbl9kYXRlGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKMAQoeTGlzdE9yZ2FuaXphdGlvbk1lbWJlcnNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRInCgVxdWVyeRgCIAEoCzIYLnN2Yy5vYmplY3QudjIuTGlzdFF1ZXJ5EigKB3F1ZXJpZXMYAyADKAsyFy5zdmMub3JnLnYyLk1lbWJlclF1ZXJ5InIKH0xpc3RPcmdhbml6YXRpb25NZW1iZXJzUmVzcG9uc2USKwoHZGV0YWlscxgBIAEoCzIaLnN2Yy5vYmplY3QudjIuTGlzdERldGFpbHMSIgoGcmVzdWx0GAIgAygLMhIuc3ZjLm9yZy52Mi5NZW1iZXIiWgofVXBkYXRlT3JnYW5pemF0aW9uTWVtYmVyUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRINCgVyb2xlcxgDIAMoCSJTCiBVcGRhdGVPcmdhbml6YXRpb25NZW1iZXJSZXNwb25zZRIvCgtjaGFuZ2VfZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiSwofUmVtb3ZlT3JnYW5pemF0aW9uTWVtYmVyUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCSJVCiBSZW1vdmVPcmdhbml6YXRpb25NZW1iZXJSZXNwb25zZRIxCg1kZWxldGlvbl9kYXRlGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDKcEgoTT3JnYW5pemF0aW9uU2VydmljZRKFAQoSQ3JlYXRlT3JnYW5pemF0aW9uEiUuc3ZjLm9yZy52Mi5DcmVhdGVPcmdhbml6YXRpb25SZXF1ZXN0GiYuc3ZjLm9yZy52Mi5DcmVhdGVPcmdhbml6YXRpb25SZXNwb25zZSIggtPkkwIaOgEqIhUvdjIvb3JnYW5pemF0aW9ucy9uZXcSkwEKE0dldE9yZ2FuaXphdGlvbkJ5SUQSJi5zdmMub3JnLnYyLkdldE9yZ2FuaXphdGlvbkJ5SURSZXF1ZXN0Gicuc3ZjLm9yZy52Mi5HZXRPcmdhbml6YXRpb25CeUlEUmVzcG9uc2UiK4LT5JMCJRIjL3YyL29yZ2FuaXphdGlvbnMve29yZ2FuaXphdGlvbl9pZH0SfgoRTGlzdE9yZ2FuaXphdGlvbnMSJC5zdmMub3JnLnYyLkxpc3RPcmdhbml6YXRpb25zUmVxdWVzdBolLnN2Yy5vcmcudjIuTGlzdE9yZ2FuaXphdGlvbnNSZXNwb25zZSIcgtPkkwIWOgEqIhEvdjIvb3JnYW5pemF0aW9ucxKTAQoSVXBkYXRlT3JnYW5pemF0aW9uEiUuc3ZjLm9yZy52Mi5VcGRhdGVPcmdhbml6YXRpb25SZXF1ZXN0GiYuc3ZjLm9yZy52Mi5VcGRhdGVPcmdhbml6YXRpb25SZXNwb25zZSIugtPkkwIoOgEqIiMvdjIvb3JnYW5pemF0aW9ucy97b3JnYW5pemF0aW9uX2lkfRKqAQoWRGVhY3RpdmF0ZU9yZ2FuaXphdGlvbhIpLnN2Yy5vcmcudjIuRGVhY3RpdmF0ZU9yZ2FuaXphdGlvblJlcXVlc3QaKi5zdmMub3JnLnYyLkRlYWN0aXZhdGVPcmdhbml6YXRpb25SZXNwb25zZSI5gtPkkwIzOgEqIi4vdjIvb3JnYW5pemF0aW9ucy97b3JnYW5pemF0aW9uX2lkfS9kZWFjdGl2YXRlEqoBChZSZWFjdGl2YXRlT3JnYW5pemF0aW9uEikuc3ZjLm9yZy52Mi5SZWFjdGl2YXRlT3JnYW5pemF0aW9uUmVxdWVzdBoqLnN2Yy5vcmcudjIuUmVhY3RpdmF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlIjmC0+STAjM6ASoiLi92Mi9vcmdhbml6YXRpb25zL3tvcmdhbml6YXRpb25faWR9L3JlYWN0aXZhdGUSkAEKEkRlbGV0ZU9yZ2FuaXphdGlvbhIlLnN2Yy5vcmcudjIuRGVsZXRlT3JnYW5pemF0aW9uUmVxdWVzdBomLnN2Yy5vcmcudjIuRGVsZXRlT3JnYW5pemF0aW9uUmVzcG9uc2UiK4LT5JMCJSojL3YyL29yZ2FuaXphdGlvbnMve29yZ2FuaXphdGlvbl9pZH0SqwEKF1NldE9yZ2FuaXphdGlvbk1ldGFkYXRhEiouc3ZjLm9yZy52Mi5TZXRPcmdhbml6YXRpb25NZXRhZGF0YVJlcXVlc3QaKy5zdmMub3JnLnYyLlNldE9yZ2FuaXphdGlvbk1ldGFkYXRhUmVzcG9uc2UiN4LT5JMCMToBKiIsL3YyL29yZ2FuaXphdGlvbnMve29yZ2FuaXphdGlvbl9pZH0vbWV0YWRhdGEStQEKGExpc3RPcmdhbml6YXRpb25NZXRhZGF0YRIrLnN2Yy5vcmcudjIuTGlzdE9yZ2FuaXphdGlvbk1ldGFkYXRhUmVxdWVzdBosLnN2Yy5vcmcudjIuTGlzdE9yZ2FuaXphdGlvbk1ldGFkYXRhUmVzcG9uc2UiPoLT5JMCODoBKiIzL3YyL29yZ2FuaXphdGlvbnMve29yZ2FuaXphdGlvbl9pZH0vbWV0YWRhdGEvc2VhcmNoErEBChpEZWxldGVPcmdhbml6YXRpb25NZXRhZGF0YRItLnN2Yy5vcmcudjIuRGVsZXRlT3JnYW5pemF0aW9uTWV0YWRhdGFSZXF1ZXN0Gi4uc3ZjLm9yZy52Mi5EZWxldGVPcmdhbml6YXRpb25NZXRhZGF0YVJlc3BvbnNlIjSC0+STAi4qLC92Mi9vcmdhbml6YXRpb25zL3tvcmdhbml6YXRpb25faWR9L21ldGFkYXRhEqQBChVBZGRPcmdhbml6YXRpb25NZW1iZXISKC5zdmMub3JnLnYyLkFkZE9yZ2FuaXphdGlvbk1lbWJlclJlcXVlc3QaKS5zdmMub3JnLnYyLkFkZE9yZ2FuaXphdGlvbk1lbWJlclJlc3BvbnNlIjaC0+STAjA6ASoiKy92Mi9vcmdhbml6YXRpb25zL3tvcmdhbml6YXRpb25faWR9L21lbWJlcnMSsQEKF0xpc3RPcmdhbml6YXRpb25NZW1iZXJzEiouc3ZjLm9yZy52Mi5MaXN0T3JnYW5pemF0aW9uTWVtYmVyc1JlcXVlc3QaKy5zdmMub3JnLnYyLkxpc3RPcmdhbml6YXRpb25NZW1iZXJzUmVzcG9uc2UiPYLT5JMCNzoBKiIyL3YyL29yZ2FuaXphdGlvbnMve29yZ2FuaXphdGlvbl9pZH0vbWVtYmVycy9zZWFyY2gStwEKGFVwZGF0ZU9yZ2FuaXphdGlvbk1lbWJlchIrLnN2Yy5vcmcudjIuVXBkYXRlT3JnYW5pemF0aW9uTWVtYmVyUmVxdWVzdBosLnN2Yy5vcmcudjIuVXBkYXRlT3JnYW5pemF0aW9uTWVtYmVyUmVzcG9uc2UiQILT5JMCOjoBKiI1L3YyL29yZ2FuaXphdGlvbnMve29yZ2FuaXphdGlvbl9pZH0vbWVtYmVycy97dXNlcl9pZH0StAEKGFJlbW92ZU9yZ2FuaXphdGlvbk1lbWJlchIrLnN2Yy5vcmcudjIuUmVtb3ZlT3JnYW5pemF0aW9uTWVtYmVyUmVxdWVzdBosLnN2Yy5vcmcudjIuUmVtb3ZlT3JnYW5pemF0aW9uTWVtYmVyUmVzcG9uc2UiPYLT5JMCNyo1L3YyL29yZ2FuaXphdGlvbnMve29yZ2FuaXphdGlvbl9pZH0vbWVtYmVycy97dXNlcl9pZH1iBnByb3RvMw", [file_google_api_annotations, file_google_protobuf_timestamp, file_svc_object_v2_object, file_svc_org_v2_org, file_svc_user_v2_user_service]);
+
+/**
+ * @generated from message svc.org.v2.CreateOrganizationRequest
+ */
+export type CreateOrganizationRequest = Message<"svc.org.v2.CreateOrganizationRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: repeated svc.org.v2.CreateOrganizationRequest.Admin admins = 2;
+   */
+  admins: CreateOrganizationRequest_Admin[];
+};
+
+/**
+ * Describes the message svc.org.v2.CreateOrganizationRequest.
+ * Use `create(CreateOrganizationRequestSchema)` to create a new message.
+ */
+export const CreateOrganizationRequestSchema: GenMessage<CreateOrganizationRequest> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 0);
+
+/**
+ * An administrator of the new organization: an existing user of the
+ * instance (any organization) or a new human user created in the new
+ * organization.
+ *
+ * @generated from message svc.org.v2.CreateOrganizationRequest.Admin
+ */
+export type CreateOrganizationRequest_Admin = Message<"svc.org.v2.CreateOrganizationRequest.Admin"> & {
+  /**
+   * @generated from oneof svc.org.v2.CreateOrganizationRequest.Admin.user_type
+   */
+  userType: {
+    /**
+     * @generated from field: string user_id = 1;
+     */
+    value: string;
+    case: "userId";
+  } | {
+    /**
+     * @generated from field: svc.user.v2.CreateUserRequest.Human human = 2;
+     */
+    value: CreateUserRequest_Human;
+    case: "human";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * Organization roles; ORG_OWNER when empty.
+   *
+   * @generated from field: repeated string roles = 3;
+   */
+  roles: string[];
+
+  /**
+   * Username of a new human user; defaults to the email.
+   *
+   * @generated from field: optional string username = 4;
+   */
+  username?: string | undefined;
+};
+
+/**
+ * Describes the message svc.org.v2.CreateOrganizationRequest.Admin.
+ * Use `create(CreateOrganizationRequest_AdminSchema)` to create a new message.
+ */
+export const CreateOrganizationRequest_AdminSchema: GenMessage<CreateOrganizationRequest_Admin> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 0, 0);
+
+/**
+ * @generated from message svc.org.v2.CreateOrganizationResponse
+ */
+export type CreateOrganizationResponse = Message<"svc.org.v2.CreateOrganizationResponse"> & {
+  /**
+   * @generated from field: svc.object.v2.Details details = 1;
+   */
+  details?: Details | undefined;
+
+  /**
+   * @generated from field: string organization_id = 2;
+   */
+  organizationId: string;
+
+  /**
+   * The human users created for `admins`, in request order.
+   *
+   * @generated from field: repeated svc.org.v2.CreateOrganizationResponse.CreatedAdmin created_admins = 3;
+   */
+  createdAdmins: CreateOrganizationResponse_CreatedAdmin[];
+};
+
+/**
+ * Describes the message svc.org.v2.CreateOrganizationResponse.
+ * Use `create(CreateOrganizationResponseSchema)` to create a new message.
+ */
+export const CreateOrganizationResponseSchema: GenMessage<CreateOrganizationResponse> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 1);
+
+/**
+ * @generated from message svc.org.v2.CreateOrganizationResponse.CreatedAdmin
+ */
+export type CreateOrganizationResponse_CreatedAdmin = Message<"svc.org.v2.CreateOrganizationResponse.CreatedAdmin"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message svc.org.v2.CreateOrganizationResponse.CreatedAdmin.
+ * Use `create(CreateOrganizationResponse_CreatedAdminSchema)` to create a new message.
+ */
+export const CreateOrganizationResponse_CreatedAdminSchema: GenMessage<CreateOrganizationResponse_CreatedAdmin> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 1, 0);
 
 /**
  * @generated from message svc.org.v2.GetOrganizationByIDRequest
@@ -32,7 +151,7 @@ export type GetOrganizationByIDRequest = Message<"svc.org.v2.GetOrganizationByID
  * Use `create(GetOrganizationByIDRequestSchema)` to create a new message.
  */
 export const GetOrganizationByIDRequestSchema: GenMessage<GetOrganizationByIDRequest> = /*@__PURE__*/
-  messageDesc(file_svc_org_v2_org_service, 0);
+  messageDesc(file_svc_org_v2_org_service, 2);
 
 /**
  * @generated from message svc.org.v2.GetOrganizationByIDResponse
@@ -49,7 +168,7 @@ export type GetOrganizationByIDResponse = Message<"svc.org.v2.GetOrganizationByI
  * Use `create(GetOrganizationByIDResponseSchema)` to create a new message.
  */
 export const GetOrganizationByIDResponseSchema: GenMessage<GetOrganizationByIDResponse> = /*@__PURE__*/
-  messageDesc(file_svc_org_v2_org_service, 1);
+  messageDesc(file_svc_org_v2_org_service, 3);
 
 /**
  * @generated from message svc.org.v2.ListOrganizationsRequest
@@ -76,7 +195,7 @@ export type ListOrganizationsRequest = Message<"svc.org.v2.ListOrganizationsRequ
  * Use `create(ListOrganizationsRequestSchema)` to create a new message.
  */
 export const ListOrganizationsRequestSchema: GenMessage<ListOrganizationsRequest> = /*@__PURE__*/
-  messageDesc(file_svc_org_v2_org_service, 2);
+  messageDesc(file_svc_org_v2_org_service, 4);
 
 /**
  * @generated from message svc.org.v2.ListOrganizationsResponse
@@ -103,7 +222,451 @@ export type ListOrganizationsResponse = Message<"svc.org.v2.ListOrganizationsRes
  * Use `create(ListOrganizationsResponseSchema)` to create a new message.
  */
 export const ListOrganizationsResponseSchema: GenMessage<ListOrganizationsResponse> = /*@__PURE__*/
-  messageDesc(file_svc_org_v2_org_service, 3);
+  messageDesc(file_svc_org_v2_org_service, 5);
+
+/**
+ * @generated from message svc.org.v2.UpdateOrganizationRequest
+ */
+export type UpdateOrganizationRequest = Message<"svc.org.v2.UpdateOrganizationRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message svc.org.v2.UpdateOrganizationRequest.
+ * Use `create(UpdateOrganizationRequestSchema)` to create a new message.
+ */
+export const UpdateOrganizationRequestSchema: GenMessage<UpdateOrganizationRequest> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 6);
+
+/**
+ * @generated from message svc.org.v2.UpdateOrganizationResponse
+ */
+export type UpdateOrganizationResponse = Message<"svc.org.v2.UpdateOrganizationResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp change_date = 1;
+   */
+  changeDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.org.v2.UpdateOrganizationResponse.
+ * Use `create(UpdateOrganizationResponseSchema)` to create a new message.
+ */
+export const UpdateOrganizationResponseSchema: GenMessage<UpdateOrganizationResponse> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 7);
+
+/**
+ * @generated from message svc.org.v2.DeactivateOrganizationRequest
+ */
+export type DeactivateOrganizationRequest = Message<"svc.org.v2.DeactivateOrganizationRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message svc.org.v2.DeactivateOrganizationRequest.
+ * Use `create(DeactivateOrganizationRequestSchema)` to create a new message.
+ */
+export const DeactivateOrganizationRequestSchema: GenMessage<DeactivateOrganizationRequest> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 8);
+
+/**
+ * @generated from message svc.org.v2.DeactivateOrganizationResponse
+ */
+export type DeactivateOrganizationResponse = Message<"svc.org.v2.DeactivateOrganizationResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp change_date = 1;
+   */
+  changeDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.org.v2.DeactivateOrganizationResponse.
+ * Use `create(DeactivateOrganizationResponseSchema)` to create a new message.
+ */
+export const DeactivateOrganizationResponseSchema: GenMessage<DeactivateOrganizationResponse> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 9);
+
+/**
+ * @generated from message svc.org.v2.ReactivateOrganizationRequest
+ */
+export type ReactivateOrganizationRequest = Message<"svc.org.v2.ReactivateOrganizationRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message svc.org.v2.ReactivateOrganizationRequest.
+ * Use `create(ReactivateOrganizationRequestSchema)` to create a new message.
+ */
+export const ReactivateOrganizationRequestSchema: GenMessage<ReactivateOrganizationRequest> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 10);
+
+/**
+ * @generated from message svc.org.v2.ReactivateOrganizationResponse
+ */
+export type ReactivateOrganizationResponse = Message<"svc.org.v2.ReactivateOrganizationResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp change_date = 1;
+   */
+  changeDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.org.v2.ReactivateOrganizationResponse.
+ * Use `create(ReactivateOrganizationResponseSchema)` to create a new message.
+ */
+export const ReactivateOrganizationResponseSchema: GenMessage<ReactivateOrganizationResponse> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 11);
+
+/**
+ * @generated from message svc.org.v2.DeleteOrganizationRequest
+ */
+export type DeleteOrganizationRequest = Message<"svc.org.v2.DeleteOrganizationRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message svc.org.v2.DeleteOrganizationRequest.
+ * Use `create(DeleteOrganizationRequestSchema)` to create a new message.
+ */
+export const DeleteOrganizationRequestSchema: GenMessage<DeleteOrganizationRequest> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 12);
+
+/**
+ * @generated from message svc.org.v2.DeleteOrganizationResponse
+ */
+export type DeleteOrganizationResponse = Message<"svc.org.v2.DeleteOrganizationResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp deletion_date = 1;
+   */
+  deletionDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.org.v2.DeleteOrganizationResponse.
+ * Use `create(DeleteOrganizationResponseSchema)` to create a new message.
+ */
+export const DeleteOrganizationResponseSchema: GenMessage<DeleteOrganizationResponse> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 13);
+
+/**
+ * @generated from message svc.org.v2.SetOrganizationMetadataRequest
+ */
+export type SetOrganizationMetadataRequest = Message<"svc.org.v2.SetOrganizationMetadataRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: repeated svc.org.v2.Metadata metadata = 2;
+   */
+  metadata: Metadata[];
+};
+
+/**
+ * Describes the message svc.org.v2.SetOrganizationMetadataRequest.
+ * Use `create(SetOrganizationMetadataRequestSchema)` to create a new message.
+ */
+export const SetOrganizationMetadataRequestSchema: GenMessage<SetOrganizationMetadataRequest> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 14);
+
+/**
+ * @generated from message svc.org.v2.SetOrganizationMetadataResponse
+ */
+export type SetOrganizationMetadataResponse = Message<"svc.org.v2.SetOrganizationMetadataResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp set_date = 1;
+   */
+  setDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.org.v2.SetOrganizationMetadataResponse.
+ * Use `create(SetOrganizationMetadataResponseSchema)` to create a new message.
+ */
+export const SetOrganizationMetadataResponseSchema: GenMessage<SetOrganizationMetadataResponse> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 15);
+
+/**
+ * @generated from message svc.org.v2.ListOrganizationMetadataRequest
+ */
+export type ListOrganizationMetadataRequest = Message<"svc.org.v2.ListOrganizationMetadataRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: svc.object.v2.ListQuery query = 2;
+   */
+  query?: ListQuery | undefined;
+
+  /**
+   * @generated from field: repeated svc.org.v2.MetadataQuery queries = 3;
+   */
+  queries: MetadataQuery[];
+};
+
+/**
+ * Describes the message svc.org.v2.ListOrganizationMetadataRequest.
+ * Use `create(ListOrganizationMetadataRequestSchema)` to create a new message.
+ */
+export const ListOrganizationMetadataRequestSchema: GenMessage<ListOrganizationMetadataRequest> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 16);
+
+/**
+ * @generated from message svc.org.v2.ListOrganizationMetadataResponse
+ */
+export type ListOrganizationMetadataResponse = Message<"svc.org.v2.ListOrganizationMetadataResponse"> & {
+  /**
+   * @generated from field: svc.object.v2.ListDetails details = 1;
+   */
+  details?: ListDetails | undefined;
+
+  /**
+   * @generated from field: repeated svc.org.v2.MetadataEntry result = 2;
+   */
+  result: MetadataEntry[];
+};
+
+/**
+ * Describes the message svc.org.v2.ListOrganizationMetadataResponse.
+ * Use `create(ListOrganizationMetadataResponseSchema)` to create a new message.
+ */
+export const ListOrganizationMetadataResponseSchema: GenMessage<ListOrganizationMetadataResponse> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 17);
+
+/**
+ * @generated from message svc.org.v2.DeleteOrganizationMetadataRequest
+ */
+export type DeleteOrganizationMetadataRequest = Message<"svc.org.v2.DeleteOrganizationMetadataRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: repeated string keys = 2;
+   */
+  keys: string[];
+};
+
+/**
+ * Describes the message svc.org.v2.DeleteOrganizationMetadataRequest.
+ * Use `create(DeleteOrganizationMetadataRequestSchema)` to create a new message.
+ */
+export const DeleteOrganizationMetadataRequestSchema: GenMessage<DeleteOrganizationMetadataRequest> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 18);
+
+/**
+ * @generated from message svc.org.v2.DeleteOrganizationMetadataResponse
+ */
+export type DeleteOrganizationMetadataResponse = Message<"svc.org.v2.DeleteOrganizationMetadataResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp deletion_date = 1;
+   */
+  deletionDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.org.v2.DeleteOrganizationMetadataResponse.
+ * Use `create(DeleteOrganizationMetadataResponseSchema)` to create a new message.
+ */
+export const DeleteOrganizationMetadataResponseSchema: GenMessage<DeleteOrganizationMetadataResponse> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 19);
+
+/**
+ * @generated from message svc.org.v2.AddOrganizationMemberRequest
+ */
+export type AddOrganizationMemberRequest = Message<"svc.org.v2.AddOrganizationMemberRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: string user_id = 2;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: repeated string roles = 3;
+   */
+  roles: string[];
+};
+
+/**
+ * Describes the message svc.org.v2.AddOrganizationMemberRequest.
+ * Use `create(AddOrganizationMemberRequestSchema)` to create a new message.
+ */
+export const AddOrganizationMemberRequestSchema: GenMessage<AddOrganizationMemberRequest> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 20);
+
+/**
+ * @generated from message svc.org.v2.AddOrganizationMemberResponse
+ */
+export type AddOrganizationMemberResponse = Message<"svc.org.v2.AddOrganizationMemberResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp creation_date = 1;
+   */
+  creationDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.org.v2.AddOrganizationMemberResponse.
+ * Use `create(AddOrganizationMemberResponseSchema)` to create a new message.
+ */
+export const AddOrganizationMemberResponseSchema: GenMessage<AddOrganizationMemberResponse> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 21);
+
+/**
+ * @generated from message svc.org.v2.ListOrganizationMembersRequest
+ */
+export type ListOrganizationMembersRequest = Message<"svc.org.v2.ListOrganizationMembersRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: svc.object.v2.ListQuery query = 2;
+   */
+  query?: ListQuery | undefined;
+
+  /**
+   * @generated from field: repeated svc.org.v2.MemberQuery queries = 3;
+   */
+  queries: MemberQuery[];
+};
+
+/**
+ * Describes the message svc.org.v2.ListOrganizationMembersRequest.
+ * Use `create(ListOrganizationMembersRequestSchema)` to create a new message.
+ */
+export const ListOrganizationMembersRequestSchema: GenMessage<ListOrganizationMembersRequest> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 22);
+
+/**
+ * @generated from message svc.org.v2.ListOrganizationMembersResponse
+ */
+export type ListOrganizationMembersResponse = Message<"svc.org.v2.ListOrganizationMembersResponse"> & {
+  /**
+   * @generated from field: svc.object.v2.ListDetails details = 1;
+   */
+  details?: ListDetails | undefined;
+
+  /**
+   * @generated from field: repeated svc.org.v2.Member result = 2;
+   */
+  result: Member[];
+};
+
+/**
+ * Describes the message svc.org.v2.ListOrganizationMembersResponse.
+ * Use `create(ListOrganizationMembersResponseSchema)` to create a new message.
+ */
+export const ListOrganizationMembersResponseSchema: GenMessage<ListOrganizationMembersResponse> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 23);
+
+/**
+ * @generated from message svc.org.v2.UpdateOrganizationMemberRequest
+ */
+export type UpdateOrganizationMemberRequest = Message<"svc.org.v2.UpdateOrganizationMemberRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: string user_id = 2;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: repeated string roles = 3;
+   */
+  roles: string[];
+};
+
+/**
+ * Describes the message svc.org.v2.UpdateOrganizationMemberRequest.
+ * Use `create(UpdateOrganizationMemberRequestSchema)` to create a new message.
+ */
+export const UpdateOrganizationMemberRequestSchema: GenMessage<UpdateOrganizationMemberRequest> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 24);
+
+/**
+ * @generated from message svc.org.v2.UpdateOrganizationMemberResponse
+ */
+export type UpdateOrganizationMemberResponse = Message<"svc.org.v2.UpdateOrganizationMemberResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp change_date = 1;
+   */
+  changeDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.org.v2.UpdateOrganizationMemberResponse.
+ * Use `create(UpdateOrganizationMemberResponseSchema)` to create a new message.
+ */
+export const UpdateOrganizationMemberResponseSchema: GenMessage<UpdateOrganizationMemberResponse> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 25);
+
+/**
+ * @generated from message svc.org.v2.RemoveOrganizationMemberRequest
+ */
+export type RemoveOrganizationMemberRequest = Message<"svc.org.v2.RemoveOrganizationMemberRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: string user_id = 2;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message svc.org.v2.RemoveOrganizationMemberRequest.
+ * Use `create(RemoveOrganizationMemberRequestSchema)` to create a new message.
+ */
+export const RemoveOrganizationMemberRequestSchema: GenMessage<RemoveOrganizationMemberRequest> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 26);
+
+/**
+ * @generated from message svc.org.v2.RemoveOrganizationMemberResponse
+ */
+export type RemoveOrganizationMemberResponse = Message<"svc.org.v2.RemoveOrganizationMemberResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp deletion_date = 1;
+   */
+  deletionDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.org.v2.RemoveOrganizationMemberResponse.
+ * Use `create(RemoveOrganizationMemberResponseSchema)` to create a new message.
+ */
+export const RemoveOrganizationMemberResponseSchema: GenMessage<RemoveOrganizationMemberResponse> = /*@__PURE__*/
+  messageDesc(file_svc_org_v2_org_service, 27);
 
 /**
  * Organizations: the tenants of an instance.
@@ -111,6 +674,17 @@ export const ListOrganizationsResponseSchema: GenMessage<ListOrganizationsRespon
  * @generated from service svc.org.v2.OrganizationService
  */
 export const OrganizationService: GenService<{
+  /**
+   * Creates an organization, optionally with its first administrators
+   * (existing users or new human users), all in one transaction.
+   *
+   * @generated from rpc svc.org.v2.OrganizationService.CreateOrganization
+   */
+  createOrganization: {
+    methodKind: "unary";
+    input: typeof CreateOrganizationRequestSchema;
+    output: typeof CreateOrganizationResponseSchema;
+  },
   /**
    * @generated from rpc svc.org.v2.OrganizationService.GetOrganizationByID
    */
@@ -128,6 +702,109 @@ export const OrganizationService: GenService<{
     methodKind: "unary";
     input: typeof ListOrganizationsRequestSchema;
     output: typeof ListOrganizationsResponseSchema;
+  },
+  /**
+   * Renames the organization. Its primary domain (and so its users' login
+   * names) stays as it is.
+   *
+   * @generated from rpc svc.org.v2.OrganizationService.UpdateOrganization
+   */
+  updateOrganization: {
+    methodKind: "unary";
+    input: typeof UpdateOrganizationRequestSchema;
+    output: typeof UpdateOrganizationResponseSchema;
+  },
+  /**
+   * Users of a deactivated organization cannot authenticate.
+   *
+   * @generated from rpc svc.org.v2.OrganizationService.DeactivateOrganization
+   */
+  deactivateOrganization: {
+    methodKind: "unary";
+    input: typeof DeactivateOrganizationRequestSchema;
+    output: typeof DeactivateOrganizationResponseSchema;
+  },
+  /**
+   * @generated from rpc svc.org.v2.OrganizationService.ReactivateOrganization
+   */
+  reactivateOrganization: {
+    methodKind: "unary";
+    input: typeof ReactivateOrganizationRequestSchema;
+    output: typeof ReactivateOrganizationResponseSchema;
+  },
+  /**
+   * Deletes the organization and everything it owns: its users with their
+   * tokens and keys, memberships, metadata and settings.
+   *
+   * @generated from rpc svc.org.v2.OrganizationService.DeleteOrganization
+   */
+  deleteOrganization: {
+    methodKind: "unary";
+    input: typeof DeleteOrganizationRequestSchema;
+    output: typeof DeleteOrganizationResponseSchema;
+  },
+  /**
+   * Creates or replaces the given metadata entries.
+   *
+   * @generated from rpc svc.org.v2.OrganizationService.SetOrganizationMetadata
+   */
+  setOrganizationMetadata: {
+    methodKind: "unary";
+    input: typeof SetOrganizationMetadataRequestSchema;
+    output: typeof SetOrganizationMetadataResponseSchema;
+  },
+  /**
+   * @generated from rpc svc.org.v2.OrganizationService.ListOrganizationMetadata
+   */
+  listOrganizationMetadata: {
+    methodKind: "unary";
+    input: typeof ListOrganizationMetadataRequestSchema;
+    output: typeof ListOrganizationMetadataResponseSchema;
+  },
+  /**
+   * Removes the metadata entries with the given keys (query parameter
+   * `keys`, repeated); NotFound, and nothing removed, if one is missing.
+   *
+   * @generated from rpc svc.org.v2.OrganizationService.DeleteOrganizationMetadata
+   */
+  deleteOrganizationMetadata: {
+    methodKind: "unary";
+    input: typeof DeleteOrganizationMetadataRequestSchema;
+    output: typeof DeleteOrganizationMetadataResponseSchema;
+  },
+  /**
+   * @generated from rpc svc.org.v2.OrganizationService.AddOrganizationMember
+   */
+  addOrganizationMember: {
+    methodKind: "unary";
+    input: typeof AddOrganizationMemberRequestSchema;
+    output: typeof AddOrganizationMemberResponseSchema;
+  },
+  /**
+   * @generated from rpc svc.org.v2.OrganizationService.ListOrganizationMembers
+   */
+  listOrganizationMembers: {
+    methodKind: "unary";
+    input: typeof ListOrganizationMembersRequestSchema;
+    output: typeof ListOrganizationMembersResponseSchema;
+  },
+  /**
+   * Replaces the member's roles.
+   *
+   * @generated from rpc svc.org.v2.OrganizationService.UpdateOrganizationMember
+   */
+  updateOrganizationMember: {
+    methodKind: "unary";
+    input: typeof UpdateOrganizationMemberRequestSchema;
+    output: typeof UpdateOrganizationMemberResponseSchema;
+  },
+  /**
+   * @generated from rpc svc.org.v2.OrganizationService.RemoveOrganizationMember
+   */
+  removeOrganizationMember: {
+    methodKind: "unary";
+    input: typeof RemoveOrganizationMemberRequestSchema;
+    output: typeof RemoveOrganizationMemberResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_svc_org_v2_org_service, 0);

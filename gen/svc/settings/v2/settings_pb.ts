@@ -4,19 +4,27 @@
 
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Duration } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_duration } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file svc/settings/v2/settings.proto.
  */
 export const file_svc_settings_v2_settings: GenFile = /*@__PURE__*/
-  fileDesc("Ch5zdmMvc2V0dGluZ3MvdjIvc2V0dGluZ3MucHJvdG8SD3N2Yy5zZXR0aW5ncy52MiLbAQoaUGFzc3dvcmRDb21wbGV4aXR5U2V0dGluZ3MSEgoKbWluX2xlbmd0aBgBIAEoBBIaChJyZXF1aXJlc191cHBlcmNhc2UYAiABKAgSGgoScmVxdWlyZXNfbG93ZXJjYXNlGAMgASgIEhcKD3JlcXVpcmVzX251bWJlchgEIAEoCBIXCg9yZXF1aXJlc19zeW1ib2wYBSABKAgSPwoTcmVzb3VyY2Vfb3duZXJfdHlwZRgGIAEoDjIiLnN2Yy5zZXR0aW5ncy52Mi5SZXNvdXJjZU93bmVyVHlwZSp3ChFSZXNvdXJjZU93bmVyVHlwZRIjCh9SRVNPVVJDRV9PV05FUl9UWVBFX1VOU1BFQ0lGSUVEEAASIAocUkVTT1VSQ0VfT1dORVJfVFlQRV9JTlNUQU5DRRABEhsKF1JFU09VUkNFX09XTkVSX1RZUEVfT1JHEAJiBnByb3RvMw");
+  fileDesc("Ch5zdmMvc2V0dGluZ3MvdjIvc2V0dGluZ3MucHJvdG8SD3N2Yy5zZXR0aW5ncy52MiLbAQoaUGFzc3dvcmRDb21wbGV4aXR5U2V0dGluZ3MSEgoKbWluX2xlbmd0aBgBIAEoBBIaChJyZXF1aXJlc191cHBlcmNhc2UYAiABKAgSGgoScmVxdWlyZXNfbG93ZXJjYXNlGAMgASgIEhcKD3JlcXVpcmVzX251bWJlchgEIAEoCBIXCg9yZXF1aXJlc19zeW1ib2wYBSABKAgSPwoTcmVzb3VyY2Vfb3duZXJfdHlwZRgGIAEoDjIiLnN2Yy5zZXR0aW5ncy52Mi5SZXNvdXJjZU93bmVyVHlwZSKJAQoWUGFzc3dvcmRFeHBpcnlTZXR0aW5ncxIUCgxtYXhfYWdlX2RheXMYASABKAQSGAoQZXhwaXJlX3dhcm5fZGF5cxgCIAEoBBI/ChNyZXNvdXJjZV9vd25lcl90eXBlGAMgASgOMiIuc3ZjLnNldHRpbmdzLnYyLlJlc291cmNlT3duZXJUeXBlIosBCg9Mb2Nrb3V0U2V0dGluZ3MSHQoVbWF4X3Bhc3N3b3JkX2F0dGVtcHRzGAEgASgEEhgKEG1heF9vdHBfYXR0ZW1wdHMYAiABKAQSPwoTcmVzb3VyY2Vfb3duZXJfdHlwZRgDIAEoDjIiLnN2Yy5zZXR0aW5ncy52Mi5SZXNvdXJjZU93bmVyVHlwZSKuBAoNTG9naW5TZXR0aW5ncxIfChdhbGxvd191c2VybmFtZV9wYXNzd29yZBgBIAEoCBIWCg5hbGxvd19yZWdpc3RlchgCIAEoCBIaChJhbGxvd19leHRlcm5hbF9pZHAYAyABKAgSEQoJZm9yY2VfbWZhGAQgASgIEhgKEHBhc3NrZXlzX2FsbG93ZWQYBSABKAgSIAoYaWdub3JlX3Vua25vd25fdXNlcm5hbWVzGAYgASgIEjoKF3Bhc3N3b3JkX2NoZWNrX2xpZmV0aW1lGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEkAKHWV4dGVybmFsX2xvZ2luX2NoZWNrX2xpZmV0aW1lGAggASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjkKFm1mYV9pbml0X3NraXBfbGlmZXRpbWUYCSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SPwocc2Vjb25kX2ZhY3Rvcl9jaGVja19saWZldGltZRgKIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI+ChttdWx0aV9mYWN0b3JfY2hlY2tfbGlmZXRpbWUYCyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SPwoTcmVzb3VyY2Vfb3duZXJfdHlwZRgMIAEoDjIiLnN2Yy5zZXR0aW5ncy52Mi5SZXNvdXJjZU93bmVyVHlwZSJCChZFbWJlZGRlZElmcmFtZVNldHRpbmdzEg8KB2VuYWJsZWQYASABKAgSFwoPYWxsb3dlZF9vcmlnaW5zGAIgAygJIrMBChBTZWN1cml0eVNldHRpbmdzEhwKFGFsbG93ZWRfY29yc19vcmlnaW5zGAEgAygJEkAKD2VtYmVkZGVkX2lmcmFtZRgCIAEoCzInLnN2Yy5zZXR0aW5ncy52Mi5FbWJlZGRlZElmcmFtZVNldHRpbmdzEj8KE3Jlc291cmNlX293bmVyX3R5cGUYAyABKA4yIi5zdmMuc2V0dGluZ3MudjIuUmVzb3VyY2VPd25lclR5cGUi+QEKEEJyYW5kaW5nU2V0dGluZ3MSFQoNcHJpbWFyeV9jb2xvchgBIAEoCRIYChBiYWNrZ3JvdW5kX2NvbG9yGAIgASgJEhIKCndhcm5fY29sb3IYAyABKAkSEgoKZm9udF9jb2xvchgEIAEoCRIQCghsb2dvX3VybBgFIAEoCRIeChZoaWRlX2xvZ2luX25hbWVfc3VmZml4GAYgASgIEhkKEWRpc2FibGVfd2F0ZXJtYXJrGAcgASgIEj8KE3Jlc291cmNlX293bmVyX3R5cGUYCCABKA4yIi5zdmMuc2V0dGluZ3MudjIuUmVzb3VyY2VPd25lclR5cGUiqgEKDkRvbWFpblNldHRpbmdzEiIKGmxvZ2luX25hbWVfaW5jbHVkZXNfZG9tYWluGAEgASgIEjMKK3NtdHBfc2VuZGVyX2FkZHJlc3NfbWF0Y2hlc19pbnN0YW5jZV9kb21haW4YAiABKAgSPwoTcmVzb3VyY2Vfb3duZXJfdHlwZRgDIAEoDjIiLnN2Yy5zZXR0aW5ncy52Mi5SZXNvdXJjZU93bmVyVHlwZSp3ChFSZXNvdXJjZU93bmVyVHlwZRIjCh9SRVNPVVJDRV9PV05FUl9UWVBFX1VOU1BFQ0lGSUVEEAASIAocUkVTT1VSQ0VfT1dORVJfVFlQRV9JTlNUQU5DRRABEhsKF1JFU09VUkNFX09XTkVSX1RZUEVfT1JHEAJiBnByb3RvMw", [file_google_protobuf_duration]);
 
 /**
+ * Rules a new password must meet.
+ *
+ * Built-in default: min_length 8, every character class required.
+ *
  * @generated from message svc.settings.v2.PasswordComplexitySettings
  */
 export type PasswordComplexitySettings = Message<"svc.settings.v2.PasswordComplexitySettings"> & {
   /**
+   * Minimum number of characters (Unicode code points), 1 to 256.
+   *
    * @generated from field: uint64 min_length = 1;
    */
   minLength: bigint;
@@ -37,11 +45,15 @@ export type PasswordComplexitySettings = Message<"svc.settings.v2.PasswordComple
   requiresNumber: boolean;
 
   /**
+   * Anything that is not a letter, a digit or whitespace.
+   *
    * @generated from field: bool requires_symbol = 5;
    */
   requiresSymbol: boolean;
 
   /**
+   * Output only; ignored when setting.
+   *
    * @generated from field: svc.settings.v2.ResourceOwnerType resource_owner_type = 6;
    */
   resourceOwnerType: ResourceOwnerType;
@@ -55,7 +67,346 @@ export const PasswordComplexitySettingsSchema: GenMessage<PasswordComplexitySett
   messageDesc(file_svc_settings_v2_settings, 0);
 
 /**
- * Where an effective setting comes from.
+ * When passwords must be changed.
+ *
+ * Built-in default: expiry off (max_age_days 0, expire_warn_days 0).
+ *
+ * @generated from message svc.settings.v2.PasswordExpirySettings
+ */
+export type PasswordExpirySettings = Message<"svc.settings.v2.PasswordExpirySettings"> & {
+  /**
+   * Days after which a password must be changed; 0 turns expiry off. At most
+   * 3650.
+   *
+   * @generated from field: uint64 max_age_days = 1;
+   */
+  maxAgeDays: bigint;
+
+  /**
+   * Days before expiry from which the user is warned; 0 means no warning.
+   * Must not exceed max_age_days, and must be 0 when expiry is off.
+   *
+   * @generated from field: uint64 expire_warn_days = 2;
+   */
+  expireWarnDays: bigint;
+
+  /**
+   * Output only; ignored when setting.
+   *
+   * @generated from field: svc.settings.v2.ResourceOwnerType resource_owner_type = 3;
+   */
+  resourceOwnerType: ResourceOwnerType;
+};
+
+/**
+ * Describes the message svc.settings.v2.PasswordExpirySettings.
+ * Use `create(PasswordExpirySettingsSchema)` to create a new message.
+ */
+export const PasswordExpirySettingsSchema: GenMessage<PasswordExpirySettings> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings, 1);
+
+/**
+ * How many failed attempts lock a user. Counters live in the database, so
+ * every replica enforces the same limit.
+ *
+ * Built-in default: lockout off (both 0).
+ *
+ * @generated from message svc.settings.v2.LockoutSettings
+ */
+export type LockoutSettings = Message<"svc.settings.v2.LockoutSettings"> & {
+  /**
+   * Failed password checks before the user is locked; 0 turns this off. At
+   * most 1000.
+   *
+   * @generated from field: uint64 max_password_attempts = 1;
+   */
+  maxPasswordAttempts: bigint;
+
+  /**
+   * Failed one-time-password checks before the user is locked; 0 turns this
+   * off. At most 1000.
+   *
+   * @generated from field: uint64 max_otp_attempts = 2;
+   */
+  maxOtpAttempts: bigint;
+
+  /**
+   * Output only; ignored when setting.
+   *
+   * @generated from field: svc.settings.v2.ResourceOwnerType resource_owner_type = 3;
+   */
+  resourceOwnerType: ResourceOwnerType;
+};
+
+/**
+ * Describes the message svc.settings.v2.LockoutSettings.
+ * Use `create(LockoutSettingsSchema)` to create a new message.
+ */
+export const LockoutSettingsSchema: GenMessage<LockoutSettings> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings, 2);
+
+/**
+ * How users sign in.
+ *
+ * Built-in default: username/password allowed, registration off, external
+ * identity providers allowed, MFA not forced, passkeys allowed, unknown
+ * usernames not ignored; lifetimes: password check 240h, external login
+ * check 240h, MFA init skip 720h, second factor check 18h, multi factor
+ * check 12h.
+ *
+ * @generated from message svc.settings.v2.LoginSettings
+ */
+export type LoginSettings = Message<"svc.settings.v2.LoginSettings"> & {
+  /**
+   * @generated from field: bool allow_username_password = 1;
+   */
+  allowUsernamePassword: boolean;
+
+  /**
+   * @generated from field: bool allow_register = 2;
+   */
+  allowRegister: boolean;
+
+  /**
+   * @generated from field: bool allow_external_idp = 3;
+   */
+  allowExternalIdp: boolean;
+
+  /**
+   * @generated from field: bool force_mfa = 4;
+   */
+  forceMfa: boolean;
+
+  /**
+   * @generated from field: bool passkeys_allowed = 5;
+   */
+  passkeysAllowed: boolean;
+
+  /**
+   * When true, the login does not reveal whether a username exists: an
+   * unknown name proceeds to the password step and fails there.
+   *
+   * @generated from field: bool ignore_unknown_usernames = 6;
+   */
+  ignoreUnknownUsernames: boolean;
+
+  /**
+   * How long a password check stays valid before it is asked again. Each
+   * lifetime is whole seconds from 0 to 87600h (10 years); when setting,
+   * an unset lifetime takes its built-in default.
+   *
+   * @generated from field: google.protobuf.Duration password_check_lifetime = 7;
+   */
+  passwordCheckLifetime?: Duration | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Duration external_login_check_lifetime = 8;
+   */
+  externalLoginCheckLifetime?: Duration | undefined;
+
+  /**
+   * How long a user who skipped the MFA setup prompt is not asked again;
+   * 0 means the prompt is not shown.
+   *
+   * @generated from field: google.protobuf.Duration mfa_init_skip_lifetime = 9;
+   */
+  mfaInitSkipLifetime?: Duration | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Duration second_factor_check_lifetime = 10;
+   */
+  secondFactorCheckLifetime?: Duration | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Duration multi_factor_check_lifetime = 11;
+   */
+  multiFactorCheckLifetime?: Duration | undefined;
+
+  /**
+   * Output only; ignored when setting.
+   *
+   * @generated from field: svc.settings.v2.ResourceOwnerType resource_owner_type = 12;
+   */
+  resourceOwnerType: ResourceOwnerType;
+};
+
+/**
+ * Describes the message svc.settings.v2.LoginSettings.
+ * Use `create(LoginSettingsSchema)` to create a new message.
+ */
+export const LoginSettingsSchema: GenMessage<LoginSettings> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings, 3);
+
+/**
+ * Embedding the hosted login in iframes of other sites.
+ *
+ * @generated from message svc.settings.v2.EmbeddedIframeSettings
+ */
+export type EmbeddedIframeSettings = Message<"svc.settings.v2.EmbeddedIframeSettings"> & {
+  /**
+   * @generated from field: bool enabled = 1;
+   */
+  enabled: boolean;
+
+  /**
+   * Origins allowed to embed the login (scheme://host[:port], http or
+   * https), at most 100.
+   *
+   * @generated from field: repeated string allowed_origins = 2;
+   */
+  allowedOrigins: string[];
+};
+
+/**
+ * Describes the message svc.settings.v2.EmbeddedIframeSettings.
+ * Use `create(EmbeddedIframeSettingsSchema)` to create a new message.
+ */
+export const EmbeddedIframeSettingsSchema: GenMessage<EmbeddedIframeSettings> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings, 4);
+
+/**
+ * Browser-facing security.
+ *
+ * Built-in default: no CORS origins, iframe embedding off.
+ *
+ * @generated from message svc.settings.v2.SecuritySettings
+ */
+export type SecuritySettings = Message<"svc.settings.v2.SecuritySettings"> & {
+  /**
+   * Origins allowed to call the APIs from a browser (scheme://host[:port],
+   * http or https), at most 100.
+   *
+   * @generated from field: repeated string allowed_cors_origins = 1;
+   */
+  allowedCorsOrigins: string[];
+
+  /**
+   * @generated from field: svc.settings.v2.EmbeddedIframeSettings embedded_iframe = 2;
+   */
+  embeddedIframe?: EmbeddedIframeSettings | undefined;
+
+  /**
+   * Output only; ignored when setting.
+   *
+   * @generated from field: svc.settings.v2.ResourceOwnerType resource_owner_type = 3;
+   */
+  resourceOwnerType: ResourceOwnerType;
+};
+
+/**
+ * Describes the message svc.settings.v2.SecuritySettings.
+ * Use `create(SecuritySettingsSchema)` to create a new message.
+ */
+export const SecuritySettingsSchema: GenMessage<SecuritySettings> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings, 5);
+
+/**
+ * Look of the hosted login.
+ *
+ * Built-in default: primary #2f6feb, background #ffffff, warn #d93025, font
+ * #1f2328, no logo, login name suffix shown, watermark shown.
+ *
+ * @generated from message svc.settings.v2.BrandingSettings
+ */
+export type BrandingSettings = Message<"svc.settings.v2.BrandingSettings"> & {
+  /**
+   * Colours are #rrggbb (hex, either case) and required when setting.
+   *
+   * @generated from field: string primary_color = 1;
+   */
+  primaryColor: string;
+
+  /**
+   * @generated from field: string background_color = 2;
+   */
+  backgroundColor: string;
+
+  /**
+   * @generated from field: string warn_color = 3;
+   */
+  warnColor: string;
+
+  /**
+   * @generated from field: string font_color = 4;
+   */
+  fontColor: string;
+
+  /**
+   * An https URL of at most 2048 characters, or empty for no logo.
+   *
+   * @generated from field: string logo_url = 5;
+   */
+  logoUrl: string;
+
+  /**
+   * Shows "alice" instead of "alice@acme.example" on the login pages.
+   *
+   * @generated from field: bool hide_login_name_suffix = 6;
+   */
+  hideLoginNameSuffix: boolean;
+
+  /**
+   * @generated from field: bool disable_watermark = 7;
+   */
+  disableWatermark: boolean;
+
+  /**
+   * Output only; ignored when setting.
+   *
+   * @generated from field: svc.settings.v2.ResourceOwnerType resource_owner_type = 8;
+   */
+  resourceOwnerType: ResourceOwnerType;
+};
+
+/**
+ * Describes the message svc.settings.v2.BrandingSettings.
+ * Use `create(BrandingSettingsSchema)` to create a new message.
+ */
+export const BrandingSettingsSchema: GenMessage<BrandingSettings> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings, 6);
+
+/**
+ * Domains and login names.
+ *
+ * Built-in default: login_name_includes_domain true,
+ * smtp_sender_address_matches_instance_domain false.
+ *
+ * @generated from message svc.settings.v2.DomainSettings
+ */
+export type DomainSettings = Message<"svc.settings.v2.DomainSettings"> & {
+  /**
+   * Login names are username@<organization domain>.
+   *
+   * @generated from field: bool login_name_includes_domain = 1;
+   */
+  loginNameIncludesDomain: boolean;
+
+  /**
+   * Mail is sent only from an address of the instance's domain.
+   *
+   * @generated from field: bool smtp_sender_address_matches_instance_domain = 2;
+   */
+  smtpSenderAddressMatchesInstanceDomain: boolean;
+
+  /**
+   * Output only; ignored when setting.
+   *
+   * @generated from field: svc.settings.v2.ResourceOwnerType resource_owner_type = 3;
+   */
+  resourceOwnerType: ResourceOwnerType;
+};
+
+/**
+ * Describes the message svc.settings.v2.DomainSettings.
+ * Use `create(DomainSettingsSchema)` to create a new message.
+ */
+export const DomainSettingsSchema: GenMessage<DomainSettings> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings, 7);
+
+/**
+ * Where an effective setting comes from: the instance default (stored, or
+ * the built-in default when nothing is stored) or the organization's own
+ * override.
  *
  * @generated from enum svc.settings.v2.ResourceOwnerType
  */

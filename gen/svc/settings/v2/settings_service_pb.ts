@@ -5,7 +5,9 @@
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
-import type { PasswordComplexitySettings } from "./settings_pb.js";
+import type { Details } from "../../object/v2/object_pb.js";
+import { file_svc_object_v2_object } from "../../object/v2/object_pb.js";
+import type { BrandingSettings, DomainSettings, LockoutSettings, LoginSettings, PasswordComplexitySettings, PasswordExpirySettings, SecuritySettings } from "./settings_pb.js";
 import { file_svc_settings_v2_settings } from "./settings_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -13,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/settings/v2/settings_service.proto.
  */
 export const file_svc_settings_v2_settings_service: GenFile = /*@__PURE__*/
-  fileDesc("CiZzdmMvc2V0dGluZ3MvdjIvc2V0dGluZ3Nfc2VydmljZS5wcm90bxIPc3ZjLnNldHRpbmdzLnYyIj8KJEdldFBhc3N3b3JkQ29tcGxleGl0eVNldHRpbmdzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkiZgolR2V0UGFzc3dvcmRDb21wbGV4aXR5U2V0dGluZ3NSZXNwb25zZRI9CghzZXR0aW5ncxgBIAEoCzIrLnN2Yy5zZXR0aW5ncy52Mi5QYXNzd29yZENvbXBsZXhpdHlTZXR0aW5nczLMAQoPU2V0dGluZ3NTZXJ2aWNlErgBCh1HZXRQYXNzd29yZENvbXBsZXhpdHlTZXR0aW5ncxI1LnN2Yy5zZXR0aW5ncy52Mi5HZXRQYXNzd29yZENvbXBsZXhpdHlTZXR0aW5nc1JlcXVlc3QaNi5zdmMuc2V0dGluZ3MudjIuR2V0UGFzc3dvcmRDb21wbGV4aXR5U2V0dGluZ3NSZXNwb25zZSIogtPkkwIiEiAvdjIvc2V0dGluZ3MvcGFzc3dvcmQvY29tcGxleGl0eWIGcHJvdG8z", [file_google_api_annotations, file_svc_settings_v2_settings]);
+  fileDesc("CiZzdmMvc2V0dGluZ3MvdjIvc2V0dGluZ3Nfc2VydmljZS5wcm90bxIPc3ZjLnNldHRpbmdzLnYyIj8KJEdldFBhc3N3b3JkQ29tcGxleGl0eVNldHRpbmdzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkiZgolR2V0UGFzc3dvcmRDb21wbGV4aXR5U2V0dGluZ3NSZXNwb25zZRI9CghzZXR0aW5ncxgBIAEoCzIrLnN2Yy5zZXR0aW5ncy52Mi5QYXNzd29yZENvbXBsZXhpdHlTZXR0aW5ncyJ+CiRTZXRQYXNzd29yZENvbXBsZXhpdHlTZXR0aW5nc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEj0KCHNldHRpbmdzGAIgASgLMisuc3ZjLnNldHRpbmdzLnYyLlBhc3N3b3JkQ29tcGxleGl0eVNldHRpbmdzIlAKJVNldFBhc3N3b3JkQ29tcGxleGl0eVNldHRpbmdzUmVzcG9uc2USJwoHZGV0YWlscxgBIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscyJBCiZSZXNldFBhc3N3b3JkQ29tcGxleGl0eVNldHRpbmdzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkiUgonUmVzZXRQYXNzd29yZENvbXBsZXhpdHlTZXR0aW5nc1Jlc3BvbnNlEicKB2RldGFpbHMYASABKAsyFi5zdmMub2JqZWN0LnYyLkRldGFpbHMiOwogR2V0UGFzc3dvcmRFeHBpcnlTZXR0aW5nc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJIl4KIUdldFBhc3N3b3JkRXhwaXJ5U2V0dGluZ3NSZXNwb25zZRI5CghzZXR0aW5ncxgBIAEoCzInLnN2Yy5zZXR0aW5ncy52Mi5QYXNzd29yZEV4cGlyeVNldHRpbmdzInYKIFNldFBhc3N3b3JkRXhwaXJ5U2V0dGluZ3NSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRI5CghzZXR0aW5ncxgCIAEoCzInLnN2Yy5zZXR0aW5ncy52Mi5QYXNzd29yZEV4cGlyeVNldHRpbmdzIkwKIVNldFBhc3N3b3JkRXhwaXJ5U2V0dGluZ3NSZXNwb25zZRInCgdkZXRhaWxzGAEgASgLMhYuc3ZjLm9iamVjdC52Mi5EZXRhaWxzIj0KIlJlc2V0UGFzc3dvcmRFeHBpcnlTZXR0aW5nc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJIk4KI1Jlc2V0UGFzc3dvcmRFeHBpcnlTZXR0aW5nc1Jlc3BvbnNlEicKB2RldGFpbHMYASABKAsyFi5zdmMub2JqZWN0LnYyLkRldGFpbHMiNAoZR2V0TG9ja291dFNldHRpbmdzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkiUAoaR2V0TG9ja291dFNldHRpbmdzUmVzcG9uc2USMgoIc2V0dGluZ3MYASABKAsyIC5zdmMuc2V0dGluZ3MudjIuTG9ja291dFNldHRpbmdzImgKGVNldExvY2tvdXRTZXR0aW5nc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEjIKCHNldHRpbmdzGAIgASgLMiAuc3ZjLnNldHRpbmdzLnYyLkxvY2tvdXRTZXR0aW5ncyJFChpTZXRMb2Nrb3V0U2V0dGluZ3NSZXNwb25zZRInCgdkZXRhaWxzGAEgASgLMhYuc3ZjLm9iamVjdC52Mi5EZXRhaWxzIjYKG1Jlc2V0TG9ja291dFNldHRpbmdzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkiRwocUmVzZXRMb2Nrb3V0U2V0dGluZ3NSZXNwb25zZRInCgdkZXRhaWxzGAEgASgLMhYuc3ZjLm9iamVjdC52Mi5EZXRhaWxzIjIKF0dldExvZ2luU2V0dGluZ3NSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSJMChhHZXRMb2dpblNldHRpbmdzUmVzcG9uc2USMAoIc2V0dGluZ3MYASABKAsyHi5zdmMuc2V0dGluZ3MudjIuTG9naW5TZXR0aW5ncyJkChdTZXRMb2dpblNldHRpbmdzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSMAoIc2V0dGluZ3MYAiABKAsyHi5zdmMuc2V0dGluZ3MudjIuTG9naW5TZXR0aW5ncyJDChhTZXRMb2dpblNldHRpbmdzUmVzcG9uc2USJwoHZGV0YWlscxgBIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscyI0ChlSZXNldExvZ2luU2V0dGluZ3NSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSJFChpSZXNldExvZ2luU2V0dGluZ3NSZXNwb25zZRInCgdkZXRhaWxzGAEgASgLMhYuc3ZjLm9iamVjdC52Mi5EZXRhaWxzIjUKGkdldFNlY3VyaXR5U2V0dGluZ3NSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSJSChtHZXRTZWN1cml0eVNldHRpbmdzUmVzcG9uc2USMwoIc2V0dGluZ3MYASABKAsyIS5zdmMuc2V0dGluZ3MudjIuU2VjdXJpdHlTZXR0aW5ncyJqChpTZXRTZWN1cml0eVNldHRpbmdzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSMwoIc2V0dGluZ3MYAiABKAsyIS5zdmMuc2V0dGluZ3MudjIuU2VjdXJpdHlTZXR0aW5ncyJGChtTZXRTZWN1cml0eVNldHRpbmdzUmVzcG9uc2USJwoHZGV0YWlscxgBIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscyI3ChxSZXNldFNlY3VyaXR5U2V0dGluZ3NSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSJICh1SZXNldFNlY3VyaXR5U2V0dGluZ3NSZXNwb25zZRInCgdkZXRhaWxzGAEgASgLMhYuc3ZjLm9iamVjdC52Mi5EZXRhaWxzIjUKGkdldEJyYW5kaW5nU2V0dGluZ3NSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSJSChtHZXRCcmFuZGluZ1NldHRpbmdzUmVzcG9uc2USMwoIc2V0dGluZ3MYASABKAsyIS5zdmMuc2V0dGluZ3MudjIuQnJhbmRpbmdTZXR0aW5ncyJqChpTZXRCcmFuZGluZ1NldHRpbmdzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSMwoIc2V0dGluZ3MYAiABKAsyIS5zdmMuc2V0dGluZ3MudjIuQnJhbmRpbmdTZXR0aW5ncyJGChtTZXRCcmFuZGluZ1NldHRpbmdzUmVzcG9uc2USJwoHZGV0YWlscxgBIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscyI3ChxSZXNldEJyYW5kaW5nU2V0dGluZ3NSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSJICh1SZXNldEJyYW5kaW5nU2V0dGluZ3NSZXNwb25zZRInCgdkZXRhaWxzGAEgASgLMhYuc3ZjLm9iamVjdC52Mi5EZXRhaWxzIjMKGEdldERvbWFpblNldHRpbmdzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkiTgoZR2V0RG9tYWluU2V0dGluZ3NSZXNwb25zZRIxCghzZXR0aW5ncxgBIAEoCzIfLnN2Yy5zZXR0aW5ncy52Mi5Eb21haW5TZXR0aW5ncyJmChhTZXREb21haW5TZXR0aW5nc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEjEKCHNldHRpbmdzGAIgASgLMh8uc3ZjLnNldHRpbmdzLnYyLkRvbWFpblNldHRpbmdzIkQKGVNldERvbWFpblNldHRpbmdzUmVzcG9uc2USJwoHZGV0YWlscxgBIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscyI1ChpSZXNldERvbWFpblNldHRpbmdzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkiRgobUmVzZXREb21haW5TZXR0aW5nc1Jlc3BvbnNlEicKB2RldGFpbHMYASABKAsyFi5zdmMub2JqZWN0LnYyLkRldGFpbHMyyBkKD1NldHRpbmdzU2VydmljZRK4AQodR2V0UGFzc3dvcmRDb21wbGV4aXR5U2V0dGluZ3MSNS5zdmMuc2V0dGluZ3MudjIuR2V0UGFzc3dvcmRDb21wbGV4aXR5U2V0dGluZ3NSZXF1ZXN0GjYuc3ZjLnNldHRpbmdzLnYyLkdldFBhc3N3b3JkQ29tcGxleGl0eVNldHRpbmdzUmVzcG9uc2UiKILT5JMCIhIgL3YyL3NldHRpbmdzL3Bhc3N3b3JkL2NvbXBsZXhpdHkSuwEKHVNldFBhc3N3b3JkQ29tcGxleGl0eVNldHRpbmdzEjUuc3ZjLnNldHRpbmdzLnYyLlNldFBhc3N3b3JkQ29tcGxleGl0eVNldHRpbmdzUmVxdWVzdBo2LnN2Yy5zZXR0aW5ncy52Mi5TZXRQYXNzd29yZENvbXBsZXhpdHlTZXR0aW5nc1Jlc3BvbnNlIiuC0+STAiU6ASoaIC92Mi9zZXR0aW5ncy9wYXNzd29yZC9jb21wbGV4aXR5Er4BCh9SZXNldFBhc3N3b3JkQ29tcGxleGl0eVNldHRpbmdzEjcuc3ZjLnNldHRpbmdzLnYyLlJlc2V0UGFzc3dvcmRDb21wbGV4aXR5U2V0dGluZ3NSZXF1ZXN0Gjguc3ZjLnNldHRpbmdzLnYyLlJlc2V0UGFzc3dvcmRDb21wbGV4aXR5U2V0dGluZ3NSZXNwb25zZSIogtPkkwIiKiAvdjIvc2V0dGluZ3MvcGFzc3dvcmQvY29tcGxleGl0eRKoAQoZR2V0UGFzc3dvcmRFeHBpcnlTZXR0aW5ncxIxLnN2Yy5zZXR0aW5ncy52Mi5HZXRQYXNzd29yZEV4cGlyeVNldHRpbmdzUmVxdWVzdBoyLnN2Yy5zZXR0aW5ncy52Mi5HZXRQYXNzd29yZEV4cGlyeVNldHRpbmdzUmVzcG9uc2UiJILT5JMCHhIcL3YyL3NldHRpbmdzL3Bhc3N3b3JkL2V4cGlyeRKrAQoZU2V0UGFzc3dvcmRFeHBpcnlTZXR0aW5ncxIxLnN2Yy5zZXR0aW5ncy52Mi5TZXRQYXNzd29yZEV4cGlyeVNldHRpbmdzUmVxdWVzdBoyLnN2Yy5zZXR0aW5ncy52Mi5TZXRQYXNzd29yZEV4cGlyeVNldHRpbmdzUmVzcG9uc2UiJ4LT5JMCIToBKhocL3YyL3NldHRpbmdzL3Bhc3N3b3JkL2V4cGlyeRKuAQobUmVzZXRQYXNzd29yZEV4cGlyeVNldHRpbmdzEjMuc3ZjLnNldHRpbmdzLnYyLlJlc2V0UGFzc3dvcmRFeHBpcnlTZXR0aW5nc1JlcXVlc3QaNC5zdmMuc2V0dGluZ3MudjIuUmVzZXRQYXNzd29yZEV4cGlyeVNldHRpbmdzUmVzcG9uc2UiJILT5JMCHiocL3YyL3NldHRpbmdzL3Bhc3N3b3JkL2V4cGlyeRKLAQoSR2V0TG9ja291dFNldHRpbmdzEiouc3ZjLnNldHRpbmdzLnYyLkdldExvY2tvdXRTZXR0aW5nc1JlcXVlc3QaKy5zdmMuc2V0dGluZ3MudjIuR2V0TG9ja291dFNldHRpbmdzUmVzcG9uc2UiHILT5JMCFhIUL3YyL3NldHRpbmdzL2xvY2tvdXQSjgEKElNldExvY2tvdXRTZXR0aW5ncxIqLnN2Yy5zZXR0aW5ncy52Mi5TZXRMb2Nrb3V0U2V0dGluZ3NSZXF1ZXN0Gisuc3ZjLnNldHRpbmdzLnYyLlNldExvY2tvdXRTZXR0aW5nc1Jlc3BvbnNlIh+C0+STAhk6ASoaFC92Mi9zZXR0aW5ncy9sb2Nrb3V0EpEBChRSZXNldExvY2tvdXRTZXR0aW5ncxIsLnN2Yy5zZXR0aW5ncy52Mi5SZXNldExvY2tvdXRTZXR0aW5nc1JlcXVlc3QaLS5zdmMuc2V0dGluZ3MudjIuUmVzZXRMb2Nrb3V0U2V0dGluZ3NSZXNwb25zZSIcgtPkkwIWKhQvdjIvc2V0dGluZ3MvbG9ja291dBKDAQoQR2V0TG9naW5TZXR0aW5ncxIoLnN2Yy5zZXR0aW5ncy52Mi5HZXRMb2dpblNldHRpbmdzUmVxdWVzdBopLnN2Yy5zZXR0aW5ncy52Mi5HZXRMb2dpblNldHRpbmdzUmVzcG9uc2UiGoLT5JMCFBISL3YyL3NldHRpbmdzL2xvZ2luEoYBChBTZXRMb2dpblNldHRpbmdzEiguc3ZjLnNldHRpbmdzLnYyLlNldExvZ2luU2V0dGluZ3NSZXF1ZXN0Gikuc3ZjLnNldHRpbmdzLnYyLlNldExvZ2luU2V0dGluZ3NSZXNwb25zZSIdgtPkkwIXOgEqGhIvdjIvc2V0dGluZ3MvbG9naW4SiQEKElJlc2V0TG9naW5TZXR0aW5ncxIqLnN2Yy5zZXR0aW5ncy52Mi5SZXNldExvZ2luU2V0dGluZ3NSZXF1ZXN0Gisuc3ZjLnNldHRpbmdzLnYyLlJlc2V0TG9naW5TZXR0aW5nc1Jlc3BvbnNlIhqC0+STAhQqEi92Mi9zZXR0aW5ncy9sb2dpbhKPAQoTR2V0U2VjdXJpdHlTZXR0aW5ncxIrLnN2Yy5zZXR0aW5ncy52Mi5HZXRTZWN1cml0eVNldHRpbmdzUmVxdWVzdBosLnN2Yy5zZXR0aW5ncy52Mi5HZXRTZWN1cml0eVNldHRpbmdzUmVzcG9uc2UiHYLT5JMCFxIVL3YyL3NldHRpbmdzL3NlY3VyaXR5EpIBChNTZXRTZWN1cml0eVNldHRpbmdzEisuc3ZjLnNldHRpbmdzLnYyLlNldFNlY3VyaXR5U2V0dGluZ3NSZXF1ZXN0Giwuc3ZjLnNldHRpbmdzLnYyLlNldFNlY3VyaXR5U2V0dGluZ3NSZXNwb25zZSIggtPkkwIaOgEqGhUvdjIvc2V0dGluZ3Mvc2VjdXJpdHkSlQEKFVJlc2V0U2VjdXJpdHlTZXR0aW5ncxItLnN2Yy5zZXR0aW5ncy52Mi5SZXNldFNlY3VyaXR5U2V0dGluZ3NSZXF1ZXN0Gi4uc3ZjLnNldHRpbmdzLnYyLlJlc2V0U2VjdXJpdHlTZXR0aW5nc1Jlc3BvbnNlIh2C0+STAhcqFS92Mi9zZXR0aW5ncy9zZWN1cml0eRKPAQoTR2V0QnJhbmRpbmdTZXR0aW5ncxIrLnN2Yy5zZXR0aW5ncy52Mi5HZXRCcmFuZGluZ1NldHRpbmdzUmVxdWVzdBosLnN2Yy5zZXR0aW5ncy52Mi5HZXRCcmFuZGluZ1NldHRpbmdzUmVzcG9uc2UiHYLT5JMCFxIVL3YyL3NldHRpbmdzL2JyYW5kaW5nEpIBChNTZXRCcmFuZGluZ1NldHRpbmdzEisuc3ZjLnNldHRpbmdzLnYyLlNldEJyYW5kaW5nU2V0dGluZ3NSZXF1ZXN0Giwuc3ZjLnNldHRpbmdzLnYyLlNldEJyYW5kaW5nU2V0dGluZ3NSZXNwb25zZSIggtPkkwIaOgEqGhUvdjIvc2V0dGluZ3MvYnJhbmRpbmcSlQEKFVJlc2V0QnJhbmRpbmdTZXR0aW5ncxItLnN2Yy5zZXR0aW5ncy52Mi5SZXNldEJyYW5kaW5nU2V0dGluZ3NSZXF1ZXN0Gi4uc3ZjLnNldHRpbmdzLnYyLlJlc2V0QnJhbmRpbmdTZXR0aW5nc1Jlc3BvbnNlIh2C0+STAhcqFS92Mi9zZXR0aW5ncy9icmFuZGluZxKHAQoRR2V0RG9tYWluU2V0dGluZ3MSKS5zdmMuc2V0dGluZ3MudjIuR2V0RG9tYWluU2V0dGluZ3NSZXF1ZXN0Giouc3ZjLnNldHRpbmdzLnYyLkdldERvbWFpblNldHRpbmdzUmVzcG9uc2UiG4LT5JMCFRITL3YyL3NldHRpbmdzL2RvbWFpbhKKAQoRU2V0RG9tYWluU2V0dGluZ3MSKS5zdmMuc2V0dGluZ3MudjIuU2V0RG9tYWluU2V0dGluZ3NSZXF1ZXN0Giouc3ZjLnNldHRpbmdzLnYyLlNldERvbWFpblNldHRpbmdzUmVzcG9uc2UiHoLT5JMCGDoBKhoTL3YyL3NldHRpbmdzL2RvbWFpbhKNAQoTUmVzZXREb21haW5TZXR0aW5ncxIrLnN2Yy5zZXR0aW5ncy52Mi5SZXNldERvbWFpblNldHRpbmdzUmVxdWVzdBosLnN2Yy5zZXR0aW5ncy52Mi5SZXNldERvbWFpblNldHRpbmdzUmVzcG9uc2UiG4LT5JMCFSoTL3YyL3NldHRpbmdzL2RvbWFpbmIGcHJvdG8z", [file_google_api_annotations, file_svc_object_v2_object, file_svc_settings_v2_settings]);
 
 /**
  * @generated from message svc.settings.v2.GetPasswordComplexitySettingsRequest
@@ -52,7 +54,827 @@ export const GetPasswordComplexitySettingsResponseSchema: GenMessage<GetPassword
   messageDesc(file_svc_settings_v2_settings_service, 1);
 
 /**
+ * @generated from message svc.settings.v2.SetPasswordComplexitySettingsRequest
+ */
+export type SetPasswordComplexitySettingsRequest = Message<"svc.settings.v2.SetPasswordComplexitySettingsRequest"> & {
+  /**
+   * Organization whose override is set; the instance default when unset.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * Required.
+   *
+   * @generated from field: svc.settings.v2.PasswordComplexitySettings settings = 2;
+   */
+  settings?: PasswordComplexitySettings | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.SetPasswordComplexitySettingsRequest.
+ * Use `create(SetPasswordComplexitySettingsRequestSchema)` to create a new message.
+ */
+export const SetPasswordComplexitySettingsRequestSchema: GenMessage<SetPasswordComplexitySettingsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 2);
+
+/**
+ * @generated from message svc.settings.v2.SetPasswordComplexitySettingsResponse
+ */
+export type SetPasswordComplexitySettingsResponse = Message<"svc.settings.v2.SetPasswordComplexitySettingsResponse"> & {
+  /**
+   * creation_date and change_date of the stored setting; resource_owner is
+   * the organization id or the instance id.
+   *
+   * @generated from field: svc.object.v2.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.SetPasswordComplexitySettingsResponse.
+ * Use `create(SetPasswordComplexitySettingsResponseSchema)` to create a new message.
+ */
+export const SetPasswordComplexitySettingsResponseSchema: GenMessage<SetPasswordComplexitySettingsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 3);
+
+/**
+ * @generated from message svc.settings.v2.ResetPasswordComplexitySettingsRequest
+ */
+export type ResetPasswordComplexitySettingsRequest = Message<"svc.settings.v2.ResetPasswordComplexitySettingsRequest"> & {
+  /**
+   * Required: the organization whose override is removed.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message svc.settings.v2.ResetPasswordComplexitySettingsRequest.
+ * Use `create(ResetPasswordComplexitySettingsRequestSchema)` to create a new message.
+ */
+export const ResetPasswordComplexitySettingsRequestSchema: GenMessage<ResetPasswordComplexitySettingsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 4);
+
+/**
+ * @generated from message svc.settings.v2.ResetPasswordComplexitySettingsResponse
+ */
+export type ResetPasswordComplexitySettingsResponse = Message<"svc.settings.v2.ResetPasswordComplexitySettingsResponse"> & {
+  /**
+   * change_date is the time of the reset; resource_owner the organization.
+   *
+   * @generated from field: svc.object.v2.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.ResetPasswordComplexitySettingsResponse.
+ * Use `create(ResetPasswordComplexitySettingsResponseSchema)` to create a new message.
+ */
+export const ResetPasswordComplexitySettingsResponseSchema: GenMessage<ResetPasswordComplexitySettingsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 5);
+
+/**
+ * @generated from message svc.settings.v2.GetPasswordExpirySettingsRequest
+ */
+export type GetPasswordExpirySettingsRequest = Message<"svc.settings.v2.GetPasswordExpirySettingsRequest"> & {
+  /**
+   * Organization whose effective settings are read; the instance when unset.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message svc.settings.v2.GetPasswordExpirySettingsRequest.
+ * Use `create(GetPasswordExpirySettingsRequestSchema)` to create a new message.
+ */
+export const GetPasswordExpirySettingsRequestSchema: GenMessage<GetPasswordExpirySettingsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 6);
+
+/**
+ * @generated from message svc.settings.v2.GetPasswordExpirySettingsResponse
+ */
+export type GetPasswordExpirySettingsResponse = Message<"svc.settings.v2.GetPasswordExpirySettingsResponse"> & {
+  /**
+   * @generated from field: svc.settings.v2.PasswordExpirySettings settings = 1;
+   */
+  settings?: PasswordExpirySettings | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.GetPasswordExpirySettingsResponse.
+ * Use `create(GetPasswordExpirySettingsResponseSchema)` to create a new message.
+ */
+export const GetPasswordExpirySettingsResponseSchema: GenMessage<GetPasswordExpirySettingsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 7);
+
+/**
+ * @generated from message svc.settings.v2.SetPasswordExpirySettingsRequest
+ */
+export type SetPasswordExpirySettingsRequest = Message<"svc.settings.v2.SetPasswordExpirySettingsRequest"> & {
+  /**
+   * Organization whose override is set; the instance default when unset.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * Required.
+   *
+   * @generated from field: svc.settings.v2.PasswordExpirySettings settings = 2;
+   */
+  settings?: PasswordExpirySettings | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.SetPasswordExpirySettingsRequest.
+ * Use `create(SetPasswordExpirySettingsRequestSchema)` to create a new message.
+ */
+export const SetPasswordExpirySettingsRequestSchema: GenMessage<SetPasswordExpirySettingsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 8);
+
+/**
+ * @generated from message svc.settings.v2.SetPasswordExpirySettingsResponse
+ */
+export type SetPasswordExpirySettingsResponse = Message<"svc.settings.v2.SetPasswordExpirySettingsResponse"> & {
+  /**
+   * creation_date and change_date of the stored setting; resource_owner is
+   * the organization id or the instance id.
+   *
+   * @generated from field: svc.object.v2.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.SetPasswordExpirySettingsResponse.
+ * Use `create(SetPasswordExpirySettingsResponseSchema)` to create a new message.
+ */
+export const SetPasswordExpirySettingsResponseSchema: GenMessage<SetPasswordExpirySettingsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 9);
+
+/**
+ * @generated from message svc.settings.v2.ResetPasswordExpirySettingsRequest
+ */
+export type ResetPasswordExpirySettingsRequest = Message<"svc.settings.v2.ResetPasswordExpirySettingsRequest"> & {
+  /**
+   * Required: the organization whose override is removed.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message svc.settings.v2.ResetPasswordExpirySettingsRequest.
+ * Use `create(ResetPasswordExpirySettingsRequestSchema)` to create a new message.
+ */
+export const ResetPasswordExpirySettingsRequestSchema: GenMessage<ResetPasswordExpirySettingsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 10);
+
+/**
+ * @generated from message svc.settings.v2.ResetPasswordExpirySettingsResponse
+ */
+export type ResetPasswordExpirySettingsResponse = Message<"svc.settings.v2.ResetPasswordExpirySettingsResponse"> & {
+  /**
+   * change_date is the time of the reset; resource_owner the organization.
+   *
+   * @generated from field: svc.object.v2.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.ResetPasswordExpirySettingsResponse.
+ * Use `create(ResetPasswordExpirySettingsResponseSchema)` to create a new message.
+ */
+export const ResetPasswordExpirySettingsResponseSchema: GenMessage<ResetPasswordExpirySettingsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 11);
+
+/**
+ * @generated from message svc.settings.v2.GetLockoutSettingsRequest
+ */
+export type GetLockoutSettingsRequest = Message<"svc.settings.v2.GetLockoutSettingsRequest"> & {
+  /**
+   * Organization whose effective settings are read; the instance when unset.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message svc.settings.v2.GetLockoutSettingsRequest.
+ * Use `create(GetLockoutSettingsRequestSchema)` to create a new message.
+ */
+export const GetLockoutSettingsRequestSchema: GenMessage<GetLockoutSettingsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 12);
+
+/**
+ * @generated from message svc.settings.v2.GetLockoutSettingsResponse
+ */
+export type GetLockoutSettingsResponse = Message<"svc.settings.v2.GetLockoutSettingsResponse"> & {
+  /**
+   * @generated from field: svc.settings.v2.LockoutSettings settings = 1;
+   */
+  settings?: LockoutSettings | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.GetLockoutSettingsResponse.
+ * Use `create(GetLockoutSettingsResponseSchema)` to create a new message.
+ */
+export const GetLockoutSettingsResponseSchema: GenMessage<GetLockoutSettingsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 13);
+
+/**
+ * @generated from message svc.settings.v2.SetLockoutSettingsRequest
+ */
+export type SetLockoutSettingsRequest = Message<"svc.settings.v2.SetLockoutSettingsRequest"> & {
+  /**
+   * Organization whose override is set; the instance default when unset.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * Required.
+   *
+   * @generated from field: svc.settings.v2.LockoutSettings settings = 2;
+   */
+  settings?: LockoutSettings | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.SetLockoutSettingsRequest.
+ * Use `create(SetLockoutSettingsRequestSchema)` to create a new message.
+ */
+export const SetLockoutSettingsRequestSchema: GenMessage<SetLockoutSettingsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 14);
+
+/**
+ * @generated from message svc.settings.v2.SetLockoutSettingsResponse
+ */
+export type SetLockoutSettingsResponse = Message<"svc.settings.v2.SetLockoutSettingsResponse"> & {
+  /**
+   * creation_date and change_date of the stored setting; resource_owner is
+   * the organization id or the instance id.
+   *
+   * @generated from field: svc.object.v2.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.SetLockoutSettingsResponse.
+ * Use `create(SetLockoutSettingsResponseSchema)` to create a new message.
+ */
+export const SetLockoutSettingsResponseSchema: GenMessage<SetLockoutSettingsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 15);
+
+/**
+ * @generated from message svc.settings.v2.ResetLockoutSettingsRequest
+ */
+export type ResetLockoutSettingsRequest = Message<"svc.settings.v2.ResetLockoutSettingsRequest"> & {
+  /**
+   * Required: the organization whose override is removed.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message svc.settings.v2.ResetLockoutSettingsRequest.
+ * Use `create(ResetLockoutSettingsRequestSchema)` to create a new message.
+ */
+export const ResetLockoutSettingsRequestSchema: GenMessage<ResetLockoutSettingsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 16);
+
+/**
+ * @generated from message svc.settings.v2.ResetLockoutSettingsResponse
+ */
+export type ResetLockoutSettingsResponse = Message<"svc.settings.v2.ResetLockoutSettingsResponse"> & {
+  /**
+   * change_date is the time of the reset; resource_owner the organization.
+   *
+   * @generated from field: svc.object.v2.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.ResetLockoutSettingsResponse.
+ * Use `create(ResetLockoutSettingsResponseSchema)` to create a new message.
+ */
+export const ResetLockoutSettingsResponseSchema: GenMessage<ResetLockoutSettingsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 17);
+
+/**
+ * @generated from message svc.settings.v2.GetLoginSettingsRequest
+ */
+export type GetLoginSettingsRequest = Message<"svc.settings.v2.GetLoginSettingsRequest"> & {
+  /**
+   * Organization whose effective settings are read; the instance when unset.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message svc.settings.v2.GetLoginSettingsRequest.
+ * Use `create(GetLoginSettingsRequestSchema)` to create a new message.
+ */
+export const GetLoginSettingsRequestSchema: GenMessage<GetLoginSettingsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 18);
+
+/**
+ * @generated from message svc.settings.v2.GetLoginSettingsResponse
+ */
+export type GetLoginSettingsResponse = Message<"svc.settings.v2.GetLoginSettingsResponse"> & {
+  /**
+   * @generated from field: svc.settings.v2.LoginSettings settings = 1;
+   */
+  settings?: LoginSettings | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.GetLoginSettingsResponse.
+ * Use `create(GetLoginSettingsResponseSchema)` to create a new message.
+ */
+export const GetLoginSettingsResponseSchema: GenMessage<GetLoginSettingsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 19);
+
+/**
+ * @generated from message svc.settings.v2.SetLoginSettingsRequest
+ */
+export type SetLoginSettingsRequest = Message<"svc.settings.v2.SetLoginSettingsRequest"> & {
+  /**
+   * Organization whose override is set; the instance default when unset.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * Required.
+   *
+   * @generated from field: svc.settings.v2.LoginSettings settings = 2;
+   */
+  settings?: LoginSettings | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.SetLoginSettingsRequest.
+ * Use `create(SetLoginSettingsRequestSchema)` to create a new message.
+ */
+export const SetLoginSettingsRequestSchema: GenMessage<SetLoginSettingsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 20);
+
+/**
+ * @generated from message svc.settings.v2.SetLoginSettingsResponse
+ */
+export type SetLoginSettingsResponse = Message<"svc.settings.v2.SetLoginSettingsResponse"> & {
+  /**
+   * creation_date and change_date of the stored setting; resource_owner is
+   * the organization id or the instance id.
+   *
+   * @generated from field: svc.object.v2.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.SetLoginSettingsResponse.
+ * Use `create(SetLoginSettingsResponseSchema)` to create a new message.
+ */
+export const SetLoginSettingsResponseSchema: GenMessage<SetLoginSettingsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 21);
+
+/**
+ * @generated from message svc.settings.v2.ResetLoginSettingsRequest
+ */
+export type ResetLoginSettingsRequest = Message<"svc.settings.v2.ResetLoginSettingsRequest"> & {
+  /**
+   * Required: the organization whose override is removed.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message svc.settings.v2.ResetLoginSettingsRequest.
+ * Use `create(ResetLoginSettingsRequestSchema)` to create a new message.
+ */
+export const ResetLoginSettingsRequestSchema: GenMessage<ResetLoginSettingsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 22);
+
+/**
+ * @generated from message svc.settings.v2.ResetLoginSettingsResponse
+ */
+export type ResetLoginSettingsResponse = Message<"svc.settings.v2.ResetLoginSettingsResponse"> & {
+  /**
+   * change_date is the time of the reset; resource_owner the organization.
+   *
+   * @generated from field: svc.object.v2.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.ResetLoginSettingsResponse.
+ * Use `create(ResetLoginSettingsResponseSchema)` to create a new message.
+ */
+export const ResetLoginSettingsResponseSchema: GenMessage<ResetLoginSettingsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 23);
+
+/**
+ * @generated from message svc.settings.v2.GetSecuritySettingsRequest
+ */
+export type GetSecuritySettingsRequest = Message<"svc.settings.v2.GetSecuritySettingsRequest"> & {
+  /**
+   * Organization whose effective settings are read; the instance when unset.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message svc.settings.v2.GetSecuritySettingsRequest.
+ * Use `create(GetSecuritySettingsRequestSchema)` to create a new message.
+ */
+export const GetSecuritySettingsRequestSchema: GenMessage<GetSecuritySettingsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 24);
+
+/**
+ * @generated from message svc.settings.v2.GetSecuritySettingsResponse
+ */
+export type GetSecuritySettingsResponse = Message<"svc.settings.v2.GetSecuritySettingsResponse"> & {
+  /**
+   * @generated from field: svc.settings.v2.SecuritySettings settings = 1;
+   */
+  settings?: SecuritySettings | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.GetSecuritySettingsResponse.
+ * Use `create(GetSecuritySettingsResponseSchema)` to create a new message.
+ */
+export const GetSecuritySettingsResponseSchema: GenMessage<GetSecuritySettingsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 25);
+
+/**
+ * @generated from message svc.settings.v2.SetSecuritySettingsRequest
+ */
+export type SetSecuritySettingsRequest = Message<"svc.settings.v2.SetSecuritySettingsRequest"> & {
+  /**
+   * Organization whose override is set; the instance default when unset.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * Required.
+   *
+   * @generated from field: svc.settings.v2.SecuritySettings settings = 2;
+   */
+  settings?: SecuritySettings | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.SetSecuritySettingsRequest.
+ * Use `create(SetSecuritySettingsRequestSchema)` to create a new message.
+ */
+export const SetSecuritySettingsRequestSchema: GenMessage<SetSecuritySettingsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 26);
+
+/**
+ * @generated from message svc.settings.v2.SetSecuritySettingsResponse
+ */
+export type SetSecuritySettingsResponse = Message<"svc.settings.v2.SetSecuritySettingsResponse"> & {
+  /**
+   * creation_date and change_date of the stored setting; resource_owner is
+   * the organization id or the instance id.
+   *
+   * @generated from field: svc.object.v2.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.SetSecuritySettingsResponse.
+ * Use `create(SetSecuritySettingsResponseSchema)` to create a new message.
+ */
+export const SetSecuritySettingsResponseSchema: GenMessage<SetSecuritySettingsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 27);
+
+/**
+ * @generated from message svc.settings.v2.ResetSecuritySettingsRequest
+ */
+export type ResetSecuritySettingsRequest = Message<"svc.settings.v2.ResetSecuritySettingsRequest"> & {
+  /**
+   * Required: the organization whose override is removed.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message svc.settings.v2.ResetSecuritySettingsRequest.
+ * Use `create(ResetSecuritySettingsRequestSchema)` to create a new message.
+ */
+export const ResetSecuritySettingsRequestSchema: GenMessage<ResetSecuritySettingsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 28);
+
+/**
+ * @generated from message svc.settings.v2.ResetSecuritySettingsResponse
+ */
+export type ResetSecuritySettingsResponse = Message<"svc.settings.v2.ResetSecuritySettingsResponse"> & {
+  /**
+   * change_date is the time of the reset; resource_owner the organization.
+   *
+   * @generated from field: svc.object.v2.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.ResetSecuritySettingsResponse.
+ * Use `create(ResetSecuritySettingsResponseSchema)` to create a new message.
+ */
+export const ResetSecuritySettingsResponseSchema: GenMessage<ResetSecuritySettingsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 29);
+
+/**
+ * @generated from message svc.settings.v2.GetBrandingSettingsRequest
+ */
+export type GetBrandingSettingsRequest = Message<"svc.settings.v2.GetBrandingSettingsRequest"> & {
+  /**
+   * Organization whose effective settings are read; the instance when unset.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message svc.settings.v2.GetBrandingSettingsRequest.
+ * Use `create(GetBrandingSettingsRequestSchema)` to create a new message.
+ */
+export const GetBrandingSettingsRequestSchema: GenMessage<GetBrandingSettingsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 30);
+
+/**
+ * @generated from message svc.settings.v2.GetBrandingSettingsResponse
+ */
+export type GetBrandingSettingsResponse = Message<"svc.settings.v2.GetBrandingSettingsResponse"> & {
+  /**
+   * @generated from field: svc.settings.v2.BrandingSettings settings = 1;
+   */
+  settings?: BrandingSettings | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.GetBrandingSettingsResponse.
+ * Use `create(GetBrandingSettingsResponseSchema)` to create a new message.
+ */
+export const GetBrandingSettingsResponseSchema: GenMessage<GetBrandingSettingsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 31);
+
+/**
+ * @generated from message svc.settings.v2.SetBrandingSettingsRequest
+ */
+export type SetBrandingSettingsRequest = Message<"svc.settings.v2.SetBrandingSettingsRequest"> & {
+  /**
+   * Organization whose override is set; the instance default when unset.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * Required.
+   *
+   * @generated from field: svc.settings.v2.BrandingSettings settings = 2;
+   */
+  settings?: BrandingSettings | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.SetBrandingSettingsRequest.
+ * Use `create(SetBrandingSettingsRequestSchema)` to create a new message.
+ */
+export const SetBrandingSettingsRequestSchema: GenMessage<SetBrandingSettingsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 32);
+
+/**
+ * @generated from message svc.settings.v2.SetBrandingSettingsResponse
+ */
+export type SetBrandingSettingsResponse = Message<"svc.settings.v2.SetBrandingSettingsResponse"> & {
+  /**
+   * creation_date and change_date of the stored setting; resource_owner is
+   * the organization id or the instance id.
+   *
+   * @generated from field: svc.object.v2.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.SetBrandingSettingsResponse.
+ * Use `create(SetBrandingSettingsResponseSchema)` to create a new message.
+ */
+export const SetBrandingSettingsResponseSchema: GenMessage<SetBrandingSettingsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 33);
+
+/**
+ * @generated from message svc.settings.v2.ResetBrandingSettingsRequest
+ */
+export type ResetBrandingSettingsRequest = Message<"svc.settings.v2.ResetBrandingSettingsRequest"> & {
+  /**
+   * Required: the organization whose override is removed.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message svc.settings.v2.ResetBrandingSettingsRequest.
+ * Use `create(ResetBrandingSettingsRequestSchema)` to create a new message.
+ */
+export const ResetBrandingSettingsRequestSchema: GenMessage<ResetBrandingSettingsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 34);
+
+/**
+ * @generated from message svc.settings.v2.ResetBrandingSettingsResponse
+ */
+export type ResetBrandingSettingsResponse = Message<"svc.settings.v2.ResetBrandingSettingsResponse"> & {
+  /**
+   * change_date is the time of the reset; resource_owner the organization.
+   *
+   * @generated from field: svc.object.v2.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.ResetBrandingSettingsResponse.
+ * Use `create(ResetBrandingSettingsResponseSchema)` to create a new message.
+ */
+export const ResetBrandingSettingsResponseSchema: GenMessage<ResetBrandingSettingsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 35);
+
+/**
+ * @generated from message svc.settings.v2.GetDomainSettingsRequest
+ */
+export type GetDomainSettingsRequest = Message<"svc.settings.v2.GetDomainSettingsRequest"> & {
+  /**
+   * Organization whose effective settings are read; the instance when unset.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message svc.settings.v2.GetDomainSettingsRequest.
+ * Use `create(GetDomainSettingsRequestSchema)` to create a new message.
+ */
+export const GetDomainSettingsRequestSchema: GenMessage<GetDomainSettingsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 36);
+
+/**
+ * @generated from message svc.settings.v2.GetDomainSettingsResponse
+ */
+export type GetDomainSettingsResponse = Message<"svc.settings.v2.GetDomainSettingsResponse"> & {
+  /**
+   * @generated from field: svc.settings.v2.DomainSettings settings = 1;
+   */
+  settings?: DomainSettings | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.GetDomainSettingsResponse.
+ * Use `create(GetDomainSettingsResponseSchema)` to create a new message.
+ */
+export const GetDomainSettingsResponseSchema: GenMessage<GetDomainSettingsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 37);
+
+/**
+ * @generated from message svc.settings.v2.SetDomainSettingsRequest
+ */
+export type SetDomainSettingsRequest = Message<"svc.settings.v2.SetDomainSettingsRequest"> & {
+  /**
+   * Organization whose override is set; the instance default when unset.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * Required.
+   *
+   * @generated from field: svc.settings.v2.DomainSettings settings = 2;
+   */
+  settings?: DomainSettings | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.SetDomainSettingsRequest.
+ * Use `create(SetDomainSettingsRequestSchema)` to create a new message.
+ */
+export const SetDomainSettingsRequestSchema: GenMessage<SetDomainSettingsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 38);
+
+/**
+ * @generated from message svc.settings.v2.SetDomainSettingsResponse
+ */
+export type SetDomainSettingsResponse = Message<"svc.settings.v2.SetDomainSettingsResponse"> & {
+  /**
+   * creation_date and change_date of the stored setting; resource_owner is
+   * the organization id or the instance id.
+   *
+   * @generated from field: svc.object.v2.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.SetDomainSettingsResponse.
+ * Use `create(SetDomainSettingsResponseSchema)` to create a new message.
+ */
+export const SetDomainSettingsResponseSchema: GenMessage<SetDomainSettingsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 39);
+
+/**
+ * @generated from message svc.settings.v2.ResetDomainSettingsRequest
+ */
+export type ResetDomainSettingsRequest = Message<"svc.settings.v2.ResetDomainSettingsRequest"> & {
+  /**
+   * Required: the organization whose override is removed.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message svc.settings.v2.ResetDomainSettingsRequest.
+ * Use `create(ResetDomainSettingsRequestSchema)` to create a new message.
+ */
+export const ResetDomainSettingsRequestSchema: GenMessage<ResetDomainSettingsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 40);
+
+/**
+ * @generated from message svc.settings.v2.ResetDomainSettingsResponse
+ */
+export type ResetDomainSettingsResponse = Message<"svc.settings.v2.ResetDomainSettingsResponse"> & {
+  /**
+   * change_date is the time of the reset; resource_owner the organization.
+   *
+   * @generated from field: svc.object.v2.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.settings.v2.ResetDomainSettingsResponse.
+ * Use `create(ResetDomainSettingsResponseSchema)` to create a new message.
+ */
+export const ResetDomainSettingsResponseSchema: GenMessage<ResetDomainSettingsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_settings_v2_settings_service, 41);
+
+/**
  * Policies of the instance and its organizations.
+ *
+ * Every kind of setting has an instance default (the built-in default,
+ * documented on each settings message, until one is stored) and may have an
+ * override per organization. Get returns the effective value for an
+ * organization (its override, else the instance default) and says where it
+ * comes from; with no organization_id it returns the instance default.
+ * Set replaces the whole setting (PUT semantics: a field left out takes its
+ * zero value) of the instance (no organization_id; needs iam.write) or of an
+ * organization (needs policy.write in it). Reset removes an organization's
+ * override, so the instance default applies again; NotFound when the
+ * organization has none.
+ *
+ * Reading the password complexity needs only authentication (users must
+ * know the rules before choosing a password); the other kinds need
+ * policy.read in the organization, or iam.read for the instance default. An
+ * organization the caller has no access to is NotFound.
  *
  * @generated from service svc.settings.v2.SettingsService
  */
@@ -67,6 +889,219 @@ export const SettingsService: GenService<{
     methodKind: "unary";
     input: typeof GetPasswordComplexitySettingsRequestSchema;
     output: typeof GetPasswordComplexitySettingsResponseSchema;
+  },
+  /**
+   * Replaces the password complexity settings of the instance or of an organization.
+   *
+   * @generated from rpc svc.settings.v2.SettingsService.SetPasswordComplexitySettings
+   */
+  setPasswordComplexitySettings: {
+    methodKind: "unary";
+    input: typeof SetPasswordComplexitySettingsRequestSchema;
+    output: typeof SetPasswordComplexitySettingsResponseSchema;
+  },
+  /**
+   * Removes an organization's password complexity settings; the instance default
+   * applies again.
+   *
+   * @generated from rpc svc.settings.v2.SettingsService.ResetPasswordComplexitySettings
+   */
+  resetPasswordComplexitySettings: {
+    methodKind: "unary";
+    input: typeof ResetPasswordComplexitySettingsRequestSchema;
+    output: typeof ResetPasswordComplexitySettingsResponseSchema;
+  },
+  /**
+   * The password expiry settings in force for an organization, or the instance
+   * default.
+   *
+   * @generated from rpc svc.settings.v2.SettingsService.GetPasswordExpirySettings
+   */
+  getPasswordExpirySettings: {
+    methodKind: "unary";
+    input: typeof GetPasswordExpirySettingsRequestSchema;
+    output: typeof GetPasswordExpirySettingsResponseSchema;
+  },
+  /**
+   * Replaces the password expiry settings of the instance or of an organization.
+   *
+   * @generated from rpc svc.settings.v2.SettingsService.SetPasswordExpirySettings
+   */
+  setPasswordExpirySettings: {
+    methodKind: "unary";
+    input: typeof SetPasswordExpirySettingsRequestSchema;
+    output: typeof SetPasswordExpirySettingsResponseSchema;
+  },
+  /**
+   * Removes an organization's password expiry settings; the instance default
+   * applies again.
+   *
+   * @generated from rpc svc.settings.v2.SettingsService.ResetPasswordExpirySettings
+   */
+  resetPasswordExpirySettings: {
+    methodKind: "unary";
+    input: typeof ResetPasswordExpirySettingsRequestSchema;
+    output: typeof ResetPasswordExpirySettingsResponseSchema;
+  },
+  /**
+   * The lockout settings in force for an organization, or the instance
+   * default.
+   *
+   * @generated from rpc svc.settings.v2.SettingsService.GetLockoutSettings
+   */
+  getLockoutSettings: {
+    methodKind: "unary";
+    input: typeof GetLockoutSettingsRequestSchema;
+    output: typeof GetLockoutSettingsResponseSchema;
+  },
+  /**
+   * Replaces the lockout settings of the instance or of an organization.
+   *
+   * @generated from rpc svc.settings.v2.SettingsService.SetLockoutSettings
+   */
+  setLockoutSettings: {
+    methodKind: "unary";
+    input: typeof SetLockoutSettingsRequestSchema;
+    output: typeof SetLockoutSettingsResponseSchema;
+  },
+  /**
+   * Removes an organization's lockout settings; the instance default
+   * applies again.
+   *
+   * @generated from rpc svc.settings.v2.SettingsService.ResetLockoutSettings
+   */
+  resetLockoutSettings: {
+    methodKind: "unary";
+    input: typeof ResetLockoutSettingsRequestSchema;
+    output: typeof ResetLockoutSettingsResponseSchema;
+  },
+  /**
+   * The login settings in force for an organization, or the instance
+   * default.
+   *
+   * @generated from rpc svc.settings.v2.SettingsService.GetLoginSettings
+   */
+  getLoginSettings: {
+    methodKind: "unary";
+    input: typeof GetLoginSettingsRequestSchema;
+    output: typeof GetLoginSettingsResponseSchema;
+  },
+  /**
+   * Replaces the login settings of the instance or of an organization.
+   *
+   * @generated from rpc svc.settings.v2.SettingsService.SetLoginSettings
+   */
+  setLoginSettings: {
+    methodKind: "unary";
+    input: typeof SetLoginSettingsRequestSchema;
+    output: typeof SetLoginSettingsResponseSchema;
+  },
+  /**
+   * Removes an organization's login settings; the instance default
+   * applies again.
+   *
+   * @generated from rpc svc.settings.v2.SettingsService.ResetLoginSettings
+   */
+  resetLoginSettings: {
+    methodKind: "unary";
+    input: typeof ResetLoginSettingsRequestSchema;
+    output: typeof ResetLoginSettingsResponseSchema;
+  },
+  /**
+   * The security settings in force for an organization, or the instance
+   * default.
+   *
+   * @generated from rpc svc.settings.v2.SettingsService.GetSecuritySettings
+   */
+  getSecuritySettings: {
+    methodKind: "unary";
+    input: typeof GetSecuritySettingsRequestSchema;
+    output: typeof GetSecuritySettingsResponseSchema;
+  },
+  /**
+   * Replaces the security settings of the instance or of an organization.
+   *
+   * @generated from rpc svc.settings.v2.SettingsService.SetSecuritySettings
+   */
+  setSecuritySettings: {
+    methodKind: "unary";
+    input: typeof SetSecuritySettingsRequestSchema;
+    output: typeof SetSecuritySettingsResponseSchema;
+  },
+  /**
+   * Removes an organization's security settings; the instance default
+   * applies again.
+   *
+   * @generated from rpc svc.settings.v2.SettingsService.ResetSecuritySettings
+   */
+  resetSecuritySettings: {
+    methodKind: "unary";
+    input: typeof ResetSecuritySettingsRequestSchema;
+    output: typeof ResetSecuritySettingsResponseSchema;
+  },
+  /**
+   * The branding settings in force for an organization, or the instance
+   * default.
+   *
+   * @generated from rpc svc.settings.v2.SettingsService.GetBrandingSettings
+   */
+  getBrandingSettings: {
+    methodKind: "unary";
+    input: typeof GetBrandingSettingsRequestSchema;
+    output: typeof GetBrandingSettingsResponseSchema;
+  },
+  /**
+   * Replaces the branding settings of the instance or of an organization.
+   *
+   * @generated from rpc svc.settings.v2.SettingsService.SetBrandingSettings
+   */
+  setBrandingSettings: {
+    methodKind: "unary";
+    input: typeof SetBrandingSettingsRequestSchema;
+    output: typeof SetBrandingSettingsResponseSchema;
+  },
+  /**
+   * Removes an organization's branding settings; the instance default
+   * applies again.
+   *
+   * @generated from rpc svc.settings.v2.SettingsService.ResetBrandingSettings
+   */
+  resetBrandingSettings: {
+    methodKind: "unary";
+    input: typeof ResetBrandingSettingsRequestSchema;
+    output: typeof ResetBrandingSettingsResponseSchema;
+  },
+  /**
+   * The domain settings in force for an organization, or the instance
+   * default.
+   *
+   * @generated from rpc svc.settings.v2.SettingsService.GetDomainSettings
+   */
+  getDomainSettings: {
+    methodKind: "unary";
+    input: typeof GetDomainSettingsRequestSchema;
+    output: typeof GetDomainSettingsResponseSchema;
+  },
+  /**
+   * Replaces the domain settings of the instance or of an organization.
+   *
+   * @generated from rpc svc.settings.v2.SettingsService.SetDomainSettings
+   */
+  setDomainSettings: {
+    methodKind: "unary";
+    input: typeof SetDomainSettingsRequestSchema;
+    output: typeof SetDomainSettingsResponseSchema;
+  },
+  /**
+   * Removes an organization's domain settings; the instance default
+   * applies again.
+   *
+   * @generated from rpc svc.settings.v2.SettingsService.ResetDomainSettings
+   */
+  resetDomainSettings: {
+    methodKind: "unary";
+    input: typeof ResetDomainSettingsRequestSchema;
+    output: typeof ResetDomainSettingsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_svc_settings_v2_settings_service, 0);

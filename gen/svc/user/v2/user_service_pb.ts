@@ -9,9 +9,9 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { ListDetails, ListQuery } from "../../object/v2/object_pb.js";
 import { file_svc_object_v2_object } from "../../object/v2/object_pb.js";
-import type { SearchQuery, UserFieldName } from "./query_pb.js";
+import type { MetadataQuery, SearchQuery, UserFieldName } from "./query_pb.js";
 import { file_svc_user_v2_query } from "./query_pb.js";
-import type { AccessTokenType, Gender, Metadata, PersonalAccessToken, User } from "./user_pb.js";
+import type { AccessTokenType, Gender, MachineKey, Metadata, MetadataEntry, PersonalAccessToken, User } from "./user_pb.js";
 import { file_svc_user_v2_user } from "./user_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/user/v2/user_service.proto.
  */
 export const file_svc_user_v2_user_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch5zdmMvdXNlci92Mi91c2VyX3NlcnZpY2UucHJvdG8SC3N2Yy51c2VyLnYyIqgJChFDcmVhdGVVc2VyUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSFAoHdXNlcl9pZBgCIAEoCUgBiAEBEhUKCHVzZXJuYW1lGAMgASgJSAKIAQESNQoFaHVtYW4YBCABKAsyJC5zdmMudXNlci52Mi5DcmVhdGVVc2VyUmVxdWVzdC5IdW1hbkgAEjkKB21hY2hpbmUYBSABKAsyJi5zdmMudXNlci52Mi5DcmVhdGVVc2VyUmVxdWVzdC5NYWNoaW5lSAASJwoIbWV0YWRhdGEYBiADKAsyFS5zdmMudXNlci52Mi5NZXRhZGF0YRrxAQoHUHJvZmlsZRISCgpnaXZlbl9uYW1lGAEgASgJEhMKC2ZhbWlseV9uYW1lGAIgASgJEhYKCW5pY2tfbmFtZRgDIAEoCUgAiAEBEhkKDGRpc3BsYXlfbmFtZRgEIAEoCUgBiAEBEh8KEnByZWZlcnJlZF9sYW5ndWFnZRgFIAEoCUgCiAEBEigKBmdlbmRlchgGIAEoDjITLnN2Yy51c2VyLnYyLkdlbmRlckgDiAEBQgwKCl9uaWNrX25hbWVCDwoNX2Rpc3BsYXlfbmFtZUIVChNfcHJlZmVycmVkX2xhbmd1YWdlQgkKB19nZW5kZXIaKwoFRW1haWwSDQoFZW1haWwYASABKAkSEwoLaXNfdmVyaWZpZWQYAiABKAgaKwoFUGhvbmUSDQoFcGhvbmUYASABKAkSEwoLaXNfdmVyaWZpZWQYAiABKAgaNQoIUGFzc3dvcmQSEAoIcGFzc3dvcmQYASABKAkSFwoPY2hhbmdlX3JlcXVpcmVkGAIgASgIGjcKDkhhc2hlZFBhc3N3b3JkEgwKBGhhc2gYASABKAkSFwoPY2hhbmdlX3JlcXVpcmVkGAIgASgIGtECCgVIdW1hbhI3Cgdwcm9maWxlGAEgASgLMiYuc3ZjLnVzZXIudjIuQ3JlYXRlVXNlclJlcXVlc3QuUHJvZmlsZRIzCgVlbWFpbBgCIAEoCzIkLnN2Yy51c2VyLnYyLkNyZWF0ZVVzZXJSZXF1ZXN0LkVtYWlsEjgKBXBob25lGAMgASgLMiQuc3ZjLnVzZXIudjIuQ3JlYXRlVXNlclJlcXVlc3QuUGhvbmVIAYgBARI7CghwYXNzd29yZBgEIAEoCzInLnN2Yy51c2VyLnYyLkNyZWF0ZVVzZXJSZXF1ZXN0LlBhc3N3b3JkSAASSAoPaGFzaGVkX3Bhc3N3b3JkGAUgASgLMi0uc3ZjLnVzZXIudjIuQ3JlYXRlVXNlclJlcXVlc3QuSGFzaGVkUGFzc3dvcmRIAEIPCg1wYXNzd29yZF90eXBlQggKBl9waG9uZRp6CgdNYWNoaW5lEgwKBG5hbWUYASABKAkSGAoLZGVzY3JpcHRpb24YAiABKAlIAIgBARI3ChFhY2Nlc3NfdG9rZW5fdHlwZRgDIAEoDjIcLnN2Yy51c2VyLnYyLkFjY2Vzc1Rva2VuVHlwZUIOCgxfZGVzY3JpcHRpb25CCwoJdXNlcl90eXBlQgoKCF91c2VyX2lkQgsKCV91c2VybmFtZSJTChJDcmVhdGVVc2VyUmVzcG9uc2USCgoCaWQYASABKAkSMQoNY3JlYXRpb25fZGF0ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiJQoSR2V0VXNlckJ5SURSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkiNgoTR2V0VXNlckJ5SURSZXNwb25zZRIfCgR1c2VyGAEgASgLMhEuc3ZjLnVzZXIudjIuVXNlciKaAQoQTGlzdFVzZXJzUmVxdWVzdBInCgVxdWVyeRgBIAEoCzIYLnN2Yy5vYmplY3QudjIuTGlzdFF1ZXJ5EjIKDnNvcnRpbmdfY29sdW1uGAIgASgOMhouc3ZjLnVzZXIudjIuVXNlckZpZWxkTmFtZRIpCgdxdWVyaWVzGAMgAygLMhguc3ZjLnVzZXIudjIuU2VhcmNoUXVlcnkilwEKEUxpc3RVc2Vyc1Jlc3BvbnNlEisKB2RldGFpbHMYASABKAsyGi5zdmMub2JqZWN0LnYyLkxpc3REZXRhaWxzEjIKDnNvcnRpbmdfY29sdW1uGAIgASgOMhouc3ZjLnVzZXIudjIuVXNlckZpZWxkTmFtZRIhCgZyZXN1bHQYAyADKAsyES5zdmMudXNlci52Mi5Vc2VyIiQKEURlbGV0ZVVzZXJSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkiRwoSRGVsZXRlVXNlclJlc3BvbnNlEjEKDWRlbGV0aW9uX2RhdGUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wImUKHUFkZFBlcnNvbmFsQWNjZXNzVG9rZW5SZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSMwoPZXhwaXJhdGlvbl9kYXRlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKjAQoeQWRkUGVyc29uYWxBY2Nlc3NUb2tlblJlc3BvbnNlEgoKAmlkGAEgASgJEg0KBXRva2VuGAIgASgJEjEKDWNyZWF0aW9uX2RhdGUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKD2V4cGlyYXRpb25fZGF0ZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiWwofTGlzdFBlcnNvbmFsQWNjZXNzVG9rZW5zUmVxdWVzdBInCgVxdWVyeRgBIAEoCzIYLnN2Yy5vYmplY3QudjIuTGlzdFF1ZXJ5Eg8KB3VzZXJfaWQYAiABKAkigQEKIExpc3RQZXJzb25hbEFjY2Vzc1Rva2Vuc1Jlc3BvbnNlEisKB2RldGFpbHMYASABKAsyGi5zdmMub2JqZWN0LnYyLkxpc3REZXRhaWxzEjAKBnJlc3VsdBgCIAMoCzIgLnN2Yy51c2VyLnYyLlBlcnNvbmFsQWNjZXNzVG9rZW4iRQogUmVtb3ZlUGVyc29uYWxBY2Nlc3NUb2tlblJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRIQCgh0b2tlbl9pZBgCIAEoCSJWCiFSZW1vdmVQZXJzb25hbEFjY2Vzc1Rva2VuUmVzcG9uc2USMQoNZGVsZXRpb25fZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAykgcKC1VzZXJTZXJ2aWNlEmcKCkNyZWF0ZVVzZXISHi5zdmMudXNlci52Mi5DcmVhdGVVc2VyUmVxdWVzdBofLnN2Yy51c2VyLnYyLkNyZWF0ZVVzZXJSZXNwb25zZSIYgtPkkwISOgEqIg0vdjIvdXNlcnMvbmV3Em0KC0dldFVzZXJCeUlEEh8uc3ZjLnVzZXIudjIuR2V0VXNlckJ5SURSZXF1ZXN0GiAuc3ZjLnVzZXIudjIuR2V0VXNlckJ5SURSZXNwb25zZSIbgtPkkwIVEhMvdjIvdXNlcnMve3VzZXJfaWR9EmAKCUxpc3RVc2VycxIdLnN2Yy51c2VyLnYyLkxpc3RVc2Vyc1JlcXVlc3QaHi5zdmMudXNlci52Mi5MaXN0VXNlcnNSZXNwb25zZSIUgtPkkwIOOgEqIgkvdjIvdXNlcnMSagoKRGVsZXRlVXNlchIeLnN2Yy51c2VyLnYyLkRlbGV0ZVVzZXJSZXF1ZXN0Gh8uc3ZjLnVzZXIudjIuRGVsZXRlVXNlclJlc3BvbnNlIhuC0+STAhUqEy92Mi91c2Vycy97dXNlcl9pZH0SlgEKFkFkZFBlcnNvbmFsQWNjZXNzVG9rZW4SKi5zdmMudXNlci52Mi5BZGRQZXJzb25hbEFjY2Vzc1Rva2VuUmVxdWVzdBorLnN2Yy51c2VyLnYyLkFkZFBlcnNvbmFsQWNjZXNzVG9rZW5SZXNwb25zZSIjgtPkkwIdOgEqIhgvdjIvdXNlcnMve3VzZXJfaWR9L3BhdHMSmQEKGExpc3RQZXJzb25hbEFjY2Vzc1Rva2VucxIsLnN2Yy51c2VyLnYyLkxpc3RQZXJzb25hbEFjY2Vzc1Rva2Vuc1JlcXVlc3QaLS5zdmMudXNlci52Mi5MaXN0UGVyc29uYWxBY2Nlc3NUb2tlbnNSZXNwb25zZSIggtPkkwIaOgEqIhUvdjIvdXNlcnMvcGF0cy9zZWFyY2gSpwEKGVJlbW92ZVBlcnNvbmFsQWNjZXNzVG9rZW4SLS5zdmMudXNlci52Mi5SZW1vdmVQZXJzb25hbEFjY2Vzc1Rva2VuUmVxdWVzdBouLnN2Yy51c2VyLnYyLlJlbW92ZVBlcnNvbmFsQWNjZXNzVG9rZW5SZXNwb25zZSIrgtPkkwIlKiMvdjIvdXNlcnMve3VzZXJfaWR9L3BhdHMve3Rva2VuX2lkfWIGcHJvdG8z", [file_google_api_annotations, file_google_protobuf_timestamp, file_svc_object_v2_object, file_svc_user_v2_query, file_svc_user_v2_user]);
+  fileDesc("Ch5zdmMvdXNlci92Mi91c2VyX3NlcnZpY2UucHJvdG8SC3N2Yy51c2VyLnYyIqgJChFDcmVhdGVVc2VyUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSFAoHdXNlcl9pZBgCIAEoCUgBiAEBEhUKCHVzZXJuYW1lGAMgASgJSAKIAQESNQoFaHVtYW4YBCABKAsyJC5zdmMudXNlci52Mi5DcmVhdGVVc2VyUmVxdWVzdC5IdW1hbkgAEjkKB21hY2hpbmUYBSABKAsyJi5zdmMudXNlci52Mi5DcmVhdGVVc2VyUmVxdWVzdC5NYWNoaW5lSAASJwoIbWV0YWRhdGEYBiADKAsyFS5zdmMudXNlci52Mi5NZXRhZGF0YRrxAQoHUHJvZmlsZRISCgpnaXZlbl9uYW1lGAEgASgJEhMKC2ZhbWlseV9uYW1lGAIgASgJEhYKCW5pY2tfbmFtZRgDIAEoCUgAiAEBEhkKDGRpc3BsYXlfbmFtZRgEIAEoCUgBiAEBEh8KEnByZWZlcnJlZF9sYW5ndWFnZRgFIAEoCUgCiAEBEigKBmdlbmRlchgGIAEoDjITLnN2Yy51c2VyLnYyLkdlbmRlckgDiAEBQgwKCl9uaWNrX25hbWVCDwoNX2Rpc3BsYXlfbmFtZUIVChNfcHJlZmVycmVkX2xhbmd1YWdlQgkKB19nZW5kZXIaKwoFRW1haWwSDQoFZW1haWwYASABKAkSEwoLaXNfdmVyaWZpZWQYAiABKAgaKwoFUGhvbmUSDQoFcGhvbmUYASABKAkSEwoLaXNfdmVyaWZpZWQYAiABKAgaNQoIUGFzc3dvcmQSEAoIcGFzc3dvcmQYASABKAkSFwoPY2hhbmdlX3JlcXVpcmVkGAIgASgIGjcKDkhhc2hlZFBhc3N3b3JkEgwKBGhhc2gYASABKAkSFwoPY2hhbmdlX3JlcXVpcmVkGAIgASgIGtECCgVIdW1hbhI3Cgdwcm9maWxlGAEgASgLMiYuc3ZjLnVzZXIudjIuQ3JlYXRlVXNlclJlcXVlc3QuUHJvZmlsZRIzCgVlbWFpbBgCIAEoCzIkLnN2Yy51c2VyLnYyLkNyZWF0ZVVzZXJSZXF1ZXN0LkVtYWlsEjgKBXBob25lGAMgASgLMiQuc3ZjLnVzZXIudjIuQ3JlYXRlVXNlclJlcXVlc3QuUGhvbmVIAYgBARI7CghwYXNzd29yZBgEIAEoCzInLnN2Yy51c2VyLnYyLkNyZWF0ZVVzZXJSZXF1ZXN0LlBhc3N3b3JkSAASSAoPaGFzaGVkX3Bhc3N3b3JkGAUgASgLMi0uc3ZjLnVzZXIudjIuQ3JlYXRlVXNlclJlcXVlc3QuSGFzaGVkUGFzc3dvcmRIAEIPCg1wYXNzd29yZF90eXBlQggKBl9waG9uZRp6CgdNYWNoaW5lEgwKBG5hbWUYASABKAkSGAoLZGVzY3JpcHRpb24YAiABKAlIAIgBARI3ChFhY2Nlc3NfdG9rZW5fdHlwZRgDIAEoDjIcLnN2Yy51c2VyLnYyLkFjY2Vzc1Rva2VuVHlwZUIOCgxfZGVzY3JpcHRpb25CCwoJdXNlcl90eXBlQgoKCF91c2VyX2lkQgsKCV91c2VybmFtZSJTChJDcmVhdGVVc2VyUmVzcG9uc2USCgoCaWQYASABKAkSMQoNY3JlYXRpb25fZGF0ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiJQoSR2V0VXNlckJ5SURSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkiNgoTR2V0VXNlckJ5SURSZXNwb25zZRIfCgR1c2VyGAEgASgLMhEuc3ZjLnVzZXIudjIuVXNlciKaAQoQTGlzdFVzZXJzUmVxdWVzdBInCgVxdWVyeRgBIAEoCzIYLnN2Yy5vYmplY3QudjIuTGlzdFF1ZXJ5EjIKDnNvcnRpbmdfY29sdW1uGAIgASgOMhouc3ZjLnVzZXIudjIuVXNlckZpZWxkTmFtZRIpCgdxdWVyaWVzGAMgAygLMhguc3ZjLnVzZXIudjIuU2VhcmNoUXVlcnkilwEKEUxpc3RVc2Vyc1Jlc3BvbnNlEisKB2RldGFpbHMYASABKAsyGi5zdmMub2JqZWN0LnYyLkxpc3REZXRhaWxzEjIKDnNvcnRpbmdfY29sdW1uGAIgASgOMhouc3ZjLnVzZXIudjIuVXNlckZpZWxkTmFtZRIhCgZyZXN1bHQYAyADKAsyES5zdmMudXNlci52Mi5Vc2VyIiQKEURlbGV0ZVVzZXJSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkiRwoSRGVsZXRlVXNlclJlc3BvbnNlEjEKDWRlbGV0aW9uX2RhdGUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wImUKHUFkZFBlcnNvbmFsQWNjZXNzVG9rZW5SZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSMwoPZXhwaXJhdGlvbl9kYXRlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKjAQoeQWRkUGVyc29uYWxBY2Nlc3NUb2tlblJlc3BvbnNlEgoKAmlkGAEgASgJEg0KBXRva2VuGAIgASgJEjEKDWNyZWF0aW9uX2RhdGUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKD2V4cGlyYXRpb25fZGF0ZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiWwofTGlzdFBlcnNvbmFsQWNjZXNzVG9rZW5zUmVxdWVzdBInCgVxdWVyeRgBIAEoCzIYLnN2Yy5vYmplY3QudjIuTGlzdFF1ZXJ5Eg8KB3VzZXJfaWQYAiABKAkigQEKIExpc3RQZXJzb25hbEFjY2Vzc1Rva2Vuc1Jlc3BvbnNlEisKB2RldGFpbHMYASABKAsyGi5zdmMub2JqZWN0LnYyLkxpc3REZXRhaWxzEjAKBnJlc3VsdBgCIAMoCzIgLnN2Yy51c2VyLnYyLlBlcnNvbmFsQWNjZXNzVG9rZW4iRQogUmVtb3ZlUGVyc29uYWxBY2Nlc3NUb2tlblJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRIQCgh0b2tlbl9pZBgCIAEoCSJWCiFSZW1vdmVQZXJzb25hbEFjY2Vzc1Rva2VuUmVzcG9uc2USMQoNZGVsZXRpb25fZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiwAcKEVVwZGF0ZVVzZXJSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSFQoIdXNlcm5hbWUYAiABKAlIAYgBARI1CgVodW1hbhgDIAEoCzIkLnN2Yy51c2VyLnYyLlVwZGF0ZVVzZXJSZXF1ZXN0Lkh1bWFuSAASOQoHbWFjaGluZRgEIAEoCzImLnN2Yy51c2VyLnYyLlVwZGF0ZVVzZXJSZXF1ZXN0Lk1hY2hpbmVIABqaAgoHUHJvZmlsZRIXCgpnaXZlbl9uYW1lGAEgASgJSACIAQESGAoLZmFtaWx5X25hbWUYAiABKAlIAYgBARIWCgluaWNrX25hbWUYAyABKAlIAogBARIZCgxkaXNwbGF5X25hbWUYBCABKAlIA4gBARIfChJwcmVmZXJyZWRfbGFuZ3VhZ2UYBSABKAlIBIgBARIoCgZnZW5kZXIYBiABKA4yEy5zdmMudXNlci52Mi5HZW5kZXJIBYgBAUINCgtfZ2l2ZW5fbmFtZUIOCgxfZmFtaWx5X25hbWVCDAoKX25pY2tfbmFtZUIPCg1fZGlzcGxheV9uYW1lQhUKE19wcmVmZXJyZWRfbGFuZ3VhZ2VCCQoHX2dlbmRlchorCgVFbWFpbBINCgVlbWFpbBgBIAEoCRITCgtpc192ZXJpZmllZBgCIAEoCBorCgVQaG9uZRINCgVwaG9uZRgBIAEoCRITCgtpc192ZXJpZmllZBgCIAEoCBrZAQoFSHVtYW4SPAoHcHJvZmlsZRgBIAEoCzImLnN2Yy51c2VyLnYyLlVwZGF0ZVVzZXJSZXF1ZXN0LlByb2ZpbGVIAIgBARI4CgVlbWFpbBgCIAEoCzIkLnN2Yy51c2VyLnYyLlVwZGF0ZVVzZXJSZXF1ZXN0LkVtYWlsSAGIAQESOAoFcGhvbmUYAyABKAsyJC5zdmMudXNlci52Mi5VcGRhdGVVc2VyUmVxdWVzdC5QaG9uZUgCiAEBQgoKCF9wcm9maWxlQggKBl9lbWFpbEIICgZfcGhvbmUaowEKB01hY2hpbmUSEQoEbmFtZRgBIAEoCUgAiAEBEhgKC2Rlc2NyaXB0aW9uGAIgASgJSAGIAQESPAoRYWNjZXNzX3Rva2VuX3R5cGUYAyABKA4yHC5zdmMudXNlci52Mi5BY2Nlc3NUb2tlblR5cGVIAogBAUIHCgVfbmFtZUIOCgxfZGVzY3JpcHRpb25CFAoSX2FjY2Vzc190b2tlbl90eXBlQgsKCXVzZXJfdHlwZUILCglfdXNlcm5hbWUiRQoSVXBkYXRlVXNlclJlc3BvbnNlEi8KC2NoYW5nZV9kYXRlGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIoChVEZWFjdGl2YXRlVXNlclJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCSJJChZEZWFjdGl2YXRlVXNlclJlc3BvbnNlEi8KC2NoYW5nZV9kYXRlGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIoChVSZWFjdGl2YXRlVXNlclJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCSJJChZSZWFjdGl2YXRlVXNlclJlc3BvbnNlEi8KC2NoYW5nZV9kYXRlGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIiCg9Mb2NrVXNlclJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCSJDChBMb2NrVXNlclJlc3BvbnNlEi8KC2NoYW5nZV9kYXRlGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIkChFVbmxvY2tVc2VyUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJIkUKElVubG9ja1VzZXJSZXNwb25zZRIvCgtjaGFuZ2VfZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi5QEKElNldFBhc3N3b3JkUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEj4KDG5ld19wYXNzd29yZBgCIAEoCzIoLnN2Yy51c2VyLnYyLlNldFBhc3N3b3JkUmVxdWVzdC5QYXNzd29yZBIaChBjdXJyZW50X3Bhc3N3b3JkGAMgASgJSAASGwoRdmVyaWZpY2F0aW9uX2NvZGUYBCABKAlIABo1CghQYXNzd29yZBIQCghwYXNzd29yZBgBIAEoCRIXCg9jaGFuZ2VfcmVxdWlyZWQYAiABKAhCDgoMdmVyaWZpY2F0aW9uIkYKE1NldFBhc3N3b3JkUmVzcG9uc2USLwoLY2hhbmdlX2RhdGUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlIKFlNldFVzZXJNZXRhZGF0YVJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRInCghtZXRhZGF0YRgCIAMoCzIVLnN2Yy51c2VyLnYyLk1ldGFkYXRhIkcKF1NldFVzZXJNZXRhZGF0YVJlc3BvbnNlEiwKCHNldF9kYXRlGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKAAQoXTGlzdFVzZXJNZXRhZGF0YVJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRInCgVxdWVyeRgCIAEoCzIYLnN2Yy5vYmplY3QudjIuTGlzdFF1ZXJ5EisKB3F1ZXJpZXMYAyADKAsyGi5zdmMudXNlci52Mi5NZXRhZGF0YVF1ZXJ5InMKGExpc3RVc2VyTWV0YWRhdGFSZXNwb25zZRIrCgdkZXRhaWxzGAEgASgLMhouc3ZjLm9iamVjdC52Mi5MaXN0RGV0YWlscxIqCgZyZXN1bHQYAiADKAsyGi5zdmMudXNlci52Mi5NZXRhZGF0YUVudHJ5IjoKGURlbGV0ZVVzZXJNZXRhZGF0YVJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRIMCgRrZXlzGAIgAygJIk8KGkRlbGV0ZVVzZXJNZXRhZGF0YVJlc3BvbnNlEjEKDWRlbGV0aW9uX2RhdGUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIn0KDUFkZEtleVJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRIzCg9leHBpcmF0aW9uX2RhdGUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKCnB1YmxpY19rZXkYAyABKAxIAIgBAUINCgtfcHVibGljX2tleSJoCg5BZGRLZXlSZXNwb25zZRIOCgZrZXlfaWQYASABKAkSEwoLa2V5X2NvbnRlbnQYAiABKAwSMQoNY3JlYXRpb25fZGF0ZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiSwoPTGlzdEtleXNSZXF1ZXN0EicKBXF1ZXJ5GAEgASgLMhguc3ZjLm9iamVjdC52Mi5MaXN0UXVlcnkSDwoHdXNlcl9pZBgCIAEoCSJoChBMaXN0S2V5c1Jlc3BvbnNlEisKB2RldGFpbHMYASABKAsyGi5zdmMub2JqZWN0LnYyLkxpc3REZXRhaWxzEicKBnJlc3VsdBgCIAMoCzIXLnN2Yy51c2VyLnYyLk1hY2hpbmVLZXkiMwoQUmVtb3ZlS2V5UmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEg4KBmtleV9pZBgCIAEoCSJGChFSZW1vdmVLZXlSZXNwb25zZRIxCg1kZWxldGlvbl9kYXRlGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIjChBBZGRTZWNyZXRSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkiXQoRQWRkU2VjcmV0UmVzcG9uc2USFQoNY2xpZW50X3NlY3JldBgBIAEoCRIxCg1jcmVhdGlvbl9kYXRlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCImChNSZW1vdmVTZWNyZXRSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkiSQoUUmVtb3ZlU2VjcmV0UmVzcG9uc2USMQoNZGVsZXRpb25fZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAyzBQKC1VzZXJTZXJ2aWNlEmcKCkNyZWF0ZVVzZXISHi5zdmMudXNlci52Mi5DcmVhdGVVc2VyUmVxdWVzdBofLnN2Yy51c2VyLnYyLkNyZWF0ZVVzZXJSZXNwb25zZSIYgtPkkwISOgEqIg0vdjIvdXNlcnMvbmV3Em0KC0dldFVzZXJCeUlEEh8uc3ZjLnVzZXIudjIuR2V0VXNlckJ5SURSZXF1ZXN0GiAuc3ZjLnVzZXIudjIuR2V0VXNlckJ5SURSZXNwb25zZSIbgtPkkwIVEhMvdjIvdXNlcnMve3VzZXJfaWR9EmAKCUxpc3RVc2VycxIdLnN2Yy51c2VyLnYyLkxpc3RVc2Vyc1JlcXVlc3QaHi5zdmMudXNlci52Mi5MaXN0VXNlcnNSZXNwb25zZSIUgtPkkwIOOgEqIgkvdjIvdXNlcnMSagoKRGVsZXRlVXNlchIeLnN2Yy51c2VyLnYyLkRlbGV0ZVVzZXJSZXF1ZXN0Gh8uc3ZjLnVzZXIudjIuRGVsZXRlVXNlclJlc3BvbnNlIhuC0+STAhUqEy92Mi91c2Vycy97dXNlcl9pZH0SlgEKFkFkZFBlcnNvbmFsQWNjZXNzVG9rZW4SKi5zdmMudXNlci52Mi5BZGRQZXJzb25hbEFjY2Vzc1Rva2VuUmVxdWVzdBorLnN2Yy51c2VyLnYyLkFkZFBlcnNvbmFsQWNjZXNzVG9rZW5SZXNwb25zZSIjgtPkkwIdOgEqIhgvdjIvdXNlcnMve3VzZXJfaWR9L3BhdHMSmQEKGExpc3RQZXJzb25hbEFjY2Vzc1Rva2VucxIsLnN2Yy51c2VyLnYyLkxpc3RQZXJzb25hbEFjY2Vzc1Rva2Vuc1JlcXVlc3QaLS5zdmMudXNlci52Mi5MaXN0UGVyc29uYWxBY2Nlc3NUb2tlbnNSZXNwb25zZSIggtPkkwIaOgEqIhUvdjIvdXNlcnMvcGF0cy9zZWFyY2gSpwEKGVJlbW92ZVBlcnNvbmFsQWNjZXNzVG9rZW4SLS5zdmMudXNlci52Mi5SZW1vdmVQZXJzb25hbEFjY2Vzc1Rva2VuUmVxdWVzdBouLnN2Yy51c2VyLnYyLlJlbW92ZVBlcnNvbmFsQWNjZXNzVG9rZW5SZXNwb25zZSIrgtPkkwIlKiMvdjIvdXNlcnMve3VzZXJfaWR9L3BhdHMve3Rva2VuX2lkfRJtCgpVcGRhdGVVc2VyEh4uc3ZjLnVzZXIudjIuVXBkYXRlVXNlclJlcXVlc3QaHy5zdmMudXNlci52Mi5VcGRhdGVVc2VyUmVzcG9uc2UiHoLT5JMCGDoBKiITL3YyL3VzZXJzL3t1c2VyX2lkfRKEAQoORGVhY3RpdmF0ZVVzZXISIi5zdmMudXNlci52Mi5EZWFjdGl2YXRlVXNlclJlcXVlc3QaIy5zdmMudXNlci52Mi5EZWFjdGl2YXRlVXNlclJlc3BvbnNlIimC0+STAiM6ASoiHi92Mi91c2Vycy97dXNlcl9pZH0vZGVhY3RpdmF0ZRKEAQoOUmVhY3RpdmF0ZVVzZXISIi5zdmMudXNlci52Mi5SZWFjdGl2YXRlVXNlclJlcXVlc3QaIy5zdmMudXNlci52Mi5SZWFjdGl2YXRlVXNlclJlc3BvbnNlIimC0+STAiM6ASoiHi92Mi91c2Vycy97dXNlcl9pZH0vcmVhY3RpdmF0ZRJsCghMb2NrVXNlchIcLnN2Yy51c2VyLnYyLkxvY2tVc2VyUmVxdWVzdBodLnN2Yy51c2VyLnYyLkxvY2tVc2VyUmVzcG9uc2UiI4LT5JMCHToBKiIYL3YyL3VzZXJzL3t1c2VyX2lkfS9sb2NrEnQKClVubG9ja1VzZXISHi5zdmMudXNlci52Mi5VbmxvY2tVc2VyUmVxdWVzdBofLnN2Yy51c2VyLnYyLlVubG9ja1VzZXJSZXNwb25zZSIlgtPkkwIfOgEqIhovdjIvdXNlcnMve3VzZXJfaWR9L3VubG9jaxJ5CgtTZXRQYXNzd29yZBIfLnN2Yy51c2VyLnYyLlNldFBhc3N3b3JkUmVxdWVzdBogLnN2Yy51c2VyLnYyLlNldFBhc3N3b3JkUmVzcG9uc2UiJ4LT5JMCIToBKiIcL3YyL3VzZXJzL3t1c2VyX2lkfS9wYXNzd29yZBKFAQoPU2V0VXNlck1ldGFkYXRhEiMuc3ZjLnVzZXIudjIuU2V0VXNlck1ldGFkYXRhUmVxdWVzdBokLnN2Yy51c2VyLnYyLlNldFVzZXJNZXRhZGF0YVJlc3BvbnNlIieC0+STAiE6ASoiHC92Mi91c2Vycy97dXNlcl9pZH0vbWV0YWRhdGESjwEKEExpc3RVc2VyTWV0YWRhdGESJC5zdmMudXNlci52Mi5MaXN0VXNlck1ldGFkYXRhUmVxdWVzdBolLnN2Yy51c2VyLnYyLkxpc3RVc2VyTWV0YWRhdGFSZXNwb25zZSIugtPkkwIoOgEqIiMvdjIvdXNlcnMve3VzZXJfaWR9L21ldGFkYXRhL3NlYXJjaBKLAQoSRGVsZXRlVXNlck1ldGFkYXRhEiYuc3ZjLnVzZXIudjIuRGVsZXRlVXNlck1ldGFkYXRhUmVxdWVzdBonLnN2Yy51c2VyLnYyLkRlbGV0ZVVzZXJNZXRhZGF0YVJlc3BvbnNlIiSC0+STAh4qHC92Mi91c2Vycy97dXNlcl9pZH0vbWV0YWRhdGESZgoGQWRkS2V5Ehouc3ZjLnVzZXIudjIuQWRkS2V5UmVxdWVzdBobLnN2Yy51c2VyLnYyLkFkZEtleVJlc3BvbnNlIiOC0+STAh06ASoiGC92Mi91c2Vycy97dXNlcl9pZH0va2V5cxJpCghMaXN0S2V5cxIcLnN2Yy51c2VyLnYyLkxpc3RLZXlzUmVxdWVzdBodLnN2Yy51c2VyLnYyLkxpc3RLZXlzUmVzcG9uc2UiIILT5JMCGjoBKiIVL3YyL3VzZXJzL2tleXMvc2VhcmNoEnUKCVJlbW92ZUtleRIdLnN2Yy51c2VyLnYyLlJlbW92ZUtleVJlcXVlc3QaHi5zdmMudXNlci52Mi5SZW1vdmVLZXlSZXNwb25zZSIpgtPkkwIjKiEvdjIvdXNlcnMve3VzZXJfaWR9L2tleXMve2tleV9pZH0ScQoJQWRkU2VjcmV0Eh0uc3ZjLnVzZXIudjIuQWRkU2VjcmV0UmVxdWVzdBoeLnN2Yy51c2VyLnYyLkFkZFNlY3JldFJlc3BvbnNlIiWC0+STAh86ASoiGi92Mi91c2Vycy97dXNlcl9pZH0vc2VjcmV0EncKDFJlbW92ZVNlY3JldBIgLnN2Yy51c2VyLnYyLlJlbW92ZVNlY3JldFJlcXVlc3QaIS5zdmMudXNlci52Mi5SZW1vdmVTZWNyZXRSZXNwb25zZSIigtPkkwIcKhovdjIvdXNlcnMve3VzZXJfaWR9L3NlY3JldGIGcHJvdG8z", [file_google_api_annotations, file_google_protobuf_timestamp, file_svc_object_v2_object, file_svc_user_v2_query, file_svc_user_v2_user]);
 
 /**
  * @generated from message svc.user.v2.CreateUserRequest
@@ -566,6 +566,781 @@ export const RemovePersonalAccessTokenResponseSchema: GenMessage<RemovePersonalA
   messageDesc(file_svc_user_v2_user_service, 13);
 
 /**
+ * @generated from message svc.user.v2.UpdateUserRequest
+ */
+export type UpdateUserRequest = Message<"svc.user.v2.UpdateUserRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * Unique per instance, compared case-insensitively.
+   *
+   * @generated from field: optional string username = 2;
+   */
+  username?: string | undefined;
+
+  /**
+   * @generated from oneof svc.user.v2.UpdateUserRequest.user_type
+   */
+  userType: {
+    /**
+     * @generated from field: svc.user.v2.UpdateUserRequest.Human human = 3;
+     */
+    value: UpdateUserRequest_Human;
+    case: "human";
+  } | {
+    /**
+     * @generated from field: svc.user.v2.UpdateUserRequest.Machine machine = 4;
+     */
+    value: UpdateUserRequest_Machine;
+    case: "machine";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message svc.user.v2.UpdateUserRequest.
+ * Use `create(UpdateUserRequestSchema)` to create a new message.
+ */
+export const UpdateUserRequestSchema: GenMessage<UpdateUserRequest> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 14);
+
+/**
+ * Profile fields of a human; only those set change.
+ *
+ * @generated from message svc.user.v2.UpdateUserRequest.Profile
+ */
+export type UpdateUserRequest_Profile = Message<"svc.user.v2.UpdateUserRequest.Profile"> & {
+  /**
+   * @generated from field: optional string given_name = 1;
+   */
+  givenName?: string | undefined;
+
+  /**
+   * @generated from field: optional string family_name = 2;
+   */
+  familyName?: string | undefined;
+
+  /**
+   * @generated from field: optional string nick_name = 3;
+   */
+  nickName?: string | undefined;
+
+  /**
+   * @generated from field: optional string display_name = 4;
+   */
+  displayName?: string | undefined;
+
+  /**
+   * @generated from field: optional string preferred_language = 5;
+   */
+  preferredLanguage?: string | undefined;
+
+  /**
+   * @generated from field: optional svc.user.v2.Gender gender = 6;
+   */
+  gender?: Gender | undefined;
+};
+
+/**
+ * Describes the message svc.user.v2.UpdateUserRequest.Profile.
+ * Use `create(UpdateUserRequest_ProfileSchema)` to create a new message.
+ */
+export const UpdateUserRequest_ProfileSchema: GenMessage<UpdateUserRequest_Profile> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 14, 0);
+
+/**
+ * @generated from message svc.user.v2.UpdateUserRequest.Email
+ */
+export type UpdateUserRequest_Email = Message<"svc.user.v2.UpdateUserRequest.Email"> & {
+  /**
+   * @generated from field: string email = 1;
+   */
+  email: string;
+
+  /**
+   * Needs user.write on the user; a changed address is unverified otherwise.
+   *
+   * @generated from field: bool is_verified = 2;
+   */
+  isVerified: boolean;
+};
+
+/**
+ * Describes the message svc.user.v2.UpdateUserRequest.Email.
+ * Use `create(UpdateUserRequest_EmailSchema)` to create a new message.
+ */
+export const UpdateUserRequest_EmailSchema: GenMessage<UpdateUserRequest_Email> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 14, 1);
+
+/**
+ * @generated from message svc.user.v2.UpdateUserRequest.Phone
+ */
+export type UpdateUserRequest_Phone = Message<"svc.user.v2.UpdateUserRequest.Phone"> & {
+  /**
+   * An empty phone removes the phone number.
+   *
+   * @generated from field: string phone = 1;
+   */
+  phone: string;
+
+  /**
+   * Needs user.write on the user.
+   *
+   * @generated from field: bool is_verified = 2;
+   */
+  isVerified: boolean;
+};
+
+/**
+ * Describes the message svc.user.v2.UpdateUserRequest.Phone.
+ * Use `create(UpdateUserRequest_PhoneSchema)` to create a new message.
+ */
+export const UpdateUserRequest_PhoneSchema: GenMessage<UpdateUserRequest_Phone> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 14, 2);
+
+/**
+ * @generated from message svc.user.v2.UpdateUserRequest.Human
+ */
+export type UpdateUserRequest_Human = Message<"svc.user.v2.UpdateUserRequest.Human"> & {
+  /**
+   * @generated from field: optional svc.user.v2.UpdateUserRequest.Profile profile = 1;
+   */
+  profile?: UpdateUserRequest_Profile | undefined;
+
+  /**
+   * @generated from field: optional svc.user.v2.UpdateUserRequest.Email email = 2;
+   */
+  email?: UpdateUserRequest_Email | undefined;
+
+  /**
+   * @generated from field: optional svc.user.v2.UpdateUserRequest.Phone phone = 3;
+   */
+  phone?: UpdateUserRequest_Phone | undefined;
+};
+
+/**
+ * Describes the message svc.user.v2.UpdateUserRequest.Human.
+ * Use `create(UpdateUserRequest_HumanSchema)` to create a new message.
+ */
+export const UpdateUserRequest_HumanSchema: GenMessage<UpdateUserRequest_Human> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 14, 3);
+
+/**
+ * @generated from message svc.user.v2.UpdateUserRequest.Machine
+ */
+export type UpdateUserRequest_Machine = Message<"svc.user.v2.UpdateUserRequest.Machine"> & {
+  /**
+   * @generated from field: optional string name = 1;
+   */
+  name?: string | undefined;
+
+  /**
+   * @generated from field: optional string description = 2;
+   */
+  description?: string | undefined;
+
+  /**
+   * @generated from field: optional svc.user.v2.AccessTokenType access_token_type = 3;
+   */
+  accessTokenType?: AccessTokenType | undefined;
+};
+
+/**
+ * Describes the message svc.user.v2.UpdateUserRequest.Machine.
+ * Use `create(UpdateUserRequest_MachineSchema)` to create a new message.
+ */
+export const UpdateUserRequest_MachineSchema: GenMessage<UpdateUserRequest_Machine> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 14, 4);
+
+/**
+ * @generated from message svc.user.v2.UpdateUserResponse
+ */
+export type UpdateUserResponse = Message<"svc.user.v2.UpdateUserResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp change_date = 1;
+   */
+  changeDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.user.v2.UpdateUserResponse.
+ * Use `create(UpdateUserResponseSchema)` to create a new message.
+ */
+export const UpdateUserResponseSchema: GenMessage<UpdateUserResponse> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 15);
+
+/**
+ * @generated from message svc.user.v2.DeactivateUserRequest
+ */
+export type DeactivateUserRequest = Message<"svc.user.v2.DeactivateUserRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message svc.user.v2.DeactivateUserRequest.
+ * Use `create(DeactivateUserRequestSchema)` to create a new message.
+ */
+export const DeactivateUserRequestSchema: GenMessage<DeactivateUserRequest> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 16);
+
+/**
+ * @generated from message svc.user.v2.DeactivateUserResponse
+ */
+export type DeactivateUserResponse = Message<"svc.user.v2.DeactivateUserResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp change_date = 1;
+   */
+  changeDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.user.v2.DeactivateUserResponse.
+ * Use `create(DeactivateUserResponseSchema)` to create a new message.
+ */
+export const DeactivateUserResponseSchema: GenMessage<DeactivateUserResponse> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 17);
+
+/**
+ * @generated from message svc.user.v2.ReactivateUserRequest
+ */
+export type ReactivateUserRequest = Message<"svc.user.v2.ReactivateUserRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message svc.user.v2.ReactivateUserRequest.
+ * Use `create(ReactivateUserRequestSchema)` to create a new message.
+ */
+export const ReactivateUserRequestSchema: GenMessage<ReactivateUserRequest> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 18);
+
+/**
+ * @generated from message svc.user.v2.ReactivateUserResponse
+ */
+export type ReactivateUserResponse = Message<"svc.user.v2.ReactivateUserResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp change_date = 1;
+   */
+  changeDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.user.v2.ReactivateUserResponse.
+ * Use `create(ReactivateUserResponseSchema)` to create a new message.
+ */
+export const ReactivateUserResponseSchema: GenMessage<ReactivateUserResponse> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 19);
+
+/**
+ * @generated from message svc.user.v2.LockUserRequest
+ */
+export type LockUserRequest = Message<"svc.user.v2.LockUserRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message svc.user.v2.LockUserRequest.
+ * Use `create(LockUserRequestSchema)` to create a new message.
+ */
+export const LockUserRequestSchema: GenMessage<LockUserRequest> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 20);
+
+/**
+ * @generated from message svc.user.v2.LockUserResponse
+ */
+export type LockUserResponse = Message<"svc.user.v2.LockUserResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp change_date = 1;
+   */
+  changeDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.user.v2.LockUserResponse.
+ * Use `create(LockUserResponseSchema)` to create a new message.
+ */
+export const LockUserResponseSchema: GenMessage<LockUserResponse> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 21);
+
+/**
+ * @generated from message svc.user.v2.UnlockUserRequest
+ */
+export type UnlockUserRequest = Message<"svc.user.v2.UnlockUserRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message svc.user.v2.UnlockUserRequest.
+ * Use `create(UnlockUserRequestSchema)` to create a new message.
+ */
+export const UnlockUserRequestSchema: GenMessage<UnlockUserRequest> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 22);
+
+/**
+ * @generated from message svc.user.v2.UnlockUserResponse
+ */
+export type UnlockUserResponse = Message<"svc.user.v2.UnlockUserResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp change_date = 1;
+   */
+  changeDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.user.v2.UnlockUserResponse.
+ * Use `create(UnlockUserResponseSchema)` to create a new message.
+ */
+export const UnlockUserResponseSchema: GenMessage<UnlockUserResponse> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 23);
+
+/**
+ * @generated from message svc.user.v2.SetPasswordRequest
+ */
+export type SetPasswordRequest = Message<"svc.user.v2.SetPasswordRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: svc.user.v2.SetPasswordRequest.Password new_password = 2;
+   */
+  newPassword?: SetPasswordRequest_Password | undefined;
+
+  /**
+   * @generated from oneof svc.user.v2.SetPasswordRequest.verification
+   */
+  verification: {
+    /**
+     * The user's current password (self-service).
+     *
+     * @generated from field: string current_password = 3;
+     */
+    value: string;
+    case: "currentPassword";
+  } | {
+    /**
+     * A password reset code sent to the user.
+     *
+     * @generated from field: string verification_code = 4;
+     */
+    value: string;
+    case: "verificationCode";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message svc.user.v2.SetPasswordRequest.
+ * Use `create(SetPasswordRequestSchema)` to create a new message.
+ */
+export const SetPasswordRequestSchema: GenMessage<SetPasswordRequest> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 24);
+
+/**
+ * @generated from message svc.user.v2.SetPasswordRequest.Password
+ */
+export type SetPasswordRequest_Password = Message<"svc.user.v2.SetPasswordRequest.Password"> & {
+  /**
+   * @generated from field: string password = 1;
+   */
+  password: string;
+
+  /**
+   * @generated from field: bool change_required = 2;
+   */
+  changeRequired: boolean;
+};
+
+/**
+ * Describes the message svc.user.v2.SetPasswordRequest.Password.
+ * Use `create(SetPasswordRequest_PasswordSchema)` to create a new message.
+ */
+export const SetPasswordRequest_PasswordSchema: GenMessage<SetPasswordRequest_Password> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 24, 0);
+
+/**
+ * @generated from message svc.user.v2.SetPasswordResponse
+ */
+export type SetPasswordResponse = Message<"svc.user.v2.SetPasswordResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp change_date = 1;
+   */
+  changeDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.user.v2.SetPasswordResponse.
+ * Use `create(SetPasswordResponseSchema)` to create a new message.
+ */
+export const SetPasswordResponseSchema: GenMessage<SetPasswordResponse> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 25);
+
+/**
+ * @generated from message svc.user.v2.SetUserMetadataRequest
+ */
+export type SetUserMetadataRequest = Message<"svc.user.v2.SetUserMetadataRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: repeated svc.user.v2.Metadata metadata = 2;
+   */
+  metadata: Metadata[];
+};
+
+/**
+ * Describes the message svc.user.v2.SetUserMetadataRequest.
+ * Use `create(SetUserMetadataRequestSchema)` to create a new message.
+ */
+export const SetUserMetadataRequestSchema: GenMessage<SetUserMetadataRequest> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 26);
+
+/**
+ * @generated from message svc.user.v2.SetUserMetadataResponse
+ */
+export type SetUserMetadataResponse = Message<"svc.user.v2.SetUserMetadataResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp set_date = 1;
+   */
+  setDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.user.v2.SetUserMetadataResponse.
+ * Use `create(SetUserMetadataResponseSchema)` to create a new message.
+ */
+export const SetUserMetadataResponseSchema: GenMessage<SetUserMetadataResponse> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 27);
+
+/**
+ * @generated from message svc.user.v2.ListUserMetadataRequest
+ */
+export type ListUserMetadataRequest = Message<"svc.user.v2.ListUserMetadataRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * Sorted by key; asc selects the direction.
+   *
+   * @generated from field: svc.object.v2.ListQuery query = 2;
+   */
+  query?: ListQuery | undefined;
+
+  /**
+   * @generated from field: repeated svc.user.v2.MetadataQuery queries = 3;
+   */
+  queries: MetadataQuery[];
+};
+
+/**
+ * Describes the message svc.user.v2.ListUserMetadataRequest.
+ * Use `create(ListUserMetadataRequestSchema)` to create a new message.
+ */
+export const ListUserMetadataRequestSchema: GenMessage<ListUserMetadataRequest> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 28);
+
+/**
+ * @generated from message svc.user.v2.ListUserMetadataResponse
+ */
+export type ListUserMetadataResponse = Message<"svc.user.v2.ListUserMetadataResponse"> & {
+  /**
+   * @generated from field: svc.object.v2.ListDetails details = 1;
+   */
+  details?: ListDetails | undefined;
+
+  /**
+   * @generated from field: repeated svc.user.v2.MetadataEntry result = 2;
+   */
+  result: MetadataEntry[];
+};
+
+/**
+ * Describes the message svc.user.v2.ListUserMetadataResponse.
+ * Use `create(ListUserMetadataResponseSchema)` to create a new message.
+ */
+export const ListUserMetadataResponseSchema: GenMessage<ListUserMetadataResponse> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 29);
+
+/**
+ * @generated from message svc.user.v2.DeleteUserMetadataRequest
+ */
+export type DeleteUserMetadataRequest = Message<"svc.user.v2.DeleteUserMetadataRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: repeated string keys = 2;
+   */
+  keys: string[];
+};
+
+/**
+ * Describes the message svc.user.v2.DeleteUserMetadataRequest.
+ * Use `create(DeleteUserMetadataRequestSchema)` to create a new message.
+ */
+export const DeleteUserMetadataRequestSchema: GenMessage<DeleteUserMetadataRequest> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 30);
+
+/**
+ * @generated from message svc.user.v2.DeleteUserMetadataResponse
+ */
+export type DeleteUserMetadataResponse = Message<"svc.user.v2.DeleteUserMetadataResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp deletion_date = 1;
+   */
+  deletionDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.user.v2.DeleteUserMetadataResponse.
+ * Use `create(DeleteUserMetadataResponseSchema)` to create a new message.
+ */
+export const DeleteUserMetadataResponseSchema: GenMessage<DeleteUserMetadataResponse> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 31);
+
+/**
+ * @generated from message svc.user.v2.AddKeyRequest
+ */
+export type AddKeyRequest = Message<"svc.user.v2.AddKeyRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * Unset means the key never expires; a date in the past is rejected.
+   *
+   * @generated from field: google.protobuf.Timestamp expiration_date = 2;
+   */
+  expirationDate?: Timestamp | undefined;
+
+  /**
+   * A public key in PEM form (SPKI "PUBLIC KEY" or PKCS#1 "RSA PUBLIC KEY").
+   * Unset: svc generates the key pair.
+   *
+   * @generated from field: optional bytes public_key = 3;
+   */
+  publicKey?: Uint8Array | undefined;
+};
+
+/**
+ * Describes the message svc.user.v2.AddKeyRequest.
+ * Use `create(AddKeyRequestSchema)` to create a new message.
+ */
+export const AddKeyRequestSchema: GenMessage<AddKeyRequest> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 32);
+
+/**
+ * @generated from message svc.user.v2.AddKeyResponse
+ */
+export type AddKeyResponse = Message<"svc.user.v2.AddKeyResponse"> & {
+  /**
+   * @generated from field: string key_id = 1;
+   */
+  keyId: string;
+
+  /**
+   * The key file JSON (type "serviceaccount", keyId, key, userId,
+   * expirationDate); empty when the caller supplied the public key.
+   *
+   * @generated from field: bytes key_content = 2;
+   */
+  keyContent: Uint8Array;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp creation_date = 3;
+   */
+  creationDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.user.v2.AddKeyResponse.
+ * Use `create(AddKeyResponseSchema)` to create a new message.
+ */
+export const AddKeyResponseSchema: GenMessage<AddKeyResponse> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 33);
+
+/**
+ * @generated from message svc.user.v2.ListKeysRequest
+ */
+export type ListKeysRequest = Message<"svc.user.v2.ListKeysRequest"> & {
+  /**
+   * @generated from field: svc.object.v2.ListQuery query = 1;
+   */
+  query?: ListQuery | undefined;
+
+  /**
+   * Only the keys of this user when set.
+   *
+   * @generated from field: string user_id = 2;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message svc.user.v2.ListKeysRequest.
+ * Use `create(ListKeysRequestSchema)` to create a new message.
+ */
+export const ListKeysRequestSchema: GenMessage<ListKeysRequest> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 34);
+
+/**
+ * @generated from message svc.user.v2.ListKeysResponse
+ */
+export type ListKeysResponse = Message<"svc.user.v2.ListKeysResponse"> & {
+  /**
+   * @generated from field: svc.object.v2.ListDetails details = 1;
+   */
+  details?: ListDetails | undefined;
+
+  /**
+   * @generated from field: repeated svc.user.v2.MachineKey result = 2;
+   */
+  result: MachineKey[];
+};
+
+/**
+ * Describes the message svc.user.v2.ListKeysResponse.
+ * Use `create(ListKeysResponseSchema)` to create a new message.
+ */
+export const ListKeysResponseSchema: GenMessage<ListKeysResponse> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 35);
+
+/**
+ * @generated from message svc.user.v2.RemoveKeyRequest
+ */
+export type RemoveKeyRequest = Message<"svc.user.v2.RemoveKeyRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: string key_id = 2;
+   */
+  keyId: string;
+};
+
+/**
+ * Describes the message svc.user.v2.RemoveKeyRequest.
+ * Use `create(RemoveKeyRequestSchema)` to create a new message.
+ */
+export const RemoveKeyRequestSchema: GenMessage<RemoveKeyRequest> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 36);
+
+/**
+ * @generated from message svc.user.v2.RemoveKeyResponse
+ */
+export type RemoveKeyResponse = Message<"svc.user.v2.RemoveKeyResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp deletion_date = 1;
+   */
+  deletionDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.user.v2.RemoveKeyResponse.
+ * Use `create(RemoveKeyResponseSchema)` to create a new message.
+ */
+export const RemoveKeyResponseSchema: GenMessage<RemoveKeyResponse> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 37);
+
+/**
+ * @generated from message svc.user.v2.AddSecretRequest
+ */
+export type AddSecretRequest = Message<"svc.user.v2.AddSecretRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message svc.user.v2.AddSecretRequest.
+ * Use `create(AddSecretRequestSchema)` to create a new message.
+ */
+export const AddSecretRequestSchema: GenMessage<AddSecretRequest> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 38);
+
+/**
+ * @generated from message svc.user.v2.AddSecretResponse
+ */
+export type AddSecretResponse = Message<"svc.user.v2.AddSecretResponse"> & {
+  /**
+   * The secret; shown only here.
+   *
+   * @generated from field: string client_secret = 1;
+   */
+  clientSecret: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp creation_date = 2;
+   */
+  creationDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.user.v2.AddSecretResponse.
+ * Use `create(AddSecretResponseSchema)` to create a new message.
+ */
+export const AddSecretResponseSchema: GenMessage<AddSecretResponse> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 39);
+
+/**
+ * @generated from message svc.user.v2.RemoveSecretRequest
+ */
+export type RemoveSecretRequest = Message<"svc.user.v2.RemoveSecretRequest"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message svc.user.v2.RemoveSecretRequest.
+ * Use `create(RemoveSecretRequestSchema)` to create a new message.
+ */
+export const RemoveSecretRequestSchema: GenMessage<RemoveSecretRequest> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 40);
+
+/**
+ * @generated from message svc.user.v2.RemoveSecretResponse
+ */
+export type RemoveSecretResponse = Message<"svc.user.v2.RemoveSecretResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp deletion_date = 1;
+   */
+  deletionDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.user.v2.RemoveSecretResponse.
+ * Use `create(RemoveSecretResponseSchema)` to create a new message.
+ */
+export const RemoveSecretResponseSchema: GenMessage<RemoveSecretResponse> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user_service, 41);
+
+/**
  * Users of an instance: humans who sign in and machine users (service
  * accounts) that call the APIs.
  *
@@ -637,6 +1412,157 @@ export const UserService: GenService<{
     methodKind: "unary";
     input: typeof RemovePersonalAccessTokenRequestSchema;
     output: typeof RemovePersonalAccessTokenResponseSchema;
+  },
+  /**
+   * Changes the username, the profile, email and phone of a human, or the
+   * name, description and access token type of a machine user. Only the
+   * fields set change. Users may change themselves without a role, except
+   * for marking an email or phone as verified.
+   *
+   * @generated from rpc svc.user.v2.UserService.UpdateUser
+   */
+  updateUser: {
+    methodKind: "unary";
+    input: typeof UpdateUserRequestSchema;
+    output: typeof UpdateUserResponseSchema;
+  },
+  /**
+   * Makes an active, locked or initial user inactive: it cannot
+   * authenticate and its tokens stop working. FailedPrecondition when it is
+   * already inactive, for oneself, and for the last active IAM_OWNER.
+   *
+   * @generated from rpc svc.user.v2.UserService.DeactivateUser
+   */
+  deactivateUser: {
+    methodKind: "unary";
+    input: typeof DeactivateUserRequestSchema;
+    output: typeof DeactivateUserResponseSchema;
+  },
+  /**
+   * Makes an inactive user usable again (and clears its lockout counters).
+   * FailedPrecondition unless the user is inactive.
+   *
+   * @generated from rpc svc.user.v2.UserService.ReactivateUser
+   */
+  reactivateUser: {
+    methodKind: "unary";
+    input: typeof ReactivateUserRequestSchema;
+    output: typeof ReactivateUserResponseSchema;
+  },
+  /**
+   * Locks an active or initial user: it cannot authenticate and its tokens
+   * stop working. FailedPrecondition when it is already locked or inactive,
+   * for oneself, and for the last active IAM_OWNER.
+   *
+   * @generated from rpc svc.user.v2.UserService.LockUser
+   */
+  lockUser: {
+    methodKind: "unary";
+    input: typeof LockUserRequestSchema;
+    output: typeof LockUserResponseSchema;
+  },
+  /**
+   * Unlocks a locked user and resets its failed password and OTP attempts.
+   * FailedPrecondition unless the user is locked.
+   *
+   * @generated from rpc svc.user.v2.UserService.UnlockUser
+   */
+  unlockUser: {
+    methodKind: "unary";
+    input: typeof UnlockUserRequestSchema;
+    output: typeof UnlockUserResponseSchema;
+  },
+  /**
+   * Sets a human's password: by the user itself with its current password,
+   * or by an administrator (user.write) without it. The password is checked
+   * against the effective password complexity settings.
+   *
+   * @generated from rpc svc.user.v2.UserService.SetPassword
+   */
+  setPassword: {
+    methodKind: "unary";
+    input: typeof SetPasswordRequestSchema;
+    output: typeof SetPasswordResponseSchema;
+  },
+  /**
+   * Creates or replaces the given metadata entries of a user.
+   *
+   * @generated from rpc svc.user.v2.UserService.SetUserMetadata
+   */
+  setUserMetadata: {
+    methodKind: "unary";
+    input: typeof SetUserMetadataRequestSchema;
+    output: typeof SetUserMetadataResponseSchema;
+  },
+  /**
+   * @generated from rpc svc.user.v2.UserService.ListUserMetadata
+   */
+  listUserMetadata: {
+    methodKind: "unary";
+    input: typeof ListUserMetadataRequestSchema;
+    output: typeof ListUserMetadataResponseSchema;
+  },
+  /**
+   * Removes the metadata entries with the given keys (query parameter
+   * `keys`, repeated); NotFound, and nothing removed, if one is missing.
+   *
+   * @generated from rpc svc.user.v2.UserService.DeleteUserMetadata
+   */
+  deleteUserMetadata: {
+    methodKind: "unary";
+    input: typeof DeleteUserMetadataRequestSchema;
+    output: typeof DeleteUserMetadataResponseSchema;
+  },
+  /**
+   * Adds a key of a machine user for the JWT profile grant. Without a public
+   * key svc generates an RSA-2048 key pair and returns the key file with the
+   * private key, only in this response; with a public key (PEM, RSA, at
+   * least 2048 bits) it stores that key and returns no key file.
+   *
+   * @generated from rpc svc.user.v2.UserService.AddKey
+   */
+  addKey: {
+    methodKind: "unary";
+    input: typeof AddKeyRequestSchema;
+    output: typeof AddKeyResponseSchema;
+  },
+  /**
+   * Lists machine keys (ids and dates, never key material).
+   *
+   * @generated from rpc svc.user.v2.UserService.ListKeys
+   */
+  listKeys: {
+    methodKind: "unary";
+    input: typeof ListKeysRequestSchema;
+    output: typeof ListKeysResponseSchema;
+  },
+  /**
+   * @generated from rpc svc.user.v2.UserService.RemoveKey
+   */
+  removeKey: {
+    methodKind: "unary";
+    input: typeof RemoveKeyRequestSchema;
+    output: typeof RemoveKeyResponseSchema;
+  },
+  /**
+   * Generates a client secret for a machine user (client credentials grant;
+   * the client id is the username), replacing any previous one. The secret
+   * is returned only in this response.
+   *
+   * @generated from rpc svc.user.v2.UserService.AddSecret
+   */
+  addSecret: {
+    methodKind: "unary";
+    input: typeof AddSecretRequestSchema;
+    output: typeof AddSecretResponseSchema;
+  },
+  /**
+   * @generated from rpc svc.user.v2.UserService.RemoveSecret
+   */
+  removeSecret: {
+    methodKind: "unary";
+    input: typeof RemoveSecretRequestSchema;
+    output: typeof RemoveSecretResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_svc_user_v2_user_service, 0);

@@ -1,0 +1,39 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { EventService } from "../../gen/svc/event/v2/event_service_pb.js";
+import { listEvents } from "../domain/audit.js";
+import { type ApiDeps, domainCtx } from "./connect.js";
+import { dateOpt, listPage, ts } from "./convert.js";
+
+export function eventService(deps: ApiDeps): ServiceImpl<typeof EventService> {
+  return {
+    async listEvents(req, hctx) {
+      const ctx = domainCtx(deps, hctx);
+      const { total, events } = await listEvents(ctx, {
+        page: listPage(req.query),
+        filter: {
+          orgId: req.organizationId,
+          aggregateType: req.aggregateType,
+          aggregateId: req.aggregateId,
+          types: req.eventTypes,
+          editorUserId: req.editorUserId,
+          from: dateOpt(req.from),
+          to: dateOpt(req.to),
+        },
+      });
+      return {
+        details: { totalResult: BigInt(total), timestamp: ts(ctx.clock()) },
+        result: events.map((e) => ({
+          id: e.id,
+          type: e.type,
+          aggregateType: e.aggregateType,
+          aggregateId: e.aggregateId,
+          organizationId: e.orgId ?? "",
+          editorUserId: e.editorUserId ?? "",
+          creationDate: ts(e.createdAt),
+          payload: e.payload as JsonObject,
+        })),
+      };
+    },
+  };
+}

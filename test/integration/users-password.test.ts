@@ -1,0 +1,176 @@
+// SetPassword through the real server: administrators without the current
+// password, users themselves with it (imported bcrypt/scrypt/PBKDF2/argon2
+// hashes included, which leave as argon2id), the complexity policy, and every
+// error and permission path.
+import { Code } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { rest, startTestServer, type TestServer } from "../support/server.js";
+import {
+  auth,
+  caller,
+  connectClient,
+  createHuman,
+  createMachine,
+  createOrg,
+  defaultOrgId,
+  grpcClient,
+  humanToken,
+  PASSWORD,
+  restError,
+  rpcError,
+} from "../support/users.js";
+
+let t: TestServer;
+let orgId: string;
+let nobody: { userId: string; pat: string };
+let auditor: { userId: string; pat: string };
+let manager: { userId: string; pat: string };
+let foreignManager: { userId: string; pat: string };
+
+const NEW_PASSWORD = "Brand-New-Passw0rd!";
+// Made by independent tools for "Correct-Horse-7!" (see test/unit/passwords.test.ts).
+const IMPORTED_PASSWORD = "Correct-Horse-7!";
+const IMPORTED: Record<string, string> = {
+  bcrypt: "$2y$05$OCfjVmrquiWTBwGarFiDi.c/EnwcP20XDjlQk/cSSgHTfocKNYo5C",
+  scrypt: "$scrypt$ln=10,r=8,p=1$urc2hrDW+h9jjBECoDTmvA$nvx3uu4b9RvSaos/QqUTWnp1epsuaIpG9b5ewbMtOs8",
+  pbkdf2: "$pbkdf2-sha256$1000$5LxXCoEwRgih9F5LiTFmrA$hDD21078e.TxwjJiOX16mCXHNPk4AVm5pn6.K5/hq8c",
+  argon2i: "$argon2i$v=19$m=1024,t=2,p=1$c29tZXNhbHQxMjM$wClJaJtG8rvKo42EX2roHcpwfKZPV8IEph3CwycBksU",
+};
+
+const row = (id: string) => t.server.db.prisma.user.findUniqueOrThrow({ where: { id } });
+const setPassword = (token: string, id: string, body: Record<string, unknown>) => rest(t.url, token, "POST", `/v2/users/${id}/password`, body);
+
+beforeAll(async () => {
+  t = await startTestServer();
+  orgId = await defaultOrgId(t);
+  const otherOrgId = await createOrg(t, "Other");
+  nobody = await caller(t, orgId, "nobody");
+  auditor = await caller(t, orgId, "auditor", ["ORG_AUDITOR"]);
+  manager = await caller(t, orgId, "manager", ["ORG_USER_MANAGER"]);
+  foreignManager = await caller(t, otherOrgId, "foreign-manager", ["ORG_USER_MANAGER"]);
+});
+afterAll(() => t.stop());
+
+describe("SetPassword by an administrator", () => {
+  it("sets an argon2id password with change-required and activates an initial user (REST)", async () => {
+    const id = await createHuman(t, orgId, "ivy", {});
+    expect((await row(id)).state).toBe("INITIAL");
+    const res = await setPassword(t.pat, id, { newPassword: { password: NEW_PASSWORD, changeRequired: true } });
+    expect(res.status).toBe(200);
+    const after = await row(id);
+    expect(after.passwordHash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+    expect(after).toMatchObject({ state: "ACTIVE", passwordChangeRequired: true });
+    const user = (await (await rest(t.url, t.pat, "GET", `/v2/users/${id}`)).json()) as { user: { human: { passwordChangeRequired: boolean } } };
+    expect(user.user.human.passwordChangeRequired).toBe(true);
+    const events = await t.server.db.prisma.event.findMany({ where: { aggregateId: id, type: "user.password.changed" } });
+    expect(events.map((e) => e.payload)).toEqual([{ changeRequired: true, verifiedBy: "administrator" }]);
+    expect(JSON.stringify(events)).not.toContain(NEW_PASSWORD);
+  });
+
+  it("does not change the state of an inactive user (Connect, gRPC)", async () => {
+    const id = await createHuman(t, orgId, "jack");
+    await rest(t.url, t.pat, "POST", `/v2/users/${id}/deactivate`, {});
+    await connectClient(t).setPassword({ userId: id, newPassword: { password: NEW_PASSWORD } }, auth(t.pat));
+    expect((await row(id)).state).toBe("INACTIVE");
+    await grpcClient(t).setPassword({ userId: id, newPassword: { password: `${NEW_PASSWORD}2` } }, auth(t.pat));
+    expect((await row(id)).passwordChangeRequired).toBe(false);
+  });
+
+  it("checks the password complexity and refuses machine users", async () => {
+    const id = await createHuman(t, orgId, "kim");
+    expect(await restError(await setPassword(t.pat, id, { newPassword: { password: "short" } }))).toEqual({
+      status: 400,
+      reason: "Errors.User.Password.Complexity",
+    });
+    expect(await restError(await setPassword(t.pat, id, { newPassword: { password: "alllowercase-but-long-1" } }))).toEqual({
+      status: 400,
+      reason: "Errors.User.Password.Complexity",
+    });
+    expect(await restError(await setPassword(t.pat, id, {}))).toEqual({ status: 400, reason: "Errors.User.Password.Missing" });
+    const machine = await createMachine(t, orgId, "robot-password");
+    expect(await restError(await setPassword(t.pat, machine, { newPassword: { password: NEW_PASSWORD } }))).toEqual({
+      status: 400,
+      reason: "Errors.User.NotHuman",
+    });
+    expect(await restError(await setPassword(t.pat, "no-such-user", { newPassword: { password: NEW_PASSWORD } }))).toEqual({
+      status: 404,
+      reason: "Errors.User.NotFound",
+    });
+  });
+
+  it("allows a user manager and denies others, with or without a current password", async () => {
+    const id = await createHuman(t, orgId, "lea");
+    for (const body of [{ newPassword: { password: NEW_PASSWORD } }, { newPassword: { password: NEW_PASSWORD }, currentPassword: PASSWORD }]) {
+      expect(await restError(await setPassword(nobody.pat, id, body))).toEqual({ status: 404, reason: "Errors.User.NotFound" });
+      expect(await restError(await setPassword(auditor.pat, id, body))).toEqual({ status: 403, reason: "Errors.Permission.Denied" });
+      expect(await restError(await setPassword(foreignManager.pat, id, body))).toEqual({ status: 404, reason: "Errors.User.NotFound" });
+    }
+    expect((await setPassword(manager.pat, id, { newPassword: { password: NEW_PASSWORD } })).status).toBe(200);
+  });
+});
+
+describe("SetPassword by the user itself", () => {
+  it("needs the current password, and no role (Connect)", async () => {
+    const id = await createHuman(t, orgId, "max");
+    const token = await humanToken(t, id);
+    const client = connectClient(t);
+    expect(await rpcError(client.setPassword({ userId: id, newPassword: { password: NEW_PASSWORD } }, auth(token)))).toEqual({
+      code: Code.PermissionDenied,
+      reason: "Errors.Permission.Denied",
+    });
+    await client.setPassword({ userId: id, newPassword: { password: NEW_PASSWORD }, verification: { case: "currentPassword", value: PASSWORD } }, auth(token));
+    // The new one is now the current one.
+    expect(
+      await rpcError(
+        client.setPassword({ userId: id, newPassword: { password: PASSWORD }, verification: { case: "currentPassword", value: PASSWORD } }, auth(token)),
+      ),
+    ).toEqual({ code: Code.InvalidArgument, reason: "Errors.User.Password.Invalid" });
+    await client.setPassword({ userId: id, newPassword: { password: PASSWORD }, verification: { case: "currentPassword", value: NEW_PASSWORD } }, auth(token));
+    const events = await t.server.db.prisma.event.findMany({ where: { aggregateId: id, type: "user.password.changed" } });
+    expect(events.map((e) => e.payload)).toEqual([
+      { changeRequired: false, verifiedBy: "currentPassword" },
+      { changeRequired: false, verifiedBy: "currentPassword" },
+    ]);
+  });
+
+  it("counts a wrong current password as a failed attempt and resets the count on success (REST)", async () => {
+    const id = await createHuman(t, orgId, "nia");
+    const token = await humanToken(t, id);
+    for (let i = 0; i < 2; i++) {
+      expect(await restError(await setPassword(token, id, { newPassword: { password: NEW_PASSWORD }, currentPassword: "Wrong-Passw0rd!" }))).toEqual({
+        status: 400,
+        reason: "Errors.User.Password.Invalid",
+      });
+    }
+    expect((await row(id)).failedPasswordAttempts).toBe(2);
+    expect(await t.server.db.prisma.event.count({ where: { aggregateId: id, type: "user.password.check.failed" } })).toBe(2);
+    expect((await setPassword(token, id, { newPassword: { password: NEW_PASSWORD }, currentPassword: PASSWORD })).status).toBe(200);
+    expect((await row(id)).failedPasswordAttempts).toBe(0);
+  });
+
+  it("refuses a current password for a user that has none, and a verification code nobody issued", async () => {
+    // An initial user cannot authenticate itself: an administrator asks on its behalf.
+    const id = await createHuman(t, orgId, "otto", {});
+    const token = t.pat;
+    expect(await restError(await setPassword(token, id, { newPassword: { password: NEW_PASSWORD }, currentPassword: "" }))).toEqual({
+      status: 400,
+      reason: "Errors.User.Password.Invalid",
+    });
+    expect(await restError(await setPassword(token, id, { newPassword: { password: NEW_PASSWORD }, verificationCode: "123456" }))).toEqual({
+      status: 400,
+      reason: "Errors.User.Code.NotFound",
+    });
+  });
+
+  it.each(Object.keys(IMPORTED))("verifies an imported %s hash and replaces it with argon2id", async (format) => {
+    const id = await createHuman(t, orgId, `imported-${format}`, { hashedPassword: IMPORTED[format] });
+    const token = await humanToken(t, id);
+    expect(await restError(await setPassword(token, id, { newPassword: { password: NEW_PASSWORD }, currentPassword: "Correct-Horse-7?" }))).toEqual({
+      status: 400,
+      reason: "Errors.User.Password.Invalid",
+    });
+    expect((await row(id)).passwordHash).toBe(IMPORTED[format]);
+    expect((await setPassword(token, id, { newPassword: { password: NEW_PASSWORD }, currentPassword: IMPORTED_PASSWORD })).status).toBe(200);
+    expect((await row(id)).passwordHash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+  });
+});
