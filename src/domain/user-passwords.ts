@@ -6,6 +6,7 @@ import { hashPassword, verifyPassword } from "../crypto/passwords.js";
 import type { Ctx } from "./context.js";
 import { failedPrecondition, invalidArgument } from "./errors.js";
 import { recordEvent } from "./events.js";
+import { recordFailedPasswordCheck } from "./lockout.js";
 import { checkPassword, passwordComplexity } from "./settings.js";
 import { targetUser } from "./users.js";
 
@@ -30,14 +31,14 @@ export async function setPassword(ctx: Ctx, input: SetPasswordInput): Promise<Da
     throw failedPrecondition("Errors.User.Code.NotFound", "no password reset code was requested for this user");
   }
   if (input.currentPassword !== undefined) {
+    // A locked user proves nothing with a password until an administrator unlocks it.
+    if (user.state === "LOCKED") throw failedPrecondition("Errors.User.Locked", "the user is locked");
     const row = await ctx.db.user.findUniqueOrThrow({ where: { id: user.id }, select: { passwordHash: true } });
     const { ok } = row.passwordHash ? await verifyPassword(row.passwordHash, input.currentPassword) : { ok: false };
     if (!ok) {
-      // Counted like a failed sign-in: the lockout policy reads this counter on every replica.
-      await ctx.db.$transaction(async (tx) => {
-        await tx.user.update({ where: { id: user.id }, data: { failedPasswordAttempts: { increment: 1 } } });
-        await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.password.check.failed" });
-      });
+      // Counted like a failed sign-in: the lockout policy may lock the user now.
+      const locked = await recordFailedPasswordCheck(ctx, user);
+      if (locked) throw failedPrecondition("Errors.User.Locked", "too many wrong passwords: the user is locked");
       throw invalidArgument("Errors.User.Password.Invalid", "the current password is wrong", { field: "current_password" });
     }
   }

@@ -174,3 +174,47 @@ describe("SetPassword by the user itself", () => {
     expect((await row(id)).passwordHash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
   });
 });
+
+describe("lockout policy", () => {
+  afterAll(async () => {
+    // Back to the default (off) for the other tests of this file.
+    await rest(t.url, t.pat, "PUT", "/v2/settings/lockout", { settings: { maxPasswordAttempts: 0 } });
+  });
+
+  it("locks a user after the configured number of wrong current passwords, on every check path", async () => {
+    expect((await rest(t.url, t.pat, "PUT", "/v2/settings/lockout", { settings: { maxPasswordAttempts: 3 } })).status).toBe(200);
+    const id = await createHuman(t, orgId, "lockme");
+    const wrong = { newPassword: { password: NEW_PASSWORD }, currentPassword: "Not-The-Passw0rd!" };
+    expect(await restError(await setPassword(t.pat, id, wrong))).toEqual({ status: 400, reason: "Errors.User.Password.Invalid" });
+    expect(await restError(await setPassword(t.pat, id, wrong))).toEqual({ status: 400, reason: "Errors.User.Password.Invalid" });
+    expect((await row(id)).failedPasswordAttempts).toBe(2);
+    // The third wrong password reaches the limit: the user is locked in the same transaction.
+    expect(await restError(await setPassword(t.pat, id, wrong))).toEqual({ status: 400, reason: "Errors.User.Locked" });
+    const locked = await row(id);
+    expect(locked.state).toBe("LOCKED");
+    expect(locked.lockedAt).not.toBeNull();
+    // Now even the right password proves nothing until an administrator unlocks the user.
+    const right = { newPassword: { password: NEW_PASSWORD }, currentPassword: PASSWORD };
+    expect(await restError(await setPassword(t.pat, id, right))).toEqual({ status: 400, reason: "Errors.User.Locked" });
+    const events = await t.server.db.prisma.event.findMany({ where: { aggregateId: id, type: { in: ["user.locked", "user.password.check.failed"] } } });
+    expect(events.filter((e) => e.type === "user.password.check.failed")).toHaveLength(3);
+    expect(events.filter((e) => e.type === "user.locked")).toHaveLength(1);
+
+    expect((await rest(t.url, t.pat, "POST", `/v2/users/${id}/unlock`, {})).status).toBe(200);
+    expect((await row(id)).failedPasswordAttempts).toBe(0);
+    expect((await setPassword(t.pat, id, right)).status).toBe(200);
+  });
+
+  it("follows the organization's override, not the instance default", async () => {
+    const other = await createOrg(t, "Strict");
+    expect((await rest(t.url, t.pat, "PUT", "/v2/settings/lockout", { settings: { maxPasswordAttempts: 0 } })).status).toBe(200);
+    expect((await rest(t.url, t.pat, "PUT", "/v2/settings/lockout", { organizationId: other, settings: { maxPasswordAttempts: 1 } })).status).toBe(200);
+    const relaxed = await createHuman(t, orgId, "relaxed");
+    const strict = await createHuman(t, other, "strict");
+    const wrong = { newPassword: { password: NEW_PASSWORD }, currentPassword: "Not-The-Passw0rd!" };
+    for (let i = 0; i < 3; i++) expect((await restError(await setPassword(t.pat, relaxed, wrong))).reason).toBe("Errors.User.Password.Invalid");
+    expect((await row(relaxed)).state).toBe("ACTIVE");
+    expect((await restError(await setPassword(t.pat, strict, wrong))).reason).toBe("Errors.User.Locked");
+    expect((await row(strict)).state).toBe("LOCKED");
+  });
+});
