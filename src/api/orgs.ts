@@ -12,7 +12,6 @@ import {
   type SearchQuery,
 } from "../../gen/svc/org/v2/org_pb.js";
 import type { CreateOrganizationRequest_Admin, OrganizationService } from "../../gen/svc/org/v2/org_service_pb.js";
-import type { CreateUserRequest_Human } from "../../gen/svc/user/v2/user_service_pb.js";
 import { invalidArgument } from "../domain/errors.js";
 import { addOrgMember, type MemberQuery as DomainMemberQuery, listOrgMembers, type MemberView, removeOrgMember, updateOrgMember } from "../domain/members.js";
 import { deleteOrgMetadata, listOrgMetadata, type OrgMetadataQuery, setOrgMetadata } from "../domain/org-metadata.js";
@@ -28,9 +27,9 @@ import {
   reactivateOrganization,
   updateOrganization,
 } from "../domain/orgs.js";
-import type { CreateUserInput } from "../domain/users.js";
 import { type ApiDeps, domainCtx } from "./connect.js";
 import { details, enumValue, listPage, textMatch, ts } from "./convert.js";
+import { toHumanInput } from "./users.js";
 
 const STATE_FROM: Record<number, OrgView["state"]> = { [OrganizationState.ACTIVE]: "ACTIVE", [OrganizationState.INACTIVE]: "INACTIVE" };
 const SORT_FROM: Record<number, "name" | "createdAt"> = {
@@ -63,32 +62,13 @@ function toQuery(q: SearchQuery): OrgQuery {
   }
 }
 
-// Mirrors the human branch of UserService.CreateUser's request conversion.
-function toHuman(h: CreateUserRequest_Human): NonNullable<CreateUserInput["human"]> {
-  const pw = h.passwordType;
-  return {
-    givenName: h.profile?.givenName ?? "",
-    familyName: h.profile?.familyName ?? "",
-    nickName: h.profile?.nickName,
-    displayName: h.profile?.displayName,
-    preferredLanguage: h.profile?.preferredLanguage,
-    gender: h.profile?.gender,
-    email: h.email?.email ?? "",
-    emailVerified: h.email?.isVerified ?? false,
-    phone: h.phone?.phone,
-    phoneVerified: h.phone?.isVerified,
-    password: pw.case === "password" ? { password: pw.value.password, changeRequired: pw.value.changeRequired } : undefined,
-    hashedPassword: pw.case === "hashedPassword" ? { hash: pw.value.hash, changeRequired: pw.value.changeRequired } : undefined,
-  };
-}
-
 function toAdmin(a: CreateOrganizationRequest_Admin): OrgAdminInput {
   switch (a.userType.case) {
     case "userId":
       if (a.username !== undefined) throw invalidArgument("Errors.Org.Admin.Username", "username applies to a new human admin only", { field: "username" });
       return { userId: a.userType.value, roles: a.roles };
     case "human":
-      return { human: toHuman(a.userType.value), username: a.username, roles: a.roles };
+      return { human: toHumanInput(a.userType.value), username: a.username, roles: a.roles };
     case undefined:
       throw invalidArgument("Errors.Org.Admin.Missing", "an admin needs a user_id or a human", { field: "admins" });
   }

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { type MetadataQuery, type SearchQuery, UserFieldName } from "../../gen/svc/user/v2/query_pb.js";
 import { AccessTokenType, type User, UserSchema, UserState, UserType } from "../../gen/svc/user/v2/user_pb.js";
-import type { CreateUserRequest, UpdateUserRequest, UserService } from "../../gen/svc/user/v2/user_service_pb.js";
+import type { CreateUserRequest, CreateUserRequest_Human, UpdateUserRequest, UserService } from "../../gen/svc/user/v2/user_service_pb.js";
 import { invalidArgument } from "../domain/errors.js";
 import { addPersonalAccessToken, listPersonalAccessTokens, removePersonalAccessToken } from "../domain/pats.js";
 import { addMachineKey, addSecret, listMachineKeys, removeMachineKey, removeSecret } from "../domain/user-credentials.js";
@@ -127,30 +127,29 @@ function toQuery(q: SearchQuery): UserQuery {
   }
 }
 
+/** The human part of CreateUser; also the shape of new admins in CreateOrganization. */
+export function toHumanInput(h: CreateUserRequest_Human): NonNullable<CreateUserInput["human"]> {
+  const pw = h.passwordType;
+  return {
+    givenName: h.profile?.givenName ?? "",
+    familyName: h.profile?.familyName ?? "",
+    nickName: h.profile?.nickName,
+    displayName: h.profile?.displayName,
+    preferredLanguage: h.profile?.preferredLanguage,
+    gender: h.profile?.gender,
+    email: h.email?.email ?? "",
+    emailVerified: h.email?.isVerified ?? false,
+    phone: h.phone?.phone,
+    phoneVerified: h.phone?.isVerified,
+    password: pw.case === "password" ? { password: pw.value.password, changeRequired: pw.value.changeRequired } : undefined,
+    hashedPassword: pw.case === "hashedPassword" ? { hash: pw.value.hash, changeRequired: pw.value.changeRequired } : undefined,
+  };
+}
+
 function toCreateInput(req: CreateUserRequest): CreateUserInput {
   const base = { orgId: req.organizationId, userId: req.userId, username: req.username, metadata: req.metadata.map((m) => ({ key: m.key, value: m.value })) };
   const t = req.userType;
-  if (t.case === "human") {
-    const h = t.value;
-    const pw = h.passwordType;
-    return {
-      ...base,
-      human: {
-        givenName: h.profile?.givenName ?? "",
-        familyName: h.profile?.familyName ?? "",
-        nickName: h.profile?.nickName,
-        displayName: h.profile?.displayName,
-        preferredLanguage: h.profile?.preferredLanguage,
-        gender: h.profile?.gender,
-        email: h.email?.email ?? "",
-        emailVerified: h.email?.isVerified ?? false,
-        phone: h.phone?.phone,
-        phoneVerified: h.phone?.isVerified,
-        password: pw.case === "password" ? { password: pw.value.password, changeRequired: pw.value.changeRequired } : undefined,
-        hashedPassword: pw.case === "hashedPassword" ? { hash: pw.value.hash, changeRequired: pw.value.changeRequired } : undefined,
-      },
-    };
-  }
+  if (t.case === "human") return { ...base, human: toHumanInput(t.value) };
   if (t.case === "machine") {
     return {
       ...base,

@@ -2,12 +2,12 @@
 // administrators), read, rename, deactivate/reactivate, delete.
 import type { Prisma } from "../../gen/prisma/client.js";
 import type { Ctx, Tx } from "./context.js";
-import { alreadyExists, failedPrecondition, invalidArgument, notFound, permissionDenied } from "./errors.js";
+import { alreadyExists, failedPrecondition, invalidArgument, notFound } from "./errors.js";
 import { recordEvent } from "./events.js";
 import { newId } from "./ids.js";
 import { page, type TextMatch } from "./list.js";
 import { checkIamOwnerKept, iamOwnersLock, insertOrgMember, isUniqueViolation, lockTx, ORG_OWNER, validateRoles } from "./members.js";
-import { authorize, ORG_ROLES, readableOrgs } from "./permissions.js";
+import { authorize, listScope, ORG_ROLES } from "./permissions.js";
 import { type CreateUserInput, insertUser, likeValue, type PreparedUser, prepareUser } from "./users.js";
 
 export interface OrgView {
@@ -48,10 +48,9 @@ export async function listOrganizations(
   input: { page?: { offset?: bigint | number; limit?: number; asc?: boolean }; sort?: "name" | "createdAt"; queries: OrgQuery[] },
 ): Promise<{ total: number; orgs: OrgView[] }> {
   const p = page(input.page);
-  const orgs = readableOrgs(ctx, "org.read");
-  if (orgs !== "all" && orgs.length === 0) throw permissionDenied("Errors.Permission.Denied", "missing permission org.read");
+  const orgs = listScope(ctx, "org.read");
   const filters = input.queries.map(orgFilter);
-  const where: Prisma.OrganizationWhereInput = { instanceId: ctx.instanceId, ...(orgs === "all" ? {} : { id: { in: orgs } }), AND: filters };
+  const where: Prisma.OrganizationWhereInput = { instanceId: ctx.instanceId, ...(orgs ? { id: { in: orgs } } : {}), AND: filters };
   const dir = p.asc ? "asc" : "desc";
   const [total, rows] = await ctx.db.$transaction([
     ctx.db.organization.count({ where }),

@@ -3,11 +3,11 @@
 import type { Prisma } from "../../gen/prisma/client.js";
 import { newOpaqueToken, sha256 } from "../crypto/tokens.js";
 import type { Ctx } from "./context.js";
-import { failedPrecondition, invalidArgument, notFound, permissionDenied } from "./errors.js";
+import { failedPrecondition, invalidArgument, notFound } from "./errors.js";
 import { recordEvent } from "./events.js";
 import { newId } from "./ids.js";
 import { page } from "./list.js";
-import { authorize, readableOrgs } from "./permissions.js";
+import { authorize, listScope } from "./permissions.js";
 
 const userNotFound = () => notFound("Errors.User.NotFound", "user not found");
 const tokenNotFound = () => notFound("Errors.User.PAT.NotFound", "personal access token not found");
@@ -58,9 +58,8 @@ export async function listPersonalAccessTokens(
     if (user.id !== ctx.principal.userId) authorize(ctx, "user.read", user.orgId, userNotFound);
     where.userId = user.id;
   } else {
-    const orgs = readableOrgs(ctx, "user.read");
-    if (orgs !== "all" && orgs.length === 0) throw permissionDenied("Errors.Permission.Denied", "missing permission user.read");
-    if (orgs !== "all") where.user = { orgId: { in: orgs } };
+    const orgs = listScope(ctx, "user.read");
+    if (orgs) where.user = { orgId: { in: orgs } };
   }
   const dir = p.asc ? "asc" : "desc";
   const [total, rows] = await ctx.db.$transaction([

@@ -1,5 +1,5 @@
 // The one place that decides access: roles map to permissions here, and
-// every domain function asks authorize() or readableOrgs().
+// every domain function asks authorize(), readableOrgs() or listScope().
 import type { Ctx } from "./context.js";
 import { permissionDenied, type SvcError } from "./errors.js";
 
@@ -118,5 +118,17 @@ export function readableOrgs(ctx: Ctx, permission: Permission): "all" | string[]
   if (hasInstancePermission(ctx, permission)) return "all";
   const orgs: string[] = [];
   for (const [orgId, roles] of ctx.principal.orgRoles) if (rolesGrant(ORG_ROLES, roles, permission)) orgs.push(orgId);
+  return orgs;
+}
+
+/**
+ * What a list call may show: undefined for every organization, else the ids
+ * of those where the caller holds `permission`. A caller holding it nowhere
+ * gets PermissionDenied rather than an always-empty list.
+ */
+export function listScope(ctx: Ctx, permission: Permission): string[] | undefined {
+  const orgs = readableOrgs(ctx, permission);
+  if (orgs === "all") return undefined;
+  if (orgs.length === 0) throw permissionDenied("Errors.Permission.Denied", `missing permission ${permission}`);
   return orgs;
 }

@@ -6,11 +6,11 @@ import type { Prisma } from "../../gen/prisma/client.js";
 import { generateRsaKeyPair, normaliseRsaPublicKey } from "../crypto/rsa.js";
 import { newOpaqueToken, sha256 } from "../crypto/tokens.js";
 import type { Ctx } from "./context.js";
-import { failedPrecondition, invalidArgument, notFound, permissionDenied } from "./errors.js";
+import { failedPrecondition, invalidArgument, notFound } from "./errors.js";
 import { recordEvent } from "./events.js";
 import { newId } from "./ids.js";
 import { page } from "./list.js";
-import { readableOrgs } from "./permissions.js";
+import { listScope } from "./permissions.js";
 import { type TargetUser, targetUser } from "./users.js";
 
 const MAX_PUBLIC_KEY_BYTES = 16 * 1024;
@@ -84,9 +84,8 @@ export async function listMachineKeys(
     const user = await targetUser(ctx, input.userId, "user.read", { selfAllowed: true });
     where.userId = user.id;
   } else {
-    const orgs = readableOrgs(ctx, "user.read");
-    if (orgs !== "all" && orgs.length === 0) throw permissionDenied("Errors.Permission.Denied", "missing permission user.read");
-    if (orgs !== "all") where.user = { orgId: { in: orgs } };
+    const orgs = listScope(ctx, "user.read");
+    if (orgs) where.user = { orgId: { in: orgs } };
   }
   const dir = p.asc ? "asc" : "desc";
   const [total, rows] = await ctx.db.$transaction([

@@ -9,7 +9,7 @@ import { recordEvent } from "./events.js";
 import { ID_PATTERN, newId } from "./ids.js";
 import { type Page, page, type TextMatch } from "./list.js";
 import { checkIamOwnerKept, iamOwnersLock, lockTx } from "./members.js";
-import { authorize, type Permission, readableOrgs } from "./permissions.js";
+import { authorize, listScope, type Permission } from "./permissions.js";
 import { checkPassword, passwordComplexity } from "./settings.js";
 
 export type UserState = "ACTIVE" | "INACTIVE" | "LOCKED" | "INITIAL";
@@ -408,11 +408,10 @@ const NULLABLE_SORT = new Set<string>(["givenName", "familyName", "nickName", "d
 
 export async function listUsers(ctx: Ctx, input: ListUsersInput): Promise<{ total: number; users: UserView[]; page: Page }> {
   const p = page(input.page);
-  const orgs = readableOrgs(ctx, "user.read");
-  if (orgs !== "all" && orgs.length === 0) throw permissionDenied("Errors.Permission.Denied", "missing permission user.read");
+  const orgs = listScope(ctx, "user.read");
   const where: Prisma.UserWhereInput = {
     instanceId: ctx.instanceId,
-    ...(orgs === "all" ? {} : { orgId: { in: orgs } }),
+    ...(orgs ? { orgId: { in: orgs } } : {}),
     ...compileUserQueries(input.queries),
   };
   const dir = p.asc ? "asc" : "desc";
