@@ -96,3 +96,63 @@ export type OrgMember = Prisma.OrgMemberModel
  * 
  */
 export type Event = Prisma.EventModel
+/**
+ * Model UserEmail
+ * 
+ */
+export type UserEmail = Prisma.UserEmailModel
+/**
+ * Model UserPhone
+ * 
+ */
+export type UserPhone = Prisma.UserPhoneModel
+/**
+ * Model UserAddress
+ * 
+ */
+export type UserAddress = Prisma.UserAddressModel
+/**
+ * Model ScimExternalId
+ * 
+ */
+export type ScimExternalId = Prisma.ScimExternalIdModel
+/**
+ * Model Project
+ * 
+ */
+export type Project = Prisma.ProjectModel
+/**
+ * Model ProjectRole
+ * 
+ */
+export type ProjectRole = Prisma.ProjectRoleModel
+/**
+ * Model ProjectGrant
+ * 
+ */
+export type ProjectGrant = Prisma.ProjectGrantModel
+/**
+ * Model UserGrant
+ * 
+ */
+export type UserGrant = Prisma.UserGrantModel
+/**
+ * Model Application
+ * 
+ */
+export type Application = Prisma.ApplicationModel
+/**
+ * Model AppKey
+ * 
+ */
+export type AppKey = Prisma.AppKeyModel
+/**
+ * Model SigningKey
+ * 
+ */
+export type SigningKey = Prisma.SigningKeyModel
+/**
+ * Model OAuthToken
+ * 
+ */
+export type OAuthToken = Prisma.OAuthTokenModel

@@ -328,6 +328,40 @@ export type JsonWithAggregatesFilterBase<$PrismaModel = never> = {
   _max?: Prisma.NestedJsonFilter<$PrismaModel>
 }
 
+export type EnumResourceStateFilter<$PrismaModel = never> = {
+  equals?: $Enums.ResourceState | Prisma.EnumResourceStateFieldRefInput<$PrismaModel>
+  in?: $Enums.ResourceState[] | Prisma.ListEnumResourceStateFieldRefInput<$PrismaModel>
+  notIn?: $Enums.ResourceState[] | Prisma.ListEnumResourceStateFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumResourceStateFilter<$PrismaModel> | $Enums.ResourceState
+}
+
+export type EnumResourceStateWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.ResourceState | Prisma.EnumResourceStateFieldRefInput<$PrismaModel>
+  in?: $Enums.ResourceState[] | Prisma.ListEnumResourceStateFieldRefInput<$PrismaModel>
+  notIn?: $Enums.ResourceState[] | Prisma.ListEnumResourceStateFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumResourceStateWithAggregatesFilter<$PrismaModel> | $Enums.ResourceState
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumResourceStateFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumResourceStateFilter<$PrismaModel>
+}
+
+export type EnumAppTypeFilter<$PrismaModel = never> = {
+  equals?: $Enums.AppType | Prisma.EnumAppTypeFieldRefInput<$PrismaModel>
+  in?: $Enums.AppType[] | Prisma.ListEnumAppTypeFieldRefInput<$PrismaModel>
+  notIn?: $Enums.AppType[] | Prisma.ListEnumAppTypeFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumAppTypeFilter<$PrismaModel> | $Enums.AppType
+}
+
+export type EnumAppTypeWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.AppType | Prisma.EnumAppTypeFieldRefInput<$PrismaModel>
+  in?: $Enums.AppType[] | Prisma.ListEnumAppTypeFieldRefInput<$PrismaModel>
+  notIn?: $Enums.AppType[] | Prisma.ListEnumAppTypeFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumAppTypeWithAggregatesFilter<$PrismaModel> | $Enums.AppType
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumAppTypeFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumAppTypeFilter<$PrismaModel>
+}
+
 export type NestedStringFilter<$PrismaModel = never> = {
   equals?: string | Prisma.StringFieldRefInput<$PrismaModel>
   in?: string[] | Prisma.ListStringFieldRefInput<$PrismaModel>
@@ -626,6 +660,40 @@ export type NestedJsonFilterBase<$PrismaModel = never> = {
   gt?: runtime.InputJsonValue | Prisma.JsonFieldRefInput<$PrismaModel>
   gte?: runtime.InputJsonValue | Prisma.JsonFieldRefInput<$PrismaModel>
   not?: runtime.InputJsonValue | Prisma.JsonFieldRefInput<$PrismaModel> | Prisma.JsonNullValueFilter
+}
+
+export type NestedEnumResourceStateFilter<$PrismaModel = never> = {
+  equals?: $Enums.ResourceState | Prisma.EnumResourceStateFieldRefInput<$PrismaModel>
+  in?: $Enums.ResourceState[] | Prisma.ListEnumResourceStateFieldRefInput<$PrismaModel>
+  notIn?: $Enums.ResourceState[] | Prisma.ListEnumResourceStateFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumResourceStateFilter<$PrismaModel> | $Enums.ResourceState
+}
+
+export type NestedEnumResourceStateWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.ResourceState | Prisma.EnumResourceStateFieldRefInput<$PrismaModel>
+  in?: $Enums.ResourceState[] | Prisma.ListEnumResourceStateFieldRefInput<$PrismaModel>
+  notIn?: $Enums.ResourceState[] | Prisma.ListEnumResourceStateFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumResourceStateWithAggregatesFilter<$PrismaModel> | $Enums.ResourceState
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumResourceStateFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumResourceStateFilter<$PrismaModel>
+}
+
+export type NestedEnumAppTypeFilter<$PrismaModel = never> = {
+  equals?: $Enums.AppType | Prisma.EnumAppTypeFieldRefInput<$PrismaModel>
+  in?: $Enums.AppType[] | Prisma.ListEnumAppTypeFieldRefInput<$PrismaModel>
+  notIn?: $Enums.AppType[] | Prisma.ListEnumAppTypeFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumAppTypeFilter<$PrismaModel> | $Enums.AppType
+}
+
+export type NestedEnumAppTypeWithAggregatesFilter<$PrismaModel = never> = {
+  equals?: $Enums.AppType | Prisma.EnumAppTypeFieldRefInput<$PrismaModel>
+  in?: $Enums.AppType[] | Prisma.ListEnumAppTypeFieldRefInput<$PrismaModel>
+  notIn?: $Enums.AppType[] | Prisma.ListEnumAppTypeFieldRefInput<$PrismaModel>
+  not?: Prisma.NestedEnumAppTypeWithAggregatesFilter<$PrismaModel> | $Enums.AppType
+  _count?: Prisma.NestedIntFilter<$PrismaModel>
+  _min?: Prisma.NestedEnumAppTypeFilter<$PrismaModel>
+  _max?: Prisma.NestedEnumAppTypeFilter<$PrismaModel>
 }
 
 

@@ -41,3 +41,20 @@ export const AccessTokenType = {
 } as const
 
 export type AccessTokenType = (typeof AccessTokenType)[keyof typeof AccessTokenType]
+
+
+export const ResourceState = {
+  ACTIVE: 'ACTIVE',
+  INACTIVE: 'INACTIVE'
+} as const
+
+export type ResourceState = (typeof ResourceState)[keyof typeof ResourceState]
+
+
+export const AppType = {
+  OIDC: 'OIDC',
+  API: 'API',
+  SAML: 'SAML'
+} as const
+
+export type AppType = (typeof AppType)[keyof typeof AppType]

@@ -407,7 +407,19 @@ export const ModelName = {
   Setting: 'Setting',
   InstanceMember: 'InstanceMember',
   OrgMember: 'OrgMember',
-  Event: 'Event'
+  Event: 'Event',
+  UserEmail: 'UserEmail',
+  UserPhone: 'UserPhone',
+  UserAddress: 'UserAddress',
+  ScimExternalId: 'ScimExternalId',
+  Project: 'Project',
+  ProjectRole: 'ProjectRole',
+  ProjectGrant: 'ProjectGrant',
+  UserGrant: 'UserGrant',
+  Application: 'Application',
+  AppKey: 'AppKey',
+  SigningKey: 'SigningKey',
+  OAuthToken: 'OAuthToken'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -423,7 +435,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "instance" | "organization" | "user" | "userMetadata" | "personalAccessToken" | "machineKey" | "orgMetadata" | "setting" | "instanceMember" | "orgMember" | "event"
+    modelProps: "instance" | "organization" | "user" | "userMetadata" | "personalAccessToken" | "machineKey" | "orgMetadata" | "setting" | "instanceMember" | "orgMember" | "event" | "userEmail" | "userPhone" | "userAddress" | "scimExternalId" | "project" | "projectRole" | "projectGrant" | "userGrant" | "application" | "appKey" | "signingKey" | "oAuthToken"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1241,6 +1253,894 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    UserEmail: {
+      payload: Prisma.$UserEmailPayload<ExtArgs>
+      fields: Prisma.UserEmailFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.UserEmailFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserEmailPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.UserEmailFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserEmailPayload>
+        }
+        findFirst: {
+          args: Prisma.UserEmailFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserEmailPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.UserEmailFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserEmailPayload>
+        }
+        findMany: {
+          args: Prisma.UserEmailFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserEmailPayload>[]
+        }
+        create: {
+          args: Prisma.UserEmailCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserEmailPayload>
+        }
+        createMany: {
+          args: Prisma.UserEmailCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.UserEmailCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserEmailPayload>[]
+        }
+        delete: {
+          args: Prisma.UserEmailDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserEmailPayload>
+        }
+        update: {
+          args: Prisma.UserEmailUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserEmailPayload>
+        }
+        deleteMany: {
+          args: Prisma.UserEmailDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.UserEmailUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.UserEmailUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserEmailPayload>[]
+        }
+        upsert: {
+          args: Prisma.UserEmailUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserEmailPayload>
+        }
+        aggregate: {
+          args: Prisma.UserEmailAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateUserEmail>
+        }
+        groupBy: {
+          args: Prisma.UserEmailGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserEmailGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.UserEmailCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserEmailCountAggregateOutputType> | number
+        }
+      }
+    }
+    UserPhone: {
+      payload: Prisma.$UserPhonePayload<ExtArgs>
+      fields: Prisma.UserPhoneFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.UserPhoneFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserPhonePayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.UserPhoneFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserPhonePayload>
+        }
+        findFirst: {
+          args: Prisma.UserPhoneFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserPhonePayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.UserPhoneFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserPhonePayload>
+        }
+        findMany: {
+          args: Prisma.UserPhoneFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserPhonePayload>[]
+        }
+        create: {
+          args: Prisma.UserPhoneCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserPhonePayload>
+        }
+        createMany: {
+          args: Prisma.UserPhoneCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.UserPhoneCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserPhonePayload>[]
+        }
+        delete: {
+          args: Prisma.UserPhoneDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserPhonePayload>
+        }
+        update: {
+          args: Prisma.UserPhoneUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserPhonePayload>
+        }
+        deleteMany: {
+          args: Prisma.UserPhoneDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.UserPhoneUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.UserPhoneUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserPhonePayload>[]
+        }
+        upsert: {
+          args: Prisma.UserPhoneUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserPhonePayload>
+        }
+        aggregate: {
+          args: Prisma.UserPhoneAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateUserPhone>
+        }
+        groupBy: {
+          args: Prisma.UserPhoneGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserPhoneGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.UserPhoneCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserPhoneCountAggregateOutputType> | number
+        }
+      }
+    }
+    UserAddress: {
+      payload: Prisma.$UserAddressPayload<ExtArgs>
+      fields: Prisma.UserAddressFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.UserAddressFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserAddressPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.UserAddressFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserAddressPayload>
+        }
+        findFirst: {
+          args: Prisma.UserAddressFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserAddressPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.UserAddressFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserAddressPayload>
+        }
+        findMany: {
+          args: Prisma.UserAddressFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserAddressPayload>[]
+        }
+        create: {
+          args: Prisma.UserAddressCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserAddressPayload>
+        }
+        createMany: {
+          args: Prisma.UserAddressCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.UserAddressCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserAddressPayload>[]
+        }
+        delete: {
+          args: Prisma.UserAddressDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserAddressPayload>
+        }
+        update: {
+          args: Prisma.UserAddressUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserAddressPayload>
+        }
+        deleteMany: {
+          args: Prisma.UserAddressDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.UserAddressUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.UserAddressUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserAddressPayload>[]
+        }
+        upsert: {
+          args: Prisma.UserAddressUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserAddressPayload>
+        }
+        aggregate: {
+          args: Prisma.UserAddressAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateUserAddress>
+        }
+        groupBy: {
+          args: Prisma.UserAddressGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserAddressGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.UserAddressCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserAddressCountAggregateOutputType> | number
+        }
+      }
+    }
+    ScimExternalId: {
+      payload: Prisma.$ScimExternalIdPayload<ExtArgs>
+      fields: Prisma.ScimExternalIdFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ScimExternalIdFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ScimExternalIdPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ScimExternalIdFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ScimExternalIdPayload>
+        }
+        findFirst: {
+          args: Prisma.ScimExternalIdFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ScimExternalIdPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ScimExternalIdFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ScimExternalIdPayload>
+        }
+        findMany: {
+          args: Prisma.ScimExternalIdFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ScimExternalIdPayload>[]
+        }
+        create: {
+          args: Prisma.ScimExternalIdCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ScimExternalIdPayload>
+        }
+        createMany: {
+          args: Prisma.ScimExternalIdCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ScimExternalIdCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ScimExternalIdPayload>[]
+        }
+        delete: {
+          args: Prisma.ScimExternalIdDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ScimExternalIdPayload>
+        }
+        update: {
+          args: Prisma.ScimExternalIdUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ScimExternalIdPayload>
+        }
+        deleteMany: {
+          args: Prisma.ScimExternalIdDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ScimExternalIdUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ScimExternalIdUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ScimExternalIdPayload>[]
+        }
+        upsert: {
+          args: Prisma.ScimExternalIdUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ScimExternalIdPayload>
+        }
+        aggregate: {
+          args: Prisma.ScimExternalIdAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateScimExternalId>
+        }
+        groupBy: {
+          args: Prisma.ScimExternalIdGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ScimExternalIdGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ScimExternalIdCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ScimExternalIdCountAggregateOutputType> | number
+        }
+      }
+    }
+    Project: {
+      payload: Prisma.$ProjectPayload<ExtArgs>
+      fields: Prisma.ProjectFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ProjectFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ProjectFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectPayload>
+        }
+        findFirst: {
+          args: Prisma.ProjectFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ProjectFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectPayload>
+        }
+        findMany: {
+          args: Prisma.ProjectFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectPayload>[]
+        }
+        create: {
+          args: Prisma.ProjectCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectPayload>
+        }
+        createMany: {
+          args: Prisma.ProjectCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ProjectCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectPayload>[]
+        }
+        delete: {
+          args: Prisma.ProjectDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectPayload>
+        }
+        update: {
+          args: Prisma.ProjectUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectPayload>
+        }
+        deleteMany: {
+          args: Prisma.ProjectDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ProjectUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ProjectUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectPayload>[]
+        }
+        upsert: {
+          args: Prisma.ProjectUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectPayload>
+        }
+        aggregate: {
+          args: Prisma.ProjectAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateProject>
+        }
+        groupBy: {
+          args: Prisma.ProjectGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ProjectGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ProjectCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ProjectCountAggregateOutputType> | number
+        }
+      }
+    }
+    ProjectRole: {
+      payload: Prisma.$ProjectRolePayload<ExtArgs>
+      fields: Prisma.ProjectRoleFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ProjectRoleFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectRolePayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ProjectRoleFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectRolePayload>
+        }
+        findFirst: {
+          args: Prisma.ProjectRoleFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectRolePayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ProjectRoleFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectRolePayload>
+        }
+        findMany: {
+          args: Prisma.ProjectRoleFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectRolePayload>[]
+        }
+        create: {
+          args: Prisma.ProjectRoleCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectRolePayload>
+        }
+        createMany: {
+          args: Prisma.ProjectRoleCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ProjectRoleCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectRolePayload>[]
+        }
+        delete: {
+          args: Prisma.ProjectRoleDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectRolePayload>
+        }
+        update: {
+          args: Prisma.ProjectRoleUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectRolePayload>
+        }
+        deleteMany: {
+          args: Prisma.ProjectRoleDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ProjectRoleUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ProjectRoleUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectRolePayload>[]
+        }
+        upsert: {
+          args: Prisma.ProjectRoleUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectRolePayload>
+        }
+        aggregate: {
+          args: Prisma.ProjectRoleAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateProjectRole>
+        }
+        groupBy: {
+          args: Prisma.ProjectRoleGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ProjectRoleGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ProjectRoleCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ProjectRoleCountAggregateOutputType> | number
+        }
+      }
+    }
+    ProjectGrant: {
+      payload: Prisma.$ProjectGrantPayload<ExtArgs>
+      fields: Prisma.ProjectGrantFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ProjectGrantFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectGrantPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ProjectGrantFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectGrantPayload>
+        }
+        findFirst: {
+          args: Prisma.ProjectGrantFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectGrantPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ProjectGrantFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectGrantPayload>
+        }
+        findMany: {
+          args: Prisma.ProjectGrantFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectGrantPayload>[]
+        }
+        create: {
+          args: Prisma.ProjectGrantCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectGrantPayload>
+        }
+        createMany: {
+          args: Prisma.ProjectGrantCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ProjectGrantCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectGrantPayload>[]
+        }
+        delete: {
+          args: Prisma.ProjectGrantDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectGrantPayload>
+        }
+        update: {
+          args: Prisma.ProjectGrantUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectGrantPayload>
+        }
+        deleteMany: {
+          args: Prisma.ProjectGrantDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ProjectGrantUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ProjectGrantUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectGrantPayload>[]
+        }
+        upsert: {
+          args: Prisma.ProjectGrantUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectGrantPayload>
+        }
+        aggregate: {
+          args: Prisma.ProjectGrantAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateProjectGrant>
+        }
+        groupBy: {
+          args: Prisma.ProjectGrantGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ProjectGrantGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ProjectGrantCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ProjectGrantCountAggregateOutputType> | number
+        }
+      }
+    }
+    UserGrant: {
+      payload: Prisma.$UserGrantPayload<ExtArgs>
+      fields: Prisma.UserGrantFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.UserGrantFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserGrantPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.UserGrantFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserGrantPayload>
+        }
+        findFirst: {
+          args: Prisma.UserGrantFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserGrantPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.UserGrantFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserGrantPayload>
+        }
+        findMany: {
+          args: Prisma.UserGrantFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserGrantPayload>[]
+        }
+        create: {
+          args: Prisma.UserGrantCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserGrantPayload>
+        }
+        createMany: {
+          args: Prisma.UserGrantCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.UserGrantCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserGrantPayload>[]
+        }
+        delete: {
+          args: Prisma.UserGrantDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserGrantPayload>
+        }
+        update: {
+          args: Prisma.UserGrantUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserGrantPayload>
+        }
+        deleteMany: {
+          args: Prisma.UserGrantDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.UserGrantUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.UserGrantUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserGrantPayload>[]
+        }
+        upsert: {
+          args: Prisma.UserGrantUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserGrantPayload>
+        }
+        aggregate: {
+          args: Prisma.UserGrantAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateUserGrant>
+        }
+        groupBy: {
+          args: Prisma.UserGrantGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserGrantGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.UserGrantCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserGrantCountAggregateOutputType> | number
+        }
+      }
+    }
+    Application: {
+      payload: Prisma.$ApplicationPayload<ExtArgs>
+      fields: Prisma.ApplicationFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ApplicationFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ApplicationPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ApplicationFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ApplicationPayload>
+        }
+        findFirst: {
+          args: Prisma.ApplicationFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ApplicationPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ApplicationFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ApplicationPayload>
+        }
+        findMany: {
+          args: Prisma.ApplicationFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ApplicationPayload>[]
+        }
+        create: {
+          args: Prisma.ApplicationCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ApplicationPayload>
+        }
+        createMany: {
+          args: Prisma.ApplicationCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ApplicationCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ApplicationPayload>[]
+        }
+        delete: {
+          args: Prisma.ApplicationDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ApplicationPayload>
+        }
+        update: {
+          args: Prisma.ApplicationUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ApplicationPayload>
+        }
+        deleteMany: {
+          args: Prisma.ApplicationDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ApplicationUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ApplicationUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ApplicationPayload>[]
+        }
+        upsert: {
+          args: Prisma.ApplicationUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ApplicationPayload>
+        }
+        aggregate: {
+          args: Prisma.ApplicationAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateApplication>
+        }
+        groupBy: {
+          args: Prisma.ApplicationGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ApplicationGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ApplicationCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ApplicationCountAggregateOutputType> | number
+        }
+      }
+    }
+    AppKey: {
+      payload: Prisma.$AppKeyPayload<ExtArgs>
+      fields: Prisma.AppKeyFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.AppKeyFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AppKeyPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.AppKeyFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AppKeyPayload>
+        }
+        findFirst: {
+          args: Prisma.AppKeyFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AppKeyPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.AppKeyFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AppKeyPayload>
+        }
+        findMany: {
+          args: Prisma.AppKeyFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AppKeyPayload>[]
+        }
+        create: {
+          args: Prisma.AppKeyCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AppKeyPayload>
+        }
+        createMany: {
+          args: Prisma.AppKeyCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.AppKeyCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AppKeyPayload>[]
+        }
+        delete: {
+          args: Prisma.AppKeyDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AppKeyPayload>
+        }
+        update: {
+          args: Prisma.AppKeyUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AppKeyPayload>
+        }
+        deleteMany: {
+          args: Prisma.AppKeyDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.AppKeyUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.AppKeyUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AppKeyPayload>[]
+        }
+        upsert: {
+          args: Prisma.AppKeyUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AppKeyPayload>
+        }
+        aggregate: {
+          args: Prisma.AppKeyAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateAppKey>
+        }
+        groupBy: {
+          args: Prisma.AppKeyGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AppKeyGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.AppKeyCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AppKeyCountAggregateOutputType> | number
+        }
+      }
+    }
+    SigningKey: {
+      payload: Prisma.$SigningKeyPayload<ExtArgs>
+      fields: Prisma.SigningKeyFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.SigningKeyFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SigningKeyPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.SigningKeyFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SigningKeyPayload>
+        }
+        findFirst: {
+          args: Prisma.SigningKeyFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SigningKeyPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.SigningKeyFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SigningKeyPayload>
+        }
+        findMany: {
+          args: Prisma.SigningKeyFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SigningKeyPayload>[]
+        }
+        create: {
+          args: Prisma.SigningKeyCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SigningKeyPayload>
+        }
+        createMany: {
+          args: Prisma.SigningKeyCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.SigningKeyCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SigningKeyPayload>[]
+        }
+        delete: {
+          args: Prisma.SigningKeyDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SigningKeyPayload>
+        }
+        update: {
+          args: Prisma.SigningKeyUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SigningKeyPayload>
+        }
+        deleteMany: {
+          args: Prisma.SigningKeyDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.SigningKeyUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.SigningKeyUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SigningKeyPayload>[]
+        }
+        upsert: {
+          args: Prisma.SigningKeyUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SigningKeyPayload>
+        }
+        aggregate: {
+          args: Prisma.SigningKeyAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateSigningKey>
+        }
+        groupBy: {
+          args: Prisma.SigningKeyGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SigningKeyGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.SigningKeyCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SigningKeyCountAggregateOutputType> | number
+        }
+      }
+    }
+    OAuthToken: {
+      payload: Prisma.$OAuthTokenPayload<ExtArgs>
+      fields: Prisma.OAuthTokenFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.OAuthTokenFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OAuthTokenPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.OAuthTokenFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OAuthTokenPayload>
+        }
+        findFirst: {
+          args: Prisma.OAuthTokenFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OAuthTokenPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.OAuthTokenFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OAuthTokenPayload>
+        }
+        findMany: {
+          args: Prisma.OAuthTokenFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OAuthTokenPayload>[]
+        }
+        create: {
+          args: Prisma.OAuthTokenCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OAuthTokenPayload>
+        }
+        createMany: {
+          args: Prisma.OAuthTokenCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.OAuthTokenCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OAuthTokenPayload>[]
+        }
+        delete: {
+          args: Prisma.OAuthTokenDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OAuthTokenPayload>
+        }
+        update: {
+          args: Prisma.OAuthTokenUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OAuthTokenPayload>
+        }
+        deleteMany: {
+          args: Prisma.OAuthTokenDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.OAuthTokenUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.OAuthTokenUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OAuthTokenPayload>[]
+        }
+        upsert: {
+          args: Prisma.OAuthTokenUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OAuthTokenPayload>
+        }
+        aggregate: {
+          args: Prisma.OAuthTokenAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateOAuthToken>
+        }
+        groupBy: {
+          args: Prisma.OAuthTokenGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.OAuthTokenGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.OAuthTokenCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.OAuthTokenCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -1318,6 +2218,15 @@ export const UserScalarFieldEnum = {
   displayName: 'displayName',
   preferredLanguage: 'preferredLanguage',
   gender: 'gender',
+  middleName: 'middleName',
+  honorificPrefix: 'honorificPrefix',
+  honorificSuffix: 'honorificSuffix',
+  nameFormatted: 'nameFormatted',
+  profileUrl: 'profileUrl',
+  userType: 'userType',
+  title: 'title',
+  locale: 'locale',
+  timezone: 'timezone',
   email: 'email',
   emailVerified: 'emailVerified',
   phone: 'phone',
@@ -1433,6 +2342,182 @@ export const EventScalarFieldEnum = {
 } as const
 
 export type EventScalarFieldEnum = (typeof EventScalarFieldEnum)[keyof typeof EventScalarFieldEnum]
+
+
+export const UserEmailScalarFieldEnum = {
+  id: 'id',
+  userId: 'userId',
+  position: 'position',
+  value: 'value',
+  type: 'type',
+  display: 'display',
+  primary: 'primary'
+} as const
+
+export type UserEmailScalarFieldEnum = (typeof UserEmailScalarFieldEnum)[keyof typeof UserEmailScalarFieldEnum]
+
+
+export const UserPhoneScalarFieldEnum = {
+  id: 'id',
+  userId: 'userId',
+  position: 'position',
+  value: 'value',
+  type: 'type',
+  display: 'display',
+  primary: 'primary'
+} as const
+
+export type UserPhoneScalarFieldEnum = (typeof UserPhoneScalarFieldEnum)[keyof typeof UserPhoneScalarFieldEnum]
+
+
+export const UserAddressScalarFieldEnum = {
+  id: 'id',
+  userId: 'userId',
+  position: 'position',
+  type: 'type',
+  streetAddress: 'streetAddress',
+  locality: 'locality',
+  region: 'region',
+  postalCode: 'postalCode',
+  country: 'country',
+  formatted: 'formatted',
+  primary: 'primary'
+} as const
+
+export type UserAddressScalarFieldEnum = (typeof UserAddressScalarFieldEnum)[keyof typeof UserAddressScalarFieldEnum]
+
+
+export const ScimExternalIdScalarFieldEnum = {
+  userId: 'userId',
+  orgId: 'orgId',
+  provisionerId: 'provisionerId',
+  externalId: 'externalId',
+  createdAt: 'createdAt'
+} as const
+
+export type ScimExternalIdScalarFieldEnum = (typeof ScimExternalIdScalarFieldEnum)[keyof typeof ScimExternalIdScalarFieldEnum]
+
+
+export const ProjectScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  orgId: 'orgId',
+  name: 'name',
+  state: 'state',
+  projectRoleAssertion: 'projectRoleAssertion',
+  authorizationRequired: 'authorizationRequired',
+  projectAccessRequired: 'projectAccessRequired',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type ProjectScalarFieldEnum = (typeof ProjectScalarFieldEnum)[keyof typeof ProjectScalarFieldEnum]
+
+
+export const ProjectRoleScalarFieldEnum = {
+  projectId: 'projectId',
+  key: 'key',
+  displayName: 'displayName',
+  group: 'group',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type ProjectRoleScalarFieldEnum = (typeof ProjectRoleScalarFieldEnum)[keyof typeof ProjectRoleScalarFieldEnum]
+
+
+export const ProjectGrantScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  projectId: 'projectId',
+  grantedOrgId: 'grantedOrgId',
+  roleKeys: 'roleKeys',
+  state: 'state',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type ProjectGrantScalarFieldEnum = (typeof ProjectGrantScalarFieldEnum)[keyof typeof ProjectGrantScalarFieldEnum]
+
+
+export const UserGrantScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  userId: 'userId',
+  orgId: 'orgId',
+  projectId: 'projectId',
+  projectGrantId: 'projectGrantId',
+  roleKeys: 'roleKeys',
+  state: 'state',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type UserGrantScalarFieldEnum = (typeof UserGrantScalarFieldEnum)[keyof typeof UserGrantScalarFieldEnum]
+
+
+export const ApplicationScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  projectId: 'projectId',
+  orgId: 'orgId',
+  name: 'name',
+  state: 'state',
+  type: 'type',
+  clientId: 'clientId',
+  secretHash: 'secretHash',
+  authMethod: 'authMethod',
+  accessTokenType: 'accessTokenType',
+  config: 'config',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type ApplicationScalarFieldEnum = (typeof ApplicationScalarFieldEnum)[keyof typeof ApplicationScalarFieldEnum]
+
+
+export const AppKeyScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  appId: 'appId',
+  publicKey: 'publicKey',
+  expiresAt: 'expiresAt',
+  createdAt: 'createdAt'
+} as const
+
+export type AppKeyScalarFieldEnum = (typeof AppKeyScalarFieldEnum)[keyof typeof AppKeyScalarFieldEnum]
+
+
+export const SigningKeyScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  alg: 'alg',
+  publicJwk: 'publicJwk',
+  privateKeyEnc: 'privateKeyEnc',
+  activeFrom: 'activeFrom',
+  verifyUntil: 'verifyUntil',
+  createdAt: 'createdAt'
+} as const
+
+export type SigningKeyScalarFieldEnum = (typeof SigningKeyScalarFieldEnum)[keyof typeof SigningKeyScalarFieldEnum]
+
+
+export const OAuthTokenScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  format: 'format',
+  tokenHash: 'tokenHash',
+  userId: 'userId',
+  clientId: 'clientId',
+  appId: 'appId',
+  scopes: 'scopes',
+  audience: 'audience',
+  expiresAt: 'expiresAt',
+  revokedAt: 'revokedAt',
+  createdAt: 'createdAt'
+} as const
+
+export type OAuthTokenScalarFieldEnum = (typeof OAuthTokenScalarFieldEnum)[keyof typeof OAuthTokenScalarFieldEnum]
 
 
 export const SortOrder = {
@@ -1615,6 +2700,34 @@ export type EnumQueryModeFieldRefInput<$PrismaModel> = FieldRefInputType<$Prisma
 
 
 /**
+ * Reference to a field of type 'ResourceState'
+ */
+export type EnumResourceStateFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'ResourceState'>
+    
+
+
+/**
+ * Reference to a field of type 'ResourceState[]'
+ */
+export type ListEnumResourceStateFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'ResourceState[]'>
+    
+
+
+/**
+ * Reference to a field of type 'AppType'
+ */
+export type EnumAppTypeFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'AppType'>
+    
+
+
+/**
+ * Reference to a field of type 'AppType[]'
+ */
+export type ListEnumAppTypeFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'AppType[]'>
+    
+
+
+/**
  * Reference to a field of type 'Float'
  */
 export type FloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float'>
@@ -1789,6 +2902,18 @@ export type GlobalOmitConfig = {
   instanceMember?: Prisma.InstanceMemberOmit
   orgMember?: Prisma.OrgMemberOmit
   event?: Prisma.EventOmit
+  userEmail?: Prisma.UserEmailOmit
+  userPhone?: Prisma.UserPhoneOmit
+  userAddress?: Prisma.UserAddressOmit
+  scimExternalId?: Prisma.ScimExternalIdOmit
+  project?: Prisma.ProjectOmit
+  projectRole?: Prisma.ProjectRoleOmit
+  projectGrant?: Prisma.ProjectGrantOmit
+  userGrant?: Prisma.UserGrantOmit
+  application?: Prisma.ApplicationOmit
+  appKey?: Prisma.AppKeyOmit
+  signingKey?: Prisma.SigningKeyOmit
+  oAuthToken?: Prisma.OAuthTokenOmit
 }
 
 /* Types for Logging */

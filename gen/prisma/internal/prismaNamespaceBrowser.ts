@@ -61,7 +61,19 @@ export const ModelName = {
   Setting: 'Setting',
   InstanceMember: 'InstanceMember',
   OrgMember: 'OrgMember',
-  Event: 'Event'
+  Event: 'Event',
+  UserEmail: 'UserEmail',
+  UserPhone: 'UserPhone',
+  UserAddress: 'UserAddress',
+  ScimExternalId: 'ScimExternalId',
+  Project: 'Project',
+  ProjectRole: 'ProjectRole',
+  ProjectGrant: 'ProjectGrant',
+  UserGrant: 'UserGrant',
+  Application: 'Application',
+  AppKey: 'AppKey',
+  SigningKey: 'SigningKey',
+  OAuthToken: 'OAuthToken'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -118,6 +130,15 @@ export const UserScalarFieldEnum = {
   displayName: 'displayName',
   preferredLanguage: 'preferredLanguage',
   gender: 'gender',
+  middleName: 'middleName',
+  honorificPrefix: 'honorificPrefix',
+  honorificSuffix: 'honorificSuffix',
+  nameFormatted: 'nameFormatted',
+  profileUrl: 'profileUrl',
+  userType: 'userType',
+  title: 'title',
+  locale: 'locale',
+  timezone: 'timezone',
   email: 'email',
   emailVerified: 'emailVerified',
   phone: 'phone',
@@ -233,6 +254,182 @@ export const EventScalarFieldEnum = {
 } as const
 
 export type EventScalarFieldEnum = (typeof EventScalarFieldEnum)[keyof typeof EventScalarFieldEnum]
+
+
+export const UserEmailScalarFieldEnum = {
+  id: 'id',
+  userId: 'userId',
+  position: 'position',
+  value: 'value',
+  type: 'type',
+  display: 'display',
+  primary: 'primary'
+} as const
+
+export type UserEmailScalarFieldEnum = (typeof UserEmailScalarFieldEnum)[keyof typeof UserEmailScalarFieldEnum]
+
+
+export const UserPhoneScalarFieldEnum = {
+  id: 'id',
+  userId: 'userId',
+  position: 'position',
+  value: 'value',
+  type: 'type',
+  display: 'display',
+  primary: 'primary'
+} as const
+
+export type UserPhoneScalarFieldEnum = (typeof UserPhoneScalarFieldEnum)[keyof typeof UserPhoneScalarFieldEnum]
+
+
+export const UserAddressScalarFieldEnum = {
+  id: 'id',
+  userId: 'userId',
+  position: 'position',
+  type: 'type',
+  streetAddress: 'streetAddress',
+  locality: 'locality',
+  region: 'region',
+  postalCode: 'postalCode',
+  country: 'country',
+  formatted: 'formatted',
+  primary: 'primary'
+} as const
+
+export type UserAddressScalarFieldEnum = (typeof UserAddressScalarFieldEnum)[keyof typeof UserAddressScalarFieldEnum]
+
+
+export const ScimExternalIdScalarFieldEnum = {
+  userId: 'userId',
+  orgId: 'orgId',
+  provisionerId: 'provisionerId',
+  externalId: 'externalId',
+  createdAt: 'createdAt'
+} as const
+
+export type ScimExternalIdScalarFieldEnum = (typeof ScimExternalIdScalarFieldEnum)[keyof typeof ScimExternalIdScalarFieldEnum]
+
+
+export const ProjectScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  orgId: 'orgId',
+  name: 'name',
+  state: 'state',
+  projectRoleAssertion: 'projectRoleAssertion',
+  authorizationRequired: 'authorizationRequired',
+  projectAccessRequired: 'projectAccessRequired',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type ProjectScalarFieldEnum = (typeof ProjectScalarFieldEnum)[keyof typeof ProjectScalarFieldEnum]
+
+
+export const ProjectRoleScalarFieldEnum = {
+  projectId: 'projectId',
+  key: 'key',
+  displayName: 'displayName',
+  group: 'group',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type ProjectRoleScalarFieldEnum = (typeof ProjectRoleScalarFieldEnum)[keyof typeof ProjectRoleScalarFieldEnum]
+
+
+export const ProjectGrantScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  projectId: 'projectId',
+  grantedOrgId: 'grantedOrgId',
+  roleKeys: 'roleKeys',
+  state: 'state',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type ProjectGrantScalarFieldEnum = (typeof ProjectGrantScalarFieldEnum)[keyof typeof ProjectGrantScalarFieldEnum]
+
+
+export const UserGrantScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  userId: 'userId',
+  orgId: 'orgId',
+  projectId: 'projectId',
+  projectGrantId: 'projectGrantId',
+  roleKeys: 'roleKeys',
+  state: 'state',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type UserGrantScalarFieldEnum = (typeof UserGrantScalarFieldEnum)[keyof typeof UserGrantScalarFieldEnum]
+
+
+export const ApplicationScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  projectId: 'projectId',
+  orgId: 'orgId',
+  name: 'name',
+  state: 'state',
+  type: 'type',
+  clientId: 'clientId',
+  secretHash: 'secretHash',
+  authMethod: 'authMethod',
+  accessTokenType: 'accessTokenType',
+  config: 'config',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type ApplicationScalarFieldEnum = (typeof ApplicationScalarFieldEnum)[keyof typeof ApplicationScalarFieldEnum]
+
+
+export const AppKeyScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  appId: 'appId',
+  publicKey: 'publicKey',
+  expiresAt: 'expiresAt',
+  createdAt: 'createdAt'
+} as const
+
+export type AppKeyScalarFieldEnum = (typeof AppKeyScalarFieldEnum)[keyof typeof AppKeyScalarFieldEnum]
+
+
+export const SigningKeyScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  alg: 'alg',
+  publicJwk: 'publicJwk',
+  privateKeyEnc: 'privateKeyEnc',
+  activeFrom: 'activeFrom',
+  verifyUntil: 'verifyUntil',
+  createdAt: 'createdAt'
+} as const
+
+export type SigningKeyScalarFieldEnum = (typeof SigningKeyScalarFieldEnum)[keyof typeof SigningKeyScalarFieldEnum]
+
+
+export const OAuthTokenScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  format: 'format',
+  tokenHash: 'tokenHash',
+  userId: 'userId',
+  clientId: 'clientId',
+  appId: 'appId',
+  scopes: 'scopes',
+  audience: 'audience',
+  expiresAt: 'expiresAt',
+  revokedAt: 'revokedAt',
+  createdAt: 'createdAt'
+} as const
+
+export type OAuthTokenScalarFieldEnum = (typeof OAuthTokenScalarFieldEnum)[keyof typeof OAuthTokenScalarFieldEnum]
 
 
 export const SortOrder = {

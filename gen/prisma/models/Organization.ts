@@ -202,6 +202,7 @@ export type OrganizationWhereInput = {
   users?: Prisma.UserListRelationFilter
   members?: Prisma.OrgMemberListRelationFilter
   metadata?: Prisma.OrgMetadataListRelationFilter
+  projects?: Prisma.ProjectListRelationFilter
 }
 
 export type OrganizationOrderByWithRelationInput = {
@@ -216,6 +217,7 @@ export type OrganizationOrderByWithRelationInput = {
   users?: Prisma.UserOrderByRelationAggregateInput
   members?: Prisma.OrgMemberOrderByRelationAggregateInput
   metadata?: Prisma.OrgMetadataOrderByRelationAggregateInput
+  projects?: Prisma.ProjectOrderByRelationAggregateInput
 }
 
 export type OrganizationWhereUniqueInput = Prisma.AtLeast<{
@@ -235,6 +237,7 @@ export type OrganizationWhereUniqueInput = Prisma.AtLeast<{
   users?: Prisma.UserListRelationFilter
   members?: Prisma.OrgMemberListRelationFilter
   metadata?: Prisma.OrgMetadataListRelationFilter
+  projects?: Prisma.ProjectListRelationFilter
 }, "id" | "instanceId_name" | "instanceId_primaryDomain">
 
 export type OrganizationOrderByWithAggregationInput = {
@@ -274,6 +277,7 @@ export type OrganizationCreateInput = {
   users?: Prisma.UserCreateNestedManyWithoutOrgInput
   members?: Prisma.OrgMemberCreateNestedManyWithoutOrgInput
   metadata?: Prisma.OrgMetadataCreateNestedManyWithoutOrgInput
+  projects?: Prisma.ProjectCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationUncheckedCreateInput = {
@@ -287,6 +291,7 @@ export type OrganizationUncheckedCreateInput = {
   users?: Prisma.UserUncheckedCreateNestedManyWithoutOrgInput
   members?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutOrgInput
   metadata?: Prisma.OrgMetadataUncheckedCreateNestedManyWithoutOrgInput
+  projects?: Prisma.ProjectUncheckedCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationUpdateInput = {
@@ -300,6 +305,7 @@ export type OrganizationUpdateInput = {
   users?: Prisma.UserUpdateManyWithoutOrgNestedInput
   members?: Prisma.OrgMemberUpdateManyWithoutOrgNestedInput
   metadata?: Prisma.OrgMetadataUpdateManyWithoutOrgNestedInput
+  projects?: Prisma.ProjectUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationUncheckedUpdateInput = {
@@ -313,6 +319,7 @@ export type OrganizationUncheckedUpdateInput = {
   users?: Prisma.UserUncheckedUpdateManyWithoutOrgNestedInput
   members?: Prisma.OrgMemberUncheckedUpdateManyWithoutOrgNestedInput
   metadata?: Prisma.OrgMetadataUncheckedUpdateManyWithoutOrgNestedInput
+  projects?: Prisma.ProjectUncheckedUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationCreateManyInput = {
@@ -487,6 +494,20 @@ export type OrganizationUpdateOneRequiredWithoutMembersNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.OrganizationUpdateToOneWithWhereWithoutMembersInput, Prisma.OrganizationUpdateWithoutMembersInput>, Prisma.OrganizationUncheckedUpdateWithoutMembersInput>
 }
 
+export type OrganizationCreateNestedOneWithoutProjectsInput = {
+  create?: Prisma.XOR<Prisma.OrganizationCreateWithoutProjectsInput, Prisma.OrganizationUncheckedCreateWithoutProjectsInput>
+  connectOrCreate?: Prisma.OrganizationCreateOrConnectWithoutProjectsInput
+  connect?: Prisma.OrganizationWhereUniqueInput
+}
+
+export type OrganizationUpdateOneRequiredWithoutProjectsNestedInput = {
+  create?: Prisma.XOR<Prisma.OrganizationCreateWithoutProjectsInput, Prisma.OrganizationUncheckedCreateWithoutProjectsInput>
+  connectOrCreate?: Prisma.OrganizationCreateOrConnectWithoutProjectsInput
+  upsert?: Prisma.OrganizationUpsertWithoutProjectsInput
+  connect?: Prisma.OrganizationWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.OrganizationUpdateToOneWithWhereWithoutProjectsInput, Prisma.OrganizationUpdateWithoutProjectsInput>, Prisma.OrganizationUncheckedUpdateWithoutProjectsInput>
+}
+
 export type OrganizationCreateWithoutInstanceInput = {
   id: string
   name: string
@@ -497,6 +518,7 @@ export type OrganizationCreateWithoutInstanceInput = {
   users?: Prisma.UserCreateNestedManyWithoutOrgInput
   members?: Prisma.OrgMemberCreateNestedManyWithoutOrgInput
   metadata?: Prisma.OrgMetadataCreateNestedManyWithoutOrgInput
+  projects?: Prisma.ProjectCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationUncheckedCreateWithoutInstanceInput = {
@@ -509,6 +531,7 @@ export type OrganizationUncheckedCreateWithoutInstanceInput = {
   users?: Prisma.UserUncheckedCreateNestedManyWithoutOrgInput
   members?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutOrgInput
   metadata?: Prisma.OrgMetadataUncheckedCreateNestedManyWithoutOrgInput
+  projects?: Prisma.ProjectUncheckedCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationCreateOrConnectWithoutInstanceInput = {
@@ -560,6 +583,7 @@ export type OrganizationCreateWithoutUsersInput = {
   instance: Prisma.InstanceCreateNestedOneWithoutOrgsInput
   members?: Prisma.OrgMemberCreateNestedManyWithoutOrgInput
   metadata?: Prisma.OrgMetadataCreateNestedManyWithoutOrgInput
+  projects?: Prisma.ProjectCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationUncheckedCreateWithoutUsersInput = {
@@ -572,6 +596,7 @@ export type OrganizationUncheckedCreateWithoutUsersInput = {
   updatedAt?: Date | string
   members?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutOrgInput
   metadata?: Prisma.OrgMetadataUncheckedCreateNestedManyWithoutOrgInput
+  projects?: Prisma.ProjectUncheckedCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationCreateOrConnectWithoutUsersInput = {
@@ -600,6 +625,7 @@ export type OrganizationUpdateWithoutUsersInput = {
   instance?: Prisma.InstanceUpdateOneRequiredWithoutOrgsNestedInput
   members?: Prisma.OrgMemberUpdateManyWithoutOrgNestedInput
   metadata?: Prisma.OrgMetadataUpdateManyWithoutOrgNestedInput
+  projects?: Prisma.ProjectUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationUncheckedUpdateWithoutUsersInput = {
@@ -612,6 +638,7 @@ export type OrganizationUncheckedUpdateWithoutUsersInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   members?: Prisma.OrgMemberUncheckedUpdateManyWithoutOrgNestedInput
   metadata?: Prisma.OrgMetadataUncheckedUpdateManyWithoutOrgNestedInput
+  projects?: Prisma.ProjectUncheckedUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationCreateWithoutMetadataInput = {
@@ -624,6 +651,7 @@ export type OrganizationCreateWithoutMetadataInput = {
   instance: Prisma.InstanceCreateNestedOneWithoutOrgsInput
   users?: Prisma.UserCreateNestedManyWithoutOrgInput
   members?: Prisma.OrgMemberCreateNestedManyWithoutOrgInput
+  projects?: Prisma.ProjectCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationUncheckedCreateWithoutMetadataInput = {
@@ -636,6 +664,7 @@ export type OrganizationUncheckedCreateWithoutMetadataInput = {
   updatedAt?: Date | string
   users?: Prisma.UserUncheckedCreateNestedManyWithoutOrgInput
   members?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutOrgInput
+  projects?: Prisma.ProjectUncheckedCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationCreateOrConnectWithoutMetadataInput = {
@@ -664,6 +693,7 @@ export type OrganizationUpdateWithoutMetadataInput = {
   instance?: Prisma.InstanceUpdateOneRequiredWithoutOrgsNestedInput
   users?: Prisma.UserUpdateManyWithoutOrgNestedInput
   members?: Prisma.OrgMemberUpdateManyWithoutOrgNestedInput
+  projects?: Prisma.ProjectUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationUncheckedUpdateWithoutMetadataInput = {
@@ -676,6 +706,7 @@ export type OrganizationUncheckedUpdateWithoutMetadataInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   users?: Prisma.UserUncheckedUpdateManyWithoutOrgNestedInput
   members?: Prisma.OrgMemberUncheckedUpdateManyWithoutOrgNestedInput
+  projects?: Prisma.ProjectUncheckedUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationCreateWithoutMembersInput = {
@@ -688,6 +719,7 @@ export type OrganizationCreateWithoutMembersInput = {
   instance: Prisma.InstanceCreateNestedOneWithoutOrgsInput
   users?: Prisma.UserCreateNestedManyWithoutOrgInput
   metadata?: Prisma.OrgMetadataCreateNestedManyWithoutOrgInput
+  projects?: Prisma.ProjectCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationUncheckedCreateWithoutMembersInput = {
@@ -700,6 +732,7 @@ export type OrganizationUncheckedCreateWithoutMembersInput = {
   updatedAt?: Date | string
   users?: Prisma.UserUncheckedCreateNestedManyWithoutOrgInput
   metadata?: Prisma.OrgMetadataUncheckedCreateNestedManyWithoutOrgInput
+  projects?: Prisma.ProjectUncheckedCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationCreateOrConnectWithoutMembersInput = {
@@ -728,6 +761,7 @@ export type OrganizationUpdateWithoutMembersInput = {
   instance?: Prisma.InstanceUpdateOneRequiredWithoutOrgsNestedInput
   users?: Prisma.UserUpdateManyWithoutOrgNestedInput
   metadata?: Prisma.OrgMetadataUpdateManyWithoutOrgNestedInput
+  projects?: Prisma.ProjectUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationUncheckedUpdateWithoutMembersInput = {
@@ -739,6 +773,75 @@ export type OrganizationUncheckedUpdateWithoutMembersInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   users?: Prisma.UserUncheckedUpdateManyWithoutOrgNestedInput
+  metadata?: Prisma.OrgMetadataUncheckedUpdateManyWithoutOrgNestedInput
+  projects?: Prisma.ProjectUncheckedUpdateManyWithoutOrgNestedInput
+}
+
+export type OrganizationCreateWithoutProjectsInput = {
+  id: string
+  name: string
+  state?: $Enums.OrgState
+  primaryDomain: string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  instance: Prisma.InstanceCreateNestedOneWithoutOrgsInput
+  users?: Prisma.UserCreateNestedManyWithoutOrgInput
+  members?: Prisma.OrgMemberCreateNestedManyWithoutOrgInput
+  metadata?: Prisma.OrgMetadataCreateNestedManyWithoutOrgInput
+}
+
+export type OrganizationUncheckedCreateWithoutProjectsInput = {
+  id: string
+  instanceId: string
+  name: string
+  state?: $Enums.OrgState
+  primaryDomain: string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  users?: Prisma.UserUncheckedCreateNestedManyWithoutOrgInput
+  members?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutOrgInput
+  metadata?: Prisma.OrgMetadataUncheckedCreateNestedManyWithoutOrgInput
+}
+
+export type OrganizationCreateOrConnectWithoutProjectsInput = {
+  where: Prisma.OrganizationWhereUniqueInput
+  create: Prisma.XOR<Prisma.OrganizationCreateWithoutProjectsInput, Prisma.OrganizationUncheckedCreateWithoutProjectsInput>
+}
+
+export type OrganizationUpsertWithoutProjectsInput = {
+  update: Prisma.XOR<Prisma.OrganizationUpdateWithoutProjectsInput, Prisma.OrganizationUncheckedUpdateWithoutProjectsInput>
+  create: Prisma.XOR<Prisma.OrganizationCreateWithoutProjectsInput, Prisma.OrganizationUncheckedCreateWithoutProjectsInput>
+  where?: Prisma.OrganizationWhereInput
+}
+
+export type OrganizationUpdateToOneWithWhereWithoutProjectsInput = {
+  where?: Prisma.OrganizationWhereInput
+  data: Prisma.XOR<Prisma.OrganizationUpdateWithoutProjectsInput, Prisma.OrganizationUncheckedUpdateWithoutProjectsInput>
+}
+
+export type OrganizationUpdateWithoutProjectsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.EnumOrgStateFieldUpdateOperationsInput | $Enums.OrgState
+  primaryDomain?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  instance?: Prisma.InstanceUpdateOneRequiredWithoutOrgsNestedInput
+  users?: Prisma.UserUpdateManyWithoutOrgNestedInput
+  members?: Prisma.OrgMemberUpdateManyWithoutOrgNestedInput
+  metadata?: Prisma.OrgMetadataUpdateManyWithoutOrgNestedInput
+}
+
+export type OrganizationUncheckedUpdateWithoutProjectsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.EnumOrgStateFieldUpdateOperationsInput | $Enums.OrgState
+  primaryDomain?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  users?: Prisma.UserUncheckedUpdateManyWithoutOrgNestedInput
+  members?: Prisma.OrgMemberUncheckedUpdateManyWithoutOrgNestedInput
   metadata?: Prisma.OrgMetadataUncheckedUpdateManyWithoutOrgNestedInput
 }
 
@@ -761,6 +864,7 @@ export type OrganizationUpdateWithoutInstanceInput = {
   users?: Prisma.UserUpdateManyWithoutOrgNestedInput
   members?: Prisma.OrgMemberUpdateManyWithoutOrgNestedInput
   metadata?: Prisma.OrgMetadataUpdateManyWithoutOrgNestedInput
+  projects?: Prisma.ProjectUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationUncheckedUpdateWithoutInstanceInput = {
@@ -773,6 +877,7 @@ export type OrganizationUncheckedUpdateWithoutInstanceInput = {
   users?: Prisma.UserUncheckedUpdateManyWithoutOrgNestedInput
   members?: Prisma.OrgMemberUncheckedUpdateManyWithoutOrgNestedInput
   metadata?: Prisma.OrgMetadataUncheckedUpdateManyWithoutOrgNestedInput
+  projects?: Prisma.ProjectUncheckedUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationUncheckedUpdateManyWithoutInstanceInput = {
@@ -793,12 +898,14 @@ export type OrganizationCountOutputType = {
   users: number
   members: number
   metadata: number
+  projects: number
 }
 
 export type OrganizationCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   users?: boolean | OrganizationCountOutputTypeCountUsersArgs
   members?: boolean | OrganizationCountOutputTypeCountMembersArgs
   metadata?: boolean | OrganizationCountOutputTypeCountMetadataArgs
+  projects?: boolean | OrganizationCountOutputTypeCountProjectsArgs
 }
 
 /**
@@ -832,6 +939,13 @@ export type OrganizationCountOutputTypeCountMetadataArgs<ExtArgs extends runtime
   where?: Prisma.OrgMetadataWhereInput
 }
 
+/**
+ * OrganizationCountOutputType without action
+ */
+export type OrganizationCountOutputTypeCountProjectsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.ProjectWhereInput
+}
+
 
 export type OrganizationSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -845,6 +959,7 @@ export type OrganizationSelect<ExtArgs extends runtime.Types.Extensions.Internal
   users?: boolean | Prisma.Organization$usersArgs<ExtArgs>
   members?: boolean | Prisma.Organization$membersArgs<ExtArgs>
   metadata?: boolean | Prisma.Organization$metadataArgs<ExtArgs>
+  projects?: boolean | Prisma.Organization$projectsArgs<ExtArgs>
   _count?: boolean | Prisma.OrganizationCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["organization"]>
 
@@ -886,6 +1001,7 @@ export type OrganizationInclude<ExtArgs extends runtime.Types.Extensions.Interna
   users?: boolean | Prisma.Organization$usersArgs<ExtArgs>
   members?: boolean | Prisma.Organization$membersArgs<ExtArgs>
   metadata?: boolean | Prisma.Organization$metadataArgs<ExtArgs>
+  projects?: boolean | Prisma.Organization$projectsArgs<ExtArgs>
   _count?: boolean | Prisma.OrganizationCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type OrganizationIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -902,6 +1018,7 @@ export type $OrganizationPayload<ExtArgs extends runtime.Types.Extensions.Intern
     users: Prisma.$UserPayload<ExtArgs>[]
     members: Prisma.$OrgMemberPayload<ExtArgs>[]
     metadata: Prisma.$OrgMetadataPayload<ExtArgs>[]
+    projects: Prisma.$ProjectPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1309,6 +1426,7 @@ export interface Prisma__OrganizationClient<T, Null = never, ExtArgs extends run
   users<T extends Prisma.Organization$usersArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Organization$usersArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$UserPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   members<T extends Prisma.Organization$membersArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Organization$membersArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$OrgMemberPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   metadata<T extends Prisma.Organization$metadataArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Organization$metadataArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$OrgMetadataPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  projects<T extends Prisma.Organization$projectsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Organization$projectsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ProjectPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1815,6 +1933,30 @@ export type Organization$metadataArgs<ExtArgs extends runtime.Types.Extensions.I
   take?: number
   skip?: number
   distinct?: Prisma.OrgMetadataScalarFieldEnum | Prisma.OrgMetadataScalarFieldEnum[]
+}
+
+/**
+ * Organization.projects
+ */
+export type Organization$projectsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Project
+   */
+  select?: Prisma.ProjectSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Project
+   */
+  omit?: Prisma.ProjectOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.ProjectInclude<ExtArgs> | null
+  where?: Prisma.ProjectWhereInput
+  orderBy?: Prisma.ProjectOrderByWithRelationInput | Prisma.ProjectOrderByWithRelationInput[]
+  cursor?: Prisma.ProjectWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.ProjectScalarFieldEnum | Prisma.ProjectScalarFieldEnum[]
 }
 
 /**

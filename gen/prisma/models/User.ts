@@ -52,6 +52,15 @@ export type UserMinAggregateOutputType = {
   displayName: string | null
   preferredLanguage: string | null
   gender: number | null
+  middleName: string | null
+  honorificPrefix: string | null
+  honorificSuffix: string | null
+  nameFormatted: string | null
+  profileUrl: string | null
+  userType: string | null
+  title: string | null
+  locale: string | null
+  timezone: string | null
   email: string | null
   emailVerified: boolean | null
   phone: string | null
@@ -85,6 +94,15 @@ export type UserMaxAggregateOutputType = {
   displayName: string | null
   preferredLanguage: string | null
   gender: number | null
+  middleName: string | null
+  honorificPrefix: string | null
+  honorificSuffix: string | null
+  nameFormatted: string | null
+  profileUrl: string | null
+  userType: string | null
+  title: string | null
+  locale: string | null
+  timezone: string | null
   email: string | null
   emailVerified: boolean | null
   phone: string | null
@@ -118,6 +136,15 @@ export type UserCountAggregateOutputType = {
   displayName: number
   preferredLanguage: number
   gender: number
+  middleName: number
+  honorificPrefix: number
+  honorificSuffix: number
+  nameFormatted: number
+  profileUrl: number
+  userType: number
+  title: number
+  locale: number
+  timezone: number
   email: number
   emailVerified: number
   phone: number
@@ -165,6 +192,15 @@ export type UserMinAggregateInputType = {
   displayName?: true
   preferredLanguage?: true
   gender?: true
+  middleName?: true
+  honorificPrefix?: true
+  honorificSuffix?: true
+  nameFormatted?: true
+  profileUrl?: true
+  userType?: true
+  title?: true
+  locale?: true
+  timezone?: true
   email?: true
   emailVerified?: true
   phone?: true
@@ -198,6 +234,15 @@ export type UserMaxAggregateInputType = {
   displayName?: true
   preferredLanguage?: true
   gender?: true
+  middleName?: true
+  honorificPrefix?: true
+  honorificSuffix?: true
+  nameFormatted?: true
+  profileUrl?: true
+  userType?: true
+  title?: true
+  locale?: true
+  timezone?: true
   email?: true
   emailVerified?: true
   phone?: true
@@ -231,6 +276,15 @@ export type UserCountAggregateInputType = {
   displayName?: true
   preferredLanguage?: true
   gender?: true
+  middleName?: true
+  honorificPrefix?: true
+  honorificSuffix?: true
+  nameFormatted?: true
+  profileUrl?: true
+  userType?: true
+  title?: true
+  locale?: true
+  timezone?: true
   email?: true
   emailVerified?: true
   phone?: true
@@ -351,6 +405,15 @@ export type UserGroupByOutputType = {
   displayName: string | null
   preferredLanguage: string | null
   gender: number
+  middleName: string | null
+  honorificPrefix: string | null
+  honorificSuffix: string | null
+  nameFormatted: string | null
+  profileUrl: string | null
+  userType: string | null
+  title: string | null
+  locale: string | null
+  timezone: string | null
   email: string | null
   emailVerified: boolean
   phone: string | null
@@ -407,6 +470,15 @@ export type UserWhereInput = {
   displayName?: Prisma.StringNullableFilter<"User"> | string | null
   preferredLanguage?: Prisma.StringNullableFilter<"User"> | string | null
   gender?: Prisma.IntFilter<"User"> | number
+  middleName?: Prisma.StringNullableFilter<"User"> | string | null
+  honorificPrefix?: Prisma.StringNullableFilter<"User"> | string | null
+  honorificSuffix?: Prisma.StringNullableFilter<"User"> | string | null
+  nameFormatted?: Prisma.StringNullableFilter<"User"> | string | null
+  profileUrl?: Prisma.StringNullableFilter<"User"> | string | null
+  userType?: Prisma.StringNullableFilter<"User"> | string | null
+  title?: Prisma.StringNullableFilter<"User"> | string | null
+  locale?: Prisma.StringNullableFilter<"User"> | string | null
+  timezone?: Prisma.StringNullableFilter<"User"> | string | null
   email?: Prisma.StringNullableFilter<"User"> | string | null
   emailVerified?: Prisma.BoolFilter<"User"> | boolean
   phone?: Prisma.StringNullableFilter<"User"> | string | null
@@ -429,6 +501,12 @@ export type UserWhereInput = {
   metadata?: Prisma.UserMetadataListRelationFilter
   personalAccessTokens?: Prisma.PersonalAccessTokenListRelationFilter
   keys?: Prisma.MachineKeyListRelationFilter
+  emails?: Prisma.UserEmailListRelationFilter
+  phoneNumbers?: Prisma.UserPhoneListRelationFilter
+  addresses?: Prisma.UserAddressListRelationFilter
+  externalIds?: Prisma.ScimExternalIdListRelationFilter
+  grants?: Prisma.UserGrantListRelationFilter
+  oauthTokens?: Prisma.OAuthTokenListRelationFilter
   instanceMemberships?: Prisma.InstanceMemberListRelationFilter
   orgMemberships?: Prisma.OrgMemberListRelationFilter
 }
@@ -447,6 +525,15 @@ export type UserOrderByWithRelationInput = {
   displayName?: Prisma.SortOrderInput | Prisma.SortOrder
   preferredLanguage?: Prisma.SortOrderInput | Prisma.SortOrder
   gender?: Prisma.SortOrder
+  middleName?: Prisma.SortOrderInput | Prisma.SortOrder
+  honorificPrefix?: Prisma.SortOrderInput | Prisma.SortOrder
+  honorificSuffix?: Prisma.SortOrderInput | Prisma.SortOrder
+  nameFormatted?: Prisma.SortOrderInput | Prisma.SortOrder
+  profileUrl?: Prisma.SortOrderInput | Prisma.SortOrder
+  userType?: Prisma.SortOrderInput | Prisma.SortOrder
+  title?: Prisma.SortOrderInput | Prisma.SortOrder
+  locale?: Prisma.SortOrderInput | Prisma.SortOrder
+  timezone?: Prisma.SortOrderInput | Prisma.SortOrder
   email?: Prisma.SortOrderInput | Prisma.SortOrder
   emailVerified?: Prisma.SortOrder
   phone?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -469,6 +556,12 @@ export type UserOrderByWithRelationInput = {
   metadata?: Prisma.UserMetadataOrderByRelationAggregateInput
   personalAccessTokens?: Prisma.PersonalAccessTokenOrderByRelationAggregateInput
   keys?: Prisma.MachineKeyOrderByRelationAggregateInput
+  emails?: Prisma.UserEmailOrderByRelationAggregateInput
+  phoneNumbers?: Prisma.UserPhoneOrderByRelationAggregateInput
+  addresses?: Prisma.UserAddressOrderByRelationAggregateInput
+  externalIds?: Prisma.ScimExternalIdOrderByRelationAggregateInput
+  grants?: Prisma.UserGrantOrderByRelationAggregateInput
+  oauthTokens?: Prisma.OAuthTokenOrderByRelationAggregateInput
   instanceMemberships?: Prisma.InstanceMemberOrderByRelationAggregateInput
   orgMemberships?: Prisma.OrgMemberOrderByRelationAggregateInput
 }
@@ -491,6 +584,15 @@ export type UserWhereUniqueInput = Prisma.AtLeast<{
   displayName?: Prisma.StringNullableFilter<"User"> | string | null
   preferredLanguage?: Prisma.StringNullableFilter<"User"> | string | null
   gender?: Prisma.IntFilter<"User"> | number
+  middleName?: Prisma.StringNullableFilter<"User"> | string | null
+  honorificPrefix?: Prisma.StringNullableFilter<"User"> | string | null
+  honorificSuffix?: Prisma.StringNullableFilter<"User"> | string | null
+  nameFormatted?: Prisma.StringNullableFilter<"User"> | string | null
+  profileUrl?: Prisma.StringNullableFilter<"User"> | string | null
+  userType?: Prisma.StringNullableFilter<"User"> | string | null
+  title?: Prisma.StringNullableFilter<"User"> | string | null
+  locale?: Prisma.StringNullableFilter<"User"> | string | null
+  timezone?: Prisma.StringNullableFilter<"User"> | string | null
   email?: Prisma.StringNullableFilter<"User"> | string | null
   emailVerified?: Prisma.BoolFilter<"User"> | boolean
   phone?: Prisma.StringNullableFilter<"User"> | string | null
@@ -513,6 +615,12 @@ export type UserWhereUniqueInput = Prisma.AtLeast<{
   metadata?: Prisma.UserMetadataListRelationFilter
   personalAccessTokens?: Prisma.PersonalAccessTokenListRelationFilter
   keys?: Prisma.MachineKeyListRelationFilter
+  emails?: Prisma.UserEmailListRelationFilter
+  phoneNumbers?: Prisma.UserPhoneListRelationFilter
+  addresses?: Prisma.UserAddressListRelationFilter
+  externalIds?: Prisma.ScimExternalIdListRelationFilter
+  grants?: Prisma.UserGrantListRelationFilter
+  oauthTokens?: Prisma.OAuthTokenListRelationFilter
   instanceMemberships?: Prisma.InstanceMemberListRelationFilter
   orgMemberships?: Prisma.OrgMemberListRelationFilter
 }, "id" | "instanceId_usernameLower">
@@ -531,6 +639,15 @@ export type UserOrderByWithAggregationInput = {
   displayName?: Prisma.SortOrderInput | Prisma.SortOrder
   preferredLanguage?: Prisma.SortOrderInput | Prisma.SortOrder
   gender?: Prisma.SortOrder
+  middleName?: Prisma.SortOrderInput | Prisma.SortOrder
+  honorificPrefix?: Prisma.SortOrderInput | Prisma.SortOrder
+  honorificSuffix?: Prisma.SortOrderInput | Prisma.SortOrder
+  nameFormatted?: Prisma.SortOrderInput | Prisma.SortOrder
+  profileUrl?: Prisma.SortOrderInput | Prisma.SortOrder
+  userType?: Prisma.SortOrderInput | Prisma.SortOrder
+  title?: Prisma.SortOrderInput | Prisma.SortOrder
+  locale?: Prisma.SortOrderInput | Prisma.SortOrder
+  timezone?: Prisma.SortOrderInput | Prisma.SortOrder
   email?: Prisma.SortOrderInput | Prisma.SortOrder
   emailVerified?: Prisma.SortOrder
   phone?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -572,6 +689,15 @@ export type UserScalarWhereWithAggregatesInput = {
   displayName?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
   preferredLanguage?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
   gender?: Prisma.IntWithAggregatesFilter<"User"> | number
+  middleName?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
+  honorificPrefix?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
+  honorificSuffix?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
+  nameFormatted?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
+  profileUrl?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
+  userType?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
+  title?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
+  locale?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
+  timezone?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
   email?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
   emailVerified?: Prisma.BoolWithAggregatesFilter<"User"> | boolean
   phone?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
@@ -603,6 +729,15 @@ export type UserCreateInput = {
   displayName?: string | null
   preferredLanguage?: string | null
   gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
   email?: string | null
   emailVerified?: boolean
   phone?: string | null
@@ -625,6 +760,12 @@ export type UserCreateInput = {
   metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
   personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
   keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
 }
@@ -643,6 +784,15 @@ export type UserUncheckedCreateInput = {
   displayName?: string | null
   preferredLanguage?: string | null
   gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
   email?: string | null
   emailVerified?: boolean
   phone?: string | null
@@ -663,6 +813,12 @@ export type UserUncheckedCreateInput = {
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
   keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailUncheckedCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressUncheckedCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdUncheckedCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
 }
@@ -679,6 +835,15 @@ export type UserUpdateInput = {
   displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
   phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -701,6 +866,12 @@ export type UserUpdateInput = {
   metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
   keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
 }
@@ -719,6 +890,15 @@ export type UserUncheckedUpdateInput = {
   displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
   phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -739,6 +919,12 @@ export type UserUncheckedUpdateInput = {
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
   keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUncheckedUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUncheckedUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUncheckedUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -757,6 +943,15 @@ export type UserCreateManyInput = {
   displayName?: string | null
   preferredLanguage?: string | null
   gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
   email?: string | null
   emailVerified?: boolean
   phone?: string | null
@@ -788,6 +983,15 @@ export type UserUpdateManyMutationInput = {
   displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
   phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -821,6 +1025,15 @@ export type UserUncheckedUpdateManyInput = {
   displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
   phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -869,6 +1082,15 @@ export type UserCountOrderByAggregateInput = {
   displayName?: Prisma.SortOrder
   preferredLanguage?: Prisma.SortOrder
   gender?: Prisma.SortOrder
+  middleName?: Prisma.SortOrder
+  honorificPrefix?: Prisma.SortOrder
+  honorificSuffix?: Prisma.SortOrder
+  nameFormatted?: Prisma.SortOrder
+  profileUrl?: Prisma.SortOrder
+  userType?: Prisma.SortOrder
+  title?: Prisma.SortOrder
+  locale?: Prisma.SortOrder
+  timezone?: Prisma.SortOrder
   email?: Prisma.SortOrder
   emailVerified?: Prisma.SortOrder
   phone?: Prisma.SortOrder
@@ -908,6 +1130,15 @@ export type UserMaxOrderByAggregateInput = {
   displayName?: Prisma.SortOrder
   preferredLanguage?: Prisma.SortOrder
   gender?: Prisma.SortOrder
+  middleName?: Prisma.SortOrder
+  honorificPrefix?: Prisma.SortOrder
+  honorificSuffix?: Prisma.SortOrder
+  nameFormatted?: Prisma.SortOrder
+  profileUrl?: Prisma.SortOrder
+  userType?: Prisma.SortOrder
+  title?: Prisma.SortOrder
+  locale?: Prisma.SortOrder
+  timezone?: Prisma.SortOrder
   email?: Prisma.SortOrder
   emailVerified?: Prisma.SortOrder
   phone?: Prisma.SortOrder
@@ -941,6 +1172,15 @@ export type UserMinOrderByAggregateInput = {
   displayName?: Prisma.SortOrder
   preferredLanguage?: Prisma.SortOrder
   gender?: Prisma.SortOrder
+  middleName?: Prisma.SortOrder
+  honorificPrefix?: Prisma.SortOrder
+  honorificSuffix?: Prisma.SortOrder
+  nameFormatted?: Prisma.SortOrder
+  profileUrl?: Prisma.SortOrder
+  userType?: Prisma.SortOrder
+  title?: Prisma.SortOrder
+  locale?: Prisma.SortOrder
+  timezone?: Prisma.SortOrder
   email?: Prisma.SortOrder
   emailVerified?: Prisma.SortOrder
   phone?: Prisma.SortOrder
@@ -1157,6 +1397,90 @@ export type UserUpdateOneRequiredWithoutOrgMembershipsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.UserUpdateToOneWithWhereWithoutOrgMembershipsInput, Prisma.UserUpdateWithoutOrgMembershipsInput>, Prisma.UserUncheckedUpdateWithoutOrgMembershipsInput>
 }
 
+export type UserCreateNestedOneWithoutEmailsInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutEmailsInput, Prisma.UserUncheckedCreateWithoutEmailsInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutEmailsInput
+  connect?: Prisma.UserWhereUniqueInput
+}
+
+export type UserUpdateOneRequiredWithoutEmailsNestedInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutEmailsInput, Prisma.UserUncheckedCreateWithoutEmailsInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutEmailsInput
+  upsert?: Prisma.UserUpsertWithoutEmailsInput
+  connect?: Prisma.UserWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.UserUpdateToOneWithWhereWithoutEmailsInput, Prisma.UserUpdateWithoutEmailsInput>, Prisma.UserUncheckedUpdateWithoutEmailsInput>
+}
+
+export type UserCreateNestedOneWithoutPhoneNumbersInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutPhoneNumbersInput, Prisma.UserUncheckedCreateWithoutPhoneNumbersInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutPhoneNumbersInput
+  connect?: Prisma.UserWhereUniqueInput
+}
+
+export type UserUpdateOneRequiredWithoutPhoneNumbersNestedInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutPhoneNumbersInput, Prisma.UserUncheckedCreateWithoutPhoneNumbersInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutPhoneNumbersInput
+  upsert?: Prisma.UserUpsertWithoutPhoneNumbersInput
+  connect?: Prisma.UserWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.UserUpdateToOneWithWhereWithoutPhoneNumbersInput, Prisma.UserUpdateWithoutPhoneNumbersInput>, Prisma.UserUncheckedUpdateWithoutPhoneNumbersInput>
+}
+
+export type UserCreateNestedOneWithoutAddressesInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutAddressesInput, Prisma.UserUncheckedCreateWithoutAddressesInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutAddressesInput
+  connect?: Prisma.UserWhereUniqueInput
+}
+
+export type UserUpdateOneRequiredWithoutAddressesNestedInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutAddressesInput, Prisma.UserUncheckedCreateWithoutAddressesInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutAddressesInput
+  upsert?: Prisma.UserUpsertWithoutAddressesInput
+  connect?: Prisma.UserWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.UserUpdateToOneWithWhereWithoutAddressesInput, Prisma.UserUpdateWithoutAddressesInput>, Prisma.UserUncheckedUpdateWithoutAddressesInput>
+}
+
+export type UserCreateNestedOneWithoutExternalIdsInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutExternalIdsInput, Prisma.UserUncheckedCreateWithoutExternalIdsInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutExternalIdsInput
+  connect?: Prisma.UserWhereUniqueInput
+}
+
+export type UserUpdateOneRequiredWithoutExternalIdsNestedInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutExternalIdsInput, Prisma.UserUncheckedCreateWithoutExternalIdsInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutExternalIdsInput
+  upsert?: Prisma.UserUpsertWithoutExternalIdsInput
+  connect?: Prisma.UserWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.UserUpdateToOneWithWhereWithoutExternalIdsInput, Prisma.UserUpdateWithoutExternalIdsInput>, Prisma.UserUncheckedUpdateWithoutExternalIdsInput>
+}
+
+export type UserCreateNestedOneWithoutGrantsInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutGrantsInput, Prisma.UserUncheckedCreateWithoutGrantsInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutGrantsInput
+  connect?: Prisma.UserWhereUniqueInput
+}
+
+export type UserUpdateOneRequiredWithoutGrantsNestedInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutGrantsInput, Prisma.UserUncheckedCreateWithoutGrantsInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutGrantsInput
+  upsert?: Prisma.UserUpsertWithoutGrantsInput
+  connect?: Prisma.UserWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.UserUpdateToOneWithWhereWithoutGrantsInput, Prisma.UserUpdateWithoutGrantsInput>, Prisma.UserUncheckedUpdateWithoutGrantsInput>
+}
+
+export type UserCreateNestedOneWithoutOauthTokensInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutOauthTokensInput, Prisma.UserUncheckedCreateWithoutOauthTokensInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutOauthTokensInput
+  connect?: Prisma.UserWhereUniqueInput
+}
+
+export type UserUpdateOneRequiredWithoutOauthTokensNestedInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutOauthTokensInput, Prisma.UserUncheckedCreateWithoutOauthTokensInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutOauthTokensInput
+  upsert?: Prisma.UserUpsertWithoutOauthTokensInput
+  connect?: Prisma.UserWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.UserUpdateToOneWithWhereWithoutOauthTokensInput, Prisma.UserUpdateWithoutOauthTokensInput>, Prisma.UserUncheckedUpdateWithoutOauthTokensInput>
+}
+
 export type UserCreateWithoutInstanceInput = {
   id: string
   type: $Enums.UserType
@@ -1169,6 +1493,15 @@ export type UserCreateWithoutInstanceInput = {
   displayName?: string | null
   preferredLanguage?: string | null
   gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
   email?: string | null
   emailVerified?: boolean
   phone?: string | null
@@ -1190,6 +1523,12 @@ export type UserCreateWithoutInstanceInput = {
   metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
   personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
   keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
 }
@@ -1207,6 +1546,15 @@ export type UserUncheckedCreateWithoutInstanceInput = {
   displayName?: string | null
   preferredLanguage?: string | null
   gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
   email?: string | null
   emailVerified?: boolean
   phone?: string | null
@@ -1227,6 +1575,12 @@ export type UserUncheckedCreateWithoutInstanceInput = {
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
   keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailUncheckedCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressUncheckedCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdUncheckedCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
 }
@@ -1274,6 +1628,15 @@ export type UserScalarWhereInput = {
   displayName?: Prisma.StringNullableFilter<"User"> | string | null
   preferredLanguage?: Prisma.StringNullableFilter<"User"> | string | null
   gender?: Prisma.IntFilter<"User"> | number
+  middleName?: Prisma.StringNullableFilter<"User"> | string | null
+  honorificPrefix?: Prisma.StringNullableFilter<"User"> | string | null
+  honorificSuffix?: Prisma.StringNullableFilter<"User"> | string | null
+  nameFormatted?: Prisma.StringNullableFilter<"User"> | string | null
+  profileUrl?: Prisma.StringNullableFilter<"User"> | string | null
+  userType?: Prisma.StringNullableFilter<"User"> | string | null
+  title?: Prisma.StringNullableFilter<"User"> | string | null
+  locale?: Prisma.StringNullableFilter<"User"> | string | null
+  timezone?: Prisma.StringNullableFilter<"User"> | string | null
   email?: Prisma.StringNullableFilter<"User"> | string | null
   emailVerified?: Prisma.BoolFilter<"User"> | boolean
   phone?: Prisma.StringNullableFilter<"User"> | string | null
@@ -1305,6 +1668,15 @@ export type UserCreateWithoutOrgInput = {
   displayName?: string | null
   preferredLanguage?: string | null
   gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
   email?: string | null
   emailVerified?: boolean
   phone?: string | null
@@ -1326,6 +1698,12 @@ export type UserCreateWithoutOrgInput = {
   metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
   personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
   keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
 }
@@ -1343,6 +1721,15 @@ export type UserUncheckedCreateWithoutOrgInput = {
   displayName?: string | null
   preferredLanguage?: string | null
   gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
   email?: string | null
   emailVerified?: boolean
   phone?: string | null
@@ -1363,6 +1750,12 @@ export type UserUncheckedCreateWithoutOrgInput = {
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
   keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailUncheckedCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressUncheckedCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdUncheckedCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
 }
@@ -1405,6 +1798,15 @@ export type UserCreateWithoutMetadataInput = {
   displayName?: string | null
   preferredLanguage?: string | null
   gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
   email?: string | null
   emailVerified?: boolean
   phone?: string | null
@@ -1426,6 +1828,12 @@ export type UserCreateWithoutMetadataInput = {
   org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
   personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
   keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
 }
@@ -1444,6 +1852,15 @@ export type UserUncheckedCreateWithoutMetadataInput = {
   displayName?: string | null
   preferredLanguage?: string | null
   gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
   email?: string | null
   emailVerified?: boolean
   phone?: string | null
@@ -1463,6 +1880,12 @@ export type UserUncheckedCreateWithoutMetadataInput = {
   updatedAt?: Date | string
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
   keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailUncheckedCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressUncheckedCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdUncheckedCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
 }
@@ -1495,6 +1918,15 @@ export type UserUpdateWithoutMetadataInput = {
   displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
   phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1516,6 +1948,12 @@ export type UserUpdateWithoutMetadataInput = {
   org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
   keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
 }
@@ -1534,6 +1972,15 @@ export type UserUncheckedUpdateWithoutMetadataInput = {
   displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
   phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1553,6 +2000,12 @@ export type UserUncheckedUpdateWithoutMetadataInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
   keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUncheckedUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUncheckedUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUncheckedUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -1569,6 +2022,15 @@ export type UserCreateWithoutPersonalAccessTokensInput = {
   displayName?: string | null
   preferredLanguage?: string | null
   gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
   email?: string | null
   emailVerified?: boolean
   phone?: string | null
@@ -1590,6 +2052,12 @@ export type UserCreateWithoutPersonalAccessTokensInput = {
   org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
   metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
   keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
 }
@@ -1608,6 +2076,15 @@ export type UserUncheckedCreateWithoutPersonalAccessTokensInput = {
   displayName?: string | null
   preferredLanguage?: string | null
   gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
   email?: string | null
   emailVerified?: boolean
   phone?: string | null
@@ -1627,6 +2104,12 @@ export type UserUncheckedCreateWithoutPersonalAccessTokensInput = {
   updatedAt?: Date | string
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
   keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailUncheckedCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressUncheckedCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdUncheckedCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
 }
@@ -1659,6 +2142,15 @@ export type UserUpdateWithoutPersonalAccessTokensInput = {
   displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
   phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1680,6 +2172,12 @@ export type UserUpdateWithoutPersonalAccessTokensInput = {
   org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
   metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
   keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
 }
@@ -1698,6 +2196,15 @@ export type UserUncheckedUpdateWithoutPersonalAccessTokensInput = {
   displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
   phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1717,6 +2224,12 @@ export type UserUncheckedUpdateWithoutPersonalAccessTokensInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
   keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUncheckedUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUncheckedUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUncheckedUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -1733,6 +2246,15 @@ export type UserCreateWithoutKeysInput = {
   displayName?: string | null
   preferredLanguage?: string | null
   gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
   email?: string | null
   emailVerified?: boolean
   phone?: string | null
@@ -1754,6 +2276,12 @@ export type UserCreateWithoutKeysInput = {
   org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
   metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
   personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
 }
@@ -1772,6 +2300,15 @@ export type UserUncheckedCreateWithoutKeysInput = {
   displayName?: string | null
   preferredLanguage?: string | null
   gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
   email?: string | null
   emailVerified?: boolean
   phone?: string | null
@@ -1791,6 +2328,12 @@ export type UserUncheckedCreateWithoutKeysInput = {
   updatedAt?: Date | string
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailUncheckedCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressUncheckedCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdUncheckedCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
 }
@@ -1823,6 +2366,15 @@ export type UserUpdateWithoutKeysInput = {
   displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
   phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1844,6 +2396,12 @@ export type UserUpdateWithoutKeysInput = {
   org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
   metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
 }
@@ -1862,6 +2420,15 @@ export type UserUncheckedUpdateWithoutKeysInput = {
   displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
   phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1881,6 +2448,12 @@ export type UserUncheckedUpdateWithoutKeysInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUncheckedUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUncheckedUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUncheckedUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -1897,6 +2470,15 @@ export type UserCreateWithoutInstanceMembershipsInput = {
   displayName?: string | null
   preferredLanguage?: string | null
   gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
   email?: string | null
   emailVerified?: boolean
   phone?: string | null
@@ -1919,6 +2501,12 @@ export type UserCreateWithoutInstanceMembershipsInput = {
   metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
   personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
   keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
 }
 
@@ -1936,6 +2524,15 @@ export type UserUncheckedCreateWithoutInstanceMembershipsInput = {
   displayName?: string | null
   preferredLanguage?: string | null
   gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
   email?: string | null
   emailVerified?: boolean
   phone?: string | null
@@ -1956,6 +2553,12 @@ export type UserUncheckedCreateWithoutInstanceMembershipsInput = {
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
   keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailUncheckedCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressUncheckedCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdUncheckedCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
 }
 
@@ -1987,6 +2590,15 @@ export type UserUpdateWithoutInstanceMembershipsInput = {
   displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
   phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2009,6 +2621,12 @@ export type UserUpdateWithoutInstanceMembershipsInput = {
   metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
   keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
 }
 
@@ -2026,6 +2644,15 @@ export type UserUncheckedUpdateWithoutInstanceMembershipsInput = {
   displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
   phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2046,6 +2673,12 @@ export type UserUncheckedUpdateWithoutInstanceMembershipsInput = {
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
   keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUncheckedUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUncheckedUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUncheckedUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
 }
 
@@ -2061,6 +2694,15 @@ export type UserCreateWithoutOrgMembershipsInput = {
   displayName?: string | null
   preferredLanguage?: string | null
   gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
   email?: string | null
   emailVerified?: boolean
   phone?: string | null
@@ -2083,6 +2725,12 @@ export type UserCreateWithoutOrgMembershipsInput = {
   metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
   personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
   keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
 }
 
@@ -2100,6 +2748,15 @@ export type UserUncheckedCreateWithoutOrgMembershipsInput = {
   displayName?: string | null
   preferredLanguage?: string | null
   gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
   email?: string | null
   emailVerified?: boolean
   phone?: string | null
@@ -2120,6 +2777,12 @@ export type UserUncheckedCreateWithoutOrgMembershipsInput = {
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
   keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailUncheckedCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressUncheckedCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdUncheckedCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
 }
 
@@ -2151,6 +2814,15 @@ export type UserUpdateWithoutOrgMembershipsInput = {
   displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
   phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2173,6 +2845,12 @@ export type UserUpdateWithoutOrgMembershipsInput = {
   metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
   keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
 }
 
@@ -2190,6 +2868,15 @@ export type UserUncheckedUpdateWithoutOrgMembershipsInput = {
   displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
   phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2210,7 +2897,1357 @@ export type UserUncheckedUpdateWithoutOrgMembershipsInput = {
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
   keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUncheckedUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUncheckedUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUncheckedUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
+}
+
+export type UserCreateWithoutEmailsInput = {
+  id: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
+  org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
+  metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+}
+
+export type UserUncheckedCreateWithoutEmailsInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressUncheckedCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdUncheckedCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+}
+
+export type UserCreateOrConnectWithoutEmailsInput = {
+  where: Prisma.UserWhereUniqueInput
+  create: Prisma.XOR<Prisma.UserCreateWithoutEmailsInput, Prisma.UserUncheckedCreateWithoutEmailsInput>
+}
+
+export type UserUpsertWithoutEmailsInput = {
+  update: Prisma.XOR<Prisma.UserUpdateWithoutEmailsInput, Prisma.UserUncheckedUpdateWithoutEmailsInput>
+  create: Prisma.XOR<Prisma.UserCreateWithoutEmailsInput, Prisma.UserUncheckedCreateWithoutEmailsInput>
+  where?: Prisma.UserWhereInput
+}
+
+export type UserUpdateToOneWithWhereWithoutEmailsInput = {
+  where?: Prisma.UserWhereInput
+  data: Prisma.XOR<Prisma.UserUpdateWithoutEmailsInput, Prisma.UserUncheckedUpdateWithoutEmailsInput>
+}
+
+export type UserUpdateWithoutEmailsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
+  org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
+  metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+}
+
+export type UserUncheckedUpdateWithoutEmailsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUncheckedUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUncheckedUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+}
+
+export type UserCreateWithoutPhoneNumbersInput = {
+  id: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
+  org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
+  metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+}
+
+export type UserUncheckedCreateWithoutPhoneNumbersInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailUncheckedCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressUncheckedCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdUncheckedCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+}
+
+export type UserCreateOrConnectWithoutPhoneNumbersInput = {
+  where: Prisma.UserWhereUniqueInput
+  create: Prisma.XOR<Prisma.UserCreateWithoutPhoneNumbersInput, Prisma.UserUncheckedCreateWithoutPhoneNumbersInput>
+}
+
+export type UserUpsertWithoutPhoneNumbersInput = {
+  update: Prisma.XOR<Prisma.UserUpdateWithoutPhoneNumbersInput, Prisma.UserUncheckedUpdateWithoutPhoneNumbersInput>
+  create: Prisma.XOR<Prisma.UserCreateWithoutPhoneNumbersInput, Prisma.UserUncheckedCreateWithoutPhoneNumbersInput>
+  where?: Prisma.UserWhereInput
+}
+
+export type UserUpdateToOneWithWhereWithoutPhoneNumbersInput = {
+  where?: Prisma.UserWhereInput
+  data: Prisma.XOR<Prisma.UserUpdateWithoutPhoneNumbersInput, Prisma.UserUncheckedUpdateWithoutPhoneNumbersInput>
+}
+
+export type UserUpdateWithoutPhoneNumbersInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
+  org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
+  metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+}
+
+export type UserUncheckedUpdateWithoutPhoneNumbersInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUncheckedUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUncheckedUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUncheckedUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+}
+
+export type UserCreateWithoutAddressesInput = {
+  id: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
+  org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
+  metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+}
+
+export type UserUncheckedCreateWithoutAddressesInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailUncheckedCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdUncheckedCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+}
+
+export type UserCreateOrConnectWithoutAddressesInput = {
+  where: Prisma.UserWhereUniqueInput
+  create: Prisma.XOR<Prisma.UserCreateWithoutAddressesInput, Prisma.UserUncheckedCreateWithoutAddressesInput>
+}
+
+export type UserUpsertWithoutAddressesInput = {
+  update: Prisma.XOR<Prisma.UserUpdateWithoutAddressesInput, Prisma.UserUncheckedUpdateWithoutAddressesInput>
+  create: Prisma.XOR<Prisma.UserCreateWithoutAddressesInput, Prisma.UserUncheckedCreateWithoutAddressesInput>
+  where?: Prisma.UserWhereInput
+}
+
+export type UserUpdateToOneWithWhereWithoutAddressesInput = {
+  where?: Prisma.UserWhereInput
+  data: Prisma.XOR<Prisma.UserUpdateWithoutAddressesInput, Prisma.UserUncheckedUpdateWithoutAddressesInput>
+}
+
+export type UserUpdateWithoutAddressesInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
+  org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
+  metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+}
+
+export type UserUncheckedUpdateWithoutAddressesInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUncheckedUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUncheckedUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+}
+
+export type UserCreateWithoutExternalIdsInput = {
+  id: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
+  org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
+  metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+}
+
+export type UserUncheckedCreateWithoutExternalIdsInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailUncheckedCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressUncheckedCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+}
+
+export type UserCreateOrConnectWithoutExternalIdsInput = {
+  where: Prisma.UserWhereUniqueInput
+  create: Prisma.XOR<Prisma.UserCreateWithoutExternalIdsInput, Prisma.UserUncheckedCreateWithoutExternalIdsInput>
+}
+
+export type UserUpsertWithoutExternalIdsInput = {
+  update: Prisma.XOR<Prisma.UserUpdateWithoutExternalIdsInput, Prisma.UserUncheckedUpdateWithoutExternalIdsInput>
+  create: Prisma.XOR<Prisma.UserCreateWithoutExternalIdsInput, Prisma.UserUncheckedCreateWithoutExternalIdsInput>
+  where?: Prisma.UserWhereInput
+}
+
+export type UserUpdateToOneWithWhereWithoutExternalIdsInput = {
+  where?: Prisma.UserWhereInput
+  data: Prisma.XOR<Prisma.UserUpdateWithoutExternalIdsInput, Prisma.UserUncheckedUpdateWithoutExternalIdsInput>
+}
+
+export type UserUpdateWithoutExternalIdsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
+  org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
+  metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+}
+
+export type UserUncheckedUpdateWithoutExternalIdsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUncheckedUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUncheckedUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+}
+
+export type UserCreateWithoutGrantsInput = {
+  id: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
+  org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
+  metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+}
+
+export type UserUncheckedCreateWithoutGrantsInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailUncheckedCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressUncheckedCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdUncheckedCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+}
+
+export type UserCreateOrConnectWithoutGrantsInput = {
+  where: Prisma.UserWhereUniqueInput
+  create: Prisma.XOR<Prisma.UserCreateWithoutGrantsInput, Prisma.UserUncheckedCreateWithoutGrantsInput>
+}
+
+export type UserUpsertWithoutGrantsInput = {
+  update: Prisma.XOR<Prisma.UserUpdateWithoutGrantsInput, Prisma.UserUncheckedUpdateWithoutGrantsInput>
+  create: Prisma.XOR<Prisma.UserCreateWithoutGrantsInput, Prisma.UserUncheckedCreateWithoutGrantsInput>
+  where?: Prisma.UserWhereInput
+}
+
+export type UserUpdateToOneWithWhereWithoutGrantsInput = {
+  where?: Prisma.UserWhereInput
+  data: Prisma.XOR<Prisma.UserUpdateWithoutGrantsInput, Prisma.UserUncheckedUpdateWithoutGrantsInput>
+}
+
+export type UserUpdateWithoutGrantsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
+  org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
+  metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+}
+
+export type UserUncheckedUpdateWithoutGrantsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUncheckedUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUncheckedUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUncheckedUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+}
+
+export type UserCreateWithoutOauthTokensInput = {
+  id: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
+  org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
+  metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+}
+
+export type UserUncheckedCreateWithoutOauthTokensInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailUncheckedCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressUncheckedCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdUncheckedCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+}
+
+export type UserCreateOrConnectWithoutOauthTokensInput = {
+  where: Prisma.UserWhereUniqueInput
+  create: Prisma.XOR<Prisma.UserCreateWithoutOauthTokensInput, Prisma.UserUncheckedCreateWithoutOauthTokensInput>
+}
+
+export type UserUpsertWithoutOauthTokensInput = {
+  update: Prisma.XOR<Prisma.UserUpdateWithoutOauthTokensInput, Prisma.UserUncheckedUpdateWithoutOauthTokensInput>
+  create: Prisma.XOR<Prisma.UserCreateWithoutOauthTokensInput, Prisma.UserUncheckedCreateWithoutOauthTokensInput>
+  where?: Prisma.UserWhereInput
+}
+
+export type UserUpdateToOneWithWhereWithoutOauthTokensInput = {
+  where?: Prisma.UserWhereInput
+  data: Prisma.XOR<Prisma.UserUpdateWithoutOauthTokensInput, Prisma.UserUncheckedUpdateWithoutOauthTokensInput>
+}
+
+export type UserUpdateWithoutOauthTokensInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
+  org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
+  metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+}
+
+export type UserUncheckedUpdateWithoutOauthTokensInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUncheckedUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUncheckedUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUncheckedUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateManyInstanceInput = {
@@ -2226,6 +4263,15 @@ export type UserCreateManyInstanceInput = {
   displayName?: string | null
   preferredLanguage?: string | null
   gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
   email?: string | null
   emailVerified?: boolean
   phone?: string | null
@@ -2257,6 +4303,15 @@ export type UserUpdateWithoutInstanceInput = {
   displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
   phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2278,6 +4333,12 @@ export type UserUpdateWithoutInstanceInput = {
   metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
   keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
 }
@@ -2295,6 +4356,15 @@ export type UserUncheckedUpdateWithoutInstanceInput = {
   displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
   phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2315,6 +4385,12 @@ export type UserUncheckedUpdateWithoutInstanceInput = {
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
   keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUncheckedUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUncheckedUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUncheckedUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -2332,6 +4408,15 @@ export type UserUncheckedUpdateManyWithoutInstanceInput = {
   displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
   phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2364,6 +4449,15 @@ export type UserCreateManyOrgInput = {
   displayName?: string | null
   preferredLanguage?: string | null
   gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
   email?: string | null
   emailVerified?: boolean
   phone?: string | null
@@ -2395,6 +4489,15 @@ export type UserUpdateWithoutOrgInput = {
   displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
   phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2416,6 +4519,12 @@ export type UserUpdateWithoutOrgInput = {
   metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
   keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
 }
@@ -2433,6 +4542,15 @@ export type UserUncheckedUpdateWithoutOrgInput = {
   displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
   phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2453,6 +4571,12 @@ export type UserUncheckedUpdateWithoutOrgInput = {
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
   keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUncheckedUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUncheckedUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUncheckedUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -2470,6 +4594,15 @@ export type UserUncheckedUpdateManyWithoutOrgInput = {
   displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
   phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -2498,6 +4631,12 @@ export type UserCountOutputType = {
   metadata: number
   personalAccessTokens: number
   keys: number
+  emails: number
+  phoneNumbers: number
+  addresses: number
+  externalIds: number
+  grants: number
+  oauthTokens: number
   instanceMemberships: number
   orgMemberships: number
 }
@@ -2506,6 +4645,12 @@ export type UserCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.I
   metadata?: boolean | UserCountOutputTypeCountMetadataArgs
   personalAccessTokens?: boolean | UserCountOutputTypeCountPersonalAccessTokensArgs
   keys?: boolean | UserCountOutputTypeCountKeysArgs
+  emails?: boolean | UserCountOutputTypeCountEmailsArgs
+  phoneNumbers?: boolean | UserCountOutputTypeCountPhoneNumbersArgs
+  addresses?: boolean | UserCountOutputTypeCountAddressesArgs
+  externalIds?: boolean | UserCountOutputTypeCountExternalIdsArgs
+  grants?: boolean | UserCountOutputTypeCountGrantsArgs
+  oauthTokens?: boolean | UserCountOutputTypeCountOauthTokensArgs
   instanceMemberships?: boolean | UserCountOutputTypeCountInstanceMembershipsArgs
   orgMemberships?: boolean | UserCountOutputTypeCountOrgMembershipsArgs
 }
@@ -2544,6 +4689,48 @@ export type UserCountOutputTypeCountKeysArgs<ExtArgs extends runtime.Types.Exten
 /**
  * UserCountOutputType without action
  */
+export type UserCountOutputTypeCountEmailsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.UserEmailWhereInput
+}
+
+/**
+ * UserCountOutputType without action
+ */
+export type UserCountOutputTypeCountPhoneNumbersArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.UserPhoneWhereInput
+}
+
+/**
+ * UserCountOutputType without action
+ */
+export type UserCountOutputTypeCountAddressesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.UserAddressWhereInput
+}
+
+/**
+ * UserCountOutputType without action
+ */
+export type UserCountOutputTypeCountExternalIdsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.ScimExternalIdWhereInput
+}
+
+/**
+ * UserCountOutputType without action
+ */
+export type UserCountOutputTypeCountGrantsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.UserGrantWhereInput
+}
+
+/**
+ * UserCountOutputType without action
+ */
+export type UserCountOutputTypeCountOauthTokensArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.OAuthTokenWhereInput
+}
+
+/**
+ * UserCountOutputType without action
+ */
 export type UserCountOutputTypeCountInstanceMembershipsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   where?: Prisma.InstanceMemberWhereInput
 }
@@ -2570,6 +4757,15 @@ export type UserSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   displayName?: boolean
   preferredLanguage?: boolean
   gender?: boolean
+  middleName?: boolean
+  honorificPrefix?: boolean
+  honorificSuffix?: boolean
+  nameFormatted?: boolean
+  profileUrl?: boolean
+  userType?: boolean
+  title?: boolean
+  locale?: boolean
+  timezone?: boolean
   email?: boolean
   emailVerified?: boolean
   phone?: boolean
@@ -2592,6 +4788,12 @@ export type UserSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   metadata?: boolean | Prisma.User$metadataArgs<ExtArgs>
   personalAccessTokens?: boolean | Prisma.User$personalAccessTokensArgs<ExtArgs>
   keys?: boolean | Prisma.User$keysArgs<ExtArgs>
+  emails?: boolean | Prisma.User$emailsArgs<ExtArgs>
+  phoneNumbers?: boolean | Prisma.User$phoneNumbersArgs<ExtArgs>
+  addresses?: boolean | Prisma.User$addressesArgs<ExtArgs>
+  externalIds?: boolean | Prisma.User$externalIdsArgs<ExtArgs>
+  grants?: boolean | Prisma.User$grantsArgs<ExtArgs>
+  oauthTokens?: boolean | Prisma.User$oauthTokensArgs<ExtArgs>
   instanceMemberships?: boolean | Prisma.User$instanceMembershipsArgs<ExtArgs>
   orgMemberships?: boolean | Prisma.User$orgMembershipsArgs<ExtArgs>
   _count?: boolean | Prisma.UserCountOutputTypeDefaultArgs<ExtArgs>
@@ -2611,6 +4813,15 @@ export type UserSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   displayName?: boolean
   preferredLanguage?: boolean
   gender?: boolean
+  middleName?: boolean
+  honorificPrefix?: boolean
+  honorificSuffix?: boolean
+  nameFormatted?: boolean
+  profileUrl?: boolean
+  userType?: boolean
+  title?: boolean
+  locale?: boolean
+  timezone?: boolean
   email?: boolean
   emailVerified?: boolean
   phone?: boolean
@@ -2646,6 +4857,15 @@ export type UserSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   displayName?: boolean
   preferredLanguage?: boolean
   gender?: boolean
+  middleName?: boolean
+  honorificPrefix?: boolean
+  honorificSuffix?: boolean
+  nameFormatted?: boolean
+  profileUrl?: boolean
+  userType?: boolean
+  title?: boolean
+  locale?: boolean
+  timezone?: boolean
   email?: boolean
   emailVerified?: boolean
   phone?: boolean
@@ -2681,6 +4901,15 @@ export type UserSelectScalar = {
   displayName?: boolean
   preferredLanguage?: boolean
   gender?: boolean
+  middleName?: boolean
+  honorificPrefix?: boolean
+  honorificSuffix?: boolean
+  nameFormatted?: boolean
+  profileUrl?: boolean
+  userType?: boolean
+  title?: boolean
+  locale?: boolean
+  timezone?: boolean
   email?: boolean
   emailVerified?: boolean
   phone?: boolean
@@ -2700,13 +4929,19 @@ export type UserSelectScalar = {
   updatedAt?: boolean
 }
 
-export type UserOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "orgId" | "type" | "state" | "username" | "usernameLower" | "givenName" | "familyName" | "nickName" | "displayName" | "preferredLanguage" | "gender" | "email" | "emailVerified" | "phone" | "phoneVerified" | "passwordHash" | "passwordChangeRequired" | "passwordChangedAt" | "machineName" | "description" | "accessTokenType" | "secretHash" | "secretCreatedAt" | "failedPasswordAttempts" | "failedOtpAttempts" | "lockedAt" | "createdAt" | "updatedAt", ExtArgs["result"]["user"]>
+export type UserOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "orgId" | "type" | "state" | "username" | "usernameLower" | "givenName" | "familyName" | "nickName" | "displayName" | "preferredLanguage" | "gender" | "middleName" | "honorificPrefix" | "honorificSuffix" | "nameFormatted" | "profileUrl" | "userType" | "title" | "locale" | "timezone" | "email" | "emailVerified" | "phone" | "phoneVerified" | "passwordHash" | "passwordChangeRequired" | "passwordChangedAt" | "machineName" | "description" | "accessTokenType" | "secretHash" | "secretCreatedAt" | "failedPasswordAttempts" | "failedOtpAttempts" | "lockedAt" | "createdAt" | "updatedAt", ExtArgs["result"]["user"]>
 export type UserInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   instance?: boolean | Prisma.InstanceDefaultArgs<ExtArgs>
   org?: boolean | Prisma.OrganizationDefaultArgs<ExtArgs>
   metadata?: boolean | Prisma.User$metadataArgs<ExtArgs>
   personalAccessTokens?: boolean | Prisma.User$personalAccessTokensArgs<ExtArgs>
   keys?: boolean | Prisma.User$keysArgs<ExtArgs>
+  emails?: boolean | Prisma.User$emailsArgs<ExtArgs>
+  phoneNumbers?: boolean | Prisma.User$phoneNumbersArgs<ExtArgs>
+  addresses?: boolean | Prisma.User$addressesArgs<ExtArgs>
+  externalIds?: boolean | Prisma.User$externalIdsArgs<ExtArgs>
+  grants?: boolean | Prisma.User$grantsArgs<ExtArgs>
+  oauthTokens?: boolean | Prisma.User$oauthTokensArgs<ExtArgs>
   instanceMemberships?: boolean | Prisma.User$instanceMembershipsArgs<ExtArgs>
   orgMemberships?: boolean | Prisma.User$orgMembershipsArgs<ExtArgs>
   _count?: boolean | Prisma.UserCountOutputTypeDefaultArgs<ExtArgs>
@@ -2728,6 +4963,12 @@ export type $UserPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
     metadata: Prisma.$UserMetadataPayload<ExtArgs>[]
     personalAccessTokens: Prisma.$PersonalAccessTokenPayload<ExtArgs>[]
     keys: Prisma.$MachineKeyPayload<ExtArgs>[]
+    emails: Prisma.$UserEmailPayload<ExtArgs>[]
+    phoneNumbers: Prisma.$UserPhonePayload<ExtArgs>[]
+    addresses: Prisma.$UserAddressPayload<ExtArgs>[]
+    externalIds: Prisma.$ScimExternalIdPayload<ExtArgs>[]
+    grants: Prisma.$UserGrantPayload<ExtArgs>[]
+    oauthTokens: Prisma.$OAuthTokenPayload<ExtArgs>[]
     instanceMemberships: Prisma.$InstanceMemberPayload<ExtArgs>[]
     orgMemberships: Prisma.$OrgMemberPayload<ExtArgs>[]
   }
@@ -2745,6 +4986,15 @@ export type $UserPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
     displayName: string | null
     preferredLanguage: string | null
     gender: number
+    middleName: string | null
+    honorificPrefix: string | null
+    honorificSuffix: string | null
+    nameFormatted: string | null
+    profileUrl: string | null
+    userType: string | null
+    title: string | null
+    locale: string | null
+    timezone: string | null
     email: string | null
     emailVerified: boolean
     phone: string | null
@@ -3161,6 +5411,12 @@ export interface Prisma__UserClient<T, Null = never, ExtArgs extends runtime.Typ
   metadata<T extends Prisma.User$metadataArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$metadataArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$UserMetadataPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   personalAccessTokens<T extends Prisma.User$personalAccessTokensArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$personalAccessTokensArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$PersonalAccessTokenPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   keys<T extends Prisma.User$keysArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$keysArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$MachineKeyPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  emails<T extends Prisma.User$emailsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$emailsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$UserEmailPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  phoneNumbers<T extends Prisma.User$phoneNumbersArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$phoneNumbersArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$UserPhonePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  addresses<T extends Prisma.User$addressesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$addressesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$UserAddressPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  externalIds<T extends Prisma.User$externalIdsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$externalIdsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ScimExternalIdPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  grants<T extends Prisma.User$grantsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$grantsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$UserGrantPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  oauthTokens<T extends Prisma.User$oauthTokensArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$oauthTokensArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$OAuthTokenPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   instanceMemberships<T extends Prisma.User$instanceMembershipsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$instanceMembershipsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$InstanceMemberPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   orgMemberships<T extends Prisma.User$orgMembershipsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$orgMembershipsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$OrgMemberPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
@@ -3205,6 +5461,15 @@ export interface UserFieldRefs {
   readonly displayName: Prisma.FieldRef<"User", 'String'>
   readonly preferredLanguage: Prisma.FieldRef<"User", 'String'>
   readonly gender: Prisma.FieldRef<"User", 'Int'>
+  readonly middleName: Prisma.FieldRef<"User", 'String'>
+  readonly honorificPrefix: Prisma.FieldRef<"User", 'String'>
+  readonly honorificSuffix: Prisma.FieldRef<"User", 'String'>
+  readonly nameFormatted: Prisma.FieldRef<"User", 'String'>
+  readonly profileUrl: Prisma.FieldRef<"User", 'String'>
+  readonly userType: Prisma.FieldRef<"User", 'String'>
+  readonly title: Prisma.FieldRef<"User", 'String'>
+  readonly locale: Prisma.FieldRef<"User", 'String'>
+  readonly timezone: Prisma.FieldRef<"User", 'String'>
   readonly email: Prisma.FieldRef<"User", 'String'>
   readonly emailVerified: Prisma.FieldRef<"User", 'Boolean'>
   readonly phone: Prisma.FieldRef<"User", 'String'>
@@ -3692,6 +5957,150 @@ export type User$keysArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   take?: number
   skip?: number
   distinct?: Prisma.MachineKeyScalarFieldEnum | Prisma.MachineKeyScalarFieldEnum[]
+}
+
+/**
+ * User.emails
+ */
+export type User$emailsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the UserEmail
+   */
+  select?: Prisma.UserEmailSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the UserEmail
+   */
+  omit?: Prisma.UserEmailOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.UserEmailInclude<ExtArgs> | null
+  where?: Prisma.UserEmailWhereInput
+  orderBy?: Prisma.UserEmailOrderByWithRelationInput | Prisma.UserEmailOrderByWithRelationInput[]
+  cursor?: Prisma.UserEmailWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.UserEmailScalarFieldEnum | Prisma.UserEmailScalarFieldEnum[]
+}
+
+/**
+ * User.phoneNumbers
+ */
+export type User$phoneNumbersArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the UserPhone
+   */
+  select?: Prisma.UserPhoneSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the UserPhone
+   */
+  omit?: Prisma.UserPhoneOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.UserPhoneInclude<ExtArgs> | null
+  where?: Prisma.UserPhoneWhereInput
+  orderBy?: Prisma.UserPhoneOrderByWithRelationInput | Prisma.UserPhoneOrderByWithRelationInput[]
+  cursor?: Prisma.UserPhoneWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.UserPhoneScalarFieldEnum | Prisma.UserPhoneScalarFieldEnum[]
+}
+
+/**
+ * User.addresses
+ */
+export type User$addressesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the UserAddress
+   */
+  select?: Prisma.UserAddressSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the UserAddress
+   */
+  omit?: Prisma.UserAddressOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.UserAddressInclude<ExtArgs> | null
+  where?: Prisma.UserAddressWhereInput
+  orderBy?: Prisma.UserAddressOrderByWithRelationInput | Prisma.UserAddressOrderByWithRelationInput[]
+  cursor?: Prisma.UserAddressWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.UserAddressScalarFieldEnum | Prisma.UserAddressScalarFieldEnum[]
+}
+
+/**
+ * User.externalIds
+ */
+export type User$externalIdsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the ScimExternalId
+   */
+  select?: Prisma.ScimExternalIdSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the ScimExternalId
+   */
+  omit?: Prisma.ScimExternalIdOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.ScimExternalIdInclude<ExtArgs> | null
+  where?: Prisma.ScimExternalIdWhereInput
+  orderBy?: Prisma.ScimExternalIdOrderByWithRelationInput | Prisma.ScimExternalIdOrderByWithRelationInput[]
+  cursor?: Prisma.ScimExternalIdWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.ScimExternalIdScalarFieldEnum | Prisma.ScimExternalIdScalarFieldEnum[]
+}
+
+/**
+ * User.grants
+ */
+export type User$grantsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the UserGrant
+   */
+  select?: Prisma.UserGrantSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the UserGrant
+   */
+  omit?: Prisma.UserGrantOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.UserGrantInclude<ExtArgs> | null
+  where?: Prisma.UserGrantWhereInput
+  orderBy?: Prisma.UserGrantOrderByWithRelationInput | Prisma.UserGrantOrderByWithRelationInput[]
+  cursor?: Prisma.UserGrantWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.UserGrantScalarFieldEnum | Prisma.UserGrantScalarFieldEnum[]
+}
+
+/**
+ * User.oauthTokens
+ */
+export type User$oauthTokensArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the OAuthToken
+   */
+  select?: Prisma.OAuthTokenSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the OAuthToken
+   */
+  omit?: Prisma.OAuthTokenOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.OAuthTokenInclude<ExtArgs> | null
+  where?: Prisma.OAuthTokenWhereInput
+  orderBy?: Prisma.OAuthTokenOrderByWithRelationInput | Prisma.OAuthTokenOrderByWithRelationInput[]
+  cursor?: Prisma.OAuthTokenWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.OAuthTokenScalarFieldEnum | Prisma.OAuthTokenScalarFieldEnum[]
 }
 
 /**
