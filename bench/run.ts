@@ -8,6 +8,7 @@
 //
 // SVC_BENCH_USERS (10000), SVC_BENCH_SECONDS (10), SVC_BENCH_CONNECTIONS (10),
 // SVC_BENCH_DATABASE_URL (a fresh, empty PostgreSQL database; the embedded one when unset).
+import { randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -17,6 +18,8 @@ import { parseArgs } from "node:util";
 import autocannonUntyped from "autocannon";
 import { loadConfig } from "../src/config.js";
 import { type Server, startServer } from "../src/server.js";
+import { OAUTH_SCENARIOS } from "./scenarios/oauth.js";
+import { SCIM_SCENARIOS } from "./scenarios/scim.js";
 
 type Method = "GET" | "POST" | "PUT" | "DELETE";
 
@@ -42,6 +45,8 @@ export interface Scenario extends ScenarioRequest {
   anonymous?: boolean;
   /** Overrides SVC_BENCH_CONNECTIONS; 1 measures the latency of one client rather than throughput. */
   connections?: number;
+  /** An autocannon setupRequest module (absolute path) that varies each request, e.g. single-use bodies. */
+  setupRequestFile?: string;
   /** Runs once before the warm-up; what it returns replaces parts of the request (e.g. a path naming a created resource). */
   setup?: (ctx: BenchContext) => Promise<Partial<ScenarioRequest> | undefined> | Partial<ScenarioRequest> | undefined;
 }
@@ -115,6 +120,8 @@ export const SCENARIOS: Scenario[] = [
     setup: (ctx) => ({ path: `/v2/users/${ctx.userIds[Math.floor(ctx.userIds.length / 2)]}` }),
   },
   { name: "/healthz", method: "GET", path: "/healthz", anonymous: true },
+  ...OAUTH_SCENARIOS,
+  ...SCIM_SCENARIOS,
 ];
 
 // The subset of autocannon's programmatic API this file relies on.
@@ -126,6 +133,7 @@ interface AutocannonOptions {
   connections: number;
   duration: number;
   workers?: number;
+  requests?: { setupRequest: string }[];
 }
 interface AutocannonResult {
   requests: { average: number; total: number };
@@ -181,12 +189,20 @@ async function seedUsers(ctx: Pick<BenchContext, "url" | "pat" | "orgId">, count
 }
 
 async function runScenario(ctx: BenchContext, scenario: Scenario, seconds: number, connections: number): Promise<ScenarioResult> {
-  const { name, anonymous, setup, connections: own, ...base } = scenario;
+  const { name, anonymous, setup, connections: own, setupRequestFile, ...base } = scenario;
   connections = own ?? connections;
   const request: ScenarioRequest = { ...base, ...(await setup?.(ctx)) };
   const headers = { ...(anonymous ? {} : { authorization: `Bearer ${ctx.pat}` }), ...request.headers };
   // One worker thread: the load generator gets its own event loop instead of stealing the server's.
-  const opts = { url: ctx.url + request.path, method: request.method, headers, body: request.body, connections, workers: 1 };
+  const opts = {
+    url: ctx.url + request.path,
+    method: request.method,
+    headers,
+    body: request.body,
+    connections,
+    workers: 1,
+    ...(setupRequestFile ? { requests: [{ setupRequest: setupRequestFile }] } : {}),
+  };
   await autocannon({ ...opts, duration: WARMUP_SECONDS });
   const r = await autocannon({ ...opts, duration: seconds });
   if (r.non2xx > 0) {
@@ -257,7 +273,8 @@ async function main(): Promise<void> {
         SVC_DATA_DIR: dataDir,
         // Errors show up as non-2xx counts with a sample response below; a log line per failed request would drown the table.
         SVC_LOG_LEVEL: "silent",
-        ...(databaseUrl ? { SVC_DATABASE_URL: databaseUrl } : {}),
+        // A fresh database: any master key will do (PostgreSQL requires one).
+        ...(databaseUrl ? { SVC_DATABASE_URL: databaseUrl, SVC_MASTER_KEY: process.env.SVC_MASTER_KEY || randomBytes(32).toString("base64") } : {}),
       }),
     );
     const pat = await readFile(path.join(dataDir, "admin.pat"), "utf8").then(

@@ -19,6 +19,15 @@ export interface Config {
   /** Longest time a client may wait for a connection to announce its protocol. */
   sniffTimeoutMs: number;
   maxRequestBytes: number;
+  /** AES-256-GCM key encrypting signing keys at rest (SVC_MASTER_KEY); generated into the data directory on the embedded database when unset. */
+  masterKey?: Buffer;
+  /** Access token lifetimes in seconds. */
+  accessTokenLifetimeClientCredentials: number;
+  accessTokenLifetimeJwtProfile: number;
+  /** A new signing key takes over after this many seconds. */
+  signingKeyRotationSeconds: number;
+  /** A replaced signing key still verifies tokens for this many seconds (at least the longest token lifetime). */
+  signingKeyOverlapSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -74,6 +83,25 @@ export function loadConfig(env: Env = process.env): Config {
   const defaultOrgName = str("SVC_DEFAULT_ORG_NAME") ?? "Default";
   if (defaultOrgName.length > 200) problems.push("SVC_DEFAULT_ORG_NAME must be at most 200 characters");
 
+  let masterKey: Buffer | undefined;
+  const rawMasterKey = str("SVC_MASTER_KEY");
+  if (rawMasterKey !== undefined) {
+    masterKey = parseMasterKey(rawMasterKey);
+    if (!masterKey) problems.push("SVC_MASTER_KEY must be 32 bytes, as 64 hex digits or base64 (44 characters)");
+  } else if (databaseUrl) {
+    problems.push(
+      "SVC_MASTER_KEY is required with SVC_DATABASE_URL: every replica must encrypt and decrypt signing keys with the same key (generate one with `openssl rand -base64 32`)",
+    );
+  }
+  const accessTokenLifetimeClientCredentials = int("SVC_ACCESS_TOKEN_LIFETIME_CLIENT_CREDENTIALS", 43_200, 60, 31 * 86_400);
+  const accessTokenLifetimeJwtProfile = int("SVC_ACCESS_TOKEN_LIFETIME_JWT_PROFILE", 3_600, 60, 31 * 86_400);
+  const signingKeyRotationSeconds = int("SVC_SIGNING_KEY_ROTATION", 30 * 86_400, 60, 3_650 * 86_400);
+  const longest = Math.max(accessTokenLifetimeClientCredentials, accessTokenLifetimeJwtProfile);
+  const signingKeyOverlapSeconds = int("SVC_SIGNING_KEY_OVERLAP", longest + 3_600, 0, 3_650 * 86_400);
+  if (signingKeyOverlapSeconds < longest) {
+    problems.push(`SVC_SIGNING_KEY_OVERLAP must be at least the longest access token lifetime (${longest} s), so that no issued token becomes unverifiable`);
+  }
+
   const config: Config = {
     host: str("SVC_HOST") ?? "0.0.0.0",
     port,
@@ -89,7 +117,23 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownGraceMs: int("SVC_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
     sniffTimeoutMs: int("SVC_SNIFF_TIMEOUT_MS", 10_000, 100, 600_000),
     maxRequestBytes: int("SVC_MAX_REQUEST_BYTES", 4 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    masterKey,
+    accessTokenLifetimeClientCredentials,
+    accessTokenLifetimeJwtProfile,
+    signingKeyRotationSeconds,
+    signingKeyOverlapSeconds,
   };
   if (problems.length) throw new ConfigError(problems);
   return config;
+}
+
+/** 32 bytes as 64 hex digits or base64/base64url; undefined when it is anything else. */
+export function parseMasterKey(raw: string): Buffer | undefined {
+  const text = raw.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, "hex");
+  if (/^[A-Za-z0-9+/_-]{43}=?$/.test(text)) {
+    const key = Buffer.from(text.replace(/-/g, "+").replace(/_/g, "/"), "base64");
+    return key.length === 32 ? key : undefined;
+  }
+  return undefined;
 }

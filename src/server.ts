@@ -9,29 +9,46 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import express from "express";
 import type { Logger } from "pino";
+import { ApplicationService } from "../gen/svc/app/v2/app_service_pb.js";
+import { AuthorizationService } from "../gen/svc/authorization/v2/authorization_service_pb.js";
 import { EventService } from "../gen/svc/event/v2/event_service_pb.js";
 import { InstanceService } from "../gen/svc/instance/v2/instance_service_pb.js";
 import { OrganizationService } from "../gen/svc/org/v2/org_service_pb.js";
+import { ProjectService } from "../gen/svc/project/v2/project_service_pb.js";
 import { SettingsService } from "../gen/svc/settings/v2/settings_service_pb.js";
 import { UserService } from "../gen/svc/user/v2/user_service_pb.js";
+import { applicationService } from "./api/apps.js";
+import { authorizationService } from "./api/authorizations.js";
 import { type ApiDeps, authInterceptor } from "./api/connect.js";
 import { eventService } from "./api/events.js";
 import { registerHealth } from "./api/health.js";
 import { instanceService } from "./api/instance.js";
 import { organizationService } from "./api/orgs.js";
+import { projectService } from "./api/projects.js";
 import { registerReflection } from "./api/reflection.js";
 import { settingsService } from "./api/settings.js";
 import { userService } from "./api/users.js";
 import type { Config } from "./config.js";
 import { bootstrap } from "./domain/bootstrap.js";
 import type { Clock } from "./domain/context.js";
+import { createOAuth } from "./http/oauth/index.js";
+import { createScimRouter } from "./http/scim/router.js";
 import { routeConnectionsByPreface } from "./http/sniff.js";
 import { createRestTranscoder } from "./http/transcoder.js";
 import { createLogger } from "./logger.js";
 import { type Database, openDatabase } from "./store/db.js";
 import { applyMigrations, migrationsApplied } from "./store/migrate.js";
 
-export const API_SERVICES: DescService[] = [UserService, OrganizationService, InstanceService, SettingsService, EventService];
+export const API_SERVICES: DescService[] = [
+  UserService,
+  OrganizationService,
+  InstanceService,
+  SettingsService,
+  EventService,
+  ProjectService,
+  AuthorizationService,
+  ApplicationService,
+];
 
 export interface Server {
   readonly url: string;
@@ -81,6 +98,13 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     }
   };
 
+  let oauth: Awaited<ReturnType<typeof createOAuth>>;
+  try {
+    oauth = await createOAuth({ config, db, instanceId, clock, log });
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw err;
+  }
   const deps: ApiDeps = { db: db.prisma, instanceId, clock, log };
   const shutdown = new AbortController();
   let router: ConnectRouter | undefined;
@@ -97,6 +121,9 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       r.service(InstanceService, instanceService(deps, config.externalUrl));
       r.service(SettingsService, settingsService(deps));
       r.service(EventService, eventService(deps));
+      r.service(ProjectService, projectService(deps));
+      r.service(AuthorizationService, authorizationService(deps));
+      r.service(ApplicationService, applicationService(deps));
       registerReflection(r, API_SERVICES);
       health = registerHealth(
         r,
@@ -126,6 +153,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     const ok = await ready();
     res.status(ok ? 200 : 503).json({ status: ok ? "ready" : "unavailable" });
   });
+  app.use(oauth.router);
+  app.use("/scim/v2/:orgId", createScimRouter(deps));
   app.use(createRestTranscoder(router, { maxBodyBytes: config.maxRequestBytes }));
   app.use((_req, res) => {
     res.status(404).json({ code: 5, message: "not found", details: [] });
@@ -188,6 +217,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
         await drained;
       }
       shutdown.abort();
+      await oauth.close();
       await db.close();
       log.info("svc stopped");
     })();

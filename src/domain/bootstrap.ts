@@ -72,6 +72,8 @@ export async function bootstrap(db: PrismaClient, config: Config, log: Logger, n
           updatedAt: now,
         },
       });
+      // The v2 email is the primary entry of the SCIM emails list.
+      await tx.userEmail.create({ data: { id: newId(), userId: adminId, position: 0, value: `admin@${domain}`, primary: true } });
       await tx.user.create({
         data: {
           id: machineId,

@@ -1,6 +1,7 @@
 // Failed credential checks and the lockout policy. The counter lives on the
 // user row and is incremented atomically, so every replica enforces the same
 // limit; reaching it locks the user in the same transaction.
+import { invalidateAuth } from "./auth-cache.js";
 import type { Ctx } from "./context.js";
 import { recordEvent } from "./events.js";
 import { lockoutPolicy } from "./settings.js";
@@ -19,6 +20,7 @@ export async function recordFailedPasswordCheck(ctx: Ctx, user: { id: string; or
     const limit = policy.maxPasswordAttempts;
     if (limit === 0 || after.failedPasswordAttempts < limit || (after.state !== "ACTIVE" && after.state !== "INITIAL")) return false;
     await tx.user.update({ where: { id: user.id }, data: { state: "LOCKED", lockedAt: now, updatedAt: now } });
+    await invalidateAuth(tx, { userId: user.id });
     await recordEvent(ctx, tx, {
       aggregateType: "user",
       aggregateId: user.id,

@@ -3,6 +3,7 @@
 // as with ZITADEL's administrators: an org can be run by an outside account.
 // Every organization or instance keeps at least one owner once it has one.
 import type { Prisma } from "../../gen/prisma/client.js";
+import { invalidateAuth } from "./auth-cache.js";
 import type { Ctx, Tx } from "./context.js";
 import { alreadyExists, failedPrecondition, invalidArgument, notFound } from "./errors.js";
 import { recordEvent } from "./events.js";
@@ -135,6 +136,7 @@ export async function addOrgMember(ctx: Ctx, input: { orgId: string; userId: str
   const user = await findUser(ctx, ctx.db, input.userId);
   const now = ctx.clock();
   await ctx.db.$transaction(async (tx) => {
+    await invalidateAuth(tx, { userId: user.id });
     await lockTx(tx, orgOwnersLock(orgId));
     await insertOrgMember(ctx, tx, orgId, user.id, roles, now);
   });
@@ -158,6 +160,7 @@ export async function updateOrgMember(ctx: Ctx, input: { orgId: string; userId: 
   const roles = validateRoles(input.roles, ORG_ROLES);
   const now = ctx.clock();
   await ctx.db.$transaction(async (tx) => {
+    await invalidateAuth(tx, { userId: input.userId });
     const previous = await checkOrgOwnerKept(tx, orgId, input.userId, roles);
     await tx.orgMember.update({ where: { orgId_userId: { orgId, userId: input.userId } }, data: { roles, updatedAt: now } });
     await recordEvent(ctx, tx, {
@@ -175,6 +178,7 @@ export async function removeOrgMember(ctx: Ctx, input: { orgId: string; userId: 
   const orgId = await targetOrg(ctx, input.orgId, "org.member.write");
   const now = ctx.clock();
   await ctx.db.$transaction(async (tx) => {
+    await invalidateAuth(tx, { userId: input.userId });
     await checkOrgOwnerKept(tx, orgId, input.userId, null);
     await tx.orgMember.delete({ where: { orgId_userId: { orgId, userId: input.userId } } });
     await recordEvent(ctx, tx, { aggregateType: "org", aggregateId: orgId, orgId, type: "org.member.removed", payload: { userId: input.userId } });
@@ -223,6 +227,7 @@ export async function addInstanceMember(ctx: Ctx, input: { userId: string; roles
   const user = await findUser(ctx, ctx.db, input.userId);
   const now = ctx.clock();
   await ctx.db.$transaction(async (tx) => {
+    await invalidateAuth(tx, { userId: input.userId });
     await lockTx(tx, iamOwnersLock(ctx.instanceId));
     const existing = await tx.instanceMember.findUnique({
       where: { instanceId_userId: { instanceId: ctx.instanceId, userId: user.id } },
@@ -248,6 +253,7 @@ export async function updateInstanceMember(ctx: Ctx, input: { userId: string; ro
   const roles = validateRoles(input.roles, INSTANCE_ROLES);
   const now = ctx.clock();
   await ctx.db.$transaction(async (tx) => {
+    await invalidateAuth(tx, { userId: input.userId });
     await lockTx(tx, iamOwnersLock(ctx.instanceId));
     const previous = await existingInstanceMember(ctx, tx, input.userId);
     if (!roles.includes(IAM_OWNER)) await checkIamOwnerKept(ctx, tx, { userId: input.userId }, LAST_IAM_OWNER, "Errors.Instance.Member.LastOwner");
@@ -266,6 +272,7 @@ export async function removeInstanceMember(ctx: Ctx, input: { userId: string }):
   authorize(ctx, "iam.member.write", null);
   const now = ctx.clock();
   await ctx.db.$transaction(async (tx) => {
+    await invalidateAuth(tx, { userId: input.userId });
     await lockTx(tx, iamOwnersLock(ctx.instanceId));
     await existingInstanceMember(ctx, tx, input.userId);
     await checkIamOwnerKept(ctx, tx, { userId: input.userId }, LAST_IAM_OWNER, "Errors.Instance.Member.LastOwner");

@@ -1,6 +1,7 @@
 // Organizations: the tenants of an instance. Create (with first
 // administrators), read, rename, deactivate/reactivate, delete.
 import type { Prisma } from "../../gen/prisma/client.js";
+import { invalidateAuth } from "./auth-cache.js";
 import type { Ctx, Tx } from "./context.js";
 import { alreadyExists, failedPrecondition, invalidArgument, notFound } from "./errors.js";
 import { recordEvent } from "./events.js";
@@ -211,6 +212,7 @@ async function setState(ctx: Ctx, orgId: string, state: OrgView["state"]): Promi
   const org = await targetOrg(ctx, orgId, "org.write");
   const now = ctx.clock();
   await ctx.db.$transaction(async (tx) => {
+    await invalidateAuth(tx, { orgId: org.id });
     // Lock before touching the org row: deleteOrganization takes the same lock, then the row.
     if (state === "INACTIVE") await lockTx(tx, iamOwnersLock(ctx.instanceId));
     // Conditional update: of two concurrent deactivations only one succeeds.
@@ -246,12 +248,16 @@ export async function deleteOrganization(ctx: Ctx, orgId: string): Promise<Date>
   const org = await targetOrg(ctx, orgId, "org.delete");
   const now = ctx.clock();
   await ctx.db.$transaction(async (tx) => {
+    await invalidateAuth(tx, { orgId: org.id });
     const instance = await tx.instance.findUnique({ where: { id: ctx.instanceId }, select: { defaultOrgId: true } });
     if (instance?.defaultOrgId === org.id) throw failedPrecondition("Errors.Org.Default", "the default organization of the instance cannot be deleted");
     await lockTx(tx, iamOwnersLock(ctx.instanceId));
     await checkIamOwnerKept(ctx, tx, { orgId: org.id }, LAST_IAM_OWNERS_DELETE, "Errors.Org.LastInstanceOwners");
     const users = await tx.user.count({ where: { orgId: org.id } });
     await tx.setting.deleteMany({ where: { instanceId: ctx.instanceId, ownerId: org.id } });
+    // Grants made in this org's name on other orgs' projects have no foreign key to it.
+    await tx.userGrant.deleteMany({ where: { instanceId: ctx.instanceId, orgId: org.id } });
+    await tx.projectGrant.deleteMany({ where: { instanceId: ctx.instanceId, grantedOrgId: org.id } });
     await tx.organization.delete({ where: { id: org.id } });
     await recordEvent(ctx, tx, { aggregateType: "org", aggregateId: org.id, orgId: org.id, type: "org.removed", payload: { name: org.name, users } });
   });

@@ -2,6 +2,7 @@
 // as SHA-256, shown once.
 import type { Prisma } from "../../gen/prisma/client.js";
 import { newOpaqueToken, sha256 } from "../crypto/tokens.js";
+import { invalidateAuth } from "./auth-cache.js";
 import type { Ctx } from "./context.js";
 import { failedPrecondition, invalidArgument, notFound } from "./errors.js";
 import { recordEvent } from "./events.js";
@@ -81,6 +82,7 @@ export async function removePersonalAccessToken(ctx: Ctx, userId: string, tokenI
   authorize(ctx, "user.credential.write", user.orgId, userNotFound);
   const now = ctx.clock();
   await ctx.db.$transaction(async (tx) => {
+    await invalidateAuth(tx, { userId: user.id });
     const { count } = await tx.personalAccessToken.deleteMany({ where: { id: tokenId, userId: user.id } });
     if (count === 0) throw tokenNotFound();
     await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.pat.removed", payload: { tokenId } });

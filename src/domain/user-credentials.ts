@@ -5,6 +5,7 @@
 import type { Prisma } from "../../gen/prisma/client.js";
 import { generateRsaKeyPair, normaliseRsaPublicKey } from "../crypto/rsa.js";
 import { newOpaqueToken, sha256 } from "../crypto/tokens.js";
+import { invalidateAuth } from "./auth-cache.js";
 import type { Ctx } from "./context.js";
 import { failedPrecondition, invalidArgument, notFound } from "./errors.js";
 import { recordEvent } from "./events.js";
@@ -106,6 +107,7 @@ export async function removeMachineKey(ctx: Ctx, userId: string, keyId: string):
   const user = await targetUser(ctx, userId, "user.credential.write");
   const now = ctx.clock();
   await ctx.db.$transaction(async (tx) => {
+    await invalidateAuth(tx, { userId: user.id });
     const { count } = await tx.machineKey.deleteMany({ where: { id: keyId, userId: user.id } });
     if (count === 0) throw notFound("Errors.User.Key.NotFound", "machine key not found");
     await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.key.removed", payload: { keyId } });
@@ -123,6 +125,7 @@ export async function addSecret(ctx: Ctx, userId: string): Promise<{ clientSecre
   const now = ctx.clock();
   await ctx.db.$transaction(async (tx) => {
     const before = await tx.user.findUniqueOrThrow({ where: { id: user.id }, select: { secretCreatedAt: true } });
+    await invalidateAuth(tx, { userId: user.id });
     await tx.user.update({ where: { id: user.id }, data: { secretHash: sha256(clientSecret), secretCreatedAt: now, updatedAt: now } });
     await recordEvent(ctx, tx, {
       aggregateType: "user",
@@ -139,6 +142,7 @@ export async function removeSecret(ctx: Ctx, userId: string): Promise<Date> {
   const user = await targetUser(ctx, userId, "user.credential.write");
   const now = ctx.clock();
   await ctx.db.$transaction(async (tx) => {
+    await invalidateAuth(tx, { userId: user.id });
     const { count } = await tx.user.updateMany({
       where: { id: user.id, secretHash: { not: null } },
       data: { secretHash: null, secretCreatedAt: null, updatedAt: now },

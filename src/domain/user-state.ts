@@ -2,6 +2,7 @@
 // authenticate: authn.ts refuses its tokens on the very next request, so
 // nothing has to be revoked here.
 import type { Prisma } from "../../gen/prisma/client.js";
+import { invalidateAuth } from "./auth-cache.js";
 import type { Ctx, Tx } from "./context.js";
 import { failedPrecondition } from "./errors.js";
 import { recordEvent } from "./events.js";
@@ -62,6 +63,7 @@ async function transition(ctx: Ctx, userId: string, kind: Transition): Promise<D
   if (!rule.from.includes(user.state)) throw rule.refused(user.state);
   const now = ctx.clock();
   await ctx.db.$transaction(async (tx) => {
+    await invalidateAuth(tx, { userId: user.id });
     if (rule.revokesAccess) {
       await keepAnActiveInstanceOwner(
         ctx,

@@ -3,6 +3,7 @@
 // passwords, metadata and machine credentials live beside it in user-*.ts.
 import type { Prisma } from "../../gen/prisma/client.js";
 import { hashPassword, importedHashFormat } from "../crypto/passwords.js";
+import { invalidateAuth } from "./auth-cache.js";
 import type { Ctx, Tx } from "./context.js";
 import { alreadyExists, failedPrecondition, invalidArgument, notFound, permissionDenied, SvcError } from "./errors.js";
 import { recordEvent } from "./events.js";
@@ -136,6 +137,50 @@ export interface CreateUserInput {
   };
   machine?: { name: string; description?: string; accessTokenType: "BEARER" | "JWT" };
   metadata?: { key: string; value: Uint8Array }[];
+  /**
+   * A SCIM provisioning create: the profile is the SCIM one (names and the
+   * email become optional, the multi-valued attributes replace email/phone).
+   */
+  scim?: ScimProfile & { active: boolean; externalId?: string | null; provisionerId: string; password?: string };
+}
+
+export interface ContactInput {
+  value: string;
+  type?: string | null;
+  display?: string | null;
+  primary: boolean;
+}
+
+export interface AddressInput {
+  type?: string | null;
+  streetAddress?: string | null;
+  locality?: string | null;
+  region?: string | null;
+  postalCode?: string | null;
+  country?: string | null;
+  formatted?: string | null;
+  primary: boolean;
+}
+
+/** The SCIM User attributes stored on the user row and its child rows (RFC 7643 §4.1). */
+export interface ScimProfile {
+  givenName?: string | null;
+  familyName?: string | null;
+  middleName?: string | null;
+  honorificPrefix?: string | null;
+  honorificSuffix?: string | null;
+  nameFormatted?: string | null;
+  displayName?: string | null;
+  nickName?: string | null;
+  profileUrl?: string | null;
+  userType?: string | null;
+  title?: string | null;
+  preferredLanguage?: string | null;
+  locale?: string | null;
+  timezone?: string | null;
+  emails: ContactInput[];
+  phoneNumbers: ContactInput[];
+  addresses: AddressInput[];
 }
 
 const EMAIL = /^[^\s@"<>()[\]\\,;:]+@[^\s@"<>()[\]\\,;:]+\.[^\s@"<>()[\]\\,;:]+$/;
@@ -160,7 +205,120 @@ export function validateUsername(username: string): string {
   return v;
 }
 
-export async function createUser(ctx: Ctx, input: CreateUserInput): Promise<{ id: string; createdAt: Date }> {
+const LOCALE = /^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$/;
+const TIMEZONE = /^[A-Za-z]+(?:[/_+-][A-Za-z0-9]+)*$/;
+export const MAX_CHILD_ROWS = 20;
+
+function validTimezone(tz: string): boolean {
+  if (!TIMEZONE.test(tz)) return false;
+  try {
+    new Intl.DateTimeFormat("en", { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Rows of the multi-valued attributes, validated, positions kept, at most one primary. */
+export interface ProfileRows {
+  emails: Omit<Prisma.UserEmailCreateManyInput, "userId">[];
+  phoneNumbers: Omit<Prisma.UserPhoneCreateManyInput, "userId">[];
+  addresses: Omit<Prisma.UserAddressCreateManyInput, "userId">[];
+}
+
+/**
+ * Validates a SCIM profile into user columns and child rows. The primary
+ * email and phone (or the first entry when none is marked) are the user's
+ * email and phone as the v2 API shows them.
+ */
+export function scimProfileColumns(p: ScimProfile): { columns: Prisma.UserUncheckedUpdateInput; rows: ProfileRows } {
+  const opt = (v: string | null | undefined, field: string, max?: number) => text(v ?? undefined, field, { max }) ?? null;
+  const columns: Prisma.UserUncheckedUpdateInput = {
+    givenName: opt(p.givenName, "given_name"),
+    familyName: opt(p.familyName, "family_name"),
+    middleName: opt(p.middleName, "middle_name"),
+    honorificPrefix: opt(p.honorificPrefix, "honorific_prefix"),
+    honorificSuffix: opt(p.honorificSuffix, "honorific_suffix"),
+    nameFormatted: opt(p.nameFormatted, "name_formatted", 500),
+    displayName: opt(p.displayName, "display_name"),
+    nickName: opt(p.nickName, "nick_name"),
+    userType: opt(p.userType, "user_type"),
+    title: opt(p.title, "title"),
+    preferredLanguage: opt(p.preferredLanguage, "preferred_language", 35),
+    locale: opt(p.locale, "locale", 35),
+    timezone: opt(p.timezone, "timezone", 64),
+  };
+  const profileUrl = opt(p.profileUrl, "profile_url", 2000);
+  if (profileUrl !== null) {
+    let ok = false;
+    try {
+      const u = new URL(profileUrl);
+      ok = u.protocol === "http:" || u.protocol === "https:";
+    } catch {}
+    if (!ok) throw invalidArgument("Errors.User.ProfileUrl.Invalid", "profileUrl must be an http or https URL", { field: "profileUrl" });
+  }
+  columns.profileUrl = profileUrl;
+  if (columns.preferredLanguage && !LANGUAGE.test(columns.preferredLanguage as string)) {
+    throw invalidArgument("Errors.User.PreferredLanguage.Invalid", "preferredLanguage must be a BCP 47 language tag", { field: "preferredLanguage" });
+  }
+  if (columns.locale && !LOCALE.test(columns.locale as string)) {
+    throw invalidArgument("Errors.User.Locale.Invalid", "locale must be a BCP 47 language tag", { field: "locale" });
+  }
+  if (columns.timezone && !validTimezone(columns.timezone as string)) {
+    throw invalidArgument("Errors.User.Timezone.Invalid", "timezone must be an IANA time zone name", { field: "timezone" });
+  }
+  const onePrimary = (entries: { primary: boolean }[], field: string) => {
+    if (entries.length > MAX_CHILD_ROWS) throw invalidArgument(`Errors.User.${field}.TooMany`, `at most ${MAX_CHILD_ROWS} ${field} entries`, { field });
+    if (entries.filter((e) => e.primary).length > 1)
+      throw invalidArgument(`Errors.User.${field}.PrimaryTwice`, `at most one of ${field} is primary`, { field });
+  };
+  onePrimary(p.emails, "emails");
+  onePrimary(p.phoneNumbers, "phoneNumbers");
+  onePrimary(p.addresses, "addresses");
+  const emails = p.emails.map((e, position) => {
+    const value = text(e.value, "email", { required: true, max: 320 }) as string;
+    if (!EMAIL.test(value)) throw invalidArgument("Errors.User.Email.Invalid", "email is not a valid address", { field: "emails" });
+    return { id: newId(), position, value, type: opt(e.type, "email_type", 50), display: opt(e.display, "email_display"), primary: e.primary };
+  });
+  const phoneNumbers = p.phoneNumbers.map((e, position) => {
+    const value = text(e.value, "phone", { required: true, max: 50 }) as string;
+    return { id: newId(), position, value, type: opt(e.type, "phone_type", 50), display: opt(e.display, "phone_display"), primary: e.primary };
+  });
+  const addresses = p.addresses.map((a, position) => ({
+    id: newId(),
+    position,
+    type: opt(a.type, "address_type", 50),
+    streetAddress: opt(a.streetAddress, "street_address", 500),
+    locality: opt(a.locality, "locality"),
+    region: opt(a.region, "region"),
+    postalCode: opt(a.postalCode, "postal_code", 50),
+    country: opt(a.country, "country", 100),
+    formatted: multiline(a.formatted, "formatted"),
+    primary: a.primary,
+  }));
+  const primaryEmail = emails.find((e) => e.primary) ?? emails[0];
+  const primaryPhone = phoneNumbers.find((e) => e.primary) ?? phoneNumbers[0];
+  columns.email = primaryEmail?.value ?? null;
+  columns.phone = primaryPhone?.value ?? null;
+  return { columns, rows: { emails, phoneNumbers, addresses } };
+}
+
+/** Like text() but keeps line breaks (an address's `formatted`). */
+function multiline(value: string | null | undefined, field: string): string | null {
+  const v = value?.trim();
+  if (!v) return null;
+  if (v.length > 1000) throw invalidArgument(`Errors.User.${field}.TooLong`, `${field} must be at most 1000 characters`, { field });
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters other than line breaks and tabs are rejected
+  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(v))
+    throw invalidArgument(`Errors.User.${field}.Invalid`, `${field} contains control characters`, { field });
+  return v;
+}
+
+export function validExternalId(value: string | null | undefined): string | null {
+  return text(value ?? undefined, "externalId", { max: 200 }) ?? null;
+}
+
+export async function createUser(ctx: Ctx, input: CreateUserInput): Promise<{ id: string; createdAt: Date; prepared: PreparedUser }> {
   if (!input.orgId) throw invalidArgument("Errors.User.Org.Missing", "organization_id is required", { field: "organization_id" });
   const org = await ctx.db.organization.findFirst({ where: { id: input.orgId, instanceId: ctx.instanceId }, select: { id: true } });
   const orgHidden = () => notFound("Errors.Org.NotFound", "organization not found");
@@ -168,12 +326,14 @@ export async function createUser(ctx: Ctx, input: CreateUserInput): Promise<{ id
   authorize(ctx, "user.write", org.id, orgHidden);
   const prepared = await prepareUser(ctx, input, org.id);
   await ctx.db.$transaction((tx) => insertUser(ctx, tx, prepared));
-  return { id: prepared.data.id as string, createdAt: prepared.data.createdAt as Date };
+  return { id: prepared.data.id as string, createdAt: prepared.data.createdAt as Date, prepared };
 }
 
 export interface PreparedUser {
   data: Prisma.UserUncheckedCreateInput;
   metadata: { key: string; value: Uint8Array<ArrayBuffer> }[];
+  rows: ProfileRows;
+  externalId?: { provisionerId: string; externalId: string };
 }
 
 /**
@@ -181,7 +341,9 @@ export interface PreparedUser {
  * any transaction. Checks no permission: callers authorize first.
  */
 export async function prepareUser(ctx: Ctx, input: CreateUserInput, orgId: string): Promise<PreparedUser> {
-  if (!!input.human === !!input.machine) throw invalidArgument("Errors.User.Type.Missing", "exactly one of human or machine is required");
+  if ([input.human, input.machine, input.scim].filter(Boolean).length !== 1) {
+    throw invalidArgument("Errors.User.Type.Missing", "exactly one of human or machine is required");
+  }
   if (input.userId !== undefined && !ID_PATTERN.test(input.userId)) {
     throw invalidArgument("Errors.User.Id.Invalid", "user_id must be 1-200 characters of letters, digits, '_', '.', '@' or '-'", { field: "user_id" });
   }
@@ -198,7 +360,25 @@ export async function prepareUser(ctx: Ctx, input: CreateUserInput, orgId: strin
     updatedAt: now,
   };
 
-  if (input.human) {
+  let rows: ProfileRows = { emails: [], phoneNumbers: [], addresses: [] };
+  let externalId: { provisionerId: string; externalId: string } | undefined;
+  if (input.scim) {
+    const sc = input.scim;
+    const profile = scimProfileColumns(sc);
+    Object.assign(data, profile.columns);
+    rows = profile.rows;
+    // The provisioner holds user.write, which is what marks an address as verified in the v2 API too.
+    data.emailVerified = data.email != null;
+    data.username = validateUsername(input.username ?? "");
+    if (sc.password !== undefined) {
+      checkPassword(sc.password, await passwordComplexity(ctx, orgId));
+      data.passwordHash = await hashPassword(sc.password);
+      data.passwordChangedAt = now;
+    }
+    data.state = !sc.active ? "INACTIVE" : data.passwordHash ? "ACTIVE" : "INITIAL";
+    const ext = validExternalId(sc.externalId);
+    if (ext) externalId = { provisionerId: sc.provisionerId, externalId: ext };
+  } else if (input.human) {
     const h = input.human;
     data.givenName = text(h.givenName, "given_name", { required: true });
     data.familyName = text(h.familyName, "family_name", { required: true });
@@ -240,6 +420,9 @@ export async function prepareUser(ctx: Ctx, input: CreateUserInput, orgId: strin
     data.username = validateUsername(input.username ?? email);
     // A human without a password cannot sign in until one is set.
     data.state = data.passwordHash ? "ACTIVE" : "INITIAL";
+    // The v2 email and phone are the primary entries of the SCIM emails / phoneNumbers.
+    rows.emails.push({ id: newId(), position: 0, value: email, type: null, display: null, primary: true });
+    if (data.phone) rows.phoneNumbers.push({ id: newId(), position: 0, value: data.phone, type: null, display: null, primary: true });
   } else if (input.machine) {
     const m = input.machine;
     data.type = "MACHINE";
@@ -253,7 +436,7 @@ export async function prepareUser(ctx: Ctx, input: CreateUserInput, orgId: strin
 
   const metadata = validMetadata(input.metadata ?? []);
 
-  return { data, metadata };
+  return { data, metadata, rows, externalId };
 }
 
 /** Writes a prepared user, its metadata and its audit event in the caller's transaction. */
@@ -265,16 +448,30 @@ export async function insertUser(ctx: Ctx, tx: Tx, p: PreparedUser): Promise<voi
     await tx.user.create({ data });
     if (metadata.length)
       await tx.userMetadata.createMany({ data: metadata.map((m) => ({ userId: id, key: m.key, value: m.value, createdAt: now, updatedAt: now })) });
+    await writeProfileRows(tx, id, p.rows);
+    if (p.externalId) await tx.scimExternalId.create({ data: { userId: id, orgId: data.orgId, ...p.externalId, createdAt: now } });
     await recordEvent(ctx, tx, {
       aggregateType: "user",
       aggregateId: id,
       orgId: data.orgId,
       type: data.type === "HUMAN" ? "user.human.added" : "user.machine.added",
-      payload: { username: data.username, email: data.email ?? undefined, metadataKeys: metadata.map((m) => m.key) },
+      payload: {
+        username: data.username,
+        email: data.email ?? undefined,
+        metadataKeys: metadata.map((m) => m.key),
+        ...(p.externalId ? { externalId: p.externalId.externalId, provisionerId: p.externalId.provisionerId } : {}),
+      },
     });
   } catch (err) {
     throw mapUniqueViolation(err);
   }
+}
+
+/** Inserts the multi-valued attribute rows (one statement per kind, only when there are rows). */
+export async function writeProfileRows(tx: Tx, userId: string, rows: ProfileRows): Promise<void> {
+  if (rows.emails.length) await tx.userEmail.createMany({ data: rows.emails.map((r) => ({ ...r, userId })) });
+  if (rows.phoneNumbers.length) await tx.userPhone.createMany({ data: rows.phoneNumbers.map((r) => ({ ...r, userId })) });
+  if (rows.addresses.length) await tx.userAddress.createMany({ data: rows.addresses.map((r) => ({ ...r, userId })) });
 }
 
 export const MAX_METADATA_PER_REQUEST = 100;
@@ -298,6 +495,7 @@ export function mapUniqueViolation(err: unknown): unknown {
   if (e?.code !== "P2002") return err;
   const fields = JSON.stringify(e.meta ?? {});
   if (fields.includes("usernameLower")) return alreadyExists("Errors.User.AlreadyExists", "a user with this username already exists");
+  if (fields.includes("externalId")) return alreadyExists("Errors.User.ExternalIdTaken", "another user of this provisioner has this externalId");
   return alreadyExists("Errors.User.IdTaken", "a user with this id already exists");
 }
 
@@ -342,7 +540,9 @@ export function likeValue(m: TextMatch, value = m.value): string {
 }
 
 function stringFilter(m: TextMatch): Prisma.StringFilter {
-  return { [m.method]: likeValue(m), ...(m.ignoreCase ? { mode: "insensitive" as const } : {}) };
+  // Prisma compares case-insensitive equality with ILIKE too, so that value needs escaping as well.
+  const value = m.method === "equals" && m.ignoreCase ? likeValue({ ...m, method: "contains" }) : likeValue(m);
+  return { [m.method]: value, ...(m.ignoreCase ? { mode: "insensitive" as const } : {}) };
 }
 
 /** Compiles the typed filters into one Prisma where clause: filtering happens in SQL. */
@@ -517,7 +717,10 @@ export async function updateUser(ctx: Ctx, input: UpdateUserInput): Promise<Date
   const now = ctx.clock();
   try {
     await ctx.db.$transaction(async (tx) => {
+      await invalidateAuth(tx, { userId: target.id });
       await tx.user.update({ where: { id: target.id }, data: { ...next, updatedAt: now } });
+      if (changed.includes("email")) await syncPrimaryRow(tx, "email", target.id, current.email, next.email as string);
+      if (changed.includes("phone")) await syncPrimaryRow(tx, "phone", target.id, current.phone, (next.phone as string | null) ?? null);
       await recordEvent(ctx, tx, {
         aggregateType: "user",
         aggregateId: target.id,
@@ -532,6 +735,23 @@ export async function updateUser(ctx: Ctx, input: UpdateUserInput): Promise<Date
   return now;
 }
 
+/**
+ * Keeps the SCIM emails / phoneNumbers rows in step with a v2 change of the
+ * user's email or phone: the row holding the old value (the primary one,
+ * which is what the v2 API shows) takes the new value; none given removes it.
+ */
+async function syncPrimaryRow(tx: Tx, kind: "email" | "phone", userId: string, previous: string | null, value: string | null): Promise<void> {
+  const table = (kind === "email" ? tx.userEmail : tx.userPhone) as unknown as typeof tx.userEmail;
+  const rows = await table.findMany({ where: { userId }, orderBy: { position: "asc" }, select: { id: true, value: true, primary: true, position: true } });
+  const row = rows.find((r) => r.primary) ?? rows.find((r) => r.value === previous);
+  if (row && value === null) await table.delete({ where: { id: row.id } });
+  else if (row && value !== null) await table.update({ where: { id: row.id }, data: { value } });
+  else if (value !== null) {
+    const position = rows.length ? Math.min(...rows.map((r) => r.position)) - 1 : 0;
+    await table.create({ data: { id: newId(), userId, position, value, primary: true } });
+  }
+}
+
 // ---------------------------------------------------------------- delete
 
 export async function deleteUser(ctx: Ctx, userId: string): Promise<Date> {
@@ -540,6 +760,7 @@ export async function deleteUser(ctx: Ctx, userId: string): Promise<Date> {
   authorize(ctx, "user.delete", user.orgId, userNotFound);
   const now = ctx.clock();
   await ctx.db.$transaction(async (tx) => {
+    await invalidateAuth(tx, { userId: user.id });
     await keepAnActiveInstanceOwner(ctx, tx, user.id, "Errors.User.LastInstanceOwner", "the last active IAM_OWNER of the instance cannot be deleted");
     // Tokens, metadata and memberships go with the user (ON DELETE CASCADE).
     await tx.user.delete({ where: { id: user.id } });

@@ -11,6 +11,8 @@ import { type Server, startServer } from "../../src/server.js";
 import { freshDatabase, type TestDatabase } from "./db.js";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
+/** The master key test servers on PostgreSQL share (replicas must use the same one). */
+export const TEST_MASTER_KEY = Buffer.alloc(32, 7).toString("base64");
 
 export interface TestServer {
   server: Server;
@@ -31,7 +33,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     SVC_HOST: "127.0.0.1",
     SVC_DATA_DIR: dataDir,
     SVC_SHUTDOWN_GRACE_MS: "2000",
-    ...(db.url ? { SVC_DATABASE_URL: db.url } : {}),
+    ...(db.url ? { SVC_DATABASE_URL: db.url, SVC_MASTER_KEY: TEST_MASTER_KEY } : {}),
     ...env,
   });
   const server = await startServer(config, { logger: pino({ level: process.env.SVC_TEST_LOG_LEVEL ?? "silent" }), clock: () => new Date(Date.now() + offset) });
@@ -65,9 +67,17 @@ export interface ChildServer {
 
 /** Runs `src/main.ts` as `npm start` does and waits until it listens. */
 export async function spawnServer(env: Record<string, string>, timeoutMs = 60_000): Promise<ChildServer> {
-  const proc = spawn(path.join(ROOT, "node_modules/.bin/tsx"), ["src/main.ts"], {
+  // As `npm start` runs it: one node process with the tsx loader.
+  const proc = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", SVC_PORT: "0", SVC_HOST: "127.0.0.1", ...env },
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      SVC_PORT: "0",
+      SVC_HOST: "127.0.0.1",
+      ...(env.SVC_DATABASE_URL ? { SVC_MASTER_KEY: TEST_MASTER_KEY } : {}),
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const logs: Record<string, unknown>[] = [];

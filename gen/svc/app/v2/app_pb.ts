@@ -2,12 +2,13 @@
 // @generated from file svc/app/v2/app.proto (package svc.app.v2, syntax proto3)
 /* eslint-disable */
 
-// Applications of a project (OIDC, API and SAML clients). The
-// ApplicationService RPCs are added with the OAuth token service.
+// Applications of a project: API clients and OIDC clients.
 
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Details } from "../../object/v2/object_pb.js";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Details, TextQueryMethod } from "../../object/v2/object_pb.js";
 import { file_svc_object_v2_object } from "../../object/v2/object_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -15,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/app/v2/app.proto.
  */
 export const file_svc_app_v2_app: GenFile = /*@__PURE__*/
-  fileDesc("ChRzdmMvYXBwL3YyL2FwcC5wcm90bxIKc3ZjLmFwcC52MiKcAQoLQXBwbGljYXRpb24SCgoCaWQYASABKAkSJwoHZGV0YWlscxgCIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscxISCgpwcm9qZWN0X2lkGAMgASgJEgwKBG5hbWUYBCABKAkSIwoFc3RhdGUYBSABKA4yFC5zdmMuYXBwLnYyLkFwcFN0YXRlEhEKCWNsaWVudF9pZBgGIAEoCSpTCghBcHBTdGF0ZRIZChVBUFBfU1RBVEVfVU5TUEVDSUZJRUQQABIUChBBUFBfU1RBVEVfQUNUSVZFEAESFgoSQVBQX1NUQVRFX0lOQUNUSVZFEAJiBnByb3RvMw", [file_svc_object_v2_object]);
+  fileDesc("ChRzdmMvYXBwL3YyL2FwcC5wcm90bxIKc3ZjLmFwcC52MiKPAgoLQXBwbGljYXRpb24SCgoCaWQYASABKAkSJwoHZGV0YWlscxgCIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscxISCgpwcm9qZWN0X2lkGAMgASgJEgwKBG5hbWUYBCABKAkSIwoFc3RhdGUYBSABKA4yFC5zdmMuYXBwLnYyLkFwcFN0YXRlEhEKCWNsaWVudF9pZBgGIAEoCRIkCgNhcGkYByABKAsyFS5zdmMuYXBwLnYyLkFwaUNvbmZpZ0gAEiYKBG9pZGMYCCABKAsyFi5zdmMuYXBwLnYyLk9pZGNDb25maWdIABIZChFoYXNfY2xpZW50X3NlY3JldBgJIAEoCEIICgZjb25maWcifAoJQXBpQ29uZmlnEjcKEGF1dGhfbWV0aG9kX3R5cGUYASABKA4yHS5zdmMuYXBwLnYyLkFwaUF1dGhNZXRob2RUeXBlEjYKEWFjY2Vzc190b2tlbl90eXBlGAIgASgOMhsuc3ZjLmFwcC52Mi5BY2Nlc3NUb2tlblR5cGUioQMKCk9pZGNDb25maWcSFQoNcmVkaXJlY3RfdXJpcxgBIAMoCRIhChlwb3N0X2xvZ291dF9yZWRpcmVjdF91cmlzGAIgAygJEi4KC2dyYW50X3R5cGVzGAMgAygOMhkuc3ZjLmFwcC52Mi5PaWRjR3JhbnRUeXBlEjQKDnJlc3BvbnNlX3R5cGVzGAQgAygOMhwuc3ZjLmFwcC52Mi5PaWRjUmVzcG9uc2VUeXBlEikKCGFwcF90eXBlGAUgASgOMhcuc3ZjLmFwcC52Mi5PaWRjQXBwVHlwZRI4ChBhdXRoX21ldGhvZF90eXBlGAYgASgOMh4uc3ZjLmFwcC52Mi5PaWRjQXV0aE1ldGhvZFR5cGUSNgoRYWNjZXNzX3Rva2VuX3R5cGUYByABKA4yGy5zdmMuYXBwLnYyLkFjY2Vzc1Rva2VuVHlwZRIfChdpZF90b2tlbl9yb2xlX2Fzc2VydGlvbhgIIAEoCBIjChtpZF90b2tlbl91c2VyaW5mb19hc3NlcnRpb24YCSABKAgSEAoIZGV2X21vZGUYCiABKAgijAEKBkFwcEtleRIKCgJpZBgBIAEoCRIOCgZhcHBfaWQYAiABKAkSMQoNY3JlYXRpb25fZGF0ZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMwoPZXhwaXJhdGlvbl9kYXRlGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKNAQoQQXBwbGljYXRpb25RdWVyeRI2CgpuYW1lX3F1ZXJ5GAEgASgLMiAuc3ZjLmFwcC52Mi5BcHBsaWNhdGlvbk5hbWVRdWVyeUgAEjgKC3N0YXRlX3F1ZXJ5GAIgASgLMiEuc3ZjLmFwcC52Mi5BcHBsaWNhdGlvblN0YXRlUXVlcnlIAEIHCgVxdWVyeSJUChRBcHBsaWNhdGlvbk5hbWVRdWVyeRIMCgRuYW1lGAEgASgJEi4KBm1ldGhvZBgCIAEoDjIeLnN2Yy5vYmplY3QudjIuVGV4dFF1ZXJ5TWV0aG9kIjwKFUFwcGxpY2F0aW9uU3RhdGVRdWVyeRIjCgVzdGF0ZRgBIAEoDjIULnN2Yy5hcHAudjIuQXBwU3RhdGUqUwoIQXBwU3RhdGUSGQoVQVBQX1NUQVRFX1VOU1BFQ0lGSUVEEAASFAoQQVBQX1NUQVRFX0FDVElWRRABEhYKEkFQUF9TVEFURV9JTkFDVElWRRACKoMBChFBcGlBdXRoTWV0aG9kVHlwZRIkCiBBUElfQVVUSF9NRVRIT0RfVFlQRV9VTlNQRUNJRklFRBAAEh4KGkFQSV9BVVRIX01FVEhPRF9UWVBFX0JBU0lDEAESKAokQVBJX0FVVEhfTUVUSE9EX1RZUEVfUFJJVkFURV9LRVlfSldUEAIqbQoPQWNjZXNzVG9rZW5UeXBlEiEKHUFDQ0VTU19UT0tFTl9UWVBFX1VOU1BFQ0lGSUVEEAASHAoYQUNDRVNTX1RPS0VOX1RZUEVfQkVBUkVSEAESGQoVQUNDRVNTX1RPS0VOX1RZUEVfSldUEAIqewoLT2lkY0FwcFR5cGUSHQoZT0lEQ19BUFBfVFlQRV9VTlNQRUNJRklFRBAAEhUKEU9JRENfQVBQX1RZUEVfV0VCEAESHAoYT0lEQ19BUFBfVFlQRV9VU0VSX0FHRU5UEAISGAoUT0lEQ19BUFBfVFlQRV9OQVRJVkUQAyrHAQoST2lkY0F1dGhNZXRob2RUeXBlEiUKIU9JRENfQVVUSF9NRVRIT0RfVFlQRV9VTlNQRUNJRklFRBAAEh8KG09JRENfQVVUSF9NRVRIT0RfVFlQRV9CQVNJQxABEh4KGk9JRENfQVVUSF9NRVRIT0RfVFlQRV9QT1NUEAISHgoaT0lEQ19BVVRIX01FVEhPRF9UWVBFX05PTkUQAxIpCiVPSURDX0FVVEhfTUVUSE9EX1RZUEVfUFJJVkFURV9LRVlfSldUEAQqnAEKDU9pZGNHcmFudFR5cGUSHwobT0lEQ19HUkFOVF9UWVBFX1VOU1BFQ0lGSUVEEAASJgoiT0lEQ19HUkFOVF9UWVBFX0FVVEhPUklaQVRJT05fQ09ERRABEiEKHU9JRENfR1JBTlRfVFlQRV9SRUZSRVNIX1RPS0VOEAISHwobT0lEQ19HUkFOVF9UWVBFX0RFVklDRV9DT0RFEAMqUwoQT2lkY1Jlc3BvbnNlVHlwZRIiCh5PSURDX1JFU1BPTlNFX1RZUEVfVU5TUEVDSUZJRUQQABIbChdPSURDX1JFU1BPTlNFX1RZUEVfQ09ERRABYgZwcm90bzM", [file_google_protobuf_timestamp, file_svc_object_v2_object]);
 
 /**
  * @generated from message svc.app.v2.Application
@@ -50,6 +51,30 @@ export type Application = Message<"svc.app.v2.Application"> & {
    * @generated from field: string client_id = 6;
    */
   clientId: string;
+
+  /**
+   * @generated from oneof svc.app.v2.Application.config
+   */
+  config: {
+    /**
+     * @generated from field: svc.app.v2.ApiConfig api = 7;
+     */
+    value: ApiConfig;
+    case: "api";
+  } | {
+    /**
+     * @generated from field: svc.app.v2.OidcConfig oidc = 8;
+     */
+    value: OidcConfig;
+    case: "oidc";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * Whether a client secret is set (the secret itself is never returned).
+   *
+   * @generated from field: bool has_client_secret = 9;
+   */
+  hasClientSecret: boolean;
 };
 
 /**
@@ -58,6 +83,197 @@ export type Application = Message<"svc.app.v2.Application"> & {
  */
 export const ApplicationSchema: GenMessage<Application> = /*@__PURE__*/
   messageDesc(file_svc_app_v2_app, 0);
+
+/**
+ * @generated from message svc.app.v2.ApiConfig
+ */
+export type ApiConfig = Message<"svc.app.v2.ApiConfig"> & {
+  /**
+   * @generated from field: svc.app.v2.ApiAuthMethodType auth_method_type = 1;
+   */
+  authMethodType: ApiAuthMethodType;
+
+  /**
+   * @generated from field: svc.app.v2.AccessTokenType access_token_type = 2;
+   */
+  accessTokenType: AccessTokenType;
+};
+
+/**
+ * Describes the message svc.app.v2.ApiConfig.
+ * Use `create(ApiConfigSchema)` to create a new message.
+ */
+export const ApiConfigSchema: GenMessage<ApiConfig> = /*@__PURE__*/
+  messageDesc(file_svc_app_v2_app, 1);
+
+/**
+ * @generated from message svc.app.v2.OidcConfig
+ */
+export type OidcConfig = Message<"svc.app.v2.OidcConfig"> & {
+  /**
+   * Absolute; https unless dev_mode, or for native apps a loopback http URL
+   * or a private-use scheme (RFC 8252).
+   *
+   * @generated from field: repeated string redirect_uris = 1;
+   */
+  redirectUris: string[];
+
+  /**
+   * @generated from field: repeated string post_logout_redirect_uris = 2;
+   */
+  postLogoutRedirectUris: string[];
+
+  /**
+   * Default: [AUTHORIZATION_CODE].
+   *
+   * @generated from field: repeated svc.app.v2.OidcGrantType grant_types = 3;
+   */
+  grantTypes: OidcGrantType[];
+
+  /**
+   * Default: [CODE].
+   *
+   * @generated from field: repeated svc.app.v2.OidcResponseType response_types = 4;
+   */
+  responseTypes: OidcResponseType[];
+
+  /**
+   * @generated from field: svc.app.v2.OidcAppType app_type = 5;
+   */
+  appType: OidcAppType;
+
+  /**
+   * @generated from field: svc.app.v2.OidcAuthMethodType auth_method_type = 6;
+   */
+  authMethodType: OidcAuthMethodType;
+
+  /**
+   * @generated from field: svc.app.v2.AccessTokenType access_token_type = 7;
+   */
+  accessTokenType: AccessTokenType;
+
+  /**
+   * @generated from field: bool id_token_role_assertion = 8;
+   */
+  idTokenRoleAssertion: boolean;
+
+  /**
+   * @generated from field: bool id_token_userinfo_assertion = 9;
+   */
+  idTokenUserinfoAssertion: boolean;
+
+  /**
+   * @generated from field: bool dev_mode = 10;
+   */
+  devMode: boolean;
+};
+
+/**
+ * Describes the message svc.app.v2.OidcConfig.
+ * Use `create(OidcConfigSchema)` to create a new message.
+ */
+export const OidcConfigSchema: GenMessage<OidcConfig> = /*@__PURE__*/
+  messageDesc(file_svc_app_v2_app, 2);
+
+/**
+ * @generated from message svc.app.v2.AppKey
+ */
+export type AppKey = Message<"svc.app.v2.AppKey"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string app_id = 2;
+   */
+  appId: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp creation_date = 3;
+   */
+  creationDate?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp expiration_date = 4;
+   */
+  expirationDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.app.v2.AppKey.
+ * Use `create(AppKeySchema)` to create a new message.
+ */
+export const AppKeySchema: GenMessage<AppKey> = /*@__PURE__*/
+  messageDesc(file_svc_app_v2_app, 3);
+
+/**
+ * @generated from message svc.app.v2.ApplicationQuery
+ */
+export type ApplicationQuery = Message<"svc.app.v2.ApplicationQuery"> & {
+  /**
+   * @generated from oneof svc.app.v2.ApplicationQuery.query
+   */
+  query: {
+    /**
+     * @generated from field: svc.app.v2.ApplicationNameQuery name_query = 1;
+     */
+    value: ApplicationNameQuery;
+    case: "nameQuery";
+  } | {
+    /**
+     * @generated from field: svc.app.v2.ApplicationStateQuery state_query = 2;
+     */
+    value: ApplicationStateQuery;
+    case: "stateQuery";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message svc.app.v2.ApplicationQuery.
+ * Use `create(ApplicationQuerySchema)` to create a new message.
+ */
+export const ApplicationQuerySchema: GenMessage<ApplicationQuery> = /*@__PURE__*/
+  messageDesc(file_svc_app_v2_app, 4);
+
+/**
+ * @generated from message svc.app.v2.ApplicationNameQuery
+ */
+export type ApplicationNameQuery = Message<"svc.app.v2.ApplicationNameQuery"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: svc.object.v2.TextQueryMethod method = 2;
+   */
+  method: TextQueryMethod;
+};
+
+/**
+ * Describes the message svc.app.v2.ApplicationNameQuery.
+ * Use `create(ApplicationNameQuerySchema)` to create a new message.
+ */
+export const ApplicationNameQuerySchema: GenMessage<ApplicationNameQuery> = /*@__PURE__*/
+  messageDesc(file_svc_app_v2_app, 5);
+
+/**
+ * @generated from message svc.app.v2.ApplicationStateQuery
+ */
+export type ApplicationStateQuery = Message<"svc.app.v2.ApplicationStateQuery"> & {
+  /**
+   * @generated from field: svc.app.v2.AppState state = 1;
+   */
+  state: AppState;
+};
+
+/**
+ * Describes the message svc.app.v2.ApplicationStateQuery.
+ * Use `create(ApplicationStateQuerySchema)` to create a new message.
+ */
+export const ApplicationStateQuerySchema: GenMessage<ApplicationStateQuery> = /*@__PURE__*/
+  messageDesc(file_svc_app_v2_app, 6);
 
 /**
  * @generated from enum svc.app.v2.AppState
@@ -84,4 +300,185 @@ export enum AppState {
  */
 export const AppStateSchema: GenEnum<AppState> = /*@__PURE__*/
   enumDesc(file_svc_app_v2_app, 0);
+
+/**
+ * @generated from enum svc.app.v2.ApiAuthMethodType
+ */
+export enum ApiAuthMethodType {
+  /**
+   * @generated from enum value: API_AUTH_METHOD_TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * client_secret_basic (the default)
+   *
+   * @generated from enum value: API_AUTH_METHOD_TYPE_BASIC = 1;
+   */
+  BASIC = 1,
+
+  /**
+   * @generated from enum value: API_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT = 2;
+   */
+  PRIVATE_KEY_JWT = 2,
+}
+
+/**
+ * Describes the enum svc.app.v2.ApiAuthMethodType.
+ */
+export const ApiAuthMethodTypeSchema: GenEnum<ApiAuthMethodType> = /*@__PURE__*/
+  enumDesc(file_svc_app_v2_app, 1);
+
+/**
+ * @generated from enum svc.app.v2.AccessTokenType
+ */
+export enum AccessTokenType {
+  /**
+   * Opaque (the default).
+   *
+   * @generated from enum value: ACCESS_TOKEN_TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: ACCESS_TOKEN_TYPE_BEARER = 1;
+   */
+  BEARER = 1,
+
+  /**
+   * @generated from enum value: ACCESS_TOKEN_TYPE_JWT = 2;
+   */
+  JWT = 2,
+}
+
+/**
+ * Describes the enum svc.app.v2.AccessTokenType.
+ */
+export const AccessTokenTypeSchema: GenEnum<AccessTokenType> = /*@__PURE__*/
+  enumDesc(file_svc_app_v2_app, 2);
+
+/**
+ * @generated from enum svc.app.v2.OidcAppType
+ */
+export enum OidcAppType {
+  /**
+   * Web (the default).
+   *
+   * @generated from enum value: OIDC_APP_TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: OIDC_APP_TYPE_WEB = 1;
+   */
+  WEB = 1,
+
+  /**
+   * @generated from enum value: OIDC_APP_TYPE_USER_AGENT = 2;
+   */
+  USER_AGENT = 2,
+
+  /**
+   * @generated from enum value: OIDC_APP_TYPE_NATIVE = 3;
+   */
+  NATIVE = 3,
+}
+
+/**
+ * Describes the enum svc.app.v2.OidcAppType.
+ */
+export const OidcAppTypeSchema: GenEnum<OidcAppType> = /*@__PURE__*/
+  enumDesc(file_svc_app_v2_app, 3);
+
+/**
+ * @generated from enum svc.app.v2.OidcAuthMethodType
+ */
+export enum OidcAuthMethodType {
+  /**
+   * client_secret_basic (the default).
+   *
+   * @generated from enum value: OIDC_AUTH_METHOD_TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: OIDC_AUTH_METHOD_TYPE_BASIC = 1;
+   */
+  BASIC = 1,
+
+  /**
+   * @generated from enum value: OIDC_AUTH_METHOD_TYPE_POST = 2;
+   */
+  POST = 2,
+
+  /**
+   * Public client: PKCE is required.
+   *
+   * @generated from enum value: OIDC_AUTH_METHOD_TYPE_NONE = 3;
+   */
+  NONE = 3,
+
+  /**
+   * @generated from enum value: OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT = 4;
+   */
+  PRIVATE_KEY_JWT = 4,
+}
+
+/**
+ * Describes the enum svc.app.v2.OidcAuthMethodType.
+ */
+export const OidcAuthMethodTypeSchema: GenEnum<OidcAuthMethodType> = /*@__PURE__*/
+  enumDesc(file_svc_app_v2_app, 4);
+
+/**
+ * @generated from enum svc.app.v2.OidcGrantType
+ */
+export enum OidcGrantType {
+  /**
+   * @generated from enum value: OIDC_GRANT_TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: OIDC_GRANT_TYPE_AUTHORIZATION_CODE = 1;
+   */
+  AUTHORIZATION_CODE = 1,
+
+  /**
+   * @generated from enum value: OIDC_GRANT_TYPE_REFRESH_TOKEN = 2;
+   */
+  REFRESH_TOKEN = 2,
+
+  /**
+   * @generated from enum value: OIDC_GRANT_TYPE_DEVICE_CODE = 3;
+   */
+  DEVICE_CODE = 3,
+}
+
+/**
+ * Describes the enum svc.app.v2.OidcGrantType.
+ */
+export const OidcGrantTypeSchema: GenEnum<OidcGrantType> = /*@__PURE__*/
+  enumDesc(file_svc_app_v2_app, 5);
+
+/**
+ * @generated from enum svc.app.v2.OidcResponseType
+ */
+export enum OidcResponseType {
+  /**
+   * @generated from enum value: OIDC_RESPONSE_TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: OIDC_RESPONSE_TYPE_CODE = 1;
+   */
+  CODE = 1,
+}
+
+/**
+ * Describes the enum svc.app.v2.OidcResponseType.
+ */
+export const OidcResponseTypeSchema: GenEnum<OidcResponseType> = /*@__PURE__*/
+  enumDesc(file_svc_app_v2_app, 6);
 

@@ -3,10 +3,10 @@
 /* eslint-disable */
 
 // User grants: one user, in one organization context, holding roles of one
-// project. The AuthorizationService RPCs are added with roles and grants.
+// project.
 
-import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Details } from "../../object/v2/object_pb.js";
 import { file_svc_object_v2_object } from "../../object/v2/object_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/authorization/v2/authorization.proto.
  */
 export const file_svc_authorization_v2_authorization: GenFile = /*@__PURE__*/
-  fileDesc("CihzdmMvYXV0aG9yaXphdGlvbi92Mi9hdXRob3JpemF0aW9uLnByb3RvEhRzdmMuYXV0aG9yaXphdGlvbi52MiKxAQoJVXNlckdyYW50EhAKCGdyYW50X2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJEhIKCnByb2plY3RfaWQYBCABKAkSGAoQcHJvamVjdF9ncmFudF9pZBgFIAEoCRIRCglyb2xlX2tleXMYBiADKAkSJwoHZGV0YWlscxgHIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlsc2IGcHJvdG8z", [file_svc_object_v2_object]);
+  fileDesc("CihzdmMvYXV0aG9yaXphdGlvbi92Mi9hdXRob3JpemF0aW9uLnByb3RvEhRzdmMuYXV0aG9yaXphdGlvbi52MiLmAQoJVXNlckdyYW50EhAKCGdyYW50X2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJEhIKCnByb2plY3RfaWQYBCABKAkSGAoQcHJvamVjdF9ncmFudF9pZBgFIAEoCRIRCglyb2xlX2tleXMYBiADKAkSJwoHZGV0YWlscxgHIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscxIzCgVzdGF0ZRgIIAEoDjIkLnN2Yy5hdXRob3JpemF0aW9uLnYyLlVzZXJHcmFudFN0YXRlIvgCCg5Vc2VyR3JhbnRRdWVyeRI8Cg51c2VyX2lkX2ZpbHRlchgBIAEoCzIiLnN2Yy5hdXRob3JpemF0aW9uLnYyLlVzZXJJREZpbHRlckgAEkIKEXByb2plY3RfaWRfZmlsdGVyGAIgASgLMiUuc3ZjLmF1dGhvcml6YXRpb24udjIuUHJvamVjdElERmlsdGVySAASTAoWb3JnYW5pemF0aW9uX2lkX2ZpbHRlchgDIAEoCzIqLnN2Yy5hdXRob3JpemF0aW9uLnYyLk9yZ2FuaXphdGlvbklERmlsdGVySAASPgoPcm9sZV9rZXlfZmlsdGVyGAQgASgLMiMuc3ZjLmF1dGhvcml6YXRpb24udjIuUm9sZUtleUZpbHRlckgAEk0KF3Byb2plY3RfZ3JhbnRfaWRfZmlsdGVyGAUgASgLMiouc3ZjLmF1dGhvcml6YXRpb24udjIuUHJvamVjdEdyYW50SURGaWx0ZXJIAEIHCgVxdWVyeSIfCgxVc2VySURGaWx0ZXISDwoHdXNlcl9pZBgBIAEoCSIlCg9Qcm9qZWN0SURGaWx0ZXISEgoKcHJvamVjdF9pZBgBIAEoCSIvChRPcmdhbml6YXRpb25JREZpbHRlchIXCg9vcmdhbml6YXRpb25faWQYASABKAkiIQoNUm9sZUtleUZpbHRlchIQCghyb2xlX2tleRgBIAEoCSIwChRQcm9qZWN0R3JhbnRJREZpbHRlchIYChBwcm9qZWN0X2dyYW50X2lkGAEgASgJKm4KDlVzZXJHcmFudFN0YXRlEiAKHFVTRVJfR1JBTlRfU1RBVEVfVU5TUEVDSUZJRUQQABIbChdVU0VSX0dSQU5UX1NUQVRFX0FDVElWRRABEh0KGVVTRVJfR1JBTlRfU1RBVEVfSU5BQ1RJVkUQAmIGcHJvdG8z", [file_svc_object_v2_object]);
 
 /**
  * @generated from message svc.authorization.v2.UserGrant
@@ -32,6 +32,9 @@ export type UserGrant = Message<"svc.authorization.v2.UserGrant"> & {
   userId: string;
 
   /**
+   * The organization granting: the project's owner, or the receiving
+   * organization of a project grant.
+   *
    * @generated from field: string organization_id = 3;
    */
   organizationId: string;
@@ -57,6 +60,11 @@ export type UserGrant = Message<"svc.authorization.v2.UserGrant"> & {
    * @generated from field: svc.object.v2.Details details = 7;
    */
   details?: Details | undefined;
+
+  /**
+   * @generated from field: svc.authorization.v2.UserGrantState state = 8;
+   */
+  state: UserGrantState;
 };
 
 /**
@@ -65,4 +73,162 @@ export type UserGrant = Message<"svc.authorization.v2.UserGrant"> & {
  */
 export const UserGrantSchema: GenMessage<UserGrant> = /*@__PURE__*/
   messageDesc(file_svc_authorization_v2_authorization, 0);
+
+/**
+ * @generated from message svc.authorization.v2.UserGrantQuery
+ */
+export type UserGrantQuery = Message<"svc.authorization.v2.UserGrantQuery"> & {
+  /**
+   * @generated from oneof svc.authorization.v2.UserGrantQuery.query
+   */
+  query: {
+    /**
+     * @generated from field: svc.authorization.v2.UserIDFilter user_id_filter = 1;
+     */
+    value: UserIDFilter;
+    case: "userIdFilter";
+  } | {
+    /**
+     * @generated from field: svc.authorization.v2.ProjectIDFilter project_id_filter = 2;
+     */
+    value: ProjectIDFilter;
+    case: "projectIdFilter";
+  } | {
+    /**
+     * @generated from field: svc.authorization.v2.OrganizationIDFilter organization_id_filter = 3;
+     */
+    value: OrganizationIDFilter;
+    case: "organizationIdFilter";
+  } | {
+    /**
+     * @generated from field: svc.authorization.v2.RoleKeyFilter role_key_filter = 4;
+     */
+    value: RoleKeyFilter;
+    case: "roleKeyFilter";
+  } | {
+    /**
+     * @generated from field: svc.authorization.v2.ProjectGrantIDFilter project_grant_id_filter = 5;
+     */
+    value: ProjectGrantIDFilter;
+    case: "projectGrantIdFilter";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message svc.authorization.v2.UserGrantQuery.
+ * Use `create(UserGrantQuerySchema)` to create a new message.
+ */
+export const UserGrantQuerySchema: GenMessage<UserGrantQuery> = /*@__PURE__*/
+  messageDesc(file_svc_authorization_v2_authorization, 1);
+
+/**
+ * @generated from message svc.authorization.v2.UserIDFilter
+ */
+export type UserIDFilter = Message<"svc.authorization.v2.UserIDFilter"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message svc.authorization.v2.UserIDFilter.
+ * Use `create(UserIDFilterSchema)` to create a new message.
+ */
+export const UserIDFilterSchema: GenMessage<UserIDFilter> = /*@__PURE__*/
+  messageDesc(file_svc_authorization_v2_authorization, 2);
+
+/**
+ * @generated from message svc.authorization.v2.ProjectIDFilter
+ */
+export type ProjectIDFilter = Message<"svc.authorization.v2.ProjectIDFilter"> & {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+};
+
+/**
+ * Describes the message svc.authorization.v2.ProjectIDFilter.
+ * Use `create(ProjectIDFilterSchema)` to create a new message.
+ */
+export const ProjectIDFilterSchema: GenMessage<ProjectIDFilter> = /*@__PURE__*/
+  messageDesc(file_svc_authorization_v2_authorization, 3);
+
+/**
+ * @generated from message svc.authorization.v2.OrganizationIDFilter
+ */
+export type OrganizationIDFilter = Message<"svc.authorization.v2.OrganizationIDFilter"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message svc.authorization.v2.OrganizationIDFilter.
+ * Use `create(OrganizationIDFilterSchema)` to create a new message.
+ */
+export const OrganizationIDFilterSchema: GenMessage<OrganizationIDFilter> = /*@__PURE__*/
+  messageDesc(file_svc_authorization_v2_authorization, 4);
+
+/**
+ * @generated from message svc.authorization.v2.RoleKeyFilter
+ */
+export type RoleKeyFilter = Message<"svc.authorization.v2.RoleKeyFilter"> & {
+  /**
+   * @generated from field: string role_key = 1;
+   */
+  roleKey: string;
+};
+
+/**
+ * Describes the message svc.authorization.v2.RoleKeyFilter.
+ * Use `create(RoleKeyFilterSchema)` to create a new message.
+ */
+export const RoleKeyFilterSchema: GenMessage<RoleKeyFilter> = /*@__PURE__*/
+  messageDesc(file_svc_authorization_v2_authorization, 5);
+
+/**
+ * @generated from message svc.authorization.v2.ProjectGrantIDFilter
+ */
+export type ProjectGrantIDFilter = Message<"svc.authorization.v2.ProjectGrantIDFilter"> & {
+  /**
+   * @generated from field: string project_grant_id = 1;
+   */
+  projectGrantId: string;
+};
+
+/**
+ * Describes the message svc.authorization.v2.ProjectGrantIDFilter.
+ * Use `create(ProjectGrantIDFilterSchema)` to create a new message.
+ */
+export const ProjectGrantIDFilterSchema: GenMessage<ProjectGrantIDFilter> = /*@__PURE__*/
+  messageDesc(file_svc_authorization_v2_authorization, 6);
+
+/**
+ * @generated from enum svc.authorization.v2.UserGrantState
+ */
+export enum UserGrantState {
+  /**
+   * @generated from enum value: USER_GRANT_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: USER_GRANT_STATE_ACTIVE = 1;
+   */
+  ACTIVE = 1,
+
+  /**
+   * @generated from enum value: USER_GRANT_STATE_INACTIVE = 2;
+   */
+  INACTIVE = 2,
+}
+
+/**
+ * Describes the enum svc.authorization.v2.UserGrantState.
+ */
+export const UserGrantStateSchema: GenEnum<UserGrantState> = /*@__PURE__*/
+  enumDesc(file_svc_authorization_v2_authorization, 0);
 

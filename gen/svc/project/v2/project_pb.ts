@@ -2,12 +2,11 @@
 // @generated from file svc/project/v2/project.proto (package svc.project.v2, syntax proto3)
 /* eslint-disable */
 
-// Projects, their roles and their grants to other organizations. The
-// ProjectService RPCs are added with roles and grants.
+// Projects, their roles and their grants to other organizations.
 
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Details } from "../../object/v2/object_pb.js";
+import type { Details, TextQueryMethod } from "../../object/v2/object_pb.js";
 import { file_svc_object_v2_object } from "../../object/v2/object_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -15,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/project/v2/project.proto.
  */
 export const file_svc_project_v2_project: GenFile = /*@__PURE__*/
-  fileDesc("ChxzdmMvcHJvamVjdC92Mi9wcm9qZWN0LnByb3RvEg5zdmMucHJvamVjdC52MiLzAQoHUHJvamVjdBIKCgJpZBgBIAEoCRInCgdkZXRhaWxzGAIgASgLMhYuc3ZjLm9iamVjdC52Mi5EZXRhaWxzEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEisKBXN0YXRlGAUgASgOMhwuc3ZjLnByb2plY3QudjIuUHJvamVjdFN0YXRlEh4KFnByb2plY3Rfcm9sZV9hc3NlcnRpb24YBiABKAgSHgoWYXV0aG9yaXphdGlvbl9yZXF1aXJlZBgHIAEoCBIfChdwcm9qZWN0X2FjY2Vzc19yZXF1aXJlZBgIIAEoCCKBAQoLUHJvamVjdFJvbGUSEgoKcHJvamVjdF9pZBgBIAEoCRIQCghyb2xlX2tleRgCIAEoCRIUCgxkaXNwbGF5X25hbWUYAyABKAkSDQoFZ3JvdXAYBCABKAkSJwoHZGV0YWlscxgFIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscyK4AQoMUHJvamVjdEdyYW50EgoKAmlkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSHwoXZ3JhbnRlZF9vcmdhbml6YXRpb25faWQYAyABKAkSEQoJcm9sZV9rZXlzGAQgAygJEisKBXN0YXRlGAUgASgOMhwuc3ZjLnByb2plY3QudjIuUHJvamVjdFN0YXRlEicKB2RldGFpbHMYBiABKAsyFi5zdmMub2JqZWN0LnYyLkRldGFpbHMqYwoMUHJvamVjdFN0YXRlEh0KGVBST0pFQ1RfU1RBVEVfVU5TUEVDSUZJRUQQABIYChRQUk9KRUNUX1NUQVRFX0FDVElWRRABEhoKFlBST0pFQ1RfU1RBVEVfSU5BQ1RJVkUQAmIGcHJvdG8z", [file_svc_object_v2_object]);
+  fileDesc("ChxzdmMvcHJvamVjdC92Mi9wcm9qZWN0LnByb3RvEg5zdmMucHJvamVjdC52MiLzAQoHUHJvamVjdBIKCgJpZBgBIAEoCRInCgdkZXRhaWxzGAIgASgLMhYuc3ZjLm9iamVjdC52Mi5EZXRhaWxzEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEisKBXN0YXRlGAUgASgOMhwuc3ZjLnByb2plY3QudjIuUHJvamVjdFN0YXRlEh4KFnByb2plY3Rfcm9sZV9hc3NlcnRpb24YBiABKAgSHgoWYXV0aG9yaXphdGlvbl9yZXF1aXJlZBgHIAEoCBIfChdwcm9qZWN0X2FjY2Vzc19yZXF1aXJlZBgIIAEoCCKBAQoLUHJvamVjdFJvbGUSEgoKcHJvamVjdF9pZBgBIAEoCRIQCghyb2xlX2tleRgCIAEoCRIUCgxkaXNwbGF5X25hbWUYAyABKAkSDQoFZ3JvdXAYBCABKAkSJwoHZGV0YWlscxgFIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscyKSAgoMUHJvamVjdEdyYW50EgoKAmlkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSHwoXZ3JhbnRlZF9vcmdhbml6YXRpb25faWQYAyABKAkSEQoJcm9sZV9rZXlzGAQgAygJEisKBXN0YXRlGAUgASgOMhwuc3ZjLnByb2plY3QudjIuUHJvamVjdFN0YXRlEicKB2RldGFpbHMYBiABKAsyFi5zdmMub2JqZWN0LnYyLkRldGFpbHMSFAoMcHJvamVjdF9uYW1lGAcgASgJEh8KF3Byb2plY3Rfb3JnYW5pemF0aW9uX2lkGAggASgJEiEKGWdyYW50ZWRfb3JnYW5pemF0aW9uX25hbWUYCSABKAkitAIKElByb2plY3RTZWFyY2hRdWVyeRI2CgpuYW1lX3F1ZXJ5GAEgASgLMiAuc3ZjLnByb2plY3QudjIuUHJvamVjdE5hbWVRdWVyeUgAEjQKCWlkc19xdWVyeRgCIAEoCzIfLnN2Yy5wcm9qZWN0LnYyLlByb2plY3RJRHNRdWVyeUgAEksKFW9yZ2FuaXphdGlvbl9pZF9xdWVyeRgDIAEoCzIqLnN2Yy5wcm9qZWN0LnYyLlByb2plY3RPcmdhbml6YXRpb25JRFF1ZXJ5SAASWgodZ3JhbnRlZF9vcmdhbml6YXRpb25faWRfcXVlcnkYBCABKAsyMS5zdmMucHJvamVjdC52Mi5Qcm9qZWN0R3JhbnRlZE9yZ2FuaXphdGlvbklEUXVlcnlIAEIHCgVxdWVyeSJQChBQcm9qZWN0TmFtZVF1ZXJ5EgwKBG5hbWUYASABKAkSLgoGbWV0aG9kGAIgASgOMh4uc3ZjLm9iamVjdC52Mi5UZXh0UXVlcnlNZXRob2QiHgoPUHJvamVjdElEc1F1ZXJ5EgsKA2lkcxgBIAMoCSI1ChpQcm9qZWN0T3JnYW5pemF0aW9uSURRdWVyeRIXCg9vcmdhbml6YXRpb25faWQYASABKAkiPAohUHJvamVjdEdyYW50ZWRPcmdhbml6YXRpb25JRFF1ZXJ5EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSKgAQoQUHJvamVjdFJvbGVRdWVyeRI4CglrZXlfcXVlcnkYASABKAsyIy5zdmMucHJvamVjdC52Mi5Qcm9qZWN0Um9sZUtleVF1ZXJ5SAASSQoSZGlzcGxheV9uYW1lX3F1ZXJ5GAIgASgLMisuc3ZjLnByb2plY3QudjIuUHJvamVjdFJvbGVEaXNwbGF5TmFtZVF1ZXJ5SABCBwoFcXVlcnkiUgoTUHJvamVjdFJvbGVLZXlRdWVyeRILCgNrZXkYASABKAkSLgoGbWV0aG9kGAIgASgOMh4uc3ZjLm9iamVjdC52Mi5UZXh0UXVlcnlNZXRob2QiYwobUHJvamVjdFJvbGVEaXNwbGF5TmFtZVF1ZXJ5EhQKDGRpc3BsYXlfbmFtZRgBIAEoCRIuCgZtZXRob2QYAiABKA4yHi5zdmMub2JqZWN0LnYyLlRleHRRdWVyeU1ldGhvZCKJAgoRUHJvamVjdEdyYW50UXVlcnkSRgoQcHJvamVjdF9pZF9xdWVyeRgBIAEoCzIqLnN2Yy5wcm9qZWN0LnYyLlByb2plY3RHcmFudFByb2plY3RJRFF1ZXJ5SAASXwodZ3JhbnRlZF9vcmdhbml6YXRpb25faWRfcXVlcnkYAiABKAsyNi5zdmMucHJvamVjdC52Mi5Qcm9qZWN0R3JhbnRHcmFudGVkT3JnYW5pemF0aW9uSURRdWVyeUgAEkIKDnJvbGVfa2V5X3F1ZXJ5GAMgASgLMiguc3ZjLnByb2plY3QudjIuUHJvamVjdEdyYW50Um9sZUtleVF1ZXJ5SABCBwoFcXVlcnkiMAoaUHJvamVjdEdyYW50UHJvamVjdElEUXVlcnkSEgoKcHJvamVjdF9pZBgBIAEoCSJJCiZQcm9qZWN0R3JhbnRHcmFudGVkT3JnYW5pemF0aW9uSURRdWVyeRIfChdncmFudGVkX29yZ2FuaXphdGlvbl9pZBgBIAEoCSIsChhQcm9qZWN0R3JhbnRSb2xlS2V5UXVlcnkSEAoIcm9sZV9rZXkYASABKAkqYwoMUHJvamVjdFN0YXRlEh0KGVBST0pFQ1RfU1RBVEVfVU5TUEVDSUZJRUQQABIYChRQUk9KRUNUX1NUQVRFX0FDVElWRRABEhoKFlBST0pFQ1RfU1RBVEVfSU5BQ1RJVkUQAip5ChBQcm9qZWN0RmllbGROYW1lEiIKHlBST0pFQ1RfRklFTERfTkFNRV9VTlNQRUNJRklFRBAAEhsKF1BST0pFQ1RfRklFTERfTkFNRV9OQU1FEAESJAogUFJPSkVDVF9GSUVMRF9OQU1FX0NSRUFUSU9OX0RBVEUQAmIGcHJvdG8z", [file_svc_object_v2_object]);
 
 /**
  * @generated from message svc.project.v2.Project
@@ -32,6 +31,8 @@ export type Project = Message<"svc.project.v2.Project"> & {
   details?: Details | undefined;
 
   /**
+   * The owning organization.
+   *
    * @generated from field: string organization_id = 3;
    */
   organizationId: string;
@@ -139,6 +140,23 @@ export type ProjectGrant = Message<"svc.project.v2.ProjectGrant"> & {
    * @generated from field: svc.object.v2.Details details = 6;
    */
   details?: Details | undefined;
+
+  /**
+   * @generated from field: string project_name = 7;
+   */
+  projectName: string;
+
+  /**
+   * The organization owning the project (the granting one).
+   *
+   * @generated from field: string project_organization_id = 8;
+   */
+  projectOrganizationId: string;
+
+  /**
+   * @generated from field: string granted_organization_name = 9;
+   */
+  grantedOrganizationName: string;
 };
 
 /**
@@ -147,6 +165,285 @@ export type ProjectGrant = Message<"svc.project.v2.ProjectGrant"> & {
  */
 export const ProjectGrantSchema: GenMessage<ProjectGrant> = /*@__PURE__*/
   messageDesc(file_svc_project_v2_project, 2);
+
+/**
+ * @generated from message svc.project.v2.ProjectSearchQuery
+ */
+export type ProjectSearchQuery = Message<"svc.project.v2.ProjectSearchQuery"> & {
+  /**
+   * @generated from oneof svc.project.v2.ProjectSearchQuery.query
+   */
+  query: {
+    /**
+     * @generated from field: svc.project.v2.ProjectNameQuery name_query = 1;
+     */
+    value: ProjectNameQuery;
+    case: "nameQuery";
+  } | {
+    /**
+     * @generated from field: svc.project.v2.ProjectIDsQuery ids_query = 2;
+     */
+    value: ProjectIDsQuery;
+    case: "idsQuery";
+  } | {
+    /**
+     * @generated from field: svc.project.v2.ProjectOrganizationIDQuery organization_id_query = 3;
+     */
+    value: ProjectOrganizationIDQuery;
+    case: "organizationIdQuery";
+  } | {
+    /**
+     * @generated from field: svc.project.v2.ProjectGrantedOrganizationIDQuery granted_organization_id_query = 4;
+     */
+    value: ProjectGrantedOrganizationIDQuery;
+    case: "grantedOrganizationIdQuery";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message svc.project.v2.ProjectSearchQuery.
+ * Use `create(ProjectSearchQuerySchema)` to create a new message.
+ */
+export const ProjectSearchQuerySchema: GenMessage<ProjectSearchQuery> = /*@__PURE__*/
+  messageDesc(file_svc_project_v2_project, 3);
+
+/**
+ * @generated from message svc.project.v2.ProjectNameQuery
+ */
+export type ProjectNameQuery = Message<"svc.project.v2.ProjectNameQuery"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: svc.object.v2.TextQueryMethod method = 2;
+   */
+  method: TextQueryMethod;
+};
+
+/**
+ * Describes the message svc.project.v2.ProjectNameQuery.
+ * Use `create(ProjectNameQuerySchema)` to create a new message.
+ */
+export const ProjectNameQuerySchema: GenMessage<ProjectNameQuery> = /*@__PURE__*/
+  messageDesc(file_svc_project_v2_project, 4);
+
+/**
+ * @generated from message svc.project.v2.ProjectIDsQuery
+ */
+export type ProjectIDsQuery = Message<"svc.project.v2.ProjectIDsQuery"> & {
+  /**
+   * @generated from field: repeated string ids = 1;
+   */
+  ids: string[];
+};
+
+/**
+ * Describes the message svc.project.v2.ProjectIDsQuery.
+ * Use `create(ProjectIDsQuerySchema)` to create a new message.
+ */
+export const ProjectIDsQuerySchema: GenMessage<ProjectIDsQuery> = /*@__PURE__*/
+  messageDesc(file_svc_project_v2_project, 5);
+
+/**
+ * Projects owned by the organization.
+ *
+ * @generated from message svc.project.v2.ProjectOrganizationIDQuery
+ */
+export type ProjectOrganizationIDQuery = Message<"svc.project.v2.ProjectOrganizationIDQuery"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message svc.project.v2.ProjectOrganizationIDQuery.
+ * Use `create(ProjectOrganizationIDQuerySchema)` to create a new message.
+ */
+export const ProjectOrganizationIDQuerySchema: GenMessage<ProjectOrganizationIDQuery> = /*@__PURE__*/
+  messageDesc(file_svc_project_v2_project, 6);
+
+/**
+ * Projects granted to the organization by another one.
+ *
+ * @generated from message svc.project.v2.ProjectGrantedOrganizationIDQuery
+ */
+export type ProjectGrantedOrganizationIDQuery = Message<"svc.project.v2.ProjectGrantedOrganizationIDQuery"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message svc.project.v2.ProjectGrantedOrganizationIDQuery.
+ * Use `create(ProjectGrantedOrganizationIDQuerySchema)` to create a new message.
+ */
+export const ProjectGrantedOrganizationIDQuerySchema: GenMessage<ProjectGrantedOrganizationIDQuery> = /*@__PURE__*/
+  messageDesc(file_svc_project_v2_project, 7);
+
+/**
+ * @generated from message svc.project.v2.ProjectRoleQuery
+ */
+export type ProjectRoleQuery = Message<"svc.project.v2.ProjectRoleQuery"> & {
+  /**
+   * @generated from oneof svc.project.v2.ProjectRoleQuery.query
+   */
+  query: {
+    /**
+     * @generated from field: svc.project.v2.ProjectRoleKeyQuery key_query = 1;
+     */
+    value: ProjectRoleKeyQuery;
+    case: "keyQuery";
+  } | {
+    /**
+     * @generated from field: svc.project.v2.ProjectRoleDisplayNameQuery display_name_query = 2;
+     */
+    value: ProjectRoleDisplayNameQuery;
+    case: "displayNameQuery";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message svc.project.v2.ProjectRoleQuery.
+ * Use `create(ProjectRoleQuerySchema)` to create a new message.
+ */
+export const ProjectRoleQuerySchema: GenMessage<ProjectRoleQuery> = /*@__PURE__*/
+  messageDesc(file_svc_project_v2_project, 8);
+
+/**
+ * @generated from message svc.project.v2.ProjectRoleKeyQuery
+ */
+export type ProjectRoleKeyQuery = Message<"svc.project.v2.ProjectRoleKeyQuery"> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * @generated from field: svc.object.v2.TextQueryMethod method = 2;
+   */
+  method: TextQueryMethod;
+};
+
+/**
+ * Describes the message svc.project.v2.ProjectRoleKeyQuery.
+ * Use `create(ProjectRoleKeyQuerySchema)` to create a new message.
+ */
+export const ProjectRoleKeyQuerySchema: GenMessage<ProjectRoleKeyQuery> = /*@__PURE__*/
+  messageDesc(file_svc_project_v2_project, 9);
+
+/**
+ * @generated from message svc.project.v2.ProjectRoleDisplayNameQuery
+ */
+export type ProjectRoleDisplayNameQuery = Message<"svc.project.v2.ProjectRoleDisplayNameQuery"> & {
+  /**
+   * @generated from field: string display_name = 1;
+   */
+  displayName: string;
+
+  /**
+   * @generated from field: svc.object.v2.TextQueryMethod method = 2;
+   */
+  method: TextQueryMethod;
+};
+
+/**
+ * Describes the message svc.project.v2.ProjectRoleDisplayNameQuery.
+ * Use `create(ProjectRoleDisplayNameQuerySchema)` to create a new message.
+ */
+export const ProjectRoleDisplayNameQuerySchema: GenMessage<ProjectRoleDisplayNameQuery> = /*@__PURE__*/
+  messageDesc(file_svc_project_v2_project, 10);
+
+/**
+ * @generated from message svc.project.v2.ProjectGrantQuery
+ */
+export type ProjectGrantQuery = Message<"svc.project.v2.ProjectGrantQuery"> & {
+  /**
+   * @generated from oneof svc.project.v2.ProjectGrantQuery.query
+   */
+  query: {
+    /**
+     * @generated from field: svc.project.v2.ProjectGrantProjectIDQuery project_id_query = 1;
+     */
+    value: ProjectGrantProjectIDQuery;
+    case: "projectIdQuery";
+  } | {
+    /**
+     * @generated from field: svc.project.v2.ProjectGrantGrantedOrganizationIDQuery granted_organization_id_query = 2;
+     */
+    value: ProjectGrantGrantedOrganizationIDQuery;
+    case: "grantedOrganizationIdQuery";
+  } | {
+    /**
+     * @generated from field: svc.project.v2.ProjectGrantRoleKeyQuery role_key_query = 3;
+     */
+    value: ProjectGrantRoleKeyQuery;
+    case: "roleKeyQuery";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message svc.project.v2.ProjectGrantQuery.
+ * Use `create(ProjectGrantQuerySchema)` to create a new message.
+ */
+export const ProjectGrantQuerySchema: GenMessage<ProjectGrantQuery> = /*@__PURE__*/
+  messageDesc(file_svc_project_v2_project, 11);
+
+/**
+ * @generated from message svc.project.v2.ProjectGrantProjectIDQuery
+ */
+export type ProjectGrantProjectIDQuery = Message<"svc.project.v2.ProjectGrantProjectIDQuery"> & {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+};
+
+/**
+ * Describes the message svc.project.v2.ProjectGrantProjectIDQuery.
+ * Use `create(ProjectGrantProjectIDQuerySchema)` to create a new message.
+ */
+export const ProjectGrantProjectIDQuerySchema: GenMessage<ProjectGrantProjectIDQuery> = /*@__PURE__*/
+  messageDesc(file_svc_project_v2_project, 12);
+
+/**
+ * "Projects granted to my organization": the receiving organization's id.
+ *
+ * @generated from message svc.project.v2.ProjectGrantGrantedOrganizationIDQuery
+ */
+export type ProjectGrantGrantedOrganizationIDQuery = Message<"svc.project.v2.ProjectGrantGrantedOrganizationIDQuery"> & {
+  /**
+   * @generated from field: string granted_organization_id = 1;
+   */
+  grantedOrganizationId: string;
+};
+
+/**
+ * Describes the message svc.project.v2.ProjectGrantGrantedOrganizationIDQuery.
+ * Use `create(ProjectGrantGrantedOrganizationIDQuerySchema)` to create a new message.
+ */
+export const ProjectGrantGrantedOrganizationIDQuerySchema: GenMessage<ProjectGrantGrantedOrganizationIDQuery> = /*@__PURE__*/
+  messageDesc(file_svc_project_v2_project, 13);
+
+/**
+ * @generated from message svc.project.v2.ProjectGrantRoleKeyQuery
+ */
+export type ProjectGrantRoleKeyQuery = Message<"svc.project.v2.ProjectGrantRoleKeyQuery"> & {
+  /**
+   * @generated from field: string role_key = 1;
+   */
+  roleKey: string;
+};
+
+/**
+ * Describes the message svc.project.v2.ProjectGrantRoleKeyQuery.
+ * Use `create(ProjectGrantRoleKeyQuerySchema)` to create a new message.
+ */
+export const ProjectGrantRoleKeyQuerySchema: GenMessage<ProjectGrantRoleKeyQuery> = /*@__PURE__*/
+  messageDesc(file_svc_project_v2_project, 14);
 
 /**
  * @generated from enum svc.project.v2.ProjectState
@@ -173,4 +470,30 @@ export enum ProjectState {
  */
 export const ProjectStateSchema: GenEnum<ProjectState> = /*@__PURE__*/
   enumDesc(file_svc_project_v2_project, 0);
+
+/**
+ * @generated from enum svc.project.v2.ProjectFieldName
+ */
+export enum ProjectFieldName {
+  /**
+   * @generated from enum value: PROJECT_FIELD_NAME_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: PROJECT_FIELD_NAME_NAME = 1;
+   */
+  NAME = 1,
+
+  /**
+   * @generated from enum value: PROJECT_FIELD_NAME_CREATION_DATE = 2;
+   */
+  CREATION_DATE = 2,
+}
+
+/**
+ * Describes the enum svc.project.v2.ProjectFieldName.
+ */
+export const ProjectFieldNameSchema: GenEnum<ProjectFieldName> = /*@__PURE__*/
+  enumDesc(file_svc_project_v2_project, 1);
 

@@ -1,0 +1,80 @@
+// SCIM scenarios: GET of one user, a filtered and sorted list page (one
+// client: latency), single creates and Bulk requests of 100 creates. Creates
+// carry no password (argon2 would measure the hash, not the path) and get a
+// unique userName per request from scim-unique-id.cjs.
+import { fileURLToPath } from "node:url";
+import type { BenchContext, Scenario } from "../run.js";
+
+const SCIM = { "content-type": "application/scim+json", accept: "application/scim+json" };
+const USER_URN = "urn:ietf:params:scim:schemas:core:2.0:User";
+const UNIQUE = fileURLToPath(new URL("./scim-unique-id.cjs", import.meta.url));
+
+const base = (ctx: BenchContext) => `/scim/v2/${ctx.orgId}`;
+
+const user = (userName: string) => ({
+  schemas: [USER_URN],
+  userName,
+  name: { givenName: "Bench", familyName: "Scim" },
+  emails: [{ value: `${userName}@example.com`, type: "work", primary: true }],
+  active: true,
+});
+
+export const SCIM_SCENARIOS: Scenario[] = [
+  {
+    name: "SCIM GET /Users/{id}",
+    method: "GET",
+    path: "/scim/v2/{orgId}/Users/{id}",
+    headers: { accept: "application/scim+json" },
+    // Odd seeds are the humans (machine users do not exist for SCIM).
+    setup: (ctx) => ({ path: `${base(ctx)}/Users/${ctx.userIds[Math.floor(ctx.userIds.length / 2) | 1]}` }),
+  },
+  {
+    // Heavier: case-insensitive prefix on a name (no index can serve ILIKE) and a value path over emails.
+    name: "SCIM list filter+sort, 1 client (latency)",
+    method: "GET",
+    path: "/scim/v2/{orgId}/Users",
+    headers: { accept: "application/scim+json" },
+    connections: 1,
+    setup: (ctx) => ({
+      path: `${base(ctx)}/Users?${new URLSearchParams({
+        filter: 'name.familyName sw "family1" and active eq true and emails[type eq "work" or value co "@example"]',
+        sortBy: "userName",
+        sortOrder: "descending",
+        startIndex: "11",
+        count: "100",
+      })}`,
+    }),
+  },
+  {
+    // The shape provisioners page with: a prefix on userName (served by the usernameLower index), sorted.
+    name: "SCIM list userName sw + active, sorted, 1 client (latency)",
+    method: "GET",
+    path: "/scim/v2/{orgId}/Users",
+    headers: { accept: "application/scim+json" },
+    connections: 1,
+    setup: (ctx) => ({
+      path: `${base(ctx)}/Users?${new URLSearchParams({ filter: 'userName sw "USER-12" and active eq true', sortBy: "userName", count: "100" })}`,
+    }),
+  },
+  {
+    name: "SCIM create (single, no password)",
+    method: "POST",
+    path: "/scim/v2/{orgId}/Users",
+    headers: SCIM,
+    body: JSON.stringify(user("scim-bench-[<id>]")),
+    setupRequestFile: UNIQUE,
+    setup: (ctx) => ({ path: `${base(ctx)}/Users` }),
+  },
+  {
+    name: "SCIM Bulk of 100 creates (requests/s × 100 = creates/s)",
+    method: "POST",
+    path: "/scim/v2/{orgId}/Bulk",
+    headers: SCIM,
+    body: JSON.stringify({
+      schemas: ["urn:ietf:params:scim:api:messages:2.0:BulkRequest"],
+      Operations: Array.from({ length: 100 }, (_, i) => ({ method: "POST", path: "/Users", bulkId: `b${i}`, data: user(`scim-bulk-[<id>]-${i}`) })),
+    }),
+    setupRequestFile: UNIQUE,
+    setup: (ctx) => ({ path: `${base(ctx)}/Bulk` }),
+  },
+];

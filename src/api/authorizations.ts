@@ -1,0 +1,73 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { type UserGrant, type UserGrantQuery, UserGrantSchema, UserGrantState } from "../../gen/svc/authorization/v2/authorization_pb.js";
+import type { AuthorizationService } from "../../gen/svc/authorization/v2/authorization_service_pb.js";
+import { invalidArgument } from "../domain/errors.js";
+import {
+  addUserGrant,
+  type UserGrantQuery as DomainQuery,
+  listUserGrants,
+  removeUserGrant,
+  type UserGrantView,
+  updateUserGrant,
+} from "../domain/user-grants.js";
+import { type ApiDeps, domainCtx } from "./connect.js";
+import { details, listPage, ts } from "./convert.js";
+
+function toGrant(g: UserGrantView): UserGrant {
+  return create(UserGrantSchema, {
+    grantId: g.id,
+    userId: g.userId,
+    organizationId: g.orgId,
+    projectId: g.projectId,
+    projectGrantId: g.projectGrantId ?? "",
+    roleKeys: g.roleKeys,
+    details: details(g, g.orgId),
+    state: g.state === "ACTIVE" ? UserGrantState.ACTIVE : UserGrantState.INACTIVE,
+  });
+}
+
+function toQuery(q: UserGrantQuery): DomainQuery {
+  const v = q.query;
+  switch (v.case) {
+    case "userIdFilter":
+      return { kind: "userId", userId: v.value.userId };
+    case "projectIdFilter":
+      return { kind: "projectId", projectId: v.value.projectId };
+    case "organizationIdFilter":
+      return { kind: "orgId", orgId: v.value.organizationId };
+    case "roleKeyFilter":
+      return { kind: "roleKey", roleKey: v.value.roleKey };
+    case "projectGrantIdFilter":
+      return { kind: "projectGrantId", projectGrantId: v.value.projectGrantId };
+    case undefined:
+      throw invalidArgument("Errors.Query.Empty", "a search query must set one filter");
+  }
+}
+
+export function authorizationService(deps: ApiDeps): ServiceImpl<typeof AuthorizationService> {
+  return {
+    async addUserGrant(req, hctx) {
+      const out = await addUserGrant(domainCtx(deps, hctx), {
+        userId: req.userId,
+        projectId: req.projectId,
+        orgId: req.organizationId || undefined,
+        projectGrantId: req.projectGrantId || undefined,
+        roleKeys: req.roleKeys,
+      });
+      return { grantId: out.id, creationDate: ts(out.createdAt) };
+    },
+    async listUserGrants(req, hctx) {
+      const out = await listUserGrants(domainCtx(deps, hctx), { page: listPage(req.query), queries: req.queries.map(toQuery) });
+      return { details: { totalResult: BigInt(out.total), timestamp: ts(deps.clock()) }, result: out.grants.map(toGrant) };
+    },
+    async updateUserGrant(req, hctx) {
+      return {
+        changeDate: ts(await updateUserGrant(domainCtx(deps, hctx), { grantId: req.grantId, userId: req.userId || undefined, roleKeys: req.roleKeys })),
+      };
+    },
+    async removeUserGrant(req, hctx) {
+      return { deletionDate: ts(await removeUserGrant(domainCtx(deps, hctx), { grantId: req.grantId, userId: req.userId || undefined })) };
+    },
+  };
+}

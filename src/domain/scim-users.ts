@@ -1,0 +1,319 @@
+// The SCIM side of users: the full resource (profile, multi-valued rows and
+// the provisioner's externalId) read, listed, replaced and deleted. Creation
+// goes through users.ts createUser like the v2 CreateUser; a PATCH is applied
+// by the adapter to the current resource and stored with replaceScimUser.
+import { Prisma } from "../../gen/prisma/client.js";
+import { hashPassword } from "../crypto/passwords.js";
+import { invalidateAuth } from "./auth-cache.js";
+import type { Ctx } from "./context.js";
+import { failedPrecondition, notFound } from "./errors.js";
+import { recordEvent } from "./events.js";
+import { authorize, type Permission } from "./permissions.js";
+import { checkPassword, passwordComplexity } from "./settings.js";
+import {
+  createUser,
+  deleteUser,
+  keepAnActiveInstanceOwner,
+  mapUniqueViolation,
+  type ProfileRows,
+  type ScimProfile,
+  scimProfileColumns,
+  type UserState,
+  userNotFound,
+  validateUsername,
+  validExternalId,
+  writeProfileRows,
+} from "./users.js";
+
+export interface ScimUserInput extends ScimProfile {
+  username: string;
+  externalId?: string | null;
+  active: boolean;
+  /** Write-only; absent keeps the current password. */
+  password?: string;
+}
+
+export interface ScimUserRecord extends Required<Omit<ScimUserInput, "password">> {
+  id: string;
+  orgId: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const orgHidden = () => notFound("Errors.Org.NotFound", "organization not found");
+
+interface RecordRow {
+  id: string;
+  orgId: string;
+  state: string;
+  username: string;
+  givenName: string | null;
+  familyName: string | null;
+  middleName: string | null;
+  honorificPrefix: string | null;
+  honorificSuffix: string | null;
+  nameFormatted: string | null;
+  displayName: string | null;
+  nickName: string | null;
+  profileUrl: string | null;
+  userType: string | null;
+  title: string | null;
+  preferredLanguage: string | null;
+  locale: string | null;
+  timezone: string | null;
+  createdAt: Date | string;
+  updatedAt: Date | string;
+  emails: ScimUserRecord["emails"] | string;
+  phoneNumbers: ScimUserRecord["phoneNumbers"] | string;
+  addresses: ScimUserRecord["addresses"] | string;
+  externalId: string | null;
+}
+
+const json = <T>(v: T | string): T => (typeof v === "string" ? (JSON.parse(v) as T) : v);
+
+function toRecord(row: RecordRow): ScimUserRecord {
+  const { state, createdAt, updatedAt, emails, phoneNumbers, addresses, ...rest } = row;
+  return {
+    ...rest,
+    active: state !== "INACTIVE",
+    createdAt: new Date(createdAt),
+    updatedAt: new Date(updatedAt),
+    emails: json(emails),
+    phoneNumbers: json(phoneNumbers),
+    addresses: json(addresses),
+  };
+}
+
+/**
+ * The full resources of `ids` (human users of `orgId`) in ONE query: the
+ * multi-valued attributes are aggregated per user in SQL, so a GET is one
+ * round trip and a list page two (ids, then this), never one per user.
+ */
+async function loadRecords(ctx: Ctx, orgId: string, ids: string[]): Promise<ScimUserRecord[]> {
+  if (ids.length === 0) return [];
+  const rows = await ctx.db.$queryRaw<RecordRow[]>`
+    SELECT u."id", u."orgId", u."state"::text AS "state", u."username", u."givenName", u."familyName", u."middleName",
+      u."honorificPrefix", u."honorificSuffix", u."nameFormatted", u."displayName", u."nickName", u."profileUrl",
+      u."userType", u."title", u."preferredLanguage", u."locale", u."timezone", u."createdAt", u."updatedAt",
+      COALESCE((SELECT json_agg(json_build_object('value', e."value", 'type', e."type", 'display', e."display", 'primary', e."primary") ORDER BY e."position")
+        FROM "UserEmail" e WHERE e."userId" = u."id"), '[]'::json) AS "emails",
+      COALESCE((SELECT json_agg(json_build_object('value', p."value", 'type', p."type", 'display', p."display", 'primary', p."primary") ORDER BY p."position")
+        FROM "UserPhone" p WHERE p."userId" = u."id"), '[]'::json) AS "phoneNumbers",
+      COALESCE((SELECT json_agg(json_build_object('type', a."type", 'streetAddress', a."streetAddress", 'locality', a."locality", 'region', a."region",
+          'postalCode', a."postalCode", 'country', a."country", 'formatted', a."formatted", 'primary', a."primary") ORDER BY a."position")
+        FROM "UserAddress" a WHERE a."userId" = u."id"), '[]'::json) AS "addresses",
+      (SELECT x."externalId" FROM "ScimExternalId" x WHERE x."userId" = u."id" AND x."provisionerId" = ${ctx.principal.userId}) AS "externalId"
+    FROM "User" u
+    WHERE u."id" IN (${Prisma.join(ids)}) AND u."instanceId" = ${ctx.instanceId} AND u."orgId" = ${orgId} AND u."type" = 'HUMAN'`;
+  const byId = new Map(rows.map((r) => [r.id, toRecord(r)]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
+/**
+ * Checks `permission` in the path's organization first (a caller without
+ * membership there learns nothing, not even whether the organization exists).
+ */
+export function authorizeOrg(ctx: Ctx, permission: Permission, orgId: string): void {
+  authorize(ctx, permission, orgId, orgHidden);
+}
+
+/** SCIM sees the human users of one organization; machines and other organizations' users do not exist for it. */
+function scimWhere(ctx: Ctx, orgId: string, id: string): Prisma.UserWhereInput {
+  return { id, instanceId: ctx.instanceId, orgId, type: "HUMAN" };
+}
+
+export async function getScimUser(ctx: Ctx, orgId: string, id: string): Promise<ScimUserRecord> {
+  authorizeOrg(ctx, "user.read", orgId);
+  return readBack(ctx, orgId, id);
+}
+
+export interface ScimListInput {
+  where: Prisma.UserWhereInput;
+  orderBy: Prisma.UserOrderByWithRelationInput[];
+  skip: number;
+  take: number;
+}
+
+/** The page's ids and the total in parallel, then the page's resources in one query: never a query per user. */
+export async function listScimUsers(ctx: Ctx, orgId: string, input: ScimListInput): Promise<{ total: number; users: ScimUserRecord[] }> {
+  authorizeOrg(ctx, "user.read", orgId);
+  const where: Prisma.UserWhereInput = { AND: [{ instanceId: ctx.instanceId, orgId, type: "HUMAN" }, input.where] };
+  const [, total, page] = await Promise.all([
+    orgExists(ctx, orgId),
+    ctx.db.user.count({ where }),
+    input.take === 0 ? [] : ctx.db.user.findMany({ where, orderBy: input.orderBy, skip: input.skip, take: input.take, select: { id: true } }),
+  ]);
+  return {
+    total,
+    users: await loadRecords(
+      ctx,
+      orgId,
+      page.map((r) => r.id),
+    ),
+  };
+}
+
+async function orgExists(ctx: Ctx, orgId: string): Promise<void> {
+  const org = await ctx.db.organization.findFirst({ where: { id: orgId, instanceId: ctx.instanceId }, select: { id: true } });
+  if (!org) throw orgHidden();
+}
+
+/** A SCIM create ends in the same domain function as the v2 CreateUser. */
+export async function createScimUser(ctx: Ctx, orgId: string, input: ScimUserInput): Promise<ScimUserRecord> {
+  authorizeOrg(ctx, "user.write", orgId);
+  const { username, ...scim } = input;
+  const { prepared } = await createUser(ctx, { orgId, username, scim: { ...scim, provisionerId: ctx.principal.userId } });
+  // What was written is what a read would return: no second round trip.
+  const d = prepared.data;
+  const str = (v: unknown) => (v ?? null) as string | null;
+  const contact = ({ value, type, display, primary }: ProfileRows["emails"][number]) => ({
+    value,
+    type: type ?? null,
+    display: display ?? null,
+    primary: primary ?? false,
+  });
+  return {
+    id: d.id as string,
+    orgId,
+    username: d.username,
+    externalId: prepared.externalId?.externalId ?? null,
+    givenName: str(d.givenName),
+    familyName: str(d.familyName),
+    middleName: str(d.middleName),
+    honorificPrefix: str(d.honorificPrefix),
+    honorificSuffix: str(d.honorificSuffix),
+    nameFormatted: str(d.nameFormatted),
+    displayName: str(d.displayName),
+    nickName: str(d.nickName),
+    profileUrl: str(d.profileUrl),
+    userType: str(d.userType),
+    title: str(d.title),
+    preferredLanguage: str(d.preferredLanguage),
+    locale: str(d.locale),
+    timezone: str(d.timezone),
+    active: d.state !== "INACTIVE",
+    emails: prepared.rows.emails.map(contact),
+    phoneNumbers: prepared.rows.phoneNumbers.map(contact),
+    addresses: prepared.rows.addresses.map(({ id: _id, position: _p, ...a }) => ({
+      type: a.type ?? null,
+      streetAddress: a.streetAddress ?? null,
+      locality: a.locality ?? null,
+      region: a.region ?? null,
+      postalCode: a.postalCode ?? null,
+      country: a.country ?? null,
+      formatted: a.formatted ?? null,
+      primary: a.primary ?? false,
+    })),
+    createdAt: d.createdAt as Date,
+    updatedAt: d.updatedAt as Date,
+  };
+}
+
+async function readBack(ctx: Ctx, orgId: string, id: string): Promise<ScimUserRecord> {
+  const [record] = await loadRecords(ctx, orgId, [id]);
+  if (!record) throw userNotFound();
+  return record;
+}
+
+/**
+ * Replaces the whole resource (PUT, and the result of a PATCH): attributes
+ * absent from `input` are cleared, child rows rewritten, `active` moves the
+ * user between INACTIVE and usable. One transaction with its audit events.
+ */
+export async function replaceScimUser(ctx: Ctx, orgId: string, id: string, input: ScimUserInput): Promise<ScimUserRecord> {
+  authorizeOrg(ctx, "user.write", orgId);
+  const current = await ctx.db.user.findFirst({
+    where: scimWhere(ctx, orgId, id),
+    select: { id: true, state: true, passwordHash: true, email: true, emailVerified: true, phone: true, phoneVerified: true },
+  });
+  if (!current) throw userNotFound();
+  const { columns, rows } = scimProfileColumns(input);
+  const username = validateUsername(input.username);
+  const externalId = validExternalId(input.externalId);
+  const now = ctx.clock();
+  let passwordHash: string | undefined;
+  if (input.password !== undefined) {
+    checkPassword(input.password, await passwordComplexity(ctx, orgId));
+    passwordHash = await hashPassword(input.password);
+  }
+  const deactivating = !input.active && current.state !== "INACTIVE";
+  const reactivating = input.active && current.state === "INACTIVE";
+  if (deactivating && id === ctx.principal.userId) throw failedPrecondition("Errors.User.DeactivateSelf", "a user cannot deactivate itself");
+  const hasPassword = passwordHash !== undefined || current.passwordHash !== null;
+  let state: UserState | undefined;
+  if (deactivating) state = "INACTIVE";
+  else if (reactivating) state = hasPassword ? "ACTIVE" : "INITIAL";
+  else if (passwordHash && current.state === "INITIAL") state = "ACTIVE";
+
+  const data: Prisma.UserUncheckedUpdateInput = {
+    ...columns,
+    username,
+    usernameLower: username.toLowerCase(),
+    // A changed address is verified again only through the provisioner, which holds user.write.
+    emailVerified: columns.email === current.email ? current.emailVerified || columns.email != null : columns.email != null,
+    phoneVerified: columns.phone === current.phone ? current.phoneVerified : false,
+    updatedAt: now,
+    ...(state ? { state } : {}),
+    ...(reactivating ? { lockedAt: null, failedPasswordAttempts: 0, failedOtpAttempts: 0 } : {}),
+    ...(passwordHash ? { passwordHash, passwordChangedAt: now, passwordChangeRequired: false } : {}),
+  };
+  const provisionerId = ctx.principal.userId;
+  try {
+    await ctx.db.$transaction(async (tx) => {
+      if (deactivating) {
+        await keepAnActiveInstanceOwner(ctx, tx, id, "Errors.User.LastInstanceOwner", "the last active IAM_OWNER of the instance cannot be deactivated");
+      }
+      // A cached principal of this user (state, credentials) must not outlive the change.
+      await invalidateAuth(tx, { userId: id });
+      await tx.user.update({ where: { id }, data });
+      await Promise.all([
+        tx.userEmail.deleteMany({ where: { userId: id } }),
+        tx.userPhone.deleteMany({ where: { userId: id } }),
+        tx.userAddress.deleteMany({ where: { userId: id } }),
+      ]);
+      await writeProfileRows(tx, id, rows);
+      if (externalId === null) await tx.scimExternalId.deleteMany({ where: { userId: id, provisionerId } });
+      else
+        await tx.scimExternalId.upsert({
+          where: { userId_provisionerId: { userId: id, provisionerId } },
+          create: { userId: id, orgId, provisionerId, externalId, createdAt: now },
+          update: { externalId },
+        });
+      await recordEvent(ctx, tx, {
+        aggregateType: "user",
+        aggregateId: id,
+        orgId,
+        type: "user.changed",
+        payload: { via: "scim", username, email: columns.email ?? undefined, externalId: externalId ?? undefined },
+      });
+      if (deactivating || reactivating) {
+        await recordEvent(ctx, tx, {
+          aggregateType: "user",
+          aggregateId: id,
+          orgId,
+          type: deactivating ? "user.deactivated" : "user.reactivated",
+          payload: { state },
+        });
+      }
+      if (passwordHash) {
+        await recordEvent(ctx, tx, {
+          aggregateType: "user",
+          aggregateId: id,
+          orgId,
+          type: "user.password.changed",
+          payload: { changeRequired: false, verifiedBy: "administrator" },
+        });
+      }
+    });
+  } catch (err) {
+    throw mapUniqueViolation(err);
+  }
+  return readBack(ctx, orgId, id);
+}
+
+export async function deleteScimUser(ctx: Ctx, orgId: string, id: string): Promise<void> {
+  authorizeOrg(ctx, "user.delete", orgId);
+  const user = await ctx.db.user.findFirst({ where: scimWhere(ctx, orgId, id), select: { id: true } });
+  if (!user) throw userNotFound();
+  await deleteUser(ctx, user.id);
+}

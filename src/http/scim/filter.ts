@@ -1,0 +1,357 @@
+// RFC 7644 §3.4.2.2 filters: a recursive-descent parser to an AST, and a
+// compiler from the AST to one Prisma where clause (filtering happens in SQL,
+// never in memory). The same parser reads the value filters of PATCH paths.
+import type { Prisma } from "../../../gen/prisma/client.js";
+import { likeValue } from "../../domain/users.js";
+import { ScimError } from "./errors.js";
+
+export type CompareOp = "eq" | "ne" | "co" | "sw" | "ew" | "gt" | "ge" | "lt" | "le";
+export type Literal = string | number | boolean | null;
+
+export type Filter =
+  | { kind: "and" | "or"; left: Filter; right: Filter }
+  | { kind: "not"; filter: Filter }
+  | { kind: "compare"; attr: string; op: CompareOp; value: Literal }
+  | { kind: "present"; attr: string }
+  | { kind: "valuePath"; attr: string; filter: Filter };
+
+export const MAX_FILTER_LENGTH = 1000;
+const MAX_DEPTH = 20;
+const CORE_URN = "urn:ietf:params:scim:schemas:core:2.0:user:";
+const COMPARE_OPS = new Set<string>(["eq", "ne", "co", "sw", "ew", "gt", "ge", "lt", "le"]);
+
+const invalid = (detail: string) => new ScimError(400, "invalidFilter", "Errors.Scim.Filter.Invalid", detail);
+
+type Token = { t: "(" | ")" | "[" | "]" } | { t: "str"; v: string } | { t: "word"; v: string };
+
+function tokenize(input: string): Token[] {
+  const tokens: Token[] = [];
+  let i = 0;
+  while (i < input.length) {
+    const c = input[i] as string;
+    if (c === " " || c === "\t" || c === "\n" || c === "\r") {
+      i++;
+    } else if (c === "(" || c === ")" || c === "[" || c === "]") {
+      tokens.push({ t: c });
+      i++;
+    } else if (c === '"') {
+      // A JSON string (RFC 7644 compValue): escapes as in JSON.
+      let j = i + 1;
+      while (j < input.length && input[j] !== '"') j += input[j] === "\\" ? 2 : 1;
+      if (j >= input.length) throw invalid("unterminated string literal");
+      try {
+        tokens.push({ t: "str", v: JSON.parse(input.slice(i, j + 1)) as string });
+      } catch {
+        throw invalid("invalid string literal");
+      }
+      i = j + 1;
+    } else {
+      const m = /^[A-Za-z0-9_:.$+-]+/.exec(input.slice(i));
+      if (!m) throw invalid(`unexpected character '${c}' at ${i + 1}`);
+      tokens.push({ t: "word", v: m[0] });
+      i += m[0].length;
+    }
+  }
+  return tokens;
+}
+
+const ATTR_PATH = /^[A-Za-z][A-Za-z0-9_$-]*(\.[A-Za-z][A-Za-z0-9_$-]*)?$/;
+
+/** Attribute path without the core schema URN prefix; throws on anything that is not one. */
+export function attrPath(raw: string): string {
+  const path = raw.toLowerCase().startsWith(CORE_URN) ? raw.slice(CORE_URN.length) : raw;
+  if (!ATTR_PATH.test(path)) throw invalid(`'${raw}' is not an attribute path`);
+  return path;
+}
+
+export function parseFilter(input: string): Filter {
+  if (input.length > MAX_FILTER_LENGTH) throw invalid(`a filter has at most ${MAX_FILTER_LENGTH} characters`);
+  const tokens = tokenize(input);
+  let pos = 0;
+  const peekWord = () => {
+    const tok = tokens[pos];
+    return tok?.t === "word" ? tok.v.toLowerCase() : undefined;
+  };
+  const expect = (t: Token["t"]) => {
+    if (tokens[pos]?.t !== t) throw invalid(`expected '${t}'`);
+    pos++;
+  };
+
+  const or = (depth: number): Filter => {
+    let left = and(depth);
+    while (peekWord() === "or") {
+      pos++;
+      left = { kind: "or", left, right: and(depth) };
+    }
+    return left;
+  };
+  const and = (depth: number): Filter => {
+    let left = unary(depth);
+    while (peekWord() === "and") {
+      pos++;
+      left = { kind: "and", left, right: unary(depth) };
+    }
+    return left;
+  };
+  const unary = (depth: number): Filter => {
+    if (depth > MAX_DEPTH) throw invalid(`filters nest at most ${MAX_DEPTH} levels`);
+    const tok = tokens[pos];
+    if (!tok) throw invalid("unexpected end of filter");
+    if (tok.t === "(") {
+      pos++;
+      const inner = or(depth + 1);
+      expect(")");
+      return inner;
+    }
+    if (tok.t === "word" && tok.v.toLowerCase() === "not" && tokens[pos + 1]?.t === "(") {
+      pos += 2;
+      const inner = or(depth + 1);
+      expect(")");
+      return { kind: "not", filter: inner };
+    }
+    if (tok.t !== "word") throw invalid("expected an attribute path");
+    pos++;
+    const attr = attrPath(tok.v);
+    if (tokens[pos]?.t === "[") {
+      pos++;
+      if (attr.includes(".")) throw invalid("a value filter applies to a multi-valued attribute");
+      const inner = or(depth + 1);
+      expect("]");
+      return { kind: "valuePath", attr, filter: inner };
+    }
+    const op = peekWord();
+    if (op === "pr") {
+      pos++;
+      return { kind: "present", attr };
+    }
+    if (!op || !COMPARE_OPS.has(op)) throw invalid(`expected an operator after '${attr}'`);
+    pos++;
+    const v = tokens[pos];
+    if (!v) throw invalid("expected a value");
+    pos++;
+    return { kind: "compare", attr, op: op as CompareOp, value: literal(v) };
+  };
+
+  const filter = or(0);
+  if (pos !== tokens.length) throw invalid("unexpected input after the filter");
+  return filter;
+}
+
+function literal(tok: Token): Literal {
+  if (tok.t === "str") return tok.v;
+  if (tok.t !== "word") throw invalid("expected a value");
+  const w = tok.v.toLowerCase();
+  if (w === "true") return true;
+  if (w === "false") return false;
+  if (w === "null") return null;
+  if (/^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(tok.v)) return Number(tok.v);
+  throw invalid(`'${tok.v}' is not a value`);
+}
+
+// ---------------------------------------------------------------- compile
+
+type StringOps = "eq" | "ne" | "co" | "sw" | "ew";
+const STRING_OPS: readonly CompareOp[] = ["eq", "ne", "co", "sw", "ew"];
+const DATE_OPS: readonly CompareOp[] = ["eq", "gt", "ge", "lt", "le"];
+const EQ_OPS: readonly CompareOp[] = ["eq", "ne"];
+
+const METHOD: Record<Exclude<StringOps, "ne">, "equals" | "contains" | "startsWith" | "endsWith"> = {
+  eq: "equals",
+  co: "contains",
+  sw: "startsWith",
+  ew: "endsWith",
+};
+
+/**
+ * Case-insensitive comparisons become ILIKE in PostgreSQL, equality included,
+ * so there the value is escaped for every operator (likeValue leaves exact
+ * equality alone, which is compared with `=`).
+ */
+function stringFilter(op: CompareOp, value: string, insensitive: boolean): Prisma.StringFilter {
+  const escaped = likeValue({ method: "contains", ignoreCase: insensitive, value });
+  if (insensitive) {
+    if (op === "ne") return { not: escaped, mode: "insensitive" };
+    return { [METHOD[op as Exclude<StringOps, "ne">]]: escaped, mode: "insensitive" };
+  }
+  if (op === "ne") return { not: value };
+  const method = METHOD[op as Exclude<StringOps, "ne">];
+  return { [method]: likeValue({ method, ignoreCase: false, value }) };
+}
+
+function allowed(attr: string, op: CompareOp, ops: readonly CompareOp[]): void {
+  if (!ops.includes(op)) throw invalid(`operator '${op}' is not supported on '${attr}'`);
+}
+
+function str(attr: string, value: Literal): string {
+  if (typeof value !== "string") throw invalid(`'${attr}' compares with a string`);
+  return value;
+}
+
+function date(attr: string, value: Literal): Date {
+  const d = typeof value === "string" && /^\d{4}-\d\d-\d\dT/.test(value) ? new Date(value) : undefined;
+  if (!d || Number.isNaN(d.getTime())) throw invalid(`'${attr}' compares with an ISO 8601 timestamp`);
+  return d;
+}
+
+function bool(attr: string, value: Literal): boolean {
+  if (typeof value !== "boolean") throw invalid(`'${attr}' compares with true or false`);
+  return value;
+}
+
+/** Sub-attributes of emails that a value filter may test. */
+function emailWhere(attr: string, f: Filter): Prisma.UserEmailWhereInput {
+  switch (f.kind) {
+    case "and":
+      return { AND: [emailWhere(attr, f.left), emailWhere(attr, f.right)] };
+    case "or":
+      return { OR: [emailWhere(attr, f.left), emailWhere(attr, f.right)] };
+    case "not":
+      return { NOT: emailWhere(attr, f.filter) };
+    case "valuePath":
+      throw invalid("value filters do not nest");
+    case "present":
+      if (f.attr === "value") return {};
+      if (f.attr === "type") return { type: { not: null } };
+      if (f.attr === "primary") return {};
+      throw invalid(`unknown attribute '${attr}.${f.attr}'`);
+    case "compare":
+      if (f.attr === "value") {
+        allowed(`${attr}.value`, f.op, STRING_OPS);
+        return { value: stringFilter(f.op, str(`${attr}.value`, f.value), true) };
+      }
+      if (f.attr === "type") {
+        allowed(`${attr}.type`, f.op, EQ_OPS);
+        return { type: stringFilter(f.op, str(`${attr}.type`, f.value), true) };
+      }
+      if (f.attr === "primary") {
+        allowed(`${attr}.primary`, f.op, EQ_OPS);
+        const v = bool(`${attr}.primary`, f.value);
+        return { primary: f.op === "eq" ? v : !v };
+      }
+      throw invalid(`unknown attribute '${attr}.${f.attr}'`);
+  }
+}
+
+export interface FilterScope {
+  /** externalId is scoped per provisioning client. */
+  provisionerId: string;
+}
+
+/** Compiles a parsed filter into one Prisma where clause over the organization's human users. */
+export function compileFilter(f: Filter, scope: FilterScope): Prisma.UserWhereInput {
+  switch (f.kind) {
+    case "and":
+      return { AND: [compileFilter(f.left, scope), compileFilter(f.right, scope)] };
+    case "or":
+      return { OR: [compileFilter(f.left, scope), compileFilter(f.right, scope)] };
+    case "not":
+      return { NOT: compileFilter(f.filter, scope) };
+    case "valuePath":
+      if (f.attr !== "emails") throw invalid(`'${f.attr}' is not filterable`);
+      return { emails: { some: emailWhere("emails", f.filter) } };
+    case "present":
+      return present(f.attr, scope);
+    case "compare":
+      return compare(f.attr, f.op, f.value, scope);
+  }
+}
+
+function present(attr: string, scope: FilterScope): Prisma.UserWhereInput {
+  switch (attr) {
+    case "id":
+    case "userName":
+    case "meta.created":
+    case "meta.lastModified":
+    case "active":
+      return {};
+    case "externalId":
+      return { externalIds: { some: { provisionerId: scope.provisionerId } } };
+    case "name.familyName":
+      return { familyName: { not: null } };
+    case "name.givenName":
+      return { givenName: { not: null } };
+    case "emails":
+    case "emails.value":
+      return { emails: { some: {} } };
+  }
+  throw invalid(`'${attr}' is not filterable`);
+}
+
+function compare(attr: string, op: CompareOp, value: Literal, scope: FilterScope): Prisma.UserWhereInput {
+  switch (attr) {
+    case "id":
+      allowed(attr, op, STRING_OPS);
+      return { id: stringFilter(op, str(attr, value), false) };
+    case "externalId": {
+      allowed(attr, op, EQ_OPS);
+      const match = { externalIds: { some: { provisionerId: scope.provisionerId, externalId: str(attr, value) } } };
+      return op === "eq" ? match : { NOT: match };
+    }
+    case "userName": {
+      // userName is unique case-insensitively (caseExact false): compare lower-cased.
+      allowed(attr, op, STRING_OPS);
+      const v = str(attr, value).toLowerCase();
+      return { usernameLower: stringFilter(op, v, false) };
+    }
+    case "name.familyName":
+      allowed(attr, op, STRING_OPS);
+      return { familyName: stringFilter(op, str(attr, value), true) };
+    case "name.givenName":
+      allowed(attr, op, STRING_OPS);
+      return { givenName: stringFilter(op, str(attr, value), true) };
+    case "emails":
+    case "emails.value":
+      // Multi-valued: a user matches when any of its addresses does (RFC 7644 §3.4.2.2).
+      allowed(attr, op, STRING_OPS);
+      return { emails: { some: { value: stringFilter(op, str(attr, value), true) } } };
+    case "active": {
+      allowed(attr, op, EQ_OPS);
+      const active = bool(attr, value) === (op === "eq");
+      return active ? { state: { not: "INACTIVE" } } : { state: "INACTIVE" };
+    }
+    case "meta.created":
+    case "meta.lastModified": {
+      allowed(attr, op, DATE_OPS);
+      const column = attr === "meta.created" ? "createdAt" : "updatedAt";
+      const d = date(attr, value);
+      const key = { eq: "equals", gt: "gt", ge: "gte", lt: "lt", le: "lte" }[op as "eq" | "gt" | "ge" | "lt" | "le"];
+      return { [column]: { [key]: d } };
+    }
+  }
+  throw invalid(`'${attr}' is not filterable`);
+}
+
+// ---------------------------------------------------------------- sort
+
+const SORT: Record<string, { column: "createdAt" | "updatedAt" | "id" | "usernameLower" | "familyName" | "givenName" | "email"; nullable: boolean }> = {
+  "meta.created": { column: "createdAt", nullable: false },
+  "meta.lastModified": { column: "updatedAt", nullable: false },
+  id: { column: "id", nullable: false },
+  userName: { column: "usernameLower", nullable: false },
+  "name.familyName": { column: "familyName", nullable: true },
+  "name.givenName": { column: "givenName", nullable: true },
+  emails: { column: "email", nullable: true },
+  "emails.value": { column: "email", nullable: true },
+};
+
+/** sortBy over the sortable attributes (unknown → invalidValue); the id breaks ties so paging is stable. */
+export function compileSort(sortBy: string | undefined, sortOrder: string | undefined): Prisma.UserOrderByWithRelationInput[] {
+  let dir: "asc" | "desc" = "asc";
+  if (sortOrder !== undefined) {
+    if (sortOrder === "ascending") dir = "asc";
+    else if (sortOrder === "descending") dir = "desc";
+    else throw new ScimError(400, "invalidValue", "Errors.Scim.SortOrder.Invalid", "sortOrder is 'ascending' or 'descending'");
+  }
+  if (sortBy === undefined || sortBy === "") return [{ id: dir }];
+  let path: string;
+  try {
+    path = attrPath(sortBy);
+  } catch {
+    throw new ScimError(400, "invalidValue", "Errors.Scim.SortBy.Invalid", `'${sortBy}' is not a sortable attribute`);
+  }
+  const s = SORT[path];
+  if (!s) throw new ScimError(400, "invalidValue", "Errors.Scim.SortBy.Invalid", `'${sortBy}' is not a sortable attribute`);
+  // The emails sort key is the primary address (RFC 7644 §3.4.2.3), kept in the user row.
+  const first = s.nullable ? { [s.column]: { sort: dir, nulls: "last" } } : { [s.column]: dir };
+  return s.column === "id" ? [first] : [first, { id: dir }];
+}

@@ -1,0 +1,53 @@
+// Request plumbing shared by the SCIM routes and Bulk: JSON bodies with
+// their limits and content type, schema URN checks, and PATCH as a whole.
+import type { IncomingMessage } from "node:http";
+import type { Ctx } from "../../domain/context.js";
+import { authorizeOrg, getScimUser, replaceScimUser, type ScimUserRecord } from "../../domain/scim-users.js";
+import { ScimError } from "./errors.js";
+import { applyPatch } from "./patch.js";
+import { toDoc, toInput } from "./resource.js";
+
+const invalidSyntax = (detail: string, id = "Errors.Scim.Syntax") => new ScimError(400, "invalidSyntax", id, detail);
+
+/** Reads a JSON body up to `limit` bytes: larger is 413, unparsable or not an object 400 invalidSyntax. */
+export async function readJson(req: IncomingMessage, limit: number): Promise<Record<string, unknown>> {
+  const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+  if (type && type !== "application/scim+json" && type !== "application/json") {
+    throw new ScimError(415, undefined, "Errors.Scim.ContentType", "send application/scim+json (or application/json)");
+  }
+  const declared = Number(req.headers["content-length"] ?? 0);
+  if (declared > limit) {
+    req.resume();
+    throw new ScimError(413, undefined, "Errors.Scim.TooLarge", `the body is larger than ${limit} bytes`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new ScimError(413, undefined, "Errors.Scim.TooLarge", `the body is larger than ${limit} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  } catch {
+    throw invalidSyntax("the body is not valid JSON", "Errors.Scim.Json");
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw invalidSyntax("the body is not a JSON object", "Errors.Scim.Json");
+  return parsed as Record<string, unknown>;
+}
+
+export function requireSchema(body: Record<string, unknown>, urn: string): void {
+  const schemas = body.schemas;
+  if (!Array.isArray(schemas) || !schemas.some((s) => typeof s === "string" && s.toLowerCase() === urn.toLowerCase())) {
+    throw invalidSyntax(`schemas must contain ${urn}`, "Errors.Scim.Schemas");
+  }
+}
+
+/** PATCH: the operations applied to the current resource, stored as a whole. */
+export async function patchUser(ctx: Ctx, orgId: string, id: string, operations: unknown): Promise<ScimUserRecord> {
+  authorizeOrg(ctx, "user.write", orgId);
+  const current = await getScimUser(ctx, orgId, id);
+  const next = applyPatch(toDoc(current), operations);
+  return replaceScimUser(ctx, orgId, id, toInput(next));
+}
