@@ -1,3 +1,4 @@
+import type { Prisma } from "../../gen/prisma/client.js";
 import { invalidArgument } from "./errors.js";
 
 export const DEFAULT_LIMIT = 100;
@@ -24,4 +25,19 @@ export interface TextMatch {
   method: TextMethod;
   ignoreCase: boolean;
   value: string;
+}
+
+/**
+ * Prisma compares with LIKE/ILIKE for every text method except case-sensitive
+ * equality and passes the value unescaped, so `_` and `%` would be wildcards;
+ * PostgreSQL's LIKE escapes with backslash.
+ */
+export function escapeLike(value: string): string {
+  return value.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/** A text match as one Prisma string filter, safe against LIKE wildcards. */
+export function textFilter(m: TextMatch): Prisma.StringFilter {
+  const value = m.method === "equals" && !m.ignoreCase ? m.value : escapeLike(m.value);
+  return { [m.method]: value, ...(m.ignoreCase ? { mode: "insensitive" as const } : {}) };
 }

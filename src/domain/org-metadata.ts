@@ -4,9 +4,8 @@ import type { Prisma } from "../../gen/prisma/client.js";
 import type { Ctx } from "./context.js";
 import { invalidArgument, notFound } from "./errors.js";
 import { recordEvent } from "./events.js";
-import { page, type TextMatch } from "./list.js";
+import { page, type TextMatch, textFilter } from "./list.js";
 import { authorize, type Permission } from "./permissions.js";
-import { likeValue } from "./users.js";
 
 export const MAX_METADATA_VALUE_BYTES = 64 * 1024;
 export const MAX_METADATA_PER_REQUEST = 100;
@@ -85,7 +84,7 @@ export async function listOrgMetadata(
   const orgId = await targetOrg(ctx, input.orgId, "org.read");
   const p = page(input.page);
   const filters: Prisma.OrgMetadataWhereInput[] = input.queries.map((q) => ({
-    key: { [q.match.method]: likeValue(q.match), ...(q.match.ignoreCase ? { mode: "insensitive" as const } : {}) },
+    key: textFilter(q.match),
   }));
   const where: Prisma.OrgMetadataWhereInput = { orgId, AND: filters };
   const [total, entries] = await ctx.db.$transaction([

@@ -6,10 +6,10 @@ import type { Ctx, Tx } from "./context.js";
 import { alreadyExists, failedPrecondition, invalidArgument, notFound } from "./errors.js";
 import { recordEvent } from "./events.js";
 import { newId } from "./ids.js";
-import { page, type TextMatch } from "./list.js";
+import { page, type TextMatch, textFilter } from "./list.js";
 import { checkIamOwnerKept, iamOwnersLock, insertOrgMember, isUniqueViolation, lockTx, ORG_OWNER, validateRoles } from "./members.js";
 import { authorize, listScope, ORG_ROLES } from "./permissions.js";
-import { type CreateUserInput, insertUser, likeValue, type PreparedUser, prepareUser } from "./users.js";
+import { type CreateUserInput, insertUser, type PreparedUser, prepareUser } from "./users.js";
 
 export interface OrgView {
   id: string;
@@ -35,7 +35,7 @@ export type OrgQuery = { kind: "name"; match: TextMatch } | { kind: "state"; sta
 function orgFilter(q: OrgQuery): Prisma.OrganizationWhereInput {
   switch (q.kind) {
     case "name":
-      return { name: { [q.match.method]: likeValue(q.match), ...(q.match.ignoreCase ? { mode: "insensitive" as const } : {}) } };
+      return { name: textFilter(q.match) };
     case "state":
       return { state: q.state };
     case "id":

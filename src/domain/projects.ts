@@ -8,10 +8,9 @@ import type { Ctx, Tx } from "./context.js";
 import { alreadyExists, failedPrecondition, invalidArgument, notFound, permissionDenied } from "./errors.js";
 import { recordEvent } from "./events.js";
 import { newId } from "./ids.js";
-import { page, type TextMatch } from "./list.js";
+import { page, type TextMatch, textFilter } from "./list.js";
 import { isUniqueViolation, lockTx } from "./members.js";
 import { authorize, type Permission, readableOrgs } from "./permissions.js";
-import { likeValue } from "./users.js";
 
 export type ProjectState = "ACTIVE" | "INACTIVE";
 
@@ -65,7 +64,7 @@ export const MAX_ROLE_KEYS = 200;
 export const projectRolesLock = (projectId: string) => `project-roles:${projectId}`;
 
 export function stringFilter(m: TextMatch): Prisma.StringFilter {
-  return { [m.method]: likeValue(m), ...(m.ignoreCase ? { mode: "insensitive" as const } : {}) };
+  return textFilter(m);
 }
 
 /** Trimmed, non-empty, bounded, without control characters. */

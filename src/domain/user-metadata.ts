@@ -4,8 +4,8 @@ import type { Prisma } from "../../gen/prisma/client.js";
 import type { Ctx } from "./context.js";
 import { invalidArgument, notFound } from "./errors.js";
 import { recordEvent } from "./events.js";
-import { type Page, page, type TextMatch } from "./list.js";
-import { likeValue, MAX_METADATA_PER_REQUEST, targetUser, validMetadata } from "./users.js";
+import { type Page, page, type TextMatch, textFilter } from "./list.js";
+import { MAX_METADATA_PER_REQUEST, targetUser, validMetadata } from "./users.js";
 
 export interface UserMetadataView {
   key: string;
@@ -51,7 +51,7 @@ export async function listUserMetadata(
   const user = await targetUser(ctx, input.userId, "user.read", { selfAllowed: true });
   const where: Prisma.UserMetadataWhereInput = {
     userId: user.id,
-    AND: input.queries.map((q) => ({ key: { [q.match.method]: likeValue(q.match), ...(q.match.ignoreCase ? { mode: "insensitive" as const } : {}) } })),
+    AND: input.queries.map((q) => ({ key: textFilter(q.match) })),
   };
   const dir = p.asc ? "asc" : "desc";
   const [total, rows] = await ctx.db.$transaction([

@@ -8,7 +8,7 @@ import type { Ctx, Tx } from "./context.js";
 import { alreadyExists, failedPrecondition, invalidArgument, notFound, permissionDenied, SvcError } from "./errors.js";
 import { recordEvent } from "./events.js";
 import { ID_PATTERN, newId } from "./ids.js";
-import { type Page, page, type TextMatch } from "./list.js";
+import { escapeLike, type Page, page, type TextMatch, textFilter } from "./list.js";
 import { checkIamOwnerKept, iamOwnersLock, lockTx } from "./members.js";
 import { authorize, listScope, type Permission } from "./permissions.js";
 import { checkPassword, passwordComplexity } from "./settings.js";
@@ -531,18 +531,9 @@ export interface ListUsersInput {
 const MAX_QUERY_NODES = 100;
 const MAX_QUERY_DEPTH = 10;
 
-/**
- * Prisma passes contains/startsWith/endsWith values into LIKE unescaped, so
- * `_` and `%` would be wildcards; PostgreSQL's LIKE escapes with backslash.
- */
-export function likeValue(m: TextMatch, value = m.value): string {
-  return m.method === "equals" ? value : value.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
-
-function stringFilter(m: TextMatch): Prisma.StringFilter {
-  // Prisma compares case-insensitive equality with ILIKE too, so that value needs escaping as well.
-  const value = m.method === "equals" && m.ignoreCase ? likeValue({ ...m, method: "contains" }) : likeValue(m);
-  return { [m.method]: value, ...(m.ignoreCase ? { mode: "insensitive" as const } : {}) };
+/** Values compared with LIKE on the lower-cased user name (case-sensitive operators, so equality stays plain). */
+function likeValue(m: TextMatch, value = m.value): string {
+  return m.method === "equals" ? value : escapeLike(value);
 }
 
 /** Compiles the typed filters into one Prisma where clause: filtering happens in SQL. */
@@ -556,9 +547,9 @@ export function compileUserQueries(queries: UserQuery[]): Prisma.UserWhereInput 
         if (q.field === "username") {
           return q.match.ignoreCase
             ? { usernameLower: { [q.match.method]: likeValue(q.match, q.match.value.toLowerCase()) } }
-            : { username: stringFilter(q.match) };
+            : { username: textFilter(q.match) };
         }
-        return { [q.field]: stringFilter(q.match) };
+        return { [q.field]: textFilter(q.match) };
       case "loginName": {
         if (q.match.method !== "equals")
           throw invalidArgument("Errors.Query.LoginName.Method", "login name filters support equals and equals-ignore-case only");
@@ -578,7 +569,7 @@ export function compileUserQueries(queries: UserQuery[]): Prisma.UserWhereInput 
         if (q.ids.length > 1000) throw invalidArgument("Errors.Query.TooManyIds", "at most 1000 user ids per filter");
         return { id: { in: q.ids } };
       case "metadataKey":
-        return { metadata: { some: { key: stringFilter(q.match) } } };
+        return { metadata: { some: { key: textFilter(q.match) } } };
       case "metadataValue":
         return { metadata: { some: { value: { equals: new Uint8Array(q.value) } } } };
       case "and":

@@ -113,3 +113,16 @@ describe("ListUsers", () => {
     expect((await rest(t.url, t.pat, "POST", "/v2/users", { query: { limit: 1001 } })).status).toBe(400);
   });
 });
+
+describe("text filters on other lists", () => {
+  it("treat LIKE wildcards literally in case-insensitive equality (ListOrganizations)", async () => {
+    const names = async (name: string) => {
+      const res = await rest(t.url, t.pat, "POST", "/v2/organizations", { queries: [{ nameQuery: { name, method: "TEXT_QUERY_METHOD_EQUALS_IGNORE_CASE" } }] });
+      expect(res.status).toBe(200);
+      return (((await res.json()) as { result?: { name: string }[] }).result ?? []).map((o) => o.name);
+    };
+    expect(await names("DEFAULT")).toEqual(["Default"]);
+    expect(await names("_efault")).toEqual([]);
+    expect(await names("%")).toEqual([]);
+  });
+});

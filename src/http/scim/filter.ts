@@ -2,7 +2,7 @@
 // compiler from the AST to one Prisma where clause (filtering happens in SQL,
 // never in memory). The same parser reads the value filters of PATCH paths.
 import type { Prisma } from "../../../gen/prisma/client.js";
-import { likeValue } from "../../domain/users.js";
+import { escapeLike } from "../../domain/list.js";
 import { ScimError } from "./errors.js";
 
 export type CompareOp = "eq" | "ne" | "co" | "sw" | "ew" | "gt" | "ge" | "lt" | "le";
@@ -164,18 +164,18 @@ const METHOD: Record<Exclude<StringOps, "ne">, "equals" | "contains" | "startsWi
 
 /**
  * Case-insensitive comparisons become ILIKE in PostgreSQL, equality included,
- * so there the value is escaped for every operator (likeValue leaves exact
- * equality alone, which is compared with `=`).
+ * so there the value is escaped for every operator; case-sensitive equality is
+ * compared with `=` and stays as it is.
  */
 function stringFilter(op: CompareOp, value: string, insensitive: boolean): Prisma.StringFilter {
-  const escaped = likeValue({ method: "contains", ignoreCase: insensitive, value });
+  const escaped = escapeLike(value);
   if (insensitive) {
     if (op === "ne") return { not: escaped, mode: "insensitive" };
     return { [METHOD[op as Exclude<StringOps, "ne">]]: escaped, mode: "insensitive" };
   }
   if (op === "ne") return { not: value };
   const method = METHOD[op as Exclude<StringOps, "ne">];
-  return { [method]: likeValue({ method, ignoreCase: false, value }) };
+  return { [method]: method === "equals" ? value : escapeLike(value) };
 }
 
 function allowed(attr: string, op: CompareOp, ops: readonly CompareOp[]): void {
