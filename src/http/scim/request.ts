@@ -5,7 +5,7 @@ import type { Ctx } from "../../domain/context.js";
 import { authorizeOrg, getScimUser, replaceScimUser, type ScimUserRecord } from "../../domain/scim-users.js";
 import { ScimError } from "./errors.js";
 import { applyPatch } from "./patch.js";
-import { toDoc, toInput } from "./resource.js";
+import { toScimDocument, toInput } from "./resource.js";
 
 const invalidSyntax = (detail: string, id = "Errors.Scim.Syntax") => new ScimError(400, "invalidSyntax", id, detail);
 
@@ -48,6 +48,6 @@ export function requireSchema(body: Record<string, unknown>, urn: string): void 
 export async function patchUser(ctx: Ctx, orgId: string, id: string, operations: unknown): Promise<ScimUserRecord> {
   authorizeOrg(ctx, "user.write", orgId);
   const current = await getScimUser(ctx, orgId, id);
-  const next = applyPatch(toDoc(current), operations);
+  const next = applyPatch(toScimDocument(current), operations);
   return replaceScimUser(ctx, orgId, id, toInput(next));
 }

@@ -152,7 +152,7 @@ function compact<T extends Record<string, unknown>>(o: T): Partial<T> {
 }
 
 /** The attributes of a stored user as a SCIM document (no schemas/id/meta): what PATCH operates on. */
-export function toDoc(r: ScimUserRecord): ScimDoc {
+export function toScimDocument(r: ScimUserRecord): ScimDoc {
   const name = compact({
     formatted: r.nameFormatted,
     familyName: r.familyName,
@@ -189,7 +189,7 @@ export function toResource(r: ScimUserRecord, base: string): ScimDoc {
   return {
     schemas: [USER_URN],
     id: r.id,
-    ...toDoc(r),
+    ...toScimDocument(r),
     meta: { resourceType: "User", created: r.createdAt.toISOString(), lastModified: r.updatedAt.toISOString(), location: location(base, r.id) },
   };
 }
