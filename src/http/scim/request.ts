@@ -5,7 +5,7 @@ import type { Ctx } from "../../domain/context.js";
 import { authorizeOrg, getScimUser, replaceScimUser, type ScimUserRecord } from "../../domain/scim-users.js";
 import { ScimError } from "./errors.js";
 import { applyPatch } from "./patch.js";
-import { toScimDocument, toInput } from "./resource.js";
+import { toInput, toScimDocument } from "./resource.js";
 
 const invalidSyntax = (detail: string, id = "Errors.Scim.Syntax") => new ScimError(400, "invalidSyntax", id, detail);
 
