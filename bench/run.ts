@@ -288,6 +288,9 @@ async function main(): Promise<void> {
     const seedStarted = Date.now();
     const userIds = await seedUsers({ ...base, orgId: instance.defaultOrganizationId }, users);
     log(`seeded ${users} users in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s on the ${server.db.kind} database`);
+    // A database in service has planner statistics (autovacuum's ANALYZE); a freshly seeded one has none, and
+    // without them PostgreSQL picks wrong indexes. This machine's cluster runs with autovacuum off, so do it here.
+    await server.db.prisma.$executeRawUnsafe("ANALYZE");
     const ctx: BenchContext = { ...base, orgId: instance.defaultOrganizationId, userIds };
 
     const results: ScenarioResult[] = [];
