@@ -118,7 +118,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     routes(r) {
       r.service(UserService, userService(deps));
       r.service(OrganizationService, organizationService(deps, config.externalUrl));
-      r.service(InstanceService, instanceService(deps, config.externalUrl));
+      r.service(InstanceService, instanceService(deps, config.externalUrl, oauth.runtime.keys));
       r.service(SettingsService, settingsService(deps));
       r.service(EventService, eventService(deps));
       r.service(ProjectService, projectService(deps));

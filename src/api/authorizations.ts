@@ -6,13 +6,17 @@ import { invalidArgument } from "../domain/errors.js";
 import {
   addUserGrant,
   type UserGrantQuery as DomainQuery,
+  deactivateUserGrant,
   listUserGrants,
+  reactivateUserGrant,
   removeUserGrant,
   type UserGrantView,
   updateUserGrant,
 } from "../domain/user-grants.js";
 import { type ApiDeps, domainCtx } from "./connect.js";
-import { details, listPage, ts } from "./convert.js";
+import { details, enumValue, listPage, ts } from "./convert.js";
+
+const GRANT_STATES: Record<number, "ACTIVE" | "INACTIVE"> = { [UserGrantState.ACTIVE]: "ACTIVE", [UserGrantState.INACTIVE]: "INACTIVE" };
 
 function toGrant(g: UserGrantView): UserGrant {
   return create(UserGrantSchema, {
@@ -40,6 +44,8 @@ function toQuery(q: UserGrantQuery): DomainQuery {
       return { kind: "roleKey", roleKey: v.value.roleKey };
     case "projectGrantIdFilter":
       return { kind: "projectGrantId", projectGrantId: v.value.projectGrantId };
+    case "stateFilter":
+      return { kind: "state", state: enumValue(GRANT_STATES, v.value.state, "UserGrant.State") };
     case undefined:
       throw invalidArgument("Errors.Query.Empty", "a search query must set one filter");
   }
@@ -65,6 +71,12 @@ export function authorizationService(deps: ApiDeps): ServiceImpl<typeof Authoriz
       return {
         changeDate: ts(await updateUserGrant(domainCtx(deps, hctx), { grantId: req.grantId, userId: req.userId || undefined, roleKeys: req.roleKeys })),
       };
+    },
+    async deactivateUserGrant(req, hctx) {
+      return { changeDate: ts(await deactivateUserGrant(domainCtx(deps, hctx), { grantId: req.grantId, userId: req.userId || undefined })) };
+    },
+    async reactivateUserGrant(req, hctx) {
+      return { changeDate: ts(await reactivateUserGrant(domainCtx(deps, hctx), { grantId: req.grantId, userId: req.userId || undefined })) };
     },
     async removeUserGrant(req, hctx) {
       return { deletionDate: ts(await removeUserGrant(domainCtx(deps, hctx), { grantId: req.grantId, userId: req.userId || undefined })) };

@@ -1,9 +1,18 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { type Member, type MemberQuery, MemberSchema } from "../../gen/svc/instance/v2/instance_pb.js";
+import {
+  type Member,
+  type MemberQuery,
+  MemberSchema,
+  type SigningKey,
+  type SigningKeyQuery,
+  SigningKeySchema,
+  SigningKeyState,
+} from "../../gen/svc/instance/v2/instance_pb.js";
 import type { InstanceService } from "../../gen/svc/instance/v2/instance_service_pb.js";
+import type { SigningKeyState as KeyState, SigningKeyInfo, SigningKeys } from "../crypto/signing-keys.js";
 import { invalidArgument } from "../domain/errors.js";
-import { getInstance } from "../domain/instance.js";
+import { getInstance, listSigningKeys, rotateSigningKey } from "../domain/instance.js";
 import {
   addInstanceMember,
   type MemberQuery as DomainMemberQuery,
@@ -13,7 +22,41 @@ import {
   updateInstanceMember,
 } from "../domain/members.js";
 import { type ApiDeps, domainCtx } from "./connect.js";
-import { details, listPage, ts } from "./convert.js";
+import { details, enumValue, listPage, ts, tsOpt } from "./convert.js";
+
+const KEY_STATES: Record<number, KeyState> = {
+  [SigningKeyState.ACTIVE]: "ACTIVE",
+  [SigningKeyState.RETIRED]: "RETIRED",
+  [SigningKeyState.EXPIRED]: "EXPIRED",
+  [SigningKeyState.PENDING]: "PENDING",
+};
+const KEY_STATE_OUT: Record<KeyState, SigningKeyState> = {
+  ACTIVE: SigningKeyState.ACTIVE,
+  RETIRED: SigningKeyState.RETIRED,
+  EXPIRED: SigningKeyState.EXPIRED,
+  PENDING: SigningKeyState.PENDING,
+};
+
+function toKeyState(q: SigningKeyQuery): KeyState {
+  const v = q.query;
+  switch (v.case) {
+    case "stateQuery":
+      return enumValue(KEY_STATES, v.value.state, "SigningKey.State");
+    case undefined:
+      throw invalidArgument("Errors.Query.Empty", "a search query must set one filter");
+  }
+}
+
+function toSigningKey(k: SigningKeyInfo): SigningKey {
+  return create(SigningKeySchema, {
+    id: k.id,
+    algorithm: k.alg,
+    state: KEY_STATE_OUT[k.state],
+    creationDate: ts(k.createdAt),
+    activeFrom: ts(k.activeFrom),
+    verifyUntil: tsOpt(k.verifyUntil),
+  });
+}
 
 function toMemberQuery(q: MemberQuery): DomainMemberQuery {
   const v = q.query;
@@ -38,7 +81,7 @@ function toMember(m: MemberView): Member {
   });
 }
 
-export function instanceService(deps: ApiDeps, externalUrl: string): ServiceImpl<typeof InstanceService> {
+export function instanceService(deps: ApiDeps, externalUrl: string, keys: SigningKeys): ServiceImpl<typeof InstanceService> {
   return {
     async getInstance(_req, hctx) {
       const i = await getInstance(domainCtx(deps, hctx));
@@ -56,6 +99,14 @@ export function instanceService(deps: ApiDeps, externalUrl: string): ServiceImpl
     },
     async removeInstanceMember(req, hctx) {
       return { deletionDate: ts(await removeInstanceMember(domainCtx(deps, hctx), { userId: req.userId })) };
+    },
+    async listSigningKeys(req, hctx) {
+      const out = await listSigningKeys(domainCtx(deps, hctx), keys, { page: listPage(req.query), states: req.queries.map(toKeyState) });
+      return { details: { totalResult: BigInt(out.total), timestamp: ts(deps.clock()) }, result: out.keys.map(toSigningKey) };
+    },
+    async rotateSigningKey(_req, hctx) {
+      const r = await rotateSigningKey(domainCtx(deps, hctx), keys);
+      return { keyId: r.id, creationDate: ts(r.createdAt), previousVerifyUntil: r.retiredKeyIds.length ? ts(r.verifyUntil) : undefined };
     },
   };
 }

@@ -11,6 +11,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPair, type JsonWebKey, type KeyObject, sign } from "node:crypto";
 import { promisify } from "node:util";
 import type { Logger } from "pino";
+import type { Tx } from "../domain/context.js";
 import { newId } from "../domain/ids.js";
 import type { PrismaClient } from "../store/db.js";
 import { seal, unseal } from "./secretbox.js";
@@ -28,6 +29,27 @@ interface LoadedKey {
   privateKey: KeyObject;
   publicKey: KeyObject;
   jwk: JsonWebKey;
+}
+
+export interface Rotation {
+  id: string;
+  alg: string;
+  createdAt: Date;
+  /** The keys this rotation moved to verify-only. */
+  retiredKeyIds: string[];
+  /** Until when they verify. */
+  verifyUntil: Date;
+}
+
+export type SigningKeyState = "ACTIVE" | "RETIRED" | "EXPIRED" | "PENDING";
+
+export interface SigningKeyInfo {
+  id: string;
+  alg: string;
+  state: SigningKeyState;
+  createdAt: Date;
+  activeFrom: Date;
+  verifyUntil: Date | null;
 }
 
 export interface SigningKeyOptions {
@@ -113,10 +135,24 @@ export class SigningKeys {
    * active one is due). Serialised across replicas; returns whether it rotated.
    */
   async rotate(force: boolean): Promise<boolean> {
+    return (await this.insert(force)) !== undefined;
+  }
+
+  /**
+   * Forces a new active key now and returns it. `inTx` runs inside the
+   * rotation's transaction (the audit event commits with the rotation or not at all).
+   */
+  async rotateNow(inTx?: (tx: Tx, rotation: Rotation) => Promise<void>): Promise<Rotation> {
+    const rotation = await this.insert(true, inTx);
+    if (!rotation) throw new Error("forced rotation did not rotate");
+    return rotation;
+  }
+
+  private async insert(force: boolean, inTx?: (tx: Tx, rotation: Rotation) => Promise<void>): Promise<Rotation | undefined> {
     const { publicKey: _p, privateKey } = await generateKeyPairAsync("rsa", { modulusLength: 2048 });
     const der = privateKey.export({ format: "der", type: "pkcs8" });
     const publicJwk = createPublicKey(privateKey).export({ format: "jwk" }) as JsonWebKey;
-    const rotated = await this.o.db.$transaction(async (tx) => {
+    const rotation = await this.o.db.$transaction(async (tx) => {
       await tx.$executeRaw`SELECT pg_advisory_xact_lock(${ROTATION_LOCK})`;
       const now = this.o.clock();
       const latest = await tx.signingKey.findFirst({
@@ -124,12 +160,11 @@ export class SigningKeys {
         orderBy: { activeFrom: "desc" },
         select: { activeFrom: true },
       });
-      if (!force && latest && now.getTime() - latest.activeFrom.getTime() < this.o.rotationSeconds * 1000) return false;
+      if (!force && latest && now.getTime() - latest.activeFrom.getTime() < this.o.rotationSeconds * 1000) return undefined;
       const id = newId();
-      await tx.signingKey.updateMany({
-        where: { instanceId: this.o.instanceId, verifyUntil: null },
-        data: { verifyUntil: new Date(now.getTime() + this.o.overlapSeconds * 1000) },
-      });
+      const verifyUntil = new Date(now.getTime() + this.o.overlapSeconds * 1000);
+      const superseded = await tx.signingKey.findMany({ where: { instanceId: this.o.instanceId, verifyUntil: null }, select: { id: true } });
+      await tx.signingKey.updateMany({ where: { id: { in: superseded.map((k) => k.id) } }, data: { verifyUntil } });
       await tx.signingKey.create({
         data: {
           id,
@@ -141,12 +176,39 @@ export class SigningKeys {
           createdAt: now,
         },
       });
+      const done: Rotation = { id, alg: "RS256", createdAt: now, retiredKeyIds: superseded.map((k) => k.id), verifyUntil };
+      if (inTx) await inTx(tx, done);
       await tx.$executeRaw`SELECT pg_notify('svc_auth', ${JSON.stringify({ keys: true })})`;
-      this.o.log.info({ keyId: id }, "signing key rotated");
-      return true;
+      return done;
     });
+    if (rotation) this.o.log.info({ keyId: rotation.id }, "signing key rotated");
     await this.load();
-    return rotated;
+    return rotation;
+  }
+
+  /** The instance's keys in all of `states` (newest first unless `asc`): public metadata only, with their state now. */
+  async list(input: { offset: number; limit: number; asc: boolean; states: readonly SigningKeyState[] }): Promise<{ total: number; keys: SigningKeyInfo[] }> {
+    const rows = await this.o.db.signingKey.findMany({
+      where: { instanceId: this.o.instanceId },
+      orderBy: [{ activeFrom: "desc" }, { id: "desc" }],
+      select: { id: true, alg: true, activeFrom: true, verifyUntil: true, createdAt: true },
+    });
+    // The state depends on the neighbours (the newest started key is the active one), so it is
+    // decided over the whole set; an instance holds a handful of keys.
+    const now = this.o.clock().getTime();
+    let activeSeen = false;
+    let keys: SigningKeyInfo[] = rows.map((r) => {
+      let state: SigningKeyState;
+      if (r.activeFrom.getTime() > now) state = "PENDING";
+      else if (r.verifyUntil && r.verifyUntil.getTime() <= now) state = "EXPIRED";
+      else if (!activeSeen) state = "ACTIVE";
+      else state = "RETIRED";
+      if (state === "ACTIVE") activeSeen = true;
+      return { id: r.id, alg: r.alg, state, createdAt: r.createdAt, activeFrom: r.activeFrom, verifyUntil: r.verifyUntil };
+    });
+    keys = keys.filter((k) => input.states.every((s) => k.state === s));
+    if (input.asc) keys.reverse();
+    return { total: keys.length, keys: keys.slice(input.offset, input.offset + input.limit) };
   }
 
   /** JWKS document (cached string). */

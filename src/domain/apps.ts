@@ -399,6 +399,7 @@ export async function regenerateAppSecret(ctx: Ctx, projectId: string, appId: st
   const now = ctx.clock();
   await ctx.db.$transaction(async (tx) => {
     await tx.application.update({ where: { id: app.id }, data: { secretHash: sha256(clientSecret), updatedAt: now } });
+    // Drops the cached client record with the old secret; tokens already issued stay valid (see fromOAuthRow in tokens.ts).
     await invalidateAuth(tx, { orgId: project.orgId });
     await recordEvent(ctx, tx, {
       aggregateType: "project",

@@ -34,6 +34,8 @@ export async function authenticate(db: PrismaClient, instanceId: string, authori
   if (rt && rt.instanceId === instanceId) {
     const t = await resolveToken(rt, token, now);
     if (!t) throw invalid();
+    // An API application's own token stands for no user: nothing on the management APIs is its to do.
+    if (t.subject !== "user") throw unauthenticated(INVALID_TOKEN, "an application's own token cannot call the management API");
     if (!t.management)
       throw unauthenticated(INVALID_TOKEN, "the token's audience does not include the management API (scope urn:svc:iam:org:project:id:svc:aud)");
     return t.principal;

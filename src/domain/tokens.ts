@@ -27,7 +27,9 @@ const MAX_TOKEN_BYTES = 8 * 1024;
 const PROJECT_AUD = /^urn:svc:iam:org:project:id:([A-Za-z0-9_-]{1,64}):aud$/;
 const ROLE_SCOPE = /^urn:svc:iam:org:project:role:([A-Za-z0-9._:-]{1,200})$/;
 const ORG_SCOPE = /^urn:svc:iam:org:id:([A-Za-z0-9_-]{1,64})$/;
-const SIMPLE_SCOPES = new Set(["openid", "profile", "email", "phone", "urn:svc:iam:org:projects:roles", "urn:svc:iam:user:metadata"]);
+/** Scope and claim: the user's metadata, each value base64-encoded. */
+export const SCOPE_METADATA = "urn:svc:iam:user:metadata";
+const SIMPLE_SCOPES = new Set(["openid", "profile", "email", "phone", "urn:svc:iam:org:projects:roles", SCOPE_METADATA]);
 
 /** An RFC 6749 §5.2 error. */
 export class OAuthError extends Error {
@@ -100,7 +102,7 @@ export class TokenWriter {
     const values = Prisma.join(
       batch.map(({ row: r }) => {
         const list = (v: unknown) => (Array.isArray(v) ? (v as string[]) : []);
-        return Prisma.sql`(${r.id}, ${r.instanceId}, ${r.format}, ${r.tokenHash ?? null}, ${r.userId}, ${r.clientId}, ${r.appId ?? null},
+        return Prisma.sql`(${r.id}, ${r.instanceId}, ${r.format}, ${r.tokenHash ?? null}, ${r.userId ?? null}, ${r.clientId}, ${r.appId ?? null},
           ${list(r.scopes)}::text[], ${list(r.audience)}::text[], ${r.expiresAt}::timestamptz, ${r.createdAt ?? new Date()}::timestamptz)`;
       }),
     );
@@ -212,7 +214,7 @@ function principalOf(u: UserRow, instanceId: string, credentialId: string): Prin
 
 // ---------------------------------------------------------------- resolving bearer tokens
 
-export interface ResolvedToken {
+interface TokenBase {
   kind: "pat" | "opaque" | "jwt";
   id: string;
   clientId: string;
@@ -223,11 +225,31 @@ export interface ResolvedToken {
   expiresAt: number | null;
   issuedAt: number;
   management: boolean;
+}
+
+/** A token standing for a user (PATs, machine users' grants). */
+export interface UserToken extends TokenBase {
+  subject: "user";
   principal: Principal;
   user: UserInfoSource;
   /** Filled lazily for userinfo/introspection. */
   roles?: Record<string, RoleClaim>;
+  /** Filled lazily when the metadata scope was granted; null when the user has none. */
+  metadata?: Record<string, string> | null;
 }
+
+/**
+ * An API application's own token (client_credentials): no user behind it, so
+ * no principal. Never carries the management audience; valid while the app,
+ * its project and its organization are active.
+ */
+export interface AppToken extends TokenBase {
+  subject: "app";
+  orgId: string;
+  projectId: string;
+}
+
+export type ResolvedToken = UserToken | AppToken;
 
 const tokenKey = (token: string) => createHash("sha256").update(token).digest("base64");
 
@@ -254,7 +276,7 @@ export async function resolveToken(rt: OAuthRuntime, token: string, now: Date): 
   let resolved: ResolvedToken | undefined;
   if (jwt) {
     const row = await rt.db.oAuthToken.findUnique({ where: { id: jwt.jti }, include: { user: { select: USER_SELECT } } });
-    if (row && row.format === "jwt") resolved = fromOAuthRow(rt, row, "jwt");
+    if (row && row.format === "jwt") resolved = await fromOAuthRow(rt, row, "jwt");
   } else {
     const hash = sha256(token);
     const [pat, oauth] = await Promise.all([
@@ -263,6 +285,7 @@ export async function resolveToken(rt: OAuthRuntime, token: string, now: Date): 
     ]);
     if (pat && pat.instanceId === rt.instanceId && pat.user.instanceId === rt.instanceId && usable(pat.user)) {
       resolved = {
+        subject: "user",
         kind: "pat",
         id: pat.id,
         clientId: pat.user.id,
@@ -276,15 +299,17 @@ export async function resolveToken(rt: OAuthRuntime, token: string, now: Date): 
         user: pat.user,
       };
     } else if (oauth && oauth.format === "opaque") {
-      resolved = fromOAuthRow(rt, oauth, "opaque");
+      resolved = await fromOAuthRow(rt, oauth, "opaque");
     }
   }
   if (!resolved) return undefined;
-  rt.tokens.set(key, resolved, gen, { userId: resolved.principal.userId, orgId: resolved.principal.orgId });
+  // App tokens are tagged with their org: every change to an app, its project or its org invalidates by org.
+  const tags = resolved.subject === "user" ? { userId: resolved.principal.userId, orgId: resolved.principal.orgId } : { orgId: resolved.orgId };
+  rt.tokens.set(key, resolved, gen, tags);
   return resolved.expiresAt !== null && resolved.expiresAt <= nowMs ? undefined : resolved;
 }
 
-function fromOAuthRow(
+async function fromOAuthRow(
   rt: OAuthRuntime,
   row: {
     id: string;
@@ -296,12 +321,12 @@ function fromOAuthRow(
     expiresAt: Date;
     createdAt: Date;
     revokedAt: Date | null;
-    user: UserRow;
+    user: UserRow | null;
   },
   kind: "opaque" | "jwt",
-): ResolvedToken | undefined {
-  if (row.instanceId !== rt.instanceId || row.user.instanceId !== rt.instanceId || row.revokedAt || !usable(row.user)) return undefined;
-  return {
+): Promise<ResolvedToken | undefined> {
+  if (row.instanceId !== rt.instanceId || row.revokedAt) return undefined;
+  const base = {
     kind,
     id: row.id,
     clientId: row.clientId,
@@ -310,10 +335,27 @@ function fromOAuthRow(
     audience: row.audience,
     expiresAt: row.expiresAt.getTime(),
     issuedAt: row.createdAt.getTime(),
-    management: row.audience.includes(MANAGEMENT_AUDIENCE),
-    principal: principalOf(row.user, rt.instanceId, row.id),
-    user: row.user,
   };
+  if (row.user) {
+    if (row.user.instanceId !== rt.instanceId || !usable(row.user)) return undefined;
+    return {
+      ...base,
+      subject: "user",
+      management: row.audience.includes(MANAGEMENT_AUDIENCE),
+      principal: principalOf(row.user, rt.instanceId, row.id),
+      user: row.user,
+    };
+  }
+  if (!row.appId) return undefined;
+  // An API application's own token lives exactly as long as the client may authenticate: deactivating
+  // or deleting the app, its project or its org ends it at once (the client record is read fresh, or
+  // from the client cache that those changes invalidate by org). Regenerating the secret or removing
+  // a key does not: as in Keycloak, Okta or Auth0, a credential rotation leaves issued tokens alone
+  // (RFC 6749 ties a token to its grant, not to the credential used), so rotating never causes an outage;
+  // a token known to be leaked is revoked (RFC 7009) or the app deactivated.
+  const app = await findClient(rt, row.clientId);
+  if (app?.kind !== "app" || app.appId !== row.appId || app.appType !== "API" || !app.active || !app.projectId) return undefined;
+  return { ...base, subject: "app", management: false, orgId: app.orgId, projectId: app.projectId };
 }
 
 /** Signature, issuer, type and lifetime of one of our JWT access tokens → its jti. */
@@ -339,6 +381,8 @@ export interface ClientRecord {
   userId?: string;
   orgId: string;
   appId?: string;
+  /** For app clients: API apps may use client_credentials; OIDC apps authenticate for introspection and revocation only. */
+  appType?: "API" | "OIDC";
   projectId?: string;
   secretHash: Uint8Array | null;
   authMethod?: string;
@@ -364,7 +408,7 @@ async function findClient(rt: OAuthRuntime, clientId: string): Promise<ClientRec
         secretHash: true,
         authMethod: true,
         accessTokenType: true,
-        project: { select: { state: true } },
+        project: { select: { state: true, org: { select: { state: true } } } },
       },
     }),
     rt.db.user.findUnique({
@@ -373,17 +417,18 @@ async function findClient(rt: OAuthRuntime, clientId: string): Promise<ClientRec
     }),
   ]);
   let rec: ClientRecord | null = null;
-  if (app && app.instanceId === rt.instanceId && app.type === "API") {
+  if (app && app.instanceId === rt.instanceId && (app.type === "API" || app.type === "OIDC")) {
     rec = {
       kind: "app",
       clientId,
       orgId: app.orgId,
       appId: app.id,
+      appType: app.type,
       projectId: app.projectId,
       secretHash: app.secretHash,
       authMethod: app.authMethod,
       accessTokenType: app.accessTokenType,
-      active: app.state === "ACTIVE" && app.project.state === "ACTIVE",
+      active: app.state === "ACTIVE" && app.project.state === "ACTIVE" && app.project.org.state === "ACTIVE",
     };
   } else if (user && user.type === "MACHINE") {
     rec = {
@@ -396,7 +441,7 @@ async function findClient(rt: OAuthRuntime, clientId: string): Promise<ClientRec
       active: usable(user),
     };
   }
-  // Apps are changed by code that may not notify: keep them for a second only.
+  // Apps are kept for a second only (their changes do notify, by org; this bounds anything missed).
   rt.clients.set(clientId, rec, gen, { userId: rec?.userId, orgId: rec?.orgId }, rec === null || rec.kind === "app" ? 1_000 : undefined);
   return rec;
 }
@@ -444,7 +489,8 @@ export async function authenticateClient(rt: OAuthRuntime, input: ClientAuthInpu
       : await rt.db.machineKey.findFirst({ where: { id: kid, userId: client.userId }, select: { publicKey: true, expiresAt: true } });
   if (!pem || (pem.expiresAt && pem.expiresAt.getTime() <= now.getTime())) throw invalidClient("unknown or expired key");
   try {
-    await verifyAssertion(rt, assertion, kid, pem.publicKey, now, [rt.issuer, input.endpoint], claims.iss, client.userId);
+    const owner = client.kind === "app" ? { appId: client.appId as string } : { userId: client.userId as string };
+    await verifyAssertion(rt, assertion, kid, pem.publicKey, now, [rt.issuer, input.endpoint], claims.iss, owner);
   } catch (err) {
     if (err instanceof OAuthError) throw invalidClient(err.description);
     throw err;
@@ -507,7 +553,8 @@ async function verifyAssertion(
   now: Date,
   audiences: string[],
   subject: string,
-  userId: string | undefined,
+  /** Whose assertion it is: the marker row belongs to the user or the app (and goes with it). */
+  owner: { userId: string; appId?: undefined } | { appId: string; userId?: undefined },
   deferMarker?: (row: TokenRow) => void,
 ): Promise<Record<string, unknown>> {
   let payload: Record<string, unknown>;
@@ -534,34 +581,20 @@ async function verifyAssertion(
   const marker = createHash("sha256")
     .update(`${subject}\n${typeof payload.jti === "string" ? payload.jti : assertion}`)
     .digest("base64url");
-  if (userId) {
-    const row: TokenRow = {
-      id: `assertion:${marker}`,
-      instanceId: rt.instanceId,
-      format: "assertion",
-      userId,
-      clientId: subject,
-      expiresAt: new Date(Math.max(exp + SKEW_S, nowS + SKEW_S) * 1000),
-      createdAt: now,
-    };
-    // The JWT profile grant writes the marker in the same INSERT as the token (and refuses if it existed).
-    if (deferMarker) deferMarker(row);
-    else if (!(await rt.markers.insert(row))) throw invalidGrant("the assertion was already used");
-  } else if (!rememberAssertion(marker, (exp + SKEW_S) * 1000)) {
-    throw invalidGrant("the assertion was already used");
-  }
+  const row: TokenRow = {
+    id: `assertion:${marker}`,
+    instanceId: rt.instanceId,
+    format: "assertion",
+    userId: owner.userId ?? null,
+    appId: owner.appId ?? null,
+    clientId: subject,
+    expiresAt: new Date(Math.max(exp + SKEW_S, nowS + SKEW_S) * 1000),
+    createdAt: now,
+  };
+  // The JWT profile grant writes the marker in the same INSERT as the token (and refuses if it existed).
+  if (deferMarker) deferMarker(row);
+  else if (!(await rt.markers.insert(row))) throw invalidGrant("the assertion was already used");
   return payload;
-}
-
-// Assertions of API apps (no user row to attach a marker to): remembered in this process.
-const seenAssertions = new Map<string, number>();
-function rememberAssertion(marker: string, untilMs: number): boolean {
-  const nowMs = Date.now();
-  if (seenAssertions.size > 100_000) for (const [k, until] of seenAssertions) if (until <= nowMs) seenAssertions.delete(k);
-  const until = seenAssertions.get(marker);
-  if (until !== undefined && until > nowMs) return false;
-  seenAssertions.set(marker, untilMs);
-  return true;
 }
 
 // ---------------------------------------------------------------- scopes and issuing
@@ -613,6 +646,21 @@ export async function grantScopes(
   return { scopes: kept, audience: [...new Set(audience)], projectIds };
 }
 
+/**
+ * Scopes of an API application's own token: only what means something without
+ * a user. The audience is fixed to the app's project and itself, never the
+ * management API (an app has no permissions there) nor other projects (an app
+ * cannot widen its reach across projects or organizations); the scopes naming
+ * exactly these are echoed, everything else (openid, profile, email, phone,
+ * offline_access, metadata and role scopes, the management audience) is
+ * dropped, as unknown scopes are.
+ */
+export function grantAppScopes(requested: string | undefined, app: { clientId: string; orgId: string; projectId: string }): GrantedScopes {
+  const raw = new Set((requested ?? "").split(" ").filter(Boolean).slice(0, 100));
+  const scopes = [...raw].filter((s) => PROJECT_AUD.exec(s)?.[1] === app.projectId || ORG_SCOPE.exec(s)?.[1] === app.orgId);
+  return { scopes, audience: [app.projectId, app.clientId], projectIds: [app.projectId] };
+}
+
 /** The role claims a token with these scopes carries. */
 export async function tokenRoleClaims(
   rt: OAuthRuntime,
@@ -644,6 +692,16 @@ export async function tokenRoleClaims(
   return out;
 }
 
+/**
+ * The `urn:svc:iam:user:metadata` claim: every metadata key of the user with
+ * its value base64-encoded (ZITADEL's shape); null when the user has none.
+ */
+async function metadataClaim(rt: OAuthRuntime, userId: string): Promise<Record<string, string> | null> {
+  const rows = await rt.db.userMetadata.findMany({ where: { userId }, select: { key: true, value: true }, orderBy: { key: "asc" } });
+  if (rows.length === 0) return null;
+  return Object.fromEntries(rows.map((r) => [r.key, Buffer.from(r.value).toString("base64")]));
+}
+
 /** OpenID Connect standard claims by scope. */
 export function userClaims(user: UserInfoSource, scopes: readonly string[]): Record<string, unknown> {
   const c: Record<string, unknown> = { sub: user.id };
@@ -673,11 +731,16 @@ export interface TokenResponse {
   id_token?: string;
 }
 
-/** Issues an access token (opaque or JWT per `tokenType`) and, with `openid`, an ID token. */
+/**
+ * Issues an access token (opaque or JWT per `tokenType`) and, with `openid`
+ * and a user, an ID token. Without `userId` the token is the app's own
+ * (`appId` required): its subject is the client id and it carries no user
+ * or role claims.
+ */
 export async function issueTokens(
   rt: OAuthRuntime,
   input: {
-    userId: string;
+    userId?: string;
     clientId: string;
     appId?: string;
     granted: GrantedScopes;
@@ -693,16 +756,20 @@ export async function issueTokens(
   const exp = iat + input.lifetime;
   const expiresAt = new Date(exp * 1000);
   const id = newId();
-  const needUser = granted.scopes.includes("openid");
-  const [user, roles] = await Promise.all([
-    needUser ? rt.db.user.findUnique({ where: { id: input.userId }, select: USER_SELECT }) : undefined,
-    input.tokenType === "JWT" || needUser ? tokenRoleClaims(rt, input.userId, granted.scopes, granted.audience) : {},
+  const userId = input.userId;
+  if (!userId && !input.appId) throw new Error("a token needs a user or an app");
+  const needUser = userId !== undefined && granted.scopes.includes("openid");
+  const [user, roles, metadata] = await Promise.all([
+    needUser ? rt.db.user.findUnique({ where: { id: userId }, select: USER_SELECT }) : undefined,
+    userId && (input.tokenType === "JWT" || needUser) ? tokenRoleClaims(rt, userId, granted.scopes, granted.audience) : {},
+    // In the ID token only (as userinfo and introspection give it); JWT access tokens stay small.
+    needUser && granted.scopes.includes(SCOPE_METADATA) ? metadataClaim(rt, userId) : null,
   ]);
   let accessToken: string;
   const row = {
     id,
     instanceId: rt.instanceId,
-    userId: input.userId,
+    userId: userId ?? null,
     clientId: input.clientId,
     appId: input.appId ?? null,
     scopes: granted.scopes,
@@ -714,7 +781,7 @@ export async function issueTokens(
     accessToken = await rt.keys.sign(
       {
         iss: rt.issuer,
-        sub: input.userId,
+        sub: userId ?? input.clientId,
         aud: granted.audience,
         client_id: input.clientId,
         scope: granted.scopes.join(" "),
@@ -741,6 +808,7 @@ export async function issueTokens(
       exp,
       ...userClaims(user, granted.scopes),
       ...roles,
+      ...(metadata ? { [SCOPE_METADATA]: metadata } : {}),
     });
   }
   return res;
@@ -753,12 +821,23 @@ async function stored(rt: OAuthRuntime, row: TokenRow, marker?: TokenRow): Promi
   if (!token) throw new Error("token id collision");
 }
 
-/** Client credentials for a machine user (the client itself is the subject). */
+/** Client credentials for a machine user or an API application (the client itself is the subject). */
 export async function clientCredentialsGrant(rt: OAuthRuntime, client: ClientRecord, scope: string | undefined, now: Date): Promise<TokenResponse> {
-  if (client.kind !== "user" || !client.userId) {
-    // OAuthToken rows need a user: API apps authenticate for introspection only (see the report).
-    throw new OAuthError("unauthorized_client", "this client may not use the client_credentials grant");
+  if (client.kind === "app") {
+    // OIDC apps act for users (authorization code flow), never on their own behalf.
+    if (client.appType !== "API" || !client.appId || !client.projectId) {
+      throw new OAuthError("unauthorized_client", "only API applications and machine users may use the client_credentials grant");
+    }
+    return issueTokens(rt, {
+      clientId: client.clientId,
+      appId: client.appId,
+      granted: grantAppScopes(scope, { clientId: client.clientId, orgId: client.orgId, projectId: client.projectId }),
+      lifetime: rt.lifetimes.clientCredentials,
+      tokenType: client.accessTokenType,
+      now,
+    });
   }
+  if (!client.userId) throw new OAuthError("unauthorized_client", "this client may not use the client_credentials grant");
   const granted = await grantScopes(rt, scope, { orgId: client.orgId }, client.clientId);
   return issueTokens(rt, {
     userId: client.userId,
@@ -810,7 +889,7 @@ export async function jwtBearerGrant(rt: OAuthRuntime, assertion: string | undef
   if (!key || (key.expiresAt && key.expiresAt.getTime() <= now.getTime())) throw invalidGrant("unknown, removed or expired key");
   if (key.user.type !== "MACHINE" || !usable(key.user)) throw invalidGrant("the user is not active");
   let marker: TokenRow | undefined;
-  await verifyAssertion(rt, assertion, kid, key.publicKey, now, [rt.issuer, `${rt.issuer}/oauth/v2/token`], claims.sub, key.user.id, (m) => {
+  await verifyAssertion(rt, assertion, kid, key.publicKey, now, [rt.issuer, `${rt.issuer}/oauth/v2/token`], claims.sub, { userId: key.user.id }, (m) => {
     marker = m;
   });
   const granted = await grantScopes(rt, scope, { orgId: key.user.orgId }, key.user.id);
@@ -834,7 +913,18 @@ export async function introspect(rt: OAuthRuntime, caller: ClientRecord, token: 
   const mine =
     t.clientId === caller.clientId || t.audience.includes(caller.clientId) || (caller.projectId !== undefined && t.audience.includes(caller.projectId));
   if (!mine) return { active: false };
-  const roles = await rolesOf(rt, t, caller.projectId);
+  const common = {
+    active: true,
+    scope: t.scopes.join(" "),
+    client_id: t.clientId,
+    token_type: "Bearer",
+    exp: t.expiresAt === null ? undefined : Math.floor(t.expiresAt / 1000),
+    iat: Math.floor(t.issuedAt / 1000),
+    nbf: Math.floor(t.issuedAt / 1000),
+  };
+  // An app's own token: the app is the subject, there are no user claims.
+  if (t.subject === "app") return { ...common, sub: t.clientId, aud: t.audience, iss: rt.issuer, jti: t.id };
+  const [roles, metadata] = await Promise.all([rolesOf(rt, t, caller.projectId), metadataOf(rt, t)]);
   return {
     active: true,
     scope: t.scopes.join(" "),
@@ -850,17 +940,29 @@ export async function introspect(rt: OAuthRuntime, caller: ClientRecord, token: 
     username: t.user.username,
     ...userClaims(t.user, t.scopes),
     ...roles,
+    ...metadata,
   };
 }
 
-async function rolesOf(rt: OAuthRuntime, t: ResolvedToken, primary?: string): Promise<Record<string, unknown>> {
+async function rolesOf(rt: OAuthRuntime, t: UserToken, primary?: string): Promise<Record<string, unknown>> {
   if (!t.roles) t.roles = (await tokenRoleClaims(rt, t.principal.userId, t.scopes, t.audience, primary)) as Record<string, RoleClaim>;
   return t.roles;
 }
 
-/** OIDC userinfo: needs `openid`; claims by scope plus role claims. */
-export async function userinfo(rt: OAuthRuntime, t: ResolvedToken): Promise<Record<string, unknown>> {
-  return { ...userClaims(t.user, t.scopes), ...(await rolesOf(rt, t)) };
+/**
+ * The metadata claim when the scope was granted: one query, kept on the cached
+ * token (metadata changes invalidate the user's cached tokens).
+ */
+async function metadataOf(rt: OAuthRuntime, t: UserToken): Promise<Record<string, unknown>> {
+  if (!t.scopes.includes(SCOPE_METADATA)) return {};
+  if (t.metadata === undefined) t.metadata = await metadataClaim(rt, t.principal.userId);
+  return t.metadata ? { [SCOPE_METADATA]: t.metadata } : {};
+}
+
+/** OIDC userinfo: needs `openid` and a user; claims by scope plus role and metadata claims. */
+export async function userinfo(rt: OAuthRuntime, t: UserToken): Promise<Record<string, unknown>> {
+  const [roles, metadata] = await Promise.all([rolesOf(rt, t), metadataOf(rt, t)]);
+  return { ...userClaims(t.user, t.scopes), ...roles, ...metadata };
 }
 
 /** RFC 7009. Unknown tokens are fine; a token of another client is refused. */
@@ -871,6 +973,6 @@ export async function revoke(rt: OAuthRuntime, caller: ClientRecord, token: stri
   if (t.clientId !== caller.clientId) throw new OAuthError("unauthorized_client", "the token was not issued to this client");
   await rt.db.$transaction(async (tx) => {
     await tx.oAuthToken.updateMany({ where: { id: t.id, revokedAt: null }, data: { revokedAt: now } });
-    await invalidateAuth(tx, { userId: t.principal.userId });
+    await invalidateAuth(tx, t.subject === "user" ? { userId: t.principal.userId } : { orgId: t.orgId });
   });
 }

@@ -175,12 +175,41 @@ export async function removeUserGrant(ctx: Ctx, input: { grantId: string; userId
   return now;
 }
 
+async function setUserGrantState(ctx: Ctx, input: { grantId: string; userId?: string }, state: ProjectState): Promise<Date> {
+  const grant = await targetUserGrant(ctx, input.grantId, input.userId);
+  const now = ctx.clock();
+  await ctx.db.$transaction(async (tx) => {
+    const { count } = await tx.userGrant.updateMany({ where: { id: grant.id, state: { not: state } }, data: { state, updatedAt: now } });
+    if (count === 0) {
+      if (!(await tx.userGrant.findUnique({ where: { id: grant.id }, select: { id: true } }))) throw userGrantNotFound();
+      throw state === "INACTIVE"
+        ? failedPrecondition("Errors.UserGrant.AlreadyInactive", "the user grant is already deactivated")
+        : failedPrecondition("Errors.UserGrant.NotInactive", "the user grant is not deactivated");
+    }
+    // The grant's roles leave (or rejoin) the role claims of tokens already issued at once.
+    await invalidateAuth(tx, { userId: grant.userId });
+    await recordEvent(ctx, tx, {
+      aggregateType: "user.grant",
+      aggregateId: grant.id,
+      orgId: grant.orgId,
+      type: state === "INACTIVE" ? "user.grant.deactivated" : "user.grant.reactivated",
+      payload: { userId: grant.userId, projectId: grant.projectId },
+    });
+  });
+  return now;
+}
+
+/** Keeps the grant but takes its roles out of the user's claims until reactivated. */
+export const deactivateUserGrant = (ctx: Ctx, input: { grantId: string; userId?: string }) => setUserGrantState(ctx, input, "INACTIVE");
+export const reactivateUserGrant = (ctx: Ctx, input: { grantId: string; userId?: string }) => setUserGrantState(ctx, input, "ACTIVE");
+
 export type UserGrantQuery =
   | { kind: "userId"; userId: string }
   | { kind: "projectId"; projectId: string }
   | { kind: "orgId"; orgId: string }
   | { kind: "roleKey"; roleKey: string }
-  | { kind: "projectGrantId"; projectGrantId: string };
+  | { kind: "projectGrantId"; projectGrantId: string }
+  | { kind: "state"; state: ProjectState };
 
 function userGrantFilter(q: UserGrantQuery): Prisma.UserGrantWhereInput {
   switch (q.kind) {
@@ -194,6 +223,8 @@ function userGrantFilter(q: UserGrantQuery): Prisma.UserGrantWhereInput {
       return { roleKeys: { has: q.roleKey } };
     case "projectGrantId":
       return { projectGrantId: q.projectGrantId };
+    case "state":
+      return { state: q.state };
   }
 }
 

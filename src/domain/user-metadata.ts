@@ -1,6 +1,7 @@
 // User metadata: opaque byte values under text keys. Written with
 // user.write, read with user.read; users may read their own.
 import type { Prisma } from "../../gen/prisma/client.js";
+import { invalidateAuth } from "./auth-cache.js";
 import type { Ctx } from "./context.js";
 import { invalidArgument, notFound } from "./errors.js";
 import { recordEvent } from "./events.js";
@@ -29,6 +30,8 @@ export async function setUserMetadata(ctx: Ctx, input: { userId: string; metadat
         update: { value: m.value, updatedAt: now },
       });
     }
+    // Tokens with the metadata scope carry it (userinfo, introspection): drop their cached claims.
+    await invalidateAuth(tx, { userId: user.id });
     // Keys only: values may be anything, including personal data.
     await recordEvent(ctx, tx, {
       aggregateType: "user",
@@ -73,6 +76,7 @@ export async function deleteUserMetadata(ctx: Ctx, input: { userId: string; keys
   await ctx.db.$transaction(async (tx) => {
     const { count } = await tx.userMetadata.deleteMany({ where: { userId: user.id, key: { in: keys } } });
     if (count !== keys.length) throw notFound("Errors.User.Metadata.NotFound", "a metadata key to delete does not exist");
+    await invalidateAuth(tx, { userId: user.id });
     await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.metadata.removed", payload: { keys } });
   });
   return now;

@@ -93,7 +93,7 @@ describe("client credentials (openid-client)", () => {
   });
 
   it("client_secret_basic: opaque token, accepted by the v2 API and introspection", async () => {
-    config = await discover("cc-robot", secret);
+    config = await discover("cc-robot", {}, oidc.ClientSecretBasic(secret));
     const server = config.serverMetadata();
     const tok = await oidc.clientCredentialsGrant(config, { scope: "openid profile urn:svc:iam:org:project:id:svc:aud bogus" });
     expect(tok.token_type).toBe("bearer");
@@ -408,10 +408,15 @@ describe("tenancy, role claims and key rotation", () => {
     expect(intro.aud).toContain(projectId);
     expect(await json(await form("/oauth/v2/introspect", { token: notForProject }, basic("api-app-1", appSecret)))).toEqual({ active: false });
     expect((await form("/oauth/v2/introspect", { token: forProject }, basic("api-app-1", "wrong"))).status).toBe(401);
-    // Client credentials for API apps need OAuthToken rows without a user (schema change pending).
-    const cc = await form("/oauth/v2/token", { grant_type: "client_credentials" }, basic("api-app-1", appSecret));
-    expect(cc.status).toBe(400);
-    expect((await json<{ error: string }>(cc)).error).toBe("unauthorized_client");
+    // The app's own token (client credentials): the app is the subject, its project and itself the audience.
+    const cc = await form("/oauth/v2/token", { grant_type: "client_credentials", scope: "openid profile" }, basic("api-app-1", appSecret));
+    expect(cc.status).toBe(200);
+    const own = await json<{ access_token: string; id_token?: string; scope: string }>(cc);
+    expect(own.id_token).toBeUndefined();
+    expect(own.scope).toBe("");
+    const ownIntro = await json<Record<string, unknown>>(await form("/oauth/v2/introspect", { token: own.access_token }, basic("api-app-1", appSecret)));
+    expect(ownIntro).toMatchObject({ active: true, sub: "api-app-1", client_id: "api-app-1", aud: [projectId, "api-app-1"] });
+    expect(ownIntro.username).toBeUndefined();
   });
 
   it("a rotated key still verifies tokens issued before the rotation", async () => {

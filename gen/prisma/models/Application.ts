@@ -252,6 +252,7 @@ export type ApplicationWhereInput = {
   updatedAt?: Prisma.DateTimeFilter<"Application"> | Date | string
   project?: Prisma.XOR<Prisma.ProjectScalarRelationFilter, Prisma.ProjectWhereInput>
   keys?: Prisma.AppKeyListRelationFilter
+  oauthTokens?: Prisma.OAuthTokenListRelationFilter
 }
 
 export type ApplicationOrderByWithRelationInput = {
@@ -271,6 +272,7 @@ export type ApplicationOrderByWithRelationInput = {
   updatedAt?: Prisma.SortOrder
   project?: Prisma.ProjectOrderByWithRelationInput
   keys?: Prisma.AppKeyOrderByRelationAggregateInput
+  oauthTokens?: Prisma.OAuthTokenOrderByRelationAggregateInput
 }
 
 export type ApplicationWhereUniqueInput = Prisma.AtLeast<{
@@ -294,6 +296,7 @@ export type ApplicationWhereUniqueInput = Prisma.AtLeast<{
   updatedAt?: Prisma.DateTimeFilter<"Application"> | Date | string
   project?: Prisma.XOR<Prisma.ProjectScalarRelationFilter, Prisma.ProjectWhereInput>
   keys?: Prisma.AppKeyListRelationFilter
+  oauthTokens?: Prisma.OAuthTokenListRelationFilter
 }, "id" | "clientId" | "projectId_name">
 
 export type ApplicationOrderByWithAggregationInput = {
@@ -352,6 +355,7 @@ export type ApplicationCreateInput = {
   updatedAt?: Date | string
   project: Prisma.ProjectCreateNestedOneWithoutApplicationsInput
   keys?: Prisma.AppKeyCreateNestedManyWithoutAppInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateInput = {
@@ -370,6 +374,7 @@ export type ApplicationUncheckedCreateInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   keys?: Prisma.AppKeyUncheckedCreateNestedManyWithoutAppInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUpdateInput = {
@@ -388,6 +393,7 @@ export type ApplicationUpdateInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   project?: Prisma.ProjectUpdateOneRequiredWithoutApplicationsNestedInput
   keys?: Prisma.AppKeyUpdateManyWithoutAppNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateInput = {
@@ -406,6 +412,7 @@ export type ApplicationUncheckedUpdateInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   keys?: Prisma.AppKeyUncheckedUpdateManyWithoutAppNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateManyInput = {
@@ -527,6 +534,11 @@ export type ApplicationScalarRelationFilter = {
   isNot?: Prisma.ApplicationWhereInput
 }
 
+export type ApplicationNullableScalarRelationFilter = {
+  is?: Prisma.ApplicationWhereInput | null
+  isNot?: Prisma.ApplicationWhereInput | null
+}
+
 export type ApplicationCreateNestedManyWithoutProjectInput = {
   create?: Prisma.XOR<Prisma.ApplicationCreateWithoutProjectInput, Prisma.ApplicationUncheckedCreateWithoutProjectInput> | Prisma.ApplicationCreateWithoutProjectInput[] | Prisma.ApplicationUncheckedCreateWithoutProjectInput[]
   connectOrCreate?: Prisma.ApplicationCreateOrConnectWithoutProjectInput | Prisma.ApplicationCreateOrConnectWithoutProjectInput[]
@@ -587,6 +599,22 @@ export type ApplicationUpdateOneRequiredWithoutKeysNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.ApplicationUpdateToOneWithWhereWithoutKeysInput, Prisma.ApplicationUpdateWithoutKeysInput>, Prisma.ApplicationUncheckedUpdateWithoutKeysInput>
 }
 
+export type ApplicationCreateNestedOneWithoutOauthTokensInput = {
+  create?: Prisma.XOR<Prisma.ApplicationCreateWithoutOauthTokensInput, Prisma.ApplicationUncheckedCreateWithoutOauthTokensInput>
+  connectOrCreate?: Prisma.ApplicationCreateOrConnectWithoutOauthTokensInput
+  connect?: Prisma.ApplicationWhereUniqueInput
+}
+
+export type ApplicationUpdateOneWithoutOauthTokensNestedInput = {
+  create?: Prisma.XOR<Prisma.ApplicationCreateWithoutOauthTokensInput, Prisma.ApplicationUncheckedCreateWithoutOauthTokensInput>
+  connectOrCreate?: Prisma.ApplicationCreateOrConnectWithoutOauthTokensInput
+  upsert?: Prisma.ApplicationUpsertWithoutOauthTokensInput
+  disconnect?: Prisma.ApplicationWhereInput | boolean
+  delete?: Prisma.ApplicationWhereInput | boolean
+  connect?: Prisma.ApplicationWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.ApplicationUpdateToOneWithWhereWithoutOauthTokensInput, Prisma.ApplicationUpdateWithoutOauthTokensInput>, Prisma.ApplicationUncheckedUpdateWithoutOauthTokensInput>
+}
+
 export type ApplicationCreateWithoutProjectInput = {
   id: string
   instanceId: string
@@ -602,6 +630,7 @@ export type ApplicationCreateWithoutProjectInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   keys?: Prisma.AppKeyCreateNestedManyWithoutAppInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutProjectInput = {
@@ -619,6 +648,7 @@ export type ApplicationUncheckedCreateWithoutProjectInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   keys?: Prisma.AppKeyUncheckedCreateNestedManyWithoutAppInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutProjectInput = {
@@ -682,6 +712,7 @@ export type ApplicationCreateWithoutKeysInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   project: Prisma.ProjectCreateNestedOneWithoutApplicationsInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutKeysInput = {
@@ -699,6 +730,7 @@ export type ApplicationUncheckedCreateWithoutKeysInput = {
   config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutKeysInput = {
@@ -732,6 +764,7 @@ export type ApplicationUpdateWithoutKeysInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   project?: Prisma.ProjectUpdateOneRequiredWithoutApplicationsNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutKeysInput = {
@@ -749,6 +782,95 @@ export type ApplicationUncheckedUpdateWithoutKeysInput = {
   config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutAppNestedInput
+}
+
+export type ApplicationCreateWithoutOauthTokensInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  name: string
+  state?: $Enums.ResourceState
+  type: $Enums.AppType
+  clientId: string
+  secretHash?: runtime.Bytes | null
+  authMethod: string
+  accessTokenType?: $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  project: Prisma.ProjectCreateNestedOneWithoutApplicationsInput
+  keys?: Prisma.AppKeyCreateNestedManyWithoutAppInput
+}
+
+export type ApplicationUncheckedCreateWithoutOauthTokensInput = {
+  id: string
+  instanceId: string
+  projectId: string
+  orgId: string
+  name: string
+  state?: $Enums.ResourceState
+  type: $Enums.AppType
+  clientId: string
+  secretHash?: runtime.Bytes | null
+  authMethod: string
+  accessTokenType?: $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  keys?: Prisma.AppKeyUncheckedCreateNestedManyWithoutAppInput
+}
+
+export type ApplicationCreateOrConnectWithoutOauthTokensInput = {
+  where: Prisma.ApplicationWhereUniqueInput
+  create: Prisma.XOR<Prisma.ApplicationCreateWithoutOauthTokensInput, Prisma.ApplicationUncheckedCreateWithoutOauthTokensInput>
+}
+
+export type ApplicationUpsertWithoutOauthTokensInput = {
+  update: Prisma.XOR<Prisma.ApplicationUpdateWithoutOauthTokensInput, Prisma.ApplicationUncheckedUpdateWithoutOauthTokensInput>
+  create: Prisma.XOR<Prisma.ApplicationCreateWithoutOauthTokensInput, Prisma.ApplicationUncheckedCreateWithoutOauthTokensInput>
+  where?: Prisma.ApplicationWhereInput
+}
+
+export type ApplicationUpdateToOneWithWhereWithoutOauthTokensInput = {
+  where?: Prisma.ApplicationWhereInput
+  data: Prisma.XOR<Prisma.ApplicationUpdateWithoutOauthTokensInput, Prisma.ApplicationUncheckedUpdateWithoutOauthTokensInput>
+}
+
+export type ApplicationUpdateWithoutOauthTokensInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
+  type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
+  clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  authMethod?: Prisma.StringFieldUpdateOperationsInput | string
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  project?: Prisma.ProjectUpdateOneRequiredWithoutApplicationsNestedInput
+  keys?: Prisma.AppKeyUpdateManyWithoutAppNestedInput
+}
+
+export type ApplicationUncheckedUpdateWithoutOauthTokensInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  projectId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
+  type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
+  clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  authMethod?: Prisma.StringFieldUpdateOperationsInput | string
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  keys?: Prisma.AppKeyUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateManyProjectInput = {
@@ -782,6 +904,7 @@ export type ApplicationUpdateWithoutProjectInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   keys?: Prisma.AppKeyUpdateManyWithoutAppNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutProjectInput = {
@@ -799,6 +922,7 @@ export type ApplicationUncheckedUpdateWithoutProjectInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   keys?: Prisma.AppKeyUncheckedUpdateManyWithoutAppNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateManyWithoutProjectInput = {
@@ -824,10 +948,12 @@ export type ApplicationUncheckedUpdateManyWithoutProjectInput = {
 
 export type ApplicationCountOutputType = {
   keys: number
+  oauthTokens: number
 }
 
 export type ApplicationCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   keys?: boolean | ApplicationCountOutputTypeCountKeysArgs
+  oauthTokens?: boolean | ApplicationCountOutputTypeCountOauthTokensArgs
 }
 
 /**
@@ -845,6 +971,13 @@ export type ApplicationCountOutputTypeDefaultArgs<ExtArgs extends runtime.Types.
  */
 export type ApplicationCountOutputTypeCountKeysArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   where?: Prisma.AppKeyWhereInput
+}
+
+/**
+ * ApplicationCountOutputType without action
+ */
+export type ApplicationCountOutputTypeCountOauthTokensArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.OAuthTokenWhereInput
 }
 
 
@@ -865,6 +998,7 @@ export type ApplicationSelect<ExtArgs extends runtime.Types.Extensions.InternalA
   updatedAt?: boolean
   project?: boolean | Prisma.ProjectDefaultArgs<ExtArgs>
   keys?: boolean | Prisma.Application$keysArgs<ExtArgs>
+  oauthTokens?: boolean | Prisma.Application$oauthTokensArgs<ExtArgs>
   _count?: boolean | Prisma.ApplicationCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["application"]>
 
@@ -925,6 +1059,7 @@ export type ApplicationOmit<ExtArgs extends runtime.Types.Extensions.InternalArg
 export type ApplicationInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   project?: boolean | Prisma.ProjectDefaultArgs<ExtArgs>
   keys?: boolean | Prisma.Application$keysArgs<ExtArgs>
+  oauthTokens?: boolean | Prisma.Application$oauthTokensArgs<ExtArgs>
   _count?: boolean | Prisma.ApplicationCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type ApplicationIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -939,6 +1074,7 @@ export type $ApplicationPayload<ExtArgs extends runtime.Types.Extensions.Interna
   objects: {
     project: Prisma.$ProjectPayload<ExtArgs>
     keys: Prisma.$AppKeyPayload<ExtArgs>[]
+    oauthTokens: Prisma.$OAuthTokenPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1351,6 +1487,7 @@ export interface Prisma__ApplicationClient<T, Null = never, ExtArgs extends runt
   readonly [Symbol.toStringTag]: "PrismaPromise"
   project<T extends Prisma.ProjectDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.ProjectDefaultArgs<ExtArgs>>): Prisma.Prisma__ProjectClient<runtime.Types.Result.GetResult<Prisma.$ProjectPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
   keys<T extends Prisma.Application$keysArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$keysArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AppKeyPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  oauthTokens<T extends Prisma.Application$oauthTokensArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$oauthTokensArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$OAuthTokenPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1816,6 +1953,30 @@ export type Application$keysArgs<ExtArgs extends runtime.Types.Extensions.Intern
   take?: number
   skip?: number
   distinct?: Prisma.AppKeyScalarFieldEnum | Prisma.AppKeyScalarFieldEnum[]
+}
+
+/**
+ * Application.oauthTokens
+ */
+export type Application$oauthTokensArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the OAuthToken
+   */
+  select?: Prisma.OAuthTokenSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the OAuthToken
+   */
+  omit?: Prisma.OAuthTokenOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.OAuthTokenInclude<ExtArgs> | null
+  where?: Prisma.OAuthTokenWhereInput
+  orderBy?: Prisma.OAuthTokenOrderByWithRelationInput | Prisma.OAuthTokenOrderByWithRelationInput[]
+  cursor?: Prisma.OAuthTokenWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.OAuthTokenScalarFieldEnum | Prisma.OAuthTokenScalarFieldEnum[]
 }
 
 /**

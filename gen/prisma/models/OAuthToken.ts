@@ -186,7 +186,7 @@ export type OAuthTokenGroupByOutputType = {
   instanceId: string
   format: string
   tokenHash: runtime.Bytes | null
-  userId: string
+  userId: string | null
   clientId: string
   appId: string | null
   scopes: string[]
@@ -222,7 +222,7 @@ export type OAuthTokenWhereInput = {
   instanceId?: Prisma.StringFilter<"OAuthToken"> | string
   format?: Prisma.StringFilter<"OAuthToken"> | string
   tokenHash?: Prisma.BytesNullableFilter<"OAuthToken"> | runtime.Bytes | null
-  userId?: Prisma.StringFilter<"OAuthToken"> | string
+  userId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
   clientId?: Prisma.StringFilter<"OAuthToken"> | string
   appId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
   scopes?: Prisma.StringNullableListFilter<"OAuthToken">
@@ -230,7 +230,8 @@ export type OAuthTokenWhereInput = {
   expiresAt?: Prisma.DateTimeFilter<"OAuthToken"> | Date | string
   revokedAt?: Prisma.DateTimeNullableFilter<"OAuthToken"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"OAuthToken"> | Date | string
-  user?: Prisma.XOR<Prisma.UserScalarRelationFilter, Prisma.UserWhereInput>
+  user?: Prisma.XOR<Prisma.UserNullableScalarRelationFilter, Prisma.UserWhereInput> | null
+  app?: Prisma.XOR<Prisma.ApplicationNullableScalarRelationFilter, Prisma.ApplicationWhereInput> | null
 }
 
 export type OAuthTokenOrderByWithRelationInput = {
@@ -238,7 +239,7 @@ export type OAuthTokenOrderByWithRelationInput = {
   instanceId?: Prisma.SortOrder
   format?: Prisma.SortOrder
   tokenHash?: Prisma.SortOrderInput | Prisma.SortOrder
-  userId?: Prisma.SortOrder
+  userId?: Prisma.SortOrderInput | Prisma.SortOrder
   clientId?: Prisma.SortOrder
   appId?: Prisma.SortOrderInput | Prisma.SortOrder
   scopes?: Prisma.SortOrder
@@ -247,6 +248,7 @@ export type OAuthTokenOrderByWithRelationInput = {
   revokedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   user?: Prisma.UserOrderByWithRelationInput
+  app?: Prisma.ApplicationOrderByWithRelationInput
 }
 
 export type OAuthTokenWhereUniqueInput = Prisma.AtLeast<{
@@ -257,7 +259,7 @@ export type OAuthTokenWhereUniqueInput = Prisma.AtLeast<{
   NOT?: Prisma.OAuthTokenWhereInput | Prisma.OAuthTokenWhereInput[]
   instanceId?: Prisma.StringFilter<"OAuthToken"> | string
   format?: Prisma.StringFilter<"OAuthToken"> | string
-  userId?: Prisma.StringFilter<"OAuthToken"> | string
+  userId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
   clientId?: Prisma.StringFilter<"OAuthToken"> | string
   appId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
   scopes?: Prisma.StringNullableListFilter<"OAuthToken">
@@ -265,7 +267,8 @@ export type OAuthTokenWhereUniqueInput = Prisma.AtLeast<{
   expiresAt?: Prisma.DateTimeFilter<"OAuthToken"> | Date | string
   revokedAt?: Prisma.DateTimeNullableFilter<"OAuthToken"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"OAuthToken"> | Date | string
-  user?: Prisma.XOR<Prisma.UserScalarRelationFilter, Prisma.UserWhereInput>
+  user?: Prisma.XOR<Prisma.UserNullableScalarRelationFilter, Prisma.UserWhereInput> | null
+  app?: Prisma.XOR<Prisma.ApplicationNullableScalarRelationFilter, Prisma.ApplicationWhereInput> | null
 }, "id" | "tokenHash">
 
 export type OAuthTokenOrderByWithAggregationInput = {
@@ -273,7 +276,7 @@ export type OAuthTokenOrderByWithAggregationInput = {
   instanceId?: Prisma.SortOrder
   format?: Prisma.SortOrder
   tokenHash?: Prisma.SortOrderInput | Prisma.SortOrder
-  userId?: Prisma.SortOrder
+  userId?: Prisma.SortOrderInput | Prisma.SortOrder
   clientId?: Prisma.SortOrder
   appId?: Prisma.SortOrderInput | Prisma.SortOrder
   scopes?: Prisma.SortOrder
@@ -294,7 +297,7 @@ export type OAuthTokenScalarWhereWithAggregatesInput = {
   instanceId?: Prisma.StringWithAggregatesFilter<"OAuthToken"> | string
   format?: Prisma.StringWithAggregatesFilter<"OAuthToken"> | string
   tokenHash?: Prisma.BytesNullableWithAggregatesFilter<"OAuthToken"> | runtime.Bytes | null
-  userId?: Prisma.StringWithAggregatesFilter<"OAuthToken"> | string
+  userId?: Prisma.StringNullableWithAggregatesFilter<"OAuthToken"> | string | null
   clientId?: Prisma.StringWithAggregatesFilter<"OAuthToken"> | string
   appId?: Prisma.StringNullableWithAggregatesFilter<"OAuthToken"> | string | null
   scopes?: Prisma.StringNullableListFilter<"OAuthToken">
@@ -310,13 +313,13 @@ export type OAuthTokenCreateInput = {
   format: string
   tokenHash?: runtime.Bytes | null
   clientId: string
-  appId?: string | null
   scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
   expiresAt: Date | string
   revokedAt?: Date | string | null
   createdAt?: Date | string
-  user: Prisma.UserCreateNestedOneWithoutOauthTokensInput
+  user?: Prisma.UserCreateNestedOneWithoutOauthTokensInput
+  app?: Prisma.ApplicationCreateNestedOneWithoutOauthTokensInput
 }
 
 export type OAuthTokenUncheckedCreateInput = {
@@ -324,7 +327,7 @@ export type OAuthTokenUncheckedCreateInput = {
   instanceId: string
   format: string
   tokenHash?: runtime.Bytes | null
-  userId: string
+  userId?: string | null
   clientId: string
   appId?: string | null
   scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
@@ -340,13 +343,13 @@ export type OAuthTokenUpdateInput = {
   format?: Prisma.StringFieldUpdateOperationsInput | string
   tokenHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
-  appId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  user?: Prisma.UserUpdateOneRequiredWithoutOauthTokensNestedInput
+  user?: Prisma.UserUpdateOneWithoutOauthTokensNestedInput
+  app?: Prisma.ApplicationUpdateOneWithoutOauthTokensNestedInput
 }
 
 export type OAuthTokenUncheckedUpdateInput = {
@@ -354,7 +357,7 @@ export type OAuthTokenUncheckedUpdateInput = {
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
   format?: Prisma.StringFieldUpdateOperationsInput | string
   tokenHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
-  userId?: Prisma.StringFieldUpdateOperationsInput | string
+  userId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
   appId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
@@ -369,7 +372,7 @@ export type OAuthTokenCreateManyInput = {
   instanceId: string
   format: string
   tokenHash?: runtime.Bytes | null
-  userId: string
+  userId?: string | null
   clientId: string
   appId?: string | null
   scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
@@ -385,7 +388,6 @@ export type OAuthTokenUpdateManyMutationInput = {
   format?: Prisma.StringFieldUpdateOperationsInput | string
   tokenHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
-  appId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -398,7 +400,7 @@ export type OAuthTokenUncheckedUpdateManyInput = {
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
   format?: Prisma.StringFieldUpdateOperationsInput | string
   tokenHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
-  userId?: Prisma.StringFieldUpdateOperationsInput | string
+  userId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
   appId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
@@ -501,6 +503,48 @@ export type OAuthTokenUncheckedUpdateManyWithoutUserNestedInput = {
   deleteMany?: Prisma.OAuthTokenScalarWhereInput | Prisma.OAuthTokenScalarWhereInput[]
 }
 
+export type OAuthTokenCreateNestedManyWithoutAppInput = {
+  create?: Prisma.XOR<Prisma.OAuthTokenCreateWithoutAppInput, Prisma.OAuthTokenUncheckedCreateWithoutAppInput> | Prisma.OAuthTokenCreateWithoutAppInput[] | Prisma.OAuthTokenUncheckedCreateWithoutAppInput[]
+  connectOrCreate?: Prisma.OAuthTokenCreateOrConnectWithoutAppInput | Prisma.OAuthTokenCreateOrConnectWithoutAppInput[]
+  createMany?: Prisma.OAuthTokenCreateManyAppInputEnvelope
+  connect?: Prisma.OAuthTokenWhereUniqueInput | Prisma.OAuthTokenWhereUniqueInput[]
+}
+
+export type OAuthTokenUncheckedCreateNestedManyWithoutAppInput = {
+  create?: Prisma.XOR<Prisma.OAuthTokenCreateWithoutAppInput, Prisma.OAuthTokenUncheckedCreateWithoutAppInput> | Prisma.OAuthTokenCreateWithoutAppInput[] | Prisma.OAuthTokenUncheckedCreateWithoutAppInput[]
+  connectOrCreate?: Prisma.OAuthTokenCreateOrConnectWithoutAppInput | Prisma.OAuthTokenCreateOrConnectWithoutAppInput[]
+  createMany?: Prisma.OAuthTokenCreateManyAppInputEnvelope
+  connect?: Prisma.OAuthTokenWhereUniqueInput | Prisma.OAuthTokenWhereUniqueInput[]
+}
+
+export type OAuthTokenUpdateManyWithoutAppNestedInput = {
+  create?: Prisma.XOR<Prisma.OAuthTokenCreateWithoutAppInput, Prisma.OAuthTokenUncheckedCreateWithoutAppInput> | Prisma.OAuthTokenCreateWithoutAppInput[] | Prisma.OAuthTokenUncheckedCreateWithoutAppInput[]
+  connectOrCreate?: Prisma.OAuthTokenCreateOrConnectWithoutAppInput | Prisma.OAuthTokenCreateOrConnectWithoutAppInput[]
+  upsert?: Prisma.OAuthTokenUpsertWithWhereUniqueWithoutAppInput | Prisma.OAuthTokenUpsertWithWhereUniqueWithoutAppInput[]
+  createMany?: Prisma.OAuthTokenCreateManyAppInputEnvelope
+  set?: Prisma.OAuthTokenWhereUniqueInput | Prisma.OAuthTokenWhereUniqueInput[]
+  disconnect?: Prisma.OAuthTokenWhereUniqueInput | Prisma.OAuthTokenWhereUniqueInput[]
+  delete?: Prisma.OAuthTokenWhereUniqueInput | Prisma.OAuthTokenWhereUniqueInput[]
+  connect?: Prisma.OAuthTokenWhereUniqueInput | Prisma.OAuthTokenWhereUniqueInput[]
+  update?: Prisma.OAuthTokenUpdateWithWhereUniqueWithoutAppInput | Prisma.OAuthTokenUpdateWithWhereUniqueWithoutAppInput[]
+  updateMany?: Prisma.OAuthTokenUpdateManyWithWhereWithoutAppInput | Prisma.OAuthTokenUpdateManyWithWhereWithoutAppInput[]
+  deleteMany?: Prisma.OAuthTokenScalarWhereInput | Prisma.OAuthTokenScalarWhereInput[]
+}
+
+export type OAuthTokenUncheckedUpdateManyWithoutAppNestedInput = {
+  create?: Prisma.XOR<Prisma.OAuthTokenCreateWithoutAppInput, Prisma.OAuthTokenUncheckedCreateWithoutAppInput> | Prisma.OAuthTokenCreateWithoutAppInput[] | Prisma.OAuthTokenUncheckedCreateWithoutAppInput[]
+  connectOrCreate?: Prisma.OAuthTokenCreateOrConnectWithoutAppInput | Prisma.OAuthTokenCreateOrConnectWithoutAppInput[]
+  upsert?: Prisma.OAuthTokenUpsertWithWhereUniqueWithoutAppInput | Prisma.OAuthTokenUpsertWithWhereUniqueWithoutAppInput[]
+  createMany?: Prisma.OAuthTokenCreateManyAppInputEnvelope
+  set?: Prisma.OAuthTokenWhereUniqueInput | Prisma.OAuthTokenWhereUniqueInput[]
+  disconnect?: Prisma.OAuthTokenWhereUniqueInput | Prisma.OAuthTokenWhereUniqueInput[]
+  delete?: Prisma.OAuthTokenWhereUniqueInput | Prisma.OAuthTokenWhereUniqueInput[]
+  connect?: Prisma.OAuthTokenWhereUniqueInput | Prisma.OAuthTokenWhereUniqueInput[]
+  update?: Prisma.OAuthTokenUpdateWithWhereUniqueWithoutAppInput | Prisma.OAuthTokenUpdateWithWhereUniqueWithoutAppInput[]
+  updateMany?: Prisma.OAuthTokenUpdateManyWithWhereWithoutAppInput | Prisma.OAuthTokenUpdateManyWithWhereWithoutAppInput[]
+  deleteMany?: Prisma.OAuthTokenScalarWhereInput | Prisma.OAuthTokenScalarWhereInput[]
+}
+
 export type OAuthTokenCreatescopesInput = {
   set: string[]
 }
@@ -525,12 +569,12 @@ export type OAuthTokenCreateWithoutUserInput = {
   format: string
   tokenHash?: runtime.Bytes | null
   clientId: string
-  appId?: string | null
   scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
   expiresAt: Date | string
   revokedAt?: Date | string | null
   createdAt?: Date | string
+  app?: Prisma.ApplicationCreateNestedOneWithoutOauthTokensInput
 }
 
 export type OAuthTokenUncheckedCreateWithoutUserInput = {
@@ -581,7 +625,7 @@ export type OAuthTokenScalarWhereInput = {
   instanceId?: Prisma.StringFilter<"OAuthToken"> | string
   format?: Prisma.StringFilter<"OAuthToken"> | string
   tokenHash?: Prisma.BytesNullableFilter<"OAuthToken"> | runtime.Bytes | null
-  userId?: Prisma.StringFilter<"OAuthToken"> | string
+  userId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
   clientId?: Prisma.StringFilter<"OAuthToken"> | string
   appId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
   scopes?: Prisma.StringNullableListFilter<"OAuthToken">
@@ -589,6 +633,60 @@ export type OAuthTokenScalarWhereInput = {
   expiresAt?: Prisma.DateTimeFilter<"OAuthToken"> | Date | string
   revokedAt?: Prisma.DateTimeNullableFilter<"OAuthToken"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"OAuthToken"> | Date | string
+}
+
+export type OAuthTokenCreateWithoutAppInput = {
+  id: string
+  instanceId: string
+  format: string
+  tokenHash?: runtime.Bytes | null
+  clientId: string
+  scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
+  audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
+  expiresAt: Date | string
+  revokedAt?: Date | string | null
+  createdAt?: Date | string
+  user?: Prisma.UserCreateNestedOneWithoutOauthTokensInput
+}
+
+export type OAuthTokenUncheckedCreateWithoutAppInput = {
+  id: string
+  instanceId: string
+  format: string
+  tokenHash?: runtime.Bytes | null
+  userId?: string | null
+  clientId: string
+  scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
+  audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
+  expiresAt: Date | string
+  revokedAt?: Date | string | null
+  createdAt?: Date | string
+}
+
+export type OAuthTokenCreateOrConnectWithoutAppInput = {
+  where: Prisma.OAuthTokenWhereUniqueInput
+  create: Prisma.XOR<Prisma.OAuthTokenCreateWithoutAppInput, Prisma.OAuthTokenUncheckedCreateWithoutAppInput>
+}
+
+export type OAuthTokenCreateManyAppInputEnvelope = {
+  data: Prisma.OAuthTokenCreateManyAppInput | Prisma.OAuthTokenCreateManyAppInput[]
+  skipDuplicates?: boolean
+}
+
+export type OAuthTokenUpsertWithWhereUniqueWithoutAppInput = {
+  where: Prisma.OAuthTokenWhereUniqueInput
+  update: Prisma.XOR<Prisma.OAuthTokenUpdateWithoutAppInput, Prisma.OAuthTokenUncheckedUpdateWithoutAppInput>
+  create: Prisma.XOR<Prisma.OAuthTokenCreateWithoutAppInput, Prisma.OAuthTokenUncheckedCreateWithoutAppInput>
+}
+
+export type OAuthTokenUpdateWithWhereUniqueWithoutAppInput = {
+  where: Prisma.OAuthTokenWhereUniqueInput
+  data: Prisma.XOR<Prisma.OAuthTokenUpdateWithoutAppInput, Prisma.OAuthTokenUncheckedUpdateWithoutAppInput>
+}
+
+export type OAuthTokenUpdateManyWithWhereWithoutAppInput = {
+  where: Prisma.OAuthTokenScalarWhereInput
+  data: Prisma.XOR<Prisma.OAuthTokenUpdateManyMutationInput, Prisma.OAuthTokenUncheckedUpdateManyWithoutAppInput>
 }
 
 export type OAuthTokenCreateManyUserInput = {
@@ -611,12 +709,12 @@ export type OAuthTokenUpdateWithoutUserInput = {
   format?: Prisma.StringFieldUpdateOperationsInput | string
   tokenHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
-  appId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  app?: Prisma.ApplicationUpdateOneWithoutOauthTokensNestedInput
 }
 
 export type OAuthTokenUncheckedUpdateWithoutUserInput = {
@@ -647,6 +745,62 @@ export type OAuthTokenUncheckedUpdateManyWithoutUserInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
+export type OAuthTokenCreateManyAppInput = {
+  id: string
+  instanceId: string
+  format: string
+  tokenHash?: runtime.Bytes | null
+  userId?: string | null
+  clientId: string
+  scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
+  audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
+  expiresAt: Date | string
+  revokedAt?: Date | string | null
+  createdAt?: Date | string
+}
+
+export type OAuthTokenUpdateWithoutAppInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  format?: Prisma.StringFieldUpdateOperationsInput | string
+  tokenHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
+  audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  user?: Prisma.UserUpdateOneWithoutOauthTokensNestedInput
+}
+
+export type OAuthTokenUncheckedUpdateWithoutAppInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  format?: Prisma.StringFieldUpdateOperationsInput | string
+  tokenHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  userId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
+  audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+}
+
+export type OAuthTokenUncheckedUpdateManyWithoutAppInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  format?: Prisma.StringFieldUpdateOperationsInput | string
+  tokenHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  userId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
+  audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
+  expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+}
+
 
 
 export type OAuthTokenSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -662,7 +816,8 @@ export type OAuthTokenSelect<ExtArgs extends runtime.Types.Extensions.InternalAr
   expiresAt?: boolean
   revokedAt?: boolean
   createdAt?: boolean
-  user?: boolean | Prisma.UserDefaultArgs<ExtArgs>
+  user?: boolean | Prisma.OAuthToken$userArgs<ExtArgs>
+  app?: boolean | Prisma.OAuthToken$appArgs<ExtArgs>
 }, ExtArgs["result"]["oAuthToken"]>
 
 export type OAuthTokenSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -678,7 +833,8 @@ export type OAuthTokenSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Ex
   expiresAt?: boolean
   revokedAt?: boolean
   createdAt?: boolean
-  user?: boolean | Prisma.UserDefaultArgs<ExtArgs>
+  user?: boolean | Prisma.OAuthToken$userArgs<ExtArgs>
+  app?: boolean | Prisma.OAuthToken$appArgs<ExtArgs>
 }, ExtArgs["result"]["oAuthToken"]>
 
 export type OAuthTokenSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -694,7 +850,8 @@ export type OAuthTokenSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Ex
   expiresAt?: boolean
   revokedAt?: boolean
   createdAt?: boolean
-  user?: boolean | Prisma.UserDefaultArgs<ExtArgs>
+  user?: boolean | Prisma.OAuthToken$userArgs<ExtArgs>
+  app?: boolean | Prisma.OAuthToken$appArgs<ExtArgs>
 }, ExtArgs["result"]["oAuthToken"]>
 
 export type OAuthTokenSelectScalar = {
@@ -714,26 +871,30 @@ export type OAuthTokenSelectScalar = {
 
 export type OAuthTokenOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "format" | "tokenHash" | "userId" | "clientId" | "appId" | "scopes" | "audience" | "expiresAt" | "revokedAt" | "createdAt", ExtArgs["result"]["oAuthToken"]>
 export type OAuthTokenInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  user?: boolean | Prisma.UserDefaultArgs<ExtArgs>
+  user?: boolean | Prisma.OAuthToken$userArgs<ExtArgs>
+  app?: boolean | Prisma.OAuthToken$appArgs<ExtArgs>
 }
 export type OAuthTokenIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  user?: boolean | Prisma.UserDefaultArgs<ExtArgs>
+  user?: boolean | Prisma.OAuthToken$userArgs<ExtArgs>
+  app?: boolean | Prisma.OAuthToken$appArgs<ExtArgs>
 }
 export type OAuthTokenIncludeUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  user?: boolean | Prisma.UserDefaultArgs<ExtArgs>
+  user?: boolean | Prisma.OAuthToken$userArgs<ExtArgs>
+  app?: boolean | Prisma.OAuthToken$appArgs<ExtArgs>
 }
 
 export type $OAuthTokenPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "OAuthToken"
   objects: {
-    user: Prisma.$UserPayload<ExtArgs>
+    user: Prisma.$UserPayload<ExtArgs> | null
+    app: Prisma.$ApplicationPayload<ExtArgs> | null
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
     instanceId: string
     format: string
     tokenHash: runtime.Bytes | null
-    userId: string
+    userId: string | null
     clientId: string
     appId: string | null
     scopes: string[]
@@ -1135,7 +1296,8 @@ readonly fields: OAuthTokenFieldRefs;
  */
 export interface Prisma__OAuthTokenClient<T, Null = never, ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs, GlobalOmitOptions = {}> extends Prisma.PrismaPromise<T> {
   readonly [Symbol.toStringTag]: "PrismaPromise"
-  user<T extends Prisma.UserDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.UserDefaultArgs<ExtArgs>>): Prisma.Prisma__UserClient<runtime.Types.Result.GetResult<Prisma.$UserPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
+  user<T extends Prisma.OAuthToken$userArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.OAuthToken$userArgs<ExtArgs>>): Prisma.Prisma__UserClient<runtime.Types.Result.GetResult<Prisma.$UserPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
+  app<T extends Prisma.OAuthToken$appArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.OAuthToken$appArgs<ExtArgs>>): Prisma.Prisma__ApplicationClient<runtime.Types.Result.GetResult<Prisma.$ApplicationPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1575,6 +1737,44 @@ export type OAuthTokenDeleteManyArgs<ExtArgs extends runtime.Types.Extensions.In
    * Limit how many OAuthTokens to delete.
    */
   limit?: number
+}
+
+/**
+ * OAuthToken.user
+ */
+export type OAuthToken$userArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the User
+   */
+  select?: Prisma.UserSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the User
+   */
+  omit?: Prisma.UserOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.UserInclude<ExtArgs> | null
+  where?: Prisma.UserWhereInput
+}
+
+/**
+ * OAuthToken.app
+ */
+export type OAuthToken$appArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Application
+   */
+  select?: Prisma.ApplicationSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Application
+   */
+  omit?: Prisma.ApplicationOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.ApplicationInclude<ExtArgs> | null
+  where?: Prisma.ApplicationWhereInput
 }
 
 /**

@@ -1211,6 +1211,11 @@ export type UserScalarRelationFilter = {
   isNot?: Prisma.UserWhereInput
 }
 
+export type UserNullableScalarRelationFilter = {
+  is?: Prisma.UserWhereInput | null
+  isNot?: Prisma.UserWhereInput | null
+}
+
 export type UserCreateNestedManyWithoutInstanceInput = {
   create?: Prisma.XOR<Prisma.UserCreateWithoutInstanceInput, Prisma.UserUncheckedCreateWithoutInstanceInput> | Prisma.UserCreateWithoutInstanceInput[] | Prisma.UserUncheckedCreateWithoutInstanceInput[]
   connectOrCreate?: Prisma.UserCreateOrConnectWithoutInstanceInput | Prisma.UserCreateOrConnectWithoutInstanceInput[]
@@ -1473,10 +1478,12 @@ export type UserCreateNestedOneWithoutOauthTokensInput = {
   connect?: Prisma.UserWhereUniqueInput
 }
 
-export type UserUpdateOneRequiredWithoutOauthTokensNestedInput = {
+export type UserUpdateOneWithoutOauthTokensNestedInput = {
   create?: Prisma.XOR<Prisma.UserCreateWithoutOauthTokensInput, Prisma.UserUncheckedCreateWithoutOauthTokensInput>
   connectOrCreate?: Prisma.UserCreateOrConnectWithoutOauthTokensInput
   upsert?: Prisma.UserUpsertWithoutOauthTokensInput
+  disconnect?: Prisma.UserWhereInput | boolean
+  delete?: Prisma.UserWhereInput | boolean
   connect?: Prisma.UserWhereUniqueInput
   update?: Prisma.XOR<Prisma.XOR<Prisma.UserUpdateToOneWithWhereWithoutOauthTokensInput, Prisma.UserUpdateWithoutOauthTokensInput>, Prisma.UserUncheckedUpdateWithoutOauthTokensInput>
 }

@@ -192,6 +192,7 @@ function oauthRouter(rt: OAuthRuntime): express.Router {
       "email_verified",
       "phone_number",
       "phone_number_verified",
+      "urn:svc:iam:user:metadata",
     ],
     subject_types_supported: ["public"],
     id_token_signing_alg_values_supported: ["RS256"],
@@ -302,6 +303,8 @@ function oauthRouter(rt: OAuthRuntime): express.Router {
     if (!token) return challenge();
     const t = await resolveToken(rt, token, rt.clock());
     if (!t) return challenge("invalid_token");
+    // RFC 6750 §3.1: an API application's own token stands for no user, so there is nothing to tell.
+    if (t.subject !== "user") return challenge("invalid_token");
     if (!t.scopes.includes("openid")) return challenge("insufficient_scope", 403);
     noStore(res);
     res.json(await userinfo(rt, t));

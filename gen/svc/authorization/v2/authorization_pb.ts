@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/authorization/v2/authorization.proto.
  */
 export const file_svc_authorization_v2_authorization: GenFile = /*@__PURE__*/
-  fileDesc("CihzdmMvYXV0aG9yaXphdGlvbi92Mi9hdXRob3JpemF0aW9uLnByb3RvEhRzdmMuYXV0aG9yaXphdGlvbi52MiLmAQoJVXNlckdyYW50EhAKCGdyYW50X2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJEhIKCnByb2plY3RfaWQYBCABKAkSGAoQcHJvamVjdF9ncmFudF9pZBgFIAEoCRIRCglyb2xlX2tleXMYBiADKAkSJwoHZGV0YWlscxgHIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscxIzCgVzdGF0ZRgIIAEoDjIkLnN2Yy5hdXRob3JpemF0aW9uLnYyLlVzZXJHcmFudFN0YXRlIvgCCg5Vc2VyR3JhbnRRdWVyeRI8Cg51c2VyX2lkX2ZpbHRlchgBIAEoCzIiLnN2Yy5hdXRob3JpemF0aW9uLnYyLlVzZXJJREZpbHRlckgAEkIKEXByb2plY3RfaWRfZmlsdGVyGAIgASgLMiUuc3ZjLmF1dGhvcml6YXRpb24udjIuUHJvamVjdElERmlsdGVySAASTAoWb3JnYW5pemF0aW9uX2lkX2ZpbHRlchgDIAEoCzIqLnN2Yy5hdXRob3JpemF0aW9uLnYyLk9yZ2FuaXphdGlvbklERmlsdGVySAASPgoPcm9sZV9rZXlfZmlsdGVyGAQgASgLMiMuc3ZjLmF1dGhvcml6YXRpb24udjIuUm9sZUtleUZpbHRlckgAEk0KF3Byb2plY3RfZ3JhbnRfaWRfZmlsdGVyGAUgASgLMiouc3ZjLmF1dGhvcml6YXRpb24udjIuUHJvamVjdEdyYW50SURGaWx0ZXJIAEIHCgVxdWVyeSIfCgxVc2VySURGaWx0ZXISDwoHdXNlcl9pZBgBIAEoCSIlCg9Qcm9qZWN0SURGaWx0ZXISEgoKcHJvamVjdF9pZBgBIAEoCSIvChRPcmdhbml6YXRpb25JREZpbHRlchIXCg9vcmdhbml6YXRpb25faWQYASABKAkiIQoNUm9sZUtleUZpbHRlchIQCghyb2xlX2tleRgBIAEoCSIwChRQcm9qZWN0R3JhbnRJREZpbHRlchIYChBwcm9qZWN0X2dyYW50X2lkGAEgASgJKm4KDlVzZXJHcmFudFN0YXRlEiAKHFVTRVJfR1JBTlRfU1RBVEVfVU5TUEVDSUZJRUQQABIbChdVU0VSX0dSQU5UX1NUQVRFX0FDVElWRRABEh0KGVVTRVJfR1JBTlRfU1RBVEVfSU5BQ1RJVkUQAmIGcHJvdG8z", [file_svc_object_v2_object]);
+  fileDesc("CihzdmMvYXV0aG9yaXphdGlvbi92Mi9hdXRob3JpemF0aW9uLnByb3RvEhRzdmMuYXV0aG9yaXphdGlvbi52MiLmAQoJVXNlckdyYW50EhAKCGdyYW50X2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJEhIKCnByb2plY3RfaWQYBCABKAkSGAoQcHJvamVjdF9ncmFudF9pZBgFIAEoCRIRCglyb2xlX2tleXMYBiADKAkSJwoHZGV0YWlscxgHIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscxIzCgVzdGF0ZRgIIAEoDjIkLnN2Yy5hdXRob3JpemF0aW9uLnYyLlVzZXJHcmFudFN0YXRlIrwDCg5Vc2VyR3JhbnRRdWVyeRI8Cg51c2VyX2lkX2ZpbHRlchgBIAEoCzIiLnN2Yy5hdXRob3JpemF0aW9uLnYyLlVzZXJJREZpbHRlckgAEkIKEXByb2plY3RfaWRfZmlsdGVyGAIgASgLMiUuc3ZjLmF1dGhvcml6YXRpb24udjIuUHJvamVjdElERmlsdGVySAASTAoWb3JnYW5pemF0aW9uX2lkX2ZpbHRlchgDIAEoCzIqLnN2Yy5hdXRob3JpemF0aW9uLnYyLk9yZ2FuaXphdGlvbklERmlsdGVySAASPgoPcm9sZV9rZXlfZmlsdGVyGAQgASgLMiMuc3ZjLmF1dGhvcml6YXRpb24udjIuUm9sZUtleUZpbHRlckgAEk0KF3Byb2plY3RfZ3JhbnRfaWRfZmlsdGVyGAUgASgLMiouc3ZjLmF1dGhvcml6YXRpb24udjIuUHJvamVjdEdyYW50SURGaWx0ZXJIABJCCgxzdGF0ZV9maWx0ZXIYBiABKAsyKi5zdmMuYXV0aG9yaXphdGlvbi52Mi5Vc2VyR3JhbnRTdGF0ZUZpbHRlckgAQgcKBXF1ZXJ5Ih8KDFVzZXJJREZpbHRlchIPCgd1c2VyX2lkGAEgASgJIiUKD1Byb2plY3RJREZpbHRlchISCgpwcm9qZWN0X2lkGAEgASgJIi8KFE9yZ2FuaXphdGlvbklERmlsdGVyEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSIhCg1Sb2xlS2V5RmlsdGVyEhAKCHJvbGVfa2V5GAEgASgJIjAKFFByb2plY3RHcmFudElERmlsdGVyEhgKEHByb2plY3RfZ3JhbnRfaWQYASABKAkiSwoUVXNlckdyYW50U3RhdGVGaWx0ZXISMwoFc3RhdGUYASABKA4yJC5zdmMuYXV0aG9yaXphdGlvbi52Mi5Vc2VyR3JhbnRTdGF0ZSpuCg5Vc2VyR3JhbnRTdGF0ZRIgChxVU0VSX0dSQU5UX1NUQVRFX1VOU1BFQ0lGSUVEEAASGwoXVVNFUl9HUkFOVF9TVEFURV9BQ1RJVkUQARIdChlVU0VSX0dSQU5UX1NUQVRFX0lOQUNUSVZFEAJiBnByb3RvMw", [file_svc_object_v2_object]);
 
 /**
  * @generated from message svc.authorization.v2.UserGrant
@@ -111,6 +111,12 @@ export type UserGrantQuery = Message<"svc.authorization.v2.UserGrantQuery"> & {
      */
     value: ProjectGrantIDFilter;
     case: "projectGrantIdFilter";
+  } | {
+    /**
+     * @generated from field: svc.authorization.v2.UserGrantStateFilter state_filter = 6;
+     */
+    value: UserGrantStateFilter;
+    case: "stateFilter";
   } | { case: undefined; value?: undefined };
 };
 
@@ -205,6 +211,23 @@ export type ProjectGrantIDFilter = Message<"svc.authorization.v2.ProjectGrantIDF
  */
 export const ProjectGrantIDFilterSchema: GenMessage<ProjectGrantIDFilter> = /*@__PURE__*/
   messageDesc(file_svc_authorization_v2_authorization, 6);
+
+/**
+ * @generated from message svc.authorization.v2.UserGrantStateFilter
+ */
+export type UserGrantStateFilter = Message<"svc.authorization.v2.UserGrantStateFilter"> & {
+  /**
+   * @generated from field: svc.authorization.v2.UserGrantState state = 1;
+   */
+  state: UserGrantState;
+};
+
+/**
+ * Describes the message svc.authorization.v2.UserGrantStateFilter.
+ * Use `create(UserGrantStateFilterSchema)` to create a new message.
+ */
+export const UserGrantStateFilterSchema: GenMessage<UserGrantStateFilter> = /*@__PURE__*/
+  messageDesc(file_svc_authorization_v2_authorization, 7);
 
 /**
  * @generated from enum svc.authorization.v2.UserGrantState

@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/authorization/v2/authorization_service.proto.
  */
 export const file_svc_authorization_v2_authorization_service: GenFile = /*@__PURE__*/
-  fileDesc("CjBzdmMvYXV0aG9yaXphdGlvbi92Mi9hdXRob3JpemF0aW9uX3NlcnZpY2UucHJvdG8SFHN2Yy5hdXRob3JpemF0aW9uLnYyIrMBChNBZGRVc2VyR3JhbnRSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIcCg9vcmdhbml6YXRpb25faWQYAyABKAlIAIgBARIdChBwcm9qZWN0X2dyYW50X2lkGAQgASgJSAGIAQESEQoJcm9sZV9rZXlzGAUgAygJQhIKEF9vcmdhbml6YXRpb25faWRCEwoRX3Byb2plY3RfZ3JhbnRfaWQiWwoUQWRkVXNlckdyYW50UmVzcG9uc2USEAoIZ3JhbnRfaWQYASABKAkSMQoNY3JlYXRpb25fZGF0ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAidwoVTGlzdFVzZXJHcmFudHNSZXF1ZXN0EicKBXF1ZXJ5GAEgASgLMhguc3ZjLm9iamVjdC52Mi5MaXN0UXVlcnkSNQoHcXVlcmllcxgCIAMoCzIkLnN2Yy5hdXRob3JpemF0aW9uLnYyLlVzZXJHcmFudFF1ZXJ5InYKFkxpc3RVc2VyR3JhbnRzUmVzcG9uc2USKwoHZGV0YWlscxgBIAEoCzIaLnN2Yy5vYmplY3QudjIuTGlzdERldGFpbHMSLwoGcmVzdWx0GAIgAygLMh8uc3ZjLmF1dGhvcml6YXRpb24udjIuVXNlckdyYW50Il8KFlVwZGF0ZVVzZXJHcmFudFJlcXVlc3QSEAoIZ3JhbnRfaWQYASABKAkSFAoHdXNlcl9pZBgCIAEoCUgAiAEBEhEKCXJvbGVfa2V5cxgDIAMoCUIKCghfdXNlcl9pZCJKChdVcGRhdGVVc2VyR3JhbnRSZXNwb25zZRIvCgtjaGFuZ2VfZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiTAoWUmVtb3ZlVXNlckdyYW50UmVxdWVzdBIQCghncmFudF9pZBgBIAEoCRIUCgd1c2VyX2lkGAIgASgJSACIAQFCCgoIX3VzZXJfaWQiTAoXUmVtb3ZlVXNlckdyYW50UmVzcG9uc2USMQoNZGVsZXRpb25fZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAy4QQKFEF1dGhvcml6YXRpb25TZXJ2aWNlEogBCgxBZGRVc2VyR3JhbnQSKS5zdmMuYXV0aG9yaXphdGlvbi52Mi5BZGRVc2VyR3JhbnRSZXF1ZXN0Giouc3ZjLmF1dGhvcml6YXRpb24udjIuQWRkVXNlckdyYW50UmVzcG9uc2UiIYLT5JMCGzoBKiIWL3YyL2F1dGhvcml6YXRpb25zL25ldxKKAQoOTGlzdFVzZXJHcmFudHMSKy5zdmMuYXV0aG9yaXphdGlvbi52Mi5MaXN0VXNlckdyYW50c1JlcXVlc3QaLC5zdmMuYXV0aG9yaXphdGlvbi52Mi5MaXN0VXNlckdyYW50c1Jlc3BvbnNlIh2C0+STAhc6ASoiEi92Mi9hdXRob3JpemF0aW9ucxKYAQoPVXBkYXRlVXNlckdyYW50Eiwuc3ZjLmF1dGhvcml6YXRpb24udjIuVXBkYXRlVXNlckdyYW50UmVxdWVzdBotLnN2Yy5hdXRob3JpemF0aW9uLnYyLlVwZGF0ZVVzZXJHcmFudFJlc3BvbnNlIiiC0+STAiI6ASoiHS92Mi9hdXRob3JpemF0aW9ucy97Z3JhbnRfaWR9EpUBCg9SZW1vdmVVc2VyR3JhbnQSLC5zdmMuYXV0aG9yaXphdGlvbi52Mi5SZW1vdmVVc2VyR3JhbnRSZXF1ZXN0Gi0uc3ZjLmF1dGhvcml6YXRpb24udjIuUmVtb3ZlVXNlckdyYW50UmVzcG9uc2UiJYLT5JMCHyodL3YyL2F1dGhvcml6YXRpb25zL3tncmFudF9pZH1iBnByb3RvMw", [file_google_api_annotations, file_google_protobuf_timestamp, file_svc_authorization_v2_authorization, file_svc_object_v2_object]);
+  fileDesc("CjBzdmMvYXV0aG9yaXphdGlvbi92Mi9hdXRob3JpemF0aW9uX3NlcnZpY2UucHJvdG8SFHN2Yy5hdXRob3JpemF0aW9uLnYyIrMBChNBZGRVc2VyR3JhbnRSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIcCg9vcmdhbml6YXRpb25faWQYAyABKAlIAIgBARIdChBwcm9qZWN0X2dyYW50X2lkGAQgASgJSAGIAQESEQoJcm9sZV9rZXlzGAUgAygJQhIKEF9vcmdhbml6YXRpb25faWRCEwoRX3Byb2plY3RfZ3JhbnRfaWQiWwoUQWRkVXNlckdyYW50UmVzcG9uc2USEAoIZ3JhbnRfaWQYASABKAkSMQoNY3JlYXRpb25fZGF0ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAidwoVTGlzdFVzZXJHcmFudHNSZXF1ZXN0EicKBXF1ZXJ5GAEgASgLMhguc3ZjLm9iamVjdC52Mi5MaXN0UXVlcnkSNQoHcXVlcmllcxgCIAMoCzIkLnN2Yy5hdXRob3JpemF0aW9uLnYyLlVzZXJHcmFudFF1ZXJ5InYKFkxpc3RVc2VyR3JhbnRzUmVzcG9uc2USKwoHZGV0YWlscxgBIAEoCzIaLnN2Yy5vYmplY3QudjIuTGlzdERldGFpbHMSLwoGcmVzdWx0GAIgAygLMh8uc3ZjLmF1dGhvcml6YXRpb24udjIuVXNlckdyYW50Il8KFlVwZGF0ZVVzZXJHcmFudFJlcXVlc3QSEAoIZ3JhbnRfaWQYASABKAkSFAoHdXNlcl9pZBgCIAEoCUgAiAEBEhEKCXJvbGVfa2V5cxgDIAMoCUIKCghfdXNlcl9pZCJKChdVcGRhdGVVc2VyR3JhbnRSZXNwb25zZRIvCgtjaGFuZ2VfZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiTAoWUmVtb3ZlVXNlckdyYW50UmVxdWVzdBIQCghncmFudF9pZBgBIAEoCRIUCgd1c2VyX2lkGAIgASgJSACIAQFCCgoIX3VzZXJfaWQiTAoXUmVtb3ZlVXNlckdyYW50UmVzcG9uc2USMQoNZGVsZXRpb25fZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiUAoaRGVhY3RpdmF0ZVVzZXJHcmFudFJlcXVlc3QSEAoIZ3JhbnRfaWQYASABKAkSFAoHdXNlcl9pZBgCIAEoCUgAiAEBQgoKCF91c2VyX2lkIk4KG0RlYWN0aXZhdGVVc2VyR3JhbnRSZXNwb25zZRIvCgtjaGFuZ2VfZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiUAoaUmVhY3RpdmF0ZVVzZXJHcmFudFJlcXVlc3QSEAoIZ3JhbnRfaWQYASABKAkSFAoHdXNlcl9pZBgCIAEoCUgAiAEBQgoKCF91c2VyX2lkIk4KG1JlYWN0aXZhdGVVc2VyR3JhbnRSZXNwb25zZRIvCgtjaGFuZ2VfZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAyxQcKFEF1dGhvcml6YXRpb25TZXJ2aWNlEogBCgxBZGRVc2VyR3JhbnQSKS5zdmMuYXV0aG9yaXphdGlvbi52Mi5BZGRVc2VyR3JhbnRSZXF1ZXN0Giouc3ZjLmF1dGhvcml6YXRpb24udjIuQWRkVXNlckdyYW50UmVzcG9uc2UiIYLT5JMCGzoBKiIWL3YyL2F1dGhvcml6YXRpb25zL25ldxKKAQoOTGlzdFVzZXJHcmFudHMSKy5zdmMuYXV0aG9yaXphdGlvbi52Mi5MaXN0VXNlckdyYW50c1JlcXVlc3QaLC5zdmMuYXV0aG9yaXphdGlvbi52Mi5MaXN0VXNlckdyYW50c1Jlc3BvbnNlIh2C0+STAhc6ASoiEi92Mi9hdXRob3JpemF0aW9ucxKYAQoPVXBkYXRlVXNlckdyYW50Eiwuc3ZjLmF1dGhvcml6YXRpb24udjIuVXBkYXRlVXNlckdyYW50UmVxdWVzdBotLnN2Yy5hdXRob3JpemF0aW9uLnYyLlVwZGF0ZVVzZXJHcmFudFJlc3BvbnNlIiiC0+STAiI6ASoiHS92Mi9hdXRob3JpemF0aW9ucy97Z3JhbnRfaWR9Eq8BChNEZWFjdGl2YXRlVXNlckdyYW50EjAuc3ZjLmF1dGhvcml6YXRpb24udjIuRGVhY3RpdmF0ZVVzZXJHcmFudFJlcXVlc3QaMS5zdmMuYXV0aG9yaXphdGlvbi52Mi5EZWFjdGl2YXRlVXNlckdyYW50UmVzcG9uc2UiM4LT5JMCLToBKiIoL3YyL2F1dGhvcml6YXRpb25zL3tncmFudF9pZH0vZGVhY3RpdmF0ZRKvAQoTUmVhY3RpdmF0ZVVzZXJHcmFudBIwLnN2Yy5hdXRob3JpemF0aW9uLnYyLlJlYWN0aXZhdGVVc2VyR3JhbnRSZXF1ZXN0GjEuc3ZjLmF1dGhvcml6YXRpb24udjIuUmVhY3RpdmF0ZVVzZXJHcmFudFJlc3BvbnNlIjOC0+STAi06ASoiKC92Mi9hdXRob3JpemF0aW9ucy97Z3JhbnRfaWR9L3JlYWN0aXZhdGUSlQEKD1JlbW92ZVVzZXJHcmFudBIsLnN2Yy5hdXRob3JpemF0aW9uLnYyLlJlbW92ZVVzZXJHcmFudFJlcXVlc3QaLS5zdmMuYXV0aG9yaXphdGlvbi52Mi5SZW1vdmVVc2VyR3JhbnRSZXNwb25zZSIlgtPkkwIfKh0vdjIvYXV0aG9yaXphdGlvbnMve2dyYW50X2lkfWIGcHJvdG8z", [file_google_api_annotations, file_google_protobuf_timestamp, file_svc_authorization_v2_authorization, file_svc_object_v2_object]);
 
 /**
  * @generated from message svc.authorization.v2.AddUserGrantRequest
@@ -218,6 +218,88 @@ export const RemoveUserGrantResponseSchema: GenMessage<RemoveUserGrantResponse> 
   messageDesc(file_svc_authorization_v2_authorization_service, 7);
 
 /**
+ * @generated from message svc.authorization.v2.DeactivateUserGrantRequest
+ */
+export type DeactivateUserGrantRequest = Message<"svc.authorization.v2.DeactivateUserGrantRequest"> & {
+  /**
+   * @generated from field: string grant_id = 1;
+   */
+  grantId: string;
+
+  /**
+   * When set, must be the grant's user.
+   *
+   * @generated from field: optional string user_id = 2;
+   */
+  userId?: string | undefined;
+};
+
+/**
+ * Describes the message svc.authorization.v2.DeactivateUserGrantRequest.
+ * Use `create(DeactivateUserGrantRequestSchema)` to create a new message.
+ */
+export const DeactivateUserGrantRequestSchema: GenMessage<DeactivateUserGrantRequest> = /*@__PURE__*/
+  messageDesc(file_svc_authorization_v2_authorization_service, 8);
+
+/**
+ * @generated from message svc.authorization.v2.DeactivateUserGrantResponse
+ */
+export type DeactivateUserGrantResponse = Message<"svc.authorization.v2.DeactivateUserGrantResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp change_date = 1;
+   */
+  changeDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.authorization.v2.DeactivateUserGrantResponse.
+ * Use `create(DeactivateUserGrantResponseSchema)` to create a new message.
+ */
+export const DeactivateUserGrantResponseSchema: GenMessage<DeactivateUserGrantResponse> = /*@__PURE__*/
+  messageDesc(file_svc_authorization_v2_authorization_service, 9);
+
+/**
+ * @generated from message svc.authorization.v2.ReactivateUserGrantRequest
+ */
+export type ReactivateUserGrantRequest = Message<"svc.authorization.v2.ReactivateUserGrantRequest"> & {
+  /**
+   * @generated from field: string grant_id = 1;
+   */
+  grantId: string;
+
+  /**
+   * When set, must be the grant's user.
+   *
+   * @generated from field: optional string user_id = 2;
+   */
+  userId?: string | undefined;
+};
+
+/**
+ * Describes the message svc.authorization.v2.ReactivateUserGrantRequest.
+ * Use `create(ReactivateUserGrantRequestSchema)` to create a new message.
+ */
+export const ReactivateUserGrantRequestSchema: GenMessage<ReactivateUserGrantRequest> = /*@__PURE__*/
+  messageDesc(file_svc_authorization_v2_authorization_service, 10);
+
+/**
+ * @generated from message svc.authorization.v2.ReactivateUserGrantResponse
+ */
+export type ReactivateUserGrantResponse = Message<"svc.authorization.v2.ReactivateUserGrantResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp change_date = 1;
+   */
+  changeDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.authorization.v2.ReactivateUserGrantResponse.
+ * Use `create(ReactivateUserGrantResponseSchema)` to create a new message.
+ */
+export const ReactivateUserGrantResponseSchema: GenMessage<ReactivateUserGrantResponse> = /*@__PURE__*/
+  messageDesc(file_svc_authorization_v2_authorization_service, 11);
+
+/**
  * User grants ("authorizations"): which project roles a user holds, for
  * which organization.
  *
@@ -252,6 +334,27 @@ export const AuthorizationService: GenService<{
     methodKind: "unary";
     input: typeof UpdateUserGrantRequestSchema;
     output: typeof UpdateUserGrantResponseSchema;
+  },
+  /**
+   * The grant's roles leave the user's tokens, userinfo and introspection at
+   * once; the grant itself is kept. FailedPrecondition when already inactive.
+   *
+   * @generated from rpc svc.authorization.v2.AuthorizationService.DeactivateUserGrant
+   */
+  deactivateUserGrant: {
+    methodKind: "unary";
+    input: typeof DeactivateUserGrantRequestSchema;
+    output: typeof DeactivateUserGrantResponseSchema;
+  },
+  /**
+   * FailedPrecondition when not inactive.
+   *
+   * @generated from rpc svc.authorization.v2.AuthorizationService.ReactivateUserGrant
+   */
+  reactivateUserGrant: {
+    methodKind: "unary";
+    input: typeof ReactivateUserGrantRequestSchema;
+    output: typeof ReactivateUserGrantResponseSchema;
   },
   /**
    * @generated from rpc svc.authorization.v2.AuthorizationService.RemoveUserGrant

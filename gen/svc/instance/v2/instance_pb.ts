@@ -2,8 +2,10 @@
 // @generated from file svc/instance/v2/instance.proto (package svc.instance.v2, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Details } from "../../object/v2/object_pb.js";
 import { file_svc_object_v2_object } from "../../object/v2/object_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -12,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/instance/v2/instance.proto.
  */
 export const file_svc_instance_v2_instance: GenFile = /*@__PURE__*/
-  fileDesc("Ch5zdmMvaW5zdGFuY2UvdjIvaW5zdGFuY2UucHJvdG8SD3N2Yy5pbnN0YW5jZS52MiKEAQoISW5zdGFuY2USCgoCaWQYASABKAkSJwoHZGV0YWlscxgCIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscxIMCgRuYW1lGAMgASgJEhQKDGV4dGVybmFsX3VybBgEIAEoCRIfChdkZWZhdWx0X29yZ2FuaXphdGlvbl9pZBgFIAEoCSKjAQoGTWVtYmVyEg8KB3VzZXJfaWQYASABKAkSJwoHZGV0YWlscxgCIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscxINCgVyb2xlcxgDIAMoCRIcChRwcmVmZXJyZWRfbG9naW5fbmFtZRgEIAEoCRIUCgxkaXNwbGF5X25hbWUYBSABKAkSHAoUdXNlcl9vcmdhbml6YXRpb25faWQYBiABKAkiiwEKC01lbWJlclF1ZXJ5EjsKDXVzZXJfaWRfcXVlcnkYASABKAsyIi5zdmMuaW5zdGFuY2UudjIuTWVtYmVyVXNlcklEUXVlcnlIABI2Cgpyb2xlX3F1ZXJ5GAIgASgLMiAuc3ZjLmluc3RhbmNlLnYyLk1lbWJlclJvbGVRdWVyeUgAQgcKBXF1ZXJ5IiQKEU1lbWJlclVzZXJJRFF1ZXJ5Eg8KB3VzZXJfaWQYASABKAkiHwoPTWVtYmVyUm9sZVF1ZXJ5EgwKBHJvbGUYASABKAliBnByb3RvMw", [file_svc_object_v2_object]);
+  fileDesc("Ch5zdmMvaW5zdGFuY2UvdjIvaW5zdGFuY2UucHJvdG8SD3N2Yy5pbnN0YW5jZS52MiKEAQoISW5zdGFuY2USCgoCaWQYASABKAkSJwoHZGV0YWlscxgCIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscxIMCgRuYW1lGAMgASgJEhQKDGV4dGVybmFsX3VybBgEIAEoCRIfChdkZWZhdWx0X29yZ2FuaXphdGlvbl9pZBgFIAEoCSKjAQoGTWVtYmVyEg8KB3VzZXJfaWQYASABKAkSJwoHZGV0YWlscxgCIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscxINCgVyb2xlcxgDIAMoCRIcChRwcmVmZXJyZWRfbG9naW5fbmFtZRgEIAEoCRIUCgxkaXNwbGF5X25hbWUYBSABKAkSHAoUdXNlcl9vcmdhbml6YXRpb25faWQYBiABKAkiiwEKC01lbWJlclF1ZXJ5EjsKDXVzZXJfaWRfcXVlcnkYASABKAsyIi5zdmMuaW5zdGFuY2UudjIuTWVtYmVyVXNlcklEUXVlcnlIABI2Cgpyb2xlX3F1ZXJ5GAIgASgLMiAuc3ZjLmluc3RhbmNlLnYyLk1lbWJlclJvbGVRdWVyeUgAQgcKBXF1ZXJ5IiQKEU1lbWJlclVzZXJJRFF1ZXJ5Eg8KB3VzZXJfaWQYASABKAkiHwoPTWVtYmVyUm9sZVF1ZXJ5EgwKBHJvbGUYASABKAki8gEKClNpZ25pbmdLZXkSCgoCaWQYASABKAkSEQoJYWxnb3JpdGhtGAIgASgJEi8KBXN0YXRlGAMgASgOMiAuc3ZjLmluc3RhbmNlLnYyLlNpZ25pbmdLZXlTdGF0ZRIxCg1jcmVhdGlvbl9kYXRlGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgthY3RpdmVfZnJvbRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMdmVyaWZ5X3VudGlsGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJYCg9TaWduaW5nS2V5UXVlcnkSPAoLc3RhdGVfcXVlcnkYASABKAsyJS5zdmMuaW5zdGFuY2UudjIuU2lnbmluZ0tleVN0YXRlUXVlcnlIAEIHCgVxdWVyeSJHChRTaWduaW5nS2V5U3RhdGVRdWVyeRIvCgVzdGF0ZRgBIAEoDjIgLnN2Yy5pbnN0YW5jZS52Mi5TaWduaW5nS2V5U3RhdGUqrwEKD1NpZ25pbmdLZXlTdGF0ZRIhCh1TSUdOSU5HX0tFWV9TVEFURV9VTlNQRUNJRklFRBAAEhwKGFNJR05JTkdfS0VZX1NUQVRFX0FDVElWRRABEh0KGVNJR05JTkdfS0VZX1NUQVRFX1JFVElSRUQQAhIdChlTSUdOSU5HX0tFWV9TVEFURV9FWFBJUkVEEAMSHQoZU0lHTklOR19LRVlfU1RBVEVfUEVORElORxAEYgZwcm90bzM", [file_google_protobuf_timestamp, file_svc_object_v2_object]);
 
 /**
  * @generated from message svc.instance.v2.Instance
@@ -166,4 +168,145 @@ export type MemberRoleQuery = Message<"svc.instance.v2.MemberRoleQuery"> & {
  */
 export const MemberRoleQuerySchema: GenMessage<MemberRoleQuery> = /*@__PURE__*/
   messageDesc(file_svc_instance_v2_instance, 4);
+
+/**
+ * A token-signing key of the instance. Public metadata only: the key
+ * material itself is published as the JWKS at /oauth/v2/keys.
+ *
+ * @generated from message svc.instance.v2.SigningKey
+ */
+export type SigningKey = Message<"svc.instance.v2.SigningKey"> & {
+  /**
+   * The JWS `kid`.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The JWS `alg`, e.g. RS256.
+   *
+   * @generated from field: string algorithm = 2;
+   */
+  algorithm: string;
+
+  /**
+   * @generated from field: svc.instance.v2.SigningKeyState state = 3;
+   */
+  state: SigningKeyState;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp creation_date = 4;
+   */
+  creationDate?: Timestamp | undefined;
+
+  /**
+   * Signs new tokens from this moment until a newer key takes over.
+   *
+   * @generated from field: google.protobuf.Timestamp active_from = 5;
+   */
+  activeFrom?: Timestamp | undefined;
+
+  /**
+   * Set once the key is rotated out: tokens it signed verify until then.
+   *
+   * @generated from field: google.protobuf.Timestamp verify_until = 6;
+   */
+  verifyUntil?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.instance.v2.SigningKey.
+ * Use `create(SigningKeySchema)` to create a new message.
+ */
+export const SigningKeySchema: GenMessage<SigningKey> = /*@__PURE__*/
+  messageDesc(file_svc_instance_v2_instance, 5);
+
+/**
+ * @generated from message svc.instance.v2.SigningKeyQuery
+ */
+export type SigningKeyQuery = Message<"svc.instance.v2.SigningKeyQuery"> & {
+  /**
+   * @generated from oneof svc.instance.v2.SigningKeyQuery.query
+   */
+  query: {
+    /**
+     * @generated from field: svc.instance.v2.SigningKeyStateQuery state_query = 1;
+     */
+    value: SigningKeyStateQuery;
+    case: "stateQuery";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message svc.instance.v2.SigningKeyQuery.
+ * Use `create(SigningKeyQuerySchema)` to create a new message.
+ */
+export const SigningKeyQuerySchema: GenMessage<SigningKeyQuery> = /*@__PURE__*/
+  messageDesc(file_svc_instance_v2_instance, 6);
+
+/**
+ * Keys in this state.
+ *
+ * @generated from message svc.instance.v2.SigningKeyStateQuery
+ */
+export type SigningKeyStateQuery = Message<"svc.instance.v2.SigningKeyStateQuery"> & {
+  /**
+   * @generated from field: svc.instance.v2.SigningKeyState state = 1;
+   */
+  state: SigningKeyState;
+};
+
+/**
+ * Describes the message svc.instance.v2.SigningKeyStateQuery.
+ * Use `create(SigningKeyStateQuerySchema)` to create a new message.
+ */
+export const SigningKeyStateQuerySchema: GenMessage<SigningKeyStateQuery> = /*@__PURE__*/
+  messageDesc(file_svc_instance_v2_instance, 7);
+
+/**
+ * @generated from enum svc.instance.v2.SigningKeyState
+ */
+export enum SigningKeyState {
+  /**
+   * @generated from enum value: SIGNING_KEY_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Signs new tokens (and verifies them).
+   *
+   * @generated from enum value: SIGNING_KEY_STATE_ACTIVE = 1;
+   */
+  ACTIVE = 1,
+
+  /**
+   * Superseded by a newer key: still in the JWKS and verifies tokens it
+   * signed until verify_until, signs nothing.
+   *
+   * @generated from enum value: SIGNING_KEY_STATE_RETIRED = 2;
+   */
+  RETIRED = 2,
+
+  /**
+   * Past verify_until: out of the JWKS, verifies nothing.
+   *
+   * @generated from enum value: SIGNING_KEY_STATE_EXPIRED = 3;
+   */
+  EXPIRED = 3,
+
+  /**
+   * Becomes active at active_from (a key created by a replica whose clock
+   * runs ahead).
+   *
+   * @generated from enum value: SIGNING_KEY_STATE_PENDING = 4;
+   */
+  PENDING = 4,
+}
+
+/**
+ * Describes the enum svc.instance.v2.SigningKeyState.
+ */
+export const SigningKeyStateSchema: GenEnum<SigningKeyState> = /*@__PURE__*/
+  enumDesc(file_svc_instance_v2_instance, 0);
 

@@ -7,7 +7,7 @@ import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Instance, Member, MemberQuery } from "./instance_pb.js";
+import type { Instance, Member, MemberQuery, SigningKey, SigningKeyQuery } from "./instance_pb.js";
 import { file_svc_instance_v2_instance } from "./instance_pb.js";
 import type { ListDetails, ListQuery } from "../../object/v2/object_pb.js";
 import { file_svc_object_v2_object } from "../../object/v2/object_pb.js";
@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/instance/v2/instance_service.proto.
  */
 export const file_svc_instance_v2_instance_service: GenFile = /*@__PURE__*/
-  fileDesc("CiZzdmMvaW5zdGFuY2UvdjIvaW5zdGFuY2Vfc2VydmljZS5wcm90bxIPc3ZjLmluc3RhbmNlLnYyIhQKEkdldEluc3RhbmNlUmVxdWVzdCJCChNHZXRJbnN0YW5jZVJlc3BvbnNlEisKCGluc3RhbmNlGAEgASgLMhkuc3ZjLmluc3RhbmNlLnYyLkluc3RhbmNlIjoKGEFkZEluc3RhbmNlTWVtYmVyUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEg0KBXJvbGVzGAIgAygJIk4KGUFkZEluc3RhbmNlTWVtYmVyUmVzcG9uc2USMQoNY3JlYXRpb25fZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAidAoaTGlzdEluc3RhbmNlTWVtYmVyc1JlcXVlc3QSJwoFcXVlcnkYASABKAsyGC5zdmMub2JqZWN0LnYyLkxpc3RRdWVyeRItCgdxdWVyaWVzGAIgAygLMhwuc3ZjLmluc3RhbmNlLnYyLk1lbWJlclF1ZXJ5InMKG0xpc3RJbnN0YW5jZU1lbWJlcnNSZXNwb25zZRIrCgdkZXRhaWxzGAEgASgLMhouc3ZjLm9iamVjdC52Mi5MaXN0RGV0YWlscxInCgZyZXN1bHQYAiADKAsyFy5zdmMuaW5zdGFuY2UudjIuTWVtYmVyIj0KG1VwZGF0ZUluc3RhbmNlTWVtYmVyUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEg0KBXJvbGVzGAIgAygJIk8KHFVwZGF0ZUluc3RhbmNlTWVtYmVyUmVzcG9uc2USLwoLY2hhbmdlX2RhdGUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIi4KG1JlbW92ZUluc3RhbmNlTWVtYmVyUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJIlEKHFJlbW92ZUluc3RhbmNlTWVtYmVyUmVzcG9uc2USMQoNZGVsZXRpb25fZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAy6QUKD0luc3RhbmNlU2VydmljZRJuCgtHZXRJbnN0YW5jZRIjLnN2Yy5pbnN0YW5jZS52Mi5HZXRJbnN0YW5jZVJlcXVlc3QaJC5zdmMuaW5zdGFuY2UudjIuR2V0SW5zdGFuY2VSZXNwb25zZSIUgtPkkwIOEgwvdjIvaW5zdGFuY2USiwEKEUFkZEluc3RhbmNlTWVtYmVyEikuc3ZjLmluc3RhbmNlLnYyLkFkZEluc3RhbmNlTWVtYmVyUmVxdWVzdBoqLnN2Yy5pbnN0YW5jZS52Mi5BZGRJbnN0YW5jZU1lbWJlclJlc3BvbnNlIh+C0+STAhk6ASoiFC92Mi9pbnN0YW5jZS9tZW1iZXJzEpgBChNMaXN0SW5zdGFuY2VNZW1iZXJzEisuc3ZjLmluc3RhbmNlLnYyLkxpc3RJbnN0YW5jZU1lbWJlcnNSZXF1ZXN0Giwuc3ZjLmluc3RhbmNlLnYyLkxpc3RJbnN0YW5jZU1lbWJlcnNSZXNwb25zZSImgtPkkwIgOgEqIhsvdjIvaW5zdGFuY2UvbWVtYmVycy9zZWFyY2gSngEKFFVwZGF0ZUluc3RhbmNlTWVtYmVyEiwuc3ZjLmluc3RhbmNlLnYyLlVwZGF0ZUluc3RhbmNlTWVtYmVyUmVxdWVzdBotLnN2Yy5pbnN0YW5jZS52Mi5VcGRhdGVJbnN0YW5jZU1lbWJlclJlc3BvbnNlIimC0+STAiM6ASoiHi92Mi9pbnN0YW5jZS9tZW1iZXJzL3t1c2VyX2lkfRKbAQoUUmVtb3ZlSW5zdGFuY2VNZW1iZXISLC5zdmMuaW5zdGFuY2UudjIuUmVtb3ZlSW5zdGFuY2VNZW1iZXJSZXF1ZXN0Gi0uc3ZjLmluc3RhbmNlLnYyLlJlbW92ZUluc3RhbmNlTWVtYmVyUmVzcG9uc2UiJoLT5JMCICoeL3YyL2luc3RhbmNlL21lbWJlcnMve3VzZXJfaWR9YgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_timestamp, file_svc_instance_v2_instance, file_svc_object_v2_object]);
+  fileDesc("CiZzdmMvaW5zdGFuY2UvdjIvaW5zdGFuY2Vfc2VydmljZS5wcm90bxIPc3ZjLmluc3RhbmNlLnYyIhQKEkdldEluc3RhbmNlUmVxdWVzdCJCChNHZXRJbnN0YW5jZVJlc3BvbnNlEisKCGluc3RhbmNlGAEgASgLMhkuc3ZjLmluc3RhbmNlLnYyLkluc3RhbmNlIjoKGEFkZEluc3RhbmNlTWVtYmVyUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEg0KBXJvbGVzGAIgAygJIk4KGUFkZEluc3RhbmNlTWVtYmVyUmVzcG9uc2USMQoNY3JlYXRpb25fZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAidAoaTGlzdEluc3RhbmNlTWVtYmVyc1JlcXVlc3QSJwoFcXVlcnkYASABKAsyGC5zdmMub2JqZWN0LnYyLkxpc3RRdWVyeRItCgdxdWVyaWVzGAIgAygLMhwuc3ZjLmluc3RhbmNlLnYyLk1lbWJlclF1ZXJ5InMKG0xpc3RJbnN0YW5jZU1lbWJlcnNSZXNwb25zZRIrCgdkZXRhaWxzGAEgASgLMhouc3ZjLm9iamVjdC52Mi5MaXN0RGV0YWlscxInCgZyZXN1bHQYAiADKAsyFy5zdmMuaW5zdGFuY2UudjIuTWVtYmVyIj0KG1VwZGF0ZUluc3RhbmNlTWVtYmVyUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEg0KBXJvbGVzGAIgAygJIk8KHFVwZGF0ZUluc3RhbmNlTWVtYmVyUmVzcG9uc2USLwoLY2hhbmdlX2RhdGUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIi4KG1JlbW92ZUluc3RhbmNlTWVtYmVyUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJIlEKHFJlbW92ZUluc3RhbmNlTWVtYmVyUmVzcG9uc2USMQoNZGVsZXRpb25fZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAidAoWTGlzdFNpZ25pbmdLZXlzUmVxdWVzdBInCgVxdWVyeRgBIAEoCzIYLnN2Yy5vYmplY3QudjIuTGlzdFF1ZXJ5EjEKB3F1ZXJpZXMYAiADKAsyIC5zdmMuaW5zdGFuY2UudjIuU2lnbmluZ0tleVF1ZXJ5InMKF0xpc3RTaWduaW5nS2V5c1Jlc3BvbnNlEisKB2RldGFpbHMYASABKAsyGi5zdmMub2JqZWN0LnYyLkxpc3REZXRhaWxzEisKBnJlc3VsdBgCIAMoCzIbLnN2Yy5pbnN0YW5jZS52Mi5TaWduaW5nS2V5IhkKF1JvdGF0ZVNpZ25pbmdLZXlSZXF1ZXN0IpgBChhSb3RhdGVTaWduaW5nS2V5UmVzcG9uc2USDgoGa2V5X2lkGAEgASgJEjEKDWNyZWF0aW9uX2RhdGUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjkKFXByZXZpb3VzX3ZlcmlmeV91bnRpbBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAyjQgKD0luc3RhbmNlU2VydmljZRJuCgtHZXRJbnN0YW5jZRIjLnN2Yy5pbnN0YW5jZS52Mi5HZXRJbnN0YW5jZVJlcXVlc3QaJC5zdmMuaW5zdGFuY2UudjIuR2V0SW5zdGFuY2VSZXNwb25zZSIUgtPkkwIOEgwvdjIvaW5zdGFuY2USiwEKEUFkZEluc3RhbmNlTWVtYmVyEikuc3ZjLmluc3RhbmNlLnYyLkFkZEluc3RhbmNlTWVtYmVyUmVxdWVzdBoqLnN2Yy5pbnN0YW5jZS52Mi5BZGRJbnN0YW5jZU1lbWJlclJlc3BvbnNlIh+C0+STAhk6ASoiFC92Mi9pbnN0YW5jZS9tZW1iZXJzEpgBChNMaXN0SW5zdGFuY2VNZW1iZXJzEisuc3ZjLmluc3RhbmNlLnYyLkxpc3RJbnN0YW5jZU1lbWJlcnNSZXF1ZXN0Giwuc3ZjLmluc3RhbmNlLnYyLkxpc3RJbnN0YW5jZU1lbWJlcnNSZXNwb25zZSImgtPkkwIgOgEqIhsvdjIvaW5zdGFuY2UvbWVtYmVycy9zZWFyY2gSngEKFFVwZGF0ZUluc3RhbmNlTWVtYmVyEiwuc3ZjLmluc3RhbmNlLnYyLlVwZGF0ZUluc3RhbmNlTWVtYmVyUmVxdWVzdBotLnN2Yy5pbnN0YW5jZS52Mi5VcGRhdGVJbnN0YW5jZU1lbWJlclJlc3BvbnNlIimC0+STAiM6ASoiHi92Mi9pbnN0YW5jZS9tZW1iZXJzL3t1c2VyX2lkfRKbAQoUUmVtb3ZlSW5zdGFuY2VNZW1iZXISLC5zdmMuaW5zdGFuY2UudjIuUmVtb3ZlSW5zdGFuY2VNZW1iZXJSZXF1ZXN0Gi0uc3ZjLmluc3RhbmNlLnYyLlJlbW92ZUluc3RhbmNlTWVtYmVyUmVzcG9uc2UiJoLT5JMCICoeL3YyL2luc3RhbmNlL21lbWJlcnMve3VzZXJfaWR9EooBCg9MaXN0U2lnbmluZ0tleXMSJy5zdmMuaW5zdGFuY2UudjIuTGlzdFNpZ25pbmdLZXlzUmVxdWVzdBooLnN2Yy5pbnN0YW5jZS52Mi5MaXN0U2lnbmluZ0tleXNSZXNwb25zZSIkgtPkkwIeOgEqIhkvdjIvaW5zdGFuY2Uvc2lnbmluZy1rZXlzEpQBChBSb3RhdGVTaWduaW5nS2V5Eiguc3ZjLmluc3RhbmNlLnYyLlJvdGF0ZVNpZ25pbmdLZXlSZXF1ZXN0Gikuc3ZjLmluc3RhbmNlLnYyLlJvdGF0ZVNpZ25pbmdLZXlSZXNwb25zZSIrgtPkkwIlOgEqIiAvdjIvaW5zdGFuY2Uvc2lnbmluZy1rZXlzL3JvdGF0ZWIGcHJvdG8z", [file_google_api_annotations, file_google_protobuf_timestamp, file_svc_instance_v2_instance, file_svc_object_v2_object]);
 
 /**
  * @generated from message svc.instance.v2.GetInstanceRequest
@@ -208,6 +208,96 @@ export const RemoveInstanceMemberResponseSchema: GenMessage<RemoveInstanceMember
   messageDesc(file_svc_instance_v2_instance_service, 9);
 
 /**
+ * @generated from message svc.instance.v2.ListSigningKeysRequest
+ */
+export type ListSigningKeysRequest = Message<"svc.instance.v2.ListSigningKeysRequest"> & {
+  /**
+   * @generated from field: svc.object.v2.ListQuery query = 1;
+   */
+  query?: ListQuery | undefined;
+
+  /**
+   * Combined with AND.
+   *
+   * @generated from field: repeated svc.instance.v2.SigningKeyQuery queries = 2;
+   */
+  queries: SigningKeyQuery[];
+};
+
+/**
+ * Describes the message svc.instance.v2.ListSigningKeysRequest.
+ * Use `create(ListSigningKeysRequestSchema)` to create a new message.
+ */
+export const ListSigningKeysRequestSchema: GenMessage<ListSigningKeysRequest> = /*@__PURE__*/
+  messageDesc(file_svc_instance_v2_instance_service, 10);
+
+/**
+ * @generated from message svc.instance.v2.ListSigningKeysResponse
+ */
+export type ListSigningKeysResponse = Message<"svc.instance.v2.ListSigningKeysResponse"> & {
+  /**
+   * @generated from field: svc.object.v2.ListDetails details = 1;
+   */
+  details?: ListDetails | undefined;
+
+  /**
+   * @generated from field: repeated svc.instance.v2.SigningKey result = 2;
+   */
+  result: SigningKey[];
+};
+
+/**
+ * Describes the message svc.instance.v2.ListSigningKeysResponse.
+ * Use `create(ListSigningKeysResponseSchema)` to create a new message.
+ */
+export const ListSigningKeysResponseSchema: GenMessage<ListSigningKeysResponse> = /*@__PURE__*/
+  messageDesc(file_svc_instance_v2_instance_service, 11);
+
+/**
+ * @generated from message svc.instance.v2.RotateSigningKeyRequest
+ */
+export type RotateSigningKeyRequest = Message<"svc.instance.v2.RotateSigningKeyRequest"> & {
+};
+
+/**
+ * Describes the message svc.instance.v2.RotateSigningKeyRequest.
+ * Use `create(RotateSigningKeyRequestSchema)` to create a new message.
+ */
+export const RotateSigningKeyRequestSchema: GenMessage<RotateSigningKeyRequest> = /*@__PURE__*/
+  messageDesc(file_svc_instance_v2_instance_service, 12);
+
+/**
+ * @generated from message svc.instance.v2.RotateSigningKeyResponse
+ */
+export type RotateSigningKeyResponse = Message<"svc.instance.v2.RotateSigningKeyResponse"> & {
+  /**
+   * The new active key (its `kid`).
+   *
+   * @generated from field: string key_id = 1;
+   */
+  keyId: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp creation_date = 2;
+   */
+  creationDate?: Timestamp | undefined;
+
+  /**
+   * When the keys it replaced stop verifying.
+   *
+   * @generated from field: google.protobuf.Timestamp previous_verify_until = 3;
+   */
+  previousVerifyUntil?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.instance.v2.RotateSigningKeyResponse.
+ * Use `create(RotateSigningKeyResponseSchema)` to create a new message.
+ */
+export const RotateSigningKeyResponseSchema: GenMessage<RotateSigningKeyResponse> = /*@__PURE__*/
+  messageDesc(file_svc_instance_v2_instance_service, 13);
+
+/**
  * The instance itself and its administrators.
  *
  * @generated from service svc.instance.v2.InstanceService
@@ -260,6 +350,29 @@ export const InstanceService: GenService<{
     methodKind: "unary";
     input: typeof RemoveInstanceMemberRequestSchema;
     output: typeof RemoveInstanceMemberResponseSchema;
+  },
+  /**
+   * The instance's token-signing keys (metadata, never key material), newest
+   * first unless query.asc.
+   *
+   * @generated from rpc svc.instance.v2.InstanceService.ListSigningKeys
+   */
+  listSigningKeys: {
+    methodKind: "unary";
+    input: typeof ListSigningKeysRequestSchema;
+    output: typeof ListSigningKeysResponseSchema;
+  },
+  /**
+   * Makes a new key the active one now. The previous keys stay in the JWKS
+   * and keep verifying the tokens they signed until the end of the overlap
+   * (SVC_SIGNING_KEY_OVERLAP); every replica signs with the new key.
+   *
+   * @generated from rpc svc.instance.v2.InstanceService.RotateSigningKey
+   */
+  rotateSigningKey: {
+    methodKind: "unary";
+    input: typeof RotateSigningKeyRequestSchema;
+    output: typeof RotateSigningKeyResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_svc_instance_v2_instance_service, 0);
