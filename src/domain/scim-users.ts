@@ -4,6 +4,7 @@
 // by the adapter to the current resource and stored with replaceScimUser.
 import { Prisma } from "../../gen/prisma/client.js";
 import { hashPassword } from "../crypto/passwords.js";
+import { query, statement } from "../store/sql.js";
 import { invalidateAuth } from "./auth-cache.js";
 import type { Ctx } from "./context.js";
 import { failedPrecondition, notFound } from "./errors.js";
@@ -91,7 +92,13 @@ function toRecord(row: RecordRow): ScimUserRecord {
  */
 async function loadRecords(ctx: Ctx, orgId: string, ids: string[]): Promise<ScimUserRecord[]> {
   if (ids.length === 0) return [];
-  const rows = await ctx.db.$queryRaw<RecordRow[]>`
+  const rows = await query<RecordRow>(ctx.db, statement(RECORDS(ids, ctx.principal.userId, ctx.instanceId, orgId), "scim_user_records"));
+  const byId = new Map(rows.map((r) => [r.id, toRecord(r)]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
+/** One statement for every caller (a prepared statement): the ids travel as one array parameter. */
+const RECORDS = (ids: string[], provisionerId: string, instanceId: string, orgId: string) => Prisma.sql`
     SELECT u."id", u."orgId", u."state"::text AS "state", u."username", u."givenName", u."familyName", u."middleName",
       u."honorificPrefix", u."honorificSuffix", u."nameFormatted", u."displayName", u."nickName", u."profileUrl",
       u."userType", u."title", u."preferredLanguage", u."locale", u."timezone", u."createdAt", u."updatedAt",
@@ -102,12 +109,9 @@ async function loadRecords(ctx: Ctx, orgId: string, ids: string[]): Promise<Scim
       COALESCE((SELECT json_agg(json_build_object('type', a."type", 'streetAddress', a."streetAddress", 'locality', a."locality", 'region', a."region",
           'postalCode', a."postalCode", 'country', a."country", 'formatted', a."formatted", 'primary', a."primary") ORDER BY a."position")
         FROM "UserAddress" a WHERE a."userId" = u."id"), '[]'::json) AS "addresses",
-      (SELECT x."externalId" FROM "ScimExternalId" x WHERE x."userId" = u."id" AND x."provisionerId" = ${ctx.principal.userId}) AS "externalId"
+      (SELECT x."externalId" FROM "ScimExternalId" x WHERE x."userId" = u."id" AND x."provisionerId" = ${provisionerId}) AS "externalId"
     FROM "User" u
-    WHERE u."id" IN (${Prisma.join(ids)}) AND u."instanceId" = ${ctx.instanceId} AND u."orgId" = ${orgId} AND u."type" = 'HUMAN'`;
-  const byId = new Map(rows.map((r) => [r.id, toRecord(r)]));
-  return ids.flatMap((id) => byId.get(id) ?? []);
-}
+    WHERE u."id" = ANY(${ids}::text[]) AND u."instanceId" = ${instanceId} AND u."orgId" = ${orgId} AND u."type" = 'HUMAN'`;
 
 /**
  * Checks `permission` in the path's organization first (a caller without
@@ -128,34 +132,36 @@ export async function getScimUser(ctx: Ctx, orgId: string, id: string): Promise<
 }
 
 export interface ScimListInput {
-  where: Prisma.UserWhereInput;
-  orderBy: Prisma.UserOrderByWithRelationInput[];
+  /** A condition over the user row `u` (src/http/scim/filter.ts compileFilter); none lists everyone. */
+  where?: Prisma.Sql;
+  /** An ORDER BY list over `u` ending in the id, so that pages are stable. */
+  orderBy: Prisma.Sql;
   skip: number;
   take: number;
 }
 
-/** The page's ids and the total in parallel, then the page's resources in one query: never a query per user. */
+/**
+ * One statement answers whether the organization exists, the total and the
+ * page's ids (the count and the page are separate subqueries, so the page can
+ * walk an index in order and stop); a second, prepared one loads the page's
+ * resources. Never a query per user.
+ */
 export async function listScimUsers(ctx: Ctx, orgId: string, input: ScimListInput): Promise<{ total: number; users: ScimUserRecord[] }> {
   authorizeOrg(ctx, "user.read", orgId);
-  const where: Prisma.UserWhereInput = { AND: [{ instanceId: ctx.instanceId, orgId, type: "HUMAN" }, input.where] };
-  const [, total, page] = await Promise.all([
-    orgExists(ctx, orgId),
-    ctx.db.user.count({ where }),
-    input.take === 0 ? [] : ctx.db.user.findMany({ where, orderBy: input.orderBy, skip: input.skip, take: input.take, select: { id: true } }),
-  ]);
-  return {
-    total,
-    users: await loadRecords(
-      ctx,
-      orgId,
-      page.map((r) => r.id),
-    ),
-  };
-}
-
-async function orgExists(ctx: Ctx, orgId: string): Promise<void> {
-  const org = await ctx.db.organization.findFirst({ where: { id: orgId, instanceId: ctx.instanceId }, select: { id: true } });
-  if (!org) throw orgHidden();
+  const matches = Prisma.sql`FROM "User" u WHERE u."instanceId" = ${ctx.instanceId} AND u."orgId" = ${orgId} AND u."type" = 'HUMAN'
+    AND ${input.where ?? Prisma.sql`TRUE`}`;
+  const page =
+    input.take === 0
+      ? Prisma.sql`ARRAY[]::text[]`
+      : Prisma.sql`ARRAY(SELECT u."id" ${matches} ORDER BY ${input.orderBy} LIMIT ${input.take} OFFSET ${input.skip})`;
+  const [row] = await query<{ org: boolean; total: number; ids: string[] }>(
+    ctx.db,
+    statement(Prisma.sql`
+      SELECT EXISTS (SELECT 1 FROM "Organization" o WHERE o."id" = ${orgId} AND o."instanceId" = ${ctx.instanceId}) AS "org",
+        (SELECT count(*)::int ${matches}) AS "total", ${page} AS "ids"`),
+  );
+  if (!row?.org) throw orgHidden();
+  return { total: row.total, users: await loadRecords(ctx, orgId, row.ids) };
 }
 
 /** A SCIM create ends in the same domain function as the v2 CreateUser. */

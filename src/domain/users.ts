@@ -1,8 +1,9 @@
 // Users: the one implementation behind CreateUser/GetUserByID/ListUsers/
 // UpdateUser/DeleteUser (and, later, the SCIM adapter). State changes,
 // passwords, metadata and machine credentials live beside it in user-*.ts.
-import type { Prisma } from "../../gen/prisma/client.js";
+import { Prisma } from "../../gen/prisma/client.js";
 import { hashPassword, importedHashFormat } from "../crypto/passwords.js";
+import { query, sqlError, statement } from "../store/sql.js";
 import { invalidateAuth } from "./auth-cache.js";
 import type { Ctx, Tx } from "./context.js";
 import { alreadyExists, failedPrecondition, invalidArgument, notFound, permissionDenied, SvcError } from "./errors.js";
@@ -320,12 +321,10 @@ export function validExternalId(value: string | null | undefined): string | null
 
 export async function createUser(ctx: Ctx, input: CreateUserInput): Promise<{ id: string; createdAt: Date; prepared: PreparedUser }> {
   if (!input.orgId) throw invalidArgument("Errors.User.Org.Missing", "organization_id is required", { field: "organization_id" });
-  const org = await ctx.db.organization.findFirst({ where: { id: input.orgId, instanceId: ctx.instanceId }, select: { id: true } });
-  const orgHidden = () => notFound("Errors.Org.NotFound", "organization not found");
-  if (!org) throw orgHidden();
-  authorize(ctx, "user.write", org.id, orgHidden);
-  const prepared = await prepareUser(ctx, input, org.id);
-  await ctx.db.$transaction((tx) => insertUser(ctx, tx, prepared));
+  authorize(ctx, "user.write", input.orgId, () => notFound("Errors.Org.NotFound", "organization not found"));
+  const prepared = await prepareUser(ctx, input, input.orgId);
+  // One statement, atomic on its own; it also checks that the organization exists.
+  await insertUser(ctx, undefined, prepared);
   return { id: prepared.data.id as string, createdAt: prepared.data.createdAt as Date, prepared };
 }
 
@@ -439,32 +438,121 @@ export async function prepareUser(ctx: Ctx, input: CreateUserInput, orgId: strin
   return { data, metadata, rows, externalId };
 }
 
-/** Writes a prepared user, its metadata and its audit event in the caller's transaction. */
-export async function insertUser(ctx: Ctx, tx: Tx, p: PreparedUser): Promise<void> {
-  const { data, metadata } = p;
-  const id = data.id as string;
-  const now = data.createdAt as Date;
+/** The User columns a create writes, every one of them every time: one statement text, prepared once per connection. */
+const INSERT_COLUMNS = [
+  "id",
+  "instanceId",
+  "orgId",
+  "type",
+  "state",
+  "username",
+  "usernameLower",
+  "givenName",
+  "familyName",
+  "nickName",
+  "displayName",
+  "preferredLanguage",
+  "gender",
+  "middleName",
+  "honorificPrefix",
+  "honorificSuffix",
+  "nameFormatted",
+  "profileUrl",
+  "userType",
+  "title",
+  "locale",
+  "timezone",
+  "email",
+  "emailVerified",
+  "phone",
+  "phoneVerified",
+  "passwordHash",
+  "passwordChangeRequired",
+  "passwordChangedAt",
+  "machineName",
+  "description",
+  "accessTokenType",
+  "createdAt",
+  "updatedAt",
+] as const;
+const INSERT_DEFAULTS: Partial<Record<(typeof INSERT_COLUMNS)[number], unknown>> = {
+  state: "ACTIVE",
+  gender: 0,
+  emailVerified: false,
+  phoneVerified: false,
+  passwordChangeRequired: false,
+  accessTokenType: "BEARER",
+};
+/** Enum columns: a typed text parameter (Prisma's raw queries send text) needs the cast. */
+const INSERT_CASTS: Partial<Record<(typeof INSERT_COLUMNS)[number], Prisma.Sql>> = {
+  type: Prisma.raw('::"UserType"'),
+  state: Prisma.raw('::"UserState"'),
+  accessTokenType: Prisma.raw('::"AccessTokenType"'),
+  gender: Prisma.raw("::int"),
+  emailVerified: Prisma.raw("::boolean"),
+  phoneVerified: Prisma.raw("::boolean"),
+  passwordChangeRequired: Prisma.raw("::boolean"),
+  passwordChangedAt: Prisma.raw("::timestamptz"),
+  createdAt: Prisma.raw("::timestamptz"),
+  updatedAt: Prisma.raw("::timestamptz"),
+};
+const INSERT_COLUMN_LIST = Prisma.raw(INSERT_COLUMNS.map((c) => `"${c}"`).join(", "));
+
+/**
+ * Writes a prepared user with its child rows (emails, phones, addresses,
+ * metadata, the provisioner's externalId) and its audit event in ONE
+ * statement: data-modifying CTEs, atomic on their own, one round trip. The
+ * organization is checked in the same statement (none inserted: it does not
+ * exist). With `tx`, the statement runs in that transaction instead.
+ */
+export async function insertUser(ctx: Ctx, tx: Tx | undefined, p: PreparedUser): Promise<void> {
+  const { data, metadata, rows } = p;
+  const record = data as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    if (record[key] !== undefined && !(INSERT_COLUMNS as readonly string[]).includes(key)) throw new Error(`insertUser: column ${key} is not written`);
+  }
+  const value = (c: (typeof INSERT_COLUMNS)[number]) => Prisma.sql`${record[c] ?? INSERT_DEFAULTS[c] ?? null}${INSERT_CASTS[c] ?? Prisma.empty}`;
+  const col = <T, K extends keyof T>(list: T[], k: K) => list.map((r) => (r[k] ?? null) as unknown);
+  const { emails, phoneNumbers: phones, addresses } = rows;
+  const sql = Prisma.sql`
+    WITH o AS (SELECT "id" FROM "Organization" WHERE "id" = ${data.orgId} AND "instanceId" = ${data.instanceId}),
+    u AS (INSERT INTO "User" (${INSERT_COLUMN_LIST}) SELECT ${Prisma.join(INSERT_COLUMNS.map(value))} FROM o RETURNING "id"),
+    e AS (INSERT INTO "UserEmail" ("id", "userId", "position", "value", "type", "display", "primary")
+      SELECT x.i, u."id", x.p, x.v, x.t, x.d, x.pr FROM u,
+        unnest(${col(emails, "id")}::text[], ${col(emails, "position")}::int[], ${col(emails, "value")}::text[], ${col(emails, "type")}::text[],
+          ${col(emails, "display")}::text[], ${emails.map((r) => r.primary ?? false)}::boolean[]) AS x(i, p, v, t, d, pr)),
+    ph AS (INSERT INTO "UserPhone" ("id", "userId", "position", "value", "type", "display", "primary")
+      SELECT x.i, u."id", x.p, x.v, x.t, x.d, x.pr FROM u,
+        unnest(${col(phones, "id")}::text[], ${col(phones, "position")}::int[], ${col(phones, "value")}::text[], ${col(phones, "type")}::text[],
+          ${col(phones, "display")}::text[], ${phones.map((r) => r.primary ?? false)}::boolean[]) AS x(i, p, v, t, d, pr)),
+    a AS (INSERT INTO "UserAddress" ("id", "userId", "position", "type", "streetAddress", "locality", "region", "postalCode", "country", "formatted", "primary")
+      SELECT x.i, u."id", x.p, x.t, x.s, x.l, x.r, x.z, x.c, x.f, x.pr FROM u,
+        unnest(${col(addresses, "id")}::text[], ${col(addresses, "position")}::int[], ${col(addresses, "type")}::text[],
+          ${col(addresses, "streetAddress")}::text[], ${col(addresses, "locality")}::text[], ${col(addresses, "region")}::text[],
+          ${col(addresses, "postalCode")}::text[], ${col(addresses, "country")}::text[], ${col(addresses, "formatted")}::text[],
+          ${addresses.map((r) => r.primary ?? false)}::boolean[]) AS x(i, p, t, s, l, r, z, c, f, pr)),
+    m AS (INSERT INTO "UserMetadata" ("userId", "key", "value", "createdAt", "updatedAt")
+      SELECT u."id", x.k, decode(x.v, 'base64'), ${data.createdAt}::timestamptz, ${data.createdAt}::timestamptz FROM u,
+        unnest(${metadata.map((m) => m.key)}::text[], ${metadata.map((m) => Buffer.from(m.value).toString("base64"))}::text[]) AS x(k, v)),
+    xid AS (INSERT INTO "ScimExternalId" ("userId", "orgId", "provisionerId", "externalId", "createdAt")
+      SELECT u."id", ${data.orgId}, ${p.externalId?.provisionerId ?? null}::text, ${p.externalId?.externalId ?? null}::text, ${data.createdAt}::timestamptz
+      FROM u WHERE ${p.externalId?.externalId ?? null}::text IS NOT NULL),
+    ev AS (INSERT INTO "Event" ("id", "instanceId", "orgId", "aggregateType", "aggregateId", "type", "editorUserId", "payload", "createdAt")
+      SELECT ${newId()}, ${ctx.instanceId}, ${data.orgId}, 'user', u."id", ${data.type === "MACHINE" ? "user.machine.added" : "user.human.added"},
+        ${ctx.principal.userId ?? null}::text, ${JSON.stringify({
+          username: data.username,
+          email: data.email ?? undefined,
+          metadataKeys: metadata.map((m) => m.key),
+          ...(p.externalId ? { externalId: p.externalId.externalId, provisionerId: p.externalId.provisionerId } : {}),
+        })}::jsonb, ${ctx.clock()}::timestamptz FROM u)
+    SELECT count(*)::int AS "n" FROM u`;
+  let inserted: { n: number }[];
   try {
-    await tx.user.create({ data });
-    if (metadata.length)
-      await tx.userMetadata.createMany({ data: metadata.map((m) => ({ userId: id, key: m.key, value: m.value, createdAt: now, updatedAt: now })) });
-    await writeProfileRows(tx, id, p.rows);
-    if (p.externalId) await tx.scimExternalId.create({ data: { userId: id, orgId: data.orgId, ...p.externalId, createdAt: now } });
-    await recordEvent(ctx, tx, {
-      aggregateType: "user",
-      aggregateId: id,
-      orgId: data.orgId,
-      type: data.type === "HUMAN" ? "user.human.added" : "user.machine.added",
-      payload: {
-        username: data.username,
-        email: data.email ?? undefined,
-        metadataKeys: metadata.map((m) => m.key),
-        ...(p.externalId ? { externalId: p.externalId.externalId, provisionerId: p.externalId.provisionerId } : {}),
-      },
-    });
+    inserted = await query<{ n: number }>(tx ?? ctx.db, statement(sql, "user_insert"));
   } catch (err) {
     throw mapUniqueViolation(err);
   }
+  if (inserted[0]?.n !== 1) throw notFound("Errors.Org.NotFound", "organization not found");
 }
 
 /** Inserts the multi-valued attribute rows (one statement per kind, only when there are rows). */
@@ -492,8 +580,10 @@ export function validMetadata(entries: readonly { key: string; value: Uint8Array
 
 export function mapUniqueViolation(err: unknown): unknown {
   const e = err as { code?: string; meta?: { target?: unknown; driverAdapterError?: { cause?: { constraint?: { fields?: string[] } } } } };
-  if (e?.code !== "P2002") return err;
-  const fields = JSON.stringify(e.meta ?? {});
+  // Prisma's own unique error, or a raw statement's SQLSTATE 23505 with the constraint's name.
+  const raw = sqlError(err);
+  if (e?.code !== "P2002" && raw.code !== "23505") return err;
+  const fields = e?.code === "P2002" ? JSON.stringify(e.meta ?? {}) : (raw.constraint ?? JSON.stringify(err));
   if (fields.includes("usernameLower")) return alreadyExists("Errors.User.AlreadyExists", "a user with this username already exists");
   if (fields.includes("externalId")) return alreadyExists("Errors.User.ExternalIdTaken", "another user of this provisioner has this externalId");
   return alreadyExists("Errors.User.IdTaken", "a user with this id already exists");

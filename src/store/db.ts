@@ -9,6 +9,7 @@ import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapt
 import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../../gen/prisma/client.js";
+import { registerDriver } from "./sql.js";
 
 export type { PrismaClient };
 
@@ -40,6 +41,9 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   // An idle client losing its server must not crash the process.
   pool.on("error", () => {});
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  registerDriver(prisma, {
+    query: async (q) => (await pool.query(q.name ? { name: q.name, text: q.text, values: q.values } : { text: q.text, values: q.values })).rows,
+  });
   return {
     kind: "postgres",
     prisma,
@@ -83,6 +87,7 @@ async function openEmbedded(dataDir: string): Promise<Database> {
     throw err;
   }
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  registerDriver(prisma, { query: async (q) => (await pglite.query(q.text, q.values)).rows as never[] });
   let closed = false;
   return {
     kind: "embedded",

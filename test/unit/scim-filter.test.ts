@@ -1,5 +1,5 @@
 // The SCIM filter parser and compiler without a database: the grammar's
-// shapes, precedence, literals and the Prisma where each filter becomes.
+// shapes, precedence, literals and the SQL condition each filter becomes.
 import { describe, expect, it } from "@jest/globals";
 import { compileFilter, compileSort, parseFilter } from "../../src/http/scim/filter.js";
 
@@ -45,13 +45,28 @@ describe("parseFilter", () => {
 });
 
 describe("compileFilter", () => {
-  it("compiles value paths into one relation condition and escapes LIKE wildcards", () => {
-    expect(compileFilter(parseFilter('emails[type eq "work" and value co "a_b"]'), scope)).toEqual({
-      emails: { some: { AND: [{ type: { equals: "work", mode: "insensitive" } }, { value: { contains: "a\\_b", mode: "insensitive" } }] } },
+  // The SQL text and its parameters: values always travel as parameters, never inside the text.
+  const sql = (f: string) => {
+    const q = compileFilter(parseFilter(f), scope);
+    return { text: q.text.replace(/\s+/g, " ").trim(), values: q.values };
+  };
+  it("compiles value paths into one EXISTS over the rows and escapes LIKE wildcards", () => {
+    expect(sql('emails[type eq "work" and value co "a_b"]')).toEqual({
+      text: 'EXISTS (SELECT 1 FROM "UserEmail" e WHERE e."userId" = u."id" AND (e."type" ILIKE $1 AND e."value" ILIKE $2))',
+      values: ["work", "%a\\_b%"],
     });
-    expect(compileFilter(parseFilter('userName sw "A%"'), scope)).toEqual({ usernameLower: { startsWith: "a\\%" } });
-    expect(compileFilter(parseFilter('externalId eq "x"'), scope)).toEqual({ externalIds: { some: { provisionerId: "p1", externalId: "x" } } });
-    expect(compileFilter(parseFilter('meta.created ge "2026-01-01T00:00:00Z"'), scope)).toEqual({ createdAt: { gte: new Date("2026-01-01T00:00:00Z") } });
+    expect(sql('userName sw "A%"')).toEqual({ text: 'u."usernameLower" LIKE $1', values: ["a\\%%"] });
+    expect(sql('externalId eq "x"')).toEqual({
+      text: 'EXISTS (SELECT 1 FROM "ScimExternalId" x WHERE x."userId" = u."id" AND x."provisionerId" = $1 AND x."externalId" = $2)',
+      values: ["p1", "x"],
+    });
+    expect(sql('externalId ne "x"').text).toMatch(/^NOT EXISTS/);
+    expect(sql('meta.created ge "2026-01-01T00:00:00Z"')).toEqual({ text: 'u."createdAt" >= $1::timestamptz', values: [new Date("2026-01-01T00:00:00Z")] });
+    expect(sql('not (name.familyName ne "O\'Brien") or active eq false')).toEqual({
+      text: '(NOT (NOT (u."familyName" ILIKE $1)) OR u."state" = \'INACTIVE\')',
+      values: ["O'Brien"],
+    });
+    expect(sql('id eq "a_b"')).toEqual({ text: 'u."id" = $1', values: ["a_b"] });
   });
 
   it("refuses operators outside the spec's table", () => {
@@ -63,9 +78,9 @@ describe("compileFilter", () => {
 
 describe("compileSort", () => {
   it("sorts by the sortable attributes with the id as tie-breaker", () => {
-    expect(compileSort(undefined, undefined)).toEqual([{ id: "asc" }]);
-    expect(compileSort("userName", "descending")).toEqual([{ usernameLower: "desc" }, { id: "desc" }]);
-    expect(compileSort("emails.value", undefined)).toEqual([{ email: { sort: "asc", nulls: "last" } }, { id: "asc" }]);
+    expect(compileSort(undefined, undefined).text).toBe('u."id" ASC');
+    expect(compileSort("userName", "descending").text).toBe('u."usernameLower" DESC, u."id" DESC');
+    expect(compileSort("emails.value", undefined).text).toBe('u."email" ASC NULLS LAST, u."id" ASC');
     expect(() => compileSort("title", undefined)).toThrow(expect.objectContaining({ scimType: "invalidValue" }));
     expect(() => compileSort("userName", "asc")).toThrow(expect.objectContaining({ scimType: "invalidValue" }));
   });

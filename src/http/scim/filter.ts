@@ -1,7 +1,7 @@
 // RFC 7644 §3.4.2.2 filters: a recursive-descent parser to an AST, and a
-// compiler from the AST to one Prisma where clause (filtering happens in SQL,
+// compiler from the AST to one SQL condition (filtering happens in SQL,
 // never in memory). The same parser reads the value filters of PATCH paths.
-import type { Prisma } from "../../../gen/prisma/client.js";
+import { Prisma } from "../../../gen/prisma/client.js";
 import { escapeLike } from "../../domain/list.js";
 import { ScimError } from "./errors.js";
 
@@ -150,36 +150,34 @@ function literal(tok: Token): Literal {
 
 // ---------------------------------------------------------------- compile
 
-type StringOps = "eq" | "ne" | "co" | "sw" | "ew";
 const STRING_OPS: readonly CompareOp[] = ["eq", "ne", "co", "sw", "ew"];
 const DATE_OPS: readonly CompareOp[] = ["eq", "gt", "ge", "lt", "le"];
 const EQ_OPS: readonly CompareOp[] = ["eq", "ne"];
 
-const METHOD: Record<Exclude<StringOps, "ne">, "equals" | "contains" | "startsWith" | "endsWith"> = {
-  eq: "equals",
-  co: "contains",
-  sw: "startsWith",
-  ew: "endsWith",
-};
+/** Column references: fixed identifiers, never from input. */
+const U = (column: string) => Prisma.raw(`u."${column}"`);
+const E = (column: string) => Prisma.raw(`e."${column}"`);
 
-/**
- * Case-insensitive comparisons become ILIKE in PostgreSQL, equality included,
- * so there the value is escaped for every operator; case-sensitive equality is
- * compared with `=` and stays as it is.
- */
-function stringFilter(op: CompareOp, value: string, insensitive: boolean): Prisma.StringFilter {
-  const escaped = escapeLike(value);
-  if (insensitive) {
-    if (op === "ne") return { not: escaped, mode: "insensitive" };
-    return { [METHOD[op as Exclude<StringOps, "ne">]]: escaped, mode: "insensitive" };
-  }
-  if (op === "ne") return { not: value };
-  const method = METHOD[op as Exclude<StringOps, "ne">];
-  return { [method]: method === "equals" ? value : escapeLike(value) };
+/** The LIKE pattern of a string operator (eq is an exact pattern: no wildcard, escapes kept). */
+function pattern(op: CompareOp, value: string): string {
+  const v = escapeLike(value);
+  return op === "co" ? `%${v}%` : op === "sw" ? `${v}%` : op === "ew" ? `%${v}` : v;
 }
 
-function allowed(attr: string, op: CompareOp, ops: readonly CompareOp[]): void {
-  if (!ops.includes(op)) throw invalid(`operator '${op}' is not supported on '${attr}'`);
+/**
+ * A string comparison. caseExact false: ILIKE for every operator (equality
+ * included), with LIKE's wildcards in the value escaped; caseExact true:
+ * `=` / `<>` for equality, LIKE for the others. A null attribute matches no
+ * operator, `ne` included (SQL's three-valued logic, as a NOT over it).
+ */
+function stringSql(column: Prisma.Sql, op: CompareOp, value: string, insensitive: boolean): Prisma.Sql {
+  if (insensitive) {
+    const like = Prisma.sql`${column} ILIKE ${pattern(op === "ne" ? "eq" : op, value)}`;
+    return op === "ne" ? Prisma.sql`NOT (${like})` : like;
+  }
+  if (op === "eq") return Prisma.sql`${column} = ${value}`;
+  if (op === "ne") return Prisma.sql`${column} <> ${value}`;
+  return Prisma.sql`${column} LIKE ${pattern(op, value)}`;
 }
 
 function str(attr: string, value: Literal): string {
@@ -198,35 +196,40 @@ function bool(attr: string, value: Literal): boolean {
   return value;
 }
 
-/** Sub-attributes of emails that a value filter may test. */
-function emailWhere(attr: string, f: Filter): Prisma.UserEmailWhereInput {
+function allowed(attr: string, op: CompareOp, ops: readonly CompareOp[]): void {
+  if (!ops.includes(op)) throw invalid(`operator '${op}' is not supported on '${attr}'`);
+}
+
+const TRUE = Prisma.sql`TRUE`;
+const anyEmail = (where: Prisma.Sql) => Prisma.sql`EXISTS (SELECT 1 FROM "UserEmail" e WHERE e."userId" = u."id" AND ${where})`;
+
+/** Sub-attributes of emails that a value filter may test, over the row `e`. */
+function emailSql(attr: string, f: Filter): Prisma.Sql {
   switch (f.kind) {
     case "and":
-      return { AND: [emailWhere(attr, f.left), emailWhere(attr, f.right)] };
+      return Prisma.sql`(${emailSql(attr, f.left)} AND ${emailSql(attr, f.right)})`;
     case "or":
-      return { OR: [emailWhere(attr, f.left), emailWhere(attr, f.right)] };
+      return Prisma.sql`(${emailSql(attr, f.left)} OR ${emailSql(attr, f.right)})`;
     case "not":
-      return { NOT: emailWhere(attr, f.filter) };
+      return Prisma.sql`NOT (${emailSql(attr, f.filter)})`;
     case "valuePath":
       throw invalid("value filters do not nest");
     case "present":
-      if (f.attr === "value") return {};
-      if (f.attr === "type") return { type: { not: null } };
-      if (f.attr === "primary") return {};
+      if (f.attr === "value" || f.attr === "primary") return TRUE;
+      if (f.attr === "type") return Prisma.sql`e."type" IS NOT NULL`;
       throw invalid(`unknown attribute '${attr}.${f.attr}'`);
     case "compare":
       if (f.attr === "value") {
         allowed(`${attr}.value`, f.op, STRING_OPS);
-        return { value: stringFilter(f.op, str(`${attr}.value`, f.value), true) };
+        return stringSql(E("value"), f.op, str(`${attr}.value`, f.value), true);
       }
       if (f.attr === "type") {
         allowed(`${attr}.type`, f.op, EQ_OPS);
-        return { type: stringFilter(f.op, str(`${attr}.type`, f.value), true) };
+        return stringSql(E("type"), f.op, str(`${attr}.type`, f.value), true);
       }
       if (f.attr === "primary") {
         allowed(`${attr}.primary`, f.op, EQ_OPS);
-        const v = bool(`${attr}.primary`, f.value);
-        return { primary: f.op === "eq" ? v : !v };
+        return Prisma.sql`e."primary" = ${bool(`${attr}.primary`, f.value) === (f.op === "eq")}`;
       }
       throw invalid(`unknown attribute '${attr}.${f.attr}'`);
   }
@@ -237,18 +240,21 @@ export interface FilterScope {
   provisionerId: string;
 }
 
-/** Compiles a parsed filter into one Prisma where clause over the organization's human users. */
-export function compileFilter(f: Filter, scope: FilterScope): Prisma.UserWhereInput {
+/**
+ * Compiles a parsed filter into one SQL condition over the organization's
+ * human users (alias `u`): filtering happens in the database, never in memory.
+ */
+export function compileFilter(f: Filter, scope: FilterScope): Prisma.Sql {
   switch (f.kind) {
     case "and":
-      return { AND: [compileFilter(f.left, scope), compileFilter(f.right, scope)] };
+      return Prisma.sql`(${compileFilter(f.left, scope)} AND ${compileFilter(f.right, scope)})`;
     case "or":
-      return { OR: [compileFilter(f.left, scope), compileFilter(f.right, scope)] };
+      return Prisma.sql`(${compileFilter(f.left, scope)} OR ${compileFilter(f.right, scope)})`;
     case "not":
-      return { NOT: compileFilter(f.filter, scope) };
+      return Prisma.sql`NOT (${compileFilter(f.filter, scope)})`;
     case "valuePath":
       if (f.attr !== "emails") throw invalid(`'${f.attr}' is not filterable`);
-      return { emails: { some: emailWhere("emails", f.filter) } };
+      return anyEmail(emailSql("emails", f.filter));
     case "present":
       return present(f.attr, scope);
     case "compare":
@@ -256,66 +262,66 @@ export function compileFilter(f: Filter, scope: FilterScope): Prisma.UserWhereIn
   }
 }
 
-function present(attr: string, scope: FilterScope): Prisma.UserWhereInput {
+const externalIdSql = (scope: FilterScope, extra: Prisma.Sql) =>
+  Prisma.sql`EXISTS (SELECT 1 FROM "ScimExternalId" x WHERE x."userId" = u."id" AND x."provisionerId" = ${scope.provisionerId}${extra})`;
+
+function present(attr: string, scope: FilterScope): Prisma.Sql {
   switch (attr) {
     case "id":
     case "userName":
     case "meta.created":
     case "meta.lastModified":
     case "active":
-      return {};
+      return TRUE;
     case "externalId":
-      return { externalIds: { some: { provisionerId: scope.provisionerId } } };
+      return externalIdSql(scope, Prisma.empty);
     case "name.familyName":
-      return { familyName: { not: null } };
+      return Prisma.sql`u."familyName" IS NOT NULL`;
     case "name.givenName":
-      return { givenName: { not: null } };
+      return Prisma.sql`u."givenName" IS NOT NULL`;
     case "emails":
     case "emails.value":
-      return { emails: { some: {} } };
+      return anyEmail(TRUE);
   }
   throw invalid(`'${attr}' is not filterable`);
 }
 
-function compare(attr: string, op: CompareOp, value: Literal, scope: FilterScope): Prisma.UserWhereInput {
+const DATE_SQL: Record<"eq" | "gt" | "ge" | "lt" | "le", string> = { eq: "=", gt: ">", ge: ">=", lt: "<", le: "<=" };
+
+function compare(attr: string, op: CompareOp, value: Literal, scope: FilterScope): Prisma.Sql {
   switch (attr) {
     case "id":
       allowed(attr, op, STRING_OPS);
-      return { id: stringFilter(op, str(attr, value), false) };
+      return stringSql(U("id"), op, str(attr, value), false);
     case "externalId": {
       allowed(attr, op, EQ_OPS);
-      const match = { externalIds: { some: { provisionerId: scope.provisionerId, externalId: str(attr, value) } } };
-      return op === "eq" ? match : { NOT: match };
+      const match = externalIdSql(scope, Prisma.sql` AND x."externalId" = ${str(attr, value)}`);
+      return op === "eq" ? match : Prisma.sql`NOT ${match}`;
     }
-    case "userName": {
-      // userName is unique case-insensitively (caseExact false): compare lower-cased.
+    case "userName":
+      // userName is unique case-insensitively (caseExact false): compared lower-cased, served by the usernameLower index.
       allowed(attr, op, STRING_OPS);
-      const v = str(attr, value).toLowerCase();
-      return { usernameLower: stringFilter(op, v, false) };
-    }
+      return stringSql(U("usernameLower"), op, str(attr, value).toLowerCase(), false);
     case "name.familyName":
       allowed(attr, op, STRING_OPS);
-      return { familyName: stringFilter(op, str(attr, value), true) };
+      return stringSql(U("familyName"), op, str(attr, value), true);
     case "name.givenName":
       allowed(attr, op, STRING_OPS);
-      return { givenName: stringFilter(op, str(attr, value), true) };
+      return stringSql(U("givenName"), op, str(attr, value), true);
     case "emails":
     case "emails.value":
       // Multi-valued: a user matches when any of its addresses does (RFC 7644 §3.4.2.2).
       allowed(attr, op, STRING_OPS);
-      return { emails: { some: { value: stringFilter(op, str(attr, value), true) } } };
+      return anyEmail(stringSql(E("value"), op, str(attr, value), true));
     case "active": {
       allowed(attr, op, EQ_OPS);
-      const active = bool(attr, value) === (op === "eq");
-      return active ? { state: { not: "INACTIVE" } } : { state: "INACTIVE" };
+      return bool(attr, value) === (op === "eq") ? Prisma.sql`u."state" <> 'INACTIVE'` : Prisma.sql`u."state" = 'INACTIVE'`;
     }
     case "meta.created":
     case "meta.lastModified": {
       allowed(attr, op, DATE_OPS);
-      const column = attr === "meta.created" ? "createdAt" : "updatedAt";
-      const d = date(attr, value);
-      const key = { eq: "equals", gt: "gt", ge: "gte", lt: "lt", le: "lte" }[op as "eq" | "gt" | "ge" | "lt" | "le"];
-      return { [column]: { [key]: d } };
+      const column = U(attr === "meta.created" ? "createdAt" : "updatedAt");
+      return Prisma.sql`${column} ${Prisma.raw(DATE_SQL[op as keyof typeof DATE_SQL])} ${date(attr, value)}::timestamptz`;
     }
   }
   throw invalid(`'${attr}' is not filterable`);
@@ -334,15 +340,15 @@ const SORT: Record<string, { column: "createdAt" | "updatedAt" | "id" | "usernam
   "emails.value": { column: "email", nullable: true },
 };
 
-/** sortBy over the sortable attributes (unknown → invalidValue); the id breaks ties so paging is stable. */
-export function compileSort(sortBy: string | undefined, sortOrder: string | undefined): Prisma.UserOrderByWithRelationInput[] {
-  let dir: "asc" | "desc" = "asc";
+/** sortBy over the sortable attributes (unknown → invalidValue) as an ORDER BY list; the id breaks ties so paging is stable. */
+export function compileSort(sortBy: string | undefined, sortOrder: string | undefined): Prisma.Sql {
+  let dir = "ASC";
   if (sortOrder !== undefined) {
-    if (sortOrder === "ascending") dir = "asc";
-    else if (sortOrder === "descending") dir = "desc";
+    if (sortOrder === "ascending") dir = "ASC";
+    else if (sortOrder === "descending") dir = "DESC";
     else throw new ScimError(400, "invalidValue", "Errors.Scim.SortOrder.Invalid", "sortOrder is 'ascending' or 'descending'");
   }
-  if (sortBy === undefined || sortBy === "") return [{ id: dir }];
+  if (sortBy === undefined || sortBy === "") return Prisma.raw(`u."id" ${dir}`);
   let path: string;
   try {
     path = attrPath(sortBy);
@@ -352,6 +358,6 @@ export function compileSort(sortBy: string | undefined, sortOrder: string | unde
   const s = SORT[path];
   if (!s) throw new ScimError(400, "invalidValue", "Errors.Scim.SortBy.Invalid", `'${sortBy}' is not a sortable attribute`);
   // The emails sort key is the primary address (RFC 7644 §3.4.2.3), kept in the user row.
-  const first = s.nullable ? { [s.column]: { sort: dir, nulls: "last" } } : { [s.column]: dir };
-  return s.column === "id" ? [first] : [first, { id: dir }];
+  const first = `u."${s.column}" ${dir}${s.nullable ? " NULLS LAST" : ""}`;
+  return Prisma.raw(s.column === "id" ? first : `${first}, u."id" ${dir}`);
 }

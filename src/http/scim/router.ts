@@ -163,7 +163,7 @@ export function createScimRouter(deps: ScimDeps): Router {
   const list = async (req: Request, res: Response, q: Record<string, unknown>) => {
     const ctx = await ctxOf(req);
     const filter = strParam(q.filter, "filter");
-    const where = filter?.trim() ? compileFilter(parseFilter(filter), { provisionerId: ctx.principal.userId }) : {};
+    const where = filter?.trim() ? compileFilter(parseFilter(filter), { provisionerId: ctx.principal.userId }) : undefined;
     const orderBy = compileSort(strParam(q.sortBy, "sortBy"), strParam(q.sortOrder, "sortOrder"));
     const startIndex = Math.max(1, intParam(q.startIndex, "startIndex") ?? 1);
     if (startIndex > 2 ** 31 - 1) throw invalidValue("startIndex is too large", "Errors.Scim.startIndex.Invalid");
