@@ -32,7 +32,7 @@ import type { Config } from "./config.js";
 import { bootstrap } from "./domain/bootstrap.js";
 import type { Clock } from "./domain/context.js";
 import { createOAuth } from "./http/oauth/index.js";
-import { createScimRouter } from "./http/scim/router.js";
+import { createScimHandler, isScimPath } from "./http/scim/router.js";
 import { routeConnectionsByPreface } from "./http/sniff.js";
 import { createRestTranscoder } from "./http/transcoder.js";
 import { createLogger } from "./logger.js";
@@ -154,7 +154,6 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     res.status(ok ? 200 : 503).json({ status: ok ? "ready" : "unavailable" });
   });
   app.use(oauth.router);
-  app.use("/scim/v2/:orgId", createScimRouter(deps));
   app.use(createRestTranscoder(router, { maxBodyBytes: config.maxRequestBytes }));
   app.use((_req, res) => {
     res.status(404).json({ code: 5, message: "not found", details: [] });
@@ -165,6 +164,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   });
 
   // Responses not yet sent when draining starts tell HTTP/1.1 clients not to reuse the connection.
+  const scim = createScimHandler(deps);
   const pending = new Set<http.ServerResponse>();
   const drainAware: NodeHandler = (req, res) => {
     if (req.httpVersionMajor === 1) {
@@ -173,7 +173,9 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       pending.add(r);
       r.once("close", () => pending.delete(r));
     }
-    (connectHandler as NodeHandler)(req, res);
+    // SCIM is served on Node's request and response directly (see src/http/scim/router.ts).
+    if (isScimPath(req.url)) void scim(req, res);
+    else (connectHandler as NodeHandler)(req, res);
   };
   const handler = withRequestLog(drainAware, log);
   const h1 = http.createServer({ keepAliveTimeout: 5_000, headersTimeout: 30_000, requestTimeout: 300_000 }, handler);

@@ -260,6 +260,57 @@ describe("create and read", () => {
   });
 });
 
+describe("routing", () => {
+  it("endpoint names are case-insensitive, one trailing slash is ignored, a wrong method or deeper path is 404", async () => {
+    const created = await scim(t, manager.pat, "POST", `${base}/users/`, newUser("routing-case"));
+    expect(created.status).toBe(201);
+    expect(created.headers.get("location")).toBe(`${t.url}${base}/Users/${created.body.id}`);
+    expect((await scim(t, manager.pat, "GET", `${base}/USERS/${created.body.id}/`)).body.userName).toBe("routing-case");
+    expect((await scim(t, undefined, "GET", `/SCIM/v2/${orgId}/serviceproviderconfig`)).status).toBe(200);
+    expectError(await scim(t, manager.pat, "PATCH", `${base}/Users`), 404);
+    expectError(await scim(t, manager.pat, "GET", `${base}/Users/${created.body.id}/emails`), 404);
+    expectError(await scim(t, manager.pat, "GET", `${base}//Users`), 404);
+  });
+
+  it("HEAD answers a GET's status and headers without a body", async () => {
+    const r = await fetch(`${t.url}${base}/ServiceProviderConfig`, { method: "HEAD" });
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toMatch(/^application\/scim\+json/);
+    expect(Number(r.headers.get("content-length"))).toBeGreaterThan(100);
+    expect(await r.text()).toBe("");
+  });
+
+  it("is served over HTTP/2 (h2c) as well", async () => {
+    const http2 = await import("node:http2");
+    const session = http2.connect(t.url);
+    try {
+      const { status, type, body } = await new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+        const req = session.request({ ":method": "GET", ":path": `${base}/Users?count=1`, authorization: `Bearer ${manager.pat}` });
+        let status = 0;
+        let type = "";
+        let body = "";
+        req.on("response", (h) => {
+          status = Number(h[":status"]);
+          type = String(h["content-type"]);
+        });
+        req.setEncoding("utf8");
+        req.on("data", (c: string) => {
+          body += c;
+        });
+        req.on("end", () => resolve({ status, type, body }));
+        req.on("error", reject);
+        req.end();
+      });
+      expect({ status, type }).toEqual({ status: 200, type: expect.stringMatching(/^application\/scim\+json/) });
+      const list = JSON.parse(body);
+      expect(list.schemas).toEqual([LIST_URN]);
+      expect(list.Resources[0].meta.location).toMatch(new RegExp(`/scim/v2/${orgId}/Users/`));
+    } finally {
+      session.close();
+    }
+  });
+});
+
 describe("authentication, permissions and tenancy", () => {
   it("no token or a bad token: 401 with WWW-Authenticate Bearer", async () => {
     const none = await scim(t, undefined, "GET", `${base}/Users`);

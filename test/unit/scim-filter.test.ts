@@ -52,10 +52,10 @@ describe("compileFilter", () => {
   };
   it("compiles value paths into one EXISTS over the rows and escapes LIKE wildcards", () => {
     expect(sql('emails[type eq "work" and value co "a_b"]')).toEqual({
-      text: 'EXISTS (SELECT 1 FROM "UserEmail" e WHERE e."userId" = u."id" AND (e."type" ILIKE $1 AND e."value" ILIKE $2))',
+      text: 'EXISTS (SELECT 1 FROM "UserEmail" e WHERE e."userId" = u."id" AND (lower(e."type") = lower($1) AND e."value" ILIKE $2) OFFSET 0)',
       values: ["work", "%a\\_b%"],
     });
-    expect(sql('userName sw "A%"')).toEqual({ text: 'u."usernameLower" LIKE $1', values: ["a\\%%"] });
+    expect(sql('userName sw "A%"')).toEqual({ text: 'lower(u."usernameLower") LIKE $1', values: ["a\\%%"] });
     expect(sql('externalId eq "x"')).toEqual({
       text: 'EXISTS (SELECT 1 FROM "ScimExternalId" x WHERE x."userId" = u."id" AND x."provisionerId" = $1 AND x."externalId" = $2)',
       values: ["p1", "x"],
@@ -63,9 +63,18 @@ describe("compileFilter", () => {
     expect(sql('externalId ne "x"').text).toMatch(/^NOT EXISTS/);
     expect(sql('meta.created ge "2026-01-01T00:00:00Z"')).toEqual({ text: 'u."createdAt" >= $1::timestamptz', values: [new Date("2026-01-01T00:00:00Z")] });
     expect(sql('not (name.familyName ne "O\'Brien") or active eq false')).toEqual({
-      text: '(NOT (NOT (u."familyName" ILIKE $1)) OR u."state" = \'INACTIVE\')',
+      text: '(NOT (NOT (lower(u."familyName") = lower($1))) OR u."state" = \'INACTIVE\')',
       values: ["O'Brien"],
     });
+    expect(sql('name.givenName sw "Ab_"')).toEqual({ text: 'lower(u."givenName") LIKE lower($1)', values: ["Ab\\_%"] });
+    expect(sql('emails ew "@x.org"')).toEqual({
+      text: 'EXISTS (SELECT 1 FROM "UserEmail" e WHERE e."userId" = u."id" AND e."value" ILIKE $1 OFFSET 0)',
+      values: ["%@x.org"],
+    });
+    // eq / sw on the address: the lower(value) index can start from the matching rows.
+    expect(sql('emails[value eq "A@x.org" and type eq "work"]').text).toBe(
+      'EXISTS (SELECT 1 FROM "UserEmail" e WHERE e."userId" = u."id" AND (lower(e."value") = lower($1) AND lower(e."type") = lower($2)))',
+    );
     expect(sql('id eq "a_b"')).toEqual({ text: 'u."id" = $1', values: ["a_b"] });
   });
 
@@ -78,9 +87,13 @@ describe("compileFilter", () => {
 
 describe("compileSort", () => {
   it("sorts by the sortable attributes with the id as tie-breaker", () => {
-    expect(compileSort(undefined, undefined).text).toBe('u."id" ASC');
-    expect(compileSort("userName", "descending").text).toBe('u."usernameLower" DESC, u."id" DESC');
-    expect(compileSort("emails.value", undefined).text).toBe('u."email" ASC NULLS LAST, u."id" ASC');
+    const sort = (by?: string, order?: string) => {
+      const c = compileSort(by, order);
+      return { orderBy: c.orderBy.text, columns: c.columns.text };
+    };
+    expect(sort()).toEqual({ orderBy: 'u."id" ASC', columns: 'u."id"' });
+    expect(sort("userName", "descending")).toEqual({ orderBy: 'u."usernameLower" DESC, u."id" DESC', columns: 'u."id", u."usernameLower"' });
+    expect(sort("emails.value")).toEqual({ orderBy: 'u."email" ASC NULLS LAST, u."id" ASC', columns: 'u."id", u."email"' });
     expect(() => compileSort("title", undefined)).toThrow(expect.objectContaining({ scimType: "invalidValue" }));
     expect(() => compileSort("userName", "asc")).toThrow(expect.objectContaining({ scimType: "invalidValue" }));
   });

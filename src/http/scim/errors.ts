@@ -1,7 +1,6 @@
 // SCIM Error bodies (RFC 7644 §3.12) with the svc ErrorDetail extension:
 // protocol errors of the adapter (ScimError) and the one mapping of domain
 // errors (SvcError) to status and scimType.
-import type { Response } from "express";
 import type { Logger } from "pino";
 import { type ErrorKind, SvcError } from "../../domain/errors.js";
 
@@ -81,13 +80,4 @@ export function toScimError(err: unknown, log: Logger, requestId: string): { sta
   }
   log.error({ err, requestId }, "unexpected error in SCIM request");
   return { status: 500, headers: {}, body: body(500, undefined, "Errors.Internal", `internal error (request id ${requestId})`) };
-}
-
-export function sendScimError(res: Response, err: unknown, log: Logger): void {
-  const requestId = String(res.getHeader("x-request-id") ?? "");
-  const e = toScimError(err, log, requestId);
-  res
-    .status(e.status)
-    .set({ ...e.headers, "content-type": SCIM_CONTENT_TYPE })
-    .send(JSON.stringify(e.body));
 }

@@ -165,15 +165,19 @@ function pattern(op: CompareOp, value: string): string {
 }
 
 /**
- * A string comparison. caseExact false: ILIKE for every operator (equality
- * included), with LIKE's wildcards in the value escaped; caseExact true:
- * `=` / `<>` for equality, LIKE for the others. A null attribute matches no
- * operator, `ne` included (SQL's three-valued logic, as a NOT over it).
+ * A string comparison. caseExact false: equality and prefixes compare
+ * lower(column), which the expression indexes of the
+ * case_insensitive_indexes migration serve; contains and ends-with are ILIKE
+ * (no btree helps them). caseExact true: `=` / `<>` for equality, LIKE for
+ * the others. LIKE's wildcards in the value are always escaped. A null
+ * attribute matches no operator, `ne` included (SQL's three-valued logic).
  */
 function stringSql(column: Prisma.Sql, op: CompareOp, value: string, insensitive: boolean): Prisma.Sql {
   if (insensitive) {
-    const like = Prisma.sql`${column} ILIKE ${pattern(op === "ne" ? "eq" : op, value)}`;
-    return op === "ne" ? Prisma.sql`NOT (${like})` : like;
+    if (op === "eq") return Prisma.sql`lower(${column}) = lower(${value})`;
+    if (op === "ne") return Prisma.sql`NOT (lower(${column}) = lower(${value}))`;
+    if (op === "sw") return Prisma.sql`lower(${column}) LIKE lower(${pattern(op, value)})`;
+    return Prisma.sql`${column} ILIKE ${pattern(op, value)}`;
   }
   if (op === "eq") return Prisma.sql`${column} = ${value}`;
   if (op === "ne") return Prisma.sql`${column} <> ${value}`;
@@ -201,7 +205,30 @@ function allowed(attr: string, op: CompareOp, ops: readonly CompareOp[]): void {
 }
 
 const TRUE = Prisma.sql`TRUE`;
-const anyEmail = (where: Prisma.Sql) => Prisma.sql`EXISTS (SELECT 1 FROM "UserEmail" e WHERE e."userId" = u."id" AND ${where})`;
+/**
+ * Whether a user has an email row matching `where`. When the condition pins
+ * lower(value) (eq or sw, which the UserEmail_lower_value index serves),
+ * PostgreSQL may start from the matching rows (a semi-join). Otherwise
+ * `OFFSET 0` keeps the test a per-user subquery on the userId index, run only
+ * for the organization's candidates: a semi-join would hash every email row
+ * of the database, whatever organization it belongs to.
+ */
+const anyEmail = (where: Prisma.Sql, indexed: boolean) =>
+  Prisma.sql`EXISTS (SELECT 1 FROM "UserEmail" e WHERE e."userId" = u."id" AND ${where}${indexed ? Prisma.empty : Prisma.raw(" OFFSET 0")})`;
+
+/** Whether every email row matching `f` has a lower(value) that an index lookup finds (see anyEmail). */
+function emailIndexed(f: Filter): boolean {
+  switch (f.kind) {
+    case "and":
+      return emailIndexed(f.left) || emailIndexed(f.right);
+    case "or":
+      return emailIndexed(f.left) && emailIndexed(f.right);
+    case "compare":
+      return f.attr === "value" && (f.op === "eq" || f.op === "sw");
+    default:
+      return false;
+  }
+}
 
 /** Sub-attributes of emails that a value filter may test, over the row `e`. */
 function emailSql(attr: string, f: Filter): Prisma.Sql {
@@ -254,7 +281,7 @@ export function compileFilter(f: Filter, scope: FilterScope): Prisma.Sql {
       return Prisma.sql`NOT (${compileFilter(f.filter, scope)})`;
     case "valuePath":
       if (f.attr !== "emails") throw invalid(`'${f.attr}' is not filterable`);
-      return anyEmail(emailSql("emails", f.filter));
+      return anyEmail(emailSql("emails", f.filter), emailIndexed(f.filter));
     case "present":
       return present(f.attr, scope);
     case "compare":
@@ -281,7 +308,7 @@ function present(attr: string, scope: FilterScope): Prisma.Sql {
       return Prisma.sql`u."givenName" IS NOT NULL`;
     case "emails":
     case "emails.value":
-      return anyEmail(TRUE);
+      return anyEmail(TRUE, false);
   }
   throw invalid(`'${attr}' is not filterable`);
 }
@@ -301,7 +328,10 @@ function compare(attr: string, op: CompareOp, value: Literal, scope: FilterScope
     case "userName":
       // userName is unique case-insensitively (caseExact false): compared lower-cased, served by the usernameLower index.
       allowed(attr, op, STRING_OPS);
-      return stringSql(U("usernameLower"), op, str(attr, value).toLowerCase(), false);
+      // A prefix goes through lower(usernameLower), the expression its text_pattern_ops index is on.
+      return op === "sw"
+        ? Prisma.sql`lower(u."usernameLower") LIKE ${pattern(op, str(attr, value).toLowerCase())}`
+        : stringSql(U("usernameLower"), op, str(attr, value).toLowerCase(), false);
     case "name.familyName":
       allowed(attr, op, STRING_OPS);
       return stringSql(U("familyName"), op, str(attr, value), true);
@@ -312,7 +342,7 @@ function compare(attr: string, op: CompareOp, value: Literal, scope: FilterScope
     case "emails.value":
       // Multi-valued: a user matches when any of its addresses does (RFC 7644 §3.4.2.2).
       allowed(attr, op, STRING_OPS);
-      return anyEmail(stringSql(E("value"), op, str(attr, value), true));
+      return anyEmail(stringSql(E("value"), op, str(attr, value), true), op === "eq" || op === "sw");
     case "active": {
       allowed(attr, op, EQ_OPS);
       return bool(attr, value) === (op === "eq") ? Prisma.sql`u."state" <> 'INACTIVE'` : Prisma.sql`u."state" = 'INACTIVE'`;
@@ -340,15 +370,21 @@ const SORT: Record<string, { column: "createdAt" | "updatedAt" | "id" | "usernam
   "emails.value": { column: "email", nullable: true },
 };
 
-/** sortBy over the sortable attributes (unknown → invalidValue) as an ORDER BY list; the id breaks ties so paging is stable. */
-export function compileSort(sortBy: string | undefined, sortOrder: string | undefined): Prisma.Sql {
+/** An ORDER BY list over the user row `u` and the columns it needs (to carry them through a subquery). */
+export interface CompiledSort {
+  orderBy: Prisma.Sql;
+  columns: Prisma.Sql;
+}
+
+/** sortBy over the sortable attributes (unknown → invalidValue); the id breaks ties so paging is stable. */
+export function compileSort(sortBy: string | undefined, sortOrder: string | undefined): CompiledSort {
   let dir = "ASC";
   if (sortOrder !== undefined) {
     if (sortOrder === "ascending") dir = "ASC";
     else if (sortOrder === "descending") dir = "DESC";
     else throw new ScimError(400, "invalidValue", "Errors.Scim.SortOrder.Invalid", "sortOrder is 'ascending' or 'descending'");
   }
-  if (sortBy === undefined || sortBy === "") return Prisma.raw(`u."id" ${dir}`);
+  if (sortBy === undefined || sortBy === "") return { orderBy: Prisma.raw(`u."id" ${dir}`), columns: Prisma.raw('u."id"') };
   let path: string;
   try {
     path = attrPath(sortBy);
@@ -357,7 +393,10 @@ export function compileSort(sortBy: string | undefined, sortOrder: string | unde
   }
   const s = SORT[path];
   if (!s) throw new ScimError(400, "invalidValue", "Errors.Scim.SortBy.Invalid", `'${sortBy}' is not a sortable attribute`);
+  if (s.column === "id") return { orderBy: Prisma.raw(`u."id" ${dir}`), columns: Prisma.raw('u."id"') };
   // The emails sort key is the primary address (RFC 7644 §3.4.2.3), kept in the user row.
-  const first = `u."${s.column}" ${dir}${s.nullable ? " NULLS LAST" : ""}`;
-  return Prisma.raw(s.column === "id" ? first : `${first}, u."id" ${dir}`);
+  return {
+    orderBy: Prisma.raw(`u."${s.column}" ${dir}${s.nullable ? " NULLS LAST" : ""}, u."id" ${dir}`),
+    columns: Prisma.raw(`u."id", u."${s.column}"`),
+  };
 }

@@ -145,39 +145,46 @@ export function toInput(doc: ScimDoc): ScimUserInput {
   };
 }
 
-function compact<T extends Record<string, unknown>>(o: T): Partial<T> {
-  const out: Partial<T> = {};
-  for (const [k, v] of Object.entries(o)) if (v !== null && v !== undefined) out[k as keyof T] = v as T[keyof T];
+/** Sets `key` on `out` unless the value is null or undefined (SCIM leaves unassigned attributes out). */
+function put(out: ScimDoc, key: string, v: unknown): void {
+  if (v !== null && v !== undefined) out[key] = v;
+}
+
+function compact(o: object): ScimDoc {
+  const out: ScimDoc = {};
+  for (const k in o) put(out, k, (o as ScimDoc)[k]);
   return out;
 }
 
 /** The attributes of a stored user as a SCIM document (no schemas/id/meta): what PATCH operates on. */
 export function toScimDocument(r: ScimUserRecord): ScimDoc {
-  const name = compact({
-    formatted: r.nameFormatted,
-    familyName: r.familyName,
-    givenName: r.givenName,
-    middleName: r.middleName,
-    honorificPrefix: r.honorificPrefix,
-    honorificSuffix: r.honorificSuffix,
-  });
-  return compact({
-    userName: r.username,
-    externalId: r.externalId,
-    name: Object.keys(name).length ? name : undefined,
-    displayName: r.displayName,
-    nickName: r.nickName,
-    profileUrl: r.profileUrl,
-    emails: r.emails.length ? r.emails.map((e) => compact({ ...e })) : undefined,
-    phoneNumbers: r.phoneNumbers.length ? r.phoneNumbers.map((e) => compact({ ...e })) : undefined,
-    addresses: r.addresses.length ? r.addresses.map((a) => compact({ ...a })) : undefined,
-    userType: r.userType,
-    title: r.title,
-    preferredLanguage: r.preferredLanguage,
-    locale: r.locale,
-    timezone: r.timezone,
-    active: r.active,
-  });
+  const doc: ScimDoc = {};
+  put(doc, "userName", r.username);
+  put(doc, "externalId", r.externalId);
+  const name: ScimDoc = {};
+  put(name, "formatted", r.nameFormatted);
+  put(name, "familyName", r.familyName);
+  put(name, "givenName", r.givenName);
+  put(name, "middleName", r.middleName);
+  put(name, "honorificPrefix", r.honorificPrefix);
+  put(name, "honorificSuffix", r.honorificSuffix);
+  for (const _ in name) {
+    doc.name = name;
+    break;
+  }
+  put(doc, "displayName", r.displayName);
+  put(doc, "nickName", r.nickName);
+  put(doc, "profileUrl", r.profileUrl);
+  if (r.emails.length) doc.emails = r.emails.map(compact);
+  if (r.phoneNumbers.length) doc.phoneNumbers = r.phoneNumbers.map(compact);
+  if (r.addresses.length) doc.addresses = r.addresses.map(compact);
+  put(doc, "userType", r.userType);
+  put(doc, "title", r.title);
+  put(doc, "preferredLanguage", r.preferredLanguage);
+  put(doc, "locale", r.locale);
+  put(doc, "timezone", r.timezone);
+  doc.active = r.active;
+  return doc;
 }
 
 export function location(base: string, id: string): string {

@@ -1,15 +1,22 @@
 // SCIM 2.0 (RFC 7644) at /scim/v2/{orgId}: discovery without a token, Users
 // and Bulk with the service's own bearer tokens. Translates the wire format
 // onto the same domain functions as the v2 API (src/domain/scim-users.ts).
-import type { IncomingMessage } from "node:http";
-import express, { type Request, type Response, type Router } from "express";
+//
+// Served on Node's request and response directly, HTTP/1.1 and HTTP/2 alike:
+// SCIM is the hottest HTTP surface (provisioners sync whole directories) and
+// Express's per-request routing cost about as much CPU as a GET's database
+// work. Routing keeps Express's rules: endpoint names case-insensitive, one
+// trailing slash ignored, HEAD answered like GET.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import { parse as parseQuery } from "node:querystring";
 import type { Logger } from "pino";
 import { authenticate } from "../../domain/authn.js";
 import type { Clock, Ctx } from "../../domain/context.js";
 import { createScimUser, deleteScimUser, getScimUser, listScimUsers, replaceScimUser } from "../../domain/scim-users.js";
 import type { PrismaClient } from "../../store/db.js";
 import { runBulk } from "./bulk.js";
-import { SCIM_CONTENT_TYPE, ScimError, sendScimError } from "./errors.js";
+import { SCIM_CONTENT_TYPE, ScimError, toScimError } from "./errors.js";
 import { compileFilter, compileSort, parseFilter } from "./filter.js";
 import { PATCH_URN } from "./patch.js";
 import { patchUser, readJson, requireSchema } from "./request.js";
@@ -27,22 +34,41 @@ export interface ScimDeps {
 
 const invalidValue = (detail: string, id: string) => new ScimError(400, "invalidValue", id, detail);
 
-/** The absolute `/scim/v2/{orgId}` URL of this request (for meta.location and Location). */
-function baseUrl(req: Request): string {
-  return `${req.protocol}://${req.get("host")}/scim/v2/${encodeURIComponent(req.params.orgId as string)}`;
+type Req = IncomingMessage | Http2ServerRequest;
+type Res = ServerResponse | Http2ServerResponse;
+
+/** One request on its way through: the path's organization and resource id, the query, the absolute base URL. */
+interface Exchange {
+  req: Req;
+  res: Res;
+  orgId: string;
+  id: string;
+  query: Record<string, unknown>;
+  /** The absolute `/scim/v2/{orgId}` URL of this request (for meta.location and Location). */
+  base: string;
+  head: boolean;
 }
 
-function send(res: Response, status: number, body?: unknown): void {
-  res.status(status);
+function send(x: Exchange, status: number, body?: unknown, headers: Record<string, string> = {}): void {
   if (body === undefined) {
-    res.end();
+    x.res.writeHead(status, headers);
+    x.res.end();
     return;
   }
-  res.set("content-type", SCIM_CONTENT_TYPE).send(JSON.stringify(body));
+  const json = JSON.stringify(body);
+  x.res.writeHead(status, { ...headers, "content-type": SCIM_CONTENT_TYPE, "content-length": String(Buffer.byteLength(json)) });
+  // HEAD: the headers of the GET, no body.
+  if (x.head) x.res.end();
+  else (x.res as ServerResponse).end(json);
+}
+
+function header(req: Req, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v.join(", ") : v;
 }
 
 /** RFC 7644 §3.1/§8.1: SCIM speaks application/scim+json and accepts application/json. */
-function acceptable(req: IncomingMessage): boolean {
+function acceptable(req: Req): boolean {
   const accept = req.headers.accept;
   if (!accept) return true;
   return accept.split(",").some((part) => {
@@ -112,59 +138,24 @@ function projection(q: Record<string, unknown>): Projection {
   return { attributes: listParam(q.attributes, "attributes"), excludedAttributes: listParam(q.excludedAttributes, "excludedAttributes") };
 }
 
-export function createScimRouter(deps: ScimDeps): Router {
-  const router = express.Router({ mergeParams: true });
+const invalidRequest = () => new ScimError(400, undefined, "Errors.Scim.Request", "the request is malformed");
+const noEndpoint = () => new ScimError(404, undefined, "Errors.Scim.Endpoint.NotFound", "no such SCIM endpoint");
 
-  const ctxOf = async (req: Request): Promise<Ctx> => {
-    const principal = await authenticate(deps.db, deps.instanceId, req.headers.authorization, deps.clock());
-    return { db: deps.db, instanceId: deps.instanceId, principal, clock: deps.clock, log: deps.log, requestId: String(req.headers["x-request-id"] ?? "") };
+/**
+ * The SCIM handler: `handle(req, res)` answers a request whose path starts
+ * with /scim/v2/ (match with isScimPath first).
+ */
+export function createScimHandler(deps: ScimDeps): (req: Req, res: Res) => Promise<void> {
+  const ctxOf = async (x: Exchange): Promise<Ctx> => {
+    const principal = await authenticate(deps.db, deps.instanceId, header(x.req, "authorization"), deps.clock());
+    return { db: deps.db, instanceId: deps.instanceId, principal, clock: deps.clock, log: deps.log, requestId: header(x.req, "x-request-id") ?? "" };
   };
-  const orgOf = (req: Request) => req.params.orgId as string;
 
-  /** Wraps a handler: content negotiation, SCIM errors, never an Express 500 page. */
-  const handle =
-    (fn: (req: Request, res: Response) => Promise<void> | void) =>
-    async (req: Request, res: Response): Promise<void> => {
-      try {
-        if (!acceptable(req)) throw new ScimError(406, undefined, "Errors.Scim.Accept", "responses are application/scim+json");
-        await fn(req, res);
-      } catch (err) {
-        sendScimError(res, err, deps.log);
-      }
-    };
-
-  router.get(
-    "/ServiceProviderConfig",
-    handle((req, res) => send(res, 200, serviceProviderConfig(baseUrl(req)))),
-  );
-  router.get(
-    "/Schemas",
-    handle((req, res) => send(res, 200, listResponse([userSchema(baseUrl(req))], 1, 1))),
-  );
-  router.get(
-    "/Schemas/:id",
-    handle((req, res) => {
-      if (req.params.id !== USER_URN) throw new ScimError(404, "noTarget", "Errors.Scim.Schema.NotFound", "unknown schema");
-      send(res, 200, userSchema(baseUrl(req)));
-    }),
-  );
-  router.get(
-    "/ResourceTypes",
-    handle((req, res) => send(res, 200, listResponse([userResourceType(baseUrl(req))], 1, 1))),
-  );
-  router.get(
-    "/ResourceTypes/:name",
-    handle((req, res) => {
-      if (req.params.name !== "User") throw new ScimError(404, "noTarget", "Errors.Scim.ResourceType.NotFound", "unknown resource type");
-      send(res, 200, userResourceType(baseUrl(req)));
-    }),
-  );
-
-  const list = async (req: Request, res: Response, q: Record<string, unknown>) => {
-    const ctx = await ctxOf(req);
+  const list = async (x: Exchange, q: Record<string, unknown>) => {
+    const ctx = await ctxOf(x);
     const filter = strParam(q.filter, "filter");
     const where = filter?.trim() ? compileFilter(parseFilter(filter), { provisionerId: ctx.principal.userId }) : undefined;
-    const orderBy = compileSort(strParam(q.sortBy, "sortBy"), strParam(q.sortOrder, "sortOrder"));
+    const sort = compileSort(strParam(q.sortBy, "sortBy"), strParam(q.sortOrder, "sortOrder"));
     const startIndex = Math.max(1, intParam(q.startIndex, "startIndex") ?? 1);
     if (startIndex > 2 ** 31 - 1) throw invalidValue("startIndex is too large", "Errors.Scim.startIndex.Invalid");
     // RFC 7644 §3.4.2.4: a negative count is 0; a count above filter.maxResults is
@@ -172,113 +163,145 @@ export function createScimRouter(deps: ScimDeps): Router {
     // itemsPerPage tells the client how many it got. Rejecting would break
     // clients that ask for large pages and page on until totalResults.
     const count = Math.min(MAX_RESULTS, Math.max(0, intParam(q.count, "count") ?? MAX_RESULTS));
-    const { total, users } = await listScimUsers(ctx, orgOf(req), { where, orderBy, skip: startIndex - 1, take: count });
-    const base = baseUrl(req);
+    const { total, users } = await listScimUsers(ctx, x.orgId, { where, sort, skip: startIndex - 1, take: count });
     const p = projection(q);
     send(
-      res,
+      x,
       200,
       listResponse(
-        users.map((u) => project(toResource(u, base), p)),
+        users.map((u) => project(toResource(u, x.base), p)),
         total,
         startIndex,
       ),
     );
   };
 
-  router.get(
-    "/Users",
-    handle((req, res) => list(req, res, req.query as Record<string, unknown>)),
-  );
-  router.post(
-    "/Users/.search",
-    handle(async (req, res) => {
-      const body = await readJson(req, BULK_MAX_PAYLOAD);
-      requireSchema(body, SEARCH_URN);
-      await list(req, res, body);
-    }),
-  );
+  const body = (x: Exchange) => readJson(x.req as IncomingMessage, BULK_MAX_PAYLOAD);
 
-  router.post(
-    "/Users",
-    handle(async (req, res) => {
-      const ctx = await ctxOf(req);
-      const body = await readJson(req, BULK_MAX_PAYLOAD);
-      requireSchema(body, USER_URN);
-      const user = await createScimUser(ctx, orgOf(req), toInput(canonicalDoc(body)));
-      const base = baseUrl(req);
-      res.set("location", location(base, user.id));
-      send(res, 201, project(toResource(user, base), projection(req.query as Record<string, unknown>)));
-    }),
-  );
+  /** Endpoint (lower-cased path after the organization, `:id` for a resource id) → method → handler. */
+  const routes: Record<string, Record<string, (x: Exchange) => Promise<void> | void>> = {
+    serviceproviderconfig: { GET: (x) => send(x, 200, serviceProviderConfig(x.base)) },
+    schemas: { GET: (x) => send(x, 200, listResponse([userSchema(x.base)], 1, 1)) },
+    "schemas/:id": {
+      GET: (x) => {
+        if (x.id !== USER_URN) throw new ScimError(404, "noTarget", "Errors.Scim.Schema.NotFound", "unknown schema");
+        send(x, 200, userSchema(x.base));
+      },
+    },
+    resourcetypes: { GET: (x) => send(x, 200, listResponse([userResourceType(x.base)], 1, 1)) },
+    "resourcetypes/:id": {
+      GET: (x) => {
+        if (x.id !== "User") throw new ScimError(404, "noTarget", "Errors.Scim.ResourceType.NotFound", "unknown resource type");
+        send(x, 200, userResourceType(x.base));
+      },
+    },
+    users: {
+      GET: (x) => list(x, x.query),
+      POST: async (x) => {
+        const ctx = await ctxOf(x);
+        const doc = await body(x);
+        requireSchema(doc, USER_URN);
+        const user = await createScimUser(ctx, x.orgId, toInput(canonicalDoc(doc)));
+        const loc = location(x.base, user.id);
+        send(x, 201, project(toResource(user, x.base), projection(x.query)), { location: loc });
+      },
+    },
+    "users/.search": {
+      POST: async (x) => {
+        const doc = await body(x);
+        requireSchema(doc, SEARCH_URN);
+        await list(x, doc);
+      },
+    },
+    "users/:id": {
+      GET: async (x) => {
+        const ctx = await ctxOf(x);
+        const user = await getScimUser(ctx, x.orgId, x.id);
+        send(x, 200, project(toResource(user, x.base), projection(x.query)));
+      },
+      PUT: async (x) => {
+        const ctx = await ctxOf(x);
+        const doc = await body(x);
+        requireSchema(doc, USER_URN);
+        const user = await replaceScimUser(ctx, x.orgId, x.id, toInput(canonicalDoc(doc)));
+        send(x, 200, project(toResource(user, x.base), projection(x.query)));
+      },
+      PATCH: async (x) => {
+        const ctx = await ctxOf(x);
+        const doc = await body(x);
+        requireSchema(doc, PATCH_URN);
+        const user = await patchUser(ctx, x.orgId, x.id, doc.Operations);
+        // RFC 7644 §3.5.2: 200 with the resource, always when `attributes` is asked for;
+        // 204 only when the client prefers a minimal answer (RFC 7240).
+        const minimal = /\breturn=minimal\b/i.test(header(x.req, "prefer") ?? "") && x.query.attributes === undefined;
+        if (minimal) send(x, 204);
+        else send(x, 200, project(toResource(user, x.base), projection(x.query)));
+      },
+      DELETE: async (x) => {
+        const ctx = await ctxOf(x);
+        await deleteScimUser(ctx, x.orgId, x.id);
+        send(x, 204);
+      },
+    },
+    bulk: {
+      POST: async (x) => {
+        const ctx = await ctxOf(x);
+        send(x, 200, await runBulk(ctx, x.orgId, await body(x), x.base));
+      },
+    },
+  };
 
-  router.get(
-    "/Users/:id",
-    handle(async (req, res) => {
-      const ctx = await ctxOf(req);
-      const user = await getScimUser(ctx, orgOf(req), req.params.id as string);
-      send(res, 200, project(toResource(user, baseUrl(req)), projection(req.query as Record<string, unknown>)));
-    }),
-  );
-
-  router.put(
-    "/Users/:id",
-    handle(async (req, res) => {
-      const ctx = await ctxOf(req);
-      const body = await readJson(req, BULK_MAX_PAYLOAD);
-      requireSchema(body, USER_URN);
-      const user = await replaceScimUser(ctx, orgOf(req), req.params.id as string, toInput(canonicalDoc(body)));
-      send(res, 200, project(toResource(user, baseUrl(req)), projection(req.query as Record<string, unknown>)));
-    }),
-  );
-
-  router.patch(
-    "/Users/:id",
-    handle(async (req, res) => {
-      const ctx = await ctxOf(req);
-      const body = await readJson(req, BULK_MAX_PAYLOAD);
-      requireSchema(body, PATCH_URN);
-      const user = await patchUser(ctx, orgOf(req), req.params.id as string, body.Operations);
-      const q = req.query as Record<string, unknown>;
-      // RFC 7644 §3.5.2: 200 with the resource, always when `attributes` is asked for;
-      // 204 only when the client prefers a minimal answer (RFC 7240).
-      const minimal = /\breturn=minimal\b/i.test(req.get("prefer") ?? "") && q.attributes === undefined;
-      if (minimal) send(res, 204);
-      else send(res, 200, project(toResource(user, baseUrl(req)), projection(q)));
-    }),
-  );
-
-  router.delete(
-    "/Users/:id",
-    handle(async (req, res) => {
-      const ctx = await ctxOf(req);
-      await deleteScimUser(ctx, orgOf(req), req.params.id as string);
-      send(res, 204);
-    }),
-  );
-
-  router.post(
-    "/Bulk",
-    handle(async (req, res) => {
-      const ctx = await ctxOf(req);
-      const body = await readJson(req, BULK_MAX_PAYLOAD);
-      send(res, 200, await runBulk(ctx, orgOf(req), body, baseUrl(req)));
-    }),
-  );
-
-  router.use(
-    handle(() => {
-      throw new ScimError(404, undefined, "Errors.Scim.Endpoint.NotFound", "no such SCIM endpoint");
-    }),
-  );
-  // Errors Express raises before a handler runs (e.g. a path segment that is not valid percent-encoding).
-  router.use((err: unknown, _req: Request, res: Response, _next: express.NextFunction) => {
-    const status = (err as { status?: number })?.status;
-    sendScimError(
+  return async (req, res) => {
+    const url = req.url ?? "/";
+    const q = url.indexOf("?");
+    const x: Exchange = {
+      req,
       res,
-      status && status >= 400 && status < 500 ? new ScimError(status, undefined, "Errors.Scim.Request", "the request is malformed") : err,
-      deps.log,
-    );
-  });
-  return router;
+      orgId: "",
+      id: "",
+      query: q < 0 ? {} : (parseQuery(url.slice(q + 1)) as Record<string, unknown>),
+      base: "",
+      head: req.method === "HEAD",
+    };
+    try {
+      let path = (q < 0 ? url : url.slice(0, q)).slice(SCIM_PREFIX.length);
+      if (path.endsWith("/")) path = path.slice(0, -1);
+      const segments = path.split("/");
+      let decoded: string[];
+      try {
+        decoded = segments.map((s) => decodeURIComponent(s));
+      } catch {
+        throw invalidRequest();
+      }
+      const [orgId, name, id, ...extra] = decoded;
+      if (!orgId || !name || extra.length || id === "") throw noEndpoint();
+      const key = `${name.toLowerCase()}${id === undefined ? "" : id.toLowerCase() === ".search" && name.toLowerCase() === "users" ? "/.search" : "/:id"}`;
+      const handlers = routes[key];
+      const handler = handlers?.[x.head ? "GET" : (req.method ?? "")];
+      if (!handler) throw noEndpoint();
+      const host = header(req, "host") ?? header(req, ":authority") ?? "localhost";
+      const proto = (req.socket as { encrypted?: boolean } | undefined)?.encrypted ? "https" : "http";
+      x.orgId = orgId;
+      x.id = id ?? "";
+      x.base = `${proto}://${host}${SCIM_PREFIX}${encodeURIComponent(orgId)}`;
+      if (!acceptable(req)) throw new ScimError(406, undefined, "Errors.Scim.Accept", "responses are application/scim+json");
+      await handler(x);
+    } catch (err) {
+      const e = toScimError(err, deps.log, String(res.getHeader("x-request-id") ?? ""));
+      // A body left unread (an early error) must not be taken for the next request on this connection.
+      if (!req.readableEnded) req.resume();
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      send(x, e.status, e.body, e.headers);
+    }
+  };
+}
+
+const SCIM_PREFIX = "/scim/v2/";
+
+/** Whether the request is for SCIM (Express matched the mount point case-insensitively). */
+export function isScimPath(url: string | undefined): boolean {
+  return url !== undefined && url.length > SCIM_PREFIX.length && url.slice(0, SCIM_PREFIX.length).toLowerCase() === SCIM_PREFIX;
 }
