@@ -4,8 +4,9 @@
 //
 // Every write that can make a cached answer wrong (user state, profile,
 // credentials, memberships, organization state, token revocation, key
-// rotation) calls `invalidateAuth(tx, target)` inside its transaction. That
-// does two things:
+// rotation, the role claims of grants and of the projects, project grants and
+// organizations they depend on: see grant-holders.ts) calls
+// `invalidateAuth(tx, target)` inside its transaction. That does two things:
 //  - `pg_notify('svc_auth', target)` in the transaction: PostgreSQL delivers
 //    it to every replica's dedicated LISTEN connection when (and only if) the
 //    transaction commits;

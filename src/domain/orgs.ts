@@ -5,6 +5,7 @@ import { invalidateAuth } from "./auth-cache.js";
 import type { Ctx, Tx } from "./context.js";
 import { alreadyExists, failedPrecondition, invalidArgument, notFound } from "./errors.js";
 import { recordEvent } from "./events.js";
+import { invalidateGrantHolders } from "./grant-holders.js";
 import { newId } from "./ids.js";
 import { page, type TextMatch, textFilter } from "./list.js";
 import { checkIamOwnerKept, iamOwnersLock, insertOrgMember, isUniqueViolation, lockTx, ORG_OWNER, validateRoles } from "./members.js";
@@ -200,6 +201,8 @@ export async function updateOrganization(ctx: Ctx, input: { orgId: string; name:
     await lockTx(tx, orgNamesLock(ctx.instanceId));
     await checkNameFree(ctx, tx, name, org.id);
     await tx.organization.update({ where: { id: org.id }, data: { name, updatedAt: now } });
+    // Role claims name the organization each role is held in.
+    await invalidateGrantHolders(tx, { orgId: org.id });
     await recordEvent(ctx, tx, { aggregateType: "org", aggregateId: org.id, orgId: org.id, type: "org.changed", payload: { name, previousName: org.name } });
   });
   return now;
@@ -222,6 +225,8 @@ async function setState(ctx: Ctx, orgId: string, state: OrgView["state"]): Promi
         ? failedPrecondition("Errors.Org.AlreadyInactive", "the organization is already deactivated")
         : failedPrecondition("Errors.Org.NotInactive", "the organization is not deactivated");
     }
+    // Roles held in the organization's name count only while it is active, for users of any organization.
+    await invalidateGrantHolders(tx, { orgId: org.id });
     if (state === "INACTIVE") {
       await checkIamOwnerKept(ctx, tx, { orgId: org.id }, LAST_IAM_OWNERS_DEACTIVATE, "Errors.Org.LastInstanceOwners");
     }
@@ -254,6 +259,8 @@ export async function deleteOrganization(ctx: Ctx, orgId: string): Promise<Date>
     await lockTx(tx, iamOwnersLock(ctx.instanceId));
     await checkIamOwnerKept(ctx, tx, { orgId: org.id }, LAST_IAM_OWNERS_DELETE, "Errors.Org.LastInstanceOwners");
     const users = await tx.user.count({ where: { orgId: org.id } });
+    // Users of other organizations lose the grants held in its name and those on its projects.
+    await invalidateGrantHolders(tx, { orgId: org.id, orOnItsProjects: true });
     await tx.setting.deleteMany({ where: { instanceId: ctx.instanceId, ownerId: org.id } });
     // Grants made in this org's name on other orgs' projects have no foreign key to it.
     await tx.userGrant.deleteMany({ where: { instanceId: ctx.instanceId, orgId: org.id } });

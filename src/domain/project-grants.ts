@@ -6,6 +6,7 @@ import type { Prisma } from "../../gen/prisma/client.js";
 import type { Ctx } from "./context.js";
 import { alreadyExists, failedPrecondition, invalidArgument, notFound, permissionDenied } from "./errors.js";
 import { recordEvent } from "./events.js";
+import { invalidateGrantHolders } from "./grant-holders.js";
 import { newId } from "./ids.js";
 import { page } from "./list.js";
 import { isUniqueViolation, lockTx } from "./members.js";
@@ -92,6 +93,7 @@ export async function updateProjectGrant(ctx: Ctx, input: { projectId: string; g
       userGrants += await tx.$executeRaw`UPDATE "UserGrant" SET "roleKeys" = array_remove("roleKeys", ${key}), "updatedAt" = ${now}
         WHERE "projectGrantId" = ${grant.id} AND ${key} = ANY("roleKeys")`;
     }
+    if (userGrants > 0) await invalidateGrantHolders(tx, { projectId: project.id, projectGrantId: grant.id });
     await recordEvent(ctx, tx, {
       aggregateType: "project",
       aggregateId: project.id,
@@ -113,6 +115,8 @@ async function setGrantState(ctx: Ctx, input: { projectId: string; grantedOrgId:
         ? failedPrecondition("Errors.Project.Grant.AlreadyInactive", "the project grant is already deactivated")
         : failedPrecondition("Errors.Project.Grant.NotInactive", "the project grant is not deactivated");
     }
+    // Roles held through the grant leave (or rejoin) the claims of tokens already issued at once.
+    await invalidateGrantHolders(tx, { projectId: project.id, projectGrantId: grant.id });
     await recordEvent(ctx, tx, {
       aggregateType: "project",
       aggregateId: project.id,
@@ -133,6 +137,7 @@ export async function deleteProjectGrant(ctx: Ctx, input: { projectId: string; g
   const now = ctx.clock();
   await ctx.db.$transaction(async (tx) => {
     const userGrants = await tx.userGrant.count({ where: { projectGrantId: grant.id } });
+    if (userGrants > 0) await invalidateGrantHolders(tx, { projectId: project.id, projectGrantId: grant.id });
     const { count } = await tx.projectGrant.deleteMany({ where: { id: grant.id } });
     if (count === 0) throw projectGrantNotFound();
     await recordEvent(ctx, tx, {

@@ -7,6 +7,7 @@ import { invalidateAuth } from "./auth-cache.js";
 import type { Ctx, Tx } from "./context.js";
 import { alreadyExists, failedPrecondition, invalidArgument, notFound, permissionDenied } from "./errors.js";
 import { recordEvent } from "./events.js";
+import { invalidateGrantHolders } from "./grant-holders.js";
 import { newId } from "./ids.js";
 import { page, type TextMatch, textFilter } from "./list.js";
 import { isUniqueViolation, lockTx } from "./members.js";
@@ -228,6 +229,8 @@ export async function updateProject(
   try {
     await ctx.db.$transaction(async (tx) => {
       await tx.project.update({ where: { id: project.id }, data: { ...data, updatedAt: now } });
+      // Whether the project's roles are asserted decides the role claims of the tokens for it.
+      if (data.projectRoleAssertion !== undefined) await invalidateGrantHolders(tx, { projectId: project.id });
       await recordEvent(ctx, tx, { aggregateType: "project", aggregateId: project.id, orgId: project.orgId, type: "project.changed", payload: data });
     });
   } catch (err) {
@@ -247,6 +250,8 @@ async function setProjectState(ctx: Ctx, projectId: string, state: ProjectState)
         ? failedPrecondition("Errors.Project.AlreadyInactive", "the project is already deactivated")
         : failedPrecondition("Errors.Project.NotInactive", "the project is not deactivated");
     }
+    // The project's roles leave (or rejoin) the claims of every holder, in any organization.
+    await invalidateGrantHolders(tx, { projectId: project.id });
     await recordEvent(ctx, tx, {
       aggregateType: "project",
       aggregateId: project.id,
@@ -266,6 +271,7 @@ export async function deleteProject(ctx: Ctx, projectId: string): Promise<Date> 
   const now = ctx.clock();
   await ctx.db.$transaction(async (tx) => {
     await invalidateAuth(tx, { orgId: project.orgId });
+    await invalidateGrantHolders(tx, { projectId: project.id });
     const [userGrants, apps, grants] = await Promise.all([
       tx.userGrant.count({ where: { projectId: project.id } }),
       tx.application.count({ where: { projectId: project.id } }),
@@ -337,6 +343,7 @@ export async function removeProjectRole(ctx: Ctx, input: { projectId: string; ro
     await lockTx(tx, projectRolesLock(project.id));
     const { count } = await tx.projectRole.deleteMany({ where: { projectId: project.id, key: input.roleKey } });
     if (count === 0) throw roleNotFound();
+    await invalidateGrantHolders(tx, { projectId: project.id, roleKey: input.roleKey });
     const userGrants = await tx.$executeRaw`UPDATE "UserGrant" SET "roleKeys" = array_remove("roleKeys", ${input.roleKey}), "updatedAt" = ${now}
       WHERE "projectId" = ${project.id} AND ${input.roleKey} = ANY("roleKeys")`;
     const projectGrants = await tx.$executeRaw`UPDATE "ProjectGrant" SET "roleKeys" = array_remove("roleKeys", ${input.roleKey}), "updatedAt" = ${now}
