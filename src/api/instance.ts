@@ -1,28 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import {
-  type Member,
-  type MemberQuery,
-  MemberSchema,
-  type SigningKey,
-  type SigningKeyQuery,
-  SigningKeySchema,
-  SigningKeyState,
-} from "../../gen/svc/instance/v2/instance_pb.js";
+import { type SigningKey, type SigningKeyQuery, SigningKeySchema, SigningKeyState } from "../../gen/svc/instance/v2/instance_pb.js";
 import type { InstanceService } from "../../gen/svc/instance/v2/instance_service_pb.js";
 import type { SigningKeyState as KeyState, SigningKeyInfo, SigningKeys } from "../crypto/signing-keys.js";
 import { invalidArgument } from "../domain/errors.js";
 import { getInstance, listSigningKeys, rotateSigningKey } from "../domain/instance.js";
-import {
-  addInstanceMember,
-  type MemberQuery as DomainMemberQuery,
-  listInstanceMembers,
-  type MemberView,
-  removeInstanceMember,
-  updateInstanceMember,
-} from "../domain/members.js";
+import { addInstanceMember, listInstanceMembers, removeInstanceMember, updateInstanceMember } from "../domain/members.js";
 import { type ApiDeps, domainCtx } from "./connect.js";
 import { details, enumValue, listPage, ts, tsOpt } from "./convert.js";
+import { toMember, toMemberQuery } from "./members.js";
 
 const KEY_STATES: Record<number, KeyState> = {
   [SigningKeyState.ACTIVE]: "ACTIVE",
@@ -55,29 +41,6 @@ function toSigningKey(k: SigningKeyInfo): SigningKey {
     creationDate: ts(k.createdAt),
     activeFrom: ts(k.activeFrom),
     verifyUntil: tsOpt(k.verifyUntil),
-  });
-}
-
-function toMemberQuery(q: MemberQuery): DomainMemberQuery {
-  const v = q.query;
-  switch (v.case) {
-    case "userIdQuery":
-      return { kind: "userId", userId: v.value.userId };
-    case "roleQuery":
-      return { kind: "role", role: v.value.role };
-    case undefined:
-      throw invalidArgument("Errors.Query.Empty", "a search query must set one filter");
-  }
-}
-
-function toMember(m: MemberView): Member {
-  return create(MemberSchema, {
-    userId: m.userId,
-    details: details(m, m.resourceOwner),
-    roles: m.roles,
-    preferredLoginName: m.preferredLoginName,
-    displayName: m.displayName,
-    userOrganizationId: m.userOrgId,
   });
 }
 

@@ -1,9 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
-  type Member,
-  type MemberQuery,
-  MemberSchema,
   type MetadataQuery,
   type Organization,
   OrganizationFieldName,
@@ -13,7 +10,7 @@ import {
 } from "../../gen/svc/org/v2/org_pb.js";
 import type { CreateOrganizationRequest_Admin, OrganizationService } from "../../gen/svc/org/v2/org_service_pb.js";
 import { invalidArgument } from "../domain/errors.js";
-import { addOrgMember, type MemberQuery as DomainMemberQuery, listOrgMembers, type MemberView, removeOrgMember, updateOrgMember } from "../domain/members.js";
+import { addOrgMember, listOrgMembers, removeOrgMember, updateOrgMember } from "../domain/members.js";
 import { deleteOrgMetadata, listOrgMetadata, type OrgMetadataQuery, setOrgMetadata } from "../domain/org-metadata.js";
 import {
   createOrganization,
@@ -29,6 +26,7 @@ import {
 } from "../domain/orgs.js";
 import { type ApiDeps, domainCtx } from "./connect.js";
 import { details, enumValue, listPage, textMatch, ts } from "./convert.js";
+import { toMember, toMemberQuery } from "./members.js";
 import { toHumanInput } from "./users.js";
 
 const STATE_FROM: Record<number, OrgView["state"]> = { [OrganizationState.ACTIVE]: "ACTIVE", [OrganizationState.INACTIVE]: "INACTIVE" };
@@ -74,18 +72,6 @@ function toAdmin(a: CreateOrganizationRequest_Admin): OrgAdminInput {
   }
 }
 
-function toMemberQuery(q: MemberQuery): DomainMemberQuery {
-  const v = q.query;
-  switch (v.case) {
-    case "userIdQuery":
-      return { kind: "userId", userId: v.value.userId };
-    case "roleQuery":
-      return { kind: "role", role: v.value.role };
-    case undefined:
-      throw invalidArgument("Errors.Query.Empty", "a search query must set one filter");
-  }
-}
-
 function toMetadataQuery(q: MetadataQuery): OrgMetadataQuery {
   const v = q.query;
   switch (v.case) {
@@ -94,17 +80,6 @@ function toMetadataQuery(q: MetadataQuery): OrgMetadataQuery {
     case undefined:
       throw invalidArgument("Errors.Query.Empty", "a search query must set one filter");
   }
-}
-
-function toMember(m: MemberView): Member {
-  return create(MemberSchema, {
-    userId: m.userId,
-    details: details(m, m.resourceOwner),
-    roles: m.roles,
-    preferredLoginName: m.preferredLoginName,
-    displayName: m.displayName,
-    userOrganizationId: m.userOrgId,
-  });
 }
 
 export function organizationService(deps: ApiDeps, externalUrl: string): ServiceImpl<typeof OrganizationService> {

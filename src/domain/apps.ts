@@ -5,17 +5,18 @@
 // directly: `authMethod` is one of AUTH_METHODS, `secretHash` is set only for
 // the secret methods, and `config` is parsed with parseAppConfig.
 import type { Prisma } from "../../gen/prisma/client.js";
-import { generateRsaKeyPair, normaliseRsaPublicKey } from "../crypto/rsa.js";
 import { newOpaqueToken, sha256 } from "../crypto/tokens.js";
 import { invalidateAuth } from "./auth-cache.js";
-import type { Ctx } from "./context.js";
+import type { Ctx, Tx } from "./context.js";
 import { alreadyExists, failedPrecondition, invalidArgument, notFound } from "./errors.js";
 import { recordEvent } from "./events.js";
 import { newId } from "./ids.js";
-import { page, type TextMatch } from "./list.js";
+import { keyMaterial } from "./key-material.js";
+import { inCreationOrder, page, type TextMatch } from "./list.js";
 import { isUniqueViolation } from "./members.js";
 import { orgSlug } from "./orgs.js";
 import { type ProjectView, stringFilter, targetProject, validText } from "./projects.js";
+import { changeState } from "./state-change.js";
 
 export const AUTH_METHODS = ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"] as const;
 export type AuthMethod = (typeof AUTH_METHODS)[number];
@@ -101,7 +102,6 @@ const appNotFound = () => notFound("Errors.App.NotFound", "application not found
 const SECRET_METHODS: readonly AuthMethod[] = ["client_secret_basic", "client_secret_post"];
 const MAX_URIS = 20;
 const MAX_URI_LENGTH = 2000;
-const MAX_PUBLIC_KEY_BYTES = 16 * 1024;
 const LOOPBACK = new Set(["127.0.0.1", "[::1]", "localhost"]);
 
 // ---------------------------------------------------------------- validation
@@ -289,10 +289,9 @@ export async function listApps(ctx: Ctx, input: { projectId: string; page?: Page
     projectId: project.id,
     AND: input.queries.map((q) => (q.kind === "name" ? { name: stringFilter(q.match) } : { state: q.state })),
   };
-  const dir = p.asc ? "asc" : "desc";
   const [total, rows] = await ctx.db.$transaction([
     ctx.db.application.count({ where }),
-    ctx.db.application.findMany({ where, orderBy: [{ createdAt: dir }, { id: dir }], skip: p.offset, take: p.limit, select: APP_SELECT }),
+    ctx.db.application.findMany({ where, ...inCreationOrder(p), select: APP_SELECT }),
   ]);
   return { total, apps: rows.map(toView) };
 }
@@ -324,20 +323,13 @@ export async function updateApp(ctx: Ctx, input: { projectId: string; appId: str
   try {
     await ctx.db.$transaction(async (tx) => {
       await tx.application.update({ where: { id: app.id }, data: { ...data, updatedAt: now } });
-      await invalidateAuth(tx, { orgId: project.orgId });
-      await recordEvent(ctx, tx, {
-        aggregateType: "project",
-        aggregateId: project.id,
-        orgId: project.orgId,
-        type: "project.app.changed",
-        payload: {
-          appId: app.id,
-          name: data.name,
-          ...(changedSettings
-            ? { authMethod: changedSettings.authMethod, accessTokenType: changedSettings.accessTokenType, config: changedSettings.config }
-            : {}),
-          secretRemoved: data.secretHash === null && app.hasSecret,
-        },
+      await appChanged(ctx, tx, project, "project.app.changed", {
+        appId: app.id,
+        name: data.name,
+        ...(changedSettings
+          ? { authMethod: changedSettings.authMethod, accessTokenType: changedSettings.accessTokenType, config: changedSettings.config }
+          : {}),
+        secretRemoved: data.secretHash === null && app.hasSecret,
       });
     });
   } catch (err) {
@@ -346,26 +338,23 @@ export async function updateApp(ctx: Ctx, input: { projectId: string; appId: str
   return now;
 }
 
+/**
+ * Records a change of an application (audited on its project) and drops what
+ * the caches derived from it: client records and app tokens are tagged with the org.
+ */
+async function appChanged(ctx: Ctx, tx: Tx, project: ProjectView, type: string, payload: Record<string, unknown>): Promise<void> {
+  await invalidateAuth(tx, { orgId: project.orgId });
+  await recordEvent(ctx, tx, { aggregateType: "project", aggregateId: project.id, orgId: project.orgId, type, payload });
+}
+
 async function setAppState(ctx: Ctx, projectId: string, appId: string, state: AppState): Promise<Date> {
   const { project, app } = await targetApp(ctx, projectId, appId, "project.app.write");
-  const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    const { count } = await tx.application.updateMany({ where: { id: app.id, state: { not: state } }, data: { state, updatedAt: now } });
-    await invalidateAuth(tx, { orgId: project.orgId });
-    if (count === 0) {
-      throw state === "INACTIVE"
-        ? failedPrecondition("Errors.App.AlreadyInactive", "the application is already deactivated")
-        : failedPrecondition("Errors.App.NotInactive", "the application is not deactivated");
-    }
-    await recordEvent(ctx, tx, {
-      aggregateType: "project",
-      aggregateId: project.id,
-      orgId: project.orgId,
-      type: state === "INACTIVE" ? "project.app.deactivated" : "project.app.reactivated",
-      payload: { appId: app.id },
-    });
+  return changeState(ctx, state, {
+    update: (tx, data) => tx.application.updateMany({ where: { id: app.id, state: { not: state } }, data }),
+    errors: { alreadyInactive: "Errors.App.AlreadyInactive", notInactive: "Errors.App.NotInactive", noun: "application" },
+    invalidate: (tx) => invalidateAuth(tx, { orgId: project.orgId }),
+    event: { aggregateType: "project", aggregateId: project.id, orgId: project.orgId, eventType: "project.app", payload: { appId: app.id } },
   });
-  return now;
 }
 
 export const deactivateApp = (ctx: Ctx, projectId: string, appId: string) => setAppState(ctx, projectId, appId, "INACTIVE");
@@ -377,14 +366,7 @@ export async function deleteApp(ctx: Ctx, projectId: string, appId: string): Pro
   await ctx.db.$transaction(async (tx) => {
     const { count } = await tx.application.deleteMany({ where: { id: app.id } });
     if (count === 0) throw appNotFound();
-    await invalidateAuth(tx, { orgId: project.orgId });
-    await recordEvent(ctx, tx, {
-      aggregateType: "project",
-      aggregateId: project.id,
-      orgId: project.orgId,
-      type: "project.app.removed",
-      payload: { appId: app.id, name: app.name },
-    });
+    await appChanged(ctx, tx, project, "project.app.removed", { appId: app.id, name: app.name });
   });
   return now;
 }
@@ -400,14 +382,7 @@ export async function regenerateAppSecret(ctx: Ctx, projectId: string, appId: st
   await ctx.db.$transaction(async (tx) => {
     await tx.application.update({ where: { id: app.id }, data: { secretHash: sha256(clientSecret), updatedAt: now } });
     // Drops the cached client record with the old secret; tokens already issued stay valid (see fromOAuthRow in tokens.ts).
-    await invalidateAuth(tx, { orgId: project.orgId });
-    await recordEvent(ctx, tx, {
-      aggregateType: "project",
-      aggregateId: project.id,
-      orgId: project.orgId,
-      type: "project.app.secret.changed",
-      payload: { appId: app.id, replaced: app.hasSecret },
-    });
+    await appChanged(ctx, tx, project, "project.app.secret.changed", { appId: app.id, replaced: app.hasSecret });
   });
   return { clientSecret, changedAt: now };
 }
@@ -426,25 +401,10 @@ export async function addAppKey(
     throw invalidArgument("Errors.App.Key.ExpirationInPast", "expiration_date must be in the future", { field: "expiration_date" });
   }
   const id = newId();
-  let publicKey: string;
-  let keyFile: AppKeyFile | undefined;
-  if (input.publicKey !== undefined) {
-    if (input.publicKey.byteLength > MAX_PUBLIC_KEY_BYTES) throw invalidArgument("Errors.App.Key.Invalid", "public_key is too large", { field: "public_key" });
-    const parsed = normaliseRsaPublicKey(Buffer.from(input.publicKey).toString("utf8"));
-    if ("error" in parsed) throw invalidArgument("Errors.App.Key.Invalid", parsed.error, { field: "public_key" });
-    publicKey = parsed.pem;
-  } else {
-    const pair = await generateRsaKeyPair();
-    publicKey = pair.publicKeyPem;
-    keyFile = {
-      type: "application",
-      keyId: id,
-      key: pair.privateKeyPem,
-      appId: app.id,
-      clientId: app.clientId,
-      expirationDate: input.expiresAt?.toISOString(),
-    };
-  }
+  const { publicKeyPem: publicKey, privateKeyPem } = await keyMaterial(input.publicKey, "Errors.App.Key.Invalid");
+  const keyFile: AppKeyFile | undefined = privateKeyPem
+    ? { type: "application", keyId: id, key: privateKeyPem, appId: app.id, clientId: app.clientId, expirationDate: input.expiresAt?.toISOString() }
+    : undefined;
   await ctx.db.$transaction(async (tx) => {
     await tx.appKey.create({ data: { id, instanceId: ctx.instanceId, appId: app.id, publicKey, expiresAt: input.expiresAt ?? null, createdAt: now } });
     await recordEvent(ctx, tx, {
@@ -462,14 +422,11 @@ export async function listAppKeys(ctx: Ctx, input: { projectId: string; appId: s
   const { app } = await targetApp(ctx, input.projectId, input.appId, "project.app.read");
   const p = page(input.page);
   const where = { appId: app.id };
-  const dir = p.asc ? "asc" : "desc";
   const [total, keys] = await ctx.db.$transaction([
     ctx.db.appKey.count({ where }),
     ctx.db.appKey.findMany({
       where,
-      orderBy: [{ createdAt: dir }, { id: dir }],
-      skip: p.offset,
-      take: p.limit,
+      ...inCreationOrder(p),
       select: { id: true, appId: true, createdAt: true, expiresAt: true },
     }),
   ]);
@@ -482,14 +439,7 @@ export async function removeAppKey(ctx: Ctx, input: { projectId: string; appId: 
   await ctx.db.$transaction(async (tx) => {
     const { count } = await tx.appKey.deleteMany({ where: { id: input.keyId ?? "", appId: app.id } });
     if (count === 0) throw notFound("Errors.App.Key.NotFound", "application key not found");
-    await invalidateAuth(tx, { orgId: project.orgId });
-    await recordEvent(ctx, tx, {
-      aggregateType: "project",
-      aggregateId: project.id,
-      orgId: project.orgId,
-      type: "project.app.key.removed",
-      payload: { appId: app.id, keyId: input.keyId },
-    });
+    await appChanged(ctx, tx, project, "project.app.key.removed", { appId: app.id, keyId: input.keyId });
   });
   return now;
 }

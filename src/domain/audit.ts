@@ -3,7 +3,7 @@
 import type { Prisma } from "../../gen/prisma/client.js";
 import type { Ctx } from "./context.js";
 import { invalidArgument, notFound, permissionDenied } from "./errors.js";
-import { page } from "./list.js";
+import { inCreationOrder, page } from "./list.js";
 import { authorize, readableOrgs } from "./permissions.js";
 
 export interface EventFilter {
@@ -77,11 +77,10 @@ export async function listEvents(
   if (editor) where.editorUserId = editor;
   if (f.from || f.to) where.createdAt = { ...(f.from ? { gte: f.from } : {}), ...(f.to ? { lt: f.to } : {}) };
 
-  const dir = p.asc ? "asc" : "desc";
   const [total, rows] = await ctx.db.$transaction([
     ctx.db.event.count({ where }),
     // The id (time-ordered) breaks ties between events of the same millisecond.
-    ctx.db.event.findMany({ where, orderBy: [{ createdAt: dir }, { id: dir }], skip: p.offset, take: p.limit }),
+    ctx.db.event.findMany({ where, ...inCreationOrder(p) }),
   ]);
   return {
     total,

@@ -19,6 +19,15 @@ export function page(input: { offset?: bigint | number; limit?: number; asc?: bo
   return { offset, limit, asc: input?.asc ?? false };
 }
 
+/**
+ * Order and window of a list without a sort column: by creation, newest first
+ * unless `asc`, the id (time-ordered) breaking ties.
+ */
+export function inCreationOrder(p: Page) {
+  const dir = p.asc ? ("asc" as const) : ("desc" as const);
+  return { orderBy: [{ createdAt: dir }, { id: dir }], skip: p.offset, take: p.limit };
+}
+
 export type TextMethod = "equals" | "startsWith" | "contains" | "endsWith";
 
 export interface TextMatch {

@@ -1,14 +1,13 @@
 // Personal access tokens of machine users: opaque, 256 random bits, stored
 // as SHA-256, shown once.
-import type { Prisma } from "../../gen/prisma/client.js";
 import { newOpaqueToken, sha256 } from "../crypto/tokens.js";
 import { invalidateAuth } from "./auth-cache.js";
 import type { Ctx } from "./context.js";
 import { failedPrecondition, invalidArgument, notFound } from "./errors.js";
 import { recordEvent } from "./events.js";
 import { newId } from "./ids.js";
-import { page } from "./list.js";
-import { authorize, listScope } from "./permissions.js";
+import { authorize } from "./permissions.js";
+import { listCredentials } from "./user-credentials.js";
 
 const userNotFound = () => notFound("Errors.User.NotFound", "user not found");
 const tokenNotFound = () => notFound("Errors.User.PAT.NotFound", "personal access token not found");
@@ -51,29 +50,8 @@ export async function listPersonalAccessTokens(
   ctx: Ctx,
   input: { userId?: string; page?: { offset?: bigint | number; limit?: number; asc?: boolean } },
 ): Promise<{ total: number; tokens: PatView[] }> {
-  const p = page(input.page);
-  const where: Prisma.PersonalAccessTokenWhereInput = { instanceId: ctx.instanceId };
-  if (input.userId) {
-    const user = await ctx.db.user.findFirst({ where: { id: input.userId, instanceId: ctx.instanceId }, select: { id: true, orgId: true } });
-    if (!user) throw userNotFound();
-    if (user.id !== ctx.principal.userId) authorize(ctx, "user.read", user.orgId, userNotFound);
-    where.userId = user.id;
-  } else {
-    const orgs = listScope(ctx, "user.read");
-    if (orgs) where.user = { orgId: { in: orgs } };
-  }
-  const dir = p.asc ? "asc" : "desc";
-  const [total, rows] = await ctx.db.$transaction([
-    ctx.db.personalAccessToken.count({ where }),
-    ctx.db.personalAccessToken.findMany({
-      where,
-      orderBy: [{ createdAt: dir }, { id: dir }],
-      skip: p.offset,
-      take: p.limit,
-      select: { id: true, userId: true, createdAt: true, expiresAt: true, user: { select: { orgId: true } } },
-    }),
-  ]);
-  return { total, tokens: rows.map(({ user, ...t }) => ({ ...t, orgId: user.orgId })) };
+  const { total, credentials } = await listCredentials(ctx, ctx.db.personalAccessToken, input);
+  return { total, tokens: credentials };
 }
 
 export async function removePersonalAccessToken(ctx: Ctx, userId: string, tokenId: string): Promise<Date> {

@@ -4,14 +4,15 @@
 // read it (project.grant.read in either organization).
 import type { Prisma } from "../../gen/prisma/client.js";
 import type { Ctx } from "./context.js";
-import { alreadyExists, failedPrecondition, invalidArgument, notFound, permissionDenied } from "./errors.js";
+import { alreadyExists, invalidArgument, notFound, permissionDenied } from "./errors.js";
 import { recordEvent } from "./events.js";
 import { invalidateGrantHolders } from "./grant-holders.js";
 import { newId } from "./ids.js";
-import { page } from "./list.js";
+import { inCreationOrder, page } from "./list.js";
 import { isUniqueViolation, lockTx } from "./members.js";
 import { readableOrgs } from "./permissions.js";
 import { checkRolesExist, type ProjectState, projectRolesLock, targetProject, validRoleKeys } from "./projects.js";
+import { changeState } from "./state-change.js";
 
 export interface ProjectGrantView {
   id: string;
@@ -107,25 +108,19 @@ export async function updateProjectGrant(ctx: Ctx, input: { projectId: string; g
 
 async function setGrantState(ctx: Ctx, input: { projectId: string; grantedOrgId: string }, state: ProjectState): Promise<Date> {
   const { project, grant } = await targetGrant(ctx, input.projectId, input.grantedOrgId);
-  const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    const { count } = await tx.projectGrant.updateMany({ where: { id: grant.id, state: { not: state } }, data: { state, updatedAt: now } });
-    if (count === 0) {
-      throw state === "INACTIVE"
-        ? failedPrecondition("Errors.Project.Grant.AlreadyInactive", "the project grant is already deactivated")
-        : failedPrecondition("Errors.Project.Grant.NotInactive", "the project grant is not deactivated");
-    }
+  return changeState(ctx, state, {
+    update: (tx, data) => tx.projectGrant.updateMany({ where: { id: grant.id, state: { not: state } }, data }),
+    errors: { alreadyInactive: "Errors.Project.Grant.AlreadyInactive", notInactive: "Errors.Project.Grant.NotInactive", noun: "project grant" },
     // Roles held through the grant leave (or rejoin) the claims of tokens already issued at once.
-    await invalidateGrantHolders(tx, { projectId: project.id, projectGrantId: grant.id });
-    await recordEvent(ctx, tx, {
+    invalidate: (tx) => invalidateGrantHolders(tx, { projectId: project.id, projectGrantId: grant.id }),
+    event: {
       aggregateType: "project",
       aggregateId: project.id,
       orgId: project.orgId,
-      type: state === "INACTIVE" ? "project.grant.deactivated" : "project.grant.reactivated",
+      eventType: "project.grant",
       payload: { grantId: grant.id, grantedOrgId: grant.grantedOrgId },
-    });
+    },
   });
-  return now;
 }
 
 export const deactivateProjectGrant = (ctx: Ctx, input: { projectId: string; grantedOrgId: string }) => setGrantState(ctx, input, "INACTIVE");
@@ -173,14 +168,11 @@ export async function listProjectGrants(
   if (orgs !== "all" && orgs.length === 0) throw permissionDenied("Errors.Permission.Denied", "missing permission project.grant.read");
   const scope: Prisma.ProjectGrantWhereInput = orgs === "all" ? {} : { OR: [{ project: { orgId: { in: orgs } } }, { grantedOrgId: { in: orgs } }] };
   const where: Prisma.ProjectGrantWhereInput = { instanceId: ctx.instanceId, AND: [scope, ...input.queries.map(grantFilter)] };
-  const dir = p.asc ? "asc" : "desc";
   const [total, rows] = await ctx.db.$transaction([
     ctx.db.projectGrant.count({ where }),
     ctx.db.projectGrant.findMany({
       where,
-      orderBy: [{ createdAt: dir }, { id: dir }],
-      skip: p.offset,
-      take: p.limit,
+      ...inCreationOrder(p),
       include: { project: { select: { name: true, orgId: true } } },
     }),
   ]);

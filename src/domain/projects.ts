@@ -5,13 +5,14 @@
 import type { Prisma } from "../../gen/prisma/client.js";
 import { invalidateAuth } from "./auth-cache.js";
 import type { Ctx, Tx } from "./context.js";
-import { alreadyExists, failedPrecondition, invalidArgument, notFound, permissionDenied } from "./errors.js";
+import { alreadyExists, invalidArgument, notFound, permissionDenied } from "./errors.js";
 import { recordEvent } from "./events.js";
 import { invalidateGrantHolders } from "./grant-holders.js";
 import { newId } from "./ids.js";
 import { page, type TextMatch, textFilter } from "./list.js";
 import { isUniqueViolation, lockTx } from "./members.js";
 import { authorize, type Permission, readableOrgs } from "./permissions.js";
+import { changeState } from "./state-change.js";
 
 export type ProjectState = "ACTIVE" | "INACTIVE";
 
@@ -241,25 +242,16 @@ export async function updateProject(
 
 async function setProjectState(ctx: Ctx, projectId: string, state: ProjectState): Promise<Date> {
   const project = await targetProject(ctx, projectId, "project.write");
-  const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    const { count } = await tx.project.updateMany({ where: { id: project.id, state: { not: state } }, data: { state, updatedAt: now } });
-    await invalidateAuth(tx, { orgId: project.orgId });
-    if (count === 0) {
-      throw state === "INACTIVE"
-        ? failedPrecondition("Errors.Project.AlreadyInactive", "the project is already deactivated")
-        : failedPrecondition("Errors.Project.NotInactive", "the project is not deactivated");
-    }
-    // The project's roles leave (or rejoin) the claims of every holder, in any organization.
-    await invalidateGrantHolders(tx, { projectId: project.id });
-    await recordEvent(ctx, tx, {
-      aggregateType: "project",
-      aggregateId: project.id,
-      orgId: project.orgId,
-      type: state === "INACTIVE" ? "project.deactivated" : "project.reactivated",
-    });
+  return changeState(ctx, state, {
+    update: (tx, data) => tx.project.updateMany({ where: { id: project.id, state: { not: state } }, data }),
+    errors: { alreadyInactive: "Errors.Project.AlreadyInactive", notInactive: "Errors.Project.NotInactive", noun: "project" },
+    async invalidate(tx) {
+      await invalidateAuth(tx, { orgId: project.orgId });
+      // The project's roles leave (or rejoin) the claims of every holder, in any organization.
+      await invalidateGrantHolders(tx, { projectId: project.id });
+    },
+    event: { aggregateType: "project", aggregateId: project.id, orgId: project.orgId, eventType: "project" },
   });
-  return now;
 }
 
 export const deactivateProject = (ctx: Ctx, projectId: string) => setProjectState(ctx, projectId, "INACTIVE");

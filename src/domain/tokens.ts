@@ -159,28 +159,7 @@ const USER_SELECT = {
   orgMemberships: { select: { orgId: true, roles: true } },
 } as const;
 
-type UserRow = {
-  id: string;
-  instanceId: string;
-  orgId: string;
-  type: "HUMAN" | "MACHINE";
-  state: string;
-  username: string;
-  givenName: string | null;
-  familyName: string | null;
-  nickName: string | null;
-  displayName: string | null;
-  preferredLanguage: string | null;
-  email: string | null;
-  emailVerified: boolean;
-  phone: string | null;
-  phoneVerified: boolean;
-  updatedAt: Date;
-  accessTokenType: "BEARER" | "JWT";
-  org: { state: string };
-  instanceMemberships: { roles: string[] }[];
-  orgMemberships: { orgId: string; roles: string[] }[];
-};
+type UserRow = Prisma.UserGetPayload<{ select: typeof USER_SELECT }>;
 
 export interface UserInfoSource {
   id: string;
@@ -926,13 +905,7 @@ export async function introspect(rt: OAuthRuntime, caller: ClientRecord, token: 
   if (t.subject === "app") return { ...common, sub: t.clientId, aud: t.audience, iss: rt.issuer, jti: t.id };
   const [roles, metadata] = await Promise.all([rolesOf(rt, t, caller.projectId), metadataOf(rt, t)]);
   return {
-    active: true,
-    scope: t.scopes.join(" "),
-    client_id: t.clientId,
-    token_type: "Bearer",
-    exp: t.expiresAt === null ? undefined : Math.floor(t.expiresAt / 1000),
-    iat: Math.floor(t.issuedAt / 1000),
-    nbf: Math.floor(t.issuedAt / 1000),
+    ...common,
     sub: t.principal.userId,
     aud: t.audience,
     iss: rt.issuer,

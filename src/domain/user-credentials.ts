@@ -3,18 +3,16 @@
 // Private keys and secrets are returned once and never stored: a key keeps
 // only its public half, a secret only its SHA-256.
 import type { Prisma } from "../../gen/prisma/client.js";
-import { generateRsaKeyPair, normaliseRsaPublicKey } from "../crypto/rsa.js";
 import { newOpaqueToken, sha256 } from "../crypto/tokens.js";
 import { invalidateAuth } from "./auth-cache.js";
 import type { Ctx } from "./context.js";
 import { failedPrecondition, invalidArgument, notFound } from "./errors.js";
 import { recordEvent } from "./events.js";
 import { newId } from "./ids.js";
-import { page } from "./list.js";
+import { keyMaterial } from "./key-material.js";
+import { inCreationOrder, page } from "./list.js";
 import { listScope } from "./permissions.js";
 import { type TargetUser, targetUser } from "./users.js";
-
-const MAX_PUBLIC_KEY_BYTES = 16 * 1024;
 
 function machineOnly(user: TargetUser, what: string, id: string): void {
   if (user.type !== "MACHINE") throw failedPrecondition(id, `${what} belong to machine users only`);
@@ -50,18 +48,10 @@ export async function addMachineKey(
     throw invalidArgument("Errors.User.Key.ExpirationInPast", "expiration_date must be in the future", { field: "expiration_date" });
   }
   const id = newId();
-  let publicKey: string;
-  let keyFile: KeyFile | undefined;
-  if (input.publicKey !== undefined) {
-    if (input.publicKey.byteLength > MAX_PUBLIC_KEY_BYTES) throw invalidArgument("Errors.User.Key.Invalid", "public_key is too large", { field: "public_key" });
-    const parsed = normaliseRsaPublicKey(Buffer.from(input.publicKey).toString("utf8"));
-    if ("error" in parsed) throw invalidArgument("Errors.User.Key.Invalid", parsed.error, { field: "public_key" });
-    publicKey = parsed.pem;
-  } else {
-    const pair = await generateRsaKeyPair();
-    publicKey = pair.publicKeyPem;
-    keyFile = { type: "serviceaccount", keyId: id, key: pair.privateKeyPem, userId: user.id, expirationDate: input.expiresAt?.toISOString() };
-  }
+  const { publicKeyPem: publicKey, privateKeyPem } = await keyMaterial(input.publicKey, "Errors.User.Key.Invalid");
+  const keyFile: KeyFile | undefined = privateKeyPem
+    ? { type: "serviceaccount", keyId: id, key: privateKeyPem, userId: user.id, expirationDate: input.expiresAt?.toISOString() }
+    : undefined;
   await ctx.db.$transaction(async (tx) => {
     await tx.machineKey.create({ data: { id, instanceId: ctx.instanceId, userId: user.id, publicKey, expiresAt: input.expiresAt ?? null, createdAt: now } });
     await recordEvent(ctx, tx, {
@@ -75,32 +65,9 @@ export async function addMachineKey(
   return { id, userId: user.id, orgId: user.orgId, createdAt: now, expiresAt: input.expiresAt ?? null, keyFile };
 }
 
-export async function listMachineKeys(
-  ctx: Ctx,
-  input: { userId?: string; page?: { offset?: bigint | number; limit?: number; asc?: boolean } },
-): Promise<{ total: number; keys: MachineKeyView[] }> {
-  const p = page(input.page);
-  const where: Prisma.MachineKeyWhereInput = { instanceId: ctx.instanceId };
-  if (input.userId) {
-    const user = await targetUser(ctx, input.userId, "user.read", { selfAllowed: true });
-    where.userId = user.id;
-  } else {
-    const orgs = listScope(ctx, "user.read");
-    if (orgs) where.user = { orgId: { in: orgs } };
-  }
-  const dir = p.asc ? "asc" : "desc";
-  const [total, rows] = await ctx.db.$transaction([
-    ctx.db.machineKey.count({ where }),
-    ctx.db.machineKey.findMany({
-      where,
-      orderBy: [{ createdAt: dir }, { id: dir }],
-      skip: p.offset,
-      take: p.limit,
-      // Never the key itself.
-      select: { id: true, userId: true, createdAt: true, expiresAt: true, user: { select: { orgId: true } } },
-    }),
-  ]);
-  return { total, keys: rows.map(({ user, ...k }) => ({ ...k, orgId: user.orgId })) };
+export async function listMachineKeys(ctx: Ctx, input: { userId?: string; page?: PageInput }): Promise<{ total: number; keys: MachineKeyView[] }> {
+  const { total, credentials } = await listCredentials(ctx, ctx.db.machineKey, input);
+  return { total, keys: credentials };
 }
 
 export async function removeMachineKey(ctx: Ctx, userId: string, keyId: string): Promise<Date> {
@@ -113,6 +80,39 @@ export async function removeMachineKey(ctx: Ctx, userId: string, keyId: string):
     await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.key.removed", payload: { keyId } });
   });
   return now;
+}
+
+// ---------------------------------------------------------------- listing keys and PATs
+
+type PageInput = { offset?: bigint | number; limit?: number; asc?: boolean };
+
+/** What a credential list shows: never the key or the token itself. */
+const CREDENTIAL_SELECT = { id: true, userId: true, createdAt: true, expiresAt: true, user: { select: { orgId: true } } } as const;
+type CredentialWhere = { instanceId: string; userId?: string; user?: { orgId: { in: string[] } } };
+type CredentialRow = { id: string; userId: string; createdAt: Date; expiresAt: Date | null; user: { orgId: string } };
+
+/** The tables listed alike: machine keys and personal access tokens. */
+interface CredentialTable {
+  count(args: { where: CredentialWhere }): Prisma.PrismaPromise<number>;
+  findMany(args: { where: CredentialWhere; select: typeof CREDENTIAL_SELECT } & ReturnType<typeof inCreationOrder>): Prisma.PrismaPromise<CredentialRow[]>;
+}
+
+/** One page of a user's credentials (the caller's own, or user.read in the user's org), or of every user's the caller may read. */
+export async function listCredentials(
+  ctx: Ctx,
+  table: CredentialTable,
+  input: { userId?: string; page?: PageInput },
+): Promise<{ total: number; credentials: (Omit<CredentialRow, "user"> & { orgId: string })[] }> {
+  const p = page(input.page);
+  const where: CredentialWhere = { instanceId: ctx.instanceId };
+  if (input.userId) {
+    where.userId = (await targetUser(ctx, input.userId, "user.read", { selfAllowed: true })).id;
+  } else {
+    const orgs = listScope(ctx, "user.read");
+    if (orgs) where.user = { orgId: { in: orgs } };
+  }
+  const [total, rows] = await ctx.db.$transaction([table.count({ where }), table.findMany({ where, ...inCreationOrder(p), select: CREDENTIAL_SELECT })]);
+  return { total, credentials: rows.map(({ user, ...c }) => ({ ...c, orgId: user.orgId })) };
 }
 
 // ---------------------------------------------------------------- secret

@@ -10,11 +10,12 @@ import type { Ctx, Tx } from "./context.js";
 import { alreadyExists, failedPrecondition, invalidArgument, notFound, permissionDenied } from "./errors.js";
 import { recordEvent } from "./events.js";
 import { newId } from "./ids.js";
-import { page } from "./list.js";
+import { inCreationOrder, page } from "./list.js";
 import { isUniqueViolation, lockTx } from "./members.js";
 import { authorize, listScope } from "./permissions.js";
 import { projectGrantNotFound } from "./project-grants.js";
 import { checkRolesExist, type ProjectState, projectNotFound, projectRolesLock, validRoleKeys } from "./projects.js";
+import { changeState } from "./state-change.js";
 import { holds, userNotFound } from "./users.js";
 
 export interface UserGrantView {
@@ -177,26 +178,22 @@ export async function removeUserGrant(ctx: Ctx, input: { grantId: string; userId
 
 async function setUserGrantState(ctx: Ctx, input: { grantId: string; userId?: string }, state: ProjectState): Promise<Date> {
   const grant = await targetUserGrant(ctx, input.grantId, input.userId);
-  const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    const { count } = await tx.userGrant.updateMany({ where: { id: grant.id, state: { not: state } }, data: { state, updatedAt: now } });
-    if (count === 0) {
+  return changeState(ctx, state, {
+    update: (tx, data) => tx.userGrant.updateMany({ where: { id: grant.id, state: { not: state } }, data }),
+    async checkExists(tx) {
       if (!(await tx.userGrant.findUnique({ where: { id: grant.id }, select: { id: true } }))) throw userGrantNotFound();
-      throw state === "INACTIVE"
-        ? failedPrecondition("Errors.UserGrant.AlreadyInactive", "the user grant is already deactivated")
-        : failedPrecondition("Errors.UserGrant.NotInactive", "the user grant is not deactivated");
-    }
+    },
+    errors: { alreadyInactive: "Errors.UserGrant.AlreadyInactive", notInactive: "Errors.UserGrant.NotInactive", noun: "user grant" },
     // The grant's roles leave (or rejoin) the role claims of tokens already issued at once.
-    await invalidateAuth(tx, { userId: grant.userId });
-    await recordEvent(ctx, tx, {
+    invalidate: (tx) => invalidateAuth(tx, { userId: grant.userId }),
+    event: {
       aggregateType: "user.grant",
       aggregateId: grant.id,
       orgId: grant.orgId,
-      type: state === "INACTIVE" ? "user.grant.deactivated" : "user.grant.reactivated",
+      eventType: "user.grant",
       payload: { userId: grant.userId, projectId: grant.projectId },
-    });
+    },
   });
-  return now;
 }
 
 /** Keeps the grant but takes its roles out of the user's claims until reactivated. */
@@ -233,14 +230,11 @@ export async function listUserGrants(ctx: Ctx, input: { page?: PageInput; querie
   const p = page(input.page);
   const orgs = listScope(ctx, "user.grant.read");
   const where: Prisma.UserGrantWhereInput = { instanceId: ctx.instanceId, ...(orgs ? { orgId: { in: orgs } } : {}), AND: input.queries.map(userGrantFilter) };
-  const dir = p.asc ? "asc" : "desc";
   const [total, grants] = await ctx.db.$transaction([
     ctx.db.userGrant.count({ where }),
     ctx.db.userGrant.findMany({
       where,
-      orderBy: [{ createdAt: dir }, { id: dir }],
-      skip: p.offset,
-      take: p.limit,
+      ...inCreationOrder(p),
       select: { id: true, userId: true, orgId: true, projectId: true, projectGrantId: true, roleKeys: true, state: true, createdAt: true, updatedAt: true },
     }),
   ]);
