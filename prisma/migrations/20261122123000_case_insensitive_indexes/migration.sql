@@ -4,6 +4,5 @@
 -- skips expression indexes, so schema.prisma stays in sync with the migrations.
 CREATE INDEX "User_instanceId_lower_familyName_idx" ON "User" ("instanceId", lower("familyName") text_pattern_ops);
 CREATE INDEX "User_instanceId_lower_givenName_idx" ON "User" ("instanceId", lower("givenName") text_pattern_ops);
-CREATE INDEX "User_instanceId_lower_email_idx" ON "User" ("instanceId", lower("email") text_pattern_ops);
 CREATE INDEX "User_instanceId_usernameLower_pattern_idx" ON "User" ("instanceId", lower("usernameLower") text_pattern_ops);
 CREATE INDEX "UserEmail_lower_value_idx" ON "UserEmail" (lower("value") text_pattern_ops);
