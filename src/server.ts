@@ -31,7 +31,7 @@ import { userService } from "./api/users.js";
 import type { Config } from "./config.js";
 import { bootstrap } from "./domain/bootstrap.js";
 import type { Clock } from "./domain/context.js";
-import { createOAuth } from "./http/oauth/index.js";
+import { createOAuth, isOAuthPath } from "./http/oauth/index.js";
 import { createScimHandler, isScimPath } from "./http/scim/router.js";
 import { routeConnectionsByPreface } from "./http/sniff.js";
 import { createRestTranscoder } from "./http/transcoder.js";
@@ -153,7 +153,6 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     const ok = await ready();
     res.status(ok ? 200 : 503).json({ status: ok ? "ready" : "unavailable" });
   });
-  app.use(oauth.router);
   app.use(createRestTranscoder(router, { maxBodyBytes: config.maxRequestBytes }));
   app.use((_req, res) => {
     res.status(404).json({ code: 5, message: "not found", details: [] });
@@ -173,8 +172,9 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       pending.add(r);
       r.once("close", () => pending.delete(r));
     }
-    // SCIM is served on Node's request and response directly (see src/http/scim/router.ts).
+    // SCIM and OAuth are served on Node's request and response directly (see their modules).
     if (isScimPath(req.url)) void scim(req, res);
+    else if (isOAuthPath(req.url)) void oauth.handler(req, res);
     else (connectHandler as NodeHandler)(req, res);
   };
   const handler = withRequestLog(drainAware, log);

@@ -8,6 +8,7 @@ import { Prisma } from "../../gen/prisma/client.js";
 import type { SigningKeys } from "../crypto/signing-keys.js";
 import { newOpaqueToken, sha256 } from "../crypto/tokens.js";
 import type { PrismaClient } from "../store/db.js";
+import { query, statement } from "../store/sql.js";
 import { invalidateAuth, type TaggedCache } from "./auth-cache.js";
 
 import type { Clock, Principal } from "./context.js";
@@ -106,9 +107,12 @@ export class TokenWriter {
           ${list(r.scopes)}::text[], ${list(r.audience)}::text[], ${r.expiresAt}::timestamptz, ${r.createdAt ?? new Date()}::timestamptz)`;
       }),
     );
-    const insert = this.db.$queryRaw<{ id: string }[]>`
-      INSERT INTO "OAuthToken" ("id", "instanceId", "format", "tokenHash", "userId", "clientId", "appId", "scopes", "audience", "expiresAt", "createdAt")
-      VALUES ${values} ON CONFLICT DO NOTHING RETURNING "id"`;
+    const insert = query<{ id: string }>(
+      this.db,
+      statement(Prisma.sql`
+        INSERT INTO "OAuthToken" ("id", "instanceId", "format", "tokenHash", "userId", "clientId", "appId", "scopes", "audience", "expiresAt", "createdAt")
+        VALUES ${values} ON CONFLICT DO NOTHING RETURNING "id"`),
+    );
     insert
       .then(
         (created) => {
@@ -611,7 +615,7 @@ export async function grantScopes(
   }
   const projectIds: string[] = [];
   if (wantedProjects.length) {
-    const found = await rt.db.project.findMany({ where: { id: { in: wantedProjects }, instanceId: rt.instanceId }, select: { id: true } });
+    const found = await projectsOf(rt, wantedProjects);
     const ok = new Set(found.map((p) => p.id));
     for (const p of wantedProjects) if (ok.has(p)) projectIds.push(p);
   }
@@ -641,6 +645,17 @@ export function grantAppScopes(requested: string | undefined, app: { clientId: s
 }
 
 /** The role claims a token with these scopes carries. */
+/** The instance's projects among `ids` with their role-assertion setting (one prepared statement, off Prisma's runtime). */
+function projectsOf(rt: OAuthRuntime, ids: string[]): Promise<{ id: string; projectRoleAssertion: boolean }[]> {
+  return query<{ id: string; projectRoleAssertion: boolean }>(
+    rt.db,
+    statement(
+      Prisma.sql`SELECT "id", "projectRoleAssertion" FROM "Project" WHERE "id" = ANY(${ids}::text[]) AND "instanceId" = ${rt.instanceId}`,
+      "token_projects",
+    ),
+  );
+}
+
 export async function tokenRoleClaims(
   rt: OAuthRuntime,
   userId: string,
@@ -650,10 +665,7 @@ export async function tokenRoleClaims(
 ): Promise<Record<string, unknown>> {
   const projectIds = audience.filter((a) => a !== MANAGEMENT_AUDIENCE);
   if (projectIds.length === 0) return {};
-  const projects = await rt.db.project.findMany({
-    where: { id: { in: projectIds }, instanceId: rt.instanceId },
-    select: { id: true, projectRoleAssertion: true },
-  });
+  const projects = await projectsOf(rt, projectIds);
   const allRoles = scopes.includes("urn:svc:iam:org:projects:roles");
   const roleFilter = scopes.map((s) => ROLE_SCOPE.exec(s)?.[1]).filter((k): k is string => k !== undefined);
   const asserted = projects.filter((p) => p.projectRoleAssertion || allRoles || roleFilter.length > 0).map((p) => p.id);

@@ -5,6 +5,7 @@
 // receiving organization only). Permissions are checked in the context org.
 import { Prisma } from "../../gen/prisma/client.js";
 import type { PrismaClient } from "../store/db.js";
+import { query, statement } from "../store/sql.js";
 import { invalidateAuth } from "./auth-cache.js";
 import type { Ctx, Tx } from "./context.js";
 import { alreadyExists, failedPrecondition, invalidArgument, notFound, permissionDenied } from "./errors.js";
@@ -257,8 +258,11 @@ export type ProjectRoleClaim = Record<string, Record<string, string>>;
 export async function roleClaims(db: PrismaClient | Tx, instanceId: string, userId: string, projectIds?: string[]): Promise<Map<string, ProjectRoleClaim>> {
   const out = new Map<string, ProjectRoleClaim>();
   if (projectIds && projectIds.length === 0) return out;
-  const only = projectIds ? Prisma.sql`AND ug."projectId" IN (${Prisma.join(projectIds)})` : Prisma.empty;
-  const rows = await db.$queryRaw<{ projectId: string; orgId: string; orgName: string; roleKeys: string[]; grantedRoleKeys: string[] | null }[]>`
+  const only = projectIds ? Prisma.sql`AND ug."projectId" = ANY(${projectIds}::text[])` : Prisma.empty;
+  // On the driver (src/store/sql.ts): tokens, introspection and userinfo ask for this on every cache miss.
+  const rows = await query<{ projectId: string; orgId: string; orgName: string; roleKeys: string[]; grantedRoleKeys: string[] | null }>(
+    db,
+    statement(Prisma.sql`
     SELECT ug."projectId", ug."orgId", o."name" AS "orgName", ug."roleKeys", pg."roleKeys" AS "grantedRoleKeys"
     FROM "UserGrant" ug
     JOIN "Project" p ON p."id" = ug."projectId"
@@ -268,7 +272,8 @@ export async function roleClaims(db: PrismaClient | Tx, instanceId: string, user
       AND ug."state" = 'ACTIVE' AND p."state" = 'ACTIVE'
       AND (ug."projectGrantId" IS NULL OR pg."state" = 'ACTIVE')
       ${only}
-    ORDER BY ug."projectId", ug."orgId"`;
+    ORDER BY ug."projectId", ug."orgId"`),
+  );
   for (const row of rows) {
     let claim = out.get(row.projectId);
     if (!claim) {

@@ -1,7 +1,13 @@
 // OAuth 2.0 / OpenID Connect endpoints (discovery, JWKS, token, introspection,
-// revocation, userinfo) as an Express router, plus the token runtime it shares
-// with authn (signing keys, caches and their cross-replica invalidation).
-import express from "express";
+// revocation, userinfo), plus the token runtime they share with authn (signing
+// keys, caches and their cross-replica invalidation).
+//
+// Served on Node's request and response directly (HTTP/1.1 and HTTP/2): these
+// are the hottest endpoints of the service, and Express's per-request routing
+// cost as much CPU as a cached userinfo answer.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import { parse as parseQuery } from "node:querystring";
 import type { Logger } from "pino";
 import type { Config } from "../../config.js";
 import { embeddedMasterKey } from "../../crypto/secretbox.js";
@@ -37,7 +43,11 @@ export interface OAuthDeps {
 
 const MAX_FORM_BYTES = 64 * 1024;
 
-export async function createOAuth(deps: OAuthDeps): Promise<{ router: express.Router; runtime: OAuthRuntime; close(): Promise<void> }> {
+type Req = IncomingMessage | Http2ServerRequest;
+type Res = ServerResponse | Http2ServerResponse;
+export type OAuthHandler = (req: Req, res: Res) => Promise<void>;
+
+export async function createOAuth(deps: OAuthDeps): Promise<{ handler: OAuthHandler; runtime: OAuthRuntime; close(): Promise<void> }> {
   const { config, db, log, clock } = deps;
   let masterKey = config.masterKey;
   if (!masterKey) {
@@ -103,7 +113,7 @@ export async function createOAuth(deps: OAuthDeps): Promise<{ router: express.Ro
   }, 60_000);
   housekeeping.unref();
   return {
-    router: oauthRouter(rt),
+    handler: oauthHandler(rt),
     runtime: rt,
     async close() {
       clearInterval(housekeeping);
@@ -113,16 +123,18 @@ export async function createOAuth(deps: OAuthDeps): Promise<{ router: express.Ro
   };
 }
 
-function noStore(res: express.Response): void {
-  res.set("Cache-Control", "no-store");
-  res.set("Pragma", "no-cache");
+const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" };
+
+function sendJson(res: Res, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const json = JSON.stringify(body);
+  res.writeHead(status, { ...headers, "content-type": "application/json; charset=utf-8", "content-length": String(Buffer.byteLength(json)) });
+  (res as ServerResponse).end(json);
 }
 
-function sendError(res: express.Response, err: OAuthError): void {
-  noStore(res);
+function sendError(res: Res, err: OAuthError): void {
   // RFC 6749 §5.2: invalid_client is a 401 with a challenge for the client authentication scheme.
-  if (err.status === 401) res.set("WWW-Authenticate", 'Basic realm="svc"');
-  res.status(err.status).json({ error: err.error, error_description: err.description });
+  const challenge: Record<string, string> = err.status === 401 ? { "www-authenticate": 'Basic realm="svc"' } : {};
+  sendJson(res, err.status, { error: err.error, error_description: err.description }, { ...NO_STORE, ...challenge });
 }
 
 /** RFC 6749 §2.3.1: Basic credentials are form-urlencoded before base64. */
@@ -139,9 +151,25 @@ function basicCredentials(header: string | undefined): { clientId: string; secre
   }
 }
 
-/** Form body → single-valued parameters (RFC 6749 §3.2: none may repeat). */
-function formOf(req: express.Request): Record<string, string | undefined> {
-  const body = (req.body ?? {}) as Record<string, unknown>;
+const MAX_FORM_PARAMETERS = 50;
+
+/** Reads an application/x-www-form-urlencoded body (at most MAX_FORM_BYTES and MAX_FORM_PARAMETERS). */
+async function readForm(req: Req): Promise<Record<string, unknown>> {
+  if (Number(req.headers["content-length"] ?? 0) > MAX_FORM_BYTES) throw new OAuthError("invalid_request", "the form is too large");
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_FORM_BYTES) throw new OAuthError("invalid_request", "the form is too large");
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (text && text.split("&").length > MAX_FORM_PARAMETERS) throw new OAuthError("invalid_request", "the form is too large");
+  return parseQuery(text) as Record<string, unknown>;
+}
+
+/** Form parameters → single-valued parameters (RFC 6749 §3.2: none may repeat). */
+function formOf(body: Record<string, unknown>): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = {};
   for (const [k, v] of Object.entries(body)) {
     if (typeof v !== "string") throw new OAuthError("invalid_request", `parameter ${k} is repeated`);
@@ -151,10 +179,35 @@ function formOf(req: express.Request): Record<string, string | undefined> {
   return out;
 }
 
-type Handler = (req: express.Request, res: express.Response) => Promise<void>;
+const mediaType = (req: Req) => (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
 
-function oauthRouter(rt: OAuthRuntime): express.Router {
-  const router = express.Router();
+type Handler = (req: Req, res: Res) => Promise<void>;
+
+/** The endpoints by lower-cased path; Express-era routing kept: case-insensitive, one trailing slash ignored. */
+const OAUTH_PATHS = new Set([
+  "/.well-known/openid-configuration",
+  "/.well-known/oauth-authorization-server",
+  "/oauth/v2/keys",
+  "/oauth/v2/token",
+  "/oauth/v2/introspect",
+  "/oauth/v2/revoke",
+  "/oidc/v1/userinfo",
+]);
+
+function endpointOf(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  const q = url.indexOf("?");
+  let path = (q < 0 ? url : url.slice(0, q)).toLowerCase();
+  if (path.length > 1 && path.endsWith("/")) path = path.slice(0, -1);
+  return OAUTH_PATHS.has(path) ? path : undefined;
+}
+
+/** Whether the request is for one of the OAuth/OIDC endpoints. */
+export function isOAuthPath(url: string | undefined): boolean {
+  return endpointOf(url) !== undefined;
+}
+
+function oauthHandler(rt: OAuthRuntime): OAuthHandler {
   const issuer = rt.issuer;
   const discovery = JSON.stringify({
     issuer,
@@ -205,52 +258,42 @@ function oauthRouter(rt: OAuthRuntime): express.Router {
     request_parameter_supported: false,
     claims_parameter_supported: false,
   });
-  const sendDiscovery: express.RequestHandler = (_req, res) => {
-    res.set("Cache-Control", "public, max-age=300");
-    res.type("application/json").send(discovery);
+  const discoveryHeaders = {
+    "cache-control": "public, max-age=300",
+    "content-type": "application/json; charset=utf-8",
+    "content-length": String(Buffer.byteLength(discovery)),
   };
-  router.get("/.well-known/openid-configuration", sendDiscovery);
-  router.get("/.well-known/oauth-authorization-server", sendDiscovery);
-  router.get("/oauth/v2/keys", async (_req, res, next) => {
-    try {
-      const body = await rt.keys.jwks();
-      // Short enough that a rotated-in key is seen well before it signs anything a client must verify.
-      res.set("Cache-Control", "public, max-age=300, must-revalidate");
-      res.type("application/jwk-set+json").send(body);
-    } catch (err) {
-      next(err);
-    }
-  });
-
-  const form = express.urlencoded({ extended: false, limit: MAX_FORM_BYTES, parameterLimit: 50, type: () => true });
-  const post = (path: string, handler: Handler) => {
-    router.post(path, (req, res, next) => {
-      const ct = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
-      if (ct !== "application/x-www-form-urlencoded") {
-        req.resume();
-        sendError(res, new OAuthError("invalid_request", "the request must be application/x-www-form-urlencoded"));
-        return;
-      }
-      form(req, res, (err?: unknown) => {
-        if (err) {
-          const e = err as { type?: string; status?: number };
-          const tooLarge = e.type === "entity.too.large" || e.type === "parameters.too.many";
-          sendError(res, new OAuthError("invalid_request", tooLarge ? "the form is too large" : "the form cannot be read"));
-          return;
-        }
-        handler(req, res).catch((e2: unknown) => {
-          if (e2 instanceof OAuthError) sendError(res, e2);
-          else next(e2);
-        });
-      });
+  const sendDiscovery: Handler = async (req, res) => {
+    res.writeHead(200, discoveryHeaders);
+    if (req.method === "HEAD") res.end();
+    else (res as ServerResponse).end(discovery);
+  };
+  const keys: Handler = async (req, res) => {
+    const body = await rt.keys.jwks();
+    // Short enough that a rotated-in key is seen well before it signs anything a client must verify.
+    res.writeHead(200, {
+      "cache-control": "public, max-age=300, must-revalidate",
+      "content-type": "application/jwk-set+json; charset=utf-8",
+      "content-length": String(Buffer.byteLength(body)),
     });
+    if (req.method === "HEAD") res.end();
+    else (res as ServerResponse).end(body);
   };
 
-  const client = async (req: express.Request, f: Record<string, string | undefined>, endpoint: string): Promise<ClientRecord> =>
+  /** A form-posting endpoint: the media type is checked before the body is read. */
+  const post =
+    (handler: (req: Req, res: Res, f: Record<string, string | undefined>) => Promise<void>): Handler =>
+    async (req, res) => {
+      if (mediaType(req) !== "application/x-www-form-urlencoded") {
+        throw new OAuthError("invalid_request", "the request must be application/x-www-form-urlencoded");
+      }
+      await handler(req, res, formOf(await readForm(req)));
+    };
+
+  const client = async (req: Req, f: Record<string, string | undefined>, endpoint: string): Promise<ClientRecord> =>
     authenticateClient(rt, { basic: basicCredentials(req.headers.authorization), form: f, endpoint: `${issuer}${endpoint}` }, rt.clock());
 
-  post("/oauth/v2/token", async (req, res) => {
-    const f = formOf(req);
+  const token = post(async (req, res, f) => {
     const grant = f.grant_type;
     if (!grant) throw new OAuthError("invalid_request", "grant_type is required");
     let body: unknown;
@@ -262,34 +305,37 @@ function oauthRouter(rt: OAuthRuntime): express.Router {
     } else {
       throw new OAuthError("unsupported_grant_type", `supported: client_credentials, ${GRANT_JWT_BEARER}`);
     }
-    noStore(res);
-    res.json(body);
+    sendJson(res, 200, body, NO_STORE);
   });
 
-  post("/oauth/v2/introspect", async (req, res) => {
-    const f = formOf(req);
+  const introspection = post(async (req, res, f) => {
     const c = await client(req, f, "/oauth/v2/introspect");
-    const body = await introspect(rt, c, f.token, rt.clock());
-    noStore(res);
-    res.json(body);
+    sendJson(res, 200, await introspect(rt, c, f.token, rt.clock()), NO_STORE);
   });
 
-  post("/oauth/v2/revoke", async (req, res) => {
-    const f = formOf(req);
+  const revocation = post(async (req, res, f) => {
     const c = await client(req, f, "/oauth/v2/revoke");
     await revoke(rt, c, f.token, rt.clock());
-    noStore(res);
-    res.status(200).end();
+    res.writeHead(200, { ...NO_STORE, "content-length": "0" });
+    res.end();
   });
 
   const userinfoHandler: Handler = async (req, res) => {
-    const challenge = (error?: string, status = 401) => {
-      noStore(res);
-      res.set("WWW-Authenticate", error ? `Bearer realm="svc", error="${error}"` : 'Bearer realm="svc"');
-      res.status(status).json(error ? { error } : {});
-    };
+    const challenge = (error?: string, status = 401) =>
+      sendJson(res, status, error ? { error } : {}, {
+        ...NO_STORE,
+        "www-authenticate": error ? `Bearer realm="svc", error="${error}"` : 'Bearer realm="svc"',
+      });
+    let body: Record<string, unknown> = {};
+    if (req.method === "POST" && mediaType(req) === "application/x-www-form-urlencoded") {
+      try {
+        body = await readForm(req);
+      } catch {
+        throw new OAuthError("invalid_request", "the form cannot be read");
+      }
+    }
     let token: string | undefined;
-    const fromBody = req.method === "POST" && typeof (req.body as Record<string, unknown> | undefined)?.access_token === "string";
+    const fromBody = typeof body.access_token === "string";
     if (req.headers.authorization) {
       if (fromBody) return challenge("invalid_request", 400);
       try {
@@ -298,7 +344,7 @@ function oauthRouter(rt: OAuthRuntime): express.Router {
         return challenge("invalid_token");
       }
     } else if (fromBody) {
-      token = (req.body as Record<string, string>).access_token;
+      token = body.access_token as string;
     }
     if (!token) return challenge();
     const t = await resolveToken(rt, token, rt.clock());
@@ -306,23 +352,47 @@ function oauthRouter(rt: OAuthRuntime): express.Router {
     // RFC 6750 §3.1: an API application's own token stands for no user, so there is nothing to tell.
     if (t.subject !== "user") return challenge("invalid_token");
     if (!t.scopes.includes("openid")) return challenge("insufficient_scope", 403);
-    noStore(res);
-    res.json(await userinfo(rt, t));
+    sendJson(res, 200, await userinfo(rt, t), NO_STORE);
   };
-  router.get("/oidc/v1/userinfo", (req, res, next) => {
-    userinfoHandler(req, res).catch(next);
-  });
-  router.post("/oidc/v1/userinfo", (req, res, next) => {
-    const ct = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
-    const run = () => userinfoHandler(req, res).catch(next);
-    if (ct !== "application/x-www-form-urlencoded") return void run();
-    form(req, res, (err?: unknown) => {
-      if (err) {
-        sendError(res, new OAuthError("invalid_request", "the form cannot be read"));
+
+  const routes: Record<string, Record<string, Handler>> = {
+    "/.well-known/openid-configuration": { GET: sendDiscovery },
+    "/.well-known/oauth-authorization-server": { GET: sendDiscovery },
+    "/oauth/v2/keys": { GET: keys },
+    "/oauth/v2/token": { POST: token },
+    "/oauth/v2/introspect": { POST: introspection },
+    "/oauth/v2/revoke": { POST: revocation },
+    "/oidc/v1/userinfo": { GET: userinfoHandler, POST: userinfoHandler },
+  };
+
+  return async (req, res) => {
+    const methods = routes[endpointOf(req.url) ?? ""] ?? {};
+    const handler = methods[req.method === "HEAD" ? "GET" : (req.method ?? "")];
+    try {
+      if (!handler) {
+        req.resume();
+        sendJson(
+          res,
+          405,
+          { error: "invalid_request", error_description: `use ${Object.keys(methods).join(" or ")}` },
+          { allow: Object.keys(methods).join(", ") },
+        );
         return;
       }
-      run();
-    });
-  });
-  return router;
+      await handler(req, res);
+    } catch (err) {
+      // A body left unread (an early error) must not be taken for the next request on this connection.
+      if (!req.readableEnded) req.resume();
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      if (err instanceof OAuthError) {
+        sendError(res, err);
+        return;
+      }
+      rt.log.error({ err, requestId: req.headers["x-request-id"] }, "unexpected error in an OAuth endpoint");
+      sendJson(res, 500, { error: "server_error", error_description: "internal error" }, NO_STORE);
+    }
+  };
 }
