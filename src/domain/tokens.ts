@@ -58,6 +58,12 @@ export interface OAuthRuntime {
   clients: TaggedCache<ClientRecord | null>;
   /** Machine keys with their user, for the JWT profile grant (invalidated per user). */
   machineKeys: TaggedCache<MachineKeyRecord | null>;
+  /**
+   * Role claims at issuance, per user, scopes and audience; tagged like
+   * resolved tokens (the user and its organization), which is what grant,
+   * project and organization changes invalidate.
+   */
+  roleClaims: TaggedCache<Record<string, unknown>>;
   /** Issued tokens. */
   writer: TokenWriter;
   /** Used-assertion markers (a separate queue: the grant waits for its marker before it issues). */
@@ -645,6 +651,18 @@ export function grantAppScopes(requested: string | undefined, app: { clientId: s
 }
 
 /** The role claims a token with these scopes carries. */
+/** tokenRoleClaims for a token about to be issued, cached per user, scopes and audience (see OAuthRuntime.roleClaims). */
+async function issuanceRoleClaims(rt: OAuthRuntime, userId: string, orgId: string | undefined, granted: GrantedScopes): Promise<Record<string, unknown>> {
+  if (!orgId) return tokenRoleClaims(rt, userId, granted.scopes, granted.audience);
+  const key = `${userId}\n${granted.scopes.join(" ")}\n${granted.audience.join(" ")}`;
+  const hit = rt.roleClaims.get(key);
+  if (hit) return hit;
+  const generation = rt.roleClaims.generation();
+  const claims = await tokenRoleClaims(rt, userId, granted.scopes, granted.audience);
+  rt.roleClaims.set(key, claims, generation, { userId, orgId });
+  return claims;
+}
+
 /** The instance's projects among `ids` with their role-assertion setting (one prepared statement, off Prisma's runtime). */
 function projectsOf(rt: OAuthRuntime, ids: string[]): Promise<{ id: string; projectRoleAssertion: boolean }[]> {
   return query<{ id: string; projectRoleAssertion: boolean }>(
@@ -732,6 +750,8 @@ export async function issueTokens(
   rt: OAuthRuntime,
   input: {
     userId?: string;
+    /** The user's organization (what cached role claims are tagged with). */
+    orgId?: string;
     clientId: string;
     appId?: string;
     granted: GrantedScopes;
@@ -752,7 +772,7 @@ export async function issueTokens(
   const needUser = userId !== undefined && granted.scopes.includes("openid");
   const [user, roles, metadata] = await Promise.all([
     needUser ? rt.db.user.findUnique({ where: { id: userId }, select: USER_SELECT }) : undefined,
-    userId && (input.tokenType === "JWT" || needUser) ? tokenRoleClaims(rt, userId, granted.scopes, granted.audience) : {},
+    userId && (input.tokenType === "JWT" || needUser) ? issuanceRoleClaims(rt, userId, input.orgId, granted) : {},
     // In the ID token only (as userinfo and introspection give it); JWT access tokens stay small.
     needUser && granted.scopes.includes(SCOPE_METADATA) ? metadataClaim(rt, userId) : null,
   ]);
@@ -832,6 +852,7 @@ export async function clientCredentialsGrant(rt: OAuthRuntime, client: ClientRec
   const granted = await grantScopes(rt, scope, { orgId: client.orgId }, client.clientId);
   return issueTokens(rt, {
     userId: client.userId,
+    orgId: client.orgId,
     clientId: client.clientId,
     granted,
     lifetime: rt.lifetimes.clientCredentials,
@@ -886,6 +907,7 @@ export async function jwtBearerGrant(rt: OAuthRuntime, assertion: string | undef
   const granted = await grantScopes(rt, scope, { orgId: key.user.orgId }, key.user.id);
   return issueTokens(rt, {
     userId: key.user.id,
+    orgId: key.user.orgId,
     clientId: key.user.id,
     granted,
     lifetime: rt.lifetimes.jwtProfile,

@@ -64,6 +64,19 @@ async function grantedHolder(name: string, orgs: { owner?: string; granted?: str
   const claim = `urn:svc:iam:org:project:${projectId}:roles`;
   return {
     projectId,
+    /** The role claim of a token issued now (read from its ID token: claims computed at issuance, which are cached too). */
+    async issuedRoles(): Promise<unknown> {
+      const r = await form(
+        "/oauth/v2/token",
+        { grant_type: "client_credentials", scope: `openid urn:svc:iam:org:project:id:${projectId}:aud` },
+        username,
+        clientSecret,
+      );
+      expect(r.status).toBe(200);
+      const { id_token: idToken } = await json<{ id_token: string }>(r);
+      const payload = JSON.parse(Buffer.from(idToken.split(".")[1] as string, "base64url").toString("utf8")) as Record<string, unknown>;
+      return payload[claim] ?? {};
+    },
     /**
      * The role claim as userinfo and introspection (by the token's own client and,
      * while the project is active, by the project's API app) show it now; they must agree.
@@ -109,6 +122,16 @@ describe("role claims through a project grant change at once", () => {
     await warm(h, both());
     await ok(t, "rest", t.pat, "DeactivateProjectGrant", { projectId: h.projectId, grantedOrganizationId: orgB });
     expect(await h.roles()).toEqual({});
+  });
+
+  it("tokens issued after a change carry the new roles at once (issuance claims are cached per user)", async () => {
+    const h = await grantedHolder("Issued after change", { userOrg: orgC });
+    expect(await h.issuedRoles()).toEqual(both());
+    expect(await h.issuedRoles()).toEqual(both());
+    await ok(t, "rest", t.pat, "UpdateProjectGrant", { projectId: h.projectId, grantedOrganizationId: orgB, roleKeys: ["read"] });
+    expect(await h.issuedRoles()).toEqual(readOnly());
+    await ok(t, "rest", t.pat, "DeactivateProjectGrant", { projectId: h.projectId, grantedOrganizationId: orgB });
+    expect(await h.issuedRoles()).toEqual({});
   });
 
   it("UpdateProjectGrant dropping a role takes it out", async () => {

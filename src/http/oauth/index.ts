@@ -76,6 +76,7 @@ export async function createOAuth(deps: OAuthDeps): Promise<{ handler: OAuthHand
     tokens: new TaggedCache(),
     clients: new TaggedCache(),
     machineKeys: new TaggedCache(),
+    roleClaims: new TaggedCache(),
     writer: new TokenWriter(db.prisma),
     markers: new TokenWriter(db.prisma),
   };
@@ -84,6 +85,7 @@ export async function createOAuth(deps: OAuthDeps): Promise<{ handler: OAuthHand
     rt.tokens.invalidate(t);
     rt.clients.invalidate(t);
     rt.machineKeys.invalidate(t);
+    rt.roleClaims.invalidate(t);
   };
   const unsubscribe = onAuthInvalidation(onTarget);
   let listener: { ready: Promise<void>; close(): Promise<void> } | undefined;
@@ -92,10 +94,12 @@ export async function createOAuth(deps: OAuthDeps): Promise<{ handler: OAuthHand
       rt.tokens.enabled = up;
       rt.clients.enabled = up;
       rt.machineKeys.enabled = up;
+      rt.roleClaims.enabled = up;
       if (!up) {
         rt.tokens.clear();
         rt.clients.clear();
         rt.machineKeys.clear();
+        rt.roleClaims.clear();
       }
     });
     await listener.ready;
