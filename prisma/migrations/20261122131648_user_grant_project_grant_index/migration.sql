@@ -1,0 +1,2 @@
+-- CreateIndex
+CREATE INDEX "UserGrant_projectGrantId_idx" ON "UserGrant"("projectGrantId");
