@@ -951,10 +951,21 @@ export async function introspect(rt: OAuthRuntime, caller: ClientRecord, token: 
   };
 }
 
+/**
+ * The token's role claims, kept on the cached token. `urn:svc:iam:org:project:roles`
+ * is the claim of the asking project (`primary`, an introspecting API app's
+ * project) or of the first project of the audience: derived per call, so that
+ * the cache serves every project alike.
+ */
 async function rolesOf(rt: OAuthRuntime, t: UserToken, primary?: string): Promise<Record<string, unknown>> {
-  if (!t.roles) t.roles = (await tokenRoleClaims(rt, t.principal.userId, t.scopes, t.audience, primary)) as Record<string, RoleClaim>;
-  return t.roles;
+  if (!t.roles) t.roles = (await tokenRoleClaims(rt, t.principal.userId, t.scopes, t.audience)) as Record<string, RoleClaim>;
+  if (!primary) return t.roles;
+  const { [PRIMARY_ROLES_CLAIM]: _default, ...perProject } = t.roles;
+  const own = t.roles[`urn:svc:iam:org:project:${primary}:roles`];
+  return own ? { ...perProject, [PRIMARY_ROLES_CLAIM]: own } : perProject;
 }
+
+const PRIMARY_ROLES_CLAIM = "urn:svc:iam:org:project:roles";
 
 /**
  * The metadata claim when the scope was granted: one query, kept on the cached

@@ -221,3 +221,38 @@ describe("role claims held in an organization's name change at once", () => {
     expect(await h.roles({ viaApp })).toEqual({});
   });
 });
+
+describe("the requesting project's role claim", () => {
+  it("introspection shows each asking app its own project's roles as urn:svc:iam:org:project:roles, whoever asked first", async () => {
+    const p1 = await project(t, orgA, "Primary one", ["p1-role"]);
+    const p2 = await project(t, orgA, "Primary two", ["p2-role"]);
+    const user = await machine(t, orgA, "gi-primary");
+    const apps: Record<string, { clientId: string; clientSecret: string }> = {};
+    for (const [projectId, role] of [
+      [p1, "p1-role"],
+      [p2, "p2-role"],
+    ] as const) {
+      await ok(t, "rest", t.pat, "UpdateProject", { projectId, projectRoleAssertion: true });
+      await ok(t, "rest", t.pat, "AddUserGrant", { userId: user.userId, projectId, roleKeys: [role] });
+      apps[projectId] = await ok(t, "rest", t.pat, "CreateApplication", { projectId, name: `${role} api`, api: {} });
+    }
+    const s = await json<{ clientSecret: string }>(await rest(t.url, t.pat, "POST", `/v2/users/${user.userId}/secret`, {}));
+    const res = await form(
+      "/oauth/v2/token",
+      { grant_type: "client_credentials", scope: `urn:svc:iam:org:project:id:${p1}:aud urn:svc:iam:org:project:id:${p2}:aud` },
+      "gi-primary",
+      s.clientSecret,
+    );
+    const { access_token: token } = await json<{ access_token: string }>(res);
+    const primaryOf = async (projectId: string) => {
+      const app = apps[projectId] as { clientId: string; clientSecret: string };
+      const intro = await json<Record<string, unknown>>(await form("/oauth/v2/introspect", { token }, app.clientId, app.clientSecret));
+      expect(intro.active).toBe(true);
+      return intro["urn:svc:iam:org:project:roles"];
+    };
+    // Project two asks first (and fills the cache), then project one, then two again.
+    expect(await primaryOf(p2)).toEqual({ "p2-role": { [orgA]: "gi Alpha" } });
+    expect(await primaryOf(p1)).toEqual({ "p1-role": { [orgA]: "gi Alpha" } });
+    expect(await primaryOf(p2)).toEqual({ "p2-role": { [orgA]: "gi Alpha" } });
+  });
+});
