@@ -1,13 +1,16 @@
 // `npm run bench`: starts svc in this process on a fresh database, seeds users
-// through the real API and loads each scenario with autocannon. The load runs
-// in a worker thread so that it does not share the server's event loop, but it
-// still shares the machine's CPUs: the figures are for comparing runs on one
-// machine, not absolute capacity.
+// through the real API and loads each scenario. The load generator is wrk (a
+// separate process, pinned to the machine's last core with taskset where
+// there are at least two) when it is on the PATH, otherwise autocannon in a
+// worker thread of this process. Either way it shares the machine with the
+// server and PostgreSQL: compare figures from one machine, and read them as
+// lower bounds of capacity.
 //
-//   npm run bench [-- --scenario <name>[,<name>...]] [-- --json]
+//   npm run bench [-- --scenario <name>[,<name>...]] [-- --json] [-- --loader wrk|autocannon]
 //
 // SVC_BENCH_USERS (10000), SVC_BENCH_SECONDS (10), SVC_BENCH_CONNECTIONS (10),
 // SVC_BENCH_DATABASE_URL (a fresh, empty PostgreSQL database; the embedded one when unset).
+import { execFile, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -39,6 +42,8 @@ export interface ScenarioRequest {
   path: string;
   headers?: Record<string, string>;
   body?: string;
+  /** A file with one body per line, each sent once (for single-use bodies such as signed assertions); replaces `body`. */
+  bodiesFile?: string;
 }
 
 export interface Scenario extends ScenarioRequest {
@@ -47,8 +52,8 @@ export interface Scenario extends ScenarioRequest {
   anonymous?: boolean;
   /** Overrides SVC_BENCH_CONNECTIONS; 1 measures the latency of one client rather than throughput. */
   connections?: number;
-  /** An autocannon setupRequest module (absolute path) that varies each request, e.g. single-use bodies. */
-  setupRequestFile?: string;
+  /** Every "[<id>]" in the body becomes an id unique to the request (e.g. a userName that must not collide). */
+  uniqueIds?: boolean;
   /** Runs once before the warm-up; what it returns replaces parts of the request (e.g. a path naming a created resource). */
   setup?: (ctx: BenchContext) => Promise<Partial<ScenarioRequest> | undefined> | Partial<ScenarioRequest> | undefined;
 }
@@ -190,29 +195,114 @@ async function seedUsers(ctx: Pick<BenchContext, "url" | "pat" | "orgId">, count
   return ids;
 }
 
-async function runScenario(ctx: BenchContext, scenario: Scenario, seconds: number, connections: number): Promise<ScenarioResult> {
-  const { name, anonymous, setup, connections: own, setupRequestFile, ...base } = scenario;
-  connections = own ?? connections;
-  const request: ScenarioRequest = { ...base, ...(await setup?.(ctx)) };
-  const headers = { ...(anonymous ? {} : { authorization: `Bearer ${ctx.pat}` }), ...request.headers };
-  // One worker thread: the load generator gets its own event loop instead of stealing the server's.
-  const opts = {
-    url: ctx.url + request.path,
-    method: request.method,
-    headers,
-    body: request.body,
-    connections,
-    workers: 1,
-    ...(setupRequestFile ? { requests: [{ setupRequest: setupRequestFile }] } : {}),
-  };
-  await autocannon({ ...opts, duration: WARMUP_SECONDS });
-  const r = await autocannon({ ...opts, duration: seconds });
-  if (r.non2xx > 0) {
-    const sample = await fetch(opts.url, { method: request.method, headers, body: request.body });
-    process.stderr.write(`  ${name}: ${r.non2xx} non-2xx responses, for example HTTP ${sample.status} ${(await sample.text()).slice(0, 300)}\n`);
+type Loader = "wrk" | "autocannon";
+
+/** What one load run measured, whichever generator ran it. */
+interface LoadResult {
+  requestsPerSecond: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+}
+
+interface LoadRun {
+  url: string;
+  method: Method;
+  headers: Record<string, string>;
+  body?: string;
+  bodiesFile?: string;
+  /** The first line of bodiesFile to send (earlier runs used the ones before). */
+  offset: number;
+  uniqueIds: boolean;
+  connections: number;
+  seconds: number;
+}
+
+const WRK_SCRIPT = fileURLToPath(new URL("./wrk.lua", import.meta.url));
+const AUTOCANNON_VARY = fileURLToPath(new URL("./autocannon-vary.cjs", import.meta.url));
+
+function wrkVersion(): string {
+  const out = spawnSync("wrk", ["--version"], { encoding: "utf8" });
+  return /wrk\s+(\S+)/.exec(`${out.stdout}${out.stderr}`)?.[1] ?? "";
+}
+
+function onPath(command: string): boolean {
+  return spawnSync("sh", ["-c", `command -v ${command}`], { stdio: "ignore" }).status === 0;
+}
+
+/** The core wrk is pinned to: the machine's last, when there are at least two and taskset exists. */
+function loaderCore(): number | undefined {
+  const cores = os.availableParallelism();
+  return cores >= 2 && onPath("taskset") ? cores - 1 : undefined;
+}
+
+/** wrk in its own process (one thread), pinned to one core; bench/wrk.lua shapes the requests and prints the totals. */
+async function runWrk(run: LoadRun, tmp: string): Promise<LoadResult> {
+  const env: NodeJS.ProcessEnv = { ...process.env, SVC_WRK_METHOD: run.method, SVC_WRK_RUN: randomBytes(4).toString("hex") };
+  if (run.body !== undefined) {
+    const file = path.join(tmp, "body");
+    await writeFile(file, run.body);
+    env.SVC_WRK_BODY_FILE = file;
   }
+  if (run.uniqueIds) env.SVC_WRK_UNIQUE = "1";
+  if (run.bodiesFile) {
+    env.SVC_WRK_BODIES_FILE = run.bodiesFile;
+    env.SVC_WRK_OFFSET = String(run.offset);
+  }
+  // wrk sets Content-Length itself.
+  const headerArgs = Object.entries(run.headers)
+    .filter(([k]) => k.toLowerCase() !== "content-length")
+    .flatMap(([k, v]) => ["-H", `${k}: ${v}`]);
+  const wrkArgs = ["-t1", `-c${run.connections}`, `-d${run.seconds}s`, "--timeout", "10s", "-s", WRK_SCRIPT, ...headerArgs, run.url, "--", "1"];
+  const core = loaderCore();
+  const [command, args] = core === undefined ? ["wrk", wrkArgs] : ["taskset", ["-c", String(core), "wrk", ...wrkArgs]];
+  const stdout = await new Promise<string>((resolve, reject) =>
+    execFile(command, args, { env, maxBuffer: 1 << 20 }, (err, out, errOut) => (err ? reject(new Error(`wrk: ${err.message} ${errOut}`)) : resolve(out))),
+  );
+  const line = stdout.split("\n").find((l) => l.startsWith('{"requests"'));
+  if (!line) throw new Error(`wrk printed no totals:\n${stdout}`);
+  const t = JSON.parse(line) as {
+    requests: number;
+    durationUs: number;
+    p50Us: number;
+    p99Us: number;
+    status: number;
+    connect: number;
+    read: number;
+    write: number;
+    timeout: number;
+  };
   return {
-    name,
+    requestsPerSecond: t.requests / (t.durationUs / 1e6),
+    latencyP50Ms: t.p50Us / 1000,
+    latencyP99Ms: t.p99Us / 1000,
+    requests: t.requests,
+    non2xx: t.status,
+    errors: t.connect + t.read + t.write + t.timeout,
+  };
+}
+
+/** autocannon in one worker thread of this process: its own event loop, but this process's CPUs. */
+async function runAutocannon(run: LoadRun): Promise<LoadResult> {
+  const vary = run.bodiesFile ? "bodies" : run.uniqueIds ? "unique" : undefined;
+  if (vary) {
+    process.env.SVC_BENCH_VARY = vary;
+    process.env.SVC_BENCH_BODIES_FILE = run.bodiesFile ?? "";
+    process.env.SVC_BENCH_OFFSET = String(run.offset);
+  }
+  const r = await autocannon({
+    url: run.url,
+    method: run.method,
+    headers: run.headers,
+    body: run.body,
+    connections: run.connections,
+    duration: run.seconds,
+    workers: 1,
+    ...(vary ? { requests: [{ setupRequest: AUTOCANNON_VARY }] } : {}),
+  });
+  return {
     requestsPerSecond: r.requests.average,
     latencyP50Ms: r.latency.p50,
     latencyP99Ms: r.latency.p99,
@@ -222,11 +312,45 @@ async function runScenario(ctx: BenchContext, scenario: Scenario, seconds: numbe
   };
 }
 
+async function runScenario(ctx: BenchContext, scenario: Scenario, seconds: number, connections: number, loader: Loader): Promise<ScenarioResult> {
+  const { name, anonymous, setup, connections: own, uniqueIds, ...base } = scenario;
+  connections = own ?? connections;
+  const request: ScenarioRequest = { ...base, ...(await setup?.(ctx)) };
+  const headers = { ...(anonymous ? {} : { authorization: `Bearer ${ctx.pat}` }), ...request.headers };
+  const tmp = await mkdtemp(path.join(os.tmpdir(), "svc-bench-load-"));
+  try {
+    const run: LoadRun = {
+      url: ctx.url + request.path,
+      method: request.method,
+      headers,
+      body: request.body,
+      bodiesFile: request.bodiesFile,
+      offset: 0,
+      uniqueIds: uniqueIds ?? false,
+      connections,
+      seconds: WARMUP_SECONDS,
+    };
+    const load = (r: LoadRun) => (loader === "wrk" ? runWrk(r, tmp) : runAutocannon(r));
+    const warm = await load(run);
+    // Requests still in flight when the warm-up stopped were sent too: skip past them as well.
+    const r = await load({ ...run, seconds, offset: warm.requests + 2 * connections });
+    if (r.non2xx > 0) {
+      const body = request.bodiesFile ? undefined : request.body?.split("[<id>]").join(randomBytes(4).toString("hex"));
+      const sample = await fetch(run.url, { method: request.method, headers, body });
+      process.stderr.write(`  ${name}: ${r.non2xx} error responses, for example HTTP ${sample.status} ${(await sample.text()).slice(0, 300)}\n`);
+    }
+    return { name, ...r };
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+    if (request.bodiesFile) await rm(request.bodiesFile, { force: true });
+  }
+}
+
 /** Padded so that it reads well in a terminal and is already in the layout the formatter (biome) wants. */
 function markdownTable(results: ScenarioResult[]): string {
   const fmt = (n: number, digits: number) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
   const header = ["scenario", "req/s (mean)", "p50 ms", "p99 ms", "non-2xx", "errors"];
-  const rows = results.map((r) => [r.name, fmt(r.requestsPerSecond, 0), fmt(r.latencyP50Ms, 0), fmt(r.latencyP99Ms, 0), String(r.non2xx), String(r.errors)]);
+  const rows = results.map((r) => [r.name, fmt(r.requestsPerSecond, 0), fmt(r.latencyP50Ms, 1), fmt(r.latencyP99Ms, 1), String(r.non2xx), String(r.errors)]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join(" | ")} |`;
   const rule = `| ${widths.map((w, i) => (i === 0 ? "-".repeat(w) : `${"-".repeat(w - 1)}:`)).join(" | ")} |`;
@@ -251,7 +375,11 @@ async function recordResults(section: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { scenario: { type: "string", multiple: true }, json: { type: "boolean", default: false } } });
+  const { values } = parseArgs({
+    options: { scenario: { type: "string", multiple: true }, json: { type: "boolean", default: false }, loader: { type: "string" } },
+  });
+  const loader = (values.loader ?? (onPath("wrk") ? "wrk" : "autocannon")) as Loader;
+  if (loader !== "wrk" && loader !== "autocannon") throw new Error(`--loader must be wrk or autocannon, got "${values.loader}"`);
   const wanted = (values.scenario ?? []).flatMap((s) => s.split(",")).map((s) => s.trim().toLowerCase());
   const scenarios = wanted.length ? SCENARIOS.filter((s) => wanted.some((w) => s.name.toLowerCase().includes(w))) : SCENARIOS;
   if (!scenarios.length) throw new Error(`no scenario matches ${wanted.join(", ")}; known: ${SCENARIOS.map((s) => s.name).join(", ")}`);
@@ -306,14 +434,18 @@ async function main(): Promise<void> {
     const results: ScenarioResult[] = [];
     for (const scenario of scenarios) {
       log(`running ${scenario.name} (${WARMUP_SECONDS} s warm-up, ${seconds} s measured, ${scenario.connections ?? connections} connections)`);
-      results.push(await runScenario(ctx, scenario, seconds, connections));
+      results.push(await runScenario(ctx, scenario, seconds, connections, loader));
     }
 
     const cpus = os.cpus();
+    const core = loader === "wrk" ? loaderCore() : undefined;
+    const generator =
+      loader === "wrk"
+        ? `the load generator is wrk ${wrkVersion()}, one thread in its own process${core === undefined ? "" : `, pinned to core ${core} (taskset)`}; svc (this one process) and PostgreSQL run unpinned on the machine's cores, beside it`
+        : "the load generator is autocannon in a worker thread of the server's own process, competing with it for the CPU (install wrk for figures closer to capacity)";
     const machine =
-      `${os.availableParallelism()} CPU cores (${cpus[0]?.model.trim() ?? "unknown CPU"}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; ` +
-      "the load generator runs on the same machine as the server (in a worker thread of the same process) and competes for the CPU, " +
-      `so read the figures relative to each other, not as capacity. Load average (1 min) before the run: ${loadBefore.toFixed(2)}.`;
+      `${os.availableParallelism()} CPU cores (${cpus[0]?.model.trim() ?? "unknown CPU"}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; ${generator}. ` +
+      `Load average (1 min) before the run: ${loadBefore.toFixed(2)}.`;
     const meta = {
       date: new Date().toISOString(),
       node: process.version,

@@ -2,13 +2,11 @@
 // client: latency) over an organization of 10,000 human users, single
 // creates and Bulk requests of 100 creates. Creates
 // carry no password (argon2 would measure the hash, not the path) and get a
-// unique userName per request from scim-unique-id.cjs.
-import { fileURLToPath } from "node:url";
+// unique userName per request ("[<id>]" in the body).
 import type { BenchContext, Scenario } from "../run.js";
 
 const SCIM = { "content-type": "application/scim+json", accept: "application/scim+json" };
 const USER_URN = "urn:ietf:params:scim:schemas:core:2.0:User";
-const UNIQUE = fileURLToPath(new URL("./scim-unique-id.cjs", import.meta.url));
 
 const base = (ctx: BenchContext) => `/scim/v2/${ctx.orgId}`;
 
@@ -114,7 +112,7 @@ export const SCIM_SCENARIOS: Scenario[] = [
     path: "/scim/v2/{orgId}/Users",
     headers: SCIM,
     body: JSON.stringify(user("scim-bench-[<id>]")),
-    setupRequestFile: UNIQUE,
+    uniqueIds: true,
     setup: (ctx) => ({ path: `${base(ctx)}/Users` }),
   },
   {
@@ -126,7 +124,7 @@ export const SCIM_SCENARIOS: Scenario[] = [
       schemas: ["urn:ietf:params:scim:api:messages:2.0:BulkRequest"],
       Operations: Array.from({ length: 100 }, (_, i) => ({ method: "POST", path: "/Users", bulkId: `b${i}`, data: user(`scim-bulk-[<id>]-${i}`) })),
     }),
-    setupRequestFile: UNIQUE,
+    uniqueIds: true,
     setup: (ctx) => ({ path: `${base(ctx)}/Bulk` }),
   },
 ];

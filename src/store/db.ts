@@ -36,8 +36,16 @@ export async function openDatabase(opts: { url?: string; dataDir: string; poolSi
   return opts.url ? openPostgres(opts.url, opts.poolSize) : openEmbedded(opts.dataDir);
 }
 
+/**
+ * Session settings for every connection. svc's statements are short: when a
+ * plan's cost estimate passes jit_above_cost (a filtered SCIM list over a large
+ * organization does), PostgreSQL's JIT spends 10 to 200 ms compiling to save
+ * microseconds, so it is off. An `options` parameter in the URL replaces this.
+ */
+const SESSION_OPTIONS = "-c jit=off";
+
 async function openPostgres(url: string, poolSize: number): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 10_000 });
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 10_000, options: SESSION_OPTIONS });
   // An idle client losing its server must not crash the process.
   pool.on("error", () => {});
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });

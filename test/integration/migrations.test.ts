@@ -7,8 +7,10 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import { enginesVersion } from "@prisma/engines-version";
 import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
+import { Prisma } from "../../gen/prisma/client.js";
 import type { Database } from "../../src/store/db.js";
 import { engineVersion, NO_FILTERS, openEngine, readMigrations, readSchema, SCHEMA_FILE } from "../../src/store/schema-engine.js";
+import { query, statement } from "../../src/store/sql.js";
 import { PG_URL } from "../support/db.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -89,6 +91,16 @@ describe("migrations", () => {
       engine.free();
       await pool?.end();
     }
+  });
+});
+
+describe("PostgreSQL sessions", () => {
+  // A list filter over a large organization passes jit_above_cost; the JIT would cost more than the query.
+  (PG_URL ? it : it.skip)("run with JIT compilation off, on the Prisma and the driver paths alike", async () => {
+    const viaPrisma = await t.server.db.prisma.$queryRaw<{ jit: string }[]>`SHOW jit`;
+    expect(viaPrisma[0]?.jit).toBe("off");
+    const viaDriver = await query<{ jit: string }>(t.server.db.prisma, statement(Prisma.sql`SHOW jit`));
+    expect(viaDriver[0]?.jit).toBe("off");
   });
 });
 
