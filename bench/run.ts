@@ -441,7 +441,7 @@ async function main(): Promise<void> {
     const core = loader === "wrk" ? loaderCore() : undefined;
     const generator =
       loader === "wrk"
-        ? `the load generator is wrk ${wrkVersion()}, one thread in its own process${core === undefined ? "" : `, pinned to core ${core} (taskset)`}; svc (this one process) and PostgreSQL run unpinned on the machine's cores, beside it`
+        ? `the load generator is wrk ${wrkVersion()}, one thread in its own process${core === undefined ? "" : `, pinned to core ${core} (taskset)`}; ${server.db.kind === "postgres" ? "svc (this one process) and PostgreSQL run" : "svc (this one process, with its embedded database) runs"} unpinned on the machine's cores, beside it`
         : "the load generator is autocannon in a worker thread of the server's own process, competing with it for the CPU (install wrk for figures closer to capacity)";
     const machine =
       `${os.availableParallelism()} CPU cores (${cpus[0]?.model.trim() ?? "unknown CPU"}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; ${generator}. ` +
