@@ -225,8 +225,9 @@ async function setState(ctx: Ctx, orgId: string, state: OrgView["state"]): Promi
         ? failedPrecondition("Errors.Org.AlreadyInactive", "the organization is already deactivated")
         : failedPrecondition("Errors.Org.NotInactive", "the organization is not deactivated");
     }
-    // Roles held in the organization's name count only while it is active, for users of any organization.
-    await invalidateGrantHolders(tx, { orgId: org.id });
+    // Roles held in the organization's name, and the roles of its projects (whoever holds them), count only while it
+    // is active, for users of any organization.
+    await invalidateGrantHolders(tx, { orgId: org.id, orOnItsProjects: true });
     if (state === "INACTIVE") {
       await checkIamOwnerKept(ctx, tx, { orgId: org.id }, LAST_IAM_OWNERS_DEACTIVATE, "Errors.Org.LastInstanceOwners");
     }

@@ -267,6 +267,7 @@ export async function roleClaims(db: PrismaClient | Tx, instanceId: string, user
     FROM "UserGrant" ug
     JOIN "Project" p ON p."id" = ug."projectId"
     JOIN "Organization" o ON o."id" = ug."orgId" AND o."state" = 'ACTIVE'
+    JOIN "Organization" po ON po."id" = p."orgId" AND po."state" = 'ACTIVE'
     LEFT JOIN "ProjectGrant" pg ON pg."id" = ug."projectGrantId"
     WHERE ug."instanceId" = ${instanceId} AND ug."userId" = ${userId}
       AND ug."state" = 'ACTIVE' AND p."state" = 'ACTIVE'

@@ -2,7 +2,8 @@
 // (no waiting out the resolved-token cache): deactivating, updating and
 // deleting a project grant, removing a project role, deactivating, updating
 // and deleting the project, and deactivating, renaming and deleting the
-// organization the roles are held in (or the project's). Each case warms the
+// organization the roles are held in (or the project's: a project's roles
+// count only while the organization that owns it is active). Each case warms the
 // cache (userinfo and introspection read twice), makes the change, and reads
 // again right away.
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
@@ -194,6 +195,22 @@ describe("role claims held in an organization's name change at once", () => {
     await warm(h, {});
     await orgOk(t, "rest", t.pat, "ReactivateOrganization", { organizationId: orgD });
     expect(await h.roles()).toEqual(both(orgD, "gi Delta"));
+  });
+
+  it("DeactivateOrganization of the project's owner takes its roles out of other organizations' tokens, Reactivate brings them back", async () => {
+    const owner = await createOrg(t, "gi Theta");
+    const h = await grantedHolder("Org state owner", { owner, userOrg: orgC });
+    // The project's API app stops authenticating with its organization deactivated.
+    const viaApp = false;
+    await warm(h, both(), { viaApp });
+    expect(await h.issuedRoles()).toEqual(both());
+    await orgOk(t, "rest", t.pat, "DeactivateOrganization", { organizationId: owner });
+    expect(await h.roles({ viaApp })).toEqual({});
+    expect(await h.issuedRoles()).toEqual({});
+    await warm(h, {}, { viaApp });
+    await orgOk(t, "rest", t.pat, "ReactivateOrganization", { organizationId: owner });
+    expect(await h.roles({ viaApp })).toEqual(both());
+    expect(await h.issuedRoles()).toEqual(both());
   });
 
   it("UpdateOrganization's new name shows in the claims", async () => {

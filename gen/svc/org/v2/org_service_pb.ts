@@ -715,7 +715,8 @@ export const OrganizationService: GenService<{
     output: typeof UpdateOrganizationResponseSchema;
   },
   /**
-   * Users of a deactivated organization cannot authenticate.
+   * Users of a deactivated organization cannot authenticate; roles held in its name and the roles of its projects
+   * leave every token (of any organization) until it is reactivated.
    *
    * @generated from rpc svc.org.v2.OrganizationService.DeactivateOrganization
    */
