@@ -136,8 +136,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       );
       router = r;
     },
-    // Express must never see an HTTP/2 request (it rewrites the request prototype and crashes).
     fallback: (req, res) => {
+      // Express must never see an HTTP/2 request (it rewrites the request prototype and crashes).
       if (req.httpVersionMajor === 2) {
         res.writeHead(404, { "content-type": "application/json" });
         res.end(JSON.stringify({ code: 5, message: "not found" }));
@@ -147,17 +147,32 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     },
   });
   if (!router) throw new Error("connect routes were not registered");
+  const rest = createRestTranscoder(router, {
+    maxBodyBytes: config.maxRequestBytes,
+    onError: (err, req) => log.error({ err, requestId: req.headers["x-request-id"] }, "unhandled error in a REST call"),
+  });
 
+  /** Liveness and readiness, over HTTP/1.1 and HTTP/2 (probes and proxies may speak either); false when not asked for. */
+  const probes = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse): boolean => {
+    const path = req.url?.split("?", 1)[0];
+    if ((path !== "/healthz" && path !== "/readyz") || (req.method !== "GET" && req.method !== "HEAD")) return false;
+    const answer = (status: number, body: string) => {
+      res.writeHead(status, { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" });
+      if (req.method === "HEAD") res.end();
+      else res.end(body);
+    };
+    if (path === "/healthz") answer(200, '{"status":"ok"}');
+    else
+      void ready().then(
+        (ok) => answer(ok ? 200 : 503, ok ? '{"status":"ready"}' : '{"status":"unavailable"}'),
+        () => answer(503, '{"status":"unavailable"}'),
+      );
+    return true;
+  };
+
+  // Express serves what nothing else took over HTTP/1.1: today only the 404.
   app.disable("x-powered-by");
   app.set("etag", false);
-  app.get("/healthz", (_req, res) => {
-    res.json({ status: "ok" });
-  });
-  app.get("/readyz", async (_req, res) => {
-    const ok = await ready();
-    res.status(ok ? 200 : 503).json({ status: ok ? "ready" : "unavailable" });
-  });
-  app.use(createRestTranscoder(router, { maxBodyBytes: config.maxRequestBytes }));
   app.use((_req, res) => {
     res.status(404).json({ code: 5, message: "not found", details: [] });
   });
@@ -176,10 +191,11 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       pending.add(r);
       r.once("close", () => pending.delete(r));
     }
-    // SCIM and OAuth are served on Node's request and response directly (see their modules).
+    // SCIM, OAuth, REST and the probes are served on Node's request and response directly, over HTTP/1.1 and HTTP/2
+    // (see their modules); the rest goes to the Connect router, and what it does not know to the 404.
     if (isScimPath(req.url)) void scim(req, res);
     else if (isOAuthPath(req.url)) void oauth.handler(req, res);
-    else (connectHandler as NodeHandler)(req, res);
+    else if (!rest(req, res) && !probes(req, res)) (connectHandler as NodeHandler)(req, res);
   };
   const handler = withRequestLog(drainAware, log);
   const h1 = http.createServer({ keepAliveTimeout: 5_000, headersTimeout: 30_000, requestTimeout: 300_000 }, handler);

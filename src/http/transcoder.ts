@@ -18,9 +18,14 @@
 //   leaf: all 400.
 // - A non-empty body on a rule without `body` is 400 rather than ignored.
 // - Paths match exactly: no trailing-slash or case leniency. A path or
-//   method that matches no rule falls through to next().
+//   method that matches no rule is left to the caller (the handler returns
+//   false).
+//
+// It runs on Node's request and response, over HTTP/1.1 and HTTP/2 alike
+// (h2c clients and proxies that speak HTTP/2 upstream reach REST too).
 
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import {
   create,
   createRegistry,
@@ -44,12 +49,17 @@ import type { UniversalHandler, UniversalServerRequest, UniversalServerResponse 
 // Marked internal by connect, but they are the Connect protocol's own
 // code <-> status tables, and the dependency is pinned to an exact version.
 import { codeFromString, codeToHttpStatus } from "@connectrpc/connect/protocol-connect";
-import type { Request, RequestHandler, Response } from "express";
 import { http } from "../../gen/google/api/annotations_pb.js";
 import type { HttpRule } from "../../gen/google/api/http_pb.js";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
 
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+type Request = IncomingMessage | Http2ServerRequest;
+type Response = ServerResponse | Http2ServerResponse;
+
+/** Serves the request and returns true when a REST rule matches it; returns false, touching nothing, when none does. */
+export type RestHandler = (req: Request, res: Response) => boolean;
 
 // Request headers an implementation or interceptor may rely on. Everything
 // else is HTTP plumbing that means nothing on the internal Connect call.
@@ -672,7 +682,7 @@ function queryValue(name: string, field: DescField, texts: string[]): JsonValue 
 // Reading the REST request
 // ---------------------------------------------------------------------------
 
-async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+async function readBody(req: Request, maxBytes: number): Promise<Buffer> {
   const tooLarge = () => new RestError(413, Code.ResourceExhausted, `request body exceeds ${maxBytes} bytes`);
   if (Number(req.headers["content-length"] ?? 0) > maxBytes) throw tooLarge();
   // A body parser earlier in the chain would leave nothing to read: that is
@@ -781,8 +791,8 @@ async function* oneChunk(bytes: Uint8Array): AsyncIterable<Uint8Array> {
 /** Connect parses the URL, so it must be absolute; only the path matters. */
 function internalUrl(req: Request, requestPath: string): string {
   const url = new URL("http://localhost");
-  url.protocol = req.protocol;
-  url.host = req.get("host") ?? "localhost"; // the setter ignores garbage
+  const host = req.headers.host ?? req.headers[":authority"];
+  if (typeof host === "string") url.host = host; // the setter ignores garbage
   url.pathname = requestPath;
   return url.toString();
 }
@@ -881,23 +891,27 @@ function detailToJson(detail: ConnectDetail, registry: Registry): JsonValue {
 // ---------------------------------------------------------------------------
 
 /**
- * Express middleware serving the google.api.http mappings of every RPC
- * registered on `router`, through the router's own handlers. Requests that
- * match no rule go to next().
+ * A handler serving the google.api.http mappings of every RPC registered on
+ * `router`, through the router's own handlers. `onError` hears of what went
+ * wrong outside the handlers (they map their own errors); the client then
+ * gets a 500 with the same error body, or a reset when the response had
+ * already started.
  */
-export function createRestTranscoder(router: ConnectRouter, options?: { maxBodyBytes?: number }): RequestHandler {
+export function createRestTranscoder(router: ConnectRouter, options?: { maxBodyBytes?: number; onError?: (err: unknown, req: Request) => void }): RestHandler {
   const maxBodyBytes = options?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   let table = compileRoutes(router.handlers);
-  return (req, res, next) => {
-    // Services registered after the middleware was created are picked up.
+  return (req, res) => {
+    // Services registered after the transcoder was created are picked up.
     if (table.handlerCount !== router.handlers.length) table = compileRoutes(router.handlers);
-    const { path, query } = splitUrl(req.url);
-    const match = findRoute(table, req.method, path);
-    if (match === undefined) {
-      next();
-      return;
-    }
-    serve(table, match.route, match.vars, query, req, res, maxBodyBytes).catch(next);
+    const { path, query } = splitUrl(req.url ?? "/");
+    const match = findRoute(table, req.method ?? "GET", path);
+    if (match === undefined) return false;
+    serve(table, match.route, match.vars, query, req, res, maxBodyBytes).catch((err: unknown) => {
+      options?.onError?.(err, req);
+      if (!res.headersSent) sendError(res, 500, Code.Internal, "internal error", []);
+      else res.destroy();
+    });
+    return true;
   };
 }
 
@@ -916,8 +930,9 @@ async function serve(
     message = buildRequestJson(route, vars, body, query);
   } catch (e) {
     if (!(e instanceof RestError)) throw e;
-    // Unread body bytes may follow an oversized request: do not reuse the connection.
-    if (e.status === 413) res.setHeader("connection", "close");
+    // Unread body bytes may follow an oversized HTTP/1.1 request: do not reuse the connection. (HTTP/2 forbids the
+    // header; the stream's unread data is simply discarded.)
+    if (e.status === 413 && req.httpVersionMajor === 1) res.setHeader("connection", "close");
     sendError(res, e.status, e.code, e.message, []);
     return;
   }

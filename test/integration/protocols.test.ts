@@ -1,6 +1,7 @@
 // The same ListUsers answered over every protocol on one port, by clients we
 // did not write (buf curl) and by connect-node's three transports.
 
+import http2 from "node:http2";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
@@ -26,6 +27,28 @@ beforeAll(async () => {
 });
 afterAll(() => t.stop());
 
+async function h2Request(
+  session: http2.ClientHttp2Session,
+  method: string,
+  path: string,
+  body?: string,
+  headers: Record<string, string> = auth(),
+): Promise<{ status: number; headers: http2.IncomingHttpHeaders; body: string }> {
+  const req = session.request({ ":method": method, ":path": path, ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) });
+  const chunks: Buffer[] = [];
+  const response = new Promise<{ status: number; headers: http2.IncomingHttpHeaders; body: string }>((resolve, reject) => {
+    let head: http2.IncomingHttpHeaders = {};
+    req.on("response", (h) => {
+      head = h;
+    });
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => resolve({ status: Number(head[":status"]), headers: head, body: Buffer.concat(chunks).toString("utf8") }));
+    req.on("error", reject);
+  });
+  req.end(body);
+  return response;
+}
+
 const sortedIds = (users: { userId: string }[]) => users.map((u) => u.userId).sort();
 
 describe("one port, every protocol", () => {
@@ -43,6 +66,41 @@ describe("one port, every protocol", () => {
     const one = await rest(t.url, t.pat, "GET", `/v2/users/${expected[0]}`);
     expect(one.status).toBe(200);
     expect(((await one.json()) as { user: { userId: string } }).user.userId).toBe(expected[0]);
+  });
+
+  it("REST and the probes over HTTP/2 (h2c): the same answers, errors and limits as over HTTP/1.1", async () => {
+    const session = http2.connect(t.url);
+    try {
+      const one = await h2Request(session, "GET", `/v2/users/${expected[0]}`);
+      expect(one.status).toBe(200);
+      expect(one.headers["content-type"]).toBe("application/json");
+      expect((JSON.parse(one.body) as { user: { userId: string } }).user.userId).toBe(expected[0]);
+      const list = await h2Request(session, "POST", "/v2/users", "{}");
+      expect(list.status).toBe(200);
+      expect(sortedIds((JSON.parse(list.body) as { result: { userId: string }[] }).result)).toEqual(expected);
+      // A domain error keeps its REST shape.
+      const missing = await h2Request(session, "GET", "/v2/users/nope");
+      expect(missing.status).toBe(404);
+      expect(JSON.parse(missing.body)).toMatchObject({ code: Code.NotFound });
+      // No token: 401 with the challenge.
+      const anonymous = await h2Request(session, "GET", `/v2/users/${expected[0]}`, undefined, {});
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.headers["www-authenticate"]).toMatch(/^Bearer/);
+      // Over the body limit: 413 (HTTP/2 has no Connection header to send; the session stays usable).
+      const big = await h2Request(session, "POST", "/v2/users", JSON.stringify({ pad: "x".repeat(4 * 1024 * 1024) }));
+      expect(big.status).toBe(413);
+      expect(JSON.parse(big.body)).toMatchObject({ code: Code.ResourceExhausted });
+      expect((await h2Request(session, "GET", `/v2/users/${expected[0]}`)).status).toBe(200);
+      // The probes too, for proxies that health-check over HTTP/2.
+      expect(await h2Request(session, "GET", "/healthz", undefined, {})).toMatchObject({ status: 200, body: '{"status":"ok"}' });
+      expect(await h2Request(session, "GET", "/readyz", undefined, {})).toMatchObject({ status: 200, body: '{"status":"ready"}' });
+      expect(await h2Request(session, "HEAD", "/readyz", undefined, {})).toMatchObject({ status: 200, body: "" });
+      const unknown = await h2Request(session, "GET", "/v2/nothing-here", undefined, {});
+      expect(unknown.status).toBe(404);
+      expect(JSON.parse(unknown.body)).toMatchObject({ code: Code.NotFound });
+    } finally {
+      session.close();
+    }
   });
 
   it("gRPC over h2c (connect-node gRPC transport)", async () => {
@@ -139,9 +197,15 @@ describe("reflection and health", () => {
     expect(JSON.parse(out.stdout)).toEqual({ status: "SERVING" });
   });
 
-  it("answers /healthz and /readyz", async () => {
+  it("answers /healthz and /readyz (GET and HEAD, never cached)", async () => {
     const h = await fetch(`${t.url}/healthz`);
     expect(h.status).toBe(200);
+    expect(h.headers.get("cache-control")).toBe("no-store");
+    expect(await h.json()).toEqual({ status: "ok" });
+    const head = await fetch(`${t.url}/readyz`, { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe("");
+    expect((await fetch(`${t.url}/healthz`, { method: "POST" })).status).toBe(404);
     const r = await fetch(`${t.url}/readyz`);
     expect(r.status).toBe(200);
     expect(await r.json()).toEqual({ status: "ready" });

@@ -1,10 +1,9 @@
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { create, type DescMethodUnary, type JsonObject, toJson } from "@bufbuild/protobuf";
 import { timestampFromDate, timestampNow } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type ConnectRouter, createConnectRouter, type Interceptor } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import express from "express";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { SettingsService } from "../../gen/svc/settings/v2/settings_service_pb.js";
 import { UserService } from "../../gen/svc/user/v2/user_service_pb.js";
@@ -131,7 +130,7 @@ describe("matchPath", () => {
 });
 
 // ---------------------------------------------------------------------------
-// End to end through Express and the Connect router
+// End to end through a Node HTTP server and the Connect router
 // ---------------------------------------------------------------------------
 
 interface Reply {
@@ -142,9 +141,12 @@ interface Reply {
 }
 
 async function startApp(router: ConnectRouter, options?: { maxBodyBytes?: number }) {
-  const app = express().use(createRestTranscoder(router, options));
+  const rest = createRestTranscoder(router, options);
   const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, "127.0.0.1", () => resolve(s));
+    const s = createServer((req, res) => {
+      if (rest(req, res)) return;
+      res.writeHead(404).end();
+    }).listen(0, "127.0.0.1", () => resolve(s));
   });
   const { port } = server.address() as AddressInfo;
   const call = async (method: string, path: string, init: { body?: string | Uint8Array; headers?: Record<string, string> } = {}) => {
