@@ -154,6 +154,33 @@ describe("ListSigningKeys and RotateSigningKey", () => {
     expect(bad.status).toBe(400);
   });
 
+  it("refuses a rotation that would leave more than 10 keys verifying, and changes nothing then", async () => {
+    const c = client(t.url);
+    const verifying = async () => {
+      const all = (await c.listSigningKeys({}, auth(t.pat))).result;
+      return all.filter((k) => k.state === SigningKeyState.ACTIVE || k.state === SigningKeyState.RETIRED);
+    };
+    let count = (await verifying()).length;
+    expect(count).toBeLessThan(10);
+    while (count < 10) {
+      await c.rotateSigningKey({}, auth(t.pat));
+      count++;
+    }
+    const before = await verifying();
+    expect(before).toHaveLength(10);
+    const events = async () =>
+      ((await (await rest(t.url, t.pat, "POST", "/v2/events", { eventTypes: ["instance.signingkey.rotated"] })).json()) as { result: unknown[] }).result.length;
+    const eventsBefore = await events();
+
+    expect(await rpcError(c.rotateSigningKey({}, auth(t.pat)))).toEqual({ code: Code.ResourceExhausted, reason: "Errors.SigningKey.TooManyRotations" });
+    const rest429 = await rest(t.url, t.pat, "POST", "/v2/instance/signing-keys/rotate", {});
+    expect(rest429.status).toBe(429);
+    // Nothing changed: the same keys, the same active one, no new key in the JWKS, no audit event.
+    expect(await verifying()).toEqual(before);
+    expect((await jwksKids(t.url)).sort()).toEqual(before.map((k) => k.id).sort());
+    expect(await events()).toBe(eventsBefore);
+  });
+
   it("shows keys past their overlap as expired (last: moves the clock)", async () => {
     const overlapMs = 2 * 86_400_000;
     t.advanceClock(overlapMs);
@@ -161,6 +188,8 @@ describe("ListSigningKeys and RotateSigningKey", () => {
     const listed = await c.listSigningKeys({}, auth(t.pat));
     expect(listed.result[0]?.state).toBe(SigningKeyState.ACTIVE);
     expect(listed.result.slice(1).every((k) => k.state === SigningKeyState.EXPIRED)).toBe(true);
+    // With the old keys out of their overlap, rotating on demand works again.
+    expect((await c.rotateSigningKey({}, auth(t.pat))).keyId).toEqual(expect.any(String));
   });
 });
 

@@ -365,7 +365,9 @@ export const InstanceService: GenService<{
   /**
    * Makes a new key the active one now. The previous keys stay in the JWKS
    * and keep verifying the tokens they signed until the end of the overlap
-   * (SVC_SIGNING_KEY_OVERLAP); every replica signs with the new key.
+   * (SVC_SIGNING_KEY_OVERLAP); every replica signs with the new key. At most
+   * 10 keys verify at once: a rotation that would leave more is refused with
+   * RESOURCE_EXHAUSTED (Errors.SigningKey.TooManyRotations) and changes nothing.
    *
    * @generated from rpc svc.instance.v2.InstanceService.RotateSigningKey
    */
