@@ -9,7 +9,7 @@ import type { Ctx, Tx } from "./context.js";
 import { alreadyExists, failedPrecondition, invalidArgument, notFound, permissionDenied, SvcError } from "./errors.js";
 import { recordEvent } from "./events.js";
 import { ID_PATTERN, newId } from "./ids.js";
-import { escapeLike, type Page, page, type TextMatch, textFilter } from "./list.js";
+import { escapeLike, type Page, page, type TextMatch } from "./list.js";
 import { checkIamOwnerKept, iamOwnersLock, lockTx } from "./members.js";
 import { authorize, listScope, type Permission } from "./permissions.js";
 import { checkPassword, passwordComplexity } from "./settings.js";
@@ -76,12 +76,54 @@ const USER_SELECT = {
   org: { select: { primaryDomain: true } },
 } satisfies Prisma.UserSelect;
 
-type UserRow = Prisma.UserGetPayload<{ select: typeof USER_SELECT }>;
+/** USER_SELECT as one SQL statement over `u` and its organization `o`, for reads on the driver (src/store/sql.ts). */
+const USER_VIEW_FROM = Prisma.sql`
+  SELECT u."id", u."orgId", u."type"::text AS "type", u."state"::text AS "state", u."username", u."givenName", u."familyName",
+    u."nickName", u."displayName", u."preferredLanguage", u."gender", u."email", u."emailVerified", u."phone", u."phoneVerified",
+    u."passwordChangeRequired", u."passwordChangedAt", u."machineName", u."description", u."accessTokenType"::text AS "accessTokenType",
+    u."secretCreatedAt" IS NOT NULL AS "hasSecret", u."createdAt", u."updatedAt", o."primaryDomain"
+  FROM "User" u JOIN "Organization" o ON o."id" = u."orgId"`;
 
-function toView(row: UserRow): UserView {
-  const { org, secretCreatedAt, ...rest } = row;
-  const loginName = `${row.username}@${org.primaryDomain}`;
-  return { ...rest, hasSecret: secretCreatedAt !== null, loginNames: [loginName], preferredLoginName: loginName };
+type UserViewRow = Omit<UserView, "loginNames" | "preferredLoginName" | "passwordChangedAt" | "createdAt" | "updatedAt"> & {
+  primaryDomain: string;
+  passwordChangedAt: Date | string | null;
+  createdAt: Date | string;
+  updatedAt: Date | string;
+};
+
+/** The embedded database may hand timestamps back as text. */
+const asDate = (v: Date | string): Date => (v instanceof Date ? v : new Date(v));
+
+/** Field by field (not a spread): one object shape for every user, which keeps a 1,000-row page cheap to build. */
+function viewFromRow(r: UserViewRow): UserView {
+  const loginName = `${r.username}@${r.primaryDomain}`;
+  return {
+    id: r.id,
+    orgId: r.orgId,
+    type: r.type,
+    state: r.state,
+    username: r.username,
+    loginNames: [loginName],
+    preferredLoginName: loginName,
+    givenName: r.givenName,
+    familyName: r.familyName,
+    nickName: r.nickName,
+    displayName: r.displayName,
+    preferredLanguage: r.preferredLanguage,
+    gender: r.gender,
+    email: r.email,
+    emailVerified: r.emailVerified,
+    phone: r.phone,
+    phoneVerified: r.phoneVerified,
+    passwordChangeRequired: r.passwordChangeRequired,
+    passwordChangedAt: r.passwordChangedAt === null ? null : asDate(r.passwordChangedAt),
+    machineName: r.machineName,
+    description: r.description,
+    accessTokenType: r.accessTokenType,
+    hasSecret: r.hasSecret,
+    createdAt: asDate(r.createdAt),
+    updatedAt: asDate(r.updatedAt),
+  };
 }
 
 // ---------------------------------------------------------------- access
@@ -591,11 +633,15 @@ export function mapUniqueViolation(err: unknown): unknown {
 
 // ---------------------------------------------------------------- read
 
+/** One prepared statement on the driver: GetUserByID is among the most called reads. */
 export async function getUser(ctx: Ctx, userId: string): Promise<UserView> {
-  const row = await ctx.db.user.findFirst({ where: { id: userId, instanceId: ctx.instanceId }, select: USER_SELECT });
+  const [row] = await query<UserViewRow>(
+    ctx.db,
+    statement(Prisma.sql`${USER_VIEW_FROM} WHERE u."id" = ${userId} AND u."instanceId" = ${ctx.instanceId}`, "user_view_by_id"),
+  );
   if (!row) throw userNotFound();
   if (row.id !== ctx.principal.userId) authorize(ctx, "user.read", row.orgId, userNotFound);
-  return toView(row);
+  return viewFromRow(row);
 }
 
 export type UserQuery =
@@ -621,91 +667,146 @@ export interface ListUsersInput {
 const MAX_QUERY_NODES = 100;
 const MAX_QUERY_DEPTH = 10;
 
-/** Values compared with LIKE on the lower-cased user name (case-sensitive operators, so equality stays plain). */
-function likeValue(m: TextMatch, value = m.value): string {
-  return m.method === "equals" ? value : escapeLike(value);
+/**
+ * A text match over a column, with the semantics the v2 API documents:
+ * case-sensitive equality is `=`, everything else LIKE / ILIKE, and `%`, `_`
+ * and `\\` in the value match literally.
+ */
+function textSql(column: Prisma.Sql, m: TextMatch): Prisma.Sql {
+  if (m.method === "equals" && !m.ignoreCase) return Prisma.sql`${column} = ${m.value}`;
+  const v = escapeLike(m.value);
+  const pattern = m.method === "startsWith" ? `${v}%` : m.method === "endsWith" ? `%${v}` : m.method === "contains" ? `%${v}%` : v;
+  return m.ignoreCase ? Prisma.sql`${column} ILIKE ${pattern}` : Prisma.sql`${column} LIKE ${pattern}`;
 }
 
-/** Compiles the typed filters into one Prisma where clause: filtering happens in SQL. */
-export function compileUserQueries(queries: UserQuery[]): Prisma.UserWhereInput {
+const TEXT_COLUMNS: Record<Exclude<Extract<UserQuery, { kind: "text" }>["field"], "username">, Prisma.Sql> = {
+  givenName: Prisma.raw('u."givenName"'),
+  familyName: Prisma.raw('u."familyName"'),
+  nickName: Prisma.raw('u."nickName"'),
+  displayName: Prisma.raw('u."displayName"'),
+  email: Prisma.raw('u."email"'),
+  phone: Prisma.raw('u."phone"'),
+};
+
+/**
+ * Compiles the typed filters into one SQL condition over the user row `u`:
+ * filtering happens in the database. SQL's three-valued logic applies as
+ * written, so `not` over a comparison with a column that is null (a machine
+ * has no email) leaves that user out.
+ */
+export function compileUserQueries(queries: UserQuery[]): Prisma.Sql {
   let nodes = 0;
-  const compile = (q: UserQuery, depth: number): Prisma.UserWhereInput => {
+  const compile = (q: UserQuery, depth: number): Prisma.Sql => {
     if (++nodes > MAX_QUERY_NODES) throw invalidArgument("Errors.Query.TooComplex", `at most ${MAX_QUERY_NODES} filters per request`);
     if (depth > MAX_QUERY_DEPTH) throw invalidArgument("Errors.Query.TooDeep", `filters nest at most ${MAX_QUERY_DEPTH} levels`);
     switch (q.kind) {
-      case "text":
-        if (q.field === "username") {
-          return q.match.ignoreCase
-            ? { usernameLower: { [q.match.method]: likeValue(q.match, q.match.value.toLowerCase()) } }
-            : { username: textFilter(q.match) };
-        }
-        return { [q.field]: textFilter(q.match) };
+      case "text": {
+        if (q.field !== "username") return textSql(TEXT_COLUMNS[q.field], q.match);
+        if (!q.match.ignoreCase) return textSql(Prisma.raw('u."username"'), q.match);
+        // The stored lower-cased name (indexed, also for prefixes) against the lower-cased value: case-sensitive operators.
+        const lower = q.match.value.toLowerCase();
+        return q.match.method === "equals"
+          ? Prisma.sql`u."usernameLower" = ${lower}`
+          : textSql(Prisma.raw('u."usernameLower"'), { ...q.match, value: lower, ignoreCase: false });
+      }
       case "loginName": {
         if (q.match.method !== "equals")
           throw invalidArgument("Errors.Query.LoginName.Method", "login name filters support equals and equals-ignore-case only");
         const v = q.match.value.toLowerCase();
         const at = v.lastIndexOf("@");
-        const byLoginName: Prisma.UserWhereInput[] = at > 0 ? [{ usernameLower: v.slice(0, at), org: { primaryDomain: v.slice(at + 1) } }] : [];
-        const exact = q.match.ignoreCase ? {} : { username: q.match.value.slice(0, at > 0 ? at : undefined) };
-        return { AND: [{ OR: [{ usernameLower: v }, ...byLoginName] }, exact] };
+        const byLoginName =
+          at > 0
+            ? Prisma.sql` OR (u."usernameLower" = ${v.slice(0, at)}
+                AND EXISTS (SELECT 1 FROM "Organization" lo WHERE lo."id" = u."orgId" AND lo."primaryDomain" = ${v.slice(at + 1)}))`
+            : Prisma.empty;
+        const exact = q.match.ignoreCase ? Prisma.empty : Prisma.sql` AND u."username" = ${q.match.value.slice(0, at > 0 ? at : undefined)}`;
+        return Prisma.sql`((u."usernameLower" = ${v}${byLoginName})${exact})`;
       }
       case "state":
-        return { state: q.state };
+        return Prisma.sql`u."state" = ${q.state}::"UserState"`;
       case "type":
-        return { type: q.type };
+        return Prisma.sql`u."type" = ${q.type}::"UserType"`;
       case "org":
-        return { orgId: q.orgId };
+        return Prisma.sql`u."orgId" = ${q.orgId}`;
       case "ids":
         if (q.ids.length > 1000) throw invalidArgument("Errors.Query.TooManyIds", "at most 1000 user ids per filter");
-        return { id: { in: q.ids } };
+        return Prisma.sql`u."id" = ANY(${q.ids}::text[])`;
       case "metadataKey":
-        return { metadata: { some: { key: textFilter(q.match) } } };
+        return Prisma.sql`EXISTS (SELECT 1 FROM "UserMetadata" md WHERE md."userId" = u."id" AND ${textSql(Prisma.raw('md."key"'), q.match)})`;
       case "metadataValue":
-        return { metadata: { some: { value: { equals: new Uint8Array(q.value) } } } };
+        return Prisma.sql`EXISTS (SELECT 1 FROM "UserMetadata" md WHERE md."userId" = u."id" AND md."value" = ${Buffer.from(q.value)}::bytea)`;
       case "and":
-        return { AND: q.queries.map((c) => compile(c, depth + 1)) };
+        return q.queries.length
+          ? Prisma.sql`(${Prisma.join(
+              q.queries.map((c) => compile(c, depth + 1)),
+              " AND ",
+            )})`
+          : Prisma.sql`TRUE`;
       case "or":
-        return { OR: q.queries.map((c) => compile(c, depth + 1)) };
+        return q.queries.length
+          ? Prisma.sql`(${Prisma.join(
+              q.queries.map((c) => compile(c, depth + 1)),
+              " OR ",
+            )})`
+          : Prisma.sql`FALSE`;
       case "not":
-        return { NOT: compile(q.query, depth + 1) };
+        return Prisma.sql`NOT (${compile(q.query, depth + 1)})`;
     }
   };
-  return { AND: queries.map((q) => compile(q, 1)) };
+  return queries.length
+    ? Prisma.join(
+        queries.map((q) => compile(q, 1)),
+        " AND ",
+      )
+    : Prisma.sql`TRUE`;
 }
 
-const SORT_COLUMNS: Record<UserSort, keyof Prisma.UserOrderByWithRelationInput> = {
-  username: "usernameLower",
-  givenName: "givenName",
-  familyName: "familyName",
-  nickName: "nickName",
-  displayName: "displayName",
-  email: "email",
-  state: "state",
-  type: "type",
-  createdAt: "createdAt",
+/** Sort columns; the nullable ones put users without a value last in both directions. */
+const SORT_COLUMNS: Record<UserSort, { column: Prisma.Sql; nullable: boolean }> = {
+  username: { column: Prisma.raw('u."usernameLower"'), nullable: false },
+  givenName: { column: Prisma.raw('u."givenName"'), nullable: true },
+  familyName: { column: Prisma.raw('u."familyName"'), nullable: true },
+  nickName: { column: Prisma.raw('u."nickName"'), nullable: true },
+  displayName: { column: Prisma.raw('u."displayName"'), nullable: true },
+  email: { column: Prisma.raw('u."email"'), nullable: true },
+  state: { column: Prisma.raw('u."state"'), nullable: false },
+  type: { column: Prisma.raw('u."type"'), nullable: false },
+  createdAt: { column: Prisma.raw('u."createdAt"'), nullable: false },
 };
 
-const NULLABLE_SORT = new Set<string>(["givenName", "familyName", "nickName", "displayName", "email"]);
-
+/**
+ * The total and the page in one statement on the driver. The filter runs
+ * once (a materialized set of ids and sort keys) for both the count and the
+ * page; without a filter the page walks an index in order and stops. The
+ * page's rows are joined to their organizations (login names) in the same
+ * statement: a single round trip, never a query per user.
+ */
 export async function listUsers(ctx: Ctx, input: ListUsersInput): Promise<{ total: number; users: UserView[]; page: Page }> {
   const p = page(input.page);
   const orgs = listScope(ctx, "user.read");
-  const where: Prisma.UserWhereInput = {
-    instanceId: ctx.instanceId,
-    ...(orgs ? { orgId: { in: orgs } } : {}),
-    ...compileUserQueries(input.queries),
-  };
-  const dir = p.asc ? "asc" : "desc";
-  const column = SORT_COLUMNS[input.sort ?? "createdAt"];
+  const filter = compileUserQueries(input.queries);
+  const scope = orgs ? Prisma.sql`AND u."orgId" = ANY(${orgs}::text[])` : Prisma.empty;
+  const dir = Prisma.raw(p.asc ? "ASC" : "DESC");
+  const sort = SORT_COLUMNS[input.sort ?? "createdAt"];
   // The id breaks ties so that paging is stable.
-  // Users without the sorted value (e.g. machines have no email) come last either way.
-  const first = NULLABLE_SORT.has(column) ? { [column]: { sort: dir, nulls: "last" } } : { [column]: dir };
-  const orderBy: Prisma.UserOrderByWithRelationInput[] = [first, { id: dir }];
-  const [total, rows] = await ctx.db.$transaction([
-    ctx.db.user.count({ where }),
-    ctx.db.user.findMany({ where, orderBy, skip: p.offset, take: p.limit, select: USER_SELECT }),
-  ]);
-  return { total, users: rows.map(toView), page: p };
+  const order = (alias: string) =>
+    Prisma.sql`${Prisma.raw(`${alias}."sortKey"`)} ${dir}${Prisma.raw(sort.nullable ? " NULLS LAST" : "")}, ${Prisma.raw(`${alias}."id"`)} ${dir}`;
+  const rows = await query<(UserViewRow & { total: number; id: string | null }) | { total: number; id: null }>(
+    ctx.db,
+    statement(Prisma.sql`
+      WITH m AS ${Prisma.raw(input.queries.length ? "MATERIALIZED" : "NOT MATERIALIZED")} (
+        SELECT u."id", ${sort.column} AS "sortKey" FROM "User" u WHERE u."instanceId" = ${ctx.instanceId} ${scope} AND ${filter}),
+      pageIds AS (SELECT m."id", m."sortKey" FROM m ORDER BY ${order("m")} LIMIT ${p.limit} OFFSET ${p.offset})
+      SELECT t."total", v.* FROM (SELECT count(*)::int AS "total" FROM m) t
+      LEFT JOIN LATERAL (
+        SELECT uv.*, pageIds."sortKey" FROM pageIds JOIN (${USER_VIEW_FROM}) uv ON uv."id" = pageIds."id"
+      ) v ON TRUE
+      ORDER BY ${order("v")}`),
+  );
+  const total = rows[0]?.total ?? 0;
+  const users: UserView[] = [];
+  for (const r of rows) if (r.id !== null) users.push(viewFromRow(r as UserViewRow));
+  return { total, users, page: p };
 }
 
 // ---------------------------------------------------------------- update

@@ -107,6 +107,35 @@ describe("ListUsers", () => {
     expect(res.details.totalResult).toBe("3");
   });
 
+  it("keeps the total past the last page, puts users without the sorted value last, and pages stably", async () => {
+    const past = await list({ query: { offset: 100, limit: 10 } });
+    expect(past.details.totalResult).toBe("6");
+    expect(past.result).toEqual([]);
+    // svc-admin (a machine) has no email: last in both directions.
+    for (const asc of [true, false]) {
+      const byEmail = (await list({ query: { asc }, sortingColumn: "USER_FIELD_NAME_EMAIL" })).result.map((u) => u.username);
+      expect(byEmail.at(-1)).toBe("svc-admin");
+      expect(byEmail).toHaveLength(6);
+    }
+    // The default order (newest first), one user a page, visits everyone once.
+    const seen: string[] = [];
+    for (let offset = 0; offset < 6; offset++) seen.push(...(await list({ query: { offset, limit: 1 } })).result.map((u) => u.username));
+    expect(seen).toEqual((await list({})).result.map((u) => u.username));
+    expect(new Set(seen).size).toBe(6);
+  });
+
+  it("treats not over a missing value as not matching, and filters by ids", async () => {
+    const names = async (q: unknown) =>
+      (await list({ query: { asc: true }, sortingColumn: "USER_FIELD_NAME_USER_NAME", queries: [q] })).result.map((u) => u.username);
+    // svc-admin has no email: neither "ends with .com" nor its negation matches it.
+    const notDotCom = await names({ notQuery: { query: { emailQuery: { emailAddress: ".com", method: "TEXT_QUERY_METHOD_ENDS_WITH" } } } });
+    expect(notDotCom).toEqual(expect.arrayContaining(["bob", "dave_1"]));
+    for (const excluded of ["svc-admin", "Alice", "Carol"]) expect(notDotCom).not.toContain(excluded);
+    const all = (await list({ query: { asc: true }, sortingColumn: "USER_FIELD_NAME_USER_NAME" })).result;
+    const two = [all[1]?.userId, all[3]?.userId];
+    expect(await names({ inUserIdsQuery: { userIds: two } })).toEqual([all[1]?.username, all[3]?.username]);
+  });
+
   it("rejects an empty filter and a limit over 1000", async () => {
     expect((await rest(t.url, t.pat, "POST", "/v2/users", { queries: [{}] })).status).toBe(400);
     expect((await rest(t.url, t.pat, "POST", "/v2/users", { query: { limit: 1000 } })).status).toBe(200);
