@@ -37,17 +37,22 @@ export async function openDatabase(opts: { url?: string; dataDir: string; poolSi
 }
 
 /**
- * Session settings for every connection. svc's statements are short: when a
+ * Run first on every new connection. svc's statements are short: when a
  * plan's cost estimate passes jit_above_cost (a filtered SCIM list over a large
  * organization does), PostgreSQL's JIT spends 10 to 200 ms compiling to save
- * microseconds, so it is off. An `options` parameter in the URL replaces this.
+ * microseconds, so it is off. A SET rather than the `options` startup
+ * parameter, which connection poolers such as PgBouncer refuse.
  */
-const SESSION_OPTIONS = "-c jit=off";
+const SESSION_SETUP = "SET jit = off";
 
 async function openPostgres(url: string, poolSize: number): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 10_000, options: SESSION_OPTIONS });
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 10_000 });
   // An idle client losing its server must not crash the process.
   pool.on("error", () => {});
+  // Queued ahead of anything the client is acquired for; a server without the setting keeps its default.
+  pool.on("connect", (client) => {
+    client.query(SESSION_SETUP).catch(() => {});
+  });
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   registerDriver(prisma, {
     query: async (q) => (await pool.query(q.name ? { name: q.name, text: q.text, values: q.values } : { text: q.text, values: q.values })).rows,
