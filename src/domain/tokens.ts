@@ -25,6 +25,10 @@ const MAX_ASSERTION_AGE_S = 3600;
 const MAX_ASSERTION_BYTES = 8 * 1024;
 const MAX_TOKEN_BYTES = 8 * 1024;
 
+/** Project ids are always generated (ids.ts): 26 lower-case Crockford base32 characters. */
+const PROJECT_ID_SHAPE = /^[0-9a-z]{26}$/;
+/** Application client ids are `<generated id>@<project slug>` (apps.ts). */
+const APP_CLIENT_ID_SHAPE = /^[0-9a-z]{26}@/;
 const PROJECT_AUD = /^urn:svc:iam:org:project:id:([A-Za-z0-9_-]{1,64}):aud$/;
 const ROLE_SCOPE = /^urn:svc:iam:org:project:role:([A-Za-z0-9._:-]{1,200})$/;
 const ORG_SCOPE = /^urn:svc:iam:org:id:([A-Za-z0-9_-]{1,64})$/;
@@ -330,7 +334,7 @@ async function fromOAuthRow(
     return {
       ...base,
       subject: "user",
-      management: row.audience.includes(MANAGEMENT_AUDIENCE),
+      management: row.audience.includes(MANAGEMENT_AUDIENCE) && row.scopes.includes(SCOPE_MANAGEMENT),
       principal: principalOf(row.user, rt.instanceId, row.id),
       user: row.user,
     };
@@ -402,7 +406,7 @@ async function findClient(rt: OAuthRuntime, clientId: string): Promise<ClientRec
     }),
     rt.db.user.findUnique({
       where: { instanceId_usernameLower: { instanceId: rt.instanceId, usernameLower: clientId.toLowerCase() } },
-      select: { id: true, orgId: true, type: true, state: true, secretHash: true, accessTokenType: true, org: { select: { state: true } } },
+      select: { id: true, username: true, orgId: true, type: true, state: true, secretHash: true, accessTokenType: true, org: { select: { state: true } } },
     }),
   ]);
   let rec: ClientRecord | null = null;
@@ -422,7 +426,9 @@ async function findClient(rt: OAuthRuntime, clientId: string): Promise<ClientRec
   } else if (user && user.type === "MACHINE") {
     rec = {
       kind: "user",
-      clientId,
+      // The registered client id (the username as stored), whatever case it was given in: tokens,
+      // introspection and revocation compare it.
+      clientId: user.username,
       userId: user.id,
       orgId: user.orgId,
       secretHash: user.secretHash,
@@ -479,7 +485,9 @@ export async function authenticateClient(rt: OAuthRuntime, input: ClientAuthInpu
   if (!pem || (pem.expiresAt && pem.expiresAt.getTime() <= now.getTime())) throw invalidClient("unknown or expired key");
   try {
     const owner = client.kind === "app" ? { appId: client.appId as string } : { userId: client.userId as string };
-    await verifyAssertion(rt, assertion, kid, pem.publicKey, now, [rt.issuer, input.endpoint], claims.iss, owner);
+    // OIDC Core §9: the audience SHOULD be the token endpoint, whichever endpoint the client authenticates at.
+    const audiences = [...new Set([rt.issuer, `${rt.issuer}/oauth/v2/token`, input.endpoint])];
+    await verifyAssertion(rt, assertion, kid, pem.publicKey, now, audiences, claims.iss, owner);
   } catch (err) {
     if (err instanceof OAuthError) throw invalidClient(err.description);
     throw err;
@@ -567,8 +575,11 @@ async function verifyAssertion(
   const exp = payload.exp as number;
   if (iat > nowS + SKEW_S) throw invalidGrant("the assertion was issued in the future");
   if (nowS - iat > MAX_ASSERTION_AGE_S) throw invalidGrant("the assertion is older than one hour");
+  // Without a jti the assertion is identified by its signing input (header and claims): the encoded
+  // signature is malleable (base64url padding bits are ignored on decoding), the signed part is not.
+  const signed = assertion.slice(0, assertion.lastIndexOf("."));
   const marker = createHash("sha256")
-    .update(`${subject}\n${typeof payload.jti === "string" ? payload.jti : assertion}`)
+    .update(`${subject}\n${typeof payload.jti === "string" ? payload.jti : signed}`)
     .digest("base64url");
   const row: TokenRow = {
     id: `assertion:${marker}`,
@@ -577,7 +588,9 @@ async function verifyAssertion(
     userId: owner.userId ?? null,
     appId: owner.appId ?? null,
     clientId: subject,
-    expiresAt: new Date(Math.max(exp + SKEW_S, nowS + SKEW_S) * 1000),
+    // Kept while the assertion could still be accepted: until exp (with the skew), but never past the
+    // one-hour age limit, so a far-future exp does not keep markers for years.
+    expiresAt: new Date(Math.max(Math.min(exp + SKEW_S, iat + MAX_ASSERTION_AGE_S + 1), nowS + SKEW_S) * 1000),
     createdAt: now,
   };
   // The JWT profile grant writes the marker in the same INSERT as the token (and refuses if it existed).
@@ -620,17 +633,26 @@ export async function grantScopes(
     }
   }
   const projectIds: string[] = [];
-  if (wantedProjects.length) {
-    const found = await projectsOf(rt, wantedProjects);
+  // A machine user's username or id is chosen by whoever creates it: it must not put a project id or
+  // the management audience in the token's aud (resource servers of that project would accept it).
+  const clientMayBeProject = PROJECT_ID_SHAPE.test(clientId);
+  let clientIsAmbiguous = clientId === MANAGEMENT_AUDIENCE;
+  if (wantedProjects.length || clientMayBeProject) {
+    const found = await projectsOf(rt, clientMayBeProject ? [...wantedProjects, clientId] : wantedProjects);
     const ok = new Set(found.map((p) => p.id));
     for (const p of wantedProjects) if (ok.has(p)) projectIds.push(p);
+    if (ok.has(clientId)) clientIsAmbiguous = true;
+  }
+  // Nor an application's client id (a user id may be chosen at creation, "@" included).
+  if (!clientIsAmbiguous && APP_CLIENT_ID_SHAPE.test(clientId) && (await rt.db.application.findUnique({ where: { clientId }, select: { id: true } }))) {
+    clientIsAmbiguous = true;
   }
   const kept = scopes.filter((s) => {
     const m = s === SCOPE_MANAGEMENT ? null : PROJECT_AUD.exec(s);
     return !m || projectIds.includes(m[1] as string);
   });
   if (appProjectId && !projectIds.includes(appProjectId)) projectIds.unshift(appProjectId);
-  const audience = [clientId, ...projectIds];
+  const audience = [...(clientIsAmbiguous ? [] : [clientId]), ...projectIds];
   if (kept.includes(SCOPE_MANAGEMENT)) audience.push(MANAGEMENT_AUDIENCE);
   return { scopes: kept, audience: [...new Set(audience)], projectIds };
 }
@@ -917,14 +939,24 @@ export async function jwtBearerGrant(rt: OAuthRuntime, assertion: string | undef
   });
 }
 
+/**
+ * Whether the token was issued to this client, by identity rather than by client id string: a machine
+ * user's tokens (client credentials or JWT profile) are its own, an app's own tokens are the app's.
+ */
+function issuedTo(t: ResolvedToken, caller: ClientRecord): boolean {
+  if (t.subject === "user") return caller.kind === "user" && caller.userId === t.principal.userId && t.appId === null;
+  return caller.kind === "app" && caller.appId !== undefined && t.appId === caller.appId;
+}
+
 /** RFC 7662: what an authenticated client may learn about a token. */
 export async function introspect(rt: OAuthRuntime, caller: ClientRecord, token: string | undefined, now: Date): Promise<Record<string, unknown>> {
   if (!token) return { active: false };
   const t = await resolveToken(rt, token, now);
   if (!t || t.kind === "pat") return { active: false };
-  // A client sees its own tokens and tokens meant for it (its client id or its project in the audience).
-  const mine =
-    t.clientId === caller.clientId || t.audience.includes(caller.clientId) || (caller.projectId !== undefined && t.audience.includes(caller.projectId));
+  // A client sees its own tokens and (an application) tokens meant for its project. Client ids are not
+  // matched against the audience: a machine user's id or username is chosen by its creator and may
+  // spell a project id or the management audience.
+  const mine = issuedTo(t, caller) || (caller.kind === "app" && caller.projectId !== undefined && t.audience.includes(caller.projectId));
   if (!mine) return { active: false };
   const common = {
     active: true,
@@ -988,7 +1020,7 @@ export async function revoke(rt: OAuthRuntime, caller: ClientRecord, token: stri
   if (!token) throw new OAuthError("invalid_request", "token is required");
   const t = await resolveToken(rt, token, now);
   if (!t || t.kind === "pat") return;
-  if (t.clientId !== caller.clientId) throw new OAuthError("unauthorized_client", "the token was not issued to this client");
+  if (!issuedTo(t, caller)) throw new OAuthError("unauthorized_client", "the token was not issued to this client");
   await rt.db.$transaction(async (tx) => {
     await tx.oAuthToken.updateMany({ where: { id: t.id, revokedAt: null }, data: { revokedAt: now } });
     await invalidateAuth(tx, t.subject === "user" ? { userId: t.principal.userId } : { orgId: t.orgId });

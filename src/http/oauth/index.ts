@@ -222,16 +222,7 @@ function oauthHandler(rt: OAuthRuntime): OAuthHandler {
     jwks_uri: `${issuer}/oauth/v2/keys`,
     grant_types_supported: ["client_credentials", GRANT_JWT_BEARER],
     response_types_supported: ["token"],
-    scopes_supported: [
-      "openid",
-      "profile",
-      "email",
-      "phone",
-      "offline_access",
-      SCOPE_MANAGEMENT,
-      "urn:svc:iam:org:projects:roles",
-      "urn:svc:iam:user:metadata",
-    ],
+    scopes_supported: ["openid", "profile", "email", "phone", SCOPE_MANAGEMENT, "urn:svc:iam:org:projects:roles", "urn:svc:iam:user:metadata"],
     claims_supported: [
       "sub",
       "iss",
@@ -305,6 +296,10 @@ function oauthHandler(rt: OAuthRuntime): OAuthHandler {
       const c = await client(req, f, "/oauth/v2/token");
       body = await clientCredentialsGrant(rt, c, f.scope, rt.clock());
     } else if (grant === GRANT_JWT_BEARER) {
+      // RFC 7523 §3.1 makes client authentication optional for this grant; credentials that are
+      // sent must still be valid (RFC 6749 §3.2.1), never silently ignored.
+      if (basicCredentials(req.headers.authorization) || f.client_secret !== undefined || f.client_assertion !== undefined)
+        await client(req, f, "/oauth/v2/token");
       body = await jwtBearerGrant(rt, f.assertion, f.scope, rt.clock());
     } else {
       throw new OAuthError("unsupported_grant_type", `supported: client_credentials, ${GRANT_JWT_BEARER}`);
