@@ -754,6 +754,14 @@ export function userClaims(user: UserInfoSource, scopes: readonly string[]): Rec
   return c;
 }
 
+/**
+ * The `scope` of a response or token: RFC 6749 §3.3 makes a scope at least one
+ * scope token, so a grant of none leaves the member out (JSON drops undefined).
+ */
+function scopeValue(scopes: readonly string[]): string | undefined {
+  return scopes.length ? scopes.join(" ") : undefined;
+}
+
 export interface TokenResponse {
   access_token: string;
   token_type: "Bearer";
@@ -817,7 +825,7 @@ export async function issueTokens(
         sub: userId ?? input.clientId,
         aud: granted.audience,
         client_id: input.clientId,
-        scope: granted.scopes.join(" "),
+        scope: scopeValue(granted.scopes),
         iat,
         nbf: iat,
         exp,
@@ -831,7 +839,7 @@ export async function issueTokens(
     accessToken = newOpaqueToken();
     await stored(rt, { ...row, format: "opaque", tokenHash: sha256(accessToken) }, input.marker);
   }
-  const res: TokenResponse = { access_token: accessToken, token_type: "Bearer", expires_in: input.lifetime, scope: granted.scopes.join(" ") };
+  const res: TokenResponse = { access_token: accessToken, token_type: "Bearer", expires_in: input.lifetime, scope: scopeValue(granted.scopes) };
   if (needUser && user) {
     res.id_token = await rt.keys.sign({
       iss: rt.issuer,
@@ -950,7 +958,8 @@ function issuedTo(t: ResolvedToken, caller: ClientRecord): boolean {
 
 /** RFC 7662: what an authenticated client may learn about a token. */
 export async function introspect(rt: OAuthRuntime, caller: ClientRecord, token: string | undefined, now: Date): Promise<Record<string, unknown>> {
-  if (!token) return { active: false };
+  // RFC 7662 §2.1: the token is required; a request without one is malformed (RFC 6749 §5.2 invalid_request).
+  if (!token) throw new OAuthError("invalid_request", "token is required");
   const t = await resolveToken(rt, token, now);
   if (!t || t.kind === "pat") return { active: false };
   // A client sees its own tokens and (an application) tokens meant for its project. Client ids are not
@@ -960,7 +969,7 @@ export async function introspect(rt: OAuthRuntime, caller: ClientRecord, token: 
   if (!mine) return { active: false };
   const common = {
     active: true,
-    scope: t.scopes.join(" "),
+    scope: scopeValue(t.scopes),
     client_id: t.clientId,
     token_type: "Bearer",
     exp: t.expiresAt === null ? undefined : Math.floor(t.expiresAt / 1000),

@@ -233,10 +233,11 @@ describe("client_credentials for API applications", () => {
     const jwks = createRemoteJWKSet(new URL(`${t.url}/oauth/v2/keys`));
     const { payload, protectedHeader } = await jwtVerify(tok.access_token, jwks, { issuer, typ: "at+jwt", audience: projectId });
     expect(protectedHeader.alg).toBe("RS256");
-    expect(payload).toMatchObject({ sub: jwtApp.clientId, client_id: jwtApp.clientId, scope: "" });
+    // No scope was granted: no scope claim (an empty one is not a scope, RFC 6749 §3.3).
+    expect(payload).toMatchObject({ sub: jwtApp.clientId, client_id: jwtApp.clientId });
     expect(payload.aud).toEqual([projectId, jwtApp.clientId]);
     expect(payload.exp).toBe((payload.iat as number) + 43200);
-    expect(Object.keys(payload).sort()).toEqual(["aud", "client_id", "exp", "iat", "iss", "jti", "nbf", "scope", "sub"]);
+    expect(Object.keys(payload).sort()).toEqual(["aud", "client_id", "exp", "iat", "iss", "jti", "nbf", "sub"]);
     const intro = await introspect(tok.access_token, rs);
     expect(intro).toMatchObject({ active: true, sub: jwtApp.clientId, jti: payload.jti });
   });

@@ -413,10 +413,16 @@ describe("tenancy, role claims and key rotation", () => {
     expect(cc.status).toBe(200);
     const own = await json<{ access_token: string; id_token?: string; scope: string }>(cc);
     expect(own.id_token).toBeUndefined();
-    expect(own.scope).toBe("");
+    // Nothing granted: RFC 6749 §3.3 has no empty scope, so the member is left out (here and in introspection).
+    expect("scope" in own).toBe(false);
     const ownIntro = await json<Record<string, unknown>>(await form("/oauth/v2/introspect", { token: own.access_token }, basic("api-app-1", appSecret)));
     expect(ownIntro).toMatchObject({ active: true, sub: "api-app-1", client_id: "api-app-1", aud: [projectId, "api-app-1"] });
     expect(ownIntro.username).toBeUndefined();
+    expect("scope" in ownIntro).toBe(false);
+    // RFC 7662 §2.1: token is required.
+    const missing = await form("/oauth/v2/introspect", {}, basic("api-app-1", appSecret));
+    expect(missing.status).toBe(400);
+    expect(await json(missing)).toMatchObject({ error: "invalid_request" });
   });
 
   it("a rotated key still verifies tokens issued before the rotation", async () => {
