@@ -6,9 +6,10 @@ import { Prisma } from "../../gen/prisma/client.js";
 import { hashPassword } from "../crypto/passwords.js";
 import { query, statement } from "../store/sql.js";
 import { invalidateAuth } from "./auth-cache.js";
-import type { Ctx } from "./context.js";
+import type { Ctx, Tx } from "./context.js";
 import { failedPrecondition, notFound } from "./errors.js";
 import { recordEvent } from "./events.js";
+import { iamOwnersLock, lockTx } from "./members.js";
 import { authorize, type Permission } from "./permissions.js";
 import { checkPassword, passwordComplexity } from "./settings.js";
 import {
@@ -107,9 +108,9 @@ function toRecord(row: RecordRow): ScimUserRecord {
  * multi-valued attributes are aggregated per user in SQL, so a GET is one
  * round trip and a list page two (ids, then this), never one per user.
  */
-async function loadRecords(ctx: Ctx, orgId: string, ids: string[]): Promise<ScimUserRecord[]> {
+async function loadRecords(ctx: Ctx, orgId: string, ids: string[], db: Ctx["db"] | Tx = ctx.db): Promise<ScimUserRecord[]> {
   if (ids.length === 0) return [];
-  const rows = await query<RecordRow>(ctx.db, statement(RECORDS(ids, ctx.principal.userId, ctx.instanceId, orgId), "scim_user_records"));
+  const rows = await query<RecordRow>(db, statement(RECORDS(ids, ctx.principal.userId, ctx.instanceId, orgId), "scim_user_records"));
   const byId = new Map(rows.map((r) => [r.id, toRecord(r)]));
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
@@ -135,7 +136,18 @@ const RECORDS = (ids: string[], provisionerId: string, instanceId: string, orgId
  * membership there learns nothing, not even whether the organization exists).
  */
 export function authorizeOrg(ctx: Ctx, permission: Permission, orgId: string): void {
+  // An id PostgreSQL text cannot hold (a NUL, from a percent-encoded path) names no organization.
+  if (orgId.includes("\u0000")) throw orgHidden();
   authorize(ctx, permission, orgId, orgHidden);
+}
+
+/**
+ * For requests whose operations each check their own permission (Bulk): a
+ * caller without membership in the organization (and no instance role)
+ * learns nothing about it, the whole request is 404 as on every endpoint.
+ */
+export function requireOrgMembership(ctx: Ctx, orgId: string): void {
+  if (!ctx.principal.orgRoles.has(orgId) && !ctx.principal.instanceRoles.length) throw orgHidden();
 }
 
 /** SCIM sees the human users of one organization; machines and other organizations' users do not exist for it. */
@@ -234,57 +246,99 @@ export async function createScimUser(ctx: Ctx, orgId: string, input: ScimUserInp
   };
 }
 
+/** A resource id from a request path: one PostgreSQL text cannot hold (a NUL) names no user. */
+function storableId(id: string): string {
+  if (id.includes("\u0000")) throw userNotFound();
+  return id;
+}
+
 async function readBack(ctx: Ctx, orgId: string, id: string): Promise<ScimUserRecord> {
-  const [record] = await loadRecords(ctx, orgId, [id]);
+  const [record] = await loadRecords(ctx, orgId, [storableId(id)]);
   if (!record) throw userNotFound();
   return record;
 }
 
+/** A whole new resource (PUT), or one computed from the current resource under the row lock (PATCH). */
+export type ScimUserChange = ScimUserInput | ((current: ScimUserRecord) => ScimUserInput);
+
+interface LockedUser {
+  id: string;
+  state: UserState;
+  passwordHash: string | null;
+  email: string | null;
+  emailVerified: boolean;
+  phone: string | null;
+  phoneVerified: boolean;
+}
+
 /**
  * Replaces the whole resource (PUT, and the result of a PATCH): attributes
- * absent from `input` are cleared, child rows rewritten, `active` moves the
- * user between INACTIVE and usable. One transaction with its audit events.
+ * absent from the input are cleared, child rows rewritten, `active` moves the
+ * user between INACTIVE and usable. One transaction with its audit events,
+ * holding the user's row lock from the read of the current state to the
+ * writes: concurrent PATCHes apply one after the other (none is lost), and a
+ * DELETE in between makes the change a 404, never a half-written user.
  */
-export async function replaceScimUser(ctx: Ctx, orgId: string, id: string, input: ScimUserInput): Promise<ScimUserRecord> {
+export async function replaceScimUser(ctx: Ctx, orgId: string, id: string, change: ScimUserChange): Promise<ScimUserRecord> {
   authorizeOrg(ctx, "user.write", orgId);
-  const current = await ctx.db.user.findFirst({
-    where: scimWhere(ctx, orgId, id),
-    select: { id: true, state: true, passwordHash: true, email: true, emailVerified: true, phone: true, phoneVerified: true },
-  });
-  if (!current) throw userNotFound();
-  const { columns, rows } = scimProfileColumns(input);
-  const username = validateUsername(input.username);
-  const externalId = validExternalId(input.externalId);
-  const now = ctx.clock();
-  let passwordHash: string | undefined;
-  if (input.password !== undefined) {
-    checkPassword(input.password, await passwordComplexity(ctx, orgId));
-    passwordHash = await hashPassword(input.password);
-  }
-  const deactivating = !input.active && current.state !== "INACTIVE";
-  const reactivating = input.active && current.state === "INACTIVE";
-  if (deactivating && id === ctx.principal.userId) throw failedPrecondition("Errors.User.DeactivateSelf", "a user cannot deactivate itself");
-  const hasPassword = passwordHash !== undefined || current.passwordHash !== null;
-  let state: UserState | undefined;
-  if (deactivating) state = "INACTIVE";
-  else if (reactivating) state = hasPassword ? "ACTIVE" : "INITIAL";
-  else if (passwordHash && current.state === "INITIAL") state = "ACTIVE";
-
-  const data: Prisma.UserUncheckedUpdateInput = {
-    ...columns,
-    username,
-    usernameLower: username.toLowerCase(),
-    // A changed address is verified again only through the provisioner, which holds user.write.
-    emailVerified: columns.email === current.email ? current.emailVerified || columns.email != null : columns.email != null,
-    phoneVerified: columns.phone === current.phone ? current.phoneVerified : false,
-    updatedAt: now,
-    ...(state ? { state } : {}),
-    ...(reactivating ? { lockedAt: null, failedPasswordAttempts: 0, failedOtpAttempts: 0 } : {}),
-    ...(passwordHash ? { passwordHash, passwordChangedAt: now, passwordChangeRequired: false } : {}),
+  storableId(id);
+  // Validated and a new password hashed before the transaction: the row lock is held only for the writes.
+  const preview = typeof change === "function" ? change(await readBack(ctx, orgId, id)) : change;
+  scimProfileColumns(preview);
+  validateUsername(preview.username);
+  validExternalId(preview.externalId);
+  const hashes = new Map<string, string>();
+  const hashOf = async (password: string): Promise<string> => {
+    let hash = hashes.get(password);
+    if (hash === undefined) {
+      checkPassword(password, await passwordComplexity(ctx, orgId));
+      hash = await hashPassword(password);
+      hashes.set(password, hash);
+    }
+    return hash;
   };
+  if (preview.password !== undefined) await hashOf(preview.password);
   const provisionerId = ctx.principal.userId;
+  const now = ctx.clock();
   try {
     await ctx.db.$transaction(async (tx) => {
+      // A deactivation takes the instance owners' lock; before the row lock, in deleteUser's order (no deadlock).
+      if (!preview.active) await lockTx(tx, iamOwnersLock(ctx.instanceId));
+      const [current] = await tx.$queryRaw<LockedUser[]>`
+        SELECT "id", "state", "passwordHash", "email", "emailVerified", "phone", "phoneVerified" FROM "User"
+        WHERE "id" = ${id} AND "instanceId" = ${ctx.instanceId} AND "orgId" = ${orgId} AND "type" = 'HUMAN' FOR UPDATE`;
+      if (!current) throw userNotFound();
+      let input = preview;
+      if (typeof change === "function") {
+        const [record] = await loadRecords(ctx, orgId, [id], tx);
+        if (!record) throw userNotFound();
+        input = change(record);
+      }
+      const { columns, rows } = scimProfileColumns(input);
+      const username = validateUsername(input.username);
+      const externalId = validExternalId(input.externalId);
+      const passwordHash = input.password !== undefined ? await hashOf(input.password) : undefined;
+      const deactivating = !input.active && current.state !== "INACTIVE";
+      const reactivating = input.active && current.state === "INACTIVE";
+      if (deactivating && id === ctx.principal.userId) throw failedPrecondition("Errors.User.DeactivateSelf", "a user cannot deactivate itself");
+      const hasPassword = passwordHash !== undefined || current.passwordHash !== null;
+      let state: UserState | undefined;
+      if (deactivating) state = "INACTIVE";
+      else if (reactivating) state = hasPassword ? "ACTIVE" : "INITIAL";
+      else if (passwordHash && current.state === "INITIAL") state = "ACTIVE";
+
+      const data: Prisma.UserUncheckedUpdateInput = {
+        ...columns,
+        username,
+        usernameLower: username.toLowerCase(),
+        // A changed address is verified again only through the provisioner, which holds user.write.
+        emailVerified: columns.email === current.email ? current.emailVerified || columns.email != null : columns.email != null,
+        phoneVerified: columns.phone === current.phone ? current.phoneVerified : false,
+        updatedAt: now,
+        ...(state ? { state } : {}),
+        ...(reactivating ? { lockedAt: null, failedPasswordAttempts: 0, failedOtpAttempts: 0 } : {}),
+        ...(passwordHash ? { passwordHash, passwordChangedAt: now, passwordChangeRequired: false } : {}),
+      };
       if (deactivating) {
         await keepAnActiveInstanceOwner(ctx, tx, id, "Errors.User.LastInstanceOwner", "the last active IAM_OWNER of the instance cannot be deactivated");
       }
@@ -338,7 +392,8 @@ export async function replaceScimUser(ctx: Ctx, orgId: string, id: string, input
 
 export async function deleteScimUser(ctx: Ctx, orgId: string, id: string): Promise<void> {
   authorizeOrg(ctx, "user.delete", orgId);
-  const user = await ctx.db.user.findFirst({ where: scimWhere(ctx, orgId, id), select: { id: true } });
+  const user = await ctx.db.user.findFirst({ where: scimWhere(ctx, orgId, storableId(id)), select: { id: true } });
   if (!user) throw userNotFound();
+  // A concurrent delete between the read and the delete is NotFound there too.
   await deleteUser(ctx, user.id);
 }

@@ -944,8 +944,10 @@ export async function deleteUser(ctx: Ctx, userId: string): Promise<Date> {
   await ctx.db.$transaction(async (tx) => {
     await invalidateAuth(tx, { userId: user.id });
     await keepAnActiveInstanceOwner(ctx, tx, user.id, "Errors.User.LastInstanceOwner", "the last active IAM_OWNER of the instance cannot be deleted");
-    // Tokens, metadata and memberships go with the user (ON DELETE CASCADE).
-    await tx.user.delete({ where: { id: user.id } });
+    // Tokens, metadata and memberships go with the user (ON DELETE CASCADE). A concurrent delete got there
+    // first when nothing is left to delete: the same NotFound as if this request had come second.
+    const { count } = await tx.user.deleteMany({ where: { id: user.id } });
+    if (count === 0) throw userNotFound();
     await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.removed", payload: { username: user.username } });
   });
   return now;

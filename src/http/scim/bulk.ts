@@ -3,7 +3,7 @@
 // refers to a user created earlier in the same request; failOnErrors stops
 // after that many failures.
 import type { Ctx } from "../../domain/context.js";
-import { createScimUser, deleteScimUser, replaceScimUser } from "../../domain/scim-users.js";
+import { createScimUser, deleteScimUser, replaceScimUser, requireOrgMembership } from "../../domain/scim-users.js";
 import { ScimError, toScimError } from "./errors.js";
 import { PATCH_URN } from "./patch.js";
 import { patchUser, requireSchema } from "./request.js";
@@ -24,6 +24,7 @@ interface BulkResult {
 const invalid = (detail: string) => new ScimError(400, "invalidValue", "Errors.Scim.Bulk.Operation", detail);
 
 export async function runBulk(ctx: Ctx, orgId: string, body: Record<string, unknown>, base: string): Promise<unknown> {
+  requireOrgMembership(ctx, orgId);
   requireSchema(body, BULK_REQUEST_URN);
   const ops = body.Operations;
   if (!Array.isArray(ops)) throw new ScimError(400, "invalidSyntax", "Errors.Scim.Bulk.Operations", "Operations must be an array");
@@ -38,6 +39,7 @@ export async function runBulk(ctx: Ctx, orgId: string, body: Record<string, unkn
     failOnErrors = body.failOnErrors as number;
   }
   const created = new Map<string, string>();
+  const seen = new Set<string>();
   const results: BulkResult[] = [];
   let errors = 0;
   for (const raw of ops) {
@@ -55,6 +57,9 @@ export async function runBulk(ctx: Ctx, orgId: string, body: Record<string, unkn
       if (method === "POST") {
         if (path !== "/Users") throw invalid("POST operations go to /Users");
         if (!bulkId) throw invalid("POST operations need a bulkId");
+        // RFC 7644 §3.7: a bulkId is unique within the request; a second one could not be referred to.
+        if (seen.has(bulkId)) throw invalid(`bulkId '${bulkId}' is used twice in this request`);
+        seen.add(bulkId);
         const d = object();
         requireSchema(d, "urn:ietf:params:scim:schemas:core:2.0:User");
         const user = await createScimUser(ctx, orgId, toInput(canonicalDoc(d)));
@@ -64,7 +69,12 @@ export async function runBulk(ctx: Ctx, orgId: string, body: Record<string, unkn
       } else if (method === "PUT" || method === "PATCH" || method === "DELETE") {
         const m = /^\/Users\/(.+)$/.exec(path);
         if (!m) throw invalid(`${method} operations go to /Users/{id}`);
-        let id = decodeURIComponent(m[1] as string);
+        let id: string;
+        try {
+          id = decodeURIComponent(m[1] as string);
+        } catch {
+          throw invalid(`'${path}' is not a valid path`);
+        }
         if (id.startsWith("bulkId:")) {
           const ref = created.get(id.slice("bulkId:".length));
           if (!ref) throw new ScimError(409, "invalidValue", "Errors.Scim.Bulk.UnknownBulkId", `${id} does not name a user created earlier in this request`);

@@ -39,11 +39,15 @@ function tokenize(input: string): Token[] {
       let j = i + 1;
       while (j < input.length && input[j] !== '"') j += input[j] === "\\" ? 2 : 1;
       if (j >= input.length) throw invalid("unterminated string literal");
+      let v: string;
       try {
-        tokens.push({ t: "str", v: JSON.parse(input.slice(i, j + 1)) as string });
+        v = JSON.parse(input.slice(i, j + 1)) as string;
       } catch {
         throw invalid("invalid string literal");
       }
+      // No stored text holds a NUL (PostgreSQL text cannot): such a literal is not a value to compare with.
+      if (v.includes("\u0000")) throw invalid("a string literal cannot contain U+0000");
+      tokens.push({ t: "str", v });
       i = j + 1;
     } else {
       const m = /^[A-Za-z0-9_:.$+-]+/.exec(input.slice(i));
@@ -57,7 +61,11 @@ function tokenize(input: string): Token[] {
 
 const ATTR_PATH = /^[A-Za-z][A-Za-z0-9_$-]*(\.[A-Za-z][A-Za-z0-9_$-]*)?$/;
 
-/** Attribute path without the core schema URN prefix; throws on anything that is not one. */
+/**
+ * Attribute path without the core schema URN prefix; throws on anything that is not one. Attribute paths are
+ * case-sensitive (the product spec's Filtering section, which here departs from RFC 7643 §2.1): `USERNAME` is
+ * an unknown attribute. The URN prefix itself matches in any case.
+ */
 export function attrPath(raw: string): string {
   const path = raw.toLowerCase().startsWith(CORE_URN) ? raw.slice(CORE_URN.length) : raw;
   if (!ATTR_PATH.test(path)) throw invalid(`'${raw}' is not an attribute path`);

@@ -3,9 +3,10 @@
 // simple, complex and multi-valued attributes, sub-attributes and value-
 // filtered paths; Entra ID's path-less values with dotted keys and "True"/
 // "False" strings. The result is stored as a whole by replaceScimUser.
+import { MAX_CHILD_ROWS } from "../../domain/users.js";
 import { ScimError } from "./errors.js";
 import { attrPath, type Filter, parseFilter } from "./filter.js";
-import { invalidValue, MULTI, type MultiAttr, READ_ONLY, type ScimDoc, SIMPLE_STRINGS, SUB_NAMES, toBool, topName } from "./resource.js";
+import { ADDRESS_SUBS, invalidValue, MULTI, type MultiAttr, READ_ONLY, type ScimDoc, SIMPLE_STRINGS, SUB_NAMES, toBool, topName } from "./resource.js";
 
 export const PATCH_URN = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
 
@@ -142,6 +143,15 @@ function keepOnePrimary(entries: Record<string, unknown>[], chosen: Record<strin
   for (const e of entries) if (e !== winner && e.primary === true) e.primary = false;
 }
 
+/** Whether two entries of a multi-valued attribute hold the same value (emails compare case-insensitively). */
+function sameEntry(attr: MultiAttr, a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  if (attr === "addresses") {
+    return ADDRESS_SUBS.every((k) => k === "primary" || (a[k] ?? null) === (b[k] ?? null));
+  }
+  if (typeof a.value !== "string" || typeof b.value !== "string") return false;
+  return attr === "emails" ? a.value.toLowerCase() === b.value.toLowerCase() : a.value === b.value;
+}
+
 function setSimple(doc: ScimDoc, attr: string, value: unknown): void {
   if (attr === "active") {
     doc.active = toBool(value, "active");
@@ -184,6 +194,8 @@ function applyOne(doc: ScimDoc, op: Op, path: Path, value: unknown): void {
   const multi = attr as MultiAttr;
   const entries = ((doc[multi] as Record<string, unknown>[] | undefined) ?? []).map((e) => ({ ...e }));
   const set = (next: Record<string, unknown>[]) => {
+    // The domain's limit, checked per operation: thousands of operations must not each scan an ever longer list.
+    if (next.length > MAX_CHILD_ROWS) throw invalidValue(`at most ${MAX_CHILD_ROWS} ${multi} entries`, `Errors.User.${multi}.TooMany`);
     if (next.length) doc[multi] = next;
     else delete doc[multi];
   };
@@ -199,9 +211,22 @@ function applyOne(doc: ScimDoc, op: Op, path: Path, value: unknown): void {
   }
   if (!filter && !sub) {
     const incoming = (Array.isArray(value) ? value : [value]).map((v) => canonicalEntry(multi, v));
-    const next = op === "add" ? [...entries, ...incoming] : incoming;
-    keepOnePrimary(next, incoming);
-    set(next);
+    if (op === "replace") {
+      keepOnePrimary(incoming, incoming);
+      set(incoming);
+      return;
+    }
+    // RFC 7644 §3.5.2.1: adding a value the attribute already holds adds no second
+    // copy; the sub-attributes sent are merged into the existing entry.
+    const chosen: Record<string, unknown>[] = [];
+    for (const entry of incoming) {
+      const existing = entries.find((e) => sameEntry(multi, e, entry));
+      if (existing) Object.assign(existing, entry);
+      else entries.push(entry);
+      chosen.push(existing ?? entry);
+    }
+    keepOnePrimary(entries, chosen);
+    set(entries);
     return;
   }
   if (targets.length === 0) {
@@ -230,6 +255,9 @@ function applyOne(doc: ScimDoc, op: Op, path: Path, value: unknown): void {
   set(entries);
 }
 
+const EXTENSION_PREFIX = "urn:ietf:params:scim:schemas:extension:";
+const isExtension = (path: string) => path.toLowerCase().startsWith(EXTENSION_PREFIX);
+
 /** Applies a PatchOp body's Operations to `doc` (a copy is changed and returned). */
 export function applyPatch(current: ScimDoc, operations: unknown): ScimDoc {
   if (!Array.isArray(operations) || operations.length === 0) {
@@ -243,11 +271,14 @@ export function applyPatch(current: ScimDoc, operations: unknown): ScimDoc {
     if (op !== "add" && op !== "replace" && op !== "remove") throw invalidValue(`unknown operation '${String(o.op)}'`, "Errors.Scim.Patch.UnknownOp");
     if (o.path !== undefined && typeof o.path !== "string") throw invalidPath("path must be a string");
     const path = o.path?.trim();
+    // Schema extensions (e.g. the enterprise User of Entra ID's default mapping) are not
+    // stored: like POST and PUT, which ignore their attributes, PATCH leaves them alone.
+    if (path && isExtension(path)) continue;
     if (!path) {
       if (op === "remove") throw noTarget("remove needs a path");
       if (typeof o.value !== "object" || o.value === null || Array.isArray(o.value)) throw invalidValue("an operation without path takes an object value");
       // Keys may be attribute paths themselves ("name.givenName", as Entra ID sends them).
-      for (const [k, v] of Object.entries(o.value)) applyOne(doc, op, parsePath(k), v);
+      for (const [k, v] of Object.entries(o.value)) if (!isExtension(k)) applyOne(doc, op, parsePath(k), v);
       continue;
     }
     if (op !== "remove" && o.value === undefined) throw invalidValue(`${op} needs a value`);

@@ -2,7 +2,7 @@
 // their limits and content type, schema URN checks, and PATCH as a whole.
 import type { IncomingMessage } from "node:http";
 import type { Ctx } from "../../domain/context.js";
-import { authorizeOrg, getScimUser, replaceScimUser, type ScimUserRecord } from "../../domain/scim-users.js";
+import { authorizeOrg, replaceScimUser, type ScimUserRecord } from "../../domain/scim-users.js";
 import { ScimError } from "./errors.js";
 import { applyPatch } from "./patch.js";
 import { toInput, toScimDocument } from "./resource.js";
@@ -44,10 +44,13 @@ export function requireSchema(body: Record<string, unknown>, urn: string): void 
   }
 }
 
-/** PATCH: the operations applied to the current resource, stored as a whole. */
+/**
+ * PATCH: the operations applied to the current resource, stored as a whole.
+ * The domain applies them again under the user's row lock, so concurrent
+ * PATCHes of one user serialize instead of overwriting each other.
+ */
 export async function patchUser(ctx: Ctx, orgId: string, id: string, operations: unknown): Promise<ScimUserRecord> {
   authorizeOrg(ctx, "user.write", orgId);
-  const current = await getScimUser(ctx, orgId, id);
-  const next = applyPatch(toScimDocument(current), operations);
-  return replaceScimUser(ctx, orgId, id, toInput(next));
+  authorizeOrg(ctx, "user.read", orgId);
+  return replaceScimUser(ctx, orgId, id, (current) => toInput(applyPatch(toScimDocument(current), operations)));
 }

@@ -118,7 +118,7 @@ function project(resource: ScimDoc, p: Projection): ScimDoc {
       if (ALWAYS.has(k) || wanted.includes(key)) out[k] = v;
       else {
         const subs = wanted.filter((w) => w.startsWith(`${key}.`)).map((w) => w.slice(key.length + 1));
-        if (!subs.length) continue;
+        if (!subs.length || typeof v !== "object" || v === null) continue;
         const pick = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([sk]) => subs.includes(sk.toLowerCase())));
         out[k] = Array.isArray(v) ? v.map((e) => pick(e as Record<string, unknown>)) : pick(v as Record<string, unknown>);
       }
@@ -128,7 +128,18 @@ function project(resource: ScimDoc, p: Projection): ScimDoc {
   if (p.excludedAttributes?.length) {
     const dropped = norm(p.excludedAttributes);
     const out: ScimDoc = {};
-    for (const [k, v] of Object.entries(resource)) if (ALWAYS.has(k) || !dropped.includes(k.toLowerCase())) out[k] = v;
+    for (const [k, v] of Object.entries(resource)) {
+      const key = k.toLowerCase();
+      if (!ALWAYS.has(k) && dropped.includes(key)) continue;
+      // A sub-attribute (`name.givenName`, `emails.display`) is dropped from the complex value or from every entry.
+      const subs = ALWAYS.has(k) ? [] : dropped.filter((d) => d.startsWith(`${key}.`)).map((d) => d.slice(key.length + 1));
+      if (!subs.length || typeof v !== "object" || v === null) {
+        out[k] = v;
+        continue;
+      }
+      const omit = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([sk]) => !subs.includes(sk.toLowerCase())));
+      out[k] = Array.isArray(v) ? v.map((e) => omit(e as Record<string, unknown>)) : omit(v as Record<string, unknown>);
+    }
     return out;
   }
   return resource;
@@ -151,8 +162,8 @@ export function createScimHandler(deps: ScimDeps): (req: Req, res: Res) => Promi
     return { db: deps.db, instanceId: deps.instanceId, principal, clock: deps.clock, log: deps.log, requestId: header(x.req, "x-request-id") ?? "" };
   };
 
-  const list = async (x: Exchange, q: Record<string, unknown>) => {
-    const ctx = await ctxOf(x);
+  const list = async (x: Exchange, q: Record<string, unknown>, known?: Ctx) => {
+    const ctx = known ?? (await ctxOf(x));
     const filter = strParam(q.filter, "filter");
     const where = filter?.trim() ? compileFilter(parseFilter(filter), { provisionerId: ctx.principal.userId }) : undefined;
     const sort = compileSort(strParam(q.sortBy, "sortBy"), strParam(q.sortOrder, "sortOrder"));
@@ -208,9 +219,11 @@ export function createScimHandler(deps: ScimDeps): (req: Req, res: Res) => Promi
     },
     "users/.search": {
       POST: async (x) => {
+        // Authenticated before the body is read: no token is 401 whatever it sends.
+        const ctx = await ctxOf(x);
         const doc = await body(x);
         requireSchema(doc, SEARCH_URN);
-        await list(x, doc);
+        await list(x, doc, ctx);
       },
     },
     "users/:id": {
