@@ -10,6 +10,7 @@ import { authenticate } from "../domain/authn.js";
 import type { Clock, Ctx, Principal } from "../domain/context.js";
 import { type ErrorKind, SvcError } from "../domain/errors.js";
 import type { PrismaClient } from "../store/db.js";
+import { isUnstorableText } from "../store/sql.js";
 
 export interface ApiDeps {
   db: PrismaClient;
@@ -48,6 +49,11 @@ export function toConnectError(err: unknown, requestId: string, log: Logger): Co
     ]);
   }
   if (err instanceof ConnectError) return err;
+  if (isUnstorableText(err)) {
+    return new ConnectError("text fields must not contain U+0000", Code.InvalidArgument, undefined, [
+      { desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason: "Errors.Input.Text", domain: "svc" }) },
+    ]);
+  }
   log.error({ err, requestId }, "unexpected error");
   return new ConnectError(`internal error (request id ${requestId})`, Code.Internal, undefined, [
     { desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason: "Errors.Internal", domain: "svc", metadata: { requestId } }) },

@@ -104,3 +104,38 @@ describe("Connect", () => {
     expect(res.status).toBe(415);
   });
 });
+
+describe("text PostgreSQL cannot store (U+0000)", () => {
+  // Stored text never holds a NUL: wherever one meets the database first, it is bad input, never an internal error.
+  it("in a REST path id, a filter value or a create is 400 InvalidArgument, and nothing is written", async () => {
+    for (const path of ["/v2/users/%00", "/v2/organizations/a%00", "/v2/projects/%00x"]) {
+      const res = await rest(t.url, t.pat, "GET", path);
+      expect([path, res.status]).toEqual([path, 400]);
+      expect(((await res.json()) as { code: number }).code).toBe(3);
+    }
+    const filtered = await rest(t.url, t.pat, "POST", "/v2/users", {
+      queries: [{ userNameQuery: { userName: "a\u0000b", method: "TEXT_QUERY_METHOD_CONTAINS" } }],
+    });
+    expect(filtered.status).toBe(400);
+    const instance = (await (await rest(t.url, t.pat, "GET", "/v2/instance")).json()) as { instance: { defaultOrganizationId: string } };
+    const before = ((await (await rest(t.url, t.pat, "POST", "/v2/users", {})).json()) as { details: { totalResult: string } }).details.totalResult;
+    const created = await rest(t.url, t.pat, "POST", "/v2/users/new", {
+      organizationId: instance.instance.defaultOrganizationId,
+      username: "nul-description",
+      machine: { name: "n", description: "a\u0000b" },
+    });
+    expect(created.status).toBe(400);
+    const after = ((await (await rest(t.url, t.pat, "POST", "/v2/users", {})).json()) as { details: { totalResult: string } }).details.totalResult;
+    expect(after).toBe(before);
+  });
+
+  it("in an OAuth client id is 400 invalid_request", async () => {
+    const res = await fetch(`${t.url}/oauth/v2/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "grant_type=client_credentials&client_id=a%00b&client_secret=x",
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: "invalid_request" });
+  });
+});

@@ -32,6 +32,7 @@ import {
   userinfo,
 } from "../../domain/tokens.js";
 import type { Database } from "../../store/db.js";
+import { isUnstorableText } from "../../store/sql.js";
 
 export interface OAuthDeps {
   config: Config;
@@ -388,6 +389,10 @@ function oauthHandler(rt: OAuthRuntime): OAuthHandler {
       }
       if (err instanceof OAuthError) {
         sendError(res, err);
+        return;
+      }
+      if (isUnstorableText(err)) {
+        sendError(res, new OAuthError("invalid_request", "parameters must not contain U+0000"));
         return;
       }
       rt.log.error({ err, requestId: req.headers["x-request-id"] }, "unexpected error in an OAuth endpoint");

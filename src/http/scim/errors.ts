@@ -3,6 +3,7 @@
 // errors (SvcError) to status and scimType.
 import type { Logger } from "pino";
 import { type ErrorKind, SvcError } from "../../domain/errors.js";
+import { isUnstorableText } from "../../store/sql.js";
 
 export const ERROR_URN = "urn:ietf:params:scim:api:messages:2.0:Error";
 export const ERROR_DETAIL_URN = "urn:ietf:params:scim:api:svc:messages:2.0:ErrorDetail";
@@ -78,6 +79,7 @@ export function toScimError(err: unknown, log: Logger, requestId: string): { sta
     }
     return { status: k.status, headers, body: body(k.status, k.scimType, err.id, err.message) };
   }
+  if (isUnstorableText(err)) return { status: 400, headers: {}, body: body(400, "invalidValue", "Errors.Input.Text", "text values must not contain U+0000") };
   log.error({ err, requestId }, "unexpected error in SCIM request");
   return { status: 500, headers: {}, body: body(500, undefined, "Errors.Internal", `internal error (request id ${requestId})`) };
 }
