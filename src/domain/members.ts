@@ -148,11 +148,54 @@ async function checkOrgOwnerKept(tx: Tx, orgId: string, userId: string, newRoles
   await lockTx(tx, orgOwnersLock(orgId));
   const member = await tx.orgMember.findUnique({ where: { orgId_userId: { orgId, userId } }, select: { roles: true } });
   if (!member) throw notFound("Errors.Org.Member.NotFound", "the user is not a member of the organization");
-  if (member.roles.includes(ORG_OWNER) && !newRoles?.includes(ORG_OWNER)) {
-    const owners = await tx.orgMember.count({ where: { orgId, roles: { has: ORG_OWNER } } });
-    if (owners <= 1) throw failedPrecondition("Errors.Org.Member.LastOwner", "the last ORG_OWNER of the organization cannot be removed or demoted");
+  if (member.roles.includes(ORG_OWNER) && !newRoles?.includes(ORG_OWNER) && !(await otherActiveOrgOwner(tx, orgId, userId))) {
+    throw failedPrecondition("Errors.Org.Member.LastOwner", "the last active ORG_OWNER of the organization cannot be removed or demoted");
   }
   return member.roles;
+}
+
+/** Whether an ORG_OWNER other than `userId` can still act: an active user of an active organization. */
+async function otherActiveOrgOwner(tx: Tx, orgId: string, userId: string): Promise<boolean> {
+  const other = await tx.orgMember.findFirst({
+    where: { orgId, roles: { has: ORG_OWNER }, userId: { not: userId }, user: { state: "ACTIVE", org: { state: "ACTIVE" } } },
+    select: { userId: true },
+  });
+  return other !== null;
+}
+
+/**
+ * FailedPrecondition when the users of organization `orgId` losing their
+ * access (the organization deactivated or deleted) would leave another
+ * organization, which some of them own, without an ORG_OWNER who can act.
+ */
+export async function keepOwnersOfOtherOrgs(tx: Tx, orgId: string, errorId: string, message: string): Promise<void> {
+  const owned = await tx.orgMember.findMany({
+    where: { roles: { has: ORG_OWNER }, orgId: { not: orgId }, user: { orgId } },
+    select: { orgId: true },
+    distinct: ["orgId"],
+    orderBy: { orgId: "asc" },
+  });
+  for (const other of owned) {
+    await lockTx(tx, orgOwnersLock(other.orgId));
+    const remaining = await tx.orgMember.findFirst({
+      where: { orgId: other.orgId, roles: { has: ORG_OWNER }, user: { orgId: { not: orgId }, state: "ACTIVE", org: { state: "ACTIVE" } } },
+      select: { userId: true },
+    });
+    if (!remaining) throw failedPrecondition(errorId, message);
+  }
+}
+
+/**
+ * FailedPrecondition when `userId` losing its access (deactivated, locked)
+ * would leave one of the organizations it owns without an ORG_OWNER who can
+ * act. Takes each organization's owners lock, as member changes do.
+ */
+export async function keepActiveOrgOwners(tx: Tx, userId: string, errorId: string, message: string): Promise<void> {
+  const owned = await tx.orgMember.findMany({ where: { userId, roles: { has: ORG_OWNER } }, select: { orgId: true }, orderBy: { orgId: "asc" } });
+  for (const { orgId } of owned) {
+    await lockTx(tx, orgOwnersLock(orgId));
+    if (!(await otherActiveOrgOwner(tx, orgId, userId))) throw failedPrecondition(errorId, message);
+  }
 }
 
 export async function updateOrgMember(ctx: Ctx, input: { orgId: string; userId: string; roles: readonly string[] }): Promise<Date> {

@@ -8,7 +8,7 @@ import { recordEvent } from "./events.js";
 import { invalidateGrantHolders } from "./grant-holders.js";
 import { newId } from "./ids.js";
 import { page, type TextMatch, textFilter } from "./list.js";
-import { checkIamOwnerKept, iamOwnersLock, insertOrgMember, isUniqueViolation, lockTx, ORG_OWNER, validateRoles } from "./members.js";
+import { checkIamOwnerKept, iamOwnersLock, insertOrgMember, isUniqueViolation, keepOwnersOfOtherOrgs, lockTx, ORG_OWNER, validateRoles } from "./members.js";
 import { authorize, listScope, ORG_ROLES } from "./permissions.js";
 import { type CreateUserInput, insertUser, type PreparedUser, prepareUser } from "./users.js";
 
@@ -210,6 +210,8 @@ export async function updateOrganization(ctx: Ctx, input: { orgId: string; name:
 
 const LAST_IAM_OWNERS_DEACTIVATE = "every IAM_OWNER of the instance belongs to this organization: deactivating it would lock them all out";
 const LAST_IAM_OWNERS_DELETE = "every IAM_OWNER of the instance belongs to this organization: deleting it would remove them all";
+const LAST_OWNERS_ELSEWHERE_DEACTIVATE = "every active ORG_OWNER of another organization belongs to this organization: deactivating it would lock them all out";
+const LAST_OWNERS_ELSEWHERE_DELETE = "every active ORG_OWNER of another organization belongs to this organization: deleting it would remove them all";
 
 async function setState(ctx: Ctx, orgId: string, state: OrgView["state"]): Promise<Date> {
   const org = await targetOrg(ctx, orgId, "org.write");
@@ -230,6 +232,7 @@ async function setState(ctx: Ctx, orgId: string, state: OrgView["state"]): Promi
     await invalidateGrantHolders(tx, { orgId: org.id, orOnItsProjects: true });
     if (state === "INACTIVE") {
       await checkIamOwnerKept(ctx, tx, { orgId: org.id }, LAST_IAM_OWNERS_DEACTIVATE, "Errors.Org.LastInstanceOwners");
+      await keepOwnersOfOtherOrgs(tx, org.id, "Errors.Org.LastOwnersElsewhere", LAST_OWNERS_ELSEWHERE_DEACTIVATE);
     }
     await recordEvent(ctx, tx, {
       aggregateType: "org",
@@ -259,6 +262,7 @@ export async function deleteOrganization(ctx: Ctx, orgId: string): Promise<Date>
     if (instance?.defaultOrgId === org.id) throw failedPrecondition("Errors.Org.Default", "the default organization of the instance cannot be deleted");
     await lockTx(tx, iamOwnersLock(ctx.instanceId));
     await checkIamOwnerKept(ctx, tx, { orgId: org.id }, LAST_IAM_OWNERS_DELETE, "Errors.Org.LastInstanceOwners");
+    await keepOwnersOfOtherOrgs(tx, org.id, "Errors.Org.LastOwnersElsewhere", LAST_OWNERS_ELSEWHERE_DELETE);
     const users = await tx.user.count({ where: { orgId: org.id } });
     // Users of other organizations lose the grants held in its name and those on its projects.
     await invalidateGrantHolders(tx, { orgId: org.id, orOnItsProjects: true });

@@ -6,7 +6,7 @@ import type { Ctx } from "./context.js";
 import { failedPrecondition, invalidArgument, notFound } from "./errors.js";
 import { recordEvent } from "./events.js";
 import { newId } from "./ids.js";
-import { authorize } from "./permissions.js";
+import { authorize, authorizeOverRoles } from "./permissions.js";
 import { listCredentials } from "./user-credentials.js";
 
 const userNotFound = () => notFound("Errors.User.NotFound", "user not found");
@@ -24,6 +24,7 @@ export async function addPersonalAccessToken(ctx: Ctx, userId: string, expiresAt
   const user = await ctx.db.user.findFirst({ where: { id: userId, instanceId: ctx.instanceId }, select: { id: true, orgId: true, type: true } });
   if (!user) throw userNotFound();
   authorize(ctx, "user.credential.write", user.orgId, userNotFound);
+  await authorizeOverRoles(ctx, user.id);
   if (user.type !== "MACHINE") throw failedPrecondition("Errors.User.PAT.NotMachine", "personal access tokens belong to machine users only");
   const now = ctx.clock();
   if (expiresAt && expiresAt.getTime() <= now.getTime()) {

@@ -1,7 +1,7 @@
 // The one place that decides access: roles map to permissions here, and
 // every domain function asks authorize(), readableOrgs() or listScope().
 import type { Ctx } from "./context.js";
-import { permissionDenied, type SvcError } from "./errors.js";
+import { permissionDenied, SvcError } from "./errors.js";
 
 export type Permission =
   | "iam.read"
@@ -131,4 +131,36 @@ export function listScope(ctx: Ctx, permission: Permission): string[] | undefine
   if (orgs === "all") return undefined;
   if (orgs.length === 0) throw permissionDenied("Errors.Permission.Denied", `missing permission ${permission}`);
   return orgs;
+}
+
+/** Whether the caller holds `permission` in `orgId` (or instance-wide), without failing. */
+export function holdsIn(ctx: Ctx, permission: Permission, orgId: string): boolean {
+  try {
+    authorize(ctx, permission, orgId);
+    return true;
+  } catch (err) {
+    if (err instanceof SvcError) return false;
+    throw err;
+  }
+}
+
+/**
+ * Taking over an account (a new credential, a password reset) is only for
+ * callers who could grant that account's roles themselves: instance roles
+ * need iam.member.write, roles in an organization need org.member.write
+ * there. Otherwise an ORG_USER_MANAGER could mint a token for its ORG_OWNER,
+ * or an ORG_OWNER for an IAM_OWNER whose account lives in its organization.
+ * Removing a credential takes nothing over and is not limited by this: a
+ * user's own organization can always revoke what its users hold.
+ * Run after the caller's permission on the user itself has been checked.
+ */
+export async function authorizeOverRoles(ctx: Ctx, userId: string): Promise<void> {
+  if (userId === ctx.principal.userId) return;
+  const [instance, orgs] = await Promise.all([
+    ctx.db.instanceMember.findUnique({ where: { instanceId_userId: { instanceId: ctx.instanceId, userId } }, select: { roles: true } }),
+    ctx.db.orgMember.findMany({ where: { userId }, select: { orgId: true, roles: true } }),
+  ]);
+  const denied = () => permissionDenied("Errors.User.MorePrivileged", "the user holds roles the caller cannot grant");
+  if (instance?.roles.length && !hasInstancePermission(ctx, "iam.member.write")) throw denied();
+  for (const m of orgs) if (m.roles.length && !holdsIn(ctx, "org.member.write", m.orgId)) throw denied();
 }

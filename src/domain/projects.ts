@@ -181,7 +181,8 @@ export type ProjectQuery =
   | { kind: "org"; orgId: string }
   | { kind: "grantedOrg"; orgId: string };
 
-function projectFilter(q: ProjectQuery): Prisma.ProjectWhereInput {
+/** `orgs`: the caller's readable organizations ("all" for instance readers). */
+function projectFilter(q: ProjectQuery, orgs: "all" | string[]): Prisma.ProjectWhereInput {
   switch (q.kind) {
     case "name":
       return { name: stringFilter(q.match) };
@@ -191,7 +192,12 @@ function projectFilter(q: ProjectQuery): Prisma.ProjectWhereInput {
     case "org":
       return { orgId: q.orgId };
     case "grantedOrg":
-      return { grants: { some: { grantedOrgId: q.orgId } } };
+      // A receiving organization sees its own grant of a project, not to whom else the owner granted it.
+      return {
+        grants: {
+          some: { grantedOrgId: q.orgId, ...(orgs === "all" ? {} : { OR: [{ grantedOrgId: { in: orgs } }, { project: { orgId: { in: orgs } } }] }) },
+        },
+      };
   }
 }
 
@@ -203,7 +209,7 @@ export async function listProjects(
   const orgs = readableOrgs(ctx, "project.read");
   if (orgs !== "all" && orgs.length === 0) throw permissionDeniedRead();
   const scope: Prisma.ProjectWhereInput = orgs === "all" ? {} : { OR: [{ orgId: { in: orgs } }, { grants: { some: { grantedOrgId: { in: orgs } } } }] };
-  const where: Prisma.ProjectWhereInput = { instanceId: ctx.instanceId, AND: [scope, ...input.queries.map(projectFilter)] };
+  const where: Prisma.ProjectWhereInput = { instanceId: ctx.instanceId, AND: [scope, ...input.queries.map((q) => projectFilter(q, orgs))] };
   const dir = p.asc ? "asc" : "desc";
   const [total, rows] = await ctx.db.$transaction([
     ctx.db.project.count({ where }),

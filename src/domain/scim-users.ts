@@ -9,8 +9,8 @@ import { invalidateAuth } from "./auth-cache.js";
 import type { Ctx, Tx } from "./context.js";
 import { failedPrecondition, notFound } from "./errors.js";
 import { recordEvent } from "./events.js";
-import { iamOwnersLock, lockTx } from "./members.js";
-import { authorize, type Permission } from "./permissions.js";
+import { iamOwnersLock, keepActiveOrgOwners, lockTx } from "./members.js";
+import { authorize, authorizeOverRoles, type Permission } from "./permissions.js";
 import { checkPassword, passwordComplexity } from "./settings.js";
 import {
   createUser,
@@ -297,7 +297,11 @@ export async function replaceScimUser(ctx: Ctx, orgId: string, id: string, chang
     }
     return hash;
   };
-  if (preview.password !== undefined) await hashOf(preview.password);
+  if (preview.password !== undefined) {
+    // Setting another user's password takes the account over: only for callers who could grant its roles.
+    await authorizeOverRoles(ctx, id);
+    await hashOf(preview.password);
+  }
   const provisionerId = ctx.principal.userId;
   const now = ctx.clock();
   try {
@@ -341,6 +345,7 @@ export async function replaceScimUser(ctx: Ctx, orgId: string, id: string, chang
       };
       if (deactivating) {
         await keepAnActiveInstanceOwner(ctx, tx, id, "Errors.User.LastInstanceOwner", "the last active IAM_OWNER of the instance cannot be deactivated");
+        await keepActiveOrgOwners(tx, id, "Errors.User.LastOrgOwner", "the last active ORG_OWNER of an organization cannot be deactivated");
       }
       // A cached principal of this user (state, credentials) must not outlive the change.
       await invalidateAuth(tx, { userId: id });

@@ -11,7 +11,7 @@ import { recordEvent } from "./events.js";
 import { newId } from "./ids.js";
 import { keyMaterial } from "./key-material.js";
 import { inCreationOrder, page } from "./list.js";
-import { listScope } from "./permissions.js";
+import { authorizeOverRoles, listScope } from "./permissions.js";
 import { type TargetUser, targetUser } from "./users.js";
 
 function machineOnly(user: TargetUser, what: string, id: string): void {
@@ -42,6 +42,7 @@ export async function addMachineKey(
   input: { userId: string; expiresAt?: Date; publicKey?: Uint8Array },
 ): Promise<MachineKeyView & { keyFile?: KeyFile }> {
   const user = await targetUser(ctx, input.userId, "user.credential.write");
+  await authorizeOverRoles(ctx, user.id);
   machineOnly(user, "keys", "Errors.User.Key.NotMachine");
   const now = ctx.clock();
   if (input.expiresAt && input.expiresAt.getTime() <= now.getTime()) {
@@ -120,6 +121,7 @@ export async function listCredentials(
 /** A new client secret (256 random bits) replacing any previous one. */
 export async function addSecret(ctx: Ctx, userId: string): Promise<{ clientSecret: string; createdAt: Date }> {
   const user = await targetUser(ctx, userId, "user.credential.write");
+  await authorizeOverRoles(ctx, user.id);
   machineOnly(user, "client secrets", "Errors.User.Secret.NotMachine");
   const clientSecret = newOpaqueToken();
   const now = ctx.clock();

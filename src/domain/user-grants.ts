@@ -65,6 +65,8 @@ export async function addUserGrant(ctx: Ctx, input: AddUserGrantInput): Promise<
   let grant: { id: string; grantedOrgId: string; state: ProjectState } | null = null;
   const select = { id: true, grantedOrgId: true, state: true } as const;
   if (input.projectGrantId) {
+    // Answers about the project's grants are for those who can see the project: to anyone else it does not exist.
+    if (!(await seesProject(ctx, project))) throw projectNotFound();
     grant = await ctx.db.projectGrant.findFirst({ where: { id: input.projectGrantId, projectId: project.id }, select });
     if (!grant) throw projectGrantNotFound();
     if (input.orgId && input.orgId !== grant.grantedOrgId) {
@@ -123,6 +125,15 @@ export async function addUserGrant(ctx: Ctx, input: AddUserGrantInput): Promise<
     throw err;
   }
   return { id, createdAt: now };
+}
+
+/** Instance members, members of the owning organization, and members of an organization the project is granted to. */
+async function seesProject(ctx: Ctx, project: { id: string; orgId: string }): Promise<boolean> {
+  const p = ctx.principal;
+  if (p.instanceRoles.length || p.orgRoles.has(project.orgId)) return true;
+  if (p.orgRoles.size === 0) return false;
+  const granted = await ctx.db.projectGrant.findFirst({ where: { projectId: project.id, grantedOrgId: { in: [...p.orgRoles.keys()] } }, select: { id: true } });
+  return granted !== null;
 }
 
 async function targetUserGrant(ctx: Ctx, grantId: string, userId: string | undefined) {

@@ -6,6 +6,7 @@ import { invalidateAuth } from "./auth-cache.js";
 import type { Ctx, Tx } from "./context.js";
 import { failedPrecondition } from "./errors.js";
 import { recordEvent } from "./events.js";
+import { keepActiveOrgOwners } from "./members.js";
 import { keepAnActiveInstanceOwner, type TargetUser, targetUser, type UserState } from "./users.js";
 
 type Transition = "deactivate" | "reactivate" | "lock" | "unlock";
@@ -72,6 +73,7 @@ async function transition(ctx: Ctx, userId: string, kind: Transition): Promise<D
         "Errors.User.LastInstanceOwner",
         "the last active IAM_OWNER of the instance cannot be deactivated or locked",
       );
+      await keepActiveOrgOwners(tx, user.id, "Errors.User.LastOrgOwner", "the last active ORG_OWNER of an organization cannot be deactivated or locked");
     }
     const data = await nextState(tx, user, kind, now);
     // Conditional on the state read above, so two concurrent calls cannot both succeed.

@@ -10,7 +10,7 @@ import { alreadyExists, failedPrecondition, invalidArgument, notFound, permissio
 import { recordEvent } from "./events.js";
 import { ID_PATTERN, newId } from "./ids.js";
 import { escapeLike, type Page, page, type TextMatch } from "./list.js";
-import { checkIamOwnerKept, iamOwnersLock, lockTx } from "./members.js";
+import { checkIamOwnerKept, iamOwnersLock, keepActiveOrgOwners, lockTx } from "./members.js";
 import { authorize, listScope, type Permission } from "./permissions.js";
 import { checkPassword, passwordComplexity } from "./settings.js";
 
@@ -944,6 +944,7 @@ export async function deleteUser(ctx: Ctx, userId: string): Promise<Date> {
   await ctx.db.$transaction(async (tx) => {
     await invalidateAuth(tx, { userId: user.id });
     await keepAnActiveInstanceOwner(ctx, tx, user.id, "Errors.User.LastInstanceOwner", "the last active IAM_OWNER of the instance cannot be deleted");
+    await keepActiveOrgOwners(tx, user.id, "Errors.User.LastOrgOwner", "the last active ORG_OWNER of an organization cannot be deleted");
     // Tokens, metadata and memberships go with the user (ON DELETE CASCADE). A concurrent delete got there
     // first when nothing is left to delete: the same NotFound as if this request had come second.
     const { count } = await tx.user.deleteMany({ where: { id: user.id } });
