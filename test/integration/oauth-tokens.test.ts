@@ -70,6 +70,9 @@ describe("discovery and JWKS", () => {
       const doc = await json<Record<string, unknown>>(res);
       expect(doc.issuer).toBe(runtimeFor(t.server.db.prisma)?.issuer);
       expect(doc.grant_types_supported).toEqual(["client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"]);
+      // Nothing is advertised that is not served: no authorization endpoint, so no response type (not even "token").
+      expect(doc.response_types_supported).toEqual([]);
+      expect(doc.authorization_endpoint).toBeUndefined();
     }
     const keys = await fetch(`${t.url}/oauth/v2/keys`);
     expect(keys.headers.get("cache-control")).toMatch(/max-age/);

@@ -222,7 +222,8 @@ function oauthHandler(rt: OAuthRuntime): OAuthHandler {
     userinfo_endpoint: `${issuer}/oidc/v1/userinfo`,
     jwks_uri: `${issuer}/oauth/v2/keys`,
     grant_types_supported: ["client_credentials", GRANT_JWT_BEARER],
-    response_types_supported: ["token"],
+    // RFC 8414 requires the member; no authorization endpoint exists (yet), so no response type is served.
+    response_types_supported: [],
     scopes_supported: ["openid", "profile", "email", "phone", SCOPE_MANAGEMENT, "urn:svc:iam:org:projects:roles", "urn:svc:iam:user:metadata"],
     claims_supported: [
       "sub",
