@@ -19,6 +19,10 @@ export interface Config {
   /** Longest time a client may wait for a connection to announce its protocol. */
   sniffTimeoutMs: number;
   maxRequestBytes: number;
+  /** Longest time a client may take to send a whole request (headers and body), over HTTP/1.1 and HTTP/2. */
+  requestTimeoutMs: number;
+  /** Streams one HTTP/2 connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS). */
+  http2MaxConcurrentStreams: number;
   /** AES-256-GCM key encrypting signing keys at rest (SVC_MASTER_KEY); generated into the data directory on the embedded database when unset. */
   masterKey?: Buffer;
   /** Access token lifetimes in seconds. */
@@ -117,6 +121,8 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownGraceMs: int("SVC_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
     sniffTimeoutMs: int("SVC_SNIFF_TIMEOUT_MS", 10_000, 100, 600_000),
     maxRequestBytes: int("SVC_MAX_REQUEST_BYTES", 4 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    requestTimeoutMs: int("SVC_REQUEST_TIMEOUT_MS", 300_000, 1_000, 3_600_000),
+    http2MaxConcurrentStreams: int("SVC_HTTP2_MAX_CONCURRENT_STREAMS", 250, 1, 10_000),
     masterKey,
     accessTokenLifetimeClientCredentials,
     accessTokenLifetimeJwtProfile,

@@ -69,6 +69,23 @@ export interface StartOptions {
 type NodeHandler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const ABSOLUTE_FORM = /^https?:\/\//i;
+
+/** The path and query of an absolute-form request target ("/" when it has none). */
+function originForm(target: string): string {
+  try {
+    const u = new URL(target);
+    return `${u.pathname}${u.search}`;
+  } catch {
+    return target;
+  }
+}
+
+/** Whether the request names an authority (Host or :authority) that a URL can be built on, read as connect-node reads it. */
+function validAuthority(req: http.IncomingMessage | http2.Http2ServerRequest): boolean {
+  const authority: unknown = "authority" in req ? req.authority : req.headers.host;
+  return typeof authority === "string" && authority !== "" && URL.canParse(`http://${authority}/`);
+}
 
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<Server> {
   const log = opts.logger ?? createLogger(config.logLevel);
@@ -190,16 +207,65 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       if (shuttingDown) r.shouldKeepAlive = false;
       pending.add(r);
       r.once("close", () => pending.delete(r));
+      // RFC 9112 §3.2.2: a server must accept the absolute form; every surface below routes on the origin form.
+      if (req.url !== undefined && ABSOLUTE_FORM.test(req.url)) req.url = originForm(req.url);
     }
-    // SCIM, OAuth, REST and the probes are served on Node's request and response directly, over HTTP/1.1 and HTTP/2
-    // (see their modules); the rest goes to the Connect router, and what it does not know to the 404.
-    if (isScimPath(req.url)) void scim(req, res);
-    else if (isOAuthPath(req.url)) void oauth.handler(req, res);
-    else if (!rest(req, res) && !probes(req, res)) (connectHandler as NodeHandler)(req, res);
+    if (req.httpVersionMajor === 2) {
+      // Rapid reset (CVE-2023-44487): a client opens streams and cancels them in the same packet, before its SETTINGS
+      // limit can apply; each would still start a full request (token lookup, queries). Node emits the stream while
+      // nghttp2 is still parsing the read, so look again once the whole read is processed and skip what is gone.
+      const stream = (req as http2.Http2ServerRequest).stream;
+      // Node's requestTimeout covers HTTP/1.1 only; an HTTP/2 stream has no deadline of its own, and a body dribbled
+      // a byte at a time keeps the session from ever being idle. Cut off a request not received in time.
+      // (A request without a body, ended with its headers, is complete already, read or not.)
+      const deadline = setTimeout(() => {
+        if (!stream.endAfterHeaders && !req.readableEnded && !stream.destroyed) stream.close(http2.constants.NGHTTP2_CANCEL);
+      }, config.requestTimeoutMs);
+      req.once("end", () => clearTimeout(deadline));
+      stream.once("close", () => clearTimeout(deadline));
+      setImmediate(() => {
+        if (!stream.destroyed && !stream.closed) dispatch(req, res);
+      });
+      return;
+    }
+    dispatch(req, res);
+  };
+  const dispatch: NodeHandler = (req, res) => {
+    try {
+      // SCIM, OAuth, REST and the probes are served on Node's request and response directly, over HTTP/1.1 and HTTP/2
+      // (see their modules); the rest goes to the Connect router, and what it does not know to the 404.
+      if (isScimPath(req.url)) void scim(req, res);
+      else if (isOAuthPath(req.url)) void oauth.handler(req, res);
+      else if (!rest(req, res) && !probes(req, res)) {
+        // connect-node builds an absolute URL from the authority synchronously, outside any catch: a request without
+        // one (HTTP/1.0 without Host) or with one no URL accepts would throw out of the 'request' event and end the process.
+        if (!validAuthority(req)) {
+          res.writeHead(400, { "content-type": "application/json", "cache-control": "no-store", "x-content-type-options": "nosniff" });
+          res.end(JSON.stringify({ code: 3, message: "missing or invalid Host header", details: [] }));
+          return;
+        }
+        (connectHandler as NodeHandler)(req, res);
+      }
+    } catch (err) {
+      log.error({ err, requestId: req.headers["x-request-id"] }, "unhandled error dispatching a request");
+      if (!res.headersSent) {
+        res.writeHead(500, { "content-type": "application/json", "cache-control": "no-store" });
+        res.end(JSON.stringify({ code: 13, message: "internal error", details: [] }));
+      } else res.destroy();
+    }
   };
   const handler = withRequestLog(drainAware, log);
-  const h1 = http.createServer({ keepAliveTimeout: 5_000, headersTimeout: 30_000, requestTimeout: 300_000 }, handler);
-  const h2 = http2.createServer({}, handler);
+  const h1 = http.createServer(
+    {
+      keepAliveTimeout: 5_000,
+      headersTimeout: Math.min(30_000, config.requestTimeoutMs),
+      requestTimeout: config.requestTimeoutMs,
+      // Node checks both timeouts only this often: keep the overshoot small against the configured timeout.
+      connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(config.requestTimeoutMs / 4))),
+    },
+    handler,
+  );
+  const h2 = http2.createServer({ settings: { maxConcurrentStreams: config.http2MaxConcurrentStreams } }, handler);
   const sessions = new Set<http2.Http2Session>();
   h2.on("session", (s) => {
     sessions.add(s);

@@ -18,7 +18,10 @@ export function routeConnectionsByPreface(h1: http.Server, h2: http2.Http2Server
     socket.on("error", kill);
     // A client that half-closes before its first request never sends one.
     socket.once("end", kill);
-    socket.setTimeout(sniffTimeoutMs, kill);
+    // A deadline, not an idle timer: a client dribbling the 24-byte preface a byte at a time must not hold the
+    // connection for 24 idle periods.
+    const deadline = setTimeout(kill, sniffTimeoutMs);
+    socket.once("close", () => clearTimeout(deadline));
     const decide = () => {
       let chunk = socket.read() as Buffer | null;
       while (chunk !== null) {
@@ -31,8 +34,7 @@ export function routeConnectionsByPreface(h1: http.Server, h2: http2.Http2Server
       socket.off("readable", decide);
       socket.off("error", kill);
       socket.off("end", kill);
-      socket.off("timeout", kill);
-      socket.setTimeout(0);
+      clearTimeout(deadline);
       socket.unshift(seen);
       if (isH2) h2.emit("connection", socket);
       else h1Connection.call(h1, socket);

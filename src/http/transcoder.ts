@@ -733,10 +733,32 @@ function parseBody(route: Route, bytes: Buffer, contentType: string | undefined)
   } catch {
     throw badRequest("invalid JSON body: not valid UTF-8");
   }
+  let json: JsonValue;
   try {
-    return JSON.parse(text) as JsonValue;
+    json = JSON.parse(text) as JsonValue;
   } catch (e) {
     throw badRequest(`invalid JSON body: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  checkJsonShape(json);
+  return json;
+}
+
+// Protobuf's own recursion limit; deeper JSON cannot be a message and would overflow the stack when re-serialized.
+const MAX_JSON_DEPTH = 100;
+
+/**
+ * The body is re-serialized for the Connect handler, and JSON.stringify turns a number JSON.parse read as Infinity
+ * (1e400) into null, which means "unset": refuse it here rather than drop the value. Iterative, so depth is
+ * checked without recursing.
+ */
+function checkJsonShape(root: JsonValue): void {
+  const stack: [JsonValue, number][] = [[root, 1]];
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const [value, depth] = item;
+    if (typeof value === "number" && !Number.isFinite(value)) throw badRequest("invalid JSON body: a number is out of range");
+    if (typeof value !== "object" || value === null) continue;
+    if (depth > MAX_JSON_DEPTH) throw badRequest(`invalid JSON body: nested deeper than ${MAX_JSON_DEPTH} levels`);
+    for (const child of Array.isArray(value) ? value : Object.values(value)) stack.push([child, depth + 1]);
   }
 }
 
@@ -810,6 +832,9 @@ async function collect(body: AsyncIterable<Uint8Array> | undefined): Promise<Buf
 function send(res: Response, status: number, body: string | Buffer, from?: Headers): void {
   res.statusCode = status;
   res.setHeader("content-type", "application/json");
+  // Answers to authenticated calls must not be stored by shared caches, and error bodies echo client input.
+  res.setHeader("cache-control", "no-store");
+  res.setHeader("x-content-type-options", "nosniff");
   for (const name of FORWARDED_RESPONSE_HEADERS) {
     const value = from?.get(name);
     if (value != null) res.setHeader(name, value);

@@ -184,8 +184,14 @@ describe("authorization", () => {
   it("keeps the last IAM_OWNER", async () => {
     const list = await json<{ result: { userId: string; username: string }[] }>(await rest(t.url, t.pat, "POST", "/v2/users", {}));
     const admin = list.result.find((u) => u.username === "admin");
-    expect((await rest(t.url, t.pat, "DELETE", `/v2/users/${admin?.userId}`)).status).toBe(200);
     const sa = list.result.find((u) => u.username === "svc-admin");
+    // admin is also the default organization's only ORG_OWNER: it stays until another owner can act.
+    const refused = await rest(t.url, t.pat, "DELETE", `/v2/users/${admin?.userId}`);
+    expect(refused.status).toBe(400);
+    expect((await json<{ details: { reason: string }[] }>(refused)).details[0]?.reason).toBe("Errors.User.LastOrgOwner");
+    const orgId = (await json<{ instance: { defaultOrganizationId: string } }>(await rest(t.url, t.pat, "GET", "/v2/instance"))).instance.defaultOrganizationId;
+    expect((await rest(t.url, t.pat, "POST", `/v2/organizations/${orgId}/members`, { userId: sa?.userId, roles: ["ORG_OWNER"] })).status).toBe(200);
+    expect((await rest(t.url, t.pat, "DELETE", `/v2/users/${admin?.userId}`)).status).toBe(200);
     const res = await rest(t.url, t.pat, "DELETE", `/v2/users/${sa?.userId}`);
     expect(res.status).toBe(400);
     expect((await json<{ code: number; details: { reason: string }[] }>(res)).details[0]?.reason).toBe("Errors.User.LastInstanceOwner");
