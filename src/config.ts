@@ -6,6 +6,8 @@ export interface Config {
   host: string;
   port: number;
   externalUrl: string;
+  /** Whether SVC_EXTERNAL_URL was set (rather than defaulted from the port): then it is the base of absolute URLs in responses. */
+  externalUrlConfigured: boolean;
   /** PostgreSQL connection string; the embedded PGlite database when unset. */
   databaseUrl?: string;
   databasePoolSize: number;
@@ -110,6 +112,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: str("SVC_HOST") ?? "0.0.0.0",
     port,
     externalUrl,
+    externalUrlConfigured: (env.SVC_EXTERNAL_URL ?? "").trim() !== "",
     databaseUrl,
     databasePoolSize: int("SVC_DATABASE_POOL_SIZE", 10, 1, 1000),
     dataDir,

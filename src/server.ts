@@ -199,7 +199,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   });
 
   // Responses not yet sent when draining starts tell HTTP/1.1 clients not to reuse the connection.
-  const scim = createScimHandler(deps);
+  // Behind a proxy the request's Host and scheme are the proxy's upstream ones: a configured public URL wins.
+  const scim = createScimHandler({ ...deps, externalUrl: config.externalUrlConfigured ? config.externalUrl : undefined });
   const pending = new Set<http.ServerResponse>();
   const drainAware: NodeHandler = (req, res) => {
     if (req.httpVersionMajor === 1) {

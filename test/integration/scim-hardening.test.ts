@@ -528,3 +528,30 @@ describe("robustness: expensive bodies", () => {
     expect(r.status).toBe(400);
   }, 60_000);
 });
+
+describe("absolute URLs behind a proxy", () => {
+  // Behind a TLS-terminating proxy the request arrives over plain HTTP with the upstream's Host: with
+  // SVC_EXTERNAL_URL set, meta.location and Location are built on the public URL instead.
+  it("follow SVC_EXTERNAL_URL when it is set, path prefix included", async () => {
+    const proxied = await startTestServer({ SVC_EXTERNAL_URL: "https://idp.example.test/iam" });
+    try {
+      const orgId = await createOrg(proxied, "Proxied");
+      const token = (await caller(proxied, orgId, "proxied-mgr", ["ORG_USER_MANAGER"])).pat;
+      const created = await scim(proxied, token, "POST", `/scim/v2/${orgId}/Users`, newUser("proxied-1"));
+      expect(created.status).toBe(201);
+      const expected = `https://idp.example.test/iam/scim/v2/${orgId}/Users/${created.body.id}`;
+      expect(created.headers.get("location")).toBe(expected);
+      expect(created.body.meta.location).toBe(expected);
+      expect((await scim(proxied, token, "GET", `/scim/v2/${orgId}/Users/${created.body.id}`)).body.meta.location).toBe(expected);
+      const spc = await scim(proxied, undefined, "GET", `/scim/v2/${orgId}/ServiceProviderConfig`);
+      expect(spc.body.meta.location).toBe(`https://idp.example.test/iam/scim/v2/${orgId}/ServiceProviderConfig`);
+    } finally {
+      await proxied.stop();
+    }
+  });
+
+  it("follow the request's own origin when it is not set", async () => {
+    const created = await make();
+    expect(created.meta.location).toBe(`${t.url}${base}/Users/${created.id}`);
+  });
+});

@@ -25,11 +25,20 @@ import { BULK_MAX_PAYLOAD, listResponse, MAX_RESULTS, serviceProviderConfig, use
 
 export const SEARCH_URN = "urn:ietf:params:scim:api:messages:2.0:SearchRequest";
 
+/** The scheme and authority the request was sent to, when no public URL is configured. */
+function requestOrigin(req: Req): string {
+  const host = header(req, "host") ?? header(req, ":authority") ?? "localhost";
+  const proto = (req.socket as { encrypted?: boolean } | undefined)?.encrypted ? "https" : "http";
+  return `${proto}://${host}`;
+}
+
 export interface ScimDeps {
   db: PrismaClient;
   instanceId: string;
   clock: Clock;
   log: Logger;
+  /** The public base URL (SVC_EXTERNAL_URL) when configured: meta.location and Location are built on it rather than on the request's Host. */
+  externalUrl?: string;
 }
 
 const invalidValue = (detail: string, id: string) => new ScimError(400, "invalidValue", id, detail);
@@ -292,11 +301,9 @@ export function createScimHandler(deps: ScimDeps): (req: Req, res: Res) => Promi
       const handlers = routes[key];
       const handler = handlers?.[x.head ? "GET" : (req.method ?? "")];
       if (!handler) throw noEndpoint();
-      const host = header(req, "host") ?? header(req, ":authority") ?? "localhost";
-      const proto = (req.socket as { encrypted?: boolean } | undefined)?.encrypted ? "https" : "http";
       x.orgId = orgId;
       x.id = id ?? "";
-      x.base = `${proto}://${host}${SCIM_PREFIX}${encodeURIComponent(orgId)}`;
+      x.base = `${deps.externalUrl ?? requestOrigin(req)}${SCIM_PREFIX}${encodeURIComponent(orgId)}`;
       if (!acceptable(req)) throw new ScimError(406, undefined, "Errors.Scim.Accept", "responses are application/scim+json");
       await handler(x);
     } catch (err) {
