@@ -134,7 +134,7 @@ export function listScope(ctx: Ctx, permission: Permission): string[] | undefine
 }
 
 /** Whether the caller holds `permission` in `orgId` (or instance-wide), without failing. */
-export function holdsIn(ctx: Ctx, permission: Permission, orgId: string): boolean {
+export function holds(ctx: Ctx, permission: Permission, orgId: string): boolean {
   try {
     authorize(ctx, permission, orgId);
     return true;
@@ -162,5 +162,5 @@ export async function authorizeOverRoles(ctx: Ctx, userId: string): Promise<void
   ]);
   const denied = () => permissionDenied("Errors.User.MorePrivileged", "the user holds roles the caller cannot grant");
   if (instance?.roles.length && !hasInstancePermission(ctx, "iam.member.write")) throw denied();
-  for (const m of orgs) if (m.roles.length && !holdsIn(ctx, "org.member.write", m.orgId)) throw denied();
+  for (const m of orgs) if (m.roles.length && !holds(ctx, "org.member.write", m.orgId)) throw denied();
 }

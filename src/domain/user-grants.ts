@@ -13,11 +13,11 @@ import { recordEvent } from "./events.js";
 import { newId } from "./ids.js";
 import { inCreationOrder, page } from "./list.js";
 import { isUniqueViolation, lockTx } from "./members.js";
-import { authorize, listScope } from "./permissions.js";
+import { authorize, holds, listScope } from "./permissions.js";
 import { projectGrantNotFound } from "./project-grants.js";
 import { checkRolesExist, type ProjectState, projectNotFound, projectRolesLock, validRoleKeys } from "./projects.js";
 import { changeState } from "./state-change.js";
-import { holds, userNotFound } from "./users.js";
+import { userNotFound } from "./users.js";
 
 export interface UserGrantView {
   id: string;

@@ -11,7 +11,7 @@ import { recordEvent } from "./events.js";
 import { ID_PATTERN, newId } from "./ids.js";
 import { escapeLike, type Page, page, type TextMatch } from "./list.js";
 import { checkIamOwnerKept, iamOwnersLock, keepActiveOrgOwners, lockTx } from "./members.js";
-import { authorize, listScope, type Permission } from "./permissions.js";
+import { authorize, holds, listScope, type Permission } from "./permissions.js";
 import { checkPassword, passwordComplexity } from "./settings.js";
 
 export type UserState = "ACTIVE" | "INACTIVE" | "LOCKED" | "INITIAL";
@@ -145,17 +145,6 @@ export async function targetUser(ctx: Ctx, userId: string, permission: Permissio
   if (self && opts.selfAllowed) return user;
   authorize(ctx, permission, user.orgId, self ? undefined : userNotFound);
   return user;
-}
-
-/** Whether the caller holds `permission` in `orgId`, without failing. */
-export function holds(ctx: Ctx, permission: Permission, orgId: string): boolean {
-  try {
-    authorize(ctx, permission, orgId);
-    return true;
-  } catch (err) {
-    if (err instanceof SvcError) return false;
-    throw err;
-  }
 }
 
 // ---------------------------------------------------------------- create
