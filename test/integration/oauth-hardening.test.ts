@@ -7,7 +7,7 @@ import { decodeJwt, SignJWT } from "jose";
 import { runtimeFor } from "../../src/domain/tokens.js";
 import { ok, project } from "../support/projects.js";
 import { rest, startTestServer, type TestServer } from "../support/server.js";
-import { createMachine, createOrg, defaultOrgId, json } from "../support/users.js";
+import { addMachineKeyFile, addMachineSecret, createMachine, createOrg, defaultOrgId, json, type KeyFile } from "../support/users.js";
 
 const MGMT = "urn:svc:iam:org:project:id:svc:aud";
 const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
@@ -16,11 +16,6 @@ let t: TestServer;
 let orgId: string;
 let issuer: string;
 
-interface KeyFile {
-  keyId: string;
-  key: string;
-  userId: string;
-}
 interface App {
   appId: string;
   clientId: string;
@@ -29,17 +24,8 @@ interface App {
 }
 type Body = Record<string, unknown>;
 
-async function addSecret(userId: string): Promise<string> {
-  const res = await rest(t.url, t.pat, "POST", `/v2/users/${userId}/secret`, {});
-  expect(res.status).toBe(200);
-  return (await json<{ clientSecret: string }>(res)).clientSecret;
-}
-async function addKey(userId: string): Promise<KeyFile> {
-  const res = await rest(t.url, t.pat, "POST", `/v2/users/${userId}/keys`, {});
-  expect(res.status).toBe(200);
-  const body = await json<{ keyContent: string }>(res);
-  return JSON.parse(Buffer.from(body.keyContent, "base64").toString("utf8")) as KeyFile;
-}
+const addSecret = (userId: string) => addMachineSecret(t, userId);
+const addKey = (userId: string) => addMachineKeyFile(t, userId);
 async function createApp(projectId: string, name: string): Promise<App> {
   const out = await ok(t, "rest", t.pat, "CreateApplication", { projectId, name, api: {} });
   return { appId: out.appId, clientId: out.clientId, clientSecret: out.clientSecret, projectId };

@@ -13,28 +13,13 @@ import { newId } from "../../src/domain/ids.js";
 import { runtimeFor } from "../../src/domain/tokens.js";
 import { ok } from "../support/projects.js";
 import { rest, startTestServer, type TestServer } from "../support/server.js";
-import { createMachine, createOrg, defaultOrgId, json } from "../support/users.js";
+import { addMachineKeyFile, addMachineSecret, createMachine, createOrg, defaultOrgId, json, type KeyFile } from "../support/users.js";
 
 let t: TestServer;
 let orgId: string;
 
-interface KeyFile {
-  keyId: string;
-  key: string;
-  userId: string;
-}
-
-async function addSecret(userId: string): Promise<string> {
-  const res = await rest(t.url, t.pat, "POST", `/v2/users/${userId}/secret`, {});
-  expect(res.status).toBe(200);
-  return (await json<{ clientSecret: string }>(res)).clientSecret;
-}
-async function addKey(userId: string): Promise<KeyFile> {
-  const res = await rest(t.url, t.pat, "POST", `/v2/users/${userId}/keys`, {});
-  expect(res.status).toBe(200);
-  const body = await json<{ keyContent: string }>(res);
-  return JSON.parse(Buffer.from(body.keyContent, "base64").toString("utf8")) as KeyFile;
-}
+const addSecret = (userId: string) => addMachineSecret(t, userId);
+const addKey = (userId: string) => addMachineKeyFile(t, userId);
 async function setJwt(userId: string): Promise<void> {
   // Test setup: the access token type straight in the row.
   await t.server.db.prisma.user.update({ where: { id: userId }, data: { accessTokenType: "JWT" } });
