@@ -30,14 +30,15 @@ import { registerReflection } from "./api/reflection.js";
 import { settingsService } from "./api/settings.js";
 import { userService } from "./api/users.js";
 import type { Config } from "./config.js";
-import { bootstrap } from "./domain/bootstrap.js";
 import type { Clock } from "./domain/context.js";
+import { bootstrap } from "./domain/orgs/bootstrap.js";
 import { createOAuth, isOAuthPath } from "./http/oauth/index.js";
 import { createScimHandler, isScimPath } from "./http/scim/router.js";
 import { routeConnectionsByPreface } from "./http/sniff.js";
 import { createRestTranscoder } from "./http/transcoder.js";
 import { createLogger } from "./logger.js";
 import { type Database, openDatabase } from "./store/db.js";
+import { createStore } from "./store/index.js";
 import { applyMigrations, migrationsApplied } from "./store/migrate.js";
 
 export const API_SERVICES: DescService[] = [
@@ -123,7 +124,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     await db.close().catch(() => {});
     throw err;
   }
-  const deps: ApiDeps = { db: db.prisma, instanceId, clock, log };
+  const deps: ApiDeps = { store: createStore(db.prisma), db: db.prisma, instanceId, clock, log };
   const shutdown = new AbortController();
   // connect-node links every in-flight call to this signal and unlinks it when the call ends: the listener count is the
   // number of calls in flight, not a leak, and Node's warning at 11 would fire under any real load.

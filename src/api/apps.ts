@@ -34,9 +34,9 @@ import {
   regenerateAppSecret,
   removeAppKey,
   updateApp,
-} from "../domain/apps.js";
+} from "../domain/access/apps.js";
 import { invalidArgument } from "../domain/errors.js";
-import { type ApiDeps, domainCtx } from "./connect.js";
+import { type ApiDeps, ctxOf } from "./connect.js";
 import { dateOpt, details, enumValue, listPage, textMatch, ts, tsOpt } from "./convert.js";
 
 const TOKEN_TYPE: Record<number, DomainTokenType | undefined> = {
@@ -164,35 +164,35 @@ export function applicationService(deps: ApiDeps): ServiceImpl<typeof Applicatio
     async createApplication(req, hctx) {
       const settings = toSettings(req.config);
       if (!settings) throw invalidArgument("Errors.App.Config.Missing", "an application needs an api or an oidc configuration", { field: "config" });
-      const out = await createApp(domainCtx(deps, hctx), { projectId: req.projectId, name: req.name, settings });
+      const out = await createApp(ctxOf(hctx), { projectId: req.projectId, name: req.name, settings });
       return { appId: out.id, clientId: out.clientId, clientSecret: out.clientSecret ?? "", creationDate: ts(out.createdAt) };
     },
     async getApplication(req, hctx) {
-      return { app: toApp(await getApp(domainCtx(deps, hctx), req.projectId, req.appId)) };
+      return { app: toApp(await getApp(ctxOf(hctx), req.projectId, req.appId)) };
     },
     async listApplications(req, hctx) {
-      const out = await listApps(domainCtx(deps, hctx), { projectId: req.projectId, page: listPage(req.query), queries: req.queries.map(toQuery) });
+      const out = await listApps(ctxOf(hctx), { projectId: req.projectId, page: listPage(req.query), queries: req.queries.map(toQuery) });
       return { details: listDetails(out.total), result: out.apps.map(toApp) };
     },
     async updateApplication(req, hctx) {
       const input = { projectId: req.projectId, appId: req.appId, name: req.name, settings: toSettings(req.config) };
-      return { changeDate: ts(await updateApp(domainCtx(deps, hctx), input)) };
+      return { changeDate: ts(await updateApp(ctxOf(hctx), input)) };
     },
     async deactivateApplication(req, hctx) {
-      return { changeDate: ts(await deactivateApp(domainCtx(deps, hctx), req.projectId, req.appId)) };
+      return { changeDate: ts(await deactivateApp(ctxOf(hctx), req.projectId, req.appId)) };
     },
     async reactivateApplication(req, hctx) {
-      return { changeDate: ts(await reactivateApp(domainCtx(deps, hctx), req.projectId, req.appId)) };
+      return { changeDate: ts(await reactivateApp(ctxOf(hctx), req.projectId, req.appId)) };
     },
     async deleteApplication(req, hctx) {
-      return { deletionDate: ts(await deleteApp(domainCtx(deps, hctx), req.projectId, req.appId)) };
+      return { deletionDate: ts(await deleteApp(ctxOf(hctx), req.projectId, req.appId)) };
     },
     async regenerateClientSecret(req, hctx) {
-      const out = await regenerateAppSecret(domainCtx(deps, hctx), req.projectId, req.appId);
+      const out = await regenerateAppSecret(ctxOf(hctx), req.projectId, req.appId);
       return { clientSecret: out.clientSecret, changeDate: ts(out.changedAt) };
     },
     async addApplicationKey(req, hctx) {
-      const out = await addAppKey(domainCtx(deps, hctx), {
+      const out = await addAppKey(ctxOf(hctx), {
         projectId: req.projectId,
         appId: req.appId,
         expiresAt: dateOpt(req.expirationDate),
@@ -205,14 +205,14 @@ export function applicationService(deps: ApiDeps): ServiceImpl<typeof Applicatio
       };
     },
     async listApplicationKeys(req, hctx) {
-      const out = await listAppKeys(domainCtx(deps, hctx), { projectId: req.projectId, appId: req.appId, page: listPage(req.query) });
+      const out = await listAppKeys(ctxOf(hctx), { projectId: req.projectId, appId: req.appId, page: listPage(req.query) });
       return {
         details: listDetails(out.total),
         result: out.keys.map((k) => ({ id: k.id, appId: k.appId, creationDate: ts(k.createdAt), expirationDate: tsOpt(k.expiresAt) })),
       };
     },
     async removeApplicationKey(req, hctx) {
-      return { deletionDate: ts(await removeAppKey(domainCtx(deps, hctx), { projectId: req.projectId, appId: req.appId, keyId: req.keyId })) };
+      return { deletionDate: ts(await removeAppKey(ctxOf(hctx), { projectId: req.projectId, appId: req.appId, keyId: req.keyId })) };
     },
   };
 }

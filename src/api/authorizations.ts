@@ -2,7 +2,6 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { type UserGrant, type UserGrantQuery, UserGrantSchema, UserGrantState } from "../../gen/svc/authorization/v2/authorization_pb.js";
 import type { AuthorizationService } from "../../gen/svc/authorization/v2/authorization_service_pb.js";
-import { invalidArgument } from "../domain/errors.js";
 import {
   addUserGrant,
   type UserGrantQuery as DomainQuery,
@@ -12,8 +11,9 @@ import {
   removeUserGrant,
   type UserGrantView,
   updateUserGrant,
-} from "../domain/user-grants.js";
-import { type ApiDeps, domainCtx } from "./connect.js";
+} from "../domain/access/user-grants.js";
+import { invalidArgument } from "../domain/errors.js";
+import { type ApiDeps, ctxOf } from "./connect.js";
 import { details, enumValue, listPage, ts } from "./convert.js";
 
 const GRANT_STATES: Record<number, "ACTIVE" | "INACTIVE"> = { [UserGrantState.ACTIVE]: "ACTIVE", [UserGrantState.INACTIVE]: "INACTIVE" };
@@ -54,7 +54,7 @@ function toQuery(q: UserGrantQuery): DomainQuery {
 export function authorizationService(deps: ApiDeps): ServiceImpl<typeof AuthorizationService> {
   return {
     async addUserGrant(req, hctx) {
-      const out = await addUserGrant(domainCtx(deps, hctx), {
+      const out = await addUserGrant(ctxOf(hctx), {
         userId: req.userId,
         projectId: req.projectId,
         orgId: req.organizationId || undefined,
@@ -64,22 +64,22 @@ export function authorizationService(deps: ApiDeps): ServiceImpl<typeof Authoriz
       return { grantId: out.id, creationDate: ts(out.createdAt) };
     },
     async listUserGrants(req, hctx) {
-      const out = await listUserGrants(domainCtx(deps, hctx), { page: listPage(req.query), queries: req.queries.map(toQuery) });
+      const out = await listUserGrants(ctxOf(hctx), { page: listPage(req.query), queries: req.queries.map(toQuery) });
       return { details: { totalResult: BigInt(out.total), timestamp: ts(deps.clock()) }, result: out.grants.map(toGrant) };
     },
     async updateUserGrant(req, hctx) {
       return {
-        changeDate: ts(await updateUserGrant(domainCtx(deps, hctx), { grantId: req.grantId, userId: req.userId || undefined, roleKeys: req.roleKeys })),
+        changeDate: ts(await updateUserGrant(ctxOf(hctx), { grantId: req.grantId, userId: req.userId || undefined, roleKeys: req.roleKeys })),
       };
     },
     async deactivateUserGrant(req, hctx) {
-      return { changeDate: ts(await deactivateUserGrant(domainCtx(deps, hctx), { grantId: req.grantId, userId: req.userId || undefined })) };
+      return { changeDate: ts(await deactivateUserGrant(ctxOf(hctx), { grantId: req.grantId, userId: req.userId || undefined })) };
     },
     async reactivateUserGrant(req, hctx) {
-      return { changeDate: ts(await reactivateUserGrant(domainCtx(deps, hctx), { grantId: req.grantId, userId: req.userId || undefined })) };
+      return { changeDate: ts(await reactivateUserGrant(ctxOf(hctx), { grantId: req.grantId, userId: req.userId || undefined })) };
     },
     async removeUserGrant(req, hctx) {
-      return { deletionDate: ts(await removeUserGrant(domainCtx(deps, hctx), { grantId: req.grantId, userId: req.userId || undefined })) };
+      return { deletionDate: ts(await removeUserGrant(ctxOf(hctx), { grantId: req.grantId, userId: req.userId || undefined })) };
     },
   };
 }

@@ -6,21 +6,22 @@ import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
-import { authenticate } from "../domain/authn.js";
-import type { Clock, Ctx, Principal } from "../domain/context.js";
-import { type ErrorKind, SvcError } from "../domain/errors.js";
+import type { Clock, Ctx } from "../domain/context.js";
+import { asDomainError, type ErrorKind } from "../domain/errors.js";
+import { authenticate } from "../domain/oauth/authn.js";
 import type { PrismaClient } from "../store/db.js";
-import { isUnstorableText } from "../store/sql.js";
+import type { Store } from "../store/index.js";
 
 export interface ApiDeps {
+  store: Store;
+  /** Transitional: until authentication reads through the store. */
   db: PrismaClient;
   instanceId: string;
   clock: Clock;
   log: Logger;
 }
 
-const principalKey = createContextKey<Principal | undefined>(undefined, { description: "authenticated principal" });
-const requestIdKey = createContextKey<string>("", { description: "request id" });
+const ctxKey = createContextKey<Ctx | undefined>(undefined, { description: "the call's domain context" });
 
 const CODES: Record<ErrorKind, Code> = {
   NotFound: Code.NotFound,
@@ -37,8 +38,10 @@ const CODES: Record<ErrorKind, Code> = {
 /** Services that answer without a token (load balancers and tooling). */
 const PUBLIC_SERVICES = new Set(["grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"]);
 
-export function toConnectError(err: unknown, requestId: string, log: Logger): ConnectError {
-  if (err instanceof SvcError) {
+export function toConnectError(thrown: unknown, requestId: string, log: Logger): ConnectError {
+  if (thrown instanceof ConnectError) return thrown;
+  const err = asDomainError(thrown);
+  if (err) {
     const headers = new Headers();
     if (err.kind === "Unauthenticated") {
       // RFC 6750 §3: no error attribute when the request carried no credentials at all.
@@ -48,13 +51,7 @@ export function toConnectError(err: unknown, requestId: string, log: Logger): Co
       { desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason: err.id, domain: "svc", metadata: err.metadata }) },
     ]);
   }
-  if (err instanceof ConnectError) return err;
-  if (isUnstorableText(err)) {
-    return new ConnectError("text fields must not contain U+0000", Code.InvalidArgument, undefined, [
-      { desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason: "Errors.Input.Text", domain: "svc" }) },
-    ]);
-  }
-  log.error({ err, requestId }, "unexpected error");
+  log.error({ err: thrown, requestId }, "unexpected error");
   return new ConnectError(`internal error (request id ${requestId})`, Code.Internal, undefined, [
     { desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason: "Errors.Internal", domain: "svc", metadata: { requestId } }) },
   ]);
@@ -63,11 +60,11 @@ export function toConnectError(err: unknown, requestId: string, log: Logger): Co
 export function authInterceptor(deps: ApiDeps): Interceptor {
   return (next) => async (req) => {
     const requestId = req.header.get("x-request-id") || randomUUID();
-    req.contextValues.set(requestIdKey, requestId);
     try {
       if (!PUBLIC_SERVICES.has(req.service.typeName)) {
         const principal = await authenticate(deps.db, deps.instanceId, req.header.get("authorization"), deps.clock());
-        req.contextValues.set(principalKey, principal);
+        const ctx: Ctx = { store: deps.store, db: deps.db, instanceId: deps.instanceId, principal, clock: deps.clock, log: deps.log, requestId };
+        req.contextValues.set(ctxKey, ctx);
       }
       return await next(req);
     } catch (err) {
@@ -76,9 +73,9 @@ export function authInterceptor(deps: ApiDeps): Interceptor {
   };
 }
 
-/** The domain context of one authenticated call. */
-export function domainCtx(deps: ApiDeps, hctx: HandlerContext): Ctx {
-  const principal = hctx.values.get(principalKey);
-  if (!principal) throw new ConnectError("unauthenticated", Code.Unauthenticated);
-  return { db: deps.db, instanceId: deps.instanceId, principal, clock: deps.clock, log: deps.log, requestId: hctx.values.get(requestIdKey) };
+/** The domain context of one authenticated call, built once by the interceptor. */
+export function ctxOf(hctx: HandlerContext): Ctx {
+  const ctx = hctx.values.get(ctxKey);
+  if (!ctx) throw new ConnectError("unauthenticated", Code.Unauthenticated);
+  return ctx;
 }

@@ -1,14 +1,14 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { EventService } from "../../gen/svc/event/v2/event_service_pb.js";
-import { listEvents } from "../domain/audit.js";
-import { type ApiDeps, domainCtx } from "./connect.js";
+import { listEvents } from "../domain/audit/audit.js";
+import { type ApiDeps, ctxOf } from "./connect.js";
 import { dateOpt, listPage, ts } from "./convert.js";
 
 export function eventService(deps: ApiDeps): ServiceImpl<typeof EventService> {
   return {
     async listEvents(req, hctx) {
-      const ctx = domainCtx(deps, hctx);
+      const ctx = ctxOf(hctx);
       const { total, events } = await listEvents(ctx, {
         page: listPage(req.query),
         filter: {

@@ -4,9 +4,9 @@ import { type SigningKey, type SigningKeyQuery, SigningKeySchema, SigningKeyStat
 import type { InstanceService } from "../../gen/svc/instance/v2/instance_service_pb.js";
 import type { SigningKeyState as KeyState, SigningKeyInfo, SigningKeys } from "../crypto/signing-keys.js";
 import { invalidArgument } from "../domain/errors.js";
-import { getInstance, listSigningKeys, rotateSigningKey } from "../domain/instance.js";
-import { addInstanceMember, listInstanceMembers, removeInstanceMember, updateInstanceMember } from "../domain/members.js";
-import { type ApiDeps, domainCtx } from "./connect.js";
+import { getInstance, listSigningKeys, rotateSigningKey } from "../domain/orgs/instance.js";
+import { addInstanceMember, listInstanceMembers, removeInstanceMember, updateInstanceMember } from "../domain/orgs/members.js";
+import { type ApiDeps, ctxOf } from "./connect.js";
 import { details, enumValue, listPage, ts, tsOpt } from "./convert.js";
 import { toMember, toMemberQuery } from "./members.js";
 
@@ -47,28 +47,28 @@ function toSigningKey(k: SigningKeyInfo): SigningKey {
 export function instanceService(deps: ApiDeps, externalUrl: string, keys: SigningKeys): ServiceImpl<typeof InstanceService> {
   return {
     async getInstance(_req, hctx) {
-      const i = await getInstance(domainCtx(deps, hctx));
+      const i = await getInstance(ctxOf(hctx));
       return { instance: { id: i.id, details: details(i, i.id), name: i.name, externalUrl, defaultOrganizationId: i.defaultOrgId ?? "" } };
     },
     async addInstanceMember(req, hctx) {
-      return { creationDate: ts(await addInstanceMember(domainCtx(deps, hctx), { userId: req.userId, roles: req.roles })) };
+      return { creationDate: ts(await addInstanceMember(ctxOf(hctx), { userId: req.userId, roles: req.roles })) };
     },
     async listInstanceMembers(req, hctx) {
-      const out = await listInstanceMembers(domainCtx(deps, hctx), { page: listPage(req.query), queries: req.queries.map(toMemberQuery) });
+      const out = await listInstanceMembers(ctxOf(hctx), { page: listPage(req.query), queries: req.queries.map(toMemberQuery) });
       return { details: { totalResult: BigInt(out.total), timestamp: ts(deps.clock()) }, result: out.members.map(toMember) };
     },
     async updateInstanceMember(req, hctx) {
-      return { changeDate: ts(await updateInstanceMember(domainCtx(deps, hctx), { userId: req.userId, roles: req.roles })) };
+      return { changeDate: ts(await updateInstanceMember(ctxOf(hctx), { userId: req.userId, roles: req.roles })) };
     },
     async removeInstanceMember(req, hctx) {
-      return { deletionDate: ts(await removeInstanceMember(domainCtx(deps, hctx), { userId: req.userId })) };
+      return { deletionDate: ts(await removeInstanceMember(ctxOf(hctx), { userId: req.userId })) };
     },
     async listSigningKeys(req, hctx) {
-      const out = await listSigningKeys(domainCtx(deps, hctx), keys, { page: listPage(req.query), states: req.queries.map(toKeyState) });
+      const out = await listSigningKeys(ctxOf(hctx), keys, { page: listPage(req.query), states: req.queries.map(toKeyState) });
       return { details: { totalResult: BigInt(out.total), timestamp: ts(deps.clock()) }, result: out.keys.map(toSigningKey) };
     },
     async rotateSigningKey(_req, hctx) {
-      const r = await rotateSigningKey(domainCtx(deps, hctx), keys);
+      const r = await rotateSigningKey(ctxOf(hctx), keys);
       return { keyId: r.id, creationDate: ts(r.createdAt), previousVerifyUntil: r.retiredKeyIds.length ? ts(r.verifyUntil) : undefined };
     },
   };

@@ -4,7 +4,7 @@
 import type { MemberQuery as InstanceMemberQuery } from "../../gen/svc/instance/v2/instance_pb.js";
 import type { MemberQuery as OrgMemberQuery } from "../../gen/svc/org/v2/org_pb.js";
 import { invalidArgument } from "../domain/errors.js";
-import type { MemberQuery, MemberView } from "../domain/members.js";
+import type { MemberQuery, MemberView } from "../domain/orgs/members.js";
 import { details } from "./convert.js";
 
 export function toMemberQuery(q: InstanceMemberQuery | OrgMemberQuery): MemberQuery {

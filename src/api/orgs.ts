@@ -10,8 +10,8 @@ import {
 } from "../../gen/svc/org/v2/org_pb.js";
 import type { CreateOrganizationRequest_Admin, OrganizationService } from "../../gen/svc/org/v2/org_service_pb.js";
 import { invalidArgument } from "../domain/errors.js";
-import { addOrgMember, listOrgMembers, removeOrgMember, updateOrgMember } from "../domain/members.js";
-import { deleteOrgMetadata, listOrgMetadata, type OrgMetadataQuery, setOrgMetadata } from "../domain/org-metadata.js";
+import { addOrgMember, listOrgMembers, removeOrgMember, updateOrgMember } from "../domain/orgs/members.js";
+import { deleteOrgMetadata, listOrgMetadata, type OrgMetadataQuery, setOrgMetadata } from "../domain/orgs/org-metadata.js";
 import {
   createOrganization,
   deactivateOrganization,
@@ -23,8 +23,8 @@ import {
   type OrgView,
   reactivateOrganization,
   updateOrganization,
-} from "../domain/orgs.js";
-import { type ApiDeps, domainCtx } from "./connect.js";
+} from "../domain/orgs/orgs.js";
+import { type ApiDeps, ctxOf } from "./connect.js";
 import { details, enumValue, listPage, textMatch, ts } from "./convert.js";
 import { toMember, toMemberQuery } from "./members.js";
 import { toHumanInput } from "./users.js";
@@ -87,7 +87,7 @@ export function organizationService(deps: ApiDeps, externalUrl: string): Service
   const listDetails = (total: number) => ({ totalResult: BigInt(total), timestamp: ts(deps.clock()) });
   return {
     async createOrganization(req, hctx) {
-      const out = await createOrganization(domainCtx(deps, hctx), { name: req.name, admins: req.admins.map(toAdmin), domainHost });
+      const out = await createOrganization(ctxOf(hctx), { name: req.name, admins: req.admins.map(toAdmin), domainHost });
       return {
         organizationId: out.id,
         details: { creationDate: ts(out.createdAt), changeDate: ts(out.createdAt), resourceOwner: out.id },
@@ -95,10 +95,10 @@ export function organizationService(deps: ApiDeps, externalUrl: string): Service
       };
     },
     async getOrganizationByID(req, hctx) {
-      return { organization: toOrg(await getOrganization(domainCtx(deps, hctx), req.organizationId)) };
+      return { organization: toOrg(await getOrganization(ctxOf(hctx), req.organizationId)) };
     },
     async listOrganizations(req, hctx) {
-      const out = await listOrganizations(domainCtx(deps, hctx), {
+      const out = await listOrganizations(ctxOf(hctx), {
         page: listPage(req.query),
         sort: enumValue(SORT_FROM, req.sortingColumn, "SortingColumn"),
         queries: req.queries.map(toQuery),
@@ -106,23 +106,23 @@ export function organizationService(deps: ApiDeps, externalUrl: string): Service
       return { details: listDetails(out.total), sortingColumn: req.sortingColumn, result: out.orgs.map(toOrg) };
     },
     async updateOrganization(req, hctx) {
-      return { changeDate: ts(await updateOrganization(domainCtx(deps, hctx), { orgId: req.organizationId, name: req.name })) };
+      return { changeDate: ts(await updateOrganization(ctxOf(hctx), { orgId: req.organizationId, name: req.name })) };
     },
     async deactivateOrganization(req, hctx) {
-      return { changeDate: ts(await deactivateOrganization(domainCtx(deps, hctx), req.organizationId)) };
+      return { changeDate: ts(await deactivateOrganization(ctxOf(hctx), req.organizationId)) };
     },
     async reactivateOrganization(req, hctx) {
-      return { changeDate: ts(await reactivateOrganization(domainCtx(deps, hctx), req.organizationId)) };
+      return { changeDate: ts(await reactivateOrganization(ctxOf(hctx), req.organizationId)) };
     },
     async deleteOrganization(req, hctx) {
-      return { deletionDate: ts(await deleteOrganization(domainCtx(deps, hctx), req.organizationId)) };
+      return { deletionDate: ts(await deleteOrganization(ctxOf(hctx), req.organizationId)) };
     },
     async setOrganizationMetadata(req, hctx) {
       const metadata = req.metadata.map((m) => ({ key: m.key, value: m.value }));
-      return { setDate: ts(await setOrgMetadata(domainCtx(deps, hctx), { orgId: req.organizationId, metadata })) };
+      return { setDate: ts(await setOrgMetadata(ctxOf(hctx), { orgId: req.organizationId, metadata })) };
     },
     async listOrganizationMetadata(req, hctx) {
-      const out = await listOrgMetadata(domainCtx(deps, hctx), {
+      const out = await listOrgMetadata(ctxOf(hctx), {
         orgId: req.organizationId,
         page: listPage(req.query),
         queries: req.queries.map(toMetadataQuery),
@@ -133,13 +133,13 @@ export function organizationService(deps: ApiDeps, externalUrl: string): Service
       };
     },
     async deleteOrganizationMetadata(req, hctx) {
-      return { deletionDate: ts(await deleteOrgMetadata(domainCtx(deps, hctx), { orgId: req.organizationId, keys: req.keys })) };
+      return { deletionDate: ts(await deleteOrgMetadata(ctxOf(hctx), { orgId: req.organizationId, keys: req.keys })) };
     },
     async addOrganizationMember(req, hctx) {
-      return { creationDate: ts(await addOrgMember(domainCtx(deps, hctx), { orgId: req.organizationId, userId: req.userId, roles: req.roles })) };
+      return { creationDate: ts(await addOrgMember(ctxOf(hctx), { orgId: req.organizationId, userId: req.userId, roles: req.roles })) };
     },
     async listOrganizationMembers(req, hctx) {
-      const out = await listOrgMembers(domainCtx(deps, hctx), {
+      const out = await listOrgMembers(ctxOf(hctx), {
         orgId: req.organizationId,
         page: listPage(req.query),
         queries: req.queries.map(toMemberQuery),
@@ -147,10 +147,10 @@ export function organizationService(deps: ApiDeps, externalUrl: string): Service
       return { details: listDetails(out.total), result: out.members.map(toMember) };
     },
     async updateOrganizationMember(req, hctx) {
-      return { changeDate: ts(await updateOrgMember(domainCtx(deps, hctx), { orgId: req.organizationId, userId: req.userId, roles: req.roles })) };
+      return { changeDate: ts(await updateOrgMember(ctxOf(hctx), { orgId: req.organizationId, userId: req.userId, roles: req.roles })) };
     },
     async removeOrganizationMember(req, hctx) {
-      return { deletionDate: ts(await removeOrgMember(domainCtx(deps, hctx), { orgId: req.organizationId, userId: req.userId })) };
+      return { deletionDate: ts(await removeOrgMember(ctxOf(hctx), { orgId: req.organizationId, userId: req.userId })) };
     },
   };
 }

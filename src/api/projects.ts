@@ -14,7 +14,6 @@ import {
   ProjectState,
 } from "../../gen/svc/project/v2/project_pb.js";
 import type { ProjectService } from "../../gen/svc/project/v2/project_service_pb.js";
-import { invalidArgument } from "../domain/errors.js";
 import {
   createProjectGrant,
   type ProjectGrantQuery as DomainGrantQuery,
@@ -24,7 +23,7 @@ import {
   type ProjectGrantView,
   reactivateProjectGrant,
   updateProjectGrant,
-} from "../domain/project-grants.js";
+} from "../domain/access/project-grants.js";
 import {
   addProjectRole,
   createProject,
@@ -41,8 +40,9 @@ import {
   removeProjectRole,
   updateProject,
   updateProjectRole,
-} from "../domain/projects.js";
-import { type ApiDeps, domainCtx } from "./connect.js";
+} from "../domain/access/projects.js";
+import { invalidArgument } from "../domain/errors.js";
+import { type ApiDeps, ctxOf } from "./connect.js";
 import { details, enumValue, listPage, textMatch, ts } from "./convert.js";
 
 const SORT_FROM: Record<number, "name" | "createdAt"> = {
@@ -131,7 +131,7 @@ export function projectService(deps: ApiDeps): ServiceImpl<typeof ProjectService
   const listDetails = (total: number) => ({ totalResult: BigInt(total), timestamp: ts(deps.clock()) });
   return {
     async createProject(req, hctx) {
-      const out = await createProject(domainCtx(deps, hctx), {
+      const out = await createProject(ctxOf(hctx), {
         orgId: req.organizationId,
         name: req.name,
         projectRoleAssertion: req.projectRoleAssertion,
@@ -141,10 +141,10 @@ export function projectService(deps: ApiDeps): ServiceImpl<typeof ProjectService
       return { projectId: out.id, creationDate: ts(out.createdAt) };
     },
     async getProject(req, hctx) {
-      return { project: toProject(await getProject(domainCtx(deps, hctx), req.projectId)) };
+      return { project: toProject(await getProject(ctxOf(hctx), req.projectId)) };
     },
     async listProjects(req, hctx) {
-      const out = await listProjects(domainCtx(deps, hctx), {
+      const out = await listProjects(ctxOf(hctx), {
         page: listPage(req.query),
         sort: enumValue(SORT_FROM, req.sortingColumn, "SortingColumn"),
         queries: req.queries.map(toProjectQuery),
@@ -154,7 +154,7 @@ export function projectService(deps: ApiDeps): ServiceImpl<typeof ProjectService
     async updateProject(req, hctx) {
       return {
         changeDate: ts(
-          await updateProject(domainCtx(deps, hctx), {
+          await updateProject(ctxOf(hctx), {
             projectId: req.projectId,
             name: req.name,
             projectRoleAssertion: req.projectRoleAssertion,
@@ -165,31 +165,31 @@ export function projectService(deps: ApiDeps): ServiceImpl<typeof ProjectService
       };
     },
     async deactivateProject(req, hctx) {
-      return { changeDate: ts(await deactivateProject(domainCtx(deps, hctx), req.projectId)) };
+      return { changeDate: ts(await deactivateProject(ctxOf(hctx), req.projectId)) };
     },
     async reactivateProject(req, hctx) {
-      return { changeDate: ts(await reactivateProject(domainCtx(deps, hctx), req.projectId)) };
+      return { changeDate: ts(await reactivateProject(ctxOf(hctx), req.projectId)) };
     },
     async deleteProject(req, hctx) {
-      return { deletionDate: ts(await deleteProject(domainCtx(deps, hctx), req.projectId)) };
+      return { deletionDate: ts(await deleteProject(ctxOf(hctx), req.projectId)) };
     },
     async addProjectRole(req, hctx) {
       const input = { projectId: req.projectId, roleKey: req.roleKey, displayName: req.displayName, group: req.group };
-      return { creationDate: ts(await addProjectRole(domainCtx(deps, hctx), input)) };
+      return { creationDate: ts(await addProjectRole(ctxOf(hctx), input)) };
     },
     async listProjectRoles(req, hctx) {
-      const out = await listProjectRoles(domainCtx(deps, hctx), { projectId: req.projectId, page: listPage(req.query), queries: req.queries.map(toRoleQuery) });
+      const out = await listProjectRoles(ctxOf(hctx), { projectId: req.projectId, page: listPage(req.query), queries: req.queries.map(toRoleQuery) });
       return { details: listDetails(out.total), result: out.roles.map(toRole) };
     },
     async updateProjectRole(req, hctx) {
       const input = { projectId: req.projectId, roleKey: req.roleKey, displayName: req.displayName, group: req.group };
-      return { changeDate: ts(await updateProjectRole(domainCtx(deps, hctx), input)) };
+      return { changeDate: ts(await updateProjectRole(ctxOf(hctx), input)) };
     },
     async removeProjectRole(req, hctx) {
-      return { deletionDate: ts(await removeProjectRole(domainCtx(deps, hctx), { projectId: req.projectId, roleKey: req.roleKey })) };
+      return { deletionDate: ts(await removeProjectRole(ctxOf(hctx), { projectId: req.projectId, roleKey: req.roleKey })) };
     },
     async createProjectGrant(req, hctx) {
-      const out = await createProjectGrant(domainCtx(deps, hctx), {
+      const out = await createProjectGrant(ctxOf(hctx), {
         projectId: req.projectId,
         grantedOrgId: req.grantedOrganizationId,
         roleKeys: req.roleKeys,
@@ -197,21 +197,21 @@ export function projectService(deps: ApiDeps): ServiceImpl<typeof ProjectService
       return { projectGrantId: out.id, creationDate: ts(out.createdAt) };
     },
     async listProjectGrants(req, hctx) {
-      const out = await listProjectGrants(domainCtx(deps, hctx), { page: listPage(req.query), queries: req.queries.map(toGrantQuery) });
+      const out = await listProjectGrants(ctxOf(hctx), { page: listPage(req.query), queries: req.queries.map(toGrantQuery) });
       return { details: listDetails(out.total), result: out.grants.map(toGrant) };
     },
     async updateProjectGrant(req, hctx) {
       const input = { projectId: req.projectId, grantedOrgId: req.grantedOrganizationId, roleKeys: req.roleKeys };
-      return { changeDate: ts(await updateProjectGrant(domainCtx(deps, hctx), input)) };
+      return { changeDate: ts(await updateProjectGrant(ctxOf(hctx), input)) };
     },
     async deactivateProjectGrant(req, hctx) {
-      return { changeDate: ts(await deactivateProjectGrant(domainCtx(deps, hctx), { projectId: req.projectId, grantedOrgId: req.grantedOrganizationId })) };
+      return { changeDate: ts(await deactivateProjectGrant(ctxOf(hctx), { projectId: req.projectId, grantedOrgId: req.grantedOrganizationId })) };
     },
     async reactivateProjectGrant(req, hctx) {
-      return { changeDate: ts(await reactivateProjectGrant(domainCtx(deps, hctx), { projectId: req.projectId, grantedOrgId: req.grantedOrganizationId })) };
+      return { changeDate: ts(await reactivateProjectGrant(ctxOf(hctx), { projectId: req.projectId, grantedOrgId: req.grantedOrganizationId })) };
     },
     async deleteProjectGrant(req, hctx) {
-      return { deletionDate: ts(await deleteProjectGrant(domainCtx(deps, hctx), { projectId: req.projectId, grantedOrgId: req.grantedOrganizationId })) };
+      return { deletionDate: ts(await deleteProjectGrant(ctxOf(hctx), { projectId: req.projectId, grantedOrgId: req.grantedOrganizationId })) };
     },
   };
 }

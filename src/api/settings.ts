@@ -19,8 +19,16 @@ import {
   type SecuritySettingsSchema,
 } from "../../gen/svc/settings/v2/settings_pb.js";
 import type { SettingsService } from "../../gen/svc/settings/v2/settings_service_pb.js";
-import { type Effective, getSettings, type ResourceOwner, resetSettings, type SettingInput, type SettingKind, setSettings } from "../domain/settings.js";
-import { type ApiDeps, domainCtx } from "./connect.js";
+import {
+  type Effective,
+  getSettings,
+  type ResourceOwner,
+  resetSettings,
+  type SettingInput,
+  type SettingKind,
+  setSettings,
+} from "../domain/settings/settings.js";
+import { type ApiDeps, ctxOf } from "./connect.js";
 import { details, ts } from "./convert.js";
 
 const owner = (o: ResourceOwner) => (o === "org" ? ResourceOwnerType.ORG : ResourceOwnerType.INSTANCE);
@@ -39,15 +47,15 @@ interface Mapping<K extends SettingKind, S extends DescMessage> {
 function handlers<K extends SettingKind, S extends DescMessage>(deps: ApiDeps, m: Mapping<K, S>) {
   return {
     async get(req: { organizationId: string }, hctx: HandlerContext) {
-      return { settings: m.toProto(await getSettings(domainCtx(deps, hctx), m.kind, req.organizationId || undefined)) };
+      return { settings: m.toProto(await getSettings(ctxOf(hctx), m.kind, req.organizationId || undefined)) };
     },
     async set(req: { organizationId: string; settings?: MessageShape<S> }, hctx: HandlerContext) {
       const input = req.settings ? m.fromProto(req.settings) : undefined;
-      const row = await setSettings(domainCtx(deps, hctx), m.kind, req.organizationId || undefined, input);
+      const row = await setSettings(ctxOf(hctx), m.kind, req.organizationId || undefined, input);
       return { details: details(row, row.ownerId) };
     },
     async reset(req: { organizationId: string }, hctx: HandlerContext) {
-      const r = await resetSettings(domainCtx(deps, hctx), m.kind, req.organizationId || undefined);
+      const r = await resetSettings(ctxOf(hctx), m.kind, req.organizationId || undefined);
       return { details: { changeDate: ts(r.changedAt), resourceOwner: r.ownerId } };
     },
   };

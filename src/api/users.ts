@@ -4,11 +4,11 @@ import { type MetadataQuery, type SearchQuery, UserFieldName } from "../../gen/s
 import { AccessTokenType, type User, UserSchema, UserState, UserType } from "../../gen/svc/user/v2/user_pb.js";
 import type { CreateUserRequest, CreateUserRequest_Human, UpdateUserRequest, UserService } from "../../gen/svc/user/v2/user_service_pb.js";
 import { invalidArgument } from "../domain/errors.js";
-import { addPersonalAccessToken, listPersonalAccessTokens, removePersonalAccessToken } from "../domain/pats.js";
-import { addMachineKey, addSecret, listMachineKeys, removeMachineKey, removeSecret } from "../domain/user-credentials.js";
-import { deleteUserMetadata, listUserMetadata, setUserMetadata, type UserMetadataQuery } from "../domain/user-metadata.js";
-import { setPassword } from "../domain/user-passwords.js";
-import { deactivateUser, lockUser, reactivateUser, unlockUser } from "../domain/user-state.js";
+import { addPersonalAccessToken, listPersonalAccessTokens, removePersonalAccessToken } from "../domain/identity/pats.js";
+import { addMachineKey, addSecret, listMachineKeys, removeMachineKey, removeSecret } from "../domain/identity/user-credentials.js";
+import { deleteUserMetadata, listUserMetadata, setUserMetadata, type UserMetadataQuery } from "../domain/identity/user-metadata.js";
+import { setPassword } from "../domain/identity/user-passwords.js";
+import { deactivateUser, lockUser, reactivateUser, unlockUser } from "../domain/identity/user-state.js";
 import {
   type CreateUserInput,
   createUser,
@@ -20,8 +20,8 @@ import {
   type UserSort,
   type UserView,
   updateUser,
-} from "../domain/users.js";
-import { type ApiDeps, domainCtx } from "./connect.js";
+} from "../domain/identity/users.js";
+import { type ApiDeps, ctxOf } from "./connect.js";
 import { dateOpt, details, enumValue, listPage, textMatch, ts, tsOpt } from "./convert.js";
 
 const STATES = { ACTIVE: UserState.ACTIVE, INACTIVE: UserState.INACTIVE, LOCKED: UserState.LOCKED, INITIAL: UserState.INITIAL } as const;
@@ -197,14 +197,14 @@ function toMetadataQuery(q: MetadataQuery): UserMetadataQuery {
 export function userService(deps: ApiDeps): ServiceImpl<typeof UserService> {
   return {
     async createUser(req, hctx) {
-      const out = await createUser(domainCtx(deps, hctx), toCreateInput(req));
+      const out = await createUser(ctxOf(hctx), toCreateInput(req));
       return { id: out.id, creationDate: ts(out.createdAt) };
     },
     async getUserByID(req, hctx) {
-      return { user: toUser(await getUser(domainCtx(deps, hctx), req.userId)) };
+      return { user: toUser(await getUser(ctxOf(hctx), req.userId)) };
     },
     async listUsers(req, hctx) {
-      const out = await listUsers(domainCtx(deps, hctx), {
+      const out = await listUsers(ctxOf(hctx), {
         page: listPage(req.query),
         sort: enumValue(SORT_FROM, req.sortingColumn, "SortingColumn"),
         queries: req.queries.map(toQuery),
@@ -212,14 +212,14 @@ export function userService(deps: ApiDeps): ServiceImpl<typeof UserService> {
       return { details: { totalResult: BigInt(out.total), timestamp: ts(deps.clock()) }, sortingColumn: req.sortingColumn, result: out.users.map(toUser) };
     },
     async deleteUser(req, hctx) {
-      return { deletionDate: ts(await deleteUser(domainCtx(deps, hctx), req.userId)) };
+      return { deletionDate: ts(await deleteUser(ctxOf(hctx), req.userId)) };
     },
     async addPersonalAccessToken(req, hctx) {
-      const pat = await addPersonalAccessToken(domainCtx(deps, hctx), req.userId, dateOpt(req.expirationDate));
+      const pat = await addPersonalAccessToken(ctxOf(hctx), req.userId, dateOpt(req.expirationDate));
       return { id: pat.id, token: pat.token, creationDate: ts(pat.createdAt), expirationDate: tsOpt(pat.expiresAt) };
     },
     async listPersonalAccessTokens(req, hctx) {
-      const out = await listPersonalAccessTokens(domainCtx(deps, hctx), { userId: req.userId || undefined, page: listPage(req.query) });
+      const out = await listPersonalAccessTokens(ctxOf(hctx), { userId: req.userId || undefined, page: listPage(req.query) });
       return {
         details: { totalResult: BigInt(out.total), timestamp: ts(deps.clock()) },
         result: out.tokens.map((t) => ({
@@ -231,26 +231,26 @@ export function userService(deps: ApiDeps): ServiceImpl<typeof UserService> {
       };
     },
     async removePersonalAccessToken(req, hctx) {
-      return { deletionDate: ts(await removePersonalAccessToken(domainCtx(deps, hctx), req.userId, req.tokenId)) };
+      return { deletionDate: ts(await removePersonalAccessToken(ctxOf(hctx), req.userId, req.tokenId)) };
     },
     async updateUser(req, hctx) {
-      return { changeDate: ts(await updateUser(domainCtx(deps, hctx), toUpdateInput(req))) };
+      return { changeDate: ts(await updateUser(ctxOf(hctx), toUpdateInput(req))) };
     },
     async deactivateUser(req, hctx) {
-      return { changeDate: ts(await deactivateUser(domainCtx(deps, hctx), req.userId)) };
+      return { changeDate: ts(await deactivateUser(ctxOf(hctx), req.userId)) };
     },
     async reactivateUser(req, hctx) {
-      return { changeDate: ts(await reactivateUser(domainCtx(deps, hctx), req.userId)) };
+      return { changeDate: ts(await reactivateUser(ctxOf(hctx), req.userId)) };
     },
     async lockUser(req, hctx) {
-      return { changeDate: ts(await lockUser(domainCtx(deps, hctx), req.userId)) };
+      return { changeDate: ts(await lockUser(ctxOf(hctx), req.userId)) };
     },
     async unlockUser(req, hctx) {
-      return { changeDate: ts(await unlockUser(domainCtx(deps, hctx), req.userId)) };
+      return { changeDate: ts(await unlockUser(ctxOf(hctx), req.userId)) };
     },
     async setPassword(req, hctx) {
       const v = req.verification;
-      const changeDate = await setPassword(domainCtx(deps, hctx), {
+      const changeDate = await setPassword(ctxOf(hctx), {
         userId: req.userId,
         password: req.newPassword?.password ?? "",
         changeRequired: req.newPassword?.changeRequired ?? false,
@@ -260,20 +260,20 @@ export function userService(deps: ApiDeps): ServiceImpl<typeof UserService> {
       return { changeDate: ts(changeDate) };
     },
     async setUserMetadata(req, hctx) {
-      return { setDate: ts(await setUserMetadata(domainCtx(deps, hctx), { userId: req.userId, metadata: req.metadata })) };
+      return { setDate: ts(await setUserMetadata(ctxOf(hctx), { userId: req.userId, metadata: req.metadata })) };
     },
     async listUserMetadata(req, hctx) {
-      const out = await listUserMetadata(domainCtx(deps, hctx), { userId: req.userId, page: listPage(req.query), queries: req.queries.map(toMetadataQuery) });
+      const out = await listUserMetadata(ctxOf(hctx), { userId: req.userId, page: listPage(req.query), queries: req.queries.map(toMetadataQuery) });
       return {
         details: { totalResult: BigInt(out.total), timestamp: ts(deps.clock()) },
         result: out.entries.map((m) => ({ key: m.key, value: m.value, details: details(m, m.orgId) })),
       };
     },
     async deleteUserMetadata(req, hctx) {
-      return { deletionDate: ts(await deleteUserMetadata(domainCtx(deps, hctx), { userId: req.userId, keys: req.keys })) };
+      return { deletionDate: ts(await deleteUserMetadata(ctxOf(hctx), { userId: req.userId, keys: req.keys })) };
     },
     async addKey(req, hctx) {
-      const key = await addMachineKey(domainCtx(deps, hctx), { userId: req.userId, expiresAt: dateOpt(req.expirationDate), publicKey: req.publicKey });
+      const key = await addMachineKey(ctxOf(hctx), { userId: req.userId, expiresAt: dateOpt(req.expirationDate), publicKey: req.publicKey });
       return {
         keyId: key.id,
         keyContent: key.keyFile ? new TextEncoder().encode(JSON.stringify(key.keyFile)) : new Uint8Array(),
@@ -281,7 +281,7 @@ export function userService(deps: ApiDeps): ServiceImpl<typeof UserService> {
       };
     },
     async listKeys(req, hctx) {
-      const out = await listMachineKeys(domainCtx(deps, hctx), { userId: req.userId || undefined, page: listPage(req.query) });
+      const out = await listMachineKeys(ctxOf(hctx), { userId: req.userId || undefined, page: listPage(req.query) });
       return {
         details: { totalResult: BigInt(out.total), timestamp: ts(deps.clock()) },
         result: out.keys.map((k) => ({
@@ -293,14 +293,14 @@ export function userService(deps: ApiDeps): ServiceImpl<typeof UserService> {
       };
     },
     async removeKey(req, hctx) {
-      return { deletionDate: ts(await removeMachineKey(domainCtx(deps, hctx), req.userId, req.keyId)) };
+      return { deletionDate: ts(await removeMachineKey(ctxOf(hctx), req.userId, req.keyId)) };
     },
     async addSecret(req, hctx) {
-      const out = await addSecret(domainCtx(deps, hctx), req.userId);
+      const out = await addSecret(ctxOf(hctx), req.userId);
       return { clientSecret: out.clientSecret, creationDate: ts(out.createdAt) };
     },
     async removeSecret(req, hctx) {
-      return { deletionDate: ts(await removeSecret(domainCtx(deps, hctx), req.userId)) };
+      return { deletionDate: ts(await removeSecret(ctxOf(hctx), req.userId)) };
     },
   };
 }

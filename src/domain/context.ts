@@ -1,8 +1,5 @@
 import type { Logger } from "pino";
-import type { PrismaClient } from "../store/db.js";
-
-export type InstanceRole = "IAM_OWNER" | "IAM_OWNER_VIEWER";
-export type OrgRole = "ORG_OWNER" | "ORG_USER_MANAGER" | "ORG_PROJECT_PERMISSION_MANAGER" | "ORG_AUDITOR";
+import type { Store } from "../store/index.js";
 
 /** Who is calling: resolved from the bearer token by the authenticator. */
 export interface Principal {
@@ -20,9 +17,12 @@ export interface Principal {
 
 export type Clock = () => Date;
 
-/** Everything a domain function needs; built per request by each adapter. */
+/** Everything a domain function needs; built once per request by the adapter that received it. */
 export interface Ctx {
-  db: PrismaClient;
+  /** Repositories and the transaction runner. */
+  store: Store;
+  /** Transitional: the store's Prisma client, until every domain module speaks through repositories. */
+  db: Store["db"] & import("../store/db.js").PrismaClient;
   instanceId: string;
   principal: Principal;
   clock: Clock;
@@ -30,4 +30,5 @@ export interface Ctx {
   requestId: string;
 }
 
-export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
+/** Transitional: a Prisma transaction client, until every domain module speaks through repositories. */
+export type Tx = Parameters<Parameters<import("../store/db.js").PrismaClient["$transaction"]>[0]>[0];

@@ -59,13 +59,3 @@ export function sqlError(err: unknown): { code?: string; constraint?: string } {
   if (typeof e?.code === "string" && /^[0-9A-Z]{5}$/.test(e.code)) return { code: e.code, constraint: e.constraint };
   return {};
 }
-
-/**
- * Whether PostgreSQL refused a text value it cannot store (a NUL character, or a byte sequence invalid in the
- * database encoding). Stored text never holds one, so it came from the request: the adapters answer it as bad
- * input rather than as an internal error, whichever query met it first.
- */
-export function isUnstorableText(err: unknown): boolean {
-  const { code } = sqlError(err);
-  return code === "22021" || code === "22P05";
-}

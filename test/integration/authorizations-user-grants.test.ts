@@ -8,7 +8,7 @@ import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { AuthorizationService } from "../../gen/svc/authorization/v2/authorization_service_pb.js";
-import { roleClaims } from "../../src/domain/user-grants.js";
+import { roleClaims } from "../../src/domain/access/user-grants.js";
 import { machine } from "../support/orgs.js";
 import { call, fails, ok, type ProjectWorld, project, projectWorld, sorted, VIAS } from "../support/projects.js";
 import { startTestServer, type TestServer } from "../support/server.js";

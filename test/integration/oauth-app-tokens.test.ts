@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createRemoteJWKSet, decodeJwt, jwtVerify, SignJWT } from "jose";
 import * as oidc from "openid-client";
 import { sha256 } from "../../src/crypto/tokens.js";
-import { type OAuthRuntime, resolveToken, runtimeFor } from "../../src/domain/tokens.js";
+import { type OAuthRuntime, resolveToken, runtimeFor } from "../../src/domain/oauth/tokens.js";
 import { ok as orgOk } from "../support/orgs.js";
 import { call, ok, project } from "../support/projects.js";
 import { rest, startTestServer, type TestServer } from "../support/server.js";

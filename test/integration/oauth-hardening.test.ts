@@ -4,7 +4,7 @@
 import { createPrivateKey, sign } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { decodeJwt, SignJWT } from "jose";
-import { runtimeFor } from "../../src/domain/tokens.js";
+import { runtimeFor } from "../../src/domain/oauth/tokens.js";
 import { ok, project } from "../support/projects.js";
 import { rest, startTestServer, type TestServer } from "../support/server.js";
 import { addMachineKeyFile, addMachineSecret, createMachine, createOrg, defaultOrgId, json, type KeyFile } from "../support/users.js";

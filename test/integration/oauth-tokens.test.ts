@@ -10,7 +10,7 @@ import { createRemoteJWKSet, decodeJwt, importPKCS8, jwtVerify, SignJWT } from "
 import * as oidc from "openid-client";
 import { sha256 } from "../../src/crypto/tokens.js";
 import { newId } from "../../src/domain/ids.js";
-import { runtimeFor } from "../../src/domain/tokens.js";
+import { runtimeFor } from "../../src/domain/oauth/tokens.js";
 import { ok } from "../support/projects.js";
 import { rest, startTestServer, type TestServer } from "../support/server.js";
 import { addMachineKeyFile, addMachineSecret, createMachine, createOrg, defaultOrgId, json, type KeyFile } from "../support/users.js";

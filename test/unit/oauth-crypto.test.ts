@@ -6,7 +6,7 @@ import path from "node:path";
 import { describe, expect, it } from "@jest/globals";
 import { ConfigError, loadConfig, parseMasterKey } from "../../src/config.js";
 import { embeddedMasterKey, seal, unseal } from "../../src/crypto/secretbox.js";
-import { TaggedCache } from "../../src/domain/auth-cache.js";
+import { TaggedCache } from "../../src/store/auth-cache.js";
 
 describe("master key", () => {
   it("reads 32 bytes as hex or base64 and nothing else", () => {

@@ -1,16 +1,16 @@
 // Validation and stored-value parsing of settings: pure rules, no database.
 import { describe, expect, it } from "@jest/globals";
-import { SvcError } from "../../src/domain/errors.js";
-import { checkPassword, DEFAULT_SETTINGS, parseStored, type SettingInput, type SettingKind, validateSetting } from "../../src/domain/settings.js";
+import { DomainError } from "../../src/domain/errors.js";
+import { checkPassword, DEFAULT_SETTINGS, parseStored, type SettingInput, type SettingKind, validateSetting } from "../../src/domain/settings/settings.js";
 
 function reason<K extends SettingKind>(kind: K, input: SettingInput<K>): string | undefined {
   try {
     validateSetting(kind, input);
     return undefined;
   } catch (e) {
-    expect(e).toBeInstanceOf(SvcError);
-    expect((e as SvcError).kind).toBe("InvalidArgument");
-    return (e as SvcError).id;
+    expect(e).toBeInstanceOf(DomainError);
+    expect((e as DomainError).kind).toBe("InvalidArgument");
+    return (e as DomainError).id;
   }
 }
 

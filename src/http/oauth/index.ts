@@ -12,9 +12,9 @@ import type { Logger } from "pino";
 import type { Config } from "../../config.js";
 import { embeddedMasterKey } from "../../crypto/secretbox.js";
 import { SigningKeys } from "../../crypto/signing-keys.js";
-import { listenForInvalidations, onAuthInvalidation, TaggedCache } from "../../domain/auth-cache.js";
-import { bearerToken } from "../../domain/authn.js";
 import type { Clock } from "../../domain/context.js";
+import { asDomainError } from "../../domain/errors.js";
+import { bearerToken } from "../../domain/oauth/authn.js";
 import {
   authenticateClient,
   type ClientRecord,
@@ -30,9 +30,9 @@ import {
   SCOPE_MANAGEMENT,
   TokenWriter,
   userinfo,
-} from "../../domain/tokens.js";
+} from "../../domain/oauth/tokens.js";
+import { listenForInvalidations, onAuthInvalidation, TaggedCache } from "../../store/auth-cache.js";
 import type { Database } from "../../store/db.js";
-import { isUnstorableText } from "../../store/sql.js";
 
 export interface OAuthDeps {
   config: Config;
@@ -392,7 +392,7 @@ function oauthHandler(rt: OAuthRuntime): OAuthHandler {
         sendError(res, err);
         return;
       }
-      if (isUnstorableText(err)) {
+      if (asDomainError(err)?.id === "Errors.Input.Text") {
         sendError(res, new OAuthError("invalid_request", "parameters must not contain U+0000"));
         return;
       }

@@ -3,7 +3,7 @@
 // refers to a user created earlier in the same request; failOnErrors stops
 // after that many failures.
 import type { Ctx } from "../../domain/context.js";
-import { createScimUser, deleteScimUser, replaceScimUser, requireOrgMembership } from "../../domain/scim-users.js";
+import { createScimUser, deleteScimUser, replaceScimUser, requireOrgMembership } from "../../domain/identity/scim-users.js";
 import { ScimError, toScimError } from "./errors.js";
 import { PATCH_URN } from "./patch.js";
 import { patchUser, requireSchema } from "./request.js";

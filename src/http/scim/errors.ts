@@ -1,9 +1,8 @@
 // SCIM Error bodies (RFC 7644 §3.12) with the svc ErrorDetail extension:
 // protocol errors of the adapter (ScimError) and the one mapping of domain
-// errors (SvcError) to status and scimType.
+// errors (DomainError) to status and scimType.
 import type { Logger } from "pino";
-import { type ErrorKind, SvcError } from "../../domain/errors.js";
-import { isUnstorableText } from "../../store/sql.js";
+import { asDomainError, type ErrorKind } from "../../domain/errors.js";
 
 export const ERROR_URN = "urn:ietf:params:scim:api:messages:2.0:Error";
 export const ERROR_DETAIL_URN = "urn:ietf:params:scim:api:svc:messages:2.0:ErrorDetail";
@@ -70,7 +69,9 @@ function body(status: number, scimType: ScimType | undefined, id: string, detail
 /** Status, headers and body for any error; unexpected errors are logged and answered without internals. */
 export function toScimError(err: unknown, log: Logger, requestId: string): { status: number; headers: Record<string, string>; body: ScimErrorBody } {
   if (err instanceof ScimError) return { status: err.status, headers: {}, body: body(err.status, err.scimType, err.id, err.message) };
-  if (err instanceof SvcError) {
+  const de = asDomainError(err);
+  if (de) {
+    const err = de;
     const k = KINDS[err.kind];
     const headers: Record<string, string> = {};
     if (err.kind === "Unauthenticated") {
@@ -79,7 +80,6 @@ export function toScimError(err: unknown, log: Logger, requestId: string): { sta
     }
     return { status: k.status, headers, body: body(k.status, k.scimType, err.id, err.message) };
   }
-  if (isUnstorableText(err)) return { status: 400, headers: {}, body: body(400, "invalidValue", "Errors.Input.Text", "text values must not contain U+0000") };
   log.error({ err, requestId }, "unexpected error in SCIM request");
   return { status: 500, headers: {}, body: body(500, undefined, "Errors.Internal", `internal error (request id ${requestId})`) };
 }

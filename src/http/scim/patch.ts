@@ -3,7 +3,7 @@
 // simple, complex and multi-valued attributes, sub-attributes and value-
 // filtered paths; Entra ID's path-less values with dotted keys and "True"/
 // "False" strings. The result is stored as a whole by replaceScimUser.
-import { MAX_CHILD_ROWS } from "../../domain/users.js";
+import { MAX_CHILD_ROWS } from "../../domain/identity/users.js";
 import { ScimError } from "./errors.js";
 import { attrPath, type Filter, parseFilter } from "./filter.js";
 import { ADDRESS_SUBS, invalidValue, MULTI, type MultiAttr, READ_ONLY, type ScimDoc, SIMPLE_STRINGS, SUB_NAMES, toBool, topName } from "./resource.js";

@@ -2,7 +2,7 @@
 // their limits and content type, schema URN checks, and PATCH as a whole.
 import type { IncomingMessage } from "node:http";
 import type { Ctx } from "../../domain/context.js";
-import { authorizeOrg, replaceScimUser, type ScimUserRecord } from "../../domain/scim-users.js";
+import { authorizeOrg, replaceScimUser, type ScimUserRecord } from "../../domain/identity/scim-users.js";
 import { ScimError } from "./errors.js";
 import { applyPatch } from "./patch.js";
 import { toInput, toScimDocument } from "./resource.js";

@@ -2,8 +2,8 @@
 // ScimUserRecord. Attribute names are matched case-insensitively (RFC 7643
 // §2.1); read-only attributes in a request are ignored; wrong types are
 // invalidValue.
-import type { ScimUserInput, ScimUserRecord } from "../../domain/scim-users.js";
-import type { AddressInput, ContactInput } from "../../domain/users.js";
+import type { ScimUserInput, ScimUserRecord } from "../../domain/identity/scim-users.js";
+import type { AddressInput, ContactInput } from "../../domain/identity/users.js";
 import { ScimError } from "./errors.js";
 
 export const USER_URN = "urn:ietf:params:scim:schemas:core:2.0:User";

@@ -11,10 +11,11 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { parse as parseQuery } from "node:querystring";
 import type { Logger } from "pino";
-import { authenticate } from "../../domain/authn.js";
 import type { Clock, Ctx } from "../../domain/context.js";
-import { createScimUser, deleteScimUser, getScimUser, listScimUsers, replaceScimUser } from "../../domain/scim-users.js";
+import { createScimUser, deleteScimUser, getScimUser, listScimUsers, replaceScimUser } from "../../domain/identity/scim-users.js";
+import { authenticate } from "../../domain/oauth/authn.js";
 import type { PrismaClient } from "../../store/db.js";
+import type { Store } from "../../store/index.js";
 import { runBulk } from "./bulk.js";
 import { SCIM_CONTENT_TYPE, ScimError, toScimError } from "./errors.js";
 import { compileFilter, compileSort, parseFilter } from "./filter.js";
@@ -33,6 +34,7 @@ function requestOrigin(req: Req): string {
 }
 
 export interface ScimDeps {
+  store: Store;
   db: PrismaClient;
   instanceId: string;
   clock: Clock;
@@ -168,7 +170,15 @@ const noEndpoint = () => new ScimError(404, undefined, "Errors.Scim.Endpoint.Not
 export function createScimHandler(deps: ScimDeps): (req: Req, res: Res) => Promise<void> {
   const ctxOf = async (x: Exchange): Promise<Ctx> => {
     const principal = await authenticate(deps.db, deps.instanceId, header(x.req, "authorization"), deps.clock());
-    return { db: deps.db, instanceId: deps.instanceId, principal, clock: deps.clock, log: deps.log, requestId: header(x.req, "x-request-id") ?? "" };
+    return {
+      store: deps.store,
+      db: deps.db,
+      instanceId: deps.instanceId,
+      principal,
+      clock: deps.clock,
+      log: deps.log,
+      requestId: header(x.req, "x-request-id") ?? "",
+    };
   };
 
   const list = async (x: Exchange, q: Record<string, unknown>, known?: Ctx) => {

@@ -1,0 +1,166 @@
+// The one place that decides access: roles map to permissions here, and
+// every domain function asks authorize(), readableOrgs() or listScope().
+import type { Ctx } from "../context.js";
+import { DomainError, permissionDenied } from "../errors.js";
+
+export type Permission =
+  | "iam.read"
+  | "iam.write"
+  | "iam.member.read"
+  | "iam.member.write"
+  | "org.read"
+  | "org.write"
+  | "org.create"
+  | "org.delete"
+  | "org.member.read"
+  | "org.member.write"
+  | "user.read"
+  | "user.write"
+  | "user.delete"
+  | "user.credential.write"
+  | "policy.read"
+  | "policy.write"
+  | "events.read"
+  | "project.read"
+  | "project.write"
+  | "project.delete"
+  | "project.role.read"
+  | "project.role.write"
+  | "project.grant.read"
+  | "project.grant.write"
+  | "project.app.read"
+  | "project.app.write"
+  | "user.grant.read"
+  | "user.grant.write";
+
+const READ: Permission[] = [
+  "iam.read",
+  "iam.member.read",
+  "org.read",
+  "org.member.read",
+  "user.read",
+  "policy.read",
+  "events.read",
+  "project.read",
+  "project.role.read",
+  "project.grant.read",
+  "project.app.read",
+  "user.grant.read",
+];
+const ORG_READ = READ.filter((p) => !p.startsWith("iam."));
+const ALL: Permission[] = [
+  ...READ,
+  "iam.write",
+  "iam.member.write",
+  "org.write",
+  "org.create",
+  "org.delete",
+  "org.member.write",
+  "user.write",
+  "user.delete",
+  "user.credential.write",
+  "policy.write",
+  "project.write",
+  "project.delete",
+  "project.role.write",
+  "project.grant.write",
+  "project.app.write",
+  "user.grant.write",
+];
+
+/** Instance roles apply to every organization of the instance. */
+export const INSTANCE_ROLES: Record<string, readonly Permission[]> = {
+  IAM_OWNER: ALL,
+  IAM_OWNER_VIEWER: READ,
+};
+
+export const ORG_ROLES: Record<string, readonly Permission[]> = {
+  ORG_OWNER: ALL.filter((p) => !p.startsWith("iam.") && p !== "org.create"),
+  ORG_USER_MANAGER: ["org.read", "user.read", "user.write", "user.delete", "user.credential.write", "user.grant.read", "policy.read"],
+  ORG_PROJECT_PERMISSION_MANAGER: [
+    "org.read",
+    "project.read",
+    "project.role.read",
+    "project.grant.read",
+    "project.grant.write",
+    "user.read",
+    "user.grant.read",
+    "user.grant.write",
+  ],
+  ORG_AUDITOR: ORG_READ,
+};
+
+function rolesGrant(table: Record<string, readonly Permission[]>, roles: readonly string[], permission: Permission): boolean {
+  return roles.some((r) => table[r]?.includes(permission));
+}
+
+export function hasInstancePermission(ctx: Ctx, permission: Permission): boolean {
+  return rolesGrant(INSTANCE_ROLES, ctx.principal.instanceRoles, permission);
+}
+
+/**
+ * Allows the call or throws. A caller with no membership in the target
+ * organization gets `hidden()` (a NotFound of the resource) so ids cannot be
+ * probed; a member lacking the permission gets PermissionDenied.
+ */
+export function authorize(ctx: Ctx, permission: Permission, orgId: string | null, hidden?: () => DomainError): void {
+  if (hasInstancePermission(ctx, permission)) return;
+  if (orgId !== null) {
+    const roles = ctx.principal.orgRoles.get(orgId);
+    if (roles && rolesGrant(ORG_ROLES, roles, permission)) return;
+    if (!roles && !ctx.principal.instanceRoles.length && hidden) throw hidden();
+  }
+  throw permissionDenied("Errors.Permission.Denied", `missing permission ${permission}`);
+}
+
+/** Organizations in which the caller holds `permission`: "all" or a list (possibly empty). */
+export function readableOrgs(ctx: Ctx, permission: Permission): "all" | string[] {
+  if (hasInstancePermission(ctx, permission)) return "all";
+  const orgs: string[] = [];
+  for (const [orgId, roles] of ctx.principal.orgRoles) if (rolesGrant(ORG_ROLES, roles, permission)) orgs.push(orgId);
+  return orgs;
+}
+
+/**
+ * What a list call may show: undefined for every organization, else the ids
+ * of those where the caller holds `permission`. A caller holding it nowhere
+ * gets PermissionDenied rather than an always-empty list.
+ */
+export function listScope(ctx: Ctx, permission: Permission): string[] | undefined {
+  const orgs = readableOrgs(ctx, permission);
+  if (orgs === "all") return undefined;
+  if (orgs.length === 0) throw permissionDenied("Errors.Permission.Denied", `missing permission ${permission}`);
+  return orgs;
+}
+
+/** Whether the caller holds `permission` in `orgId` (or instance-wide), without failing. */
+export function holds(ctx: Ctx, permission: Permission, orgId: string): boolean {
+  try {
+    authorize(ctx, permission, orgId);
+    return true;
+  } catch (err) {
+    if (err instanceof DomainError) return false;
+    throw err;
+  }
+}
+
+/**
+ * Taking over an account (a new credential, a password reset) is only for
+ * callers who could grant that account's roles themselves: instance roles
+ * need iam.member.write, roles in an organization need org.member.write
+ * there. Otherwise an ORG_USER_MANAGER could mint a token for its ORG_OWNER,
+ * or an ORG_OWNER for an IAM_OWNER whose account lives in its organization.
+ * Removing a credential takes nothing over and is not limited by this: a
+ * user's own organization can always revoke what its users hold.
+ * Run after the caller's permission on the user itself has been checked.
+ */
+export async function authorizeOverRoles(ctx: Ctx, userId: string): Promise<void> {
+  if (userId === ctx.principal.userId) return;
+  const [instance, orgs] = await Promise.all([
+    ctx.db.instanceMember.findUnique({ where: { instanceId_userId: { instanceId: ctx.instanceId, userId } }, select: { roles: true } }),
+    ctx.db.orgMember.findMany({ where: { userId }, select: { orgId: true, roles: true } }),
+  ]);
+  const denied = () => permissionDenied("Errors.User.MorePrivileged", "the user holds roles the caller cannot grant");
+  if (instance?.roles.length && !hasInstancePermission(ctx, "iam.member.write")) throw denied();
+  for (const m of orgs) if (m.roles.length && !holds(ctx, "org.member.write", m.orgId)) throw denied();
+}

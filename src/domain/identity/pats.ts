@@ -1,0 +1,70 @@
+// Personal access tokens of machine users: opaque, 256 random bits, stored
+// as SHA-256, shown once.
+import { newOpaqueToken, sha256 } from "../../crypto/tokens.js";
+import { invalidateAuth } from "../../store/auth-cache.js";
+import { authorize, authorizeOverRoles } from "../access/permissions.js";
+import { recordEvent } from "../audit/events.js";
+import type { Ctx } from "../context.js";
+import { failedPrecondition, invalidArgument, notFound } from "../errors.js";
+import { newId } from "../ids.js";
+import { listCredentials } from "./user-credentials.js";
+
+const userNotFound = () => notFound("Errors.User.NotFound", "user not found");
+const tokenNotFound = () => notFound("Errors.User.PAT.NotFound", "personal access token not found");
+
+export interface PatView {
+  id: string;
+  userId: string;
+  orgId: string;
+  createdAt: Date;
+  expiresAt: Date | null;
+}
+
+export async function addPersonalAccessToken(ctx: Ctx, userId: string, expiresAt?: Date): Promise<PatView & { token: string }> {
+  const user = await ctx.db.user.findFirst({ where: { id: userId, instanceId: ctx.instanceId }, select: { id: true, orgId: true, type: true } });
+  if (!user) throw userNotFound();
+  authorize(ctx, "user.credential.write", user.orgId, userNotFound);
+  await authorizeOverRoles(ctx, user.id);
+  if (user.type !== "MACHINE") throw failedPrecondition("Errors.User.PAT.NotMachine", "personal access tokens belong to machine users only");
+  const now = ctx.clock();
+  if (expiresAt && expiresAt.getTime() <= now.getTime()) {
+    throw invalidArgument("Errors.User.PAT.ExpirationInPast", "expiration_date must be in the future", { field: "expiration_date" });
+  }
+  const token = newOpaqueToken();
+  const id = newId();
+  await ctx.db.$transaction(async (tx) => {
+    await tx.personalAccessToken.create({
+      data: { id, instanceId: ctx.instanceId, userId: user.id, tokenHash: sha256(token), expiresAt: expiresAt ?? null, createdAt: now },
+    });
+    await recordEvent(ctx, tx, {
+      aggregateType: "user",
+      aggregateId: user.id,
+      orgId: user.orgId,
+      type: "user.pat.added",
+      payload: { tokenId: id, expiresAt: expiresAt?.toISOString() },
+    });
+  });
+  return { id, userId: user.id, orgId: user.orgId, createdAt: now, expiresAt: expiresAt ?? null, token };
+}
+
+export async function listPersonalAccessTokens(
+  ctx: Ctx,
+  input: { userId?: string; page?: { offset?: bigint | number; limit?: number; asc?: boolean } },
+): Promise<{ total: number; tokens: PatView[] }> {
+  const { total, credentials } = await listCredentials(ctx, ctx.db.personalAccessToken, input);
+  return { total, tokens: credentials };
+}
+
+export async function removePersonalAccessToken(ctx: Ctx, userId: string, tokenId: string): Promise<Date> {
+  const user = await ctx.db.user.findFirst({ where: { id: userId, instanceId: ctx.instanceId }, select: { id: true, orgId: true } });
+  if (!user) throw userNotFound();
+  authorize(ctx, "user.credential.write", user.orgId, userNotFound);
+  const now = ctx.clock();
+  await ctx.db.$transaction(async (tx) => {
+    await invalidateAuth(tx, { userId: user.id });
+    const { count } = await tx.personalAccessToken.deleteMany({ where: { id: tokenId, userId: user.id } });
+    if (count === 0) throw tokenNotFound();
+    await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.pat.removed", payload: { tokenId } });
+  });
+  return now;
+}

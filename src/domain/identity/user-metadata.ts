@@ -1,0 +1,83 @@
+// User metadata: opaque byte values under text keys. Written with
+// user.write, read with user.read; users may read their own.
+import type { Prisma } from "../../../gen/prisma/client.js";
+import { invalidateAuth } from "../../store/auth-cache.js";
+import { recordEvent } from "../audit/events.js";
+import type { Ctx } from "../context.js";
+import { invalidArgument, notFound } from "../errors.js";
+import { type Page, page, type TextMatch, textFilter } from "../list.js";
+import { MAX_METADATA_PER_REQUEST, targetUser, validMetadata } from "./users.js";
+
+export interface UserMetadataView {
+  key: string;
+  value: Uint8Array;
+  orgId: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** Creates or replaces each entry. */
+export async function setUserMetadata(ctx: Ctx, input: { userId: string; metadata: { key: string; value: Uint8Array }[] }): Promise<Date> {
+  const user = await targetUser(ctx, input.userId, "user.write");
+  if (input.metadata.length === 0) throw invalidArgument("Errors.User.Metadata.Missing", "at least one metadata entry is required", { field: "metadata" });
+  const metadata = validMetadata(input.metadata);
+  const now = ctx.clock();
+  await ctx.db.$transaction(async (tx) => {
+    for (const m of metadata) {
+      await tx.userMetadata.upsert({
+        where: { userId_key: { userId: user.id, key: m.key } },
+        create: { userId: user.id, key: m.key, value: m.value, createdAt: now, updatedAt: now },
+        update: { value: m.value, updatedAt: now },
+      });
+    }
+    // Tokens with the metadata scope carry it (userinfo, introspection): drop their cached claims.
+    await invalidateAuth(tx, { userId: user.id });
+    // Keys only: values may be anything, including personal data.
+    await recordEvent(ctx, tx, {
+      aggregateType: "user",
+      aggregateId: user.id,
+      orgId: user.orgId,
+      type: "user.metadata.set",
+      payload: { keys: metadata.map((m) => m.key) },
+    });
+  });
+  return now;
+}
+
+export type UserMetadataQuery = { kind: "key"; match: TextMatch };
+
+export async function listUserMetadata(
+  ctx: Ctx,
+  input: { userId: string; page?: { offset?: bigint | number; limit?: number; asc?: boolean }; queries: UserMetadataQuery[] },
+): Promise<{ total: number; entries: UserMetadataView[]; page: Page }> {
+  const p = page(input.page);
+  const user = await targetUser(ctx, input.userId, "user.read", { selfAllowed: true });
+  const where: Prisma.UserMetadataWhereInput = {
+    userId: user.id,
+    AND: input.queries.map((q) => ({ key: textFilter(q.match) })),
+  };
+  const dir = p.asc ? "asc" : "desc";
+  const [total, rows] = await ctx.db.$transaction([
+    ctx.db.userMetadata.count({ where }),
+    ctx.db.userMetadata.findMany({ where, orderBy: { key: dir }, skip: p.offset, take: p.limit }),
+  ]);
+  return { total, entries: rows.map((r) => ({ key: r.key, value: r.value, orgId: user.orgId, createdAt: r.createdAt, updatedAt: r.updatedAt })), page: p };
+}
+
+/** Removes all the given keys, or nothing when one of them does not exist. */
+export async function deleteUserMetadata(ctx: Ctx, input: { userId: string; keys: string[] }): Promise<Date> {
+  const user = await targetUser(ctx, input.userId, "user.write");
+  if (input.keys.length === 0) throw invalidArgument("Errors.User.Metadata.Keys.Missing", "at least one key is required", { field: "keys" });
+  if (input.keys.length > MAX_METADATA_PER_REQUEST) {
+    throw invalidArgument("Errors.User.Metadata.TooMany", `at most ${MAX_METADATA_PER_REQUEST} keys per request`, { field: "keys" });
+  }
+  const keys = [...new Set(input.keys)];
+  const now = ctx.clock();
+  await ctx.db.$transaction(async (tx) => {
+    const { count } = await tx.userMetadata.deleteMany({ where: { userId: user.id, key: { in: keys } } });
+    if (count !== keys.length) throw notFound("Errors.User.Metadata.NotFound", "a metadata key to delete does not exist");
+    await invalidateAuth(tx, { userId: user.id });
+    await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.metadata.removed", payload: { keys } });
+  });
+  return now;
+}

@@ -1,0 +1,98 @@
+// Deactivate / reactivate / lock / unlock. A user that is not ACTIVE cannot
+// authenticate: authn.ts refuses its tokens on the very next request, so
+// nothing has to be revoked here.
+import type { Prisma } from "../../../gen/prisma/client.js";
+import { invalidateAuth } from "../../store/auth-cache.js";
+import { recordEvent } from "../audit/events.js";
+import type { Ctx, Tx } from "../context.js";
+import { failedPrecondition } from "../errors.js";
+import { keepActiveOrgOwners } from "../orgs/members.js";
+import { keepAnActiveInstanceOwner, type TargetUser, targetUser, type UserState } from "./users.js";
+
+type Transition = "deactivate" | "reactivate" | "lock" | "unlock";
+
+interface Rule {
+  /** States the transition starts from; any other state gets `refused(state)`. */
+  from: readonly UserState[];
+  refused: (state: UserState) => Error;
+  event: string;
+  /** Taking access away: refused for oneself and for the last active IAM_OWNER. */
+  revokesAccess: boolean;
+}
+
+const RULES: Record<Transition, Rule> = {
+  deactivate: {
+    from: ["ACTIVE", "LOCKED", "INITIAL"],
+    refused: () => failedPrecondition("Errors.User.AlreadyInactive", "the user is already inactive"),
+    event: "user.deactivated",
+    revokesAccess: true,
+  },
+  reactivate: {
+    from: ["INACTIVE"],
+    refused: () => failedPrecondition("Errors.User.NotInactive", "only an inactive user can be reactivated"),
+    event: "user.reactivated",
+    revokesAccess: false,
+  },
+  lock: {
+    from: ["ACTIVE", "INITIAL"],
+    refused: (state) =>
+      state === "LOCKED"
+        ? failedPrecondition("Errors.User.AlreadyLocked", "the user is already locked")
+        : failedPrecondition("Errors.User.NotActive", "an inactive user cannot be locked"),
+    event: "user.locked",
+    revokesAccess: true,
+  },
+  unlock: {
+    from: ["LOCKED"],
+    refused: () => failedPrecondition("Errors.User.NotLocked", "only a locked user can be unlocked"),
+    event: "user.unlocked",
+    revokesAccess: false,
+  },
+};
+
+export const deactivateUser = (ctx: Ctx, userId: string) => transition(ctx, userId, "deactivate");
+export const reactivateUser = (ctx: Ctx, userId: string) => transition(ctx, userId, "reactivate");
+export const lockUser = (ctx: Ctx, userId: string) => transition(ctx, userId, "lock");
+export const unlockUser = (ctx: Ctx, userId: string) => transition(ctx, userId, "unlock");
+
+async function transition(ctx: Ctx, userId: string, kind: Transition): Promise<Date> {
+  const rule = RULES[kind];
+  const user = await targetUser(ctx, userId, "user.write");
+  if (rule.revokesAccess && user.id === ctx.principal.userId) {
+    throw failedPrecondition(`Errors.User.${kind === "lock" ? "LockSelf" : "DeactivateSelf"}`, `a user cannot ${kind} itself`);
+  }
+  if (!rule.from.includes(user.state)) throw rule.refused(user.state);
+  const now = ctx.clock();
+  await ctx.db.$transaction(async (tx) => {
+    await invalidateAuth(tx, { userId: user.id });
+    if (rule.revokesAccess) {
+      await keepAnActiveInstanceOwner(
+        ctx,
+        tx,
+        user.id,
+        "Errors.User.LastInstanceOwner",
+        "the last active IAM_OWNER of the instance cannot be deactivated or locked",
+      );
+      await keepActiveOrgOwners(tx, user.id, "Errors.User.LastOrgOwner", "the last active ORG_OWNER of an organization cannot be deactivated or locked");
+    }
+    const data = await nextState(tx, user, kind, now);
+    // Conditional on the state read above, so two concurrent calls cannot both succeed.
+    const { count } = await tx.user.updateMany({ where: { id: user.id, state: { in: [...rule.from] } }, data });
+    if (count === 0) {
+      const fresh = await tx.user.findUnique({ where: { id: user.id }, select: { state: true } });
+      throw rule.refused(fresh?.state ?? user.state);
+    }
+    await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: rule.event, payload: { state: data.state } });
+  });
+  return now;
+}
+
+async function nextState(tx: Tx, user: TargetUser, kind: Transition, now: Date): Promise<Prisma.UserUpdateManyMutationInput & { state: UserState }> {
+  if (kind === "deactivate") return { state: "INACTIVE", updatedAt: now };
+  if (kind === "lock") return { state: "LOCKED", lockedAt: now, updatedAt: now };
+  // Back to usable, with fresh lockout counters. A human without a password
+  // goes back to INITIAL, the state it had before: it still cannot sign in.
+  const row = await tx.user.findUnique({ where: { id: user.id }, select: { passwordHash: true } });
+  const state: UserState = user.type === "HUMAN" && !row?.passwordHash ? "INITIAL" : "ACTIVE";
+  return { state, lockedAt: null, failedPasswordAttempts: 0, failedOtpAttempts: 0, updatedAt: now };
+}

@@ -1,0 +1,73 @@
+import type { Rotation, SigningKeyInfo, SigningKeyState, SigningKeys } from "../../crypto/signing-keys.js";
+import { authorize } from "../access/permissions.js";
+import { recordEvent } from "../audit/events.js";
+import type { Ctx } from "../context.js";
+import { DomainError, notFound } from "../errors.js";
+import { page } from "../list.js";
+
+export interface InstanceView {
+  id: string;
+  name: string;
+  defaultOrgId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export async function getInstance(ctx: Ctx): Promise<InstanceView> {
+  authorize(ctx, "iam.read", null);
+  const instance = await ctx.db.instance.findUnique({ where: { id: ctx.instanceId } });
+  if (!instance) throw notFound("Errors.Instance.NotFound", "instance not found");
+  return instance;
+}
+
+// ---------------------------------------------------------------- signing keys
+
+type PageInput = { offset?: bigint | number; limit?: number; asc?: boolean };
+
+/** The token-signing keys: metadata and state, never key material. */
+export async function listSigningKeys(
+  ctx: Ctx,
+  keys: SigningKeys,
+  input: { page?: PageInput; states: readonly SigningKeyState[] },
+): Promise<{ total: number; keys: SigningKeyInfo[] }> {
+  authorize(ctx, "iam.read", null);
+  return keys.list({ ...page(input.page), states: input.states });
+}
+
+/**
+ * How many keys may verify at once after a rotation on demand: the active one and those still in their overlap.
+ * Every rotation keeps the previous keys in the JWKS that every client downloads and in every replica's memory, so
+ * a script rotating in a loop must not grow them without bound; scheduled rotations are not counted against it.
+ */
+export const MAX_VERIFYING_KEYS = 10;
+
+/**
+ * A new active key now; the previous ones stay verify-only until the end of the
+ * overlap, so no token issued before becomes unverifiable. Refused with
+ * ResourceExhausted when it would leave more than MAX_VERIFYING_KEYS verifying.
+ */
+export async function rotateSigningKey(ctx: Ctx, keys: SigningKeys): Promise<Rotation> {
+  authorize(ctx, "iam.write", null);
+  return keys.rotateNow(async (tx, r) => {
+    // Counted inside the rotation's transaction (serialised across replicas): refusing rolls the new key back.
+    const verifying = await tx.signingKey.findMany({
+      where: { instanceId: ctx.instanceId, OR: [{ verifyUntil: null }, { verifyUntil: { gt: r.createdAt } }] },
+      select: { verifyUntil: true },
+      orderBy: { verifyUntil: "asc" },
+    });
+    if (verifying.length > MAX_VERIFYING_KEYS) {
+      const next = verifying.find((k) => k.verifyUntil)?.verifyUntil;
+      throw new DomainError(
+        "ResourceExhausted",
+        "Errors.SigningKey.TooManyRotations",
+        `at most ${MAX_VERIFYING_KEYS} signing keys may verify at once; the next one leaves its overlap at ${next?.toISOString() ?? "an unknown time"}`,
+      );
+    }
+    await recordEvent(ctx, tx, {
+      aggregateType: "instance",
+      aggregateId: ctx.instanceId,
+      type: "instance.signingkey.rotated",
+      payload: { keyId: r.id, alg: r.alg, retiredKeyIds: r.retiredKeyIds, verifyUntil: r.verifyUntil.toISOString() },
+    });
+  });
+}
