@@ -8,19 +8,9 @@ import { addPersonalAccessToken, listPersonalAccessTokens, removePersonalAccessT
 import { addMachineKey, addSecret, listMachineKeys, removeMachineKey, removeSecret } from "../domain/identity/user-credentials.js";
 import { deleteUserMetadata, listUserMetadata, setUserMetadata, type UserMetadataQuery } from "../domain/identity/user-metadata.js";
 import { setPassword } from "../domain/identity/user-passwords.js";
+import { listUsers, type UserQuery, type UserSort } from "../domain/identity/user-query.js";
 import { deactivateUser, lockUser, reactivateUser, unlockUser } from "../domain/identity/user-state.js";
-import {
-  type CreateUserInput,
-  createUser,
-  deleteUser,
-  getUser,
-  listUsers,
-  type UpdateUserInput,
-  type UserQuery,
-  type UserSort,
-  type UserView,
-  updateUser,
-} from "../domain/identity/users.js";
+import { type CreateUserInput, createUser, deleteUser, getUser, type UpdateUserInput, type UserView, updateUser } from "../domain/identity/users.js";
 import { type ApiDeps, ctxOf } from "./connect.js";
 import { dateOpt, details, enumValue, listPage, textMatch, ts, tsOpt } from "./convert.js";
 
