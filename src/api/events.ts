@@ -5,7 +5,7 @@ import { listEvents } from "../domain/audit/audit.js";
 import { type ApiDeps, ctxOf } from "./connect.js";
 import { dateOpt, listPage, ts } from "./convert.js";
 
-export function eventService(deps: ApiDeps): ServiceImpl<typeof EventService> {
+export function eventService(_deps: ApiDeps): ServiceImpl<typeof EventService> {
   return {
     async listEvents(req, hctx) {
       const ctx = ctxOf(hctx);

@@ -44,7 +44,7 @@ interface Mapping<K extends SettingKind, S extends DescMessage> {
   fromProto(m: MessageShape<S>): SettingInput<K>;
 }
 
-function handlers<K extends SettingKind, S extends DescMessage>(deps: ApiDeps, m: Mapping<K, S>) {
+function handlers<K extends SettingKind, S extends DescMessage>(_deps: ApiDeps, m: Mapping<K, S>) {
   return {
     async get(req: { organizationId: string }, hctx: HandlerContext) {
       return { settings: m.toProto(await getSettings(ctxOf(hctx), m.kind, req.organizationId || undefined)) };

@@ -4,11 +4,12 @@
 // their public half. The token service reads Application/AppKey rows
 // directly: `authMethod` is one of AUTH_METHODS, `secretHash` is set only for
 // the secret methods, and `config` is parsed with parseAppConfig.
+
 import type { Prisma } from "../../../gen/prisma/client.js";
 import { newOpaqueToken, sha256 } from "../../crypto/tokens.js";
-import { invalidateAuth } from "../../store/auth-cache.js";
+import type { Store } from "../../store/index.js";
 import { recordEvent } from "../audit/events.js";
-import type { Ctx, Tx } from "../context.js";
+import type { Ctx } from "../context.js";
 import { alreadyExists, failedPrecondition, invalidArgument, notFound } from "../errors.js";
 import { keyMaterial } from "../identity/key-material.js";
 import { newId } from "../ids.js";
@@ -244,8 +245,8 @@ export async function createApp(
   const clientSecret = SECRET_METHODS.includes(v.authMethod) ? newOpaqueToken() : undefined;
   const now = ctx.clock();
   try {
-    await ctx.db.$transaction(async (tx) => {
-      await tx.application.create({
+    await ctx.store.transaction(async (tx) => {
+      await tx.db.application.create({
         data: {
           id,
           instanceId: ctx.instanceId,
@@ -321,8 +322,8 @@ export async function updateApp(ctx: Ctx, input: { projectId: string; appId: str
   const now = ctx.clock();
   if (Object.keys(data).length === 0) return now;
   try {
-    await ctx.db.$transaction(async (tx) => {
-      await tx.application.update({ where: { id: app.id }, data: { ...data, updatedAt: now } });
+    await ctx.store.transaction(async (tx) => {
+      await tx.db.application.update({ where: { id: app.id }, data: { ...data, updatedAt: now } });
       await appChanged(ctx, tx, project, "project.app.changed", {
         appId: app.id,
         name: data.name,
@@ -342,17 +343,17 @@ export async function updateApp(ctx: Ctx, input: { projectId: string; appId: str
  * Records a change of an application (audited on its project) and drops what
  * the caches derived from it: client records and app tokens are tagged with the org.
  */
-async function appChanged(ctx: Ctx, tx: Tx, project: ProjectView, type: string, payload: Record<string, unknown>): Promise<void> {
-  await invalidateAuth(tx, { orgId: project.orgId });
+async function appChanged(ctx: Ctx, tx: Store, project: ProjectView, type: string, payload: Record<string, unknown>): Promise<void> {
+  await tx.auth.invalidate({ orgId: project.orgId });
   await recordEvent(ctx, tx, { aggregateType: "project", aggregateId: project.id, orgId: project.orgId, type, payload });
 }
 
 async function setAppState(ctx: Ctx, projectId: string, appId: string, state: AppState): Promise<Date> {
   const { project, app } = await targetApp(ctx, projectId, appId, "project.app.write");
   return changeState(ctx, state, {
-    update: (tx, data) => tx.application.updateMany({ where: { id: app.id, state: { not: state } }, data }),
+    update: (tx, data) => tx.db.application.updateMany({ where: { id: app.id, state: { not: state } }, data }),
     errors: { alreadyInactive: "Errors.App.AlreadyInactive", notInactive: "Errors.App.NotInactive", noun: "application" },
-    invalidate: (tx) => invalidateAuth(tx, { orgId: project.orgId }),
+    invalidate: (tx) => tx.auth.invalidate({ orgId: project.orgId }),
     event: { aggregateType: "project", aggregateId: project.id, orgId: project.orgId, eventType: "project.app", payload: { appId: app.id } },
   });
 }
@@ -363,8 +364,8 @@ export const reactivateApp = (ctx: Ctx, projectId: string, appId: string) => set
 export async function deleteApp(ctx: Ctx, projectId: string, appId: string): Promise<Date> {
   const { project, app } = await targetApp(ctx, projectId, appId, "project.app.write");
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    const { count } = await tx.application.deleteMany({ where: { id: app.id } });
+  await ctx.store.transaction(async (tx) => {
+    const { count } = await tx.db.application.deleteMany({ where: { id: app.id } });
     if (count === 0) throw appNotFound();
     await appChanged(ctx, tx, project, "project.app.removed", { appId: app.id, name: app.name });
   });
@@ -379,8 +380,8 @@ export async function regenerateAppSecret(ctx: Ctx, projectId: string, appId: st
   }
   const clientSecret = newOpaqueToken();
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    await tx.application.update({ where: { id: app.id }, data: { secretHash: sha256(clientSecret), updatedAt: now } });
+  await ctx.store.transaction(async (tx) => {
+    await tx.db.application.update({ where: { id: app.id }, data: { secretHash: sha256(clientSecret), updatedAt: now } });
     // Drops the cached client record with the old secret; tokens already issued stay valid (see fromOAuthRow in tokens.ts).
     await appChanged(ctx, tx, project, "project.app.secret.changed", { appId: app.id, replaced: app.hasSecret });
   });
@@ -405,8 +406,8 @@ export async function addAppKey(
   const keyFile: AppKeyFile | undefined = privateKeyPem
     ? { type: "application", keyId: id, key: privateKeyPem, appId: app.id, clientId: app.clientId, expirationDate: input.expiresAt?.toISOString() }
     : undefined;
-  await ctx.db.$transaction(async (tx) => {
-    await tx.appKey.create({ data: { id, instanceId: ctx.instanceId, appId: app.id, publicKey, expiresAt: input.expiresAt ?? null, createdAt: now } });
+  await ctx.store.transaction(async (tx) => {
+    await tx.db.appKey.create({ data: { id, instanceId: ctx.instanceId, appId: app.id, publicKey, expiresAt: input.expiresAt ?? null, createdAt: now } });
     await recordEvent(ctx, tx, {
       aggregateType: "project",
       aggregateId: project.id,
@@ -436,8 +437,8 @@ export async function listAppKeys(ctx: Ctx, input: { projectId: string; appId: s
 export async function removeAppKey(ctx: Ctx, input: { projectId: string; appId: string; keyId: string }): Promise<Date> {
   const { project, app } = await targetApp(ctx, input.projectId, input.appId, "project.app.write");
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    const { count } = await tx.appKey.deleteMany({ where: { id: input.keyId ?? "", appId: app.id } });
+  await ctx.store.transaction(async (tx) => {
+    const { count } = await tx.db.appKey.deleteMany({ where: { id: input.keyId ?? "", appId: app.id } });
     if (count === 0) throw notFound("Errors.App.Key.NotFound", "application key not found");
     await appChanged(ctx, tx, project, "project.app.key.removed", { appId: app.id, keyId: input.keyId });
   });

@@ -7,9 +7,9 @@
 // be the organization a grant is held in (a user of one org may hold a grant
 // in another's name), so the holders' organizations are looked up and each is
 // invalidated: one notification per organization however many users.
+
 import { Prisma } from "../../../gen/prisma/client.js";
-import { invalidateAuth } from "../../store/auth-cache.js";
-import type { Tx } from "../context.js";
+import type { Store } from "../../store/index.js";
 
 export type GrantHolders =
   /** Grants on the project; only those through `projectGrantId`, only those holding `roleKey`, when given. */
@@ -29,8 +29,8 @@ function holdersWhere(h: GrantHolders): Prisma.Sql {
 }
 
 /** Call before the write when it deletes the user grants (the holders must still be readable). */
-export async function invalidateGrantHolders(tx: Tx, holders: GrantHolders): Promise<void> {
-  const orgs = await tx.$queryRaw<{ orgId: string }[]>`
+export async function invalidateGrantHolders(tx: Store, holders: GrantHolders): Promise<void> {
+  const orgs = await tx.db.$queryRaw<{ orgId: string }[]>`
     SELECT DISTINCT u."orgId" FROM "UserGrant" ug JOIN "User" u ON u."id" = ug."userId" WHERE ${holdersWhere(holders)}`;
-  for (const { orgId } of orgs) await invalidateAuth(tx, { orgId });
+  for (const { orgId } of orgs) await tx.auth.invalidate({ orgId });
 }

@@ -46,10 +46,10 @@ export async function createProjectGrant(
   const id = newId();
   const now = ctx.clock();
   try {
-    await ctx.db.$transaction(async (tx) => {
+    await ctx.store.transaction(async (tx) => {
       await lockTx(tx, projectRolesLock(project.id));
       await checkRolesExist(tx, project.id, roleKeys);
-      await tx.projectGrant.create({
+      await tx.db.projectGrant.create({
         data: { id, instanceId: ctx.instanceId, projectId: project.id, grantedOrgId: org.id, roleKeys, createdAt: now, updatedAt: now },
       });
       await recordEvent(ctx, tx, {
@@ -82,16 +82,16 @@ export async function updateProjectGrant(ctx: Ctx, input: { projectId: string; g
   const { project, grant } = await targetGrant(ctx, input.projectId, input.grantedOrgId);
   const roleKeys = validRoleKeys(input.roleKeys);
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
+  await ctx.store.transaction(async (tx) => {
     await lockTx(tx, projectRolesLock(project.id));
     await checkRolesExist(tx, project.id, roleKeys);
-    const current = await tx.projectGrant.findUnique({ where: { id: grant.id }, select: { roleKeys: true } });
+    const current = await tx.db.projectGrant.findUnique({ where: { id: grant.id }, select: { roleKeys: true } });
     if (!current) throw projectGrantNotFound();
     const dropped = current.roleKeys.filter((k) => !roleKeys.includes(k));
-    await tx.projectGrant.update({ where: { id: grant.id }, data: { roleKeys, updatedAt: now } });
+    await tx.db.projectGrant.update({ where: { id: grant.id }, data: { roleKeys, updatedAt: now } });
     let userGrants = 0;
     for (const key of dropped) {
-      userGrants += await tx.$executeRaw`UPDATE "UserGrant" SET "roleKeys" = array_remove("roleKeys", ${key}), "updatedAt" = ${now}
+      userGrants += await tx.db.$executeRaw`UPDATE "UserGrant" SET "roleKeys" = array_remove("roleKeys", ${key}), "updatedAt" = ${now}
         WHERE "projectGrantId" = ${grant.id} AND ${key} = ANY("roleKeys")`;
     }
     if (userGrants > 0) await invalidateGrantHolders(tx, { projectId: project.id, projectGrantId: grant.id });
@@ -109,7 +109,7 @@ export async function updateProjectGrant(ctx: Ctx, input: { projectId: string; g
 async function setGrantState(ctx: Ctx, input: { projectId: string; grantedOrgId: string }, state: ProjectState): Promise<Date> {
   const { project, grant } = await targetGrant(ctx, input.projectId, input.grantedOrgId);
   return changeState(ctx, state, {
-    update: (tx, data) => tx.projectGrant.updateMany({ where: { id: grant.id, state: { not: state } }, data }),
+    update: (tx, data) => tx.db.projectGrant.updateMany({ where: { id: grant.id, state: { not: state } }, data }),
     errors: { alreadyInactive: "Errors.Project.Grant.AlreadyInactive", notInactive: "Errors.Project.Grant.NotInactive", noun: "project grant" },
     // Roles held through the grant leave (or rejoin) the claims of tokens already issued at once.
     invalidate: (tx) => invalidateGrantHolders(tx, { projectId: project.id, projectGrantId: grant.id }),
@@ -130,10 +130,10 @@ export const reactivateProjectGrant = (ctx: Ctx, input: { projectId: string; gra
 export async function deleteProjectGrant(ctx: Ctx, input: { projectId: string; grantedOrgId: string }): Promise<Date> {
   const { project, grant } = await targetGrant(ctx, input.projectId, input.grantedOrgId);
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    const userGrants = await tx.userGrant.count({ where: { projectGrantId: grant.id } });
+  await ctx.store.transaction(async (tx) => {
+    const userGrants = await tx.db.userGrant.count({ where: { projectGrantId: grant.id } });
     if (userGrants > 0) await invalidateGrantHolders(tx, { projectId: project.id, projectGrantId: grant.id });
-    const { count } = await tx.projectGrant.deleteMany({ where: { id: grant.id } });
+    const { count } = await tx.db.projectGrant.deleteMany({ where: { id: grant.id } });
     if (count === 0) throw projectGrantNotFound();
     await recordEvent(ctx, tx, {
       aggregateType: "project",

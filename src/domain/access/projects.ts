@@ -2,10 +2,11 @@
 // owning organization and by the organizations it is granted to (as in
 // ZITADEL, granted projects show up in the receiving organization's list);
 // every change needs the permission in the owning organization.
+
 import type { Prisma } from "../../../gen/prisma/client.js";
-import { invalidateAuth } from "../../store/auth-cache.js";
+import type { Store } from "../../store/index.js";
 import { recordEvent } from "../audit/events.js";
-import type { Ctx, Tx } from "../context.js";
+import type { Ctx } from "../context.js";
 import { alreadyExists, invalidArgument, notFound, permissionDenied } from "../errors.js";
 import { newId } from "../ids.js";
 import { page, type TextMatch, textFilter } from "../list.js";
@@ -93,9 +94,9 @@ export function validRoleKeys(keys: readonly string[], field = "role_keys"): str
 }
 
 /** InvalidArgument unless every key is a role of the project. */
-export async function checkRolesExist(tx: Tx | Ctx["db"], projectId: string, keys: readonly string[]): Promise<void> {
+export async function checkRolesExist(tx: Store, projectId: string, keys: readonly string[]): Promise<void> {
   if (!keys.length) return;
-  const found = await tx.projectRole.findMany({ where: { projectId, key: { in: [...keys] } }, select: { key: true } });
+  const found = await tx.db.projectRole.findMany({ where: { projectId, key: { in: [...keys] } }, select: { key: true } });
   if (found.length !== keys.length) {
     const have = new Set(found.map((r) => r.key));
     const missing = keys.filter((k) => !have.has(k));
@@ -157,8 +158,8 @@ export async function createProject(
     projectAccessRequired: input.projectAccessRequired ?? false,
   };
   try {
-    await ctx.db.$transaction(async (tx) => {
-      await tx.project.create({ data: { id, instanceId: ctx.instanceId, orgId: org.id, name, ...settings, createdAt: now, updatedAt: now } });
+    await ctx.store.transaction(async (tx) => {
+      await tx.db.project.create({ data: { id, instanceId: ctx.instanceId, orgId: org.id, name, ...settings, createdAt: now, updatedAt: now } });
       await recordEvent(ctx, tx, { aggregateType: "project", aggregateId: id, orgId: org.id, type: "project.added", payload: { name, ...settings } });
     });
   } catch (err) {
@@ -234,8 +235,8 @@ export async function updateProject(
   const now = ctx.clock();
   if (Object.keys(data).length === 0) return now;
   try {
-    await ctx.db.$transaction(async (tx) => {
-      await tx.project.update({ where: { id: project.id }, data: { ...data, updatedAt: now } });
+    await ctx.store.transaction(async (tx) => {
+      await tx.db.project.update({ where: { id: project.id }, data: { ...data, updatedAt: now } });
       // Whether the project's roles are asserted decides the role claims of the tokens for it.
       if (data.projectRoleAssertion !== undefined) await invalidateGrantHolders(tx, { projectId: project.id });
       await recordEvent(ctx, tx, { aggregateType: "project", aggregateId: project.id, orgId: project.orgId, type: "project.changed", payload: data });
@@ -249,10 +250,10 @@ export async function updateProject(
 async function setProjectState(ctx: Ctx, projectId: string, state: ProjectState): Promise<Date> {
   const project = await targetProject(ctx, projectId, "project.write");
   return changeState(ctx, state, {
-    update: (tx, data) => tx.project.updateMany({ where: { id: project.id, state: { not: state } }, data }),
+    update: (tx, data) => tx.db.project.updateMany({ where: { id: project.id, state: { not: state } }, data }),
     errors: { alreadyInactive: "Errors.Project.AlreadyInactive", notInactive: "Errors.Project.NotInactive", noun: "project" },
     async invalidate(tx) {
-      await invalidateAuth(tx, { orgId: project.orgId });
+      await tx.auth.invalidate({ orgId: project.orgId });
       // The project's roles leave (or rejoin) the claims of every holder, in any organization.
       await invalidateGrantHolders(tx, { projectId: project.id });
     },
@@ -267,15 +268,15 @@ export const reactivateProject = (ctx: Ctx, projectId: string) => setProjectStat
 export async function deleteProject(ctx: Ctx, projectId: string): Promise<Date> {
   const project = await targetProject(ctx, projectId, "project.delete");
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    await invalidateAuth(tx, { orgId: project.orgId });
+  await ctx.store.transaction(async (tx) => {
+    await tx.auth.invalidate({ orgId: project.orgId });
     await invalidateGrantHolders(tx, { projectId: project.id });
     const [userGrants, apps, grants] = await Promise.all([
-      tx.userGrant.count({ where: { projectId: project.id } }),
-      tx.application.count({ where: { projectId: project.id } }),
-      tx.projectGrant.count({ where: { projectId: project.id } }),
+      tx.db.userGrant.count({ where: { projectId: project.id } }),
+      tx.db.application.count({ where: { projectId: project.id } }),
+      tx.db.projectGrant.count({ where: { projectId: project.id } }),
     ]);
-    await tx.project.delete({ where: { id: project.id } });
+    await tx.db.project.delete({ where: { id: project.id } });
     await recordEvent(ctx, tx, {
       aggregateType: "project",
       aggregateId: project.id,
@@ -296,8 +297,8 @@ export async function addProjectRole(ctx: Ctx, input: { projectId: string; roleK
   const group = validText(input.group, "group", "Errors.Project.Role.Group") ?? null;
   const now = ctx.clock();
   try {
-    await ctx.db.$transaction(async (tx) => {
-      await tx.projectRole.create({ data: { projectId: project.id, key, displayName, group, createdAt: now, updatedAt: now } });
+    await ctx.store.transaction(async (tx) => {
+      await tx.db.projectRole.create({ data: { projectId: project.id, key, displayName, group, createdAt: now, updatedAt: now } });
       await recordEvent(ctx, tx, {
         aggregateType: "project",
         aggregateId: project.id,
@@ -319,8 +320,8 @@ export async function updateProjectRole(ctx: Ctx, input: { projectId: string; ro
   const data: Prisma.ProjectRoleUpdateManyMutationInput = { displayName };
   if (input.group !== undefined) data.group = validText(input.group, "group", "Errors.Project.Role.Group") ?? null;
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    const { count } = await tx.projectRole.updateMany({ where: { projectId: project.id, key: input.roleKey }, data: { ...data, updatedAt: now } });
+  await ctx.store.transaction(async (tx) => {
+    const { count } = await tx.db.projectRole.updateMany({ where: { projectId: project.id, key: input.roleKey }, data: { ...data, updatedAt: now } });
     if (count === 0) throw roleNotFound();
     await recordEvent(ctx, tx, {
       aggregateType: "project",
@@ -337,14 +338,14 @@ export async function updateProjectRole(ctx: Ctx, input: { projectId: string; ro
 export async function removeProjectRole(ctx: Ctx, input: { projectId: string; roleKey: string }): Promise<Date> {
   const project = await targetProject(ctx, input.projectId, "project.role.write");
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
+  await ctx.store.transaction(async (tx) => {
     await lockTx(tx, projectRolesLock(project.id));
-    const { count } = await tx.projectRole.deleteMany({ where: { projectId: project.id, key: input.roleKey } });
+    const { count } = await tx.db.projectRole.deleteMany({ where: { projectId: project.id, key: input.roleKey } });
     if (count === 0) throw roleNotFound();
     await invalidateGrantHolders(tx, { projectId: project.id, roleKey: input.roleKey });
-    const userGrants = await tx.$executeRaw`UPDATE "UserGrant" SET "roleKeys" = array_remove("roleKeys", ${input.roleKey}), "updatedAt" = ${now}
+    const userGrants = await tx.db.$executeRaw`UPDATE "UserGrant" SET "roleKeys" = array_remove("roleKeys", ${input.roleKey}), "updatedAt" = ${now}
       WHERE "projectId" = ${project.id} AND ${input.roleKey} = ANY("roleKeys")`;
-    const projectGrants = await tx.$executeRaw`UPDATE "ProjectGrant" SET "roleKeys" = array_remove("roleKeys", ${input.roleKey}), "updatedAt" = ${now}
+    const projectGrants = await tx.db.$executeRaw`UPDATE "ProjectGrant" SET "roleKeys" = array_remove("roleKeys", ${input.roleKey}), "updatedAt" = ${now}
       WHERE "projectId" = ${project.id} AND ${input.roleKey} = ANY("roleKeys")`;
     await recordEvent(ctx, tx, {
       aggregateType: "project",

@@ -3,9 +3,10 @@
 // organization (a direct grant) or an organization the project is granted to
 // (through that project grant, with the granted roles only, managed by the
 // receiving organization only). Permissions are checked in the context org.
+
 import { Prisma } from "../../../gen/prisma/client.js";
-import { invalidateAuth } from "../../store/auth-cache.js";
 import type { PrismaClient } from "../../store/db.js";
+import type { Store } from "../../store/index.js";
 import { query, statement } from "../../store/sql.js";
 import { recordEvent } from "../audit/events.js";
 import type { Ctx, Tx } from "../context.js";
@@ -36,8 +37,8 @@ type PageInput = { offset?: bigint | number; limit?: number; asc?: boolean };
 const userGrantNotFound = () => notFound("Errors.UserGrant.NotFound", "user grant not found");
 
 /** Through a project grant: every role must be among the granted ones (read in the transaction, under the roles lock). */
-async function checkGranted(tx: Tx, projectGrantId: string, roleKeys: readonly string[]): Promise<void> {
-  const grant = await tx.projectGrant.findUnique({ where: { id: projectGrantId }, select: { roleKeys: true } });
+async function checkGranted(tx: Store, projectGrantId: string, roleKeys: readonly string[]): Promise<void> {
+  const grant = await tx.db.projectGrant.findUnique({ where: { id: projectGrantId }, select: { roleKeys: true } });
   if (!grant) throw projectGrantNotFound();
   const missing = roleKeys.filter((k) => !grant.roleKeys.includes(k));
   if (missing.length) {
@@ -92,12 +93,12 @@ export async function addUserGrant(ctx: Ctx, input: AddUserGrantInput): Promise<
   const id = newId();
   const now = ctx.clock();
   try {
-    await ctx.db.$transaction(async (tx) => {
+    await ctx.store.transaction(async (tx) => {
       await lockTx(tx, projectRolesLock(project.id));
       await checkRolesExist(tx, project.id, roleKeys);
       if (grant) await checkGranted(tx, grant.id, roleKeys);
-      await invalidateAuth(tx, { userId: user.id });
-      await tx.userGrant.create({
+      await tx.auth.invalidate({ userId: user.id });
+      await tx.db.userGrant.create({
         data: {
           id,
           instanceId: ctx.instanceId,
@@ -152,13 +153,13 @@ export async function updateUserGrant(ctx: Ctx, input: { grantId: string; userId
   const grant = await targetUserGrant(ctx, input.grantId, input.userId);
   const roleKeys = validRoleKeys(input.roleKeys);
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
+  await ctx.store.transaction(async (tx) => {
     await lockTx(tx, projectRolesLock(grant.projectId));
     await checkRolesExist(tx, grant.projectId, roleKeys);
     if (grant.projectGrantId) await checkGranted(tx, grant.projectGrantId, roleKeys);
-    const { count } = await tx.userGrant.updateMany({ where: { id: grant.id }, data: { roleKeys, updatedAt: now } });
+    const { count } = await tx.db.userGrant.updateMany({ where: { id: grant.id }, data: { roleKeys, updatedAt: now } });
     if (count === 0) throw userGrantNotFound();
-    await invalidateAuth(tx, { userId: grant.userId });
+    await tx.auth.invalidate({ userId: grant.userId });
     await recordEvent(ctx, tx, {
       aggregateType: "user.grant",
       aggregateId: grant.id,
@@ -173,10 +174,10 @@ export async function updateUserGrant(ctx: Ctx, input: { grantId: string; userId
 export async function removeUserGrant(ctx: Ctx, input: { grantId: string; userId?: string }): Promise<Date> {
   const grant = await targetUserGrant(ctx, input.grantId, input.userId);
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    const { count } = await tx.userGrant.deleteMany({ where: { id: grant.id } });
+  await ctx.store.transaction(async (tx) => {
+    const { count } = await tx.db.userGrant.deleteMany({ where: { id: grant.id } });
     if (count === 0) throw userGrantNotFound();
-    await invalidateAuth(tx, { userId: grant.userId });
+    await tx.auth.invalidate({ userId: grant.userId });
     await recordEvent(ctx, tx, {
       aggregateType: "user.grant",
       aggregateId: grant.id,
@@ -191,13 +192,13 @@ export async function removeUserGrant(ctx: Ctx, input: { grantId: string; userId
 async function setUserGrantState(ctx: Ctx, input: { grantId: string; userId?: string }, state: ProjectState): Promise<Date> {
   const grant = await targetUserGrant(ctx, input.grantId, input.userId);
   return changeState(ctx, state, {
-    update: (tx, data) => tx.userGrant.updateMany({ where: { id: grant.id, state: { not: state } }, data }),
+    update: (tx, data) => tx.db.userGrant.updateMany({ where: { id: grant.id, state: { not: state } }, data }),
     async checkExists(tx) {
-      if (!(await tx.userGrant.findUnique({ where: { id: grant.id }, select: { id: true } }))) throw userGrantNotFound();
+      if (!(await tx.db.userGrant.findUnique({ where: { id: grant.id }, select: { id: true } }))) throw userGrantNotFound();
     },
     errors: { alreadyInactive: "Errors.UserGrant.AlreadyInactive", notInactive: "Errors.UserGrant.NotInactive", noun: "user grant" },
     // The grant's roles leave (or rejoin) the role claims of tokens already issued at once.
-    invalidate: (tx) => invalidateAuth(tx, { userId: grant.userId }),
+    invalidate: (tx) => tx.auth.invalidate({ userId: grant.userId }),
     event: {
       aggregateType: "user.grant",
       aggregateId: grant.id,

@@ -1,7 +1,6 @@
 // Personal access tokens of machine users: opaque, 256 random bits, stored
 // as SHA-256, shown once.
 import { newOpaqueToken, sha256 } from "../../crypto/tokens.js";
-import { invalidateAuth } from "../../store/auth-cache.js";
 import { authorize, authorizeOverRoles } from "../access/permissions.js";
 import { recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
@@ -32,8 +31,8 @@ export async function addPersonalAccessToken(ctx: Ctx, userId: string, expiresAt
   }
   const token = newOpaqueToken();
   const id = newId();
-  await ctx.db.$transaction(async (tx) => {
-    await tx.personalAccessToken.create({
+  await ctx.store.transaction(async (tx) => {
+    await tx.db.personalAccessToken.create({
       data: { id, instanceId: ctx.instanceId, userId: user.id, tokenHash: sha256(token), expiresAt: expiresAt ?? null, createdAt: now },
     });
     await recordEvent(ctx, tx, {
@@ -60,9 +59,9 @@ export async function removePersonalAccessToken(ctx: Ctx, userId: string, tokenI
   if (!user) throw userNotFound();
   authorize(ctx, "user.credential.write", user.orgId, userNotFound);
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    await invalidateAuth(tx, { userId: user.id });
-    const { count } = await tx.personalAccessToken.deleteMany({ where: { id: tokenId, userId: user.id } });
+  await ctx.store.transaction(async (tx) => {
+    await tx.auth.invalidate({ userId: user.id });
+    const { count } = await tx.db.personalAccessToken.deleteMany({ where: { id: tokenId, userId: user.id } });
     if (count === 0) throw tokenNotFound();
     await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.pat.removed", payload: { tokenId } });
   });

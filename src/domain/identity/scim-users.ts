@@ -4,12 +4,10 @@
 // by the adapter to the current resource and stored with replaceScimUser.
 import type { Prisma } from "../../../gen/prisma/client.js";
 import { hashPassword } from "../../crypto/passwords.js";
-import { invalidateAuth } from "../../store/auth-cache.js";
-import { query, statement } from "../../store/sql.js";
-import { authorize, authorizeOverRoles, type Permission } from "../access/permissions.js";
+import { authorizeOverRoles } from "../access/permissions.js";
 import { recordEvent } from "../audit/events.js";
-import type { Ctx, Tx } from "../context.js";
-import { failedPrecondition, notFound } from "../errors.js";
+import type { Ctx } from "../context.js";
+import { failedPrecondition } from "../errors.js";
 import { iamOwnersLock, keepActiveOrgOwners, lockTx } from "../orgs/members.js";
 import { checkPassword, passwordComplexity } from "../settings/settings.js";
 import { authorizeOrg, loadRecords, readBack, type ScimUserRecord, scimWhere, storableId } from "./scim-read.js";
@@ -137,16 +135,16 @@ export async function replaceScimUser(ctx: Ctx, orgId: string, id: string, chang
   const provisionerId = ctx.principal.userId;
   const now = ctx.clock();
   try {
-    await ctx.db.$transaction(async (tx) => {
+    await ctx.store.transaction(async (tx) => {
       // A deactivation takes the instance owners' lock; before the row lock, in deleteUser's order (no deadlock).
       if (!preview.active) await lockTx(tx, iamOwnersLock(ctx.instanceId));
-      const [current] = await tx.$queryRaw<LockedUser[]>`
+      const [current] = await tx.db.$queryRaw<LockedUser[]>`
         SELECT "id", "state", "passwordHash", "email", "emailVerified", "phone", "phoneVerified" FROM "User"
         WHERE "id" = ${id} AND "instanceId" = ${ctx.instanceId} AND "orgId" = ${orgId} AND "type" = 'HUMAN' FOR UPDATE`;
       if (!current) throw userNotFound();
       let input = preview;
       if (typeof change === "function") {
-        const [record] = await loadRecords(ctx, orgId, [id], tx);
+        const [record] = await loadRecords(ctx, orgId, [id], tx.db);
         if (!record) throw userNotFound();
         input = change(record);
       }
@@ -180,17 +178,17 @@ export async function replaceScimUser(ctx: Ctx, orgId: string, id: string, chang
         await keepActiveOrgOwners(tx, id, "Errors.User.LastOrgOwner", "the last active ORG_OWNER of an organization cannot be deactivated");
       }
       // A cached principal of this user (state, credentials) must not outlive the change.
-      await invalidateAuth(tx, { userId: id });
-      await tx.user.update({ where: { id }, data });
+      await tx.auth.invalidate({ userId: id });
+      await tx.db.user.update({ where: { id }, data });
       await Promise.all([
-        tx.userEmail.deleteMany({ where: { userId: id } }),
-        tx.userPhone.deleteMany({ where: { userId: id } }),
-        tx.userAddress.deleteMany({ where: { userId: id } }),
+        tx.db.userEmail.deleteMany({ where: { userId: id } }),
+        tx.db.userPhone.deleteMany({ where: { userId: id } }),
+        tx.db.userAddress.deleteMany({ where: { userId: id } }),
       ]);
       await writeProfileRows(tx, id, rows);
-      if (externalId === null) await tx.scimExternalId.deleteMany({ where: { userId: id, provisionerId } });
+      if (externalId === null) await tx.db.scimExternalId.deleteMany({ where: { userId: id, provisionerId } });
       else
-        await tx.scimExternalId.upsert({
+        await tx.db.scimExternalId.upsert({
           where: { userId_provisionerId: { userId: id, provisionerId } },
           create: { userId: id, orgId, provisionerId, externalId, createdAt: now },
           update: { externalId },

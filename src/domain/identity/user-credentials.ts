@@ -4,7 +4,6 @@
 // only its public half, a secret only its SHA-256.
 import type { Prisma } from "../../../gen/prisma/client.js";
 import { newOpaqueToken, sha256 } from "../../crypto/tokens.js";
-import { invalidateAuth } from "../../store/auth-cache.js";
 import { authorizeOverRoles, listScope } from "../access/permissions.js";
 import { recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
@@ -53,8 +52,8 @@ export async function addMachineKey(
   const keyFile: KeyFile | undefined = privateKeyPem
     ? { type: "serviceaccount", keyId: id, key: privateKeyPem, userId: user.id, expirationDate: input.expiresAt?.toISOString() }
     : undefined;
-  await ctx.db.$transaction(async (tx) => {
-    await tx.machineKey.create({ data: { id, instanceId: ctx.instanceId, userId: user.id, publicKey, expiresAt: input.expiresAt ?? null, createdAt: now } });
+  await ctx.store.transaction(async (tx) => {
+    await tx.db.machineKey.create({ data: { id, instanceId: ctx.instanceId, userId: user.id, publicKey, expiresAt: input.expiresAt ?? null, createdAt: now } });
     await recordEvent(ctx, tx, {
       aggregateType: "user",
       aggregateId: user.id,
@@ -74,9 +73,9 @@ export async function listMachineKeys(ctx: Ctx, input: { userId?: string; page?:
 export async function removeMachineKey(ctx: Ctx, userId: string, keyId: string): Promise<Date> {
   const user = await targetUser(ctx, userId, "user.credential.write");
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    await invalidateAuth(tx, { userId: user.id });
-    const { count } = await tx.machineKey.deleteMany({ where: { id: keyId, userId: user.id } });
+  await ctx.store.transaction(async (tx) => {
+    await tx.auth.invalidate({ userId: user.id });
+    const { count } = await tx.db.machineKey.deleteMany({ where: { id: keyId, userId: user.id } });
     if (count === 0) throw notFound("Errors.User.Key.NotFound", "machine key not found");
     await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.key.removed", payload: { keyId } });
   });
@@ -125,10 +124,10 @@ export async function addSecret(ctx: Ctx, userId: string): Promise<{ clientSecre
   machineOnly(user, "client secrets", "Errors.User.Secret.NotMachine");
   const clientSecret = newOpaqueToken();
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    const before = await tx.user.findUniqueOrThrow({ where: { id: user.id }, select: { secretCreatedAt: true } });
-    await invalidateAuth(tx, { userId: user.id });
-    await tx.user.update({ where: { id: user.id }, data: { secretHash: sha256(clientSecret), secretCreatedAt: now, updatedAt: now } });
+  await ctx.store.transaction(async (tx) => {
+    const before = await tx.db.user.findUniqueOrThrow({ where: { id: user.id }, select: { secretCreatedAt: true } });
+    await tx.auth.invalidate({ userId: user.id });
+    await tx.db.user.update({ where: { id: user.id }, data: { secretHash: sha256(clientSecret), secretCreatedAt: now, updatedAt: now } });
     await recordEvent(ctx, tx, {
       aggregateType: "user",
       aggregateId: user.id,
@@ -143,9 +142,9 @@ export async function addSecret(ctx: Ctx, userId: string): Promise<{ clientSecre
 export async function removeSecret(ctx: Ctx, userId: string): Promise<Date> {
   const user = await targetUser(ctx, userId, "user.credential.write");
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    await invalidateAuth(tx, { userId: user.id });
-    const { count } = await tx.user.updateMany({
+  await ctx.store.transaction(async (tx) => {
+    await tx.auth.invalidate({ userId: user.id });
+    const { count } = await tx.db.user.updateMany({
       where: { id: user.id, secretHash: { not: null } },
       data: { secretHash: null, secretCreatedAt: null, updatedAt: now },
     });

@@ -1,7 +1,6 @@
 // User metadata: opaque byte values under text keys. Written with
 // user.write, read with user.read; users may read their own.
 import type { Prisma } from "../../../gen/prisma/client.js";
-import { invalidateAuth } from "../../store/auth-cache.js";
 import { recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { invalidArgument, notFound } from "../errors.js";
@@ -22,16 +21,16 @@ export async function setUserMetadata(ctx: Ctx, input: { userId: string; metadat
   if (input.metadata.length === 0) throw invalidArgument("Errors.User.Metadata.Missing", "at least one metadata entry is required", { field: "metadata" });
   const metadata = validMetadata(input.metadata);
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
+  await ctx.store.transaction(async (tx) => {
     for (const m of metadata) {
-      await tx.userMetadata.upsert({
+      await tx.db.userMetadata.upsert({
         where: { userId_key: { userId: user.id, key: m.key } },
         create: { userId: user.id, key: m.key, value: m.value, createdAt: now, updatedAt: now },
         update: { value: m.value, updatedAt: now },
       });
     }
     // Tokens with the metadata scope carry it (userinfo, introspection): drop their cached claims.
-    await invalidateAuth(tx, { userId: user.id });
+    await tx.auth.invalidate({ userId: user.id });
     // Keys only: values may be anything, including personal data.
     await recordEvent(ctx, tx, {
       aggregateType: "user",
@@ -73,10 +72,10 @@ export async function deleteUserMetadata(ctx: Ctx, input: { userId: string; keys
   }
   const keys = [...new Set(input.keys)];
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    const { count } = await tx.userMetadata.deleteMany({ where: { userId: user.id, key: { in: keys } } });
+  await ctx.store.transaction(async (tx) => {
+    const { count } = await tx.db.userMetadata.deleteMany({ where: { userId: user.id, key: { in: keys } } });
     if (count !== keys.length) throw notFound("Errors.User.Metadata.NotFound", "a metadata key to delete does not exist");
-    await invalidateAuth(tx, { userId: user.id });
+    await tx.auth.invalidate({ userId: user.id });
     await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.metadata.removed", payload: { keys } });
   });
   return now;

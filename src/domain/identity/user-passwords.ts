@@ -48,8 +48,8 @@ export async function setPassword(ctx: Ctx, input: SetPasswordInput): Promise<Da
 
   const passwordHash = await hashPassword(input.password);
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    await tx.user.update({
+  await ctx.store.transaction(async (tx) => {
+    await tx.db.user.update({
       where: { id: user.id },
       data: {
         passwordHash,
@@ -60,7 +60,7 @@ export async function setPassword(ctx: Ctx, input: SetPasswordInput): Promise<Da
       },
     });
     // A human waits in INITIAL until it has a password; no other state is changed by one.
-    await tx.user.updateMany({ where: { id: user.id, state: "INITIAL" }, data: { state: "ACTIVE" } });
+    await tx.db.user.updateMany({ where: { id: user.id, state: "INITIAL" }, data: { state: "ACTIVE" } });
     await recordEvent(ctx, tx, {
       aggregateType: "user",
       aggregateId: user.id,

@@ -1,10 +1,11 @@
 // Deactivate / reactivate / lock / unlock. A user that is not ACTIVE cannot
 // authenticate: authn.ts refuses its tokens on the very next request, so
 // nothing has to be revoked here.
+
 import type { Prisma } from "../../../gen/prisma/client.js";
-import { invalidateAuth } from "../../store/auth-cache.js";
+import type { Store } from "../../store/index.js";
 import { recordEvent } from "../audit/events.js";
-import type { Ctx, Tx } from "../context.js";
+import type { Ctx } from "../context.js";
 import { failedPrecondition } from "../errors.js";
 import { keepActiveOrgOwners } from "../orgs/members.js";
 import { keepAnActiveInstanceOwner, type TargetUser, targetUser, type UserState } from "./users.js";
@@ -63,8 +64,8 @@ async function transition(ctx: Ctx, userId: string, kind: Transition): Promise<D
   }
   if (!rule.from.includes(user.state)) throw rule.refused(user.state);
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    await invalidateAuth(tx, { userId: user.id });
+  await ctx.store.transaction(async (tx) => {
+    await tx.auth.invalidate({ userId: user.id });
     if (rule.revokesAccess) {
       await keepAnActiveInstanceOwner(
         ctx,
@@ -77,9 +78,9 @@ async function transition(ctx: Ctx, userId: string, kind: Transition): Promise<D
     }
     const data = await nextState(tx, user, kind, now);
     // Conditional on the state read above, so two concurrent calls cannot both succeed.
-    const { count } = await tx.user.updateMany({ where: { id: user.id, state: { in: [...rule.from] } }, data });
+    const { count } = await tx.db.user.updateMany({ where: { id: user.id, state: { in: [...rule.from] } }, data });
     if (count === 0) {
-      const fresh = await tx.user.findUnique({ where: { id: user.id }, select: { state: true } });
+      const fresh = await tx.db.user.findUnique({ where: { id: user.id }, select: { state: true } });
       throw rule.refused(fresh?.state ?? user.state);
     }
     await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: rule.event, payload: { state: data.state } });
@@ -87,12 +88,12 @@ async function transition(ctx: Ctx, userId: string, kind: Transition): Promise<D
   return now;
 }
 
-async function nextState(tx: Tx, user: TargetUser, kind: Transition, now: Date): Promise<Prisma.UserUpdateManyMutationInput & { state: UserState }> {
+async function nextState(tx: Store, user: TargetUser, kind: Transition, now: Date): Promise<Prisma.UserUpdateManyMutationInput & { state: UserState }> {
   if (kind === "deactivate") return { state: "INACTIVE", updatedAt: now };
   if (kind === "lock") return { state: "LOCKED", lockedAt: now, updatedAt: now };
   // Back to usable, with fresh lockout counters. A human without a password
   // goes back to INITIAL, the state it had before: it still cannot sign in.
-  const row = await tx.user.findUnique({ where: { id: user.id }, select: { passwordHash: true } });
+  const row = await tx.db.user.findUnique({ where: { id: user.id }, select: { passwordHash: true } });
   const state: UserState = user.type === "HUMAN" && !row?.passwordHash ? "INITIAL" : "ACTIVE";
   return { state, lockedAt: null, failedPasswordAttempts: 0, failedOtpAttempts: 0, updatedAt: now };
 }

@@ -1,16 +1,16 @@
 // Users: the one implementation behind CreateUser/GetUserByID/ListUsers/
 // UpdateUser/DeleteUser (and, later, the SCIM adapter). State changes,
 // passwords, metadata and machine credentials live beside it in user-*.ts.
+
 import { Prisma } from "../../../gen/prisma/client.js";
 import { hashPassword, importedHashFormat } from "../../crypto/passwords.js";
-import { invalidateAuth } from "../../store/auth-cache.js";
+import type { Store } from "../../store/index.js";
 import { query, sqlError, statement } from "../../store/sql.js";
-import { authorize, holds, listScope, type Permission } from "../access/permissions.js";
+import { authorize, holds, type Permission } from "../access/permissions.js";
 import { recordEvent } from "../audit/events.js";
-import type { Ctx, Tx } from "../context.js";
+import type { Ctx } from "../context.js";
 import { alreadyExists, DomainError, failedPrecondition, invalidArgument, notFound, permissionDenied } from "../errors.js";
 import { ID_PATTERN, newId } from "../ids.js";
-import { escapeLike, type Page, page, type TextMatch } from "../list.js";
 import { checkIamOwnerKept, iamOwnersLock, keepActiveOrgOwners, lockTx } from "../orgs/members.js";
 import { checkPassword, passwordComplexity } from "../settings/settings.js";
 
@@ -536,7 +536,7 @@ const INSERT_COLUMN_LIST = Prisma.raw(INSERT_COLUMNS.map((c) => `"${c}"`).join("
  * organization is checked in the same statement (none inserted: it does not
  * exist). With `tx`, the statement runs in that transaction instead.
  */
-export async function insertUser(ctx: Ctx, tx: Tx | undefined, p: PreparedUser): Promise<void> {
+export async function insertUser(ctx: Ctx, tx: Store | undefined, p: PreparedUser): Promise<void> {
   const { data, metadata, rows } = p;
   const record = data as Record<string, unknown>;
   for (const key of Object.keys(record)) {
@@ -579,7 +579,7 @@ export async function insertUser(ctx: Ctx, tx: Tx | undefined, p: PreparedUser):
     SELECT count(*)::int AS "n" FROM u`;
   let inserted: { n: number }[];
   try {
-    inserted = await query<{ n: number }>(tx ?? ctx.db, statement(sql, "user_insert"));
+    inserted = await query<{ n: number }>(tx?.db ?? ctx.db, statement(sql, "user_insert"));
   } catch (err) {
     throw mapUniqueViolation(err);
   }
@@ -587,10 +587,10 @@ export async function insertUser(ctx: Ctx, tx: Tx | undefined, p: PreparedUser):
 }
 
 /** Inserts the multi-valued attribute rows (one statement per kind, only when there are rows). */
-export async function writeProfileRows(tx: Tx, userId: string, rows: ProfileRows): Promise<void> {
-  if (rows.emails.length) await tx.userEmail.createMany({ data: rows.emails.map((r) => ({ ...r, userId })) });
-  if (rows.phoneNumbers.length) await tx.userPhone.createMany({ data: rows.phoneNumbers.map((r) => ({ ...r, userId })) });
-  if (rows.addresses.length) await tx.userAddress.createMany({ data: rows.addresses.map((r) => ({ ...r, userId })) });
+export async function writeProfileRows(tx: Store, userId: string, rows: ProfileRows): Promise<void> {
+  if (rows.emails.length) await tx.db.userEmail.createMany({ data: rows.emails.map((r) => ({ ...r, userId })) });
+  if (rows.phoneNumbers.length) await tx.db.userPhone.createMany({ data: rows.phoneNumbers.map((r) => ({ ...r, userId })) });
+  if (rows.addresses.length) await tx.db.userAddress.createMany({ data: rows.addresses.map((r) => ({ ...r, userId })) });
 }
 
 export const MAX_METADATA_PER_REQUEST = 100;
@@ -720,9 +720,9 @@ export async function updateUser(ctx: Ctx, input: UpdateUserInput): Promise<Date
   if (changed.length === 0) return current.updatedAt;
   const now = ctx.clock();
   try {
-    await ctx.db.$transaction(async (tx) => {
-      await invalidateAuth(tx, { userId: target.id });
-      await tx.user.update({ where: { id: target.id }, data: { ...next, updatedAt: now } });
+    await ctx.store.transaction(async (tx) => {
+      await tx.auth.invalidate({ userId: target.id });
+      await tx.db.user.update({ where: { id: target.id }, data: { ...next, updatedAt: now } });
       if (changed.includes("email")) await syncPrimaryRow(tx, "email", target.id, current.email, next.email as string);
       if (changed.includes("phone")) await syncPrimaryRow(tx, "phone", target.id, current.phone, (next.phone as string | null) ?? null);
       await recordEvent(ctx, tx, {
@@ -744,8 +744,8 @@ export async function updateUser(ctx: Ctx, input: UpdateUserInput): Promise<Date
  * user's email or phone: the row holding the old value (the primary one,
  * which is what the v2 API shows) takes the new value; none given removes it.
  */
-async function syncPrimaryRow(tx: Tx, kind: "email" | "phone", userId: string, previous: string | null, value: string | null): Promise<void> {
-  const table = (kind === "email" ? tx.userEmail : tx.userPhone) as unknown as typeof tx.userEmail;
+async function syncPrimaryRow(tx: Store, kind: "email" | "phone", userId: string, previous: string | null, value: string | null): Promise<void> {
+  const table = (kind === "email" ? tx.db.userEmail : tx.db.userPhone) as unknown as typeof tx.db.userEmail;
   const rows = await table.findMany({ where: { userId }, orderBy: { position: "asc" }, select: { id: true, value: true, primary: true, position: true } });
   const row = rows.find((r) => r.primary) ?? rows.find((r) => r.value === previous);
   if (row && value === null) await table.delete({ where: { id: row.id } });
@@ -763,13 +763,13 @@ export async function deleteUser(ctx: Ctx, userId: string): Promise<Date> {
   if (!user) throw userNotFound();
   authorize(ctx, "user.delete", user.orgId, userNotFound);
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    await invalidateAuth(tx, { userId: user.id });
+  await ctx.store.transaction(async (tx) => {
+    await tx.auth.invalidate({ userId: user.id });
     await keepAnActiveInstanceOwner(ctx, tx, user.id, "Errors.User.LastInstanceOwner", "the last active IAM_OWNER of the instance cannot be deleted");
     await keepActiveOrgOwners(tx, user.id, "Errors.User.LastOrgOwner", "the last active ORG_OWNER of an organization cannot be deleted");
     // Tokens, metadata and memberships go with the user (ON DELETE CASCADE). A concurrent delete got there
     // first when nothing is left to delete: the same NotFound as if this request had come second.
-    const { count } = await tx.user.deleteMany({ where: { id: user.id } });
+    const { count } = await tx.db.user.deleteMany({ where: { id: user.id } });
     if (count === 0) throw userNotFound();
     await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.removed", payload: { username: user.username } });
   });
@@ -782,7 +782,7 @@ export async function deleteUser(ctx: Ctx, userId: string): Promise<Date> {
  * advisory lock as instance member changes, so two administrators taking
  * each other's access at the same moment cannot both succeed.
  */
-export async function keepAnActiveInstanceOwner(ctx: Ctx, tx: Tx, userId: string, errorId: string, message: string): Promise<void> {
+export async function keepAnActiveInstanceOwner(ctx: Ctx, tx: Store, userId: string, errorId: string, message: string): Promise<void> {
   await lockTx(tx, iamOwnersLock(ctx.instanceId));
   await checkIamOwnerKept(ctx, tx, { userId }, message, errorId);
 }

@@ -2,8 +2,9 @@
 // (IAM_* roles). A member may be a user of any organization of the instance,
 // as with ZITADEL's administrators: an org can be run by an outside account.
 // Every organization or instance keeps at least one owner once it has one.
+
 import type { Prisma } from "../../../gen/prisma/client.js";
-import { invalidateAuth } from "../../store/auth-cache.js";
+import type { Store } from "../../store/index.js";
 import { authorize, INSTANCE_ROLES, ORG_ROLES } from "../access/permissions.js";
 import { recordEvent } from "../audit/events.js";
 import type { Ctx, Tx } from "../context.js";
@@ -38,8 +39,8 @@ const LOCK_CLASS = 0x737663; // "svc"
  * owner, unique org names) across connections and replicas. Released at
  * commit or rollback.
  */
-export async function lockTx(tx: Tx, key: string): Promise<void> {
-  await tx.$executeRaw`SELECT pg_advisory_xact_lock(${LOCK_CLASS}::int4, hashtext(${key}))`;
+export async function lockTx(tx: Store, key: string): Promise<void> {
+  await tx.db.$executeRaw`SELECT pg_advisory_xact_lock(${LOCK_CLASS}::int4, hashtext(${key}))`;
 }
 
 export const iamOwnersLock = (instanceId: string) => `iam-owners:${instanceId}`;
@@ -117,12 +118,12 @@ async function targetOrg(ctx: Ctx, orgId: string, permission: "org.member.read" 
 }
 
 /** Adds a member inside a caller's transaction (CreateOrganization uses it for its admins). */
-export async function insertOrgMember(ctx: Ctx, tx: Tx, orgId: string, userId: string, roles: string[], now: Date): Promise<void> {
+export async function insertOrgMember(ctx: Ctx, tx: Store, orgId: string, userId: string, roles: string[], now: Date): Promise<void> {
   try {
     // Checked first: on PostgreSQL a unique violation aborts the whole transaction; the catch covers a race.
-    const existing = await tx.orgMember.findUnique({ where: { orgId_userId: { orgId, userId } }, select: { userId: true } });
+    const existing = await tx.db.orgMember.findUnique({ where: { orgId_userId: { orgId, userId } }, select: { userId: true } });
     if (existing) throw alreadyExists("Errors.Org.Member.AlreadyExists", "the user is already a member of the organization");
-    await tx.orgMember.create({ data: { orgId, userId, roles, createdAt: now, updatedAt: now } });
+    await tx.db.orgMember.create({ data: { orgId, userId, roles, createdAt: now, updatedAt: now } });
   } catch (err) {
     if (isUniqueViolation(err)) throw alreadyExists("Errors.Org.Member.AlreadyExists", "the user is already a member of the organization");
     throw err;
@@ -135,8 +136,8 @@ export async function addOrgMember(ctx: Ctx, input: { orgId: string; userId: str
   const roles = validateRoles(input.roles, ORG_ROLES);
   const user = await findUser(ctx, ctx.db, input.userId);
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    await invalidateAuth(tx, { userId: user.id });
+  await ctx.store.transaction(async (tx) => {
+    await tx.auth.invalidate({ userId: user.id });
     await lockTx(tx, orgOwnersLock(orgId));
     await insertOrgMember(ctx, tx, orgId, user.id, roles, now);
   });
@@ -144,9 +145,9 @@ export async function addOrgMember(ctx: Ctx, input: { orgId: string; userId: str
 }
 
 /** The member's row, or NotFound; and FailedPrecondition if the change would leave no ORG_OWNER. */
-async function checkOrgOwnerKept(tx: Tx, orgId: string, userId: string, newRoles: readonly string[] | null): Promise<string[]> {
+async function checkOrgOwnerKept(tx: Store, orgId: string, userId: string, newRoles: readonly string[] | null): Promise<string[]> {
   await lockTx(tx, orgOwnersLock(orgId));
-  const member = await tx.orgMember.findUnique({ where: { orgId_userId: { orgId, userId } }, select: { roles: true } });
+  const member = await tx.db.orgMember.findUnique({ where: { orgId_userId: { orgId, userId } }, select: { roles: true } });
   if (!member) throw notFound("Errors.Org.Member.NotFound", "the user is not a member of the organization");
   if (member.roles.includes(ORG_OWNER) && !newRoles?.includes(ORG_OWNER) && !(await otherActiveOrgOwner(tx, orgId, userId))) {
     throw failedPrecondition("Errors.Org.Member.LastOwner", "the last active ORG_OWNER of the organization cannot be removed or demoted");
@@ -155,8 +156,8 @@ async function checkOrgOwnerKept(tx: Tx, orgId: string, userId: string, newRoles
 }
 
 /** Whether an ORG_OWNER other than `userId` can still act: an active user of an active organization. */
-async function otherActiveOrgOwner(tx: Tx, orgId: string, userId: string): Promise<boolean> {
-  const other = await tx.orgMember.findFirst({
+async function otherActiveOrgOwner(tx: Store, orgId: string, userId: string): Promise<boolean> {
+  const other = await tx.db.orgMember.findFirst({
     where: { orgId, roles: { has: ORG_OWNER }, userId: { not: userId }, user: { state: "ACTIVE", org: { state: "ACTIVE" } } },
     select: { userId: true },
   });
@@ -168,8 +169,8 @@ async function otherActiveOrgOwner(tx: Tx, orgId: string, userId: string): Promi
  * access (the organization deactivated or deleted) would leave another
  * organization, which some of them own, without an ORG_OWNER who can act.
  */
-export async function keepOwnersOfOtherOrgs(tx: Tx, orgId: string, errorId: string, message: string): Promise<void> {
-  const owned = await tx.orgMember.findMany({
+export async function keepOwnersOfOtherOrgs(tx: Store, orgId: string, errorId: string, message: string): Promise<void> {
+  const owned = await tx.db.orgMember.findMany({
     where: { roles: { has: ORG_OWNER }, orgId: { not: orgId }, user: { orgId } },
     select: { orgId: true },
     distinct: ["orgId"],
@@ -177,7 +178,7 @@ export async function keepOwnersOfOtherOrgs(tx: Tx, orgId: string, errorId: stri
   });
   for (const other of owned) {
     await lockTx(tx, orgOwnersLock(other.orgId));
-    const remaining = await tx.orgMember.findFirst({
+    const remaining = await tx.db.orgMember.findFirst({
       where: { orgId: other.orgId, roles: { has: ORG_OWNER }, user: { orgId: { not: orgId }, state: "ACTIVE", org: { state: "ACTIVE" } } },
       select: { userId: true },
     });
@@ -190,8 +191,8 @@ export async function keepOwnersOfOtherOrgs(tx: Tx, orgId: string, errorId: stri
  * would leave one of the organizations it owns without an ORG_OWNER who can
  * act. Takes each organization's owners lock, as member changes do.
  */
-export async function keepActiveOrgOwners(tx: Tx, userId: string, errorId: string, message: string): Promise<void> {
-  const owned = await tx.orgMember.findMany({ where: { userId, roles: { has: ORG_OWNER } }, select: { orgId: true }, orderBy: { orgId: "asc" } });
+export async function keepActiveOrgOwners(tx: Store, userId: string, errorId: string, message: string): Promise<void> {
+  const owned = await tx.db.orgMember.findMany({ where: { userId, roles: { has: ORG_OWNER } }, select: { orgId: true }, orderBy: { orgId: "asc" } });
   for (const { orgId } of owned) {
     await lockTx(tx, orgOwnersLock(orgId));
     if (!(await otherActiveOrgOwner(tx, orgId, userId))) throw failedPrecondition(errorId, message);
@@ -202,10 +203,10 @@ export async function updateOrgMember(ctx: Ctx, input: { orgId: string; userId: 
   const orgId = await targetOrg(ctx, input.orgId, "org.member.write");
   const roles = validateRoles(input.roles, ORG_ROLES);
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    await invalidateAuth(tx, { userId: input.userId });
+  await ctx.store.transaction(async (tx) => {
+    await tx.auth.invalidate({ userId: input.userId });
     const previous = await checkOrgOwnerKept(tx, orgId, input.userId, roles);
-    await tx.orgMember.update({ where: { orgId_userId: { orgId, userId: input.userId } }, data: { roles, updatedAt: now } });
+    await tx.db.orgMember.update({ where: { orgId_userId: { orgId, userId: input.userId } }, data: { roles, updatedAt: now } });
     await recordEvent(ctx, tx, {
       aggregateType: "org",
       aggregateId: orgId,
@@ -220,10 +221,10 @@ export async function updateOrgMember(ctx: Ctx, input: { orgId: string; userId: 
 export async function removeOrgMember(ctx: Ctx, input: { orgId: string; userId: string }): Promise<Date> {
   const orgId = await targetOrg(ctx, input.orgId, "org.member.write");
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    await invalidateAuth(tx, { userId: input.userId });
+  await ctx.store.transaction(async (tx) => {
+    await tx.auth.invalidate({ userId: input.userId });
     await checkOrgOwnerKept(tx, orgId, input.userId, null);
-    await tx.orgMember.delete({ where: { orgId_userId: { orgId, userId: input.userId } } });
+    await tx.db.orgMember.delete({ where: { orgId_userId: { orgId, userId: input.userId } } });
     await recordEvent(ctx, tx, { aggregateType: "org", aggregateId: orgId, orgId, type: "org.member.removed", payload: { userId: input.userId } });
   });
   return now;
@@ -254,13 +255,13 @@ export async function listOrgMembers(ctx: Ctx, input: ListMembersInput & { orgId
  * hold iamOwnersLock. `leaving` selects the owners that would go: one user, or
  * every user of an organization (deleted or deactivated).
  */
-export async function checkIamOwnerKept(ctx: Ctx, tx: Tx, leaving: { userId: string } | { orgId: string }, message: string, id: string): Promise<void> {
+export async function checkIamOwnerKept(ctx: Ctx, tx: Store, leaving: { userId: string } | { orgId: string }, message: string, id: string): Promise<void> {
   const owners: Prisma.InstanceMemberWhereInput = { instanceId: ctx.instanceId, roles: { has: IAM_OWNER } };
   const going: Prisma.InstanceMemberWhereInput = "userId" in leaving ? { userId: leaving.userId } : { user: { orgId: leaving.orgId } };
-  const affected = await tx.instanceMember.count({ where: { ...owners, ...going } });
+  const affected = await tx.db.instanceMember.count({ where: { ...owners, ...going } });
   if (affected === 0) return;
   // Only owners who can still act count: active users of active organizations.
-  const remaining = await tx.instanceMember.count({ where: { ...owners, NOT: going, user: { state: "ACTIVE", org: { state: "ACTIVE" } } } });
+  const remaining = await tx.db.instanceMember.count({ where: { ...owners, NOT: going, user: { state: "ACTIVE", org: { state: "ACTIVE" } } } });
   if (remaining === 0) throw failedPrecondition(id, message);
 }
 
@@ -269,22 +270,22 @@ export async function addInstanceMember(ctx: Ctx, input: { userId: string; roles
   const roles = validateRoles(input.roles, INSTANCE_ROLES);
   const user = await findUser(ctx, ctx.db, input.userId);
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    await invalidateAuth(tx, { userId: input.userId });
+  await ctx.store.transaction(async (tx) => {
+    await tx.auth.invalidate({ userId: input.userId });
     await lockTx(tx, iamOwnersLock(ctx.instanceId));
-    const existing = await tx.instanceMember.findUnique({
+    const existing = await tx.db.instanceMember.findUnique({
       where: { instanceId_userId: { instanceId: ctx.instanceId, userId: user.id } },
       select: { userId: true },
     });
     if (existing) throw alreadyExists("Errors.Instance.Member.AlreadyExists", "the user is already an instance member");
-    await tx.instanceMember.create({ data: { instanceId: ctx.instanceId, userId: user.id, roles, createdAt: now, updatedAt: now } });
+    await tx.db.instanceMember.create({ data: { instanceId: ctx.instanceId, userId: user.id, roles, createdAt: now, updatedAt: now } });
     await recordEvent(ctx, tx, { aggregateType: "instance", aggregateId: ctx.instanceId, type: "instance.member.added", payload: { userId: user.id, roles } });
   });
   return now;
 }
 
-async function existingInstanceMember(ctx: Ctx, tx: Tx, userId: string): Promise<string[]> {
-  const member = await tx.instanceMember.findUnique({ where: { instanceId_userId: { instanceId: ctx.instanceId, userId } }, select: { roles: true } });
+async function existingInstanceMember(ctx: Ctx, tx: Store, userId: string): Promise<string[]> {
+  const member = await tx.db.instanceMember.findUnique({ where: { instanceId_userId: { instanceId: ctx.instanceId, userId } }, select: { roles: true } });
   if (!member) throw notFound("Errors.Instance.Member.NotFound", "the user is not an instance member");
   return member.roles;
 }
@@ -295,12 +296,12 @@ export async function updateInstanceMember(ctx: Ctx, input: { userId: string; ro
   authorize(ctx, "iam.member.write", null);
   const roles = validateRoles(input.roles, INSTANCE_ROLES);
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    await invalidateAuth(tx, { userId: input.userId });
+  await ctx.store.transaction(async (tx) => {
+    await tx.auth.invalidate({ userId: input.userId });
     await lockTx(tx, iamOwnersLock(ctx.instanceId));
     const previous = await existingInstanceMember(ctx, tx, input.userId);
     if (!roles.includes(IAM_OWNER)) await checkIamOwnerKept(ctx, tx, { userId: input.userId }, LAST_IAM_OWNER, "Errors.Instance.Member.LastOwner");
-    await tx.instanceMember.update({ where: { instanceId_userId: { instanceId: ctx.instanceId, userId: input.userId } }, data: { roles, updatedAt: now } });
+    await tx.db.instanceMember.update({ where: { instanceId_userId: { instanceId: ctx.instanceId, userId: input.userId } }, data: { roles, updatedAt: now } });
     await recordEvent(ctx, tx, {
       aggregateType: "instance",
       aggregateId: ctx.instanceId,
@@ -314,12 +315,12 @@ export async function updateInstanceMember(ctx: Ctx, input: { userId: string; ro
 export async function removeInstanceMember(ctx: Ctx, input: { userId: string }): Promise<Date> {
   authorize(ctx, "iam.member.write", null);
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    await invalidateAuth(tx, { userId: input.userId });
+  await ctx.store.transaction(async (tx) => {
+    await tx.auth.invalidate({ userId: input.userId });
     await lockTx(tx, iamOwnersLock(ctx.instanceId));
     await existingInstanceMember(ctx, tx, input.userId);
     await checkIamOwnerKept(ctx, tx, { userId: input.userId }, LAST_IAM_OWNER, "Errors.Instance.Member.LastOwner");
-    await tx.instanceMember.delete({ where: { instanceId_userId: { instanceId: ctx.instanceId, userId: input.userId } } });
+    await tx.db.instanceMember.delete({ where: { instanceId_userId: { instanceId: ctx.instanceId, userId: input.userId } } });
     await recordEvent(ctx, tx, { aggregateType: "instance", aggregateId: ctx.instanceId, type: "instance.member.removed", payload: { userId: input.userId } });
   });
   return now;

@@ -61,10 +61,10 @@ export async function setOrgMetadata(ctx: Ctx, input: { orgId: string; metadata:
     }
   }
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
+  await ctx.store.transaction(async (tx) => {
     for (const m of input.metadata) {
       const value = new Uint8Array(m.value);
-      await tx.orgMetadata.upsert({
+      await tx.db.orgMetadata.upsert({
         where: { orgId_key: { orgId, key: m.key } },
         create: { orgId, key: m.key, value, createdAt: now, updatedAt: now },
         update: { value, updatedAt: now },
@@ -105,8 +105,8 @@ export async function deleteOrgMetadata(ctx: Ctx, input: { orgId: string; keys: 
   const orgId = await targetOrg(ctx, input.orgId, "org.write");
   const keys = validKeys([...new Set(input.keys)]);
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    const { count } = await tx.orgMetadata.deleteMany({ where: { orgId, key: { in: keys } } });
+  await ctx.store.transaction(async (tx) => {
+    const { count } = await tx.db.orgMetadata.deleteMany({ where: { orgId, key: { in: keys } } });
     if (count !== keys.length) throw notFound("Errors.Org.Metadata.NotFound", "a metadata key does not exist");
     await recordEvent(ctx, tx, { aggregateType: "org", aggregateId: orgId, orgId, type: "org.metadata.removed", payload: { keys } });
   });

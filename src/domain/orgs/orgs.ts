@@ -1,11 +1,12 @@
 // Organizations: the tenants of an instance. Create (with first
 // administrators), read, rename, deactivate/reactivate, delete.
+
 import type { Prisma } from "../../../gen/prisma/client.js";
-import { invalidateAuth } from "../../store/auth-cache.js";
+import type { Store } from "../../store/index.js";
 import { invalidateGrantHolders } from "../access/grant-holders.js";
 import { authorize, listScope, ORG_ROLES } from "../access/permissions.js";
 import { recordEvent } from "../audit/events.js";
-import type { Ctx, Tx } from "../context.js";
+import type { Ctx } from "../context.js";
 import { alreadyExists, failedPrecondition, invalidArgument, notFound } from "../errors.js";
 import { type CreateUserInput, insertUser, type PreparedUser, prepareUser } from "../identity/users.js";
 import { newId } from "../ids.js";
@@ -103,8 +104,8 @@ export function orgSlug(name: string): string {
 const orgNamesLock = (instanceId: string) => `org-names:${instanceId}`;
 
 /** Names are unique per instance, compared case-insensitively. Callers hold orgNamesLock. */
-async function checkNameFree(ctx: Ctx, tx: Tx, name: string, exceptOrgId?: string): Promise<void> {
-  const clash = await tx.organization.findFirst({
+async function checkNameFree(ctx: Ctx, tx: Store, name: string, exceptOrgId?: string): Promise<void> {
+  const clash = await tx.db.organization.findFirst({
     where: { instanceId: ctx.instanceId, name: { equals: name, mode: "insensitive" }, ...(exceptOrgId ? { id: { not: exceptOrgId } } : {}) },
     select: { id: true },
   });
@@ -112,12 +113,12 @@ async function checkNameFree(ctx: Ctx, tx: Tx, name: string, exceptOrgId?: strin
 }
 
 /** slug.host, or slug-2.host, slug-3.host... when taken. Callers hold orgNamesLock. */
-async function freeDomain(ctx: Ctx, tx: Tx, name: string, host: string): Promise<string> {
+async function freeDomain(ctx: Ctx, tx: Store, name: string, host: string): Promise<string> {
   const slug = orgSlug(name);
   const suffix = `.${host}`;
   const taken = new Set(
     (
-      await tx.organization.findMany({
+      await tx.db.organization.findMany({
         where: { instanceId: ctx.instanceId, primaryDomain: { startsWith: slug }, AND: { primaryDomain: { endsWith: suffix } } },
         select: { primaryDomain: true },
       })
@@ -147,12 +148,12 @@ export async function createOrganization(ctx: Ctx, input: CreateOrgInput): Promi
   }
   const createdAdminIds: string[] = [];
   try {
-    await ctx.db.$transaction(
+    await ctx.store.transaction(
       async (tx) => {
         await lockTx(tx, orgNamesLock(ctx.instanceId));
         await checkNameFree(ctx, tx, name);
         const primaryDomain = await freeDomain(ctx, tx, name, input.domainHost);
-        await tx.organization.create({ data: { id, instanceId: ctx.instanceId, name, primaryDomain, createdAt: now, updatedAt: now } });
+        await tx.db.organization.create({ data: { id, instanceId: ctx.instanceId, name, primaryDomain, createdAt: now, updatedAt: now } });
         await recordEvent(ctx, tx, { aggregateType: "org", aggregateId: id, orgId: id, type: "org.added", payload: { name, primaryDomain } });
         for (const admin of admins) {
           let userId: string;
@@ -162,7 +163,7 @@ export async function createOrganization(ctx: Ctx, input: CreateOrgInput): Promi
             userId = newUser.data.id as string;
             createdAdminIds.push(userId);
           } else {
-            const user = await tx.user.findFirst({ where: { id: (admin as { userId: string }).userId, instanceId: ctx.instanceId }, select: { id: true } });
+            const user = await tx.db.user.findFirst({ where: { id: (admin as { userId: string }).userId, instanceId: ctx.instanceId }, select: { id: true } });
             if (!user) throw notFound("Errors.User.NotFound", "user not found");
             userId = user.id;
           }
@@ -197,10 +198,10 @@ export async function updateOrganization(ctx: Ctx, input: { orgId: string; name:
   const name = validateName(input.name);
   const now = ctx.clock();
   if (name === org.name) return now;
-  await ctx.db.$transaction(async (tx) => {
+  await ctx.store.transaction(async (tx) => {
     await lockTx(tx, orgNamesLock(ctx.instanceId));
     await checkNameFree(ctx, tx, name, org.id);
-    await tx.organization.update({ where: { id: org.id }, data: { name, updatedAt: now } });
+    await tx.db.organization.update({ where: { id: org.id }, data: { name, updatedAt: now } });
     // Role claims name the organization each role is held in.
     await invalidateGrantHolders(tx, { orgId: org.id });
     await recordEvent(ctx, tx, { aggregateType: "org", aggregateId: org.id, orgId: org.id, type: "org.changed", payload: { name, previousName: org.name } });
@@ -216,12 +217,12 @@ const LAST_OWNERS_ELSEWHERE_DELETE = "every active ORG_OWNER of another organiza
 async function setState(ctx: Ctx, orgId: string, state: OrgView["state"]): Promise<Date> {
   const org = await targetOrg(ctx, orgId, "org.write");
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    await invalidateAuth(tx, { orgId: org.id });
+  await ctx.store.transaction(async (tx) => {
+    await tx.auth.invalidate({ orgId: org.id });
     // Lock before touching the org row: deleteOrganization takes the same lock, then the row.
     if (state === "INACTIVE") await lockTx(tx, iamOwnersLock(ctx.instanceId));
     // Conditional update: of two concurrent deactivations only one succeeds.
-    const { count } = await tx.organization.updateMany({ where: { id: org.id, state: { not: state } }, data: { state, updatedAt: now } });
+    const { count } = await tx.db.organization.updateMany({ where: { id: org.id, state: { not: state } }, data: { state, updatedAt: now } });
     if (count === 0) {
       throw state === "INACTIVE"
         ? failedPrecondition("Errors.Org.AlreadyInactive", "the organization is already deactivated")
@@ -256,21 +257,21 @@ export const reactivateOrganization = (ctx: Ctx, orgId: string) => setState(ctx,
 export async function deleteOrganization(ctx: Ctx, orgId: string): Promise<Date> {
   const org = await targetOrg(ctx, orgId, "org.delete");
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    await invalidateAuth(tx, { orgId: org.id });
-    const instance = await tx.instance.findUnique({ where: { id: ctx.instanceId }, select: { defaultOrgId: true } });
+  await ctx.store.transaction(async (tx) => {
+    await tx.auth.invalidate({ orgId: org.id });
+    const instance = await tx.db.instance.findUnique({ where: { id: ctx.instanceId }, select: { defaultOrgId: true } });
     if (instance?.defaultOrgId === org.id) throw failedPrecondition("Errors.Org.Default", "the default organization of the instance cannot be deleted");
     await lockTx(tx, iamOwnersLock(ctx.instanceId));
     await checkIamOwnerKept(ctx, tx, { orgId: org.id }, LAST_IAM_OWNERS_DELETE, "Errors.Org.LastInstanceOwners");
     await keepOwnersOfOtherOrgs(tx, org.id, "Errors.Org.LastOwnersElsewhere", LAST_OWNERS_ELSEWHERE_DELETE);
-    const users = await tx.user.count({ where: { orgId: org.id } });
+    const users = await tx.db.user.count({ where: { orgId: org.id } });
     // Users of other organizations lose the grants held in its name and those on its projects.
     await invalidateGrantHolders(tx, { orgId: org.id, orOnItsProjects: true });
-    await tx.setting.deleteMany({ where: { instanceId: ctx.instanceId, ownerId: org.id } });
+    await tx.db.setting.deleteMany({ where: { instanceId: ctx.instanceId, ownerId: org.id } });
     // Grants made in this org's name on other orgs' projects have no foreign key to it.
-    await tx.userGrant.deleteMany({ where: { instanceId: ctx.instanceId, orgId: org.id } });
-    await tx.projectGrant.deleteMany({ where: { instanceId: ctx.instanceId, grantedOrgId: org.id } });
-    await tx.organization.delete({ where: { id: org.id } });
+    await tx.db.userGrant.deleteMany({ where: { instanceId: ctx.instanceId, orgId: org.id } });
+    await tx.db.projectGrant.deleteMany({ where: { instanceId: ctx.instanceId, grantedOrgId: org.id } });
+    await tx.db.organization.delete({ where: { id: org.id } });
     await recordEvent(ctx, tx, { aggregateType: "org", aggregateId: org.id, orgId: org.id, type: "org.removed", payload: { name: org.name, users } });
   });
   return now;

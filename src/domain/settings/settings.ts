@@ -388,8 +388,8 @@ export async function setSettings<K extends SettingKind>(
   if (!input) throw invalidArgument("Errors.Settings.Missing", "settings is required", { field: "settings" });
   const value = validateSetting(kind, input);
   const now = ctx.clock();
-  return ctx.db.$transaction(async (tx) => {
-    const row = await tx.setting.upsert({
+  return ctx.store.transaction(async (tx) => {
+    const row = await tx.db.setting.upsert({
       where: { instanceId_ownerId_kind: { instanceId: ctx.instanceId, ownerId, kind } },
       create: { instanceId: ctx.instanceId, ownerId, kind, value: value as object, createdAt: now, updatedAt: now },
       update: { value: value as object, updatedAt: now },
@@ -415,8 +415,8 @@ export async function resetSettings(ctx: Ctx, kind: SettingKind, orgId: string |
   const ownerId = await findOrg(ctx, orgId);
   authorize(ctx, "policy.write", ownerId, orgNotFound);
   const now = ctx.clock();
-  await ctx.db.$transaction(async (tx) => {
-    const { count } = await tx.setting.deleteMany({ where: { instanceId: ctx.instanceId, ownerId, kind } });
+  await ctx.store.transaction(async (tx) => {
+    const { count } = await tx.db.setting.deleteMany({ where: { instanceId: ctx.instanceId, ownerId, kind } });
     if (count === 0) throw notFound("Errors.Settings.NotFound", "the organization has no settings of its own to reset");
     await recordEvent(ctx, tx, { aggregateType: "settings", aggregateId: ownerId, orgId: ownerId, type: `settings.${kind}.reset` });
   });
