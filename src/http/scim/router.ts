@@ -18,8 +18,9 @@ import type { PrismaClient } from "../../store/db.js";
 import type { Store } from "../../store/index.js";
 import { runBulk } from "./bulk.js";
 import { SCIM_CONTENT_TYPE, ScimError, toScimError } from "./errors.js";
-import { compileFilter, compileSort, parseFilter } from "./filter.js";
+import { parseFilter } from "./filter.js";
 import { PATCH_URN } from "./patch.js";
+import { compileFilter, compileSort } from "./query.js";
 import { patchUser, readJson, requireSchema } from "./request.js";
 import { canonicalDoc, location, type ScimDoc, toInput, toResource, USER_URN } from "./resource.js";
 import { BULK_MAX_PAYLOAD, listResponse, MAX_RESULTS, serviceProviderConfig, userResourceType, userSchema } from "./schemas.js";
@@ -184,7 +185,7 @@ export function createScimHandler(deps: ScimDeps): (req: Req, res: Res) => Promi
   const list = async (x: Exchange, q: Record<string, unknown>, known?: Ctx) => {
     const ctx = known ?? (await ctxOf(x));
     const filter = strParam(q.filter, "filter");
-    const where = filter?.trim() ? compileFilter(parseFilter(filter), { provisionerId: ctx.principal.userId }) : undefined;
+    const query = filter?.trim() ? compileFilter(parseFilter(filter), { provisionerId: ctx.principal.userId }) : undefined;
     const sort = compileSort(strParam(q.sortBy, "sortBy"), strParam(q.sortOrder, "sortOrder"));
     const startIndex = Math.max(1, intParam(q.startIndex, "startIndex") ?? 1);
     if (startIndex > 2 ** 31 - 1) throw invalidValue("startIndex is too large", "Errors.Scim.startIndex.Invalid");
@@ -193,7 +194,7 @@ export function createScimHandler(deps: ScimDeps): (req: Req, res: Res) => Promi
     // itemsPerPage tells the client how many it got. Rejecting would break
     // clients that ask for large pages and page on until totalResults.
     const count = Math.min(MAX_RESULTS, Math.max(0, intParam(q.count, "count") ?? MAX_RESULTS));
-    const { total, users } = await listScimUsers(ctx, x.orgId, { where, sort, skip: startIndex - 1, take: count });
+    const { total, users } = await listScimUsers(ctx, x.orgId, { query, sort, skip: startIndex - 1, take: count });
     const p = projection(q);
     send(
       x,
