@@ -3,6 +3,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Ctx } from "../../domain/context.js";
 import { authorizeOrg, replaceScimUser, type ScimUserRecord } from "../../domain/identity/scim-users.js";
+import { mediaType, readBody } from "../body.js";
 import { ScimError } from "./errors.js";
 import { applyPatch } from "./patch.js";
 import { toInput, toScimDocument } from "./resource.js";
@@ -11,25 +12,15 @@ const invalidSyntax = (detail: string, id = "Errors.Scim.Syntax") => new ScimErr
 
 /** Reads a JSON body up to `limit` bytes: larger is 413, unparsable or not an object 400 invalidSyntax. */
 export async function readJson(req: IncomingMessage, limit: number): Promise<Record<string, unknown>> {
-  const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+  const type = mediaType(req);
   if (type && type !== "application/scim+json" && type !== "application/json") {
     throw new ScimError(415, undefined, "Errors.Scim.ContentType", "send application/scim+json (or application/json)");
   }
-  const declared = Number(req.headers["content-length"] ?? 0);
-  if (declared > limit) {
-    req.resume();
-    throw new ScimError(413, undefined, "Errors.Scim.TooLarge", `the body is larger than ${limit} bytes`);
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw new ScimError(413, undefined, "Errors.Scim.TooLarge", `the body is larger than ${limit} bytes`);
-    chunks.push(chunk as Buffer);
-  }
+  const tooLarge = () => new ScimError(413, undefined, "Errors.Scim.TooLarge", `the body is larger than ${limit} bytes`);
+  const body = await readBody(req, { maxBytes: limit, tooLarge });
   let parsed: unknown;
   try {
-    parsed = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    parsed = JSON.parse(body.toString("utf8"));
   } catch {
     throw invalidSyntax("the body is not valid JSON", "Errors.Scim.Json");
   }
