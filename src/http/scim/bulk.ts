@@ -7,7 +7,7 @@ import { createScimUser, deleteScimUser, replaceScimUser, requireOrgMembership }
 import { ScimError, toScimError } from "./errors.js";
 import { PATCH_URN } from "./patch.js";
 import { patchUser, requireSchema } from "./request.js";
-import { canonicalDoc, location, toInput } from "./resource.js";
+import { canonicalDoc, location, toInput, USER_URN } from "./resource.js";
 import { BULK_MAX_OPERATIONS } from "./schemas.js";
 
 export const BULK_REQUEST_URN = "urn:ietf:params:scim:api:messages:2.0:BulkRequest";
@@ -23,8 +23,8 @@ interface BulkResult {
 
 const invalid = (detail: string) => new ScimError(400, "invalidValue", "Errors.Scim.Bulk.Operation", detail);
 
-export async function runBulk(ctx: Ctx, orgId: string, body: Record<string, unknown>, base: string): Promise<unknown> {
-  requireOrgMembership(ctx, orgId);
+/** Operations, limit and failOnErrors of a BulkRequest body. */
+function bulkRequest(body: Record<string, unknown>): { ops: unknown[]; failOnErrors: number } {
   requireSchema(body, BULK_REQUEST_URN);
   const ops = body.Operations;
   if (!Array.isArray(ops)) throw new ScimError(400, "invalidSyntax", "Errors.Scim.Bulk.Operations", "Operations must be an array");
@@ -38,73 +38,109 @@ export async function runBulk(ctx: Ctx, orgId: string, body: Record<string, unkn
     }
     failOnErrors = body.failOnErrors as number;
   }
-  const created = new Map<string, string>();
-  const seen = new Set<string>();
+  return { ops, failOnErrors };
+}
+
+interface Operation {
+  method: string;
+  path: string;
+  bulkId?: string;
+  data: unknown;
+}
+
+/** One request's operations: the users its POSTs created, by bulkId. */
+interface BulkRun {
+  ctx: Ctx;
+  orgId: string;
+  base: string;
+  created: Map<string, string>;
+  seen: Set<string>;
+}
+
+function object(op: Operation, urn: string): Record<string, unknown> {
+  const data = op.data;
+  if (typeof data !== "object" || data === null || Array.isArray(data)) throw invalid("data must be an object");
+  requireSchema(data as Record<string, unknown>, urn);
+  return data as Record<string, unknown>;
+}
+
+async function create(run: BulkRun, op: Operation, result: BulkResult): Promise<void> {
+  if (op.path !== "/Users") throw invalid("POST operations go to /Users");
+  const bulkId = op.bulkId;
+  if (!bulkId) throw invalid("POST operations need a bulkId");
+  // RFC 7644 §3.7: a bulkId is unique within the request; a second one could not be referred to.
+  if (run.seen.has(bulkId)) throw invalid(`bulkId '${bulkId}' is used twice in this request`);
+  run.seen.add(bulkId);
+  const user = await createScimUser(run.ctx, run.orgId, toInput(canonicalDoc(object(op, USER_URN))));
+  run.created.set(bulkId, user.id);
+  result.location = location(run.base, user.id);
+  result.status = "201";
+}
+
+/** The user a PUT, PATCH or DELETE path names: an id, or `bulkId:<id>` of a user created earlier in the request. */
+function target(run: BulkRun, op: Operation): string {
+  const m = /^\/Users\/(.+)$/.exec(op.path);
+  if (!m) throw invalid(`${op.method} operations go to /Users/{id}`);
+  let id: string;
+  try {
+    id = decodeURIComponent(m[1] as string);
+  } catch {
+    throw invalid(`'${op.path}' is not a valid path`);
+  }
+  if (!id.startsWith("bulkId:")) return id;
+  const ref = run.created.get(id.slice("bulkId:".length));
+  if (!ref) throw new ScimError(409, "invalidValue", "Errors.Scim.Bulk.UnknownBulkId", `${id} does not name a user created earlier in this request`);
+  return ref;
+}
+
+async function change(run: BulkRun, op: Operation, result: BulkResult): Promise<void> {
+  const id = target(run, op);
+  result.location = location(run.base, id);
+  if (op.method === "DELETE") {
+    await deleteScimUser(run.ctx, run.orgId, id);
+    result.status = "204";
+  } else if (op.method === "PUT") {
+    await replaceScimUser(run.ctx, run.orgId, id, toInput(canonicalDoc(object(op, USER_URN))));
+    result.status = "200";
+  } else {
+    await patchUser(run.ctx, run.orgId, id, object(op, PATCH_URN).Operations);
+    result.status = "200";
+  }
+}
+
+/** One operation, atomic on its own: its result, an error included. */
+async function runOne(run: BulkRun, raw: unknown): Promise<{ result: BulkResult; failed: boolean }> {
+  const o = (typeof raw === "object" && raw !== null ? raw : {}) as { method?: unknown; path?: unknown; bulkId?: unknown; data?: unknown };
+  const op: Operation = {
+    method: typeof o.method === "string" ? o.method.toUpperCase() : String(o.method),
+    path: typeof o.path === "string" ? o.path : "",
+    ...(typeof o.bulkId === "string" ? { bulkId: o.bulkId } : {}),
+    data: o.data,
+  };
+  const result: BulkResult = { method: op.method, ...(op.bulkId !== undefined ? { bulkId: op.bulkId } : {}), status: "" };
+  try {
+    if (op.method === "POST") await create(run, op, result);
+    else if (op.method === "PUT" || op.method === "PATCH" || op.method === "DELETE") await change(run, op, result);
+    else throw invalid(`unsupported method '${op.method}'`);
+    return { result, failed: false };
+  } catch (err) {
+    const e = toScimError(err, run.ctx.log, run.ctx.requestId);
+    result.status = String(e.status);
+    result.response = e.body;
+    return { result, failed: true };
+  }
+}
+
+export async function runBulk(ctx: Ctx, orgId: string, body: Record<string, unknown>, base: string): Promise<unknown> {
+  requireOrgMembership(ctx, orgId);
+  const { ops, failOnErrors } = bulkRequest(body);
+  const run: BulkRun = { ctx, orgId, base, created: new Map(), seen: new Set() };
   const results: BulkResult[] = [];
   let errors = 0;
   for (const raw of ops) {
-    const op = (typeof raw === "object" && raw !== null ? raw : {}) as { method?: unknown; path?: unknown; bulkId?: unknown; data?: unknown };
-    const method = typeof op.method === "string" ? op.method.toUpperCase() : String(op.method);
-    const bulkId = typeof op.bulkId === "string" ? op.bulkId : undefined;
-    const result: BulkResult = { method, ...(bulkId !== undefined ? { bulkId } : {}), status: "" };
-    try {
-      const path = typeof op.path === "string" ? op.path : "";
-      const data = op.data;
-      const object = () => {
-        if (typeof data !== "object" || data === null || Array.isArray(data)) throw invalid("data must be an object");
-        return data as Record<string, unknown>;
-      };
-      if (method === "POST") {
-        if (path !== "/Users") throw invalid("POST operations go to /Users");
-        if (!bulkId) throw invalid("POST operations need a bulkId");
-        // RFC 7644 §3.7: a bulkId is unique within the request; a second one could not be referred to.
-        if (seen.has(bulkId)) throw invalid(`bulkId '${bulkId}' is used twice in this request`);
-        seen.add(bulkId);
-        const d = object();
-        requireSchema(d, "urn:ietf:params:scim:schemas:core:2.0:User");
-        const user = await createScimUser(ctx, orgId, toInput(canonicalDoc(d)));
-        created.set(bulkId, user.id);
-        result.location = location(base, user.id);
-        result.status = "201";
-      } else if (method === "PUT" || method === "PATCH" || method === "DELETE") {
-        const m = /^\/Users\/(.+)$/.exec(path);
-        if (!m) throw invalid(`${method} operations go to /Users/{id}`);
-        let id: string;
-        try {
-          id = decodeURIComponent(m[1] as string);
-        } catch {
-          throw invalid(`'${path}' is not a valid path`);
-        }
-        if (id.startsWith("bulkId:")) {
-          const ref = created.get(id.slice("bulkId:".length));
-          if (!ref) throw new ScimError(409, "invalidValue", "Errors.Scim.Bulk.UnknownBulkId", `${id} does not name a user created earlier in this request`);
-          id = ref;
-        }
-        result.location = location(base, id);
-        if (method === "DELETE") {
-          await deleteScimUser(ctx, orgId, id);
-          result.status = "204";
-        } else if (method === "PUT") {
-          const d = object();
-          requireSchema(d, "urn:ietf:params:scim:schemas:core:2.0:User");
-          await replaceScimUser(ctx, orgId, id, toInput(canonicalDoc(d)));
-          result.status = "200";
-        } else {
-          const d = object();
-          requireSchema(d, PATCH_URN);
-          await patchUser(ctx, orgId, id, d.Operations);
-          result.status = "200";
-        }
-      } else {
-        throw invalid(`unsupported method '${method}'`);
-      }
-    } catch (err) {
-      const e = toScimError(err, ctx.log, ctx.requestId);
-      result.status = String(e.status);
-      result.response = e.body;
-      errors++;
-    }
+    const { result, failed } = await runOne(run, raw);
     results.push(result);
+    if (failed) errors++;
     if (errors >= failOnErrors) break;
   }
   return { schemas: [BULK_RESPONSE_URN], Operations: results };

@@ -165,94 +165,115 @@ function setSimple(doc: ScimDoc, attr: string, value: unknown): void {
   doc[attr] = value;
 }
 
-function applyOne(doc: ScimDoc, op: Op, path: Path, value: unknown): void {
-  const { attr, filter, sub } = path;
-  if ((SIMPLE_STRINGS as readonly string[]).includes(attr) || attr === "active") {
-    if (op === "remove") delete doc[attr];
-    else setSimple(doc, attr, value);
+function applyName(doc: ScimDoc, op: Op, sub: string | undefined, value: unknown): void {
+  const name = { ...((doc.name as Record<string, unknown> | undefined) ?? {}) };
+  if (sub) {
+    if (op === "remove" || value === null) delete name[sub];
+    else if (typeof value !== "string") throw invalidValue(`name.${sub} must be a string`);
+    else name[sub] = value;
+  } else if (op === "remove") {
+    delete doc.name;
     return;
-  }
-  if (attr === "name") {
-    const name = { ...((doc.name as Record<string, unknown> | undefined) ?? {}) };
-    if (sub) {
-      if (op === "remove" || value === null) delete name[sub];
-      else if (typeof value !== "string") throw invalidValue(`name.${sub} must be a string`);
-      else name[sub] = value;
-    } else if (op === "remove") {
-      delete doc.name;
-      return;
-    } else {
-      // A complex value replaces the sub-attributes it names and leaves the others (RFC 7644 §3.5.2.3).
-      for (const [k, v] of Object.entries(canonicalEntry("name", value))) {
-        if (v === null) delete name[k];
-        else name[k] = v;
-      }
+  } else {
+    // A complex value replaces the sub-attributes it names and leaves the others (RFC 7644 §3.5.2.3).
+    for (const [k, v] of Object.entries(canonicalEntry("name", value))) {
+      if (v === null) delete name[k];
+      else name[k] = v;
     }
-    doc.name = name;
-    return;
   }
-  const multi = attr as MultiAttr;
-  const entries = ((doc[multi] as Record<string, unknown>[] | undefined) ?? []).map((e) => ({ ...e }));
-  const set = (next: Record<string, unknown>[]) => {
-    // The domain's limit, checked per operation: thousands of operations must not each scan an ever longer list.
-    if (next.length > MAX_CHILD_ROWS) throw invalidValue(`at most ${MAX_CHILD_ROWS} ${multi} entries`, `Errors.User.${multi}.TooMany`);
-    if (next.length) doc[multi] = next;
-    else delete doc[multi];
-  };
-  const targets = filter ? entries.filter((e) => matches(e, filter)) : entries;
+  doc.name = name;
+}
 
-  if (op === "remove") {
-    if (!sub) set(entries.filter((e) => !targets.includes(e)));
-    else {
-      for (const e of targets) delete e[sub];
-      set(entries);
-    }
+/** The entries of one multi-valued attribute of a document, changed on copies and stored back with `set`. */
+class MultiValue {
+  readonly entries: Record<string, unknown>[];
+
+  constructor(
+    private readonly doc: ScimDoc,
+    readonly attr: MultiAttr,
+  ) {
+    this.entries = ((doc[attr] as Record<string, unknown>[] | undefined) ?? []).map((e) => ({ ...e }));
+  }
+
+  set(next: Record<string, unknown>[]): void {
+    // The domain's limit, checked per operation: thousands of operations must not each scan an ever longer list.
+    if (next.length > MAX_CHILD_ROWS) throw invalidValue(`at most ${MAX_CHILD_ROWS} ${this.attr} entries`, `Errors.User.${this.attr}.TooMany`);
+    if (next.length) this.doc[this.attr] = next;
+    else delete this.doc[this.attr];
+  }
+}
+
+/** add / replace of whole entries, without a filter or a sub-attribute. */
+function putEntries(m: MultiValue, op: "add" | "replace", value: unknown): void {
+  const incoming = (Array.isArray(value) ? value : [value]).map((v) => canonicalEntry(m.attr, v));
+  if (op === "replace") {
+    keepOnePrimary(incoming, incoming);
+    m.set(incoming);
     return;
   }
-  if (!filter && !sub) {
-    const incoming = (Array.isArray(value) ? value : [value]).map((v) => canonicalEntry(multi, v));
-    if (op === "replace") {
-      keepOnePrimary(incoming, incoming);
-      set(incoming);
-      return;
-    }
-    // RFC 7644 §3.5.2.1: adding a value the attribute already holds adds no second
-    // copy; the sub-attributes sent are merged into the existing entry.
-    const chosen: Record<string, unknown>[] = [];
-    for (const entry of incoming) {
-      const existing = entries.find((e) => sameEntry(multi, e, entry));
-      if (existing) Object.assign(existing, entry);
-      else entries.push(entry);
-      chosen.push(existing ?? entry);
-    }
-    keepOnePrimary(entries, chosen);
-    set(entries);
-    return;
+  // RFC 7644 §3.5.2.1: adding a value the attribute already holds adds no second
+  // copy; the sub-attributes sent are merged into the existing entry.
+  const chosen: Record<string, unknown>[] = [];
+  for (const entry of incoming) {
+    const existing = m.entries.find((e) => sameEntry(m.attr, e, entry));
+    if (existing) Object.assign(existing, entry);
+    else m.entries.push(entry);
+    chosen.push(existing ?? entry);
   }
+  keepOnePrimary(m.entries, chosen);
+  m.set(m.entries);
+}
+
+/** add / replace on the entries a filter selects (all without one), whole or one sub-attribute. */
+function changeTargets(m: MultiValue, op: "add" | "replace", path: Path, value: unknown, targets: Record<string, unknown>[]): void {
+  const { filter, sub } = path;
   if (targets.length === 0) {
-    if (op === "replace" && filter) throw noTarget(`no ${multi} entry matches the filter`);
+    if (op === "replace" && filter) throw noTarget(`no ${m.attr} entry matches the filter`);
     // `add` through a filter creates the entry it describes (what Entra ID sends for a new work email).
-    const created = sub ? { ...pinned(filter), [sub]: value } : { ...pinned(filter), ...canonicalEntry(multi, value) };
-    const entry = canonicalEntry(multi, created);
-    entries.push(entry);
-    keepOnePrimary(entries, [entry]);
-    set(entries);
+    const created = sub ? { ...pinned(filter), [sub]: value } : { ...pinned(filter), ...canonicalEntry(m.attr, value) };
+    const entry = canonicalEntry(m.attr, created);
+    m.entries.push(entry);
+    keepOnePrimary(m.entries, [entry]);
+    m.set(m.entries);
     return;
   }
   for (const e of targets) {
     if (sub) {
       if (value === null) delete e[sub];
-      else e[sub] = sub === "primary" ? toBool(value, `${multi}.primary`) : value;
+      else e[sub] = sub === "primary" ? toBool(value, `${m.attr}.primary`) : value;
     } else {
-      const v = canonicalEntry(multi, value);
+      const v = canonicalEntry(m.attr, value);
       if (op === "replace") {
         for (const k of Object.keys(e)) delete e[k];
       }
       Object.assign(e, v);
     }
   }
-  keepOnePrimary(entries, targets);
-  set(entries);
+  keepOnePrimary(m.entries, targets);
+  m.set(m.entries);
+}
+
+function applyMulti(doc: ScimDoc, op: Op, path: Path, value: unknown): void {
+  const m = new MultiValue(doc, path.attr as MultiAttr);
+  const { filter, sub } = path;
+  const targets = filter ? m.entries.filter((e) => matches(e, filter)) : m.entries;
+  if (op === "remove") {
+    if (!sub) m.set(m.entries.filter((e) => !targets.includes(e)));
+    else {
+      for (const e of targets) delete e[sub];
+      m.set(m.entries);
+    }
+  } else if (!filter && !sub) putEntries(m, op, value);
+  else changeTargets(m, op, path, value, targets);
+}
+
+function applyOne(doc: ScimDoc, op: Op, path: Path, value: unknown): void {
+  const { attr } = path;
+  if ((SIMPLE_STRINGS as readonly string[]).includes(attr) || attr === "active") {
+    if (op === "remove") delete doc[attr];
+    else setSimple(doc, attr, value);
+  } else if (attr === "name") applyName(doc, op, path.sub, value);
+  else applyMulti(doc, op, path, value);
 }
 
 const EXTENSION_PREFIX = "urn:ietf:params:scim:schemas:extension:";
