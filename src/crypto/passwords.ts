@@ -14,10 +14,6 @@ export function hashPassword(password: string): Promise<string> {
   return hash(password, PARAMS);
 }
 
-export function verifyArgon2(encoded: string, password: string): Promise<boolean> {
-  return verify(encoded, password);
-}
-
 // Imported hashes come from administrators, but a hash with absurd cost
 // parameters would still let one login pin a CPU or exhaust memory: anything
 // beyond these bounds is refused at import and never verified.

@@ -1,6 +1,298 @@
-// Users and their profile rows (emails, phones, addresses), the user query compiler, the hot-path reads.
+// Users and their profile rows (emails, phones, addresses), metadata and the
+// provisioners' externalIds: every read shape, the hot-path statements (user
+// insert in users-insert.ts, GetUser here), the row lock of SCIM changes.
+import { Prisma, type User } from "../../gen/prisma/client.js";
+import { alreadyExists } from "../domain/errors.js";
+import type { UserView } from "../domain/identity/users.js";
+import { type Page, type TextMatch, textFilter } from "../domain/list.js";
+import { unique } from "./errors.js";
 import type { Db } from "./index.js";
+import { query, statement } from "./sql.js";
+import { insertUserStatement, type NewUser } from "./users-insert.js";
+import { countAndPage } from "./users-paging.js";
+
+export type { NewUser, NewUserRow } from "./users-insert.js";
+
+/** The columns a change may write (never the user's identity, type or instance). */
+export type UserPatch = Partial<Omit<User, "id" | "instanceId" | "orgId" | "type" | "createdAt">>;
+
+/** What commands acting on a user need to know about it. */
+export interface TargetUser {
+  id: string;
+  orgId: string;
+  type: User["type"];
+  state: User["state"];
+  username: string;
+}
+
+const TARGET_SELECT = { id: true, orgId: true, type: true, state: true, username: true } satisfies Prisma.UserSelect;
+
+/** The columns a v2 UpdateUser compares its input with. */
+const PROFILE_SELECT = {
+  username: true,
+  givenName: true,
+  familyName: true,
+  nickName: true,
+  displayName: true,
+  preferredLanguage: true,
+  gender: true,
+  email: true,
+  emailVerified: true,
+  phone: true,
+  phoneVerified: true,
+  machineName: true,
+  description: true,
+  accessTokenType: true,
+  updatedAt: true,
+} satisfies Prisma.UserSelect;
+export type UserProfileRow = Prisma.UserGetPayload<{ select: typeof PROFILE_SELECT }>;
+
+/** A user's row as a SCIM change reads it under the row lock. */
+export type LockedScimUser = TargetUser & Pick<User, "email" | "emailVerified" | "phone" | "phoneVerified">;
+
+/** Rows of the multi-valued SCIM attributes, validated, positions kept. */
+export interface ContactRow {
+  id: string;
+  position: number;
+  value: string;
+  type: string | null;
+  display: string | null;
+  primary: boolean;
+}
+export interface AddressRow {
+  id: string;
+  position: number;
+  type: string | null;
+  streetAddress: string | null;
+  locality: string | null;
+  region: string | null;
+  postalCode: string | null;
+  country: string | null;
+  formatted: string | null;
+  primary: boolean;
+}
+export interface ProfileRows {
+  emails: ContactRow[];
+  phoneNumbers: ContactRow[];
+  addresses: AddressRow[];
+}
+
+/** The v2 user view as one SQL statement over `u` and its organization `o`, for reads on the driver (src/store/sql.ts). */
+export const USER_VIEW_FROM = Prisma.sql`
+  SELECT u."id", u."orgId", u."type"::text AS "type", u."state"::text AS "state", u."username", u."givenName", u."familyName",
+    u."nickName", u."displayName", u."preferredLanguage", u."gender", u."email", u."emailVerified", u."phone", u."phoneVerified",
+    u."passwordChangeRequired", u."passwordChangedAt", u."machineName", u."description", u."accessTokenType"::text AS "accessTokenType",
+    u."secretCreatedAt" IS NOT NULL AS "hasSecret", u."createdAt", u."updatedAt", o."primaryDomain"
+  FROM "User" u JOIN "Organization" o ON o."id" = u."orgId"`;
+
+export type UserViewRow = Omit<UserView, "loginNames" | "preferredLoginName" | "passwordChangedAt" | "createdAt" | "updatedAt"> & {
+  primaryDomain: string;
+  passwordChangedAt: Date | string | null;
+  createdAt: Date | string;
+  updatedAt: Date | string;
+};
+
+/** The embedded database may hand timestamps back as text. */
+const asDate = (v: Date | string): Date => (v instanceof Date ? v : new Date(v));
+
+/** Field by field (not a spread): one object shape for every user, which keeps a 1,000-row page cheap to build. */
+export function viewFromRow(r: UserViewRow): UserView {
+  const loginName = `${r.username}@${r.primaryDomain}`;
+  return {
+    id: r.id,
+    orgId: r.orgId,
+    type: r.type,
+    state: r.state,
+    username: r.username,
+    loginNames: [loginName],
+    preferredLoginName: loginName,
+    givenName: r.givenName,
+    familyName: r.familyName,
+    nickName: r.nickName,
+    displayName: r.displayName,
+    preferredLanguage: r.preferredLanguage,
+    gender: r.gender,
+    email: r.email,
+    emailVerified: r.emailVerified,
+    phone: r.phone,
+    phoneVerified: r.phoneVerified,
+    passwordChangeRequired: r.passwordChangeRequired,
+    passwordChangedAt: r.passwordChangedAt === null ? null : asDate(r.passwordChangedAt),
+    machineName: r.machineName,
+    description: r.description,
+    accessTokenType: r.accessTokenType,
+    hasSecret: r.hasSecret,
+    createdAt: asDate(r.createdAt),
+    updatedAt: asDate(r.updatedAt),
+  };
+}
+
+/**
+ * The user unique indexes as the domain's AlreadyExists: the (instance, lower-cased username) one, a provisioner's
+ * externalId, and otherwise the id.
+ */
+function userUnique<T>(write: Promise<T>): Promise<T> {
+  const taken = unique(write, () => alreadyExists("Errors.User.AlreadyExists", "a user with this username already exists"), "usernameLower");
+  const externalId = unique(taken, () => alreadyExists("Errors.User.ExternalIdTaken", "another user of this provisioner has this externalId"), "externalId");
+  return unique(externalId, () => alreadyExists("Errors.User.IdTaken", "a user with this id already exists"));
+}
 
 export class UserRepo {
   constructor(readonly db: Db) {}
+
+  // ------------------------------------------------------------ reads
+
+  findTarget(instanceId: string, id: string): Promise<TargetUser | null> {
+    return this.db.user.findFirst({ where: { id, instanceId }, select: TARGET_SELECT });
+  }
+
+  /** One prepared statement on the driver: GetUserByID is among the most called reads. */
+  async view(instanceId: string, id: string): Promise<UserView | undefined> {
+    const [row] = await query<UserViewRow>(
+      this.db,
+      statement(Prisma.sql`${USER_VIEW_FROM} WHERE u."id" = ${id} AND u."instanceId" = ${instanceId}`, "user_view_by_id"),
+    );
+    return row && viewFromRow(row);
+  }
+
+  profile(id: string): Promise<UserProfileRow> {
+    return this.db.user.findUniqueOrThrow({ where: { id }, select: PROFILE_SELECT });
+  }
+
+  async passwordHash(id: string): Promise<string | null> {
+    const row = await this.db.user.findUnique({ where: { id }, select: { passwordHash: true } });
+    return row?.passwordHash ?? null;
+  }
+
+  async state(id: string): Promise<User["state"] | undefined> {
+    return (await this.db.user.findUnique({ where: { id }, select: { state: true } }))?.state;
+  }
+
+  /** A human user of `orgId`: what SCIM sees. */
+  findScimUser(instanceId: string, orgId: string, id: string): Promise<{ id: string } | null> {
+    return this.db.user.findFirst({ where: { id, instanceId, orgId, type: "HUMAN" }, select: { id: true } });
+  }
+
+  /**
+   * Locks a human user of `orgId` for the rest of the transaction: concurrent SCIM changes of one user apply one
+   * after the other, and a delete in between is seen.
+   */
+  async lockScimUser(instanceId: string, orgId: string, id: string): Promise<LockedScimUser | undefined> {
+    const [row] = await this.db.$queryRaw<LockedScimUser[]>`
+      SELECT "id", "orgId", "type"::text AS "type", "state"::text AS "state", "username", "email", "emailVerified", "phone", "phoneVerified"
+      FROM "User" WHERE "id" = ${id} AND "instanceId" = ${instanceId} AND "orgId" = ${orgId} AND "type" = 'HUMAN' FOR UPDATE`;
+    return row;
+  }
+
+  // ------------------------------------------------------------ writes
+
+  /** Runs the one-statement insert (users-insert.ts); false when the organization does not exist. */
+  async insert(user: NewUser): Promise<boolean> {
+    const [row] = await userUnique(query<{ n: number }>(this.db, insertUserStatement(user)));
+    return row?.n === 1;
+  }
+
+  async update(id: string, data: UserPatch): Promise<void> {
+    await userUnique(this.db.user.update({ where: { id }, data }));
+  }
+
+  /** Writes `data` only while the user is in one of `from`; false when it no longer is. */
+  async updateInState(id: string, from: readonly User["state"][], data: UserPatch): Promise<boolean> {
+    const { count } = await this.db.user.updateMany({ where: { id, state: { in: [...from] } }, data });
+    return count === 1;
+  }
+
+  /** Counts a failed password check; returns the count and the state after it. */
+  countFailedPassword(id: string): Promise<Pick<User, "failedPasswordAttempts" | "state">> {
+    return this.db.user.update({
+      where: { id },
+      data: { failedPasswordAttempts: { increment: 1 } },
+      select: { failedPasswordAttempts: true, state: true },
+    });
+  }
+
+  /** False when there was no user left to delete. */
+  async delete(id: string): Promise<boolean> {
+    const { count } = await this.db.user.deleteMany({ where: { id } });
+    return count > 0;
+  }
+
+  // ------------------------------------------------------------ profile rows (SCIM emails, phoneNumbers, addresses)
+
+  async replaceProfileRows(userId: string, rows: ProfileRows): Promise<void> {
+    await Promise.all([
+      this.db.userEmail.deleteMany({ where: { userId } }),
+      this.db.userPhone.deleteMany({ where: { userId } }),
+      this.db.userAddress.deleteMany({ where: { userId } }),
+    ]);
+    // One statement per kind, only when there are rows.
+    if (rows.emails.length) await this.db.userEmail.createMany({ data: rows.emails.map((r) => ({ ...r, userId })) });
+    if (rows.phoneNumbers.length) await this.db.userPhone.createMany({ data: rows.phoneNumbers.map((r) => ({ ...r, userId })) });
+    if (rows.addresses.length) await this.db.userAddress.createMany({ data: rows.addresses.map((r) => ({ ...r, userId })) });
+  }
+
+  /**
+   * Keeps the SCIM emails / phoneNumbers rows in step with a v2 change of the
+   * user's email or phone: the row holding the old value (the primary one,
+   * which is what the v2 API shows) takes the new value; none given removes it.
+   */
+  async syncPrimaryContact(kind: "email" | "phone", userId: string, previous: string | null, value: string | null, newRowId: string): Promise<void> {
+    const table = (kind === "email" ? this.db.userEmail : this.db.userPhone) as unknown as typeof this.db.userEmail;
+    const rows = await table.findMany({ where: { userId }, orderBy: { position: "asc" }, select: { id: true, value: true, primary: true, position: true } });
+    const row = rows.find((r) => r.primary) ?? rows.find((r) => r.value === previous);
+    if (row && value === null) await table.delete({ where: { id: row.id } });
+    else if (row && value !== null) await table.update({ where: { id: row.id }, data: { value } });
+    else if (value !== null) {
+      const position = rows.length ? Math.min(...rows.map((r) => r.position)) - 1 : 0;
+      await table.create({ data: { id: newRowId, userId, position, value, primary: true } });
+    }
+  }
+
+  /** The provisioner's externalId of the user; null removes it. */
+  async setExternalId(e: { userId: string; orgId: string; provisionerId: string; externalId: string | null; now: Date }): Promise<void> {
+    const { userId, orgId, provisionerId, externalId, now } = e;
+    if (externalId === null) {
+      await this.db.scimExternalId.deleteMany({ where: { userId, provisionerId } });
+      return;
+    }
+    await userUnique(
+      this.db.scimExternalId.upsert({
+        where: { userId_provisionerId: { userId, provisionerId } },
+        create: { userId, orgId, provisionerId, externalId, createdAt: now },
+        update: { externalId },
+      }),
+    );
+  }
+
+  // ------------------------------------------------------------ metadata
+
+  async setMetadata(userId: string, entries: readonly { key: string; value: Uint8Array<ArrayBuffer> }[], now: Date): Promise<void> {
+    for (const m of entries) {
+      await this.db.userMetadata.upsert({
+        where: { userId_key: { userId, key: m.key } },
+        create: { userId, key: m.key, value: m.value, createdAt: now, updatedAt: now },
+        update: { value: m.value, updatedAt: now },
+      });
+    }
+  }
+
+  /** The total and one page of a user's metadata, by key, each key matching every one of `keys`. */
+  async metadataPage(
+    userId: string,
+    keys: TextMatch[],
+    p: Page,
+  ): Promise<{ total: number; entries: { key: string; value: Uint8Array; createdAt: Date; updatedAt: Date }[] }> {
+    const where: Prisma.UserMetadataWhereInput = { userId, AND: keys.map((m) => ({ key: textFilter(m) })) };
+    const [total, entries] = await countAndPage(this.db, [
+      this.db.userMetadata.count({ where }),
+      this.db.userMetadata.findMany({ where, orderBy: { key: p.asc ? "asc" : "desc" }, skip: p.offset, take: p.limit }),
+    ]);
+    return { total, entries };
+  }
+
+  /** How many of `keys` existed and are now deleted. */
+  async deleteMetadata(userId: string, keys: string[]): Promise<number> {
+    const { count } = await this.db.userMetadata.deleteMany({ where: { userId, key: { in: keys } } });
+    return count;
+  }
 }

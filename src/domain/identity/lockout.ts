@@ -7,15 +7,11 @@ export async function recordFailedPasswordCheck(ctx: Ctx, user: { id: string; or
   const policy = await lockoutPolicy(ctx, user.orgId);
   const now = ctx.clock();
   return ctx.store.transaction(async (tx) => {
-    const after = await tx.db.user.update({
-      where: { id: user.id },
-      data: { failedPasswordAttempts: { increment: 1 } },
-      select: { failedPasswordAttempts: true, state: true },
-    });
+    const after = await tx.users.countFailedPassword(user.id);
     await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.password.check.failed" });
     const limit = policy.maxPasswordAttempts;
     if (limit === 0 || after.failedPasswordAttempts < limit || (after.state !== "ACTIVE" && after.state !== "INITIAL")) return false;
-    await tx.db.user.update({ where: { id: user.id }, data: { state: "LOCKED", lockedAt: now, updatedAt: now } });
+    await tx.users.update(user.id, { state: "LOCKED", lockedAt: now, updatedAt: now });
     await tx.auth.invalidate({ userId: user.id });
     await recordEvent(ctx, tx, {
       aggregateType: "user",

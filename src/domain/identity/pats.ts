@@ -1,14 +1,14 @@
 // Personal access tokens of machine users: opaque, 256 random bits, stored
 // as SHA-256, shown once.
 import { newOpaqueToken, sha256 } from "../../crypto/tokens.js";
-import { authorize, authorizeOverRoles } from "../access/permissions.js";
+import { authorizeOverRoles } from "../access/permissions.js";
 import { recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument, notFound } from "../errors.js";
 import { newId } from "../ids.js";
+import { hiddenTargetUser } from "./user-access.js";
 import { listCredentials } from "./user-credentials.js";
 
-const userNotFound = () => notFound("Errors.User.NotFound", "user not found");
 const tokenNotFound = () => notFound("Errors.User.PAT.NotFound", "personal access token not found");
 
 export interface PatView {
@@ -20,9 +20,7 @@ export interface PatView {
 }
 
 export async function addPersonalAccessToken(ctx: Ctx, userId: string, expiresAt?: Date): Promise<PatView & { token: string }> {
-  const user = await ctx.db.user.findFirst({ where: { id: userId, instanceId: ctx.instanceId }, select: { id: true, orgId: true, type: true } });
-  if (!user) throw userNotFound();
-  authorize(ctx, "user.credential.write", user.orgId, userNotFound);
+  const user = await hiddenTargetUser(ctx, userId, "user.credential.write");
   await authorizeOverRoles(ctx, user.id);
   if (user.type !== "MACHINE") throw failedPrecondition("Errors.User.PAT.NotMachine", "personal access tokens belong to machine users only");
   const now = ctx.clock();
@@ -32,9 +30,7 @@ export async function addPersonalAccessToken(ctx: Ctx, userId: string, expiresAt
   const token = newOpaqueToken();
   const id = newId();
   await ctx.store.transaction(async (tx) => {
-    await tx.db.personalAccessToken.create({
-      data: { id, instanceId: ctx.instanceId, userId: user.id, tokenHash: sha256(token), expiresAt: expiresAt ?? null, createdAt: now },
-    });
+    await tx.credentials.addPat({ id, instanceId: ctx.instanceId, userId: user.id, tokenHash: sha256(token), expiresAt: expiresAt ?? null, createdAt: now });
     await recordEvent(ctx, tx, {
       aggregateType: "user",
       aggregateId: user.id,
@@ -50,19 +46,16 @@ export async function listPersonalAccessTokens(
   ctx: Ctx,
   input: { userId?: string; page?: { offset?: bigint | number; limit?: number; asc?: boolean } },
 ): Promise<{ total: number; tokens: PatView[] }> {
-  const { total, credentials } = await listCredentials(ctx, ctx.db.personalAccessToken, input);
+  const { total, credentials } = await listCredentials(ctx, "pat", input);
   return { total, tokens: credentials };
 }
 
 export async function removePersonalAccessToken(ctx: Ctx, userId: string, tokenId: string): Promise<Date> {
-  const user = await ctx.db.user.findFirst({ where: { id: userId, instanceId: ctx.instanceId }, select: { id: true, orgId: true } });
-  if (!user) throw userNotFound();
-  authorize(ctx, "user.credential.write", user.orgId, userNotFound);
+  const user = await hiddenTargetUser(ctx, userId, "user.credential.write");
   const now = ctx.clock();
   await ctx.store.transaction(async (tx) => {
     await tx.auth.invalidate({ userId: user.id });
-    const { count } = await tx.db.personalAccessToken.deleteMany({ where: { id: tokenId, userId: user.id } });
-    if (count === 0) throw tokenNotFound();
+    if (!(await tx.credentials.removePat(user.id, tokenId))) throw tokenNotFound();
     await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.pat.removed", payload: { tokenId } });
   });
   return now;

@@ -2,16 +2,16 @@
 // profile grant and the client secret for the client credentials grant.
 // Private keys and secrets are returned once and never stored: a key keeps
 // only its public half, a secret only its SHA-256.
-import type { Prisma } from "../../../gen/prisma/client.js";
 import { newOpaqueToken, sha256 } from "../../crypto/tokens.js";
+import type { CredentialScope, CredentialView } from "../../store/credentials.js";
 import { authorizeOverRoles, listScope } from "../access/permissions.js";
 import { recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument, notFound } from "../errors.js";
 import { newId } from "../ids.js";
-import { inCreationOrder, page } from "../list.js";
+import { page } from "../list.js";
 import { keyMaterial } from "./key-material.js";
-import { type TargetUser, targetUser } from "./users.js";
+import { type TargetUser, targetUser } from "./user-access.js";
 
 function machineOnly(user: TargetUser, what: string, id: string): void {
   if (user.type !== "MACHINE") throw failedPrecondition(id, `${what} belong to machine users only`);
@@ -53,7 +53,7 @@ export async function addMachineKey(
     ? { type: "serviceaccount", keyId: id, key: privateKeyPem, userId: user.id, expirationDate: input.expiresAt?.toISOString() }
     : undefined;
   await ctx.store.transaction(async (tx) => {
-    await tx.db.machineKey.create({ data: { id, instanceId: ctx.instanceId, userId: user.id, publicKey, expiresAt: input.expiresAt ?? null, createdAt: now } });
+    await tx.credentials.addMachineKey({ id, instanceId: ctx.instanceId, userId: user.id, publicKey, expiresAt: input.expiresAt ?? null, createdAt: now });
     await recordEvent(ctx, tx, {
       aggregateType: "user",
       aggregateId: user.id,
@@ -66,7 +66,7 @@ export async function addMachineKey(
 }
 
 export async function listMachineKeys(ctx: Ctx, input: { userId?: string; page?: PageInput }): Promise<{ total: number; keys: MachineKeyView[] }> {
-  const { total, credentials } = await listCredentials(ctx, ctx.db.machineKey, input);
+  const { total, credentials } = await listCredentials(ctx, "machineKey", input);
   return { total, keys: credentials };
 }
 
@@ -75,8 +75,7 @@ export async function removeMachineKey(ctx: Ctx, userId: string, keyId: string):
   const now = ctx.clock();
   await ctx.store.transaction(async (tx) => {
     await tx.auth.invalidate({ userId: user.id });
-    const { count } = await tx.db.machineKey.deleteMany({ where: { id: keyId, userId: user.id } });
-    if (count === 0) throw notFound("Errors.User.Key.NotFound", "machine key not found");
+    if (!(await tx.credentials.removeMachineKey(user.id, keyId))) throw notFound("Errors.User.Key.NotFound", "machine key not found");
     await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.key.removed", payload: { keyId } });
   });
   return now;
@@ -86,33 +85,21 @@ export async function removeMachineKey(ctx: Ctx, userId: string, keyId: string):
 
 type PageInput = { offset?: bigint | number; limit?: number; asc?: boolean };
 
-/** What a credential list shows: never the key or the token itself. */
-const CREDENTIAL_SELECT = { id: true, userId: true, createdAt: true, expiresAt: true, user: { select: { orgId: true } } } as const;
-type CredentialWhere = { instanceId: string; userId?: string; user?: { orgId: { in: string[] } } };
-type CredentialRow = { id: string; userId: string; createdAt: Date; expiresAt: Date | null; user: { orgId: string } };
-
-/** The tables listed alike: machine keys and personal access tokens. */
-interface CredentialTable {
-  count(args: { where: CredentialWhere }): Prisma.PrismaPromise<number>;
-  findMany(args: { where: CredentialWhere; select: typeof CREDENTIAL_SELECT } & ReturnType<typeof inCreationOrder>): Prisma.PrismaPromise<CredentialRow[]>;
-}
-
 /** One page of a user's credentials (the caller's own, or user.read in the user's org), or of every user's the caller may read. */
 export async function listCredentials(
   ctx: Ctx,
-  table: CredentialTable,
+  kind: "machineKey" | "pat",
   input: { userId?: string; page?: PageInput },
-): Promise<{ total: number; credentials: (Omit<CredentialRow, "user"> & { orgId: string })[] }> {
+): Promise<{ total: number; credentials: CredentialView[] }> {
   const p = page(input.page);
-  const where: CredentialWhere = { instanceId: ctx.instanceId };
+  const scope: CredentialScope = { instanceId: ctx.instanceId };
   if (input.userId) {
-    where.userId = (await targetUser(ctx, input.userId, "user.read", { selfAllowed: true })).id;
+    scope.userId = (await targetUser(ctx, input.userId, "user.read", { selfAllowed: true })).id;
   } else {
     const orgs = listScope(ctx, "user.read");
-    if (orgs) where.user = { orgId: { in: orgs } };
+    if (orgs) scope.orgIds = orgs;
   }
-  const [total, rows] = await ctx.db.$transaction([table.count({ where }), table.findMany({ where, ...inCreationOrder(p), select: CREDENTIAL_SELECT })]);
-  return { total, credentials: rows.map(({ user, ...c }) => ({ ...c, orgId: user.orgId })) };
+  return ctx.store.credentials.page(kind, scope, p);
 }
 
 // ---------------------------------------------------------------- secret
@@ -125,15 +112,15 @@ export async function addSecret(ctx: Ctx, userId: string): Promise<{ clientSecre
   const clientSecret = newOpaqueToken();
   const now = ctx.clock();
   await ctx.store.transaction(async (tx) => {
-    const before = await tx.db.user.findUniqueOrThrow({ where: { id: user.id }, select: { secretCreatedAt: true } });
+    const before = await tx.credentials.secretCreatedAt(user.id);
     await tx.auth.invalidate({ userId: user.id });
-    await tx.db.user.update({ where: { id: user.id }, data: { secretHash: sha256(clientSecret), secretCreatedAt: now, updatedAt: now } });
+    await tx.credentials.setSecret(user.id, sha256(clientSecret), now);
     await recordEvent(ctx, tx, {
       aggregateType: "user",
       aggregateId: user.id,
       orgId: user.orgId,
       type: "user.secret.added",
-      payload: { replaced: before.secretCreatedAt !== null },
+      payload: { replaced: before !== null },
     });
   });
   return { clientSecret, createdAt: now };
@@ -144,11 +131,7 @@ export async function removeSecret(ctx: Ctx, userId: string): Promise<Date> {
   const now = ctx.clock();
   await ctx.store.transaction(async (tx) => {
     await tx.auth.invalidate({ userId: user.id });
-    const { count } = await tx.db.user.updateMany({
-      where: { id: user.id, secretHash: { not: null } },
-      data: { secretHash: null, secretCreatedAt: null, updatedAt: now },
-    });
-    if (count === 0) throw notFound("Errors.User.Secret.NotFound", "the user has no client secret");
+    if (!(await tx.credentials.removeSecret(user.id, now))) throw notFound("Errors.User.Secret.NotFound", "the user has no client secret");
     await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.secret.removed" });
   });
   return now;

@@ -1,11 +1,11 @@
 // User metadata: opaque byte values under text keys. Written with
 // user.write, read with user.read; users may read their own.
-import type { Prisma } from "../../../gen/prisma/client.js";
 import { recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { invalidArgument, notFound } from "../errors.js";
-import { type Page, page, type TextMatch, textFilter } from "../list.js";
-import { MAX_METADATA_PER_REQUEST, targetUser, validMetadata } from "./users.js";
+import { type Page, page, type TextMatch } from "../list.js";
+import { targetUser } from "./user-access.js";
+import { MAX_METADATA_PER_REQUEST, validMetadata } from "./user-input.js";
 
 export interface UserMetadataView {
   key: string;
@@ -22,13 +22,7 @@ export async function setUserMetadata(ctx: Ctx, input: { userId: string; metadat
   const metadata = validMetadata(input.metadata);
   const now = ctx.clock();
   await ctx.store.transaction(async (tx) => {
-    for (const m of metadata) {
-      await tx.db.userMetadata.upsert({
-        where: { userId_key: { userId: user.id, key: m.key } },
-        create: { userId: user.id, key: m.key, value: m.value, createdAt: now, updatedAt: now },
-        update: { value: m.value, updatedAt: now },
-      });
-    }
+    await tx.users.setMetadata(user.id, metadata, now);
     // Tokens with the metadata scope carry it (userinfo, introspection): drop their cached claims.
     await tx.auth.invalidate({ userId: user.id });
     // Keys only: values may be anything, including personal data.
@@ -51,15 +45,11 @@ export async function listUserMetadata(
 ): Promise<{ total: number; entries: UserMetadataView[]; page: Page }> {
   const p = page(input.page);
   const user = await targetUser(ctx, input.userId, "user.read", { selfAllowed: true });
-  const where: Prisma.UserMetadataWhereInput = {
-    userId: user.id,
-    AND: input.queries.map((q) => ({ key: textFilter(q.match) })),
-  };
-  const dir = p.asc ? "asc" : "desc";
-  const [total, rows] = await ctx.db.$transaction([
-    ctx.db.userMetadata.count({ where }),
-    ctx.db.userMetadata.findMany({ where, orderBy: { key: dir }, skip: p.offset, take: p.limit }),
-  ]);
+  const { total, entries: rows } = await ctx.store.users.metadataPage(
+    user.id,
+    input.queries.map((q) => q.match),
+    p,
+  );
   return { total, entries: rows.map((r) => ({ key: r.key, value: r.value, orgId: user.orgId, createdAt: r.createdAt, updatedAt: r.updatedAt })), page: p };
 }
 
@@ -73,8 +63,8 @@ export async function deleteUserMetadata(ctx: Ctx, input: { userId: string; keys
   const keys = [...new Set(input.keys)];
   const now = ctx.clock();
   await ctx.store.transaction(async (tx) => {
-    const { count } = await tx.db.userMetadata.deleteMany({ where: { userId: user.id, key: { in: keys } } });
-    if (count !== keys.length) throw notFound("Errors.User.Metadata.NotFound", "a metadata key to delete does not exist");
+    if ((await tx.users.deleteMetadata(user.id, keys)) !== keys.length)
+      throw notFound("Errors.User.Metadata.NotFound", "a metadata key to delete does not exist");
     await tx.auth.invalidate({ userId: user.id });
     await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.metadata.removed", payload: { keys } });
   });

@@ -9,7 +9,7 @@ import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument } from "../errors.js";
 import { checkPassword, passwordComplexity } from "../settings/settings.js";
 import { recordFailedPasswordCheck } from "./lockout.js";
-import { targetUser } from "./users.js";
+import { type TargetUser, targetUser } from "./user-access.js";
 
 export interface SetPasswordInput {
   userId: string;
@@ -17,6 +17,12 @@ export interface SetPasswordInput {
   changeRequired: boolean;
   currentPassword?: string;
   verificationCode?: string;
+}
+
+/** Checks a new password against its organization's complexity policy and hashes it: the slow part, kept out of transactions. */
+export async function hashNewPassword(ctx: Ctx, orgId: string, password: string): Promise<string> {
+  checkPassword(password, await passwordComplexity(ctx, orgId));
+  return hashPassword(password);
 }
 
 export async function setPassword(ctx: Ctx, input: SetPasswordInput): Promise<Date> {
@@ -33,40 +39,57 @@ export async function setPassword(ctx: Ctx, input: SetPasswordInput): Promise<Da
     // No RPC issues password reset codes yet, so there is never one to match.
     throw failedPrecondition("Errors.User.Code.NotFound", "no password reset code was requested for this user");
   }
-  if (input.currentPassword !== undefined) {
-    // A locked user proves nothing with a password until an administrator unlocks it.
-    if (user.state === "LOCKED") throw failedPrecondition("Errors.User.Locked", "the user is locked");
-    const row = await ctx.db.user.findUniqueOrThrow({ where: { id: user.id }, select: { passwordHash: true } });
-    const { ok } = row.passwordHash ? await verifyPassword(row.passwordHash, input.currentPassword) : { ok: false };
-    if (!ok) {
-      // Counted like a failed sign-in: the lockout policy may lock the user now.
-      const locked = await recordFailedPasswordCheck(ctx, user);
-      if (locked) throw failedPrecondition("Errors.User.Locked", "too many wrong passwords: the user is locked");
-      throw invalidArgument("Errors.User.Password.Invalid", "the current password is wrong", { field: "current_password" });
-    }
-  }
+  if (input.currentPassword !== undefined) await proveCurrentPassword(ctx, user, input.currentPassword);
 
-  const passwordHash = await hashPassword(input.password);
+  return storePassword(ctx, user, {
+    passwordHash: await hashPassword(input.password),
+    changeRequired: input.changeRequired,
+    verifiedBy: input.currentPassword !== undefined ? "currentPassword" : "administrator",
+  });
+}
+
+async function proveCurrentPassword(ctx: Ctx, user: TargetUser, currentPassword: string): Promise<void> {
+  // A locked user proves nothing with a password until an administrator unlocks it.
+  if (user.state === "LOCKED") throw failedPrecondition("Errors.User.Locked", "the user is locked");
+  const hash = await ctx.store.users.passwordHash(user.id);
+  const { ok } = hash ? await verifyPassword(hash, currentPassword) : { ok: false };
+  if (ok) return;
+  // Counted like a failed sign-in: the lockout policy may lock the user now.
+  const locked = await recordFailedPasswordCheck(ctx, user);
+  if (locked) throw failedPrecondition("Errors.User.Locked", "too many wrong passwords: the user is locked");
+  throw invalidArgument("Errors.User.Password.Invalid", "the current password is wrong", { field: "current_password" });
+}
+
+export interface PasswordChange {
+  /** From hashNewPassword (or hashPassword after the policy check). */
+  passwordHash: string;
+  changeRequired: boolean;
+  /** Proven by the current password (which also clears the failed attempts), or set by an administrator. */
+  verifiedBy: "currentPassword" | "administrator";
+}
+
+/**
+ * Stores a human user's new password with its event; runs in (or joins) one transaction. Callers have checked
+ * the caller's right to set it.
+ */
+export async function storePassword(ctx: Ctx, user: { id: string; orgId: string }, change: PasswordChange): Promise<Date> {
   const now = ctx.clock();
   await ctx.store.transaction(async (tx) => {
-    await tx.db.user.update({
-      where: { id: user.id },
-      data: {
-        passwordHash,
-        passwordChangeRequired: input.changeRequired,
-        passwordChangedAt: now,
-        ...(input.currentPassword !== undefined ? { failedPasswordAttempts: 0 } : {}),
-        updatedAt: now,
-      },
+    await tx.users.update(user.id, {
+      passwordHash: change.passwordHash,
+      passwordChangeRequired: change.changeRequired,
+      passwordChangedAt: now,
+      ...(change.verifiedBy === "currentPassword" ? { failedPasswordAttempts: 0 } : {}),
+      updatedAt: now,
     });
     // A human waits in INITIAL until it has a password; no other state is changed by one.
-    await tx.db.user.updateMany({ where: { id: user.id, state: "INITIAL" }, data: { state: "ACTIVE" } });
+    await tx.users.updateInState(user.id, ["INITIAL"], { state: "ACTIVE" });
     await recordEvent(ctx, tx, {
       aggregateType: "user",
       aggregateId: user.id,
       orgId: user.orgId,
       type: "user.password.changed",
-      payload: { changeRequired: input.changeRequired, verifiedBy: input.currentPassword !== undefined ? "currentPassword" : "administrator" },
+      payload: { changeRequired: change.changeRequired, verifiedBy: change.verifiedBy },
     });
   });
   return now;

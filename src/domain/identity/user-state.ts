@@ -2,15 +2,17 @@
 // authenticate: authn.ts refuses its tokens on the very next request, so
 // nothing has to be revoked here.
 
-import type { Prisma } from "../../../gen/prisma/client.js";
 import type { Store } from "../../store/index.js";
+import type { TargetUser, UserPatch } from "../../store/users.js";
 import { recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition } from "../errors.js";
 import { keepActiveOrgOwners } from "../orgs/members.js";
-import { keepAnActiveInstanceOwner, type TargetUser, targetUser, type UserState } from "./users.js";
+import { keepAnActiveInstanceOwner, targetUser } from "./user-access.js";
+import type { UserState } from "./users.js";
 
-type Transition = "deactivate" | "reactivate" | "lock" | "unlock";
+export type Transition = "deactivate" | "reactivate" | "lock" | "unlock";
+type StateTarget = Pick<TargetUser, "id" | "orgId" | "type" | "state">;
 
 interface Rule {
   /** States the transition starts from; any other state gets `refused(state)`. */
@@ -57,8 +59,15 @@ export const lockUser = (ctx: Ctx, userId: string) => transition(ctx, userId, "l
 export const unlockUser = (ctx: Ctx, userId: string) => transition(ctx, userId, "unlock");
 
 async function transition(ctx: Ctx, userId: string, kind: Transition): Promise<Date> {
+  return changeState(ctx, await targetUser(ctx, userId, "user.write"), kind);
+}
+
+/**
+ * Checks and applies a transition of a user the caller may change (`targetUser`, or a row the caller holds locked);
+ * runs in (or joins) one transaction. `revokedAs` words the refusal to take the last owner's access.
+ */
+export async function changeState(ctx: Ctx, user: StateTarget, kind: Transition, revokedAs = "deactivated or locked"): Promise<Date> {
   const rule = RULES[kind];
-  const user = await targetUser(ctx, userId, "user.write");
   if (rule.revokesAccess && user.id === ctx.principal.userId) {
     throw failedPrecondition(`Errors.User.${kind === "lock" ? "LockSelf" : "DeactivateSelf"}`, `a user cannot ${kind} itself`);
   }
@@ -67,33 +76,22 @@ async function transition(ctx: Ctx, userId: string, kind: Transition): Promise<D
   await ctx.store.transaction(async (tx) => {
     await tx.auth.invalidate({ userId: user.id });
     if (rule.revokesAccess) {
-      await keepAnActiveInstanceOwner(
-        ctx,
-        tx,
-        user.id,
-        "Errors.User.LastInstanceOwner",
-        "the last active IAM_OWNER of the instance cannot be deactivated or locked",
-      );
-      await keepActiveOrgOwners(tx, user.id, "Errors.User.LastOrgOwner", "the last active ORG_OWNER of an organization cannot be deactivated or locked");
+      await keepAnActiveInstanceOwner(ctx, tx, user.id, "Errors.User.LastInstanceOwner", `the last active IAM_OWNER of the instance cannot be ${revokedAs}`);
+      await keepActiveOrgOwners(tx, user.id, "Errors.User.LastOrgOwner", `the last active ORG_OWNER of an organization cannot be ${revokedAs}`);
     }
     const data = await nextState(tx, user, kind, now);
     // Conditional on the state read above, so two concurrent calls cannot both succeed.
-    const { count } = await tx.db.user.updateMany({ where: { id: user.id, state: { in: [...rule.from] } }, data });
-    if (count === 0) {
-      const fresh = await tx.db.user.findUnique({ where: { id: user.id }, select: { state: true } });
-      throw rule.refused(fresh?.state ?? user.state);
-    }
+    if (!(await tx.users.updateInState(user.id, rule.from, data))) throw rule.refused((await tx.users.state(user.id)) ?? user.state);
     await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: rule.event, payload: { state: data.state } });
   });
   return now;
 }
 
-async function nextState(tx: Store, user: TargetUser, kind: Transition, now: Date): Promise<Prisma.UserUpdateManyMutationInput & { state: UserState }> {
+async function nextState(tx: Store, user: StateTarget, kind: Transition, now: Date): Promise<UserPatch & { state: UserState }> {
   if (kind === "deactivate") return { state: "INACTIVE", updatedAt: now };
   if (kind === "lock") return { state: "LOCKED", lockedAt: now, updatedAt: now };
   // Back to usable, with fresh lockout counters. A human without a password
   // goes back to INITIAL, the state it had before: it still cannot sign in.
-  const row = await tx.db.user.findUnique({ where: { id: user.id }, select: { passwordHash: true } });
-  const state: UserState = user.type === "HUMAN" && !row?.passwordHash ? "INITIAL" : "ACTIVE";
+  const state: UserState = user.type === "HUMAN" && !(await tx.users.passwordHash(user.id)) ? "INITIAL" : "ACTIVE";
   return { state, lockedAt: null, failedPasswordAttempts: 0, failedOtpAttempts: 0, updatedAt: now };
 }
