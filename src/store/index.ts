@@ -14,8 +14,10 @@ import { SigningKeyRepo } from "./keys.js";
 import { MemberRepo } from "./members.js";
 import { OrgRepo } from "./orgs.js";
 import { ProjectRepo } from "./projects.js";
+import { ScimRecordRepo } from "./scim-records.js";
 import { SettingsRepo } from "./settings.js";
 import { TokenRepo } from "./tokens.js";
+import { UserQueryRepo } from "./user-query.js";
 import { UserRepo } from "./users.js";
 
 /** The root client or an interactive transaction's client. */
@@ -41,6 +43,8 @@ export class Store {
   #keys?: SigningKeyRepo;
   #events?: EventRepo;
   #auth?: InvalidationRepo;
+  #userQueries?: UserQueryRepo;
+  #scimRecords?: ScimRecordRepo;
 
   constructor(
     private readonly root: PrismaClient,
@@ -55,6 +59,16 @@ export class Store {
   get users() {
     this.#users ??= new UserRepo(this.db);
     return this.#users;
+  }
+  /** The user query compiler's reads: v2 ListUsers and the SCIM list. */
+  get userQueries() {
+    this.#userQueries ??= new UserQueryRepo(this.db);
+    return this.#userQueries;
+  }
+  /** SCIM's full user resources. */
+  get scimRecords() {
+    this.#scimRecords ??= new ScimRecordRepo(this.db);
+    return this.#scimRecords;
   }
   get credentials() {
     this.#credentials ??= new CredentialRepo(this.db);

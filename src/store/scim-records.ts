@@ -2,7 +2,7 @@
 // statement, for a GET, a list page and the read-back of a write.
 import { Prisma } from "../../gen/prisma/client.js";
 import type { ScimUserRecord } from "../domain/identity/scim-read.js";
-import { type Db, Store } from "./index.js";
+import type { Db } from "./index.js";
 import { query, statement } from "./sql.js";
 
 interface RecordRow {
@@ -103,12 +103,4 @@ export class ScimRecordRepo {
     const byId = new Map(rows.map((r) => [r.id, toRecord(r)]));
     return q.ids.flatMap((id) => byId.get(id) ?? []);
   }
-}
-
-/**
- * The SCIM record repository of a Store (a slot on Store once the store's owner adds one). Transitional: a
- * transaction's Prisma client is accepted too, for callers that still hold one.
- */
-export function scimRecords(via: Store | Db): ScimRecordRepo {
-  return new ScimRecordRepo(via instanceof Store ? via.db : via);
 }

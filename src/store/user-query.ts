@@ -2,10 +2,11 @@
 // list alike, and the two list statements over it: filtering and sorting happen in the database, never in memory.
 import { Prisma } from "../../gen/prisma/client.js";
 import type { EmailQuery, UserQuery, UserSort } from "../domain/identity/user-query.js";
-import { USER_VIEW_FROM, type UserViewRow } from "../domain/identity/users.js";
+import type { UserView } from "../domain/identity/users.js";
 import { escapeLike, type Page, type TextMatch } from "../domain/list.js";
-import type { Db, Store } from "./index.js";
+import type { Db } from "./index.js";
 import { query, statement } from "./sql.js";
+import { USER_VIEW_FROM, type UserViewRow, viewFromRow } from "./users.js";
 
 /** Column references: fixed identifiers, never from input. */
 const col = (alias: string, column: string) => Prisma.raw(`${alias}."${column}"`);
@@ -211,7 +212,7 @@ export class UserQueryRepo {
    * and stops. The page's rows are joined to their organizations (login
    * names) in the same statement: a single round trip, never a query per user.
    */
-  async listViews(input: UserListInput): Promise<{ total: number; rows: UserViewRow[] }> {
+  async listViews(input: UserListInput): Promise<{ total: number; users: UserView[] }> {
     const p = input.page;
     const scope = input.orgIds ? Prisma.sql`AND u."orgId" = ANY(${input.orgIds}::text[])` : Prisma.empty;
     const dir = Prisma.raw(p.asc ? "ASC" : "DESC");
@@ -232,9 +233,9 @@ export class UserQueryRepo {
       ORDER BY ${order("v")}`),
     );
     const total = rows[0]?.total ?? 0;
-    const views: UserViewRow[] = [];
-    for (const r of rows) if (r.id !== null) views.push(r as UserViewRow);
-    return { total, rows: views };
+    const users: UserView[] = [];
+    for (const r of rows) if (r.id !== null) users.push(viewFromRow(r as UserViewRow));
+    return { total, users };
   }
 
   /**
@@ -261,9 +262,4 @@ export class UserQueryRepo {
     );
     return row ?? { org: false, total: 0, ids: [] };
   }
-}
-
-/** The user query repository of `store` (a slot on Store once the store's owner adds one). */
-export function userQueries(store: Store): UserQueryRepo {
-  return new UserQueryRepo(store.db);
 }

@@ -1,8 +1,6 @@
 // The SCIM read side of users: the full resource (profile, multi-valued rows
 // and the provisioner's externalId) of one user or of a filtered, sorted page.
-import type { Db, Store } from "../../store/index.js";
-import { scimRecords } from "../../store/scim-records.js";
-import { userQueries } from "../../store/user-query.js";
+import type { Store } from "../../store/index.js";
 import { authorize, type Permission } from "../access/permissions.js";
 import type { Ctx } from "../context.js";
 import { notFound } from "../errors.js";
@@ -22,10 +20,10 @@ export interface ScimUserRecord extends Required<Omit<ScimUserInput, "password">
 /**
  * The full resources of `ids` (human users of `orgId`) with the caller's
  * externalIds, in the order of `ids`, in one statement. `via` is the
- * transaction's Store when reading inside one (transitional: or its Prisma client).
+ * transaction's Store when reading inside one.
  */
-export function loadRecords(ctx: Ctx, orgId: string, ids: string[], via: Store | Db = ctx.store): Promise<ScimUserRecord[]> {
-  return scimRecords(via).load({ instanceId: ctx.instanceId, orgId, provisionerId: ctx.principal.userId, ids });
+export function loadRecords(ctx: Ctx, orgId: string, ids: string[], via: Store = ctx.store): Promise<ScimUserRecord[]> {
+  return via.scimRecords.load({ instanceId: ctx.instanceId, orgId, provisionerId: ctx.principal.userId, ids });
 }
 
 /**
@@ -45,11 +43,6 @@ export function authorizeOrg(ctx: Ctx, permission: Permission, orgId: string): v
  */
 export function requireOrgMembership(ctx: Ctx, orgId: string): void {
   if (!ctx.principal.orgRoles.has(orgId) && !ctx.principal.instanceRoles.length) throw orgHidden();
-}
-
-/** SCIM sees the human users of one organization; machines and other organizations' users do not exist for it. */
-export function scimWhere(ctx: Ctx, orgId: string, id: string): { id: string; instanceId: string; orgId: string; type: "HUMAN" } {
-  return { id, instanceId: ctx.instanceId, orgId, type: "HUMAN" };
 }
 
 export async function getScimUser(ctx: Ctx, orgId: string, id: string): Promise<ScimUserRecord> {
@@ -73,7 +66,7 @@ export interface ScimListInput {
  */
 export async function listScimUsers(ctx: Ctx, orgId: string, input: ScimListInput): Promise<{ total: number; users: ScimUserRecord[] }> {
   authorizeOrg(ctx, "user.read", orgId);
-  const row = await userQueries(ctx.store).scimPage({ instanceId: ctx.instanceId, orgId, ...input });
+  const row = await ctx.store.userQueries.scimPage({ instanceId: ctx.instanceId, orgId, ...input });
   if (!row.org) throw orgHidden();
   return { total: row.total, users: await loadRecords(ctx, orgId, row.ids) };
 }

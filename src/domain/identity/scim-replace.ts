@@ -46,7 +46,7 @@ export async function replaceScimUser(ctx: Ctx, orgId: string, id: string, chang
     let input = preview;
     if (typeof change === "function") {
       // Transitional: loadRecords (scim-read.ts) still takes the transaction's Prisma client.
-      const [record] = await loadRecords(ctx, orgId, [id], tx.db);
+      const [record] = await loadRecords(ctx, orgId, [id], tx);
       if (!record) throw userNotFound();
       input = change(record);
     }

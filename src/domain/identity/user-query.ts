@@ -1,11 +1,10 @@
 // The typed user query: what v2 ListUsers filters and SCIM filters both compile to (the SQL is the store's,
 // src/store/user-query.ts), its limits for v2 input, and the v2 listing.
-import { userQueries } from "../../store/user-query.js";
 import { listScope } from "../access/permissions.js";
 import type { Ctx } from "../context.js";
 import { invalidArgument } from "../errors.js";
 import { type Page, page, type TextMatch } from "../list.js";
-import { type UserState, type UserType, type UserView, viewFromRow } from "./users.js";
+import type { UserState, UserType, UserView } from "./users.js";
 
 export type UserTextField = "id" | "username" | "givenName" | "familyName" | "nickName" | "displayName" | "email" | "phone";
 
@@ -74,14 +73,12 @@ export async function listUsers(ctx: Ctx, input: ListUsersInput): Promise<{ tota
   const p = page(input.page);
   const orgs = listScope(ctx, "user.read");
   checkUserQueries(input.queries);
-  const { total, rows } = await userQueries(ctx.store).listViews({
+  const { total, users } = await ctx.store.userQueries.listViews({
     instanceId: ctx.instanceId,
     orgIds: orgs,
     queries: input.queries,
     sort: input.sort ?? "createdAt",
     page: p,
   });
-  const users: UserView[] = [];
-  for (const r of rows) users.push(viewFromRow(r));
   return { total, users, page: p };
 }
