@@ -1,21 +1,23 @@
-// The Connect side of the shared pieces: authentication interceptor, the
-// mapping of domain errors to Connect/gRPC codes with google.rpc.ErrorInfo,
-// and the per-request domain context.
+// The Connect side of the shared pieces: the interceptor that authenticates a
+// call, checks the permission its proto method declares and builds the
+// call's domain context once, and the mapping of domain errors to
+// Connect/gRPC codes with google.rpc.ErrorInfo. The REST transcoder calls the
+// router's handlers, so it passes through the same interceptor.
 import { randomUUID } from "node:crypto";
-import { create } from "@bufbuild/protobuf";
+import { create, type DescMethod, getOption, hasOption } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { auth_option } from "../../gen/svc/options/v2/auth_pb.js";
+import { type Permission, readableOrgs } from "../domain/access/permissions.js";
 import type { Clock, Ctx } from "../domain/context.js";
-import { asDomainError, type ErrorKind } from "../domain/errors.js";
+import { asDomainError, type ErrorKind, permissionDenied } from "../domain/errors.js";
 import { authenticate } from "../domain/oauth/authn.js";
-import type { PrismaClient } from "../store/db.js";
-import type { Store } from "../store/index.js";
 
 export interface ApiDeps {
-  store: Store;
+  store: Ctx["store"];
   /** Transitional: until authentication reads through the store. */
-  db: PrismaClient;
+  db: Ctx["db"];
   instanceId: string;
   clock: Clock;
   log: Logger;
@@ -37,6 +39,29 @@ const CODES: Record<ErrorKind, Code> = {
 
 /** Services that answer without a token (load balancers and tooling). */
 const PUBLIC_SERVICES = new Set(["grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"]);
+
+/** The permission value that asks for an authenticated caller only (the domain decides the rest, e.g. a user acting on itself). */
+export const AUTHENTICATED = "authenticated";
+
+/** What an RPC declares in its proto (`svc.options.v2.auth_option`); undefined when it declares nothing. */
+export function declaredPermission(method: DescMethod): string | undefined {
+  if (!hasOption(method, auth_option)) return undefined;
+  return getOption(method, auth_option).permission || undefined;
+}
+
+/**
+ * Refuses a caller holding the RPC's permission nowhere (neither instance-wide nor in any organization), with the
+ * error the domain gives for it. An RPC without a declaration is refused too: access is never open by omission.
+ * Whether the caller holds the permission on the resource the request names stays the domain's question.
+ */
+export function checkDeclaredPermission(ctx: Ctx, method: DescMethod): void {
+  const permission = declaredPermission(method);
+  if (permission === AUTHENTICATED) return;
+  if (permission === undefined) throw permissionDenied("Errors.Permission.Denied", `${method.parent.typeName}/${method.name} declares no permission`);
+  const orgs = readableOrgs(ctx, permission as Permission);
+  if (orgs === "all" || orgs.length > 0) return;
+  throw permissionDenied("Errors.Permission.Denied", `missing permission ${permission}`);
+}
 
 export function toConnectError(thrown: unknown, requestId: string, log: Logger): ConnectError {
   if (thrown instanceof ConnectError) return thrown;
@@ -64,6 +89,7 @@ export function authInterceptor(deps: ApiDeps): Interceptor {
       if (!PUBLIC_SERVICES.has(req.service.typeName)) {
         const principal = await authenticate(deps.db, deps.instanceId, req.header.get("authorization"), deps.clock());
         const ctx: Ctx = { store: deps.store, db: deps.db, instanceId: deps.instanceId, principal, clock: deps.clock, log: deps.log, requestId };
+        checkDeclaredPermission(ctx, req.method);
         req.contextValues.set(ctxKey, ctx);
       }
       return await next(req);
