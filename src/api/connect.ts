@@ -8,7 +8,7 @@ import { create, type DescMethod, getOption, hasOption } from "@bufbuild/protobu
 import { Code, ConnectError, createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
-import { auth_option } from "../../gen/svc/options/v2/auth_pb.js";
+import { type AuthOption, auth_option } from "../../gen/svc/options/v2/auth_pb.js";
 import { type Permission, readableOrgs } from "../domain/access/permissions.js";
 import type { Clock, Ctx } from "../domain/context.js";
 import { asDomainError, type ErrorKind, permissionDenied } from "../domain/errors.js";
@@ -44,23 +44,26 @@ const PUBLIC_SERVICES = new Set(["grpc.health.v1.Health", "grpc.reflection.v1.Se
 export const AUTHENTICATED = "authenticated";
 
 /** What an RPC declares in its proto (`svc.options.v2.auth_option`); undefined when it declares nothing. */
-export function declaredPermission(method: DescMethod): string | undefined {
-  if (!hasOption(method, auth_option)) return undefined;
-  return getOption(method, auth_option).permission || undefined;
+export function declaredAuth(method: DescMethod): AuthOption | undefined {
+  // Decoded once per method: reading an option decodes it from the descriptor's unknown fields, on every call otherwise.
+  if (!declared.has(method)) declared.set(method, hasOption(method, auth_option) ? getOption(method, auth_option) : undefined);
+  return declared.get(method);
 }
+const declared = new WeakMap<DescMethod, AuthOption | undefined>();
 
 /**
  * Refuses a caller holding the RPC's permission nowhere (neither instance-wide nor in any organization), with the
- * error the domain gives for it. An RPC without a declaration is refused too: access is never open by omission.
- * Whether the caller holds the permission on the resource the request names stays the domain's question.
+ * error the domain gives for it. An RPC naming its resource (`check_field_name`) is left to the domain, which hides
+ * the resource from callers with no role where it lives. An RPC without a declaration is refused: access is never
+ * open by omission.
  */
 export function checkDeclaredPermission(ctx: Ctx, method: DescMethod): void {
-  const permission = declaredPermission(method);
-  if (permission === AUTHENTICATED) return;
-  if (permission === undefined) throw permissionDenied("Errors.Permission.Denied", `${method.parent.typeName}/${method.name} declares no permission`);
-  const orgs = readableOrgs(ctx, permission as Permission);
+  const auth = declaredAuth(method);
+  if (!auth?.permission) throw permissionDenied("Errors.Permission.Denied", `${method.parent.typeName}/${method.name} declares no permission`);
+  if (auth.permission === AUTHENTICATED || auth.checkFieldName) return;
+  const orgs = readableOrgs(ctx, auth.permission as Permission);
   if (orgs === "all" || orgs.length > 0) return;
-  throw permissionDenied("Errors.Permission.Denied", `missing permission ${permission}`);
+  throw permissionDenied("Errors.Permission.Denied", `missing permission ${auth.permission}`);
 }
 
 export function toConnectError(thrown: unknown, requestId: string, log: Logger): ConnectError {

@@ -12,24 +12,37 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/options/v2/auth.proto.
  */
 export const file_svc_options_v2_auth: GenFile = /*@__PURE__*/
-  fileDesc("ChlzdmMvb3B0aW9ucy92Mi9hdXRoLnByb3RvEg5zdmMub3B0aW9ucy52MiIgCgpBdXRoT3B0aW9uEhIKCnBlcm1pc3Npb24YASABKAk6XQoLYXV0aF9vcHRpb24SHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjRhgMgASgLMhouc3ZjLm9wdGlvbnMudjIuQXV0aE9wdGlvblIKYXV0aE9wdGlvbmIGcHJvdG8z", [file_google_protobuf_descriptor]);
+  fileDesc("ChlzdmMvb3B0aW9ucy92Mi9hdXRoLnByb3RvEg5zdmMub3B0aW9ucy52MiI6CgpBdXRoT3B0aW9uEhIKCnBlcm1pc3Npb24YASABKAkSGAoQY2hlY2tfZmllbGRfbmFtZRgCIAEoCTpdCgthdXRoX29wdGlvbhIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNGGAyABKAsyGi5zdmMub3B0aW9ucy52Mi5BdXRoT3B0aW9uUgphdXRoT3B0aW9uYgZwcm90bzM", [file_google_protobuf_descriptor]);
 
 /**
- * What a caller must hold to call an RPC at all. The Connect interceptor
- * refuses a caller that holds the permission in no organization and not
- * instance-wide; whether it holds it on the resource named in the request
- * is decided by the domain.
+ * What a caller must hold to call an RPC (ZITADEL's auth_option). The
+ * Connect interceptor, which the REST transcoder passes through too, reads
+ * it from the method descriptor.
  *
  * @generated from message svc.options.v2.AuthOption
  */
 export type AuthOption = Message<"svc.options.v2.AuthOption"> & {
   /**
    * A permission of the role table (e.g. "user.read"), or "authenticated"
-   * for RPCs any authenticated caller may try (a user acting on itself).
+   * for RPCs any authenticated caller may try (a user acting on itself;
+   * the domain decides the rest).
    *
    * @generated from field: string permission = 1;
    */
   permission: string;
+
+  /**
+   * The request field naming the resource the permission is held on (e.g.
+   * "user_id"). Then the domain checks it on that resource, and a caller
+   * with no role where the resource lives is told that it does not exist
+   * (NotFound) rather than refused, so that ids cannot be probed: the
+   * interceptor requires an authenticated caller only. Without it the
+   * interceptor refuses (PermissionDenied) a caller holding the permission
+   * nowhere, neither instance-wide nor in any organization.
+   *
+   * @generated from field: string check_field_name = 2;
+   */
+  checkFieldName: string;
 };
 
 /**
