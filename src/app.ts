@@ -5,7 +5,6 @@
 import { setMaxListeners } from "node:events";
 import type http from "node:http";
 import type http2 from "node:http2";
-import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import express from "express";
@@ -27,6 +26,7 @@ import { instanceService } from "./api/instance.js";
 import { organizationService } from "./api/orgs.js";
 import { projectService } from "./api/projects.js";
 import { registerReflection } from "./api/reflection.js";
+import { API_SERVICES } from "./api/services.js";
 import { settingsService } from "./api/settings.js";
 import { userService } from "./api/users.js";
 import type { Config } from "./config.js";
@@ -38,18 +38,6 @@ import { createRestTranscoder } from "./http/transcoder.js";
 import { type Database, openDatabase } from "./store/db.js";
 import { createStore } from "./store/index.js";
 import { applyMigrations, migrationsApplied } from "./store/migrate.js";
-
-/** The services of the resource API, in the order reflection and health list them. */
-export const API_SERVICES: DescService[] = [
-  UserService,
-  OrganizationService,
-  InstanceService,
-  SettingsService,
-  EventService,
-  ProjectService,
-  AuthorizationService,
-  ApplicationService,
-];
 
 export type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
 export type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;

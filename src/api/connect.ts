@@ -85,12 +85,18 @@ export function toConnectError(thrown: unknown, requestId: string, log: Logger):
   ]);
 }
 
-export function authInterceptor(deps: ApiDeps): Interceptor {
+/** Who is calling, from the Authorization header (a seam for unit tests of the interceptor). */
+export type Authenticator = (authorization: string | null, now: Date) => Promise<Ctx["principal"]>;
+
+export function authInterceptor(
+  deps: ApiDeps,
+  authenticateCaller: Authenticator = (authorization, now) => authenticate(deps.db, deps.instanceId, authorization, now),
+): Interceptor {
   return (next) => async (req) => {
     const requestId = req.header.get("x-request-id") || randomUUID();
     try {
       if (!PUBLIC_SERVICES.has(req.service.typeName)) {
-        const principal = await authenticate(deps.db, deps.instanceId, req.header.get("authorization"), deps.clock());
+        const principal = await authenticateCaller(req.header.get("authorization"), deps.clock());
         const ctx: Ctx = { store: deps.store, db: deps.db, instanceId: deps.instanceId, principal, clock: deps.clock, log: deps.log, requestId };
         checkDeclaredPermission(ctx, req.method);
         req.contextValues.set(ctxKey, ctx);
