@@ -39,8 +39,8 @@ import { type Database, openDatabase } from "./store/db.js";
 import { createStore } from "./store/index.js";
 import { applyMigrations, migrationsApplied } from "./store/migrate.js";
 
-export type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
-export type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
+type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
+type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
 export type NodeHandler = (req: NodeRequest, res: NodeResponse) => void;
 
 export interface App {

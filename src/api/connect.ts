@@ -44,7 +44,7 @@ const PUBLIC_SERVICES = new Set(["grpc.health.v1.Health", "grpc.reflection.v1.Se
 export const AUTHENTICATED = "authenticated";
 
 /** What an RPC declares in its proto (`svc.options.v2.auth_option`); undefined when it declares nothing. */
-export function declaredAuth(method: DescMethod): AuthOption | undefined {
+function declaredAuth(method: DescMethod): AuthOption | undefined {
   // Decoded once per method: reading an option decodes it from the descriptor's unknown fields, on every call otherwise.
   if (!declared.has(method)) declared.set(method, hasOption(method, auth_option) ? getOption(method, auth_option) : undefined);
   return declared.get(method);
