@@ -1,8 +1,10 @@
 // Every RPC declares what a caller must hold (svc.options.v2.auth_option in the protos), and the Connect interceptor
 // refuses a caller holding it nowhere. No server and no database: the interceptor runs in an in-memory router with
 // a stand-in authenticator and stub handlers.
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { getOption, hasOption } from "@bufbuild/protobuf";
-import { Code, ConnectError, createClient, createRouterTransport } from "@connectrpc/connect";
+import { Code, ConnectError, createClient, createConnectRouter, createRouterTransport } from "@connectrpc/connect";
 import { describe, expect, it } from "@jest/globals";
 import { pino } from "pino";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
@@ -17,6 +19,7 @@ import { API_SERVICES } from "../../src/api/services.js";
 import { INSTANCE_ROLES, ORG_ROLES } from "../../src/domain/access/permissions.js";
 import type { Ctx, Principal } from "../../src/domain/context.js";
 import { unauthenticated } from "../../src/domain/errors.js";
+import { createRestTranscoder } from "../../src/http/transcoder.js";
 
 const KNOWN = new Set([AUTHENTICATED, ...Object.values(INSTANCE_ROLES).flat(), ...Object.values(ORG_ROLES).flat()]);
 const methods = API_SERVICES.flatMap((s) => s.methods.map((m) => [`${s.typeName}/${m.name}`, m] as const));
@@ -49,13 +52,18 @@ function principal(roles: { instance?: string[]; org?: Record<string, string[]> 
   };
 }
 
-/** Clients of an in-memory router whose handlers answer empty: an error can only come from the interceptor. */
-function clients(caller: Principal | undefined) {
+/** The interceptor, authenticating every call as `caller` (or none). */
+function interceptorFor(caller: Principal | undefined) {
   const deps = { instanceId: "i1", clock: () => new Date(), log: pino({ level: "silent" }) } as unknown as ApiDeps;
   const authenticate: Authenticator = async () => {
     if (!caller) throw unauthenticated("Errors.Token.Missing", "no token");
     return caller;
   };
+  return authInterceptor(deps, authenticate);
+}
+
+/** Clients of an in-memory router whose handlers answer empty: an error can only come from the interceptor. */
+function clients(caller: Principal | undefined) {
   const transport = createRouterTransport(
     (router) => {
       router.service(UserService, { listUsers: async () => ({}), getUserByID: async () => ({}) });
@@ -64,7 +72,7 @@ function clients(caller: Principal | undefined) {
       router.service(EventService, { listEvents: async () => ({}) });
       router.service(ProjectService, { listProjects: async () => ({}), getProject: async () => ({}) });
     },
-    { router: { interceptors: [authInterceptor(deps, authenticate)] } },
+    { router: { interceptors: [interceptorFor(caller)] } },
   );
   return {
     users: createClient(UserService, transport),
@@ -125,5 +133,25 @@ describe("the interceptor", () => {
   it("refuses an RPC that declares nothing", () => {
     const ctx = { principal: principal({ instance: ["IAM_OWNER"] }) } as unknown as Ctx;
     expect(() => checkDeclaredPermission(ctx, Health.method.check)).toThrow("declares no permission");
+  });
+
+  it("guards REST calls too: the transcoder calls the router's handlers, interceptor included", async () => {
+    const router = createConnectRouter({ interceptors: [interceptorFor(principal({ org: { o1: ["ORG_USER_MANAGER"] } }))] });
+    router.service(InstanceService, { getInstance: async () => ({}) });
+    router.service(UserService, { listUsers: async () => ({}) });
+    const rest = createRestTranscoder(router);
+    const server = createServer((req, res) => {
+      if (!rest(req, res)) res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const instance = await fetch(`${base}/v2/instance`);
+      expect({ status: instance.status, body: await instance.json() }).toMatchObject({ status: 403, body: { message: "missing permission iam.read" } });
+      const users = await fetch(`${base}/v2/users`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+      expect(users.status).toBe(200);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
