@@ -7,7 +7,6 @@ const config = {
   transform: {
     "^.+\\.ts$": ["@swc/jest", { jsc: { parser: { syntax: "typescript" }, target: "es2022" } }],
   },
-  globalSetup: "<rootDir>/test/global-setup.ts",
   testTimeout: 60_000,
   workerIdleMemoryLimit: "1GB",
 };

@@ -45,95 +45,122 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-export function loadConfig(env: Env = process.env): Config {
-  const problems: string[] = [];
-  const str = (name: string): string | undefined => {
-    const v = env[name];
+const DAY = 86_400;
+const LOG_LEVELS: readonly Config["logLevel"][] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+type IntKey = {
+  [K in keyof Config]: Config[K] extends number ? K : never;
+}[keyof Config] &
+  string;
+
+/** The integer settings: variable, default, lowest and highest value. The signing key overlap defaults from the token lifetimes (below). */
+const INTEGERS: Record<Exclude<IntKey, "signingKeyOverlapSeconds">, [name: string, def: number, min: number, max: number]> = {
+  port: ["SVC_PORT", 8080, 0, 65535],
+  databasePoolSize: ["SVC_DATABASE_POOL_SIZE", 10, 1, 1000],
+  shutdownGraceMs: ["SVC_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000],
+  sniffTimeoutMs: ["SVC_SNIFF_TIMEOUT_MS", 10_000, 100, 600_000],
+  maxRequestBytes: ["SVC_MAX_REQUEST_BYTES", 4 * 1024 * 1024, 1024, 1024 * 1024 * 1024],
+  requestTimeoutMs: ["SVC_REQUEST_TIMEOUT_MS", 300_000, 1_000, 3_600_000],
+  http2MaxConcurrentStreams: ["SVC_HTTP2_MAX_CONCURRENT_STREAMS", 250, 1, 10_000],
+  accessTokenLifetimeClientCredentials: ["SVC_ACCESS_TOKEN_LIFETIME_CLIENT_CREDENTIALS", 43_200, 60, 31 * DAY],
+  accessTokenLifetimeJwtProfile: ["SVC_ACCESS_TOKEN_LIFETIME_JWT_PROFILE", 3_600, 60, 31 * DAY],
+  signingKeyRotationSeconds: ["SVC_SIGNING_KEY_ROTATION", 30 * DAY, 60, 3_650 * DAY],
+};
+
+/** Reads variables and collects what is wrong with them, so that one start reports every problem at once. */
+class EnvReader {
+  readonly problems: string[] = [];
+  constructor(private readonly env: Env) {}
+
+  /** The trimmed value; undefined when unset or blank. */
+  str(name: string): string | undefined {
+    const v = this.env[name];
     return v === undefined || v.trim() === "" ? undefined : v.trim();
-  };
-  const int = (name: string, def: number, min: number, max: number): number => {
-    const raw = str(name);
+  }
+
+  int(name: string, def: number, min: number, max: number): number {
+    const raw = this.str(name);
     if (raw === undefined) return def;
     const n = Number(raw);
     if (!Number.isInteger(n) || n < min || n > max) {
-      problems.push(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
+      this.problems.push(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
       return def;
     }
     return n;
-  };
-  const url = (name: string, def: string | undefined, protocols: string[]): string | undefined => {
-    const raw = str(name) ?? def;
+  }
+
+  url(name: string, def: string | undefined, protocols: string[]): string | undefined {
+    const raw = this.str(name) ?? def;
     if (raw === undefined) return undefined;
     try {
       const u = new URL(raw);
-      if (!protocols.includes(u.protocol)) {
-        problems.push(`${name} must use ${protocols.join(" or ")}, got "${u.protocol}"`);
-      }
+      if (!protocols.includes(u.protocol)) this.problems.push(`${name} must use ${protocols.join(" or ")}, got "${u.protocol}"`);
       return raw;
     } catch {
-      problems.push(`${name} must be an absolute URL, got "${raw}"`);
+      this.problems.push(`${name} must be an absolute URL, got "${raw}"`);
       return def;
     }
-  };
-
-  const port = int("SVC_PORT", 8080, 0, 65535);
-  const dataDir = path.resolve(str("SVC_DATA_DIR") ?? "./data");
-  const externalUrl = (url("SVC_EXTERNAL_URL", `http://localhost:${port}`, ["http:", "https:"]) as string).replace(/\/+$/, "");
-  const databaseUrl = url("SVC_DATABASE_URL", undefined, ["postgres:", "postgresql:"]);
-  const logLevel = (str("SVC_LOG_LEVEL") ?? "info") as Config["logLevel"];
-  if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(logLevel)) {
-    problems.push(`SVC_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "${logLevel}"`);
   }
-  const adminPassword = env.SVC_ADMIN_PASSWORD === undefined || env.SVC_ADMIN_PASSWORD === "" ? undefined : env.SVC_ADMIN_PASSWORD;
-  const instanceName = str("SVC_INSTANCE_NAME") ?? "svc";
-  const defaultOrgName = str("SVC_DEFAULT_ORG_NAME") ?? "Default";
-  if (defaultOrgName.length > 200) problems.push("SVC_DEFAULT_ORG_NAME must be at most 200 characters");
+}
 
-  let masterKey: Buffer | undefined;
-  const rawMasterKey = str("SVC_MASTER_KEY");
-  if (rawMasterKey !== undefined) {
-    masterKey = parseMasterKey(rawMasterKey);
-    if (!masterKey) problems.push("SVC_MASTER_KEY must be 32 bytes, as 64 hex digits or base64 (44 characters)");
-  } else if (databaseUrl) {
-    problems.push(
+export function loadConfig(env: Env = process.env): Config {
+  const r = new EnvReader(env);
+  const ints = Object.fromEntries(Object.entries(INTEGERS).map(([key, [name, def, min, max]]) => [key, r.int(name, def, min, max)])) as Record<
+    keyof typeof INTEGERS,
+    number
+  >;
+  const dataDir = path.resolve(r.str("SVC_DATA_DIR") ?? "./data");
+  const databaseUrl = r.url("SVC_DATABASE_URL", undefined, ["postgres:", "postgresql:"]);
+  const config: Config = {
+    ...ints,
+    host: r.str("SVC_HOST") ?? "0.0.0.0",
+    externalUrl: (r.url("SVC_EXTERNAL_URL", `http://localhost:${ints.port}`, ["http:", "https:"]) as string).replace(/\/+$/, ""),
+    externalUrlConfigured: (env.SVC_EXTERNAL_URL ?? "").trim() !== "",
+    databaseUrl,
+    dataDir,
+    firstInstancePatPath: path.resolve(r.str("SVC_FIRST_INSTANCE_PAT_PATH") ?? path.join(dataDir, "admin.pat")),
+    adminPassword: env.SVC_ADMIN_PASSWORD === undefined || env.SVC_ADMIN_PASSWORD === "" ? undefined : env.SVC_ADMIN_PASSWORD,
+    instanceName: r.str("SVC_INSTANCE_NAME") ?? "svc",
+    defaultOrgName: r.str("SVC_DEFAULT_ORG_NAME") ?? "Default",
+    logLevel: logLevel(r),
+    masterKey: masterKey(r, databaseUrl),
+    signingKeyOverlapSeconds: signingKeyOverlap(r, Math.max(ints.accessTokenLifetimeClientCredentials, ints.accessTokenLifetimeJwtProfile)),
+  };
+  if (config.defaultOrgName.length > 200) r.problems.push("SVC_DEFAULT_ORG_NAME must be at most 200 characters");
+  if (r.problems.length) throw new ConfigError(r.problems);
+  return config;
+}
+
+function logLevel(r: EnvReader): Config["logLevel"] {
+  const level = (r.str("SVC_LOG_LEVEL") ?? "info") as Config["logLevel"];
+  if (!LOG_LEVELS.includes(level)) r.problems.push(`SVC_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${level}"`);
+  return level;
+}
+
+function masterKey(r: EnvReader, databaseUrl: string | undefined): Buffer | undefined {
+  const raw = r.str("SVC_MASTER_KEY");
+  if (raw !== undefined) {
+    const key = parseMasterKey(raw);
+    if (!key) r.problems.push("SVC_MASTER_KEY must be 32 bytes, as 64 hex digits or base64 (44 characters)");
+    return key;
+  }
+  if (databaseUrl) {
+    r.problems.push(
       "SVC_MASTER_KEY is required with SVC_DATABASE_URL: every replica must encrypt and decrypt signing keys with the same key (generate one with `openssl rand -base64 32`)",
     );
   }
-  const accessTokenLifetimeClientCredentials = int("SVC_ACCESS_TOKEN_LIFETIME_CLIENT_CREDENTIALS", 43_200, 60, 31 * 86_400);
-  const accessTokenLifetimeJwtProfile = int("SVC_ACCESS_TOKEN_LIFETIME_JWT_PROFILE", 3_600, 60, 31 * 86_400);
-  const signingKeyRotationSeconds = int("SVC_SIGNING_KEY_ROTATION", 30 * 86_400, 60, 3_650 * 86_400);
-  const longest = Math.max(accessTokenLifetimeClientCredentials, accessTokenLifetimeJwtProfile);
-  const signingKeyOverlapSeconds = int("SVC_SIGNING_KEY_OVERLAP", longest + 3_600, 0, 3_650 * 86_400);
-  if (signingKeyOverlapSeconds < longest) {
-    problems.push(`SVC_SIGNING_KEY_OVERLAP must be at least the longest access token lifetime (${longest} s), so that no issued token becomes unverifiable`);
-  }
+  return undefined;
+}
 
-  const config: Config = {
-    host: str("SVC_HOST") ?? "0.0.0.0",
-    port,
-    externalUrl,
-    externalUrlConfigured: (env.SVC_EXTERNAL_URL ?? "").trim() !== "",
-    databaseUrl,
-    databasePoolSize: int("SVC_DATABASE_POOL_SIZE", 10, 1, 1000),
-    dataDir,
-    firstInstancePatPath: path.resolve(str("SVC_FIRST_INSTANCE_PAT_PATH") ?? path.join(dataDir, "admin.pat")),
-    adminPassword,
-    instanceName,
-    defaultOrgName,
-    logLevel,
-    shutdownGraceMs: int("SVC_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
-    sniffTimeoutMs: int("SVC_SNIFF_TIMEOUT_MS", 10_000, 100, 600_000),
-    maxRequestBytes: int("SVC_MAX_REQUEST_BYTES", 4 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
-    requestTimeoutMs: int("SVC_REQUEST_TIMEOUT_MS", 300_000, 1_000, 3_600_000),
-    http2MaxConcurrentStreams: int("SVC_HTTP2_MAX_CONCURRENT_STREAMS", 250, 1, 10_000),
-    masterKey,
-    accessTokenLifetimeClientCredentials,
-    accessTokenLifetimeJwtProfile,
-    signingKeyRotationSeconds,
-    signingKeyOverlapSeconds,
-  };
-  if (problems.length) throw new ConfigError(problems);
-  return config;
+/** A replaced signing key must verify every token it signed until the longest-lived one expires. */
+function signingKeyOverlap(r: EnvReader, longestTokenLifetime: number): number {
+  const overlap = r.int("SVC_SIGNING_KEY_OVERLAP", longestTokenLifetime + 3_600, 0, 3_650 * DAY);
+  if (overlap < longestTokenLifetime) {
+    r.problems.push(
+      `SVC_SIGNING_KEY_OVERLAP must be at least the longest access token lifetime (${longestTokenLifetime} s), so that no issued token becomes unverifiable`,
+    );
+  }
+  return overlap;
 }
 
 /** 32 bytes as 64 hex digits or base64/base64url; undefined when it is anything else. */

@@ -36,8 +36,8 @@ import {
   updateApp,
 } from "../domain/access/apps.js";
 import { invalidArgument } from "../domain/errors.js";
-import { type ApiDeps, ctxOf } from "./connect.js";
-import { dateOpt, details, enumValue, listPage, textMatch, ts, tsOpt } from "./convert.js";
+import { ctxOf } from "./connect.js";
+import { changed, dateOpt, deleted, details, enumValue, listDetails, listPage, textMatch, ts, tsOpt } from "./convert.js";
 
 const TOKEN_TYPE: Record<number, DomainTokenType | undefined> = {
   [AccessTokenType.UNSPECIFIED]: undefined,
@@ -158,8 +158,7 @@ function toQuery(q: ApplicationQuery): AppQuery {
   }
 }
 
-export function applicationService(deps: ApiDeps): ServiceImpl<typeof ApplicationService> {
-  const listDetails = (total: number) => ({ totalResult: BigInt(total), timestamp: ts(deps.clock()) });
+export function applicationService(): ServiceImpl<typeof ApplicationService> {
   return {
     async createApplication(req, hctx) {
       const settings = toSettings(req.config);
@@ -172,20 +171,20 @@ export function applicationService(deps: ApiDeps): ServiceImpl<typeof Applicatio
     },
     async listApplications(req, hctx) {
       const out = await listApps(ctxOf(hctx), { projectId: req.projectId, page: listPage(req.query), queries: req.queries.map(toQuery) });
-      return { details: listDetails(out.total), result: out.apps.map(toApp) };
+      return { details: listDetails(ctxOf(hctx), out.total), result: out.apps.map(toApp) };
     },
     async updateApplication(req, hctx) {
       const input = { projectId: req.projectId, appId: req.appId, name: req.name, settings: toSettings(req.config) };
-      return { changeDate: ts(await updateApp(ctxOf(hctx), input)) };
+      return changed(await updateApp(ctxOf(hctx), input));
     },
     async deactivateApplication(req, hctx) {
-      return { changeDate: ts(await deactivateApp(ctxOf(hctx), req.projectId, req.appId)) };
+      return changed(await deactivateApp(ctxOf(hctx), req.projectId, req.appId));
     },
     async reactivateApplication(req, hctx) {
-      return { changeDate: ts(await reactivateApp(ctxOf(hctx), req.projectId, req.appId)) };
+      return changed(await reactivateApp(ctxOf(hctx), req.projectId, req.appId));
     },
     async deleteApplication(req, hctx) {
-      return { deletionDate: ts(await deleteApp(ctxOf(hctx), req.projectId, req.appId)) };
+      return deleted(await deleteApp(ctxOf(hctx), req.projectId, req.appId));
     },
     async regenerateClientSecret(req, hctx) {
       const out = await regenerateAppSecret(ctxOf(hctx), req.projectId, req.appId);
@@ -207,12 +206,12 @@ export function applicationService(deps: ApiDeps): ServiceImpl<typeof Applicatio
     async listApplicationKeys(req, hctx) {
       const out = await listAppKeys(ctxOf(hctx), { projectId: req.projectId, appId: req.appId, page: listPage(req.query) });
       return {
-        details: listDetails(out.total),
+        details: listDetails(ctxOf(hctx), out.total),
         result: out.keys.map((k) => ({ id: k.id, appId: k.appId, creationDate: ts(k.createdAt), expirationDate: tsOpt(k.expiresAt) })),
       };
     },
     async removeApplicationKey(req, hctx) {
-      return { deletionDate: ts(await removeAppKey(ctxOf(hctx), { projectId: req.projectId, appId: req.appId, keyId: req.keyId })) };
+      return deleted(await removeAppKey(ctxOf(hctx), { projectId: req.projectId, appId: req.appId, keyId: req.keyId }));
     },
   };
 }

@@ -13,8 +13,8 @@ import {
   updateUserGrant,
 } from "../domain/access/user-grants.js";
 import { invalidArgument } from "../domain/errors.js";
-import { type ApiDeps, ctxOf } from "./connect.js";
-import { details, enumValue, listPage, ts } from "./convert.js";
+import { ctxOf } from "./connect.js";
+import { changed, deleted, details, enumValue, listDetails, listPage, ts } from "./convert.js";
 
 const GRANT_STATES: Record<number, "ACTIVE" | "INACTIVE"> = { [UserGrantState.ACTIVE]: "ACTIVE", [UserGrantState.INACTIVE]: "INACTIVE" };
 
@@ -51,7 +51,7 @@ function toQuery(q: UserGrantQuery): DomainQuery {
   }
 }
 
-export function authorizationService(deps: ApiDeps): ServiceImpl<typeof AuthorizationService> {
+export function authorizationService(): ServiceImpl<typeof AuthorizationService> {
   return {
     async addUserGrant(req, hctx) {
       const out = await addUserGrant(ctxOf(hctx), {
@@ -65,21 +65,19 @@ export function authorizationService(deps: ApiDeps): ServiceImpl<typeof Authoriz
     },
     async listUserGrants(req, hctx) {
       const out = await listUserGrants(ctxOf(hctx), { page: listPage(req.query), queries: req.queries.map(toQuery) });
-      return { details: { totalResult: BigInt(out.total), timestamp: ts(deps.clock()) }, result: out.grants.map(toGrant) };
+      return { details: listDetails(ctxOf(hctx), out.total), result: out.grants.map(toGrant) };
     },
     async updateUserGrant(req, hctx) {
-      return {
-        changeDate: ts(await updateUserGrant(ctxOf(hctx), { grantId: req.grantId, userId: req.userId || undefined, roleKeys: req.roleKeys })),
-      };
+      return changed(await updateUserGrant(ctxOf(hctx), { grantId: req.grantId, userId: req.userId || undefined, roleKeys: req.roleKeys }));
     },
     async deactivateUserGrant(req, hctx) {
-      return { changeDate: ts(await deactivateUserGrant(ctxOf(hctx), { grantId: req.grantId, userId: req.userId || undefined })) };
+      return changed(await deactivateUserGrant(ctxOf(hctx), { grantId: req.grantId, userId: req.userId || undefined }));
     },
     async reactivateUserGrant(req, hctx) {
-      return { changeDate: ts(await reactivateUserGrant(ctxOf(hctx), { grantId: req.grantId, userId: req.userId || undefined })) };
+      return changed(await reactivateUserGrant(ctxOf(hctx), { grantId: req.grantId, userId: req.userId || undefined }));
     },
     async removeUserGrant(req, hctx) {
-      return { deletionDate: ts(await removeUserGrant(ctxOf(hctx), { grantId: req.grantId, userId: req.userId || undefined })) };
+      return deleted(await removeUserGrant(ctxOf(hctx), { grantId: req.grantId, userId: req.userId || undefined }));
     },
   };
 }

@@ -1,21 +1,23 @@
-// The Connect side of the shared pieces: authentication interceptor, the
-// mapping of domain errors to Connect/gRPC codes with google.rpc.ErrorInfo,
-// and the per-request domain context.
+// The Connect side of the shared pieces: the interceptor that authenticates a
+// call, checks the permission its proto method declares and builds the
+// call's domain context once, and the mapping of domain errors to
+// Connect/gRPC codes with google.rpc.ErrorInfo. The REST transcoder calls the
+// router's handlers, so it passes through the same interceptor.
 import { randomUUID } from "node:crypto";
-import { create } from "@bufbuild/protobuf";
+import { create, type DescMethod, getOption, hasOption } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { type AuthOption, auth_option } from "../../gen/svc/options/v2/auth_pb.js";
+import { type Permission, readableOrgs } from "../domain/access/permissions.js";
 import type { Clock, Ctx } from "../domain/context.js";
-import { asDomainError, type ErrorKind } from "../domain/errors.js";
+import { asDomainError, type ErrorKind, permissionDenied } from "../domain/errors.js";
 import { authenticate } from "../domain/oauth/authn.js";
-import type { PrismaClient } from "../store/db.js";
-import type { Store } from "../store/index.js";
 
 export interface ApiDeps {
-  store: Store;
+  store: Ctx["store"];
   /** Transitional: until authentication reads through the store. */
-  db: PrismaClient;
+  db: Ctx["db"];
   instanceId: string;
   clock: Clock;
   log: Logger;
@@ -38,6 +40,32 @@ const CODES: Record<ErrorKind, Code> = {
 /** Services that answer without a token (load balancers and tooling). */
 const PUBLIC_SERVICES = new Set(["grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"]);
 
+/** The permission value that asks for an authenticated caller only (the domain decides the rest, e.g. a user acting on itself). */
+export const AUTHENTICATED = "authenticated";
+
+/** What an RPC declares in its proto (`svc.options.v2.auth_option`); undefined when it declares nothing. */
+function declaredAuth(method: DescMethod): AuthOption | undefined {
+  // Decoded once per method: reading an option decodes it from the descriptor's unknown fields, on every call otherwise.
+  if (!declared.has(method)) declared.set(method, hasOption(method, auth_option) ? getOption(method, auth_option) : undefined);
+  return declared.get(method);
+}
+const declared = new WeakMap<DescMethod, AuthOption | undefined>();
+
+/**
+ * Refuses a caller holding the RPC's permission nowhere (neither instance-wide nor in any organization), with the
+ * error the domain gives for it. An RPC naming its resource (`check_field_name`) is left to the domain, which hides
+ * the resource from callers with no role where it lives. An RPC without a declaration is refused: access is never
+ * open by omission.
+ */
+export function checkDeclaredPermission(ctx: Ctx, method: DescMethod): void {
+  const auth = declaredAuth(method);
+  if (!auth?.permission) throw permissionDenied("Errors.Permission.Denied", `${method.parent.typeName}/${method.name} declares no permission`);
+  if (auth.permission === AUTHENTICATED || auth.checkFieldName) return;
+  const orgs = readableOrgs(ctx, auth.permission as Permission);
+  if (orgs === "all" || orgs.length > 0) return;
+  throw permissionDenied("Errors.Permission.Denied", `missing permission ${auth.permission}`);
+}
+
 export function toConnectError(thrown: unknown, requestId: string, log: Logger): ConnectError {
   if (thrown instanceof ConnectError) return thrown;
   const err = asDomainError(thrown);
@@ -57,13 +85,20 @@ export function toConnectError(thrown: unknown, requestId: string, log: Logger):
   ]);
 }
 
-export function authInterceptor(deps: ApiDeps): Interceptor {
+/** Who is calling, from the Authorization header (a seam for unit tests of the interceptor). */
+export type Authenticator = (authorization: string | null, now: Date) => Promise<Ctx["principal"]>;
+
+export function authInterceptor(
+  deps: ApiDeps,
+  authenticateCaller: Authenticator = (authorization, now) => authenticate(deps.db, deps.instanceId, authorization, now),
+): Interceptor {
   return (next) => async (req) => {
     const requestId = req.header.get("x-request-id") || randomUUID();
     try {
       if (!PUBLIC_SERVICES.has(req.service.typeName)) {
-        const principal = await authenticate(deps.db, deps.instanceId, req.header.get("authorization"), deps.clock());
+        const principal = await authenticateCaller(req.header.get("authorization"), deps.clock());
         const ctx: Ctx = { store: deps.store, db: deps.db, instanceId: deps.instanceId, principal, clock: deps.clock, log: deps.log, requestId };
+        checkDeclaredPermission(ctx, req.method);
         req.contextValues.set(ctxKey, ctx);
       }
       return await next(req);

@@ -40,3 +40,17 @@ export function enumValue<T extends string>(table: Record<number, T>, value: num
   if (v === undefined) throw invalidArgument(`Errors.Query.${what}.Invalid`, `unknown ${what} ${value}`);
   return v;
 }
+
+/** The details of a list answer: how many match in all, and when they were read. */
+export function listDetails(ctx: { clock: () => Date }, total: number) {
+  return { totalResult: BigInt(total), timestamp: ts(ctx.clock()) };
+}
+
+/** The details of a resource that has not changed since it was created. */
+export function createdDetails(createdAt: Date, owner: string) {
+  return details({ createdAt, updatedAt: createdAt }, owner);
+}
+
+/** The answers of commands that change or remove a resource. */
+export const changed = (d: Date) => ({ changeDate: ts(d) });
+export const deleted = (d: Date) => ({ deletionDate: ts(d) });

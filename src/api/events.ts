@@ -2,10 +2,10 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { EventService } from "../../gen/svc/event/v2/event_service_pb.js";
 import { listEvents } from "../domain/audit/audit.js";
-import { type ApiDeps, ctxOf } from "./connect.js";
-import { dateOpt, listPage, ts } from "./convert.js";
+import { ctxOf } from "./connect.js";
+import { dateOpt, listDetails, listPage, ts } from "./convert.js";
 
-export function eventService(_deps: ApiDeps): ServiceImpl<typeof EventService> {
+export function eventService(): ServiceImpl<typeof EventService> {
   return {
     async listEvents(req, hctx) {
       const ctx = ctxOf(hctx);
@@ -22,7 +22,7 @@ export function eventService(_deps: ApiDeps): ServiceImpl<typeof EventService> {
         },
       });
       return {
-        details: { totalResult: BigInt(total), timestamp: ts(ctx.clock()) },
+        details: listDetails(ctx, total),
         result: events.map((e) => ({
           id: e.id,
           type: e.type,

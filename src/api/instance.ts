@@ -6,8 +6,8 @@ import type { SigningKeyState as KeyState, SigningKeyInfo, SigningKeys } from ".
 import { invalidArgument } from "../domain/errors.js";
 import { getInstance, listSigningKeys, rotateSigningKey } from "../domain/orgs/instance.js";
 import { addInstanceMember, listInstanceMembers, removeInstanceMember, updateInstanceMember } from "../domain/orgs/members.js";
-import { type ApiDeps, ctxOf } from "./connect.js";
-import { details, enumValue, listPage, ts, tsOpt } from "./convert.js";
+import { ctxOf } from "./connect.js";
+import { changed, deleted, details, enumValue, listDetails, listPage, ts, tsOpt } from "./convert.js";
 import { toMember, toMemberQuery } from "./members.js";
 
 const KEY_STATES: Record<number, KeyState> = {
@@ -44,7 +44,7 @@ function toSigningKey(k: SigningKeyInfo): SigningKey {
   });
 }
 
-export function instanceService(deps: ApiDeps, externalUrl: string, keys: SigningKeys): ServiceImpl<typeof InstanceService> {
+export function instanceService(externalUrl: string, keys: SigningKeys): ServiceImpl<typeof InstanceService> {
   return {
     async getInstance(_req, hctx) {
       const i = await getInstance(ctxOf(hctx));
@@ -55,17 +55,17 @@ export function instanceService(deps: ApiDeps, externalUrl: string, keys: Signin
     },
     async listInstanceMembers(req, hctx) {
       const out = await listInstanceMembers(ctxOf(hctx), { page: listPage(req.query), queries: req.queries.map(toMemberQuery) });
-      return { details: { totalResult: BigInt(out.total), timestamp: ts(deps.clock()) }, result: out.members.map(toMember) };
+      return { details: listDetails(ctxOf(hctx), out.total), result: out.members.map(toMember) };
     },
     async updateInstanceMember(req, hctx) {
-      return { changeDate: ts(await updateInstanceMember(ctxOf(hctx), { userId: req.userId, roles: req.roles })) };
+      return changed(await updateInstanceMember(ctxOf(hctx), { userId: req.userId, roles: req.roles }));
     },
     async removeInstanceMember(req, hctx) {
-      return { deletionDate: ts(await removeInstanceMember(ctxOf(hctx), { userId: req.userId })) };
+      return deleted(await removeInstanceMember(ctxOf(hctx), { userId: req.userId }));
     },
     async listSigningKeys(req, hctx) {
       const out = await listSigningKeys(ctxOf(hctx), keys, { page: listPage(req.query), states: req.queries.map(toKeyState) });
-      return { details: { totalResult: BigInt(out.total), timestamp: ts(deps.clock()) }, result: out.keys.map(toSigningKey) };
+      return { details: listDetails(ctxOf(hctx), out.total), result: out.keys.map(toSigningKey) };
     },
     async rotateSigningKey(_req, hctx) {
       const r = await rotateSigningKey(ctxOf(hctx), keys);

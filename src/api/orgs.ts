@@ -24,8 +24,8 @@ import {
   reactivateOrganization,
   updateOrganization,
 } from "../domain/orgs/orgs.js";
-import { type ApiDeps, ctxOf } from "./connect.js";
-import { details, enumValue, listPage, textMatch, ts } from "./convert.js";
+import { ctxOf } from "./connect.js";
+import { changed, createdDetails, deleted, details, enumValue, listDetails, listPage, textMatch, ts } from "./convert.js";
 import { toMember, toMemberQuery } from "./members.js";
 import { toHumanInput } from "./users.js";
 
@@ -82,15 +82,14 @@ function toMetadataQuery(q: MetadataQuery): OrgMetadataQuery {
   }
 }
 
-export function organizationService(deps: ApiDeps, externalUrl: string): ServiceImpl<typeof OrganizationService> {
+export function organizationService(externalUrl: string): ServiceImpl<typeof OrganizationService> {
   const domainHost = new URL(externalUrl).hostname;
-  const listDetails = (total: number) => ({ totalResult: BigInt(total), timestamp: ts(deps.clock()) });
   return {
     async createOrganization(req, hctx) {
       const out = await createOrganization(ctxOf(hctx), { name: req.name, admins: req.admins.map(toAdmin), domainHost });
       return {
         organizationId: out.id,
-        details: { creationDate: ts(out.createdAt), changeDate: ts(out.createdAt), resourceOwner: out.id },
+        details: createdDetails(out.createdAt, out.id),
         createdAdmins: out.createdAdminIds.map((userId) => ({ userId })),
       };
     },
@@ -103,19 +102,19 @@ export function organizationService(deps: ApiDeps, externalUrl: string): Service
         sort: enumValue(SORT_FROM, req.sortingColumn, "SortingColumn"),
         queries: req.queries.map(toQuery),
       });
-      return { details: listDetails(out.total), sortingColumn: req.sortingColumn, result: out.orgs.map(toOrg) };
+      return { details: listDetails(ctxOf(hctx), out.total), sortingColumn: req.sortingColumn, result: out.orgs.map(toOrg) };
     },
     async updateOrganization(req, hctx) {
-      return { changeDate: ts(await updateOrganization(ctxOf(hctx), { orgId: req.organizationId, name: req.name })) };
+      return changed(await updateOrganization(ctxOf(hctx), { orgId: req.organizationId, name: req.name }));
     },
     async deactivateOrganization(req, hctx) {
-      return { changeDate: ts(await deactivateOrganization(ctxOf(hctx), req.organizationId)) };
+      return changed(await deactivateOrganization(ctxOf(hctx), req.organizationId));
     },
     async reactivateOrganization(req, hctx) {
-      return { changeDate: ts(await reactivateOrganization(ctxOf(hctx), req.organizationId)) };
+      return changed(await reactivateOrganization(ctxOf(hctx), req.organizationId));
     },
     async deleteOrganization(req, hctx) {
-      return { deletionDate: ts(await deleteOrganization(ctxOf(hctx), req.organizationId)) };
+      return deleted(await deleteOrganization(ctxOf(hctx), req.organizationId));
     },
     async setOrganizationMetadata(req, hctx) {
       const metadata = req.metadata.map((m) => ({ key: m.key, value: m.value }));
@@ -128,12 +127,12 @@ export function organizationService(deps: ApiDeps, externalUrl: string): Service
         queries: req.queries.map(toMetadataQuery),
       });
       return {
-        details: listDetails(out.total),
+        details: listDetails(ctxOf(hctx), out.total),
         result: out.entries.map((e) => ({ key: e.key, value: e.value, details: details(e, req.organizationId) })),
       };
     },
     async deleteOrganizationMetadata(req, hctx) {
-      return { deletionDate: ts(await deleteOrgMetadata(ctxOf(hctx), { orgId: req.organizationId, keys: req.keys })) };
+      return deleted(await deleteOrgMetadata(ctxOf(hctx), { orgId: req.organizationId, keys: req.keys }));
     },
     async addOrganizationMember(req, hctx) {
       return { creationDate: ts(await addOrgMember(ctxOf(hctx), { orgId: req.organizationId, userId: req.userId, roles: req.roles })) };
@@ -144,13 +143,13 @@ export function organizationService(deps: ApiDeps, externalUrl: string): Service
         page: listPage(req.query),
         queries: req.queries.map(toMemberQuery),
       });
-      return { details: listDetails(out.total), result: out.members.map(toMember) };
+      return { details: listDetails(ctxOf(hctx), out.total), result: out.members.map(toMember) };
     },
     async updateOrganizationMember(req, hctx) {
-      return { changeDate: ts(await updateOrgMember(ctxOf(hctx), { orgId: req.organizationId, userId: req.userId, roles: req.roles })) };
+      return changed(await updateOrgMember(ctxOf(hctx), { orgId: req.organizationId, userId: req.userId, roles: req.roles }));
     },
     async removeOrganizationMember(req, hctx) {
-      return { deletionDate: ts(await removeOrgMember(ctxOf(hctx), { orgId: req.organizationId, userId: req.userId })) };
+      return deleted(await removeOrgMember(ctxOf(hctx), { orgId: req.organizationId, userId: req.userId }));
     },
   };
 }

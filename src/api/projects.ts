@@ -42,8 +42,8 @@ import {
   updateProjectRole,
 } from "../domain/access/projects.js";
 import { invalidArgument } from "../domain/errors.js";
-import { type ApiDeps, ctxOf } from "./connect.js";
-import { details, enumValue, listPage, textMatch, ts } from "./convert.js";
+import { ctxOf } from "./connect.js";
+import { changed, deleted, details, enumValue, listDetails, listPage, textMatch, ts } from "./convert.js";
 
 const SORT_FROM: Record<number, "name" | "createdAt"> = {
   [ProjectFieldName.UNSPECIFIED]: "createdAt",
@@ -127,8 +127,7 @@ function toGrantQuery(q: ProjectGrantQuery): DomainGrantQuery {
   }
 }
 
-export function projectService(deps: ApiDeps): ServiceImpl<typeof ProjectService> {
-  const listDetails = (total: number) => ({ totalResult: BigInt(total), timestamp: ts(deps.clock()) });
+export function projectService(): ServiceImpl<typeof ProjectService> {
   return {
     async createProject(req, hctx) {
       const out = await createProject(ctxOf(hctx), {
@@ -149,7 +148,7 @@ export function projectService(deps: ApiDeps): ServiceImpl<typeof ProjectService
         sort: enumValue(SORT_FROM, req.sortingColumn, "SortingColumn"),
         queries: req.queries.map(toProjectQuery),
       });
-      return { details: listDetails(out.total), sortingColumn: req.sortingColumn, result: out.projects.map(toProject) };
+      return { details: listDetails(ctxOf(hctx), out.total), sortingColumn: req.sortingColumn, result: out.projects.map(toProject) };
     },
     async updateProject(req, hctx) {
       return {
@@ -165,13 +164,13 @@ export function projectService(deps: ApiDeps): ServiceImpl<typeof ProjectService
       };
     },
     async deactivateProject(req, hctx) {
-      return { changeDate: ts(await deactivateProject(ctxOf(hctx), req.projectId)) };
+      return changed(await deactivateProject(ctxOf(hctx), req.projectId));
     },
     async reactivateProject(req, hctx) {
-      return { changeDate: ts(await reactivateProject(ctxOf(hctx), req.projectId)) };
+      return changed(await reactivateProject(ctxOf(hctx), req.projectId));
     },
     async deleteProject(req, hctx) {
-      return { deletionDate: ts(await deleteProject(ctxOf(hctx), req.projectId)) };
+      return deleted(await deleteProject(ctxOf(hctx), req.projectId));
     },
     async addProjectRole(req, hctx) {
       const input = { projectId: req.projectId, roleKey: req.roleKey, displayName: req.displayName, group: req.group };
@@ -179,14 +178,14 @@ export function projectService(deps: ApiDeps): ServiceImpl<typeof ProjectService
     },
     async listProjectRoles(req, hctx) {
       const out = await listProjectRoles(ctxOf(hctx), { projectId: req.projectId, page: listPage(req.query), queries: req.queries.map(toRoleQuery) });
-      return { details: listDetails(out.total), result: out.roles.map(toRole) };
+      return { details: listDetails(ctxOf(hctx), out.total), result: out.roles.map(toRole) };
     },
     async updateProjectRole(req, hctx) {
       const input = { projectId: req.projectId, roleKey: req.roleKey, displayName: req.displayName, group: req.group };
-      return { changeDate: ts(await updateProjectRole(ctxOf(hctx), input)) };
+      return changed(await updateProjectRole(ctxOf(hctx), input));
     },
     async removeProjectRole(req, hctx) {
-      return { deletionDate: ts(await removeProjectRole(ctxOf(hctx), { projectId: req.projectId, roleKey: req.roleKey })) };
+      return deleted(await removeProjectRole(ctxOf(hctx), { projectId: req.projectId, roleKey: req.roleKey }));
     },
     async createProjectGrant(req, hctx) {
       const out = await createProjectGrant(ctxOf(hctx), {
@@ -198,20 +197,20 @@ export function projectService(deps: ApiDeps): ServiceImpl<typeof ProjectService
     },
     async listProjectGrants(req, hctx) {
       const out = await listProjectGrants(ctxOf(hctx), { page: listPage(req.query), queries: req.queries.map(toGrantQuery) });
-      return { details: listDetails(out.total), result: out.grants.map(toGrant) };
+      return { details: listDetails(ctxOf(hctx), out.total), result: out.grants.map(toGrant) };
     },
     async updateProjectGrant(req, hctx) {
       const input = { projectId: req.projectId, grantedOrgId: req.grantedOrganizationId, roleKeys: req.roleKeys };
-      return { changeDate: ts(await updateProjectGrant(ctxOf(hctx), input)) };
+      return changed(await updateProjectGrant(ctxOf(hctx), input));
     },
     async deactivateProjectGrant(req, hctx) {
-      return { changeDate: ts(await deactivateProjectGrant(ctxOf(hctx), { projectId: req.projectId, grantedOrgId: req.grantedOrganizationId })) };
+      return changed(await deactivateProjectGrant(ctxOf(hctx), { projectId: req.projectId, grantedOrgId: req.grantedOrganizationId }));
     },
     async reactivateProjectGrant(req, hctx) {
-      return { changeDate: ts(await reactivateProjectGrant(ctxOf(hctx), { projectId: req.projectId, grantedOrgId: req.grantedOrganizationId })) };
+      return changed(await reactivateProjectGrant(ctxOf(hctx), { projectId: req.projectId, grantedOrgId: req.grantedOrganizationId }));
     },
     async deleteProjectGrant(req, hctx) {
-      return { deletionDate: ts(await deleteProjectGrant(ctxOf(hctx), { projectId: req.projectId, grantedOrgId: req.grantedOrganizationId })) };
+      return deleted(await deleteProjectGrant(ctxOf(hctx), { projectId: req.projectId, grantedOrgId: req.grantedOrganizationId }));
     },
   };
 }

@@ -28,7 +28,7 @@ import {
   type SettingKind,
   setSettings,
 } from "../domain/settings/settings.js";
-import { type ApiDeps, ctxOf } from "./connect.js";
+import { ctxOf } from "./connect.js";
 import { details, ts } from "./convert.js";
 
 const owner = (o: ResourceOwner) => (o === "org" ? ResourceOwnerType.ORG : ResourceOwnerType.INSTANCE);
@@ -44,7 +44,7 @@ interface Mapping<K extends SettingKind, S extends DescMessage> {
   fromProto(m: MessageShape<S>): SettingInput<K>;
 }
 
-function handlers<K extends SettingKind, S extends DescMessage>(_deps: ApiDeps, m: Mapping<K, S>) {
+function handlers<K extends SettingKind, S extends DescMessage>(m: Mapping<K, S>) {
   return {
     async get(req: { organizationId: string }, hctx: HandlerContext) {
       return { settings: m.toProto(await getSettings(ctxOf(hctx), m.kind, req.organizationId || undefined)) };
@@ -177,14 +177,14 @@ const domain: Mapping<"domain", typeof DomainSettingsSchema> = {
   }),
 };
 
-export function settingsService(deps: ApiDeps): ServiceImpl<typeof SettingsService> {
-  const pc = handlers(deps, passwordComplexity);
-  const pe = handlers(deps, passwordExpiry);
-  const lo = handlers(deps, lockout);
-  const li = handlers(deps, login);
-  const se = handlers(deps, security);
-  const br = handlers(deps, branding);
-  const dm = handlers(deps, domain);
+export function settingsService(): ServiceImpl<typeof SettingsService> {
+  const pc = handlers(passwordComplexity);
+  const pe = handlers(passwordExpiry);
+  const lo = handlers(lockout);
+  const li = handlers(login);
+  const se = handlers(security);
+  const br = handlers(branding);
+  const dm = handlers(domain);
   return {
     getPasswordComplexitySettings: pc.get,
     setPasswordComplexitySettings: pc.set,

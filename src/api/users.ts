@@ -11,8 +11,8 @@ import { setPassword } from "../domain/identity/user-passwords.js";
 import { listUsers, type UserQuery, type UserSort } from "../domain/identity/user-query.js";
 import { deactivateUser, lockUser, reactivateUser, unlockUser } from "../domain/identity/user-state.js";
 import { type CreateUserInput, createUser, deleteUser, getUser, type UpdateUserInput, type UserView, updateUser } from "../domain/identity/users.js";
-import { type ApiDeps, ctxOf } from "./connect.js";
-import { dateOpt, details, enumValue, listPage, textMatch, ts, tsOpt } from "./convert.js";
+import { ctxOf } from "./connect.js";
+import { changed, createdDetails, dateOpt, deleted, details, enumValue, listDetails, listPage, textMatch, ts, tsOpt } from "./convert.js";
 
 const STATES = { ACTIVE: UserState.ACTIVE, INACTIVE: UserState.INACTIVE, LOCKED: UserState.LOCKED, INITIAL: UserState.INITIAL } as const;
 const STATE_FROM: Record<number, UserView["state"]> = {
@@ -184,7 +184,7 @@ function toMetadataQuery(q: MetadataQuery): UserMetadataQuery {
   return { kind: "key", match: textMatch(q.query.value.key, q.query.value.method) };
 }
 
-export function userService(deps: ApiDeps): ServiceImpl<typeof UserService> {
+export function userService(): ServiceImpl<typeof UserService> {
   return {
     async createUser(req, hctx) {
       const out = await createUser(ctxOf(hctx), toCreateInput(req));
@@ -199,10 +199,10 @@ export function userService(deps: ApiDeps): ServiceImpl<typeof UserService> {
         sort: enumValue(SORT_FROM, req.sortingColumn, "SortingColumn"),
         queries: req.queries.map(toQuery),
       });
-      return { details: { totalResult: BigInt(out.total), timestamp: ts(deps.clock()) }, sortingColumn: req.sortingColumn, result: out.users.map(toUser) };
+      return { details: listDetails(ctxOf(hctx), out.total), sortingColumn: req.sortingColumn, result: out.users.map(toUser) };
     },
     async deleteUser(req, hctx) {
-      return { deletionDate: ts(await deleteUser(ctxOf(hctx), req.userId)) };
+      return deleted(await deleteUser(ctxOf(hctx), req.userId));
     },
     async addPersonalAccessToken(req, hctx) {
       const pat = await addPersonalAccessToken(ctxOf(hctx), req.userId, dateOpt(req.expirationDate));
@@ -211,32 +211,32 @@ export function userService(deps: ApiDeps): ServiceImpl<typeof UserService> {
     async listPersonalAccessTokens(req, hctx) {
       const out = await listPersonalAccessTokens(ctxOf(hctx), { userId: req.userId || undefined, page: listPage(req.query) });
       return {
-        details: { totalResult: BigInt(out.total), timestamp: ts(deps.clock()) },
+        details: listDetails(ctxOf(hctx), out.total),
         result: out.tokens.map((t) => ({
           id: t.id,
           userId: t.userId,
-          details: { creationDate: ts(t.createdAt), changeDate: ts(t.createdAt), resourceOwner: t.orgId },
+          details: createdDetails(t.createdAt, t.orgId),
           expirationDate: tsOpt(t.expiresAt),
         })),
       };
     },
     async removePersonalAccessToken(req, hctx) {
-      return { deletionDate: ts(await removePersonalAccessToken(ctxOf(hctx), req.userId, req.tokenId)) };
+      return deleted(await removePersonalAccessToken(ctxOf(hctx), req.userId, req.tokenId));
     },
     async updateUser(req, hctx) {
-      return { changeDate: ts(await updateUser(ctxOf(hctx), toUpdateInput(req))) };
+      return changed(await updateUser(ctxOf(hctx), toUpdateInput(req)));
     },
     async deactivateUser(req, hctx) {
-      return { changeDate: ts(await deactivateUser(ctxOf(hctx), req.userId)) };
+      return changed(await deactivateUser(ctxOf(hctx), req.userId));
     },
     async reactivateUser(req, hctx) {
-      return { changeDate: ts(await reactivateUser(ctxOf(hctx), req.userId)) };
+      return changed(await reactivateUser(ctxOf(hctx), req.userId));
     },
     async lockUser(req, hctx) {
-      return { changeDate: ts(await lockUser(ctxOf(hctx), req.userId)) };
+      return changed(await lockUser(ctxOf(hctx), req.userId));
     },
     async unlockUser(req, hctx) {
-      return { changeDate: ts(await unlockUser(ctxOf(hctx), req.userId)) };
+      return changed(await unlockUser(ctxOf(hctx), req.userId));
     },
     async setPassword(req, hctx) {
       const v = req.verification;
@@ -255,12 +255,12 @@ export function userService(deps: ApiDeps): ServiceImpl<typeof UserService> {
     async listUserMetadata(req, hctx) {
       const out = await listUserMetadata(ctxOf(hctx), { userId: req.userId, page: listPage(req.query), queries: req.queries.map(toMetadataQuery) });
       return {
-        details: { totalResult: BigInt(out.total), timestamp: ts(deps.clock()) },
+        details: listDetails(ctxOf(hctx), out.total),
         result: out.entries.map((m) => ({ key: m.key, value: m.value, details: details(m, m.orgId) })),
       };
     },
     async deleteUserMetadata(req, hctx) {
-      return { deletionDate: ts(await deleteUserMetadata(ctxOf(hctx), { userId: req.userId, keys: req.keys })) };
+      return deleted(await deleteUserMetadata(ctxOf(hctx), { userId: req.userId, keys: req.keys }));
     },
     async addKey(req, hctx) {
       const key = await addMachineKey(ctxOf(hctx), { userId: req.userId, expiresAt: dateOpt(req.expirationDate), publicKey: req.publicKey });
@@ -273,24 +273,24 @@ export function userService(deps: ApiDeps): ServiceImpl<typeof UserService> {
     async listKeys(req, hctx) {
       const out = await listMachineKeys(ctxOf(hctx), { userId: req.userId || undefined, page: listPage(req.query) });
       return {
-        details: { totalResult: BigInt(out.total), timestamp: ts(deps.clock()) },
+        details: listDetails(ctxOf(hctx), out.total),
         result: out.keys.map((k) => ({
           id: k.id,
           userId: k.userId,
-          details: { creationDate: ts(k.createdAt), changeDate: ts(k.createdAt), resourceOwner: k.orgId },
+          details: createdDetails(k.createdAt, k.orgId),
           expirationDate: tsOpt(k.expiresAt),
         })),
       };
     },
     async removeKey(req, hctx) {
-      return { deletionDate: ts(await removeMachineKey(ctxOf(hctx), req.userId, req.keyId)) };
+      return deleted(await removeMachineKey(ctxOf(hctx), req.userId, req.keyId));
     },
     async addSecret(req, hctx) {
       const out = await addSecret(ctxOf(hctx), req.userId);
       return { clientSecret: out.clientSecret, creationDate: ts(out.createdAt) };
     },
     async removeSecret(req, hctx) {
-      return { deletionDate: ts(await removeSecret(ctxOf(hctx), req.userId)) };
+      return deleted(await removeSecret(ctxOf(hctx), req.userId));
     },
   };
 }

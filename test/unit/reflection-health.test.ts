@@ -21,6 +21,7 @@ import { registerReflection } from "../../src/api/reflection.js";
 
 const bufBin = fileURLToPath(new URL("../../node_modules/.bin/buf", import.meta.url));
 const GOOGLE_API_HTTP = 72295728; // google.api.http, an extension of google.protobuf.MethodOptions
+const SVC_AUTH_OPTION = 50001; // svc.options.v2.auth_option, the permission an RPC declares
 
 interface Running {
   baseUrl: string;
@@ -308,7 +309,7 @@ describe("ServerReflection v1 (connect client)", () => {
     ]);
     expect(numbers?.messageResponse).toEqual({
       case: "allExtensionNumbersResponse",
-      value: expect.objectContaining({ baseTypeName: "google.protobuf.MethodOptions", extensionNumber: [GOOGLE_API_HTTP] }),
+      value: expect.objectContaining({ baseTypeName: "google.protobuf.MethodOptions", extensionNumber: [SVC_AUTH_OPTION, GOOGLE_API_HTTP] }),
     });
     expect(names(descriptors(file))[0]).toBe("google/api/annotations.proto");
     expect(errorCode(unknownNumber)).toBe(Code.NotFound);

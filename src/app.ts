@@ -1,0 +1,262 @@
+// The composition root: config → database (migrations, bootstrap) → store → domain runtimes (OAuth keys and token
+// writer) → transports (the Connect router for gRPC, gRPC-Web and Connect; the REST transcoder; SCIM; OAuth/OIDC;
+// the probes; Express for what nothing else serves). It answers requests on Node's request and response;
+// src/server.ts owns the sockets (listening, protocol sniffing, draining, closing).
+import { setMaxListeners } from "node:events";
+import type http from "node:http";
+import type http2 from "node:http2";
+import type { ConnectRouter } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import express from "express";
+import type { Logger } from "pino";
+import { ApplicationService } from "../gen/svc/app/v2/app_service_pb.js";
+import { AuthorizationService } from "../gen/svc/authorization/v2/authorization_service_pb.js";
+import { EventService } from "../gen/svc/event/v2/event_service_pb.js";
+import { InstanceService } from "../gen/svc/instance/v2/instance_service_pb.js";
+import { OrganizationService } from "../gen/svc/org/v2/org_service_pb.js";
+import { ProjectService } from "../gen/svc/project/v2/project_service_pb.js";
+import { SettingsService } from "../gen/svc/settings/v2/settings_service_pb.js";
+import { UserService } from "../gen/svc/user/v2/user_service_pb.js";
+import { applicationService } from "./api/apps.js";
+import { authorizationService } from "./api/authorizations.js";
+import { type ApiDeps, authInterceptor } from "./api/connect.js";
+import { eventService } from "./api/events.js";
+import { registerHealth } from "./api/health.js";
+import { instanceService } from "./api/instance.js";
+import { organizationService } from "./api/orgs.js";
+import { projectService } from "./api/projects.js";
+import { registerReflection } from "./api/reflection.js";
+import { API_SERVICES } from "./api/services.js";
+import { settingsService } from "./api/settings.js";
+import { userService } from "./api/users.js";
+import type { Config } from "./config.js";
+import type { Clock } from "./domain/context.js";
+import { bootstrap } from "./domain/orgs/bootstrap.js";
+import { createOAuth, isOAuthPath } from "./http/oauth/index.js";
+import { createScimHandler, isScimPath } from "./http/scim/router.js";
+import { createRestTranscoder } from "./http/transcoder.js";
+import { type Database, openDatabase } from "./store/db.js";
+import { createStore } from "./store/index.js";
+import { applyMigrations, migrationsApplied } from "./store/migrate.js";
+
+type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
+type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
+export type NodeHandler = (req: NodeRequest, res: NodeResponse) => void;
+
+export interface App {
+  readonly db: Database;
+  readonly instanceId: string;
+  /** Answers one request, over HTTP/1.1 or HTTP/2. */
+  readonly dispatch: NodeHandler;
+  /** From now on readiness and health report not serving (draining starts). */
+  beginShutdown(): void;
+  /** Aborts the Connect calls still in flight (the grace period is over). */
+  abortInFlight(): void;
+  /** Stops the OAuth runtime and closes the database. */
+  close(): Promise<void>;
+}
+
+/** Opens the database and, under the start-up lock (replicas start safely together), migrates it and bootstraps the instance. */
+async function openAndBootstrap(config: Config, log: Logger, clock: Clock): Promise<{ db: Database; knownMigrations: string[]; instanceId: string }> {
+  const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
+  try {
+    return await db.withStartupLock(async () => {
+      const { applied, known } = await applyMigrations(db);
+      if (applied.length) log.info({ applied }, "applied database migrations");
+      const boot = await bootstrap(db.prisma, config, log, clock());
+      return { db, knownMigrations: known, instanceId: boot.instanceId };
+    });
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw err;
+  }
+}
+
+export async function createApp(config: Config, log: Logger, clock: Clock): Promise<App> {
+  const { db, knownMigrations, instanceId } = await openAndBootstrap(config, log, clock);
+  let shuttingDown = false;
+  const ready = async () => {
+    if (shuttingDown) return false;
+    try {
+      await db.ping();
+      return await migrationsApplied(db, knownMigrations);
+    } catch {
+      return false;
+    }
+  };
+  let oauth: Awaited<ReturnType<typeof createOAuth>>;
+  try {
+    oauth = await createOAuth({ config, db, instanceId, clock, log });
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw err;
+  }
+  const deps: ApiDeps = { store: createStore(db.prisma), db: db.prisma, instanceId, clock, log };
+  const shutdown = new AbortController();
+  // connect-node links every in-flight call to this signal and unlinks it when the call ends: the listener count is the
+  // number of calls in flight, not a leak, and Node's warning at 11 would fire under any real load.
+  setMaxListeners(Number.POSITIVE_INFINITY, shutdown.signal);
+  const connect = connectTransport(config, deps, oauth.runtime.keys, ready, shutdown.signal, expressFallback(log));
+  const rest = createRestTranscoder(connect.router, {
+    maxBodyBytes: config.maxRequestBytes,
+    onError: (err, req) => log.error({ err, requestId: req.headers["x-request-id"] }, "unhandled error in a REST call"),
+  });
+  // Behind a proxy the request's Host and scheme are the proxy's upstream ones: a configured public URL wins.
+  const scim = createScimHandler({ ...deps, externalUrl: config.externalUrlConfigured ? config.externalUrl : undefined });
+  const dispatch = dispatcher(log, [
+    servesPaths(isScimPath, scim),
+    servesPaths(isOAuthPath, oauth.handler),
+    rest,
+    probes(ready),
+    servesPaths(() => true, connect.handler),
+  ]);
+  return {
+    db,
+    instanceId,
+    dispatch,
+    beginShutdown() {
+      shuttingDown = true;
+      connect.health.setShuttingDown();
+    },
+    abortInFlight: () => shutdown.abort(),
+    async close() {
+      shutdown.abort();
+      await oauth.close();
+      await db.close();
+    },
+  };
+}
+
+/**
+ * The Connect router (gRPC, gRPC-Web, Connect) with the resource API, reflection and health. It stays on Node's
+ * request and response rather than an Express router: measured faster, and Express must never see an HTTP/2 request.
+ */
+function connectTransport(
+  config: Config,
+  deps: ApiDeps,
+  keys: Parameters<typeof instanceService>[1],
+  ready: () => Promise<boolean>,
+  shutdownSignal: AbortSignal,
+  fallback: express.Express,
+): { handler: NodeHandler; router: ConnectRouter; health: { setShuttingDown(): void } } {
+  let router: ConnectRouter | undefined;
+  let health: { setShuttingDown(): void } | undefined;
+  const handler = connectNodeAdapter({
+    interceptors: [authInterceptor(deps)],
+    jsonOptions: { ignoreUnknownFields: false },
+    readMaxBytes: config.maxRequestBytes,
+    shutdownSignal,
+    routes(r) {
+      r.service(UserService, userService());
+      r.service(OrganizationService, organizationService(config.externalUrl));
+      r.service(InstanceService, instanceService(config.externalUrl, keys));
+      r.service(SettingsService, settingsService());
+      r.service(EventService, eventService());
+      r.service(ProjectService, projectService());
+      r.service(AuthorizationService, authorizationService());
+      r.service(ApplicationService, applicationService());
+      registerReflection(r, API_SERVICES);
+      health = registerHealth(
+        r,
+        API_SERVICES.map((s) => s.typeName),
+        ready,
+      );
+      router = r;
+    },
+    fallback: (req, res) => {
+      // Express must never see an HTTP/2 request (it rewrites the request prototype and crashes).
+      if (req.httpVersionMajor === 2) {
+        res.writeHead(404, { "content-type": "application/json" });
+        res.end(JSON.stringify({ code: 5, message: "not found" }));
+        return;
+      }
+      fallback(req as http.IncomingMessage, res as http.ServerResponse);
+    },
+  }) as NodeHandler;
+  if (!router || !health) throw new Error("connect routes were not registered");
+  const connect = handler;
+  return {
+    router,
+    health,
+    handler: (req, res) => {
+      // connect-node builds an absolute URL from the authority synchronously, outside any catch: a request without
+      // one (HTTP/1.0 without Host) or with one no URL accepts would throw out of the 'request' event and end the process.
+      if (!validAuthority(req)) {
+        res.writeHead(400, { "content-type": "application/json", "cache-control": "no-store", "x-content-type-options": "nosniff" });
+        res.end(JSON.stringify({ code: 3, message: "missing or invalid Host header", details: [] }));
+        return;
+      }
+      connect(req, res);
+    },
+  };
+}
+
+/** Whether the request names an authority (Host or :authority) that a URL can be built on, read as connect-node reads it. */
+function validAuthority(req: NodeRequest): boolean {
+  const authority: unknown = "authority" in req ? req.authority : req.headers.host;
+  return typeof authority === "string" && authority !== "" && URL.canParse(`http://${authority}/`);
+}
+
+/** Express serves what nothing else took over HTTP/1.1: today only the 404 (and the 500 of an error in a route). */
+function expressFallback(log: Logger): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.use((_req, res) => {
+    res.status(404).json({ code: 5, message: "not found", details: [] });
+  });
+  app.use((err: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) => {
+    log.error({ err, requestId: req.headers["x-request-id"] }, "unhandled error in HTTP route");
+    if (!res.headersSent) res.status(500).json({ code: 13, message: "internal error", details: [] });
+  });
+  return app;
+}
+
+/** Liveness and readiness, over HTTP/1.1 and HTTP/2 (probes and proxies may speak either); false when not asked for. */
+function probes(ready: () => Promise<boolean>): Surface {
+  return (req, res) => {
+    const path = req.url?.split("?", 1)[0];
+    if ((path !== "/healthz" && path !== "/readyz") || (req.method !== "GET" && req.method !== "HEAD")) return false;
+    const answer = (status: number, body: string) => {
+      res.writeHead(status, { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" });
+      if (req.method === "HEAD") res.end();
+      else res.end(body);
+    };
+    if (path === "/healthz") answer(200, '{"status":"ok"}');
+    else
+      void ready().then(
+        (ok) => answer(ok ? 200 : 503, ok ? '{"status":"ready"}' : '{"status":"unavailable"}'),
+        () => answer(503, '{"status":"unavailable"}'),
+      );
+    return true;
+  };
+}
+
+type Surface = (req: NodeRequest, res: NodeResponse) => boolean;
+
+/** A surface taking the requests whose path `matches`; an asynchronous handler answers its own errors. */
+function servesPaths(matches: (url: string | undefined) => boolean, serve: (req: NodeRequest, res: NodeResponse) => unknown): Surface {
+  return (req, res) => {
+    if (!matches(req.url)) return false;
+    void serve(req, res);
+    return true;
+  };
+}
+
+/**
+ * Offers the request to each surface in turn until one takes it (SCIM, OAuth, REST, the probes, then the Connect
+ * router, whose fallback is Express's 404). All of them run on Node's request and response, over HTTP/1.1 and HTTP/2.
+ */
+function dispatcher(log: Logger, surfaces: Surface[]): NodeHandler {
+  return (req, res) => {
+    try {
+      for (const takes of surfaces) if (takes(req, res)) return;
+    } catch (err) {
+      log.error({ err, requestId: req.headers["x-request-id"] }, "unhandled error dispatching a request");
+      if (!res.headersSent) {
+        res.writeHead(500, { "content-type": "application/json", "cache-control": "no-store" });
+        res.end(JSON.stringify({ code: 13, message: "internal error", details: [] }));
+      } else res.destroy();
+    }
+  };
+}
