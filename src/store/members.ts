@@ -56,15 +56,6 @@ export class MemberRepo {
     return this.db.user.findFirst({ where: { id: userId, instanceId }, select: { id: true, orgId: true } });
   }
 
-  /** Every role `userId` holds: instance-wide and per organization. */
-  async rolesHeldBy(instanceId: string, userId: string): Promise<{ instance: string[]; orgs: { orgId: string; roles: string[] }[] }> {
-    const [instance, orgs] = await Promise.all([
-      this.db.instanceMember.findUnique({ where: { instanceId_userId: { instanceId, userId } }, select: { roles: true } }),
-      this.db.orgMember.findMany({ where: { userId }, select: { orgId: true, roles: true } }),
-    ]);
-    return { instance: instance?.roles ?? [], orgs };
-  }
-
   // ---------------------------------------------------------------- organization members
 
   async orgMemberRoles(orgId: string, userId: string): Promise<string[] | null> {

@@ -61,12 +61,6 @@ export class OrgRepo {
     return this.db.organization.findFirst({ where: { id: orgId, instanceId }, select: ORG_SELECT });
   }
 
-  /** Names of the organizations with these ids (those that exist). */
-  async names(ids: readonly string[]): Promise<Map<string, string>> {
-    const rows = await this.db.organization.findMany({ where: { id: { in: [...new Set(ids)] } }, select: { id: true, name: true } });
-    return new Map(rows.map((r) => [r.id, r.name]));
-  }
-
   /** `within` limits the list to those organizations (undefined: all of the instance). */
   page(
     instanceId: string,
