@@ -11,19 +11,10 @@ import {
 import type { CreateOrganizationRequest_Admin, OrganizationService } from "../../gen/svc/org/v2/org_service_pb.js";
 import { invalidArgument } from "../domain/errors.js";
 import { addOrgMember, listOrgMembers, removeOrgMember, updateOrgMember } from "../domain/orgs/members.js";
+import { createOrganization, type OrgAdminInput } from "../domain/orgs/org-create.js";
+import { deactivateOrganization, deleteOrganization, reactivateOrganization, updateOrganization } from "../domain/orgs/org-lifecycle.js";
 import { deleteOrgMetadata, listOrgMetadata, type OrgMetadataQuery, setOrgMetadata } from "../domain/orgs/org-metadata.js";
-import {
-  createOrganization,
-  deactivateOrganization,
-  deleteOrganization,
-  getOrganization,
-  listOrganizations,
-  type OrgAdminInput,
-  type OrgQuery,
-  type OrgView,
-  reactivateOrganization,
-  updateOrganization,
-} from "../domain/orgs/orgs.js";
+import { getOrganization, listOrganizations, type OrgQuery, type OrgView } from "../domain/orgs/orgs.js";
 import { ctxOf } from "./connect.js";
 import { changed, createdDetails, deleted, details, enumValue, listDetails, listPage, textMatch, ts } from "./convert.js";
 import { toMember, toMemberQuery } from "./members.js";

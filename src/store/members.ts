@@ -1,6 +1,154 @@
 // Organization and instance memberships, and the advisory locks that keep the last owners.
+import type { Prisma } from "../../gen/prisma/client.js";
+import { unique } from "./errors.js";
 import type { Db } from "./index.js";
+import { countAndPage, direction, type Paged, slice, type Window } from "./paging.js";
+
+export interface MemberRow {
+  userId: string;
+  roles: string[];
+  createdAt: Date;
+  updatedAt: Date;
+  user: { orgId: string; username: string; displayName: string | null; machineName: string | null; org: { primaryDomain: string } };
+}
+
+/** What a list of members is filtered by (every condition must hold). */
+export type MemberCondition = { kind: "userId"; userId: string } | { kind: "role"; role: string };
+
+/** The owners an operation would take away: one user, or every user of an organization. */
+export type Leaving = { userId: string } | { orgId: string };
+
+const MEMBER_SELECT = {
+  userId: true,
+  roles: true,
+  createdAt: true,
+  updatedAt: true,
+  user: { select: { orgId: true, username: true, displayName: true, machineName: true, org: { select: { primaryDomain: true } } } },
+} as const;
+
+/** Who can still act: an active user of an active organization. */
+const CAN_ACT = { state: "ACTIVE", org: { state: "ACTIVE" } } as const;
+
+const LOCK_CLASS = 0x737663; // "svc"
+
+function memberWhere(c: MemberCondition): Prisma.OrgMemberWhereInput & Prisma.InstanceMemberWhereInput {
+  return c.kind === "userId" ? { userId: c.userId } : { roles: { has: c.role } };
+}
+
+const memberOrder = (w: Window) => {
+  const dir = direction(w);
+  return { orderBy: [{ createdAt: dir }, { userId: dir }], ...slice(w) };
+};
 
 export class MemberRepo {
-  constructor(readonly db: Db) {}
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Serialises the transactions that check-then-write one invariant (the last owner, unique org names) across
+   * connections and replicas. Released at commit or rollback.
+   */
+  async lock(key: string): Promise<void> {
+    await this.db.$executeRaw`SELECT pg_advisory_xact_lock(${LOCK_CLASS}::int4, hashtext(${key}))`;
+  }
+
+  /** The user a membership would be for: any user of the instance. */
+  candidate(instanceId: string, userId: string): Promise<{ id: string; orgId: string } | null> {
+    return this.db.user.findFirst({ where: { id: userId, instanceId }, select: { id: true, orgId: true } });
+  }
+
+  // ---------------------------------------------------------------- organization members
+
+  async orgMemberRoles(orgId: string, userId: string): Promise<string[] | null> {
+    const m = await this.db.orgMember.findUnique({ where: { orgId_userId: { orgId, userId } }, select: { roles: true } });
+    return m?.roles ?? null;
+  }
+
+  async insertOrgMember(row: { orgId: string; userId: string; roles: string[]; createdAt: Date }, onDuplicate: () => Error): Promise<void> {
+    await unique(this.db.orgMember.create({ data: { ...row, updatedAt: row.createdAt } }), onDuplicate);
+  }
+
+  async setOrgMemberRoles(orgId: string, userId: string, roles: string[], now: Date): Promise<void> {
+    await this.db.orgMember.update({ where: { orgId_userId: { orgId, userId } }, data: { roles, updatedAt: now } });
+  }
+
+  async deleteOrgMember(orgId: string, userId: string): Promise<void> {
+    await this.db.orgMember.delete({ where: { orgId_userId: { orgId, userId } } });
+  }
+
+  /** Whether a holder of `role` in `orgId` other than `userId` can still act. */
+  async otherActiveHolder(orgId: string, role: string, userId: string): Promise<boolean> {
+    const other = await this.db.orgMember.findFirst({
+      where: { orgId, roles: { has: role }, userId: { not: userId }, user: CAN_ACT },
+      select: { userId: true },
+    });
+    return other !== null;
+  }
+
+  /** Whether a holder of `role` in `orgId` who is not a user of `userOrgId` can still act. */
+  async activeHolderOutside(orgId: string, role: string, userOrgId: string): Promise<boolean> {
+    const other = await this.db.orgMember.findFirst({
+      where: { orgId, roles: { has: role }, user: { orgId: { not: userOrgId }, ...CAN_ACT } },
+      select: { userId: true },
+    });
+    return other !== null;
+  }
+
+  /** The other organizations in which users of `userOrgId` hold `role`, in id order. */
+  async orgsWhereUsersOfHold(userOrgId: string, role: string): Promise<string[]> {
+    const rows = await this.db.orgMember.findMany({
+      where: { roles: { has: role }, orgId: { not: userOrgId }, user: { orgId: userOrgId } },
+      select: { orgId: true },
+      distinct: ["orgId"],
+      orderBy: { orgId: "asc" },
+    });
+    return rows.map((r) => r.orgId);
+  }
+
+  /** The organizations in which `userId` holds `role`, in id order. */
+  async orgsWhereUserHolds(userId: string, role: string): Promise<string[]> {
+    const rows = await this.db.orgMember.findMany({ where: { userId, roles: { has: role } }, select: { orgId: true }, orderBy: { orgId: "asc" } });
+    return rows.map((r) => r.orgId);
+  }
+
+  orgMembersPage(orgId: string, conditions: readonly MemberCondition[], w: Window): Promise<Paged<MemberRow>> {
+    const where: Prisma.OrgMemberWhereInput = { orgId, AND: conditions.map(memberWhere) };
+    return countAndPage(this.db, this.db.orgMember.count({ where }), this.db.orgMember.findMany({ where, ...memberOrder(w), select: MEMBER_SELECT }));
+  }
+
+  // ---------------------------------------------------------------- instance members
+
+  async instanceMemberRoles(instanceId: string, userId: string): Promise<string[] | null> {
+    const m = await this.db.instanceMember.findUnique({ where: { instanceId_userId: { instanceId, userId } }, select: { roles: true } });
+    return m?.roles ?? null;
+  }
+
+  async insertInstanceMember(row: { instanceId: string; userId: string; roles: string[]; createdAt: Date }): Promise<void> {
+    await this.db.instanceMember.create({ data: { ...row, updatedAt: row.createdAt } });
+  }
+
+  async setInstanceMemberRoles(instanceId: string, userId: string, roles: string[], now: Date): Promise<void> {
+    await this.db.instanceMember.update({ where: { instanceId_userId: { instanceId, userId } }, data: { roles, updatedAt: now } });
+  }
+
+  async deleteInstanceMember(instanceId: string, userId: string): Promise<void> {
+    await this.db.instanceMember.delete({ where: { instanceId_userId: { instanceId, userId } } });
+  }
+
+  /**
+   * Holders of the instance role `role`: how many would leave with `leaving`, and how many of the others can still
+   * act. `remaining` is only counted when someone leaves.
+   */
+  async instanceHolders(instanceId: string, role: string, leaving: Leaving): Promise<{ leaving: number; remaining: number }> {
+    const holders: Prisma.InstanceMemberWhereInput = { instanceId, roles: { has: role } };
+    const going: Prisma.InstanceMemberWhereInput = "userId" in leaving ? { userId: leaving.userId } : { user: { orgId: leaving.orgId } };
+    const affected = await this.db.instanceMember.count({ where: { ...holders, ...going } });
+    if (affected === 0) return { leaving: 0, remaining: 0 };
+    const remaining = await this.db.instanceMember.count({ where: { ...holders, NOT: going, user: CAN_ACT } });
+    return { leaving: affected, remaining };
+  }
+
+  instanceMembersPage(instanceId: string, conditions: readonly MemberCondition[], w: Window): Promise<Paged<MemberRow>> {
+    const where: Prisma.InstanceMemberWhereInput = { instanceId, AND: conditions.map(memberWhere) };
+    return countAndPage(this.db, this.db.instanceMember.count({ where }), this.db.instanceMember.findMany({ where, ...memberOrder(w), select: MEMBER_SELECT }));
+  }
 }

@@ -164,3 +164,13 @@ export async function authorizeOverRoles(ctx: Ctx, userId: string): Promise<void
   if (instance?.roles.length && !hasInstancePermission(ctx, "iam.member.write")) throw denied();
   for (const m of orgs) if (m.roles.length && !holds(ctx, "org.member.write", m.orgId)) throw denied();
 }
+
+/**
+ * Whether the caller can see organization `orgId` at all: its own users, its members, and instance members who read
+ * organizations. What every user may read about its organization (the password rules before choosing a password)
+ * needs this and no permission.
+ */
+export function canSeeOrganization(ctx: Ctx, orgId: string): boolean {
+  const p = ctx.principal;
+  return p.orgId === orgId || p.orgRoles.has(orgId) || hasInstancePermission(ctx, "org.read");
+}

@@ -1,10 +1,11 @@
 // Reading the audit trail. Events are written by recordEvent() in the
 // transaction of each change; this lists them, filtered in SQL.
-import type { Prisma } from "../../../gen/prisma/client.js";
+import type { EventConditions } from "../../store/events.js";
 import { authorize, readableOrgs } from "../access/permissions.js";
 import type { Ctx } from "../context.js";
-import { invalidArgument, notFound, permissionDenied } from "../errors.js";
-import { inCreationOrder, page } from "../list.js";
+import { invalidArgument, permissionDenied } from "../errors.js";
+import { page } from "../list.js";
+import { orgNotFound } from "../orgs/orgs.js";
 
 export interface EventFilter {
   orgId?: string;
@@ -60,28 +61,18 @@ export async function listEvents(
     throw invalidArgument("Errors.Events.Filter.DateRange", "to must be after from", { field: "to" });
   }
 
-  const where: Prisma.EventWhereInput = { instanceId: ctx.instanceId };
   const orgId = text(f.orgId, "organization_id");
-  if (orgId) {
-    authorize(ctx, "events.read", orgId, () => notFound("Errors.Org.NotFound", "organization not found"));
-    where.orgId = orgId;
-  } else if (readable !== "all") {
-    where.orgId = { in: readable };
-  }
-  const aggregateType = text(f.aggregateType, "aggregate_type");
-  if (aggregateType) where.aggregateType = aggregateType;
-  const aggregateId = text(f.aggregateId, "aggregate_id");
-  if (aggregateId) where.aggregateId = aggregateId;
-  if (types.length) where.type = { in: types };
-  const editor = text(f.editorUserId, "editor_user_id");
-  if (editor) where.editorUserId = editor;
-  if (f.from || f.to) where.createdAt = { ...(f.from ? { gte: f.from } : {}), ...(f.to ? { lt: f.to } : {}) };
-
-  const [total, rows] = await ctx.db.$transaction([
-    ctx.db.event.count({ where }),
-    // The id (time-ordered) breaks ties between events of the same millisecond.
-    ctx.db.event.findMany({ where, ...inCreationOrder(p) }),
-  ]);
+  if (orgId) authorize(ctx, "events.read", orgId, orgNotFound);
+  const conditions: EventConditions = {
+    orgId: orgId || (readable === "all" ? undefined : readable),
+    aggregateType: text(f.aggregateType, "aggregate_type"),
+    aggregateId: text(f.aggregateId, "aggregate_id"),
+    types,
+    editorUserId: text(f.editorUserId, "editor_user_id"),
+    from: f.from,
+    to: f.to,
+  };
+  const { total, rows } = await ctx.store.events.page(ctx.instanceId, conditions, p);
   return {
     total,
     events: rows.map((r) => ({
@@ -92,7 +83,7 @@ export async function listEvents(
       orgId: r.orgId,
       editorUserId: r.editorUserId,
       createdAt: r.createdAt,
-      payload: r.payload && typeof r.payload === "object" && !Array.isArray(r.payload) ? (r.payload as Record<string, unknown>) : { value: r.payload },
+      payload: r.payload,
     })),
   };
 }

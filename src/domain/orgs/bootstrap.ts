@@ -1,148 +1,165 @@
 // First start: the instance, its default organization, the human admin and
 // a machine user holding IAM_OWNER whose PAT is written to a file. Runs under
 // the start-up lock, so replicas starting together bootstrap exactly once.
+// Everything is created by the operations the API runs (CreateOrganization's
+// insert, the user insert, instance members, AddPersonalAccessToken), acting
+// as no one.
 import { randomInt } from "node:crypto";
-import { chmod, mkdir, rm, writeFile } from "node:fs/promises";
-import path from "node:path";
 import type { Logger } from "pino";
 import type { Config } from "../../config.js";
-import { hashPassword } from "../../crypto/passwords.js";
-import { newOpaqueToken, sha256 } from "../../crypto/tokens.js";
-import type { PrismaClient } from "../../store/db.js";
+import { createStore, type Store } from "../../store/index.js";
+import { secretFile } from "../../store/secret-file.js";
+import { recordEvent } from "../audit/events.js";
+import type { Ctx, Principal } from "../context.js";
+import { addPersonalAccessToken } from "../identity/pats.js";
+import { insertUser, type PreparedUser, prepareUser } from "../identity/users.js";
 import { newId } from "../ids.js";
 import { checkPassword, DEFAULT_PASSWORD_COMPLEXITY } from "../settings/settings.js";
+import { IAM_OWNER, iamOwnersLock, insertInstanceMember, lockTx, ORG_OWNER } from "./memberships.js";
+import { insertOrganization, type PreparedOrg, prepareOrganization } from "./org-create.js";
+import { orgSlug } from "./orgs.js";
 
 export interface BootstrapResult {
   instanceId: string;
   created: boolean;
 }
 
-export async function bootstrap(db: PrismaClient, config: Config, log: Logger, now: Date): Promise<BootstrapResult> {
-  const existing = await db.instance.findFirst({ orderBy: { createdAt: "asc" }, select: { id: true } });
+export type BootstrapConfig = Pick<Config, "instanceName" | "defaultOrgName" | "adminPassword" | "externalUrl" | "firstInstancePatPath">;
+
+/** Where the service account's PAT goes: written inside the bootstrap transaction, removed if it fails. */
+export interface PatFile {
+  write(content: string): Promise<void>;
+  remove(): Promise<void>;
+}
+
+/**
+ * Creates the instance unless one exists. The PAT is written before the commit: if the file cannot be written,
+ * nothing is created and the next start retries.
+ */
+export async function bootstrapInstance(store: Store, config: BootstrapConfig, log: Logger, now: Date, patFile: PatFile): Promise<BootstrapResult> {
+  const existing = await store.orgs.firstInstance();
   if (existing) return { instanceId: existing.id, created: false };
 
-  if (config.adminPassword !== undefined) {
-    try {
-      checkPassword(config.adminPassword, DEFAULT_PASSWORD_COMPLEXITY);
-    } catch (err) {
-      throw new Error(`SVC_ADMIN_PASSWORD: ${(err as Error).message}`);
-    }
+  const password = adminPassword(config);
+  const ctx = firstStartCtx(store, newId(), log, now);
+  const plan = await prepare(ctx, config, password);
+  try {
+    await store.transaction(async (tx) => {
+      await create(ctx, tx, config, plan);
+      const { token } = await addPersonalAccessToken(within(ctx, tx), plan.machine.data.id as string);
+      await patFile.write(`${token}\n`);
+    });
+  } catch (err) {
+    await patFile.remove().catch(() => {});
+    throw err;
   }
-  const password = config.adminPassword ?? generatePassword();
-  const passwordHash = await hashPassword(password);
-  const token = newOpaqueToken();
-  const instanceId = newId();
-  const orgId = newId();
-  const adminId = newId();
-  const machineId = newId();
-  const domain = `${slug(config.defaultOrgName)}.${new URL(config.externalUrl).hostname}`;
-  const event = (aggregateType: string, aggregateId: string, type: string, orgIdOf: string | null, payload: object = {}) => ({
-    id: newId(),
-    instanceId,
-    orgId: orgIdOf,
-    aggregateType,
-    aggregateId,
-    type,
-    payload,
-    createdAt: now,
-  });
+  announce(log, config, ctx.instanceId, plan.org.id, config.adminPassword === undefined ? password : undefined);
+  return { instanceId: ctx.instanceId, created: true };
+}
 
-  await db
-    .$transaction(async (tx) => {
-      await tx.instance.create({ data: { id: instanceId, name: config.instanceName, defaultOrgId: orgId, createdAt: now, updatedAt: now } });
-      await tx.organization.create({ data: { id: orgId, instanceId, name: config.defaultOrgName, primaryDomain: domain, createdAt: now, updatedAt: now } });
-      await tx.user.create({
-        data: {
-          id: adminId,
-          instanceId,
-          orgId,
-          type: "HUMAN",
-          username: "admin",
-          usernameLower: "admin",
+/**
+ * TRANSITIONAL: the call server.ts makes today. The composition root should call
+ * `bootstrapInstance(store, config, log, now, secretFile(config.firstInstancePatPath))` itself; then this goes.
+ */
+export function bootstrap(db: Parameters<typeof createStore>[0], config: BootstrapConfig, log: Logger, now: Date): Promise<BootstrapResult> {
+  return bootstrapInstance(createStore(db), config, log, now, secretFile(config.firstInstancePatPath));
+}
+
+/** SVC_ADMIN_PASSWORD, refused unless the default complexity policy accepts it; else a generated one. */
+function adminPassword(config: BootstrapConfig): string {
+  if (config.adminPassword === undefined) return generatePassword();
+  try {
+    checkPassword(config.adminPassword, DEFAULT_PASSWORD_COMPLEXITY);
+  } catch (err) {
+    throw new Error(`SVC_ADMIN_PASSWORD: ${(err as Error).message}`);
+  }
+  return config.adminPassword;
+}
+
+/**
+ * The first start acts as no one (its events have no editor) with the rights of an IAM_OWNER, which the
+ * operations it reuses check.
+ */
+function firstStartCtx(store: Store, instanceId: string, log: Logger, now: Date): Ctx {
+  const principal: Principal = {
+    userId: null as unknown as string,
+    instanceId,
+    orgId: "",
+    userType: "MACHINE",
+    instanceRoles: [IAM_OWNER],
+    orgRoles: new Map(),
+    credentialId: "",
+  };
+  return { store, db: store.db as Ctx["db"], instanceId, principal, clock: () => now, log, requestId: "bootstrap" };
+}
+
+/** TRANSITIONAL: the context of an operation that reads through ctx inside the bootstrap transaction. */
+function within(ctx: Ctx, tx: Store): Ctx {
+  return { ...ctx, store: tx, db: tx.db as Ctx["db"] };
+}
+
+interface Plan {
+  org: PreparedOrg;
+  machine: PreparedUser;
+}
+
+/** Validates and hashes before the transaction, as CreateOrganization does. */
+async function prepare(ctx: Ctx, config: BootstrapConfig, password: string): Promise<Plan> {
+  const domainHost = new URL(config.externalUrl).hostname;
+  // The organization is the instance's first: its primary domain is the slug's, with no suffix.
+  const email = `admin@${orgSlug(config.defaultOrgName)}.${domainHost}`;
+  const org = await prepareOrganization(ctx, {
+    name: config.defaultOrgName,
+    domainHost,
+    admins: [
+      {
+        username: "admin",
+        roles: [ORG_OWNER],
+        human: {
           givenName: "Instance",
           familyName: "Administrator",
           displayName: "Instance Administrator",
-          email: `admin@${domain}`,
+          email,
           emailVerified: true,
-          passwordHash,
           // A generated password was printed to the log: it must be replaced at first sign-in.
-          passwordChangeRequired: config.adminPassword === undefined,
-          passwordChangedAt: now,
-          createdAt: now,
-          updatedAt: now,
+          password: { password, changeRequired: config.adminPassword === undefined },
         },
-      });
-      // The v2 email is the primary entry of the SCIM emails list.
-      await tx.userEmail.create({ data: { id: newId(), userId: adminId, position: 0, value: `admin@${domain}`, primary: true } });
-      await tx.user.create({
-        data: {
-          id: machineId,
-          instanceId,
-          orgId,
-          type: "MACHINE",
-          username: "svc-admin",
-          usernameLower: "svc-admin",
-          machineName: "svc-admin",
-          description: "Instance administrator service account created at the first start",
-          createdAt: now,
-          updatedAt: now,
-        },
-      });
-      await tx.instanceMember.createMany({
-        data: [
-          { instanceId, userId: adminId, roles: ["IAM_OWNER"], createdAt: now, updatedAt: now },
-          { instanceId, userId: machineId, roles: ["IAM_OWNER"], createdAt: now, updatedAt: now },
-        ],
-      });
-      await tx.orgMember.create({ data: { orgId, userId: adminId, roles: ["ORG_OWNER"], createdAt: now, updatedAt: now } });
-      const patId = newId();
-      await tx.personalAccessToken.create({ data: { id: patId, instanceId, userId: machineId, tokenHash: sha256(token), createdAt: now } });
-      await tx.event.createMany({
-        data: [
-          event("instance", instanceId, "instance.added", null, { name: config.instanceName }),
-          event("org", orgId, "org.added", orgId, { name: config.defaultOrgName }),
-          event("user", adminId, "user.human.added", orgId, { username: "admin" }),
-          event("user", machineId, "user.machine.added", orgId, { username: "svc-admin" }),
-          event("instance", instanceId, "instance.member.added", null, { userId: adminId, roles: ["IAM_OWNER"] }),
-          event("instance", instanceId, "instance.member.added", null, { userId: machineId, roles: ["IAM_OWNER"] }),
-          event("org", orgId, "org.member.added", orgId, { userId: adminId, roles: ["ORG_OWNER"] }),
-          event("user", machineId, "user.pat.added", orgId, { tokenId: patId }),
-        ],
-      });
-      // Written before the commit: if the file cannot be written, nothing is created and the next start retries.
-      await writeSecretFile(config.firstInstancePatPath, `${token}\n`);
-    })
-    .catch(async (err) => {
-      await rm(config.firstInstancePatPath, { force: true }).catch(() => {});
-      throw err;
-    });
-
-  log.info(
-    { instanceId, orgId, patPath: config.firstInstancePatPath },
-    `first start: created instance "${config.instanceName}" with organization "${config.defaultOrgName}". ` +
-      `The IAM_OWNER personal access token of the service account "svc-admin" is in ${config.firstInstancePatPath}; ` +
-      `call the API with: curl -H "Authorization: Bearer $(cat ${config.firstInstancePatPath})" -X POST ${config.externalUrl}/v2/users`,
+      },
+    ],
+  });
+  const machine = await prepareUser(
+    ctx,
+    {
+      orgId: org.id,
+      username: "svc-admin",
+      machine: { name: "svc-admin", description: "Instance administrator service account created at the first start", accessTokenType: "BEARER" },
+    },
+    org.id,
   );
-  if (config.adminPassword === undefined) {
-    log.warn({ username: "admin" }, `generated password of the human administrator "admin" (shown once, change it at first sign-in): ${password}`);
+  return { org, machine };
+}
+
+async function create(ctx: Ctx, tx: Store, config: BootstrapConfig, plan: Plan): Promise<void> {
+  const now = ctx.clock();
+  await tx.orgs.insertInstance({ id: ctx.instanceId, name: config.instanceName, defaultOrgId: plan.org.id, createdAt: now });
+  await recordEvent(ctx, tx, { aggregateType: "instance", aggregateId: ctx.instanceId, type: "instance.added", payload: { name: config.instanceName } });
+  const [admin] = await insertOrganization(ctx, tx, plan.org, now);
+  await insertUser(ctx, tx, plan.machine);
+  await lockTx(tx, iamOwnersLock(ctx.instanceId));
+  for (const userId of [admin as string, plan.machine.data.id as string]) await insertInstanceMember(ctx, tx, userId, [IAM_OWNER], now);
+}
+
+function announce(log: Logger, config: BootstrapConfig, instanceId: string, orgId: string, generatedPassword: string | undefined): void {
+  const patPath = config.firstInstancePatPath;
+  log.info(
+    { instanceId, orgId, patPath },
+    `first start: created instance "${config.instanceName}" with organization "${config.defaultOrgName}". ` +
+      `The IAM_OWNER personal access token of the service account "svc-admin" is in ${patPath}; ` +
+      `call the API with: curl -H "Authorization: Bearer $(cat ${patPath})" -X POST ${config.externalUrl}/v2/users`,
+  );
+  if (generatedPassword !== undefined) {
+    log.warn({ username: "admin" }, `generated password of the human administrator "admin" (shown once, change it at first sign-in): ${generatedPassword}`);
   }
-  return { instanceId, created: true };
-}
-
-async function writeSecretFile(file: string, content: string): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  await writeFile(file, content, { mode: 0o600 });
-  // writeFile keeps the mode of a file that already existed.
-  await chmod(file, 0o600);
-}
-
-function slug(name: string): string {
-  const s = name
-    .normalize("NFKD")
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, "-")
-    .replace(/^-+|-+$/g, "");
-  return s || "org";
 }
 
 /** 24 characters drawn from all four classes, so the default complexity policy always accepts it. */

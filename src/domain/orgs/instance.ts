@@ -15,7 +15,7 @@ export interface InstanceView {
 
 export async function getInstance(ctx: Ctx): Promise<InstanceView> {
   authorize(ctx, "iam.read", null);
-  const instance = await ctx.db.instance.findUnique({ where: { id: ctx.instanceId } });
+  const instance = await ctx.store.orgs.instance(ctx.instanceId);
   if (!instance) throw notFound("Errors.Instance.NotFound", "instance not found");
   return instance;
 }

@@ -1,32 +1,17 @@
 // Organization metadata: opaque byte values under text keys, readable with
 // org.read and written with org.write.
-import type { Prisma } from "../../../gen/prisma/client.js";
-import { authorize, type Permission } from "../access/permissions.js";
+import type { OrgMetadataRow } from "../../store/orgs.js";
 import { recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { invalidArgument, notFound } from "../errors.js";
-import { page, type TextMatch, textFilter } from "../list.js";
+import { page, type TextMatch } from "../list.js";
+import { authorizedOrg } from "./orgs.js";
 
 export const MAX_METADATA_VALUE_BYTES = 64 * 1024;
 export const MAX_METADATA_PER_REQUEST = 100;
 const MAX_KEY_LENGTH = 200;
 
-const orgNotFound = () => notFound("Errors.Org.NotFound", "organization not found");
-
-export interface OrgMetadataView {
-  key: string;
-  value: Uint8Array;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-async function targetOrg(ctx: Ctx, orgId: string, permission: Permission): Promise<string> {
-  if (!orgId) throw invalidArgument("Errors.Org.Id.Missing", "organization_id is required", { field: "organization_id" });
-  const org = await ctx.db.organization.findFirst({ where: { id: orgId, instanceId: ctx.instanceId }, select: { id: true } });
-  if (!org) throw orgNotFound();
-  authorize(ctx, permission, org.id, orgNotFound);
-  return org.id;
-}
+export type OrgMetadataView = OrgMetadataRow;
 
 function validKey(key: string): string {
   if (!key) throw invalidArgument("Errors.Org.Metadata.Key.Missing", "metadata keys must not be empty", { field: "key" });
@@ -52,7 +37,7 @@ function validKeys(keys: readonly string[]): string[] {
 
 /** Creates or replaces each entry. */
 export async function setOrgMetadata(ctx: Ctx, input: { orgId: string; metadata: { key: string; value: Uint8Array }[] }): Promise<Date> {
-  const orgId = await targetOrg(ctx, input.orgId, "org.write");
+  const orgId = (await authorizedOrg(ctx, input.orgId, "org.write")).id;
   const keys = validKeys(input.metadata.map((m) => m.key));
   for (const m of input.metadata) {
     if (m.value.byteLength === 0) throw invalidArgument("Errors.Org.Metadata.Value.Missing", "metadata values must not be empty", { field: "value" });
@@ -62,14 +47,7 @@ export async function setOrgMetadata(ctx: Ctx, input: { orgId: string; metadata:
   }
   const now = ctx.clock();
   await ctx.store.transaction(async (tx) => {
-    for (const m of input.metadata) {
-      const value = new Uint8Array(m.value);
-      await tx.db.orgMetadata.upsert({
-        where: { orgId_key: { orgId, key: m.key } },
-        create: { orgId, key: m.key, value, createdAt: now, updatedAt: now },
-        update: { value, updatedAt: now },
-      });
-    }
+    await tx.orgs.setMetadata(orgId, input.metadata, now);
     await recordEvent(ctx, tx, { aggregateType: "org", aggregateId: orgId, orgId, type: "org.metadata.set", payload: { keys } });
   });
   return now;
@@ -81,33 +59,23 @@ export async function listOrgMetadata(
   ctx: Ctx,
   input: { orgId: string; page?: { offset?: bigint | number; limit?: number; asc?: boolean }; queries: OrgMetadataQuery[] },
 ): Promise<{ total: number; entries: OrgMetadataView[] }> {
-  const orgId = await targetOrg(ctx, input.orgId, "org.read");
+  const orgId = (await authorizedOrg(ctx, input.orgId, "org.read")).id;
   const p = page(input.page);
-  const filters: Prisma.OrgMetadataWhereInput[] = input.queries.map((q) => ({
-    key: textFilter(q.match),
-  }));
-  const where: Prisma.OrgMetadataWhereInput = { orgId, AND: filters };
-  const [total, entries] = await ctx.db.$transaction([
-    ctx.db.orgMetadata.count({ where }),
-    ctx.db.orgMetadata.findMany({
-      where,
-      orderBy: { key: p.asc ? "asc" : "desc" },
-      skip: p.offset,
-      take: p.limit,
-      select: { key: true, value: true, createdAt: true, updatedAt: true },
-    }),
-  ]);
-  return { total, entries };
+  const { total, rows } = await ctx.store.orgs.metadataPage(
+    orgId,
+    input.queries.map((q) => q.match),
+    p,
+  );
+  return { total, entries: rows };
 }
 
 /** Removes the entries with these keys; NotFound (and nothing removed) if one does not exist. */
 export async function deleteOrgMetadata(ctx: Ctx, input: { orgId: string; keys: readonly string[] }): Promise<Date> {
-  const orgId = await targetOrg(ctx, input.orgId, "org.write");
+  const orgId = (await authorizedOrg(ctx, input.orgId, "org.write")).id;
   const keys = validKeys([...new Set(input.keys)]);
   const now = ctx.clock();
   await ctx.store.transaction(async (tx) => {
-    const { count } = await tx.db.orgMetadata.deleteMany({ where: { orgId, key: { in: keys } } });
-    if (count !== keys.length) throw notFound("Errors.Org.Metadata.NotFound", "a metadata key does not exist");
+    if ((await tx.orgs.deleteMetadata(orgId, keys)) !== keys.length) throw notFound("Errors.Org.Metadata.NotFound", "a metadata key does not exist");
     await recordEvent(ctx, tx, { aggregateType: "org", aggregateId: orgId, orgId, type: "org.metadata.removed", payload: { keys } });
   });
   return now;

@@ -2,296 +2,31 @@
 // built-in default, an optional stored instance default (ownerId = instance
 // id) and optional overrides per organization (ownerId = org id); the
 // effective value is the org's own, else the instance's, else built-in.
+// What a value may be and how it is validated is in values.ts.
 
-import { authorize, hasInstancePermission } from "../access/permissions.js";
+import type { StoredSettingRow } from "../../store/settings.js";
+import { authorize, canSeeOrganization } from "../access/permissions.js";
 import { recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { invalidArgument, notFound } from "../errors.js";
+import { authorizedOrg, existingOrg, orgNotFound } from "../orgs/orgs.js";
+import { type Effective, type LockoutPolicy, type PasswordComplexity, parseStored, type SettingInput, type SettingKind, validateSetting } from "./values.js";
 
-export type ResourceOwner = "instance" | "org";
-
-export interface PasswordComplexity {
-  minLength: number;
-  requiresUppercase: boolean;
-  requiresLowercase: boolean;
-  requiresNumber: boolean;
-  requiresSymbol: boolean;
-  resourceOwner: ResourceOwner;
-}
-
-export interface PasswordExpiry {
-  /** 0: passwords never expire. */
-  maxAgeDays: number;
-  expireWarnDays: number;
-}
-
-export interface Lockout {
-  /** 0: failed password checks never lock. */
-  maxPasswordAttempts: number;
-  /** 0: failed OTP checks never lock. */
-  maxOtpAttempts: number;
-}
-
-export interface Login {
-  allowUsernamePassword: boolean;
-  allowRegister: boolean;
-  allowExternalIdp: boolean;
-  forceMfa: boolean;
-  passkeysAllowed: boolean;
-  ignoreUnknownUsernames: boolean;
-  passwordCheckLifetimeSeconds: number;
-  externalLoginCheckLifetimeSeconds: number;
-  mfaInitSkipLifetimeSeconds: number;
-  secondFactorCheckLifetimeSeconds: number;
-  multiFactorCheckLifetimeSeconds: number;
-}
-
-export interface Security {
-  allowedCorsOrigins: string[];
-  iframeEnabled: boolean;
-  iframeAllowedOrigins: string[];
-}
-
-export interface Branding {
-  primaryColor: string;
-  backgroundColor: string;
-  warnColor: string;
-  fontColor: string;
-  /** Empty: no logo. */
-  logoUrl: string;
-  hideLoginNameSuffix: boolean;
-  disableWatermark: boolean;
-}
-
-export interface DomainSettings {
-  loginNameIncludesDomain: boolean;
-  smtpSenderAddressMatchesInstanceDomain: boolean;
-}
-
-/** The stored value of each kind; the key is the `kind` column. */
-export interface SettingValues {
-  password_complexity: Omit<PasswordComplexity, "resourceOwner">;
-  password_expiry: PasswordExpiry;
-  lockout: Lockout;
-  login: Login;
-  security: Security;
-  branding: Branding;
-  domain: DomainSettings;
-}
-
-export type SettingKind = keyof SettingValues;
-export const SETTING_KINDS = [
-  "password_complexity",
-  "password_expiry",
-  "lockout",
-  "login",
-  "security",
-  "branding",
-  "domain",
-] as const satisfies readonly SettingKind[];
-
-export type Effective<K extends SettingKind> = SettingValues[K] & { resourceOwner: ResourceOwner };
-
-/** What a Set accepts: like the value, but lifetimes left out take their built-in default. */
-export type SettingInput<K extends SettingKind> = K extends "login"
-  ? Omit<Login, `${string}LifetimeSeconds`> & Partial<Pick<Login, `${string}LifetimeSeconds` & keyof Login>>
-  : SettingValues[K];
-
-export type LockoutPolicy = Effective<"lockout">;
-export type LoginPolicy = Effective<"login">;
-
-const HOUR = 3600;
-
-export const DEFAULT_SETTINGS: { readonly [K in SettingKind]: Readonly<SettingValues[K]> } = {
-  password_complexity: { minLength: 8, requiresUppercase: true, requiresLowercase: true, requiresNumber: true, requiresSymbol: true },
-  password_expiry: { maxAgeDays: 0, expireWarnDays: 0 },
-  lockout: { maxPasswordAttempts: 0, maxOtpAttempts: 0 },
-  login: {
-    allowUsernamePassword: true,
-    allowRegister: false,
-    allowExternalIdp: true,
-    forceMfa: false,
-    passkeysAllowed: true,
-    ignoreUnknownUsernames: false,
-    passwordCheckLifetimeSeconds: 240 * HOUR,
-    externalLoginCheckLifetimeSeconds: 240 * HOUR,
-    mfaInitSkipLifetimeSeconds: 720 * HOUR,
-    secondFactorCheckLifetimeSeconds: 18 * HOUR,
-    multiFactorCheckLifetimeSeconds: 12 * HOUR,
-  },
-  security: { allowedCorsOrigins: [], iframeEnabled: false, iframeAllowedOrigins: [] },
-  branding: {
-    primaryColor: "#2f6feb",
-    backgroundColor: "#ffffff",
-    warnColor: "#d93025",
-    fontColor: "#1f2328",
-    logoUrl: "",
-    hideLoginNameSuffix: false,
-    disableWatermark: false,
-  },
-  domain: { loginNameIncludesDomain: true, smtpSenderAddressMatchesInstanceDomain: false },
-};
-
-/** The documented instance default: at least 8 characters of all four classes. */
-export const DEFAULT_PASSWORD_COMPLEXITY: PasswordComplexity = { ...DEFAULT_SETTINGS.password_complexity, resourceOwner: "instance" };
-
-// ---------------------------------------------------------------- validation
-
-const MIN_PASSWORD_LENGTH = 1;
-const MAX_PASSWORD_LENGTH = 256;
-const MAX_DAYS = 3650;
-const MAX_ATTEMPTS = 1000;
-const MAX_LIFETIME_SECONDS = 87_600 * HOUR;
-const MAX_ORIGINS = 100;
-const COLOR = /^#[0-9a-fA-F]{6}$/;
-// scheme://host[:port] and nothing else: no path, query, fragment or userinfo.
-const ORIGIN = /^https?:\/\/[^/?#@\s\\]+$/i;
-
-function integer(value: number, id: string, field: string, min: number, max: number): number {
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw invalidArgument(id, `${field} must be a whole number from ${min} to ${max}`, { field });
-  }
-  return value;
-}
-
-function origins(list: readonly string[], field: string): string[] {
-  if (list.length > MAX_ORIGINS) throw invalidArgument("Errors.Settings.Security.TooManyOrigins", `${field} takes at most ${MAX_ORIGINS} origins`, { field });
-  const out = new Set<string>();
-  for (const raw of list) {
-    const value = raw.trim();
-    let origin: string | undefined;
-    if (value.length <= 255 && ORIGIN.test(value)) {
-      try {
-        origin = new URL(value).origin;
-      } catch {
-        origin = undefined;
-      }
-    }
-    if (!origin || origin === "null") {
-      throw invalidArgument(
-        "Errors.Settings.Security.OriginInvalid",
-        `${field}: "${value.slice(0, 80)}" is not an origin of the form scheme://host[:port] (http or https)`,
-        {
-          field,
-        },
-      );
-    }
-    out.add(origin);
-  }
-  return [...out];
-}
-
-function color(value: string, field: string): string {
-  if (!COLOR.test(value)) throw invalidArgument("Errors.Settings.Branding.ColorInvalid", `${field} must be a colour of the form #rrggbb`, { field });
-  return value.toLowerCase();
-}
-
-function logoUrl(value: string): string {
-  const v = value.trim();
-  if (!v) return "";
-  let url: URL | undefined;
-  try {
-    url = new URL(v);
-  } catch {
-    url = undefined;
-  }
-  if (!url || v.length > 2048 || url.protocol !== "https:" || url.username || url.password) {
-    throw invalidArgument("Errors.Settings.Branding.LogoUrlInvalid", "logo_url must be an https URL of at most 2048 characters", { field: "logo_url" });
-  }
-  return v;
-}
-
-function lifetime(value: number | undefined, fallback: number, field: string): number {
-  return value === undefined ? fallback : integer(value, "Errors.Settings.Login.LifetimeInvalid", field, 0, MAX_LIFETIME_SECONDS);
-}
-
-/** Checks and normalizes a Set input into the value that is stored. Pure; throws InvalidArgument. */
-export function validateSetting<K extends SettingKind>(kind: K, input: SettingInput<K>): SettingValues[K] {
-  return VALIDATORS[kind](input as never) as SettingValues[K];
-}
-
-const VALIDATORS: { [K in SettingKind]: (input: SettingInput<K>) => SettingValues[K] } = {
-  password_complexity: (i) => ({
-    minLength: integer(i.minLength, "Errors.Settings.PasswordComplexity.MinLengthInvalid", "min_length", MIN_PASSWORD_LENGTH, MAX_PASSWORD_LENGTH),
-    requiresUppercase: i.requiresUppercase,
-    requiresLowercase: i.requiresLowercase,
-    requiresNumber: i.requiresNumber,
-    requiresSymbol: i.requiresSymbol,
-  }),
-  password_expiry: (i) => {
-    const maxAgeDays = integer(i.maxAgeDays, "Errors.Settings.PasswordExpiry.MaxAgeInvalid", "max_age_days", 0, MAX_DAYS);
-    const expireWarnDays = integer(i.expireWarnDays, "Errors.Settings.PasswordExpiry.WarnDaysInvalid", "expire_warn_days", 0, MAX_DAYS);
-    if (expireWarnDays > maxAgeDays) {
-      throw invalidArgument(
-        "Errors.Settings.PasswordExpiry.WarnDaysInvalid",
-        maxAgeDays === 0 ? "expire_warn_days must be 0 while expiry is off" : "expire_warn_days must not exceed max_age_days",
-        { field: "expire_warn_days" },
-      );
-    }
-    return { maxAgeDays, expireWarnDays };
-  },
-  lockout: (i) => ({
-    maxPasswordAttempts: integer(i.maxPasswordAttempts, "Errors.Settings.Lockout.MaxAttemptsInvalid", "max_password_attempts", 0, MAX_ATTEMPTS),
-    maxOtpAttempts: integer(i.maxOtpAttempts, "Errors.Settings.Lockout.MaxAttemptsInvalid", "max_otp_attempts", 0, MAX_ATTEMPTS),
-  }),
-  login: (i) => {
-    // Without any way to sign in, nobody (administrators included) could log in again.
-    if (!i.allowUsernamePassword && !i.allowExternalIdp && !i.passkeysAllowed) {
-      throw invalidArgument("Errors.Settings.Login.NoLoginMethod", "allow at least one of username/password, external identity providers or passkeys");
-    }
-    const d = DEFAULT_SETTINGS.login;
-    return {
-      allowUsernamePassword: i.allowUsernamePassword,
-      allowRegister: i.allowRegister,
-      allowExternalIdp: i.allowExternalIdp,
-      forceMfa: i.forceMfa,
-      passkeysAllowed: i.passkeysAllowed,
-      ignoreUnknownUsernames: i.ignoreUnknownUsernames,
-      passwordCheckLifetimeSeconds: lifetime(i.passwordCheckLifetimeSeconds, d.passwordCheckLifetimeSeconds, "password_check_lifetime"),
-      externalLoginCheckLifetimeSeconds: lifetime(i.externalLoginCheckLifetimeSeconds, d.externalLoginCheckLifetimeSeconds, "external_login_check_lifetime"),
-      mfaInitSkipLifetimeSeconds: lifetime(i.mfaInitSkipLifetimeSeconds, d.mfaInitSkipLifetimeSeconds, "mfa_init_skip_lifetime"),
-      secondFactorCheckLifetimeSeconds: lifetime(i.secondFactorCheckLifetimeSeconds, d.secondFactorCheckLifetimeSeconds, "second_factor_check_lifetime"),
-      multiFactorCheckLifetimeSeconds: lifetime(i.multiFactorCheckLifetimeSeconds, d.multiFactorCheckLifetimeSeconds, "multi_factor_check_lifetime"),
-    };
-  },
-  security: (i) => ({
-    allowedCorsOrigins: origins(i.allowedCorsOrigins, "allowed_cors_origins"),
-    iframeEnabled: i.iframeEnabled,
-    iframeAllowedOrigins: origins(i.iframeAllowedOrigins, "embedded_iframe.allowed_origins"),
-  }),
-  branding: (i) => ({
-    primaryColor: color(i.primaryColor, "primary_color"),
-    backgroundColor: color(i.backgroundColor, "background_color"),
-    warnColor: color(i.warnColor, "warn_color"),
-    fontColor: color(i.fontColor, "font_color"),
-    logoUrl: logoUrl(i.logoUrl),
-    hideLoginNameSuffix: i.hideLoginNameSuffix,
-    disableWatermark: i.disableWatermark,
-  }),
-  domain: (i) => ({
-    loginNameIncludesDomain: i.loginNameIncludesDomain,
-    smtpSenderAddressMatchesInstanceDomain: i.smtpSenderAddressMatchesInstanceDomain,
-  }),
-};
-
-/**
- * A stored value over the built-in default, field by field: fields added in
- * later versions, or of an unexpected type, take the default.
- */
-export function parseStored<K extends SettingKind>(kind: K, stored: unknown): SettingValues[K] {
-  const defaults = DEFAULT_SETTINGS[kind] as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  for (const [key, d] of Object.entries(defaults)) out[key] = Array.isArray(d) ? [...d] : d;
-  if (stored && typeof stored === "object" && !Array.isArray(stored)) {
-    for (const [key, value] of Object.entries(stored)) {
-      const d = defaults[key];
-      if (d === undefined) continue;
-      const sameShape = Array.isArray(d) ? Array.isArray(value) && value.every((v) => typeof v === "string") : typeof value === typeof d;
-      if (sameShape) out[key] = value;
-    }
-  }
-  return out as unknown as SettingValues[K];
-}
+// Other areas import these from here.
+export {
+  checkPassword,
+  DEFAULT_PASSWORD_COMPLEXITY,
+  DEFAULT_SETTINGS,
+  type Effective,
+  type LockoutPolicy,
+  type PasswordComplexity,
+  parseStored,
+  type ResourceOwner,
+  type SettingInput,
+  type SettingKind,
+  type SettingValues,
+  validateSetting,
+} from "./values.js";
 
 // ---------------------------------------------------------------- reading
 
@@ -302,7 +37,7 @@ export function parseStored<K extends SettingKind>(kind: K, stored: unknown): Se
  */
 export async function effectiveSetting<K extends SettingKind>(ctx: Ctx, kind: K, orgId?: string | null): Promise<Effective<K>> {
   const owners = orgId ? [orgId, ctx.instanceId] : [ctx.instanceId];
-  const rows = await ctx.db.setting.findMany({ where: { instanceId: ctx.instanceId, kind, ownerId: { in: owners } }, select: { ownerId: true, value: true } });
+  const rows = await ctx.store.settings.values(ctx.instanceId, kind, owners);
   const own = orgId ? rows.find((r) => r.ownerId === orgId) : undefined;
   const row = own ?? rows.find((r) => r.ownerId === ctx.instanceId);
   return { ...parseStored(kind, row?.value), resourceOwner: own ? "org" : "instance" };
@@ -317,32 +52,7 @@ export function lockoutPolicy(ctx: Ctx, orgId?: string | null): Promise<LockoutP
   return effectiveSetting(ctx, "lockout", orgId);
 }
 
-export function loginPolicy(ctx: Ctx, orgId?: string | null): Promise<LoginPolicy> {
-  return effectiveSetting(ctx, "login", orgId);
-}
-
-export function checkPassword(password: string, policy: Omit<PasswordComplexity, "resourceOwner">): void {
-  const missing: string[] = [];
-  if ([...password].length < policy.minLength) missing.push(`at least ${policy.minLength} characters`);
-  if (policy.requiresUppercase && !/\p{Lu}/u.test(password)) missing.push("an uppercase letter");
-  if (policy.requiresLowercase && !/\p{Ll}/u.test(password)) missing.push("a lowercase letter");
-  if (policy.requiresNumber && !/\p{Nd}/u.test(password)) missing.push("a number");
-  if (policy.requiresSymbol && !/[^\p{L}\p{N}\s]/u.test(password)) missing.push("a symbol");
-  if (password.length > 1024) throw invalidArgument("Errors.User.Password.TooLong", "the password must be at most 1024 characters");
-  if (missing.length) {
-    throw invalidArgument("Errors.User.Password.Complexity", `the password does not meet the complexity policy: it needs ${missing.join(", ")}`);
-  }
-}
-
 // ---------------------------------------------------------------- API operations
-
-const orgNotFound = () => notFound("Errors.Org.NotFound", "organization not found");
-
-async function findOrg(ctx: Ctx, orgId: string): Promise<string> {
-  const org = await ctx.db.organization.findFirst({ where: { id: orgId, instanceId: ctx.instanceId }, select: { id: true } });
-  if (!org) throw orgNotFound();
-  return org.id;
-}
 
 /**
  * Get<Kind>Settings. The password complexity is readable by any caller who
@@ -351,25 +61,17 @@ async function findOrg(ctx: Ctx, orgId: string): Promise<string> {
  * needs policy.read in the org, or iam.read for the instance default.
  */
 export async function getSettings<K extends SettingKind>(ctx: Ctx, kind: K, orgId?: string): Promise<Effective<K>> {
-  if (orgId) {
-    const id = await findOrg(ctx, orgId);
-    if (kind === "password_complexity") {
-      const p = ctx.principal;
-      if (p.orgId !== id && !p.orgRoles.has(id) && !hasInstancePermission(ctx, "org.read")) throw orgNotFound();
-    } else {
-      authorize(ctx, "policy.read", id, orgNotFound);
-    }
+  if (orgId && kind === "password_complexity") {
+    if (!canSeeOrganization(ctx, (await existingOrg(ctx, orgId)).id)) throw orgNotFound();
+  } else if (orgId) {
+    await authorizedOrg(ctx, orgId, "policy.read");
   } else if (kind !== "password_complexity") {
     authorize(ctx, "iam.read", null);
   }
   return effectiveSetting(ctx, kind, orgId);
 }
 
-export interface StoredSetting {
-  ownerId: string;
-  createdAt: Date;
-  updatedAt: Date;
-}
+export type StoredSetting = StoredSettingRow;
 
 /** Set<Kind>Settings: replaces the instance default (no org) or an organization's override. */
 export async function setSettings<K extends SettingKind>(
@@ -380,8 +82,7 @@ export async function setSettings<K extends SettingKind>(
 ): Promise<StoredSetting> {
   let ownerId = ctx.instanceId;
   if (orgId) {
-    ownerId = await findOrg(ctx, orgId);
-    authorize(ctx, "policy.write", ownerId, orgNotFound);
+    ownerId = (await authorizedOrg(ctx, orgId, "policy.write")).id;
   } else {
     authorize(ctx, "iam.write", null);
   }
@@ -389,12 +90,7 @@ export async function setSettings<K extends SettingKind>(
   const value = validateSetting(kind, input);
   const now = ctx.clock();
   return ctx.store.transaction(async (tx) => {
-    const row = await tx.db.setting.upsert({
-      where: { instanceId_ownerId_kind: { instanceId: ctx.instanceId, ownerId, kind } },
-      create: { instanceId: ctx.instanceId, ownerId, kind, value: value as object, createdAt: now, updatedAt: now },
-      update: { value: value as object, updatedAt: now },
-      select: { ownerId: true, createdAt: true, updatedAt: true },
-    });
+    const row = await tx.settings.put(ctx.instanceId, ownerId, kind, value as object, now);
     await recordEvent(ctx, tx, {
       aggregateType: "settings",
       aggregateId: ownerId,
@@ -412,12 +108,11 @@ export async function resetSettings(ctx: Ctx, kind: SettingKind, orgId: string |
     throw invalidArgument("Errors.Settings.Org.Missing", "organization_id is required: only an organization's override can be reset", {
       field: "organization_id",
     });
-  const ownerId = await findOrg(ctx, orgId);
-  authorize(ctx, "policy.write", ownerId, orgNotFound);
+  const ownerId = (await authorizedOrg(ctx, orgId, "policy.write")).id;
   const now = ctx.clock();
   await ctx.store.transaction(async (tx) => {
-    const { count } = await tx.db.setting.deleteMany({ where: { instanceId: ctx.instanceId, ownerId, kind } });
-    if (count === 0) throw notFound("Errors.Settings.NotFound", "the organization has no settings of its own to reset");
+    if (!(await tx.settings.remove(ctx.instanceId, ownerId, kind)))
+      throw notFound("Errors.Settings.NotFound", "the organization has no settings of its own to reset");
     await recordEvent(ctx, tx, { aggregateType: "settings", aggregateId: ownerId, orgId: ownerId, type: `settings.${kind}.reset` });
   });
   return { ownerId, changedAt: now };
