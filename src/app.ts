@@ -31,13 +31,14 @@ import { settingsService } from "./api/settings.js";
 import { userService } from "./api/users.js";
 import type { Config } from "./config.js";
 import type { Clock } from "./domain/context.js";
-import { bootstrap } from "./domain/orgs/bootstrap.js";
+import { bootstrapInstance } from "./domain/orgs/bootstrap.js";
 import { createOAuth, isOAuthPath } from "./http/oauth/index.js";
 import { createScimHandler, isScimPath } from "./http/scim/router.js";
 import { createRestTranscoder } from "./http/transcoder.js";
 import { type Database, openDatabase } from "./store/db.js";
-import { createStore } from "./store/index.js";
+import { createStore, type Store } from "./store/index.js";
 import { applyMigrations, migrationsApplied } from "./store/migrate.js";
+import { secretFile } from "./store/secret-file.js";
 
 type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
 type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
@@ -57,14 +58,19 @@ export interface App {
 }
 
 /** Opens the database and, under the start-up lock (replicas start safely together), migrates it and bootstraps the instance. */
-async function openAndBootstrap(config: Config, log: Logger, clock: Clock): Promise<{ db: Database; knownMigrations: string[]; instanceId: string }> {
+async function openAndBootstrap(
+  config: Config,
+  log: Logger,
+  clock: Clock,
+): Promise<{ db: Database; store: Store; knownMigrations: string[]; instanceId: string }> {
   const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
   try {
     return await db.withStartupLock(async () => {
       const { applied, known } = await applyMigrations(db);
       if (applied.length) log.info({ applied }, "applied database migrations");
-      const boot = await bootstrap(db.prisma, config, log, clock());
-      return { db, knownMigrations: known, instanceId: boot.instanceId };
+      const store = createStore(db.prisma);
+      const boot = await bootstrapInstance(store, config, log, clock(), secretFile(config.firstInstancePatPath));
+      return { db, store, knownMigrations: known, instanceId: boot.instanceId };
     });
   } catch (err) {
     await db.close().catch(() => {});
@@ -73,7 +79,7 @@ async function openAndBootstrap(config: Config, log: Logger, clock: Clock): Prom
 }
 
 export async function createApp(config: Config, log: Logger, clock: Clock): Promise<App> {
-  const { db, knownMigrations, instanceId } = await openAndBootstrap(config, log, clock);
+  const { db, store, knownMigrations, instanceId } = await openAndBootstrap(config, log, clock);
   let shuttingDown = false;
   const ready = async () => {
     if (shuttingDown) return false;
@@ -91,7 +97,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
     await db.close().catch(() => {});
     throw err;
   }
-  const deps: ApiDeps = { store: createStore(db.prisma), db: db.prisma, instanceId, clock, log };
+  const deps: ApiDeps = { store, db: db.prisma, instanceId, clock, log };
   const shutdown = new AbortController();
   // connect-node links every in-flight call to this signal and unlinks it when the call ends: the listener count is the
   // number of calls in flight, not a leak, and Node's warning at 11 would fire under any real load.

@@ -7,8 +7,7 @@
 import { randomInt } from "node:crypto";
 import type { Logger } from "pino";
 import type { Config } from "../../config.js";
-import { createStore, type Store } from "../../store/index.js";
-import { secretFile } from "../../store/secret-file.js";
+import type { Store } from "../../store/index.js";
 import { recordEvent } from "../audit/events.js";
 import type { Ctx, Principal } from "../context.js";
 import { addPersonalAccessToken } from "../identity/pats.js";
@@ -55,14 +54,6 @@ export async function bootstrapInstance(store: Store, config: BootstrapConfig, l
   }
   announce(log, config, ctx.instanceId, plan.org.id, config.adminPassword === undefined ? password : undefined);
   return { instanceId: ctx.instanceId, created: true };
-}
-
-/**
- * TRANSITIONAL: the call server.ts makes today. The composition root should call
- * `bootstrapInstance(store, config, log, now, secretFile(config.firstInstancePatPath))` itself; then this goes.
- */
-export function bootstrap(db: Parameters<typeof createStore>[0], config: BootstrapConfig, log: Logger, now: Date): Promise<BootstrapResult> {
-  return bootstrapInstance(createStore(db), config, log, now, secretFile(config.firstInstancePatPath));
 }
 
 /** SVC_ADMIN_PASSWORD, refused unless the default complexity policy accepts it; else a generated one. */
