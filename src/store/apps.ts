@@ -1,7 +1,8 @@
 // Applications of a project and their keys.
 import type { Prisma } from "../../gen/prisma/client.js";
+import type { AppKeyView } from "../domain/access/app-keys.js";
 import { type AppConfig, type AuthMethod, parseAppConfig } from "../domain/access/app-settings.js";
-import type { AppKeyView, AppQuery, AppView } from "../domain/access/apps.js";
+import type { AppQuery, AppView } from "../domain/access/apps.js";
 import { alreadyExists } from "../domain/errors.js";
 import { inCreationOrder, type Page, textFilter } from "../domain/list.js";
 import { type CountedPage, countedPage } from "./counted-page.js";

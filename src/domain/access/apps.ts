@@ -21,21 +21,9 @@ import { targetProject } from "./project-access.js";
 import { changeState } from "./state-change.js";
 import { validName } from "./validation.js";
 
-// The API's application service reaches the settings and the keys here.
-export { type AppKeyFile, type AppKeyView, addAppKey, listAppKeys, removeAppKey } from "./app-keys.js";
-export {
-  type AccessTokenType,
-  type AppConfig,
-  type AppSettings,
-  type AppState,
-  AUTH_METHODS,
-  type AuthMethod,
-  OIDC_GRANT_TYPES,
-  type OidcAppType,
-  type OidcGrantType,
-  parseAppConfig,
-  validateSettings,
-} from "./app-settings.js";
+// The API's application service reaches the settings' types and the keys here.
+export { addAppKey, listAppKeys, removeAppKey } from "./app-keys.js";
+export type { AccessTokenType, AppSettings, AuthMethod, OidcAppType, OidcGrantType } from "./app-settings.js";
 
 export interface AppView {
   id: string;
@@ -141,7 +129,7 @@ async function setAppState(ctx: Ctx, projectId: string, appId: string, state: Ap
     update: (tx, to, at) => tx.apps.setState(app.id, to, at),
     errors: { alreadyInactive: "Errors.App.AlreadyInactive", notInactive: "Errors.App.NotInactive", noun: "application" },
     invalidate: (tx) => tx.auth.invalidate({ orgId: project.orgId }),
-    event: { aggregateType: "project", aggregateId: project.id, orgId: project.orgId, eventType: "project.app", payload: { appId: app.id } },
+    event: (moved) => projectEvent(project, `project.app.${moved}`, { appId: app.id }),
   });
 }
 

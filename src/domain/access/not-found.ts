@@ -8,6 +8,8 @@ export const orgNotFound = () => notFound("Errors.Org.NotFound", "organization n
 export const projectNotFound = () => notFound("Errors.Project.NotFound", "project not found");
 export const roleNotFound = () => notFound("Errors.Project.Role.NotFound", "project role not found");
 export const projectGrantNotFound = () => notFound("Errors.Project.Grant.NotFound", "project grant not found");
+/** A user grant in the name of an organization the project is not granted to. */
+export const projectNotGranted = () => notFound("Errors.Project.Grant.NotFound", "the project is not granted to the organization");
 export const userGrantNotFound = () => notFound("Errors.UserGrant.NotFound", "user grant not found");
 export const appNotFound = () => notFound("Errors.App.NotFound", "application not found");
 export const appKeyNotFound = () => notFound("Errors.App.Key.NotFound", "application key not found");

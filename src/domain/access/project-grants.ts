@@ -91,13 +91,7 @@ async function setGrantState(ctx: Ctx, ref: GrantRef, state: ProjectState): Prom
     errors: { alreadyInactive: "Errors.Project.Grant.AlreadyInactive", notInactive: "Errors.Project.Grant.NotInactive", noun: "project grant" },
     // Roles held through the grant leave (or rejoin) the claims of tokens already issued at once.
     invalidate: (tx) => invalidateGrantHolders(tx, { projectId: project.id, projectGrantId: grant.id }),
-    event: {
-      aggregateType: "project",
-      aggregateId: project.id,
-      orgId: project.orgId,
-      eventType: "project.grant",
-      payload: { grantId: grant.id, grantedOrgId: grant.grantedOrgId },
-    },
+    event: (moved) => projectEvent(project, `project.grant.${moved}`, { grantId: grant.id, grantedOrgId: grant.grantedOrgId }),
   });
 }
 

@@ -126,7 +126,7 @@ async function setProjectState(ctx: Ctx, projectId: string, state: ProjectState)
       // The project's roles leave (or rejoin) the claims of every holder, in any organization.
       await invalidateGrantHolders(tx, { projectId: project.id });
     },
-    event: { aggregateType: "project", aggregateId: project.id, orgId: project.orgId, eventType: "project" },
+    event: (moved) => projectEvent(project, `project.${moved}`, {}),
   });
 }
 

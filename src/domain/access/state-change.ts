@@ -20,8 +20,8 @@ export interface StateMove {
   /** The FailedPrecondition message ids, and what the messages call the resource. */
   errors: { alreadyInactive: string; notInactive: string; noun: string };
   invalidate(tx: Store): Promise<void>;
-  /** The event; its type is `<eventType>.deactivated` or `<eventType>.reactivated`. */
-  event: Omit<EventInput, "type"> & { eventType: string };
+  /** The event of the move (its type ends in `.deactivated` or `.reactivated`). */
+  event(moved: "deactivated" | "reactivated"): EventInput;
 }
 
 /** Moves the resource to `state`; returns the change date. */
@@ -35,7 +35,6 @@ export function changeState(ctx: Ctx, state: ActiveState, move: StateMove): Prom
         : failedPrecondition(notInactive, `the ${noun} is not deactivated`);
     }
     await move.invalidate(tx);
-    const { eventType, ...event } = move.event;
-    return { ...event, type: `${eventType}.${state === "INACTIVE" ? "deactivated" : "reactivated"}` };
+    return move.event(state === "INACTIVE" ? "deactivated" : "reactivated");
   });
 }

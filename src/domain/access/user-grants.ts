@@ -7,12 +7,12 @@
 import type { Store } from "../../store/index.js";
 import type { ProjectGrantRow } from "../../store/projects.js";
 import type { Ctx } from "../context.js";
-import { failedPrecondition, invalidArgument, notFound } from "../errors.js";
+import { failedPrecondition, invalidArgument } from "../errors.js";
 import { userNotFound } from "../identity/users.js";
 import { newId } from "../ids.js";
 import { page } from "../list.js";
 import { commit, userGrantEvent } from "./command.js";
-import { projectGrantNotFound, projectNotFound, userGrantNotFound } from "./not-found.js";
+import { projectGrantNotFound, projectNotFound, projectNotGranted, userGrantNotFound } from "./not-found.js";
 import { authorize, authorizeUserGrantWrite, listScope } from "./permissions.js";
 import { checkRolesExist, findProject, seesProject } from "./project-access.js";
 import type { ProjectState, ProjectView } from "./projects.js";
@@ -77,7 +77,7 @@ async function grantThrough(ctx: Ctx, project: ProjectView, input: AddUserGrantI
   const grant = await ctx.store.projects.findGrant(project.id, { grantedOrgId: input.orgId });
   if (!grant) {
     authorize(ctx, "user.grant.write", input.orgId, projectNotFound);
-    throw notFound("Errors.Project.Grant.NotFound", "the project is not granted to the organization");
+    throw projectNotGranted();
   }
   return grant;
 }
@@ -147,13 +147,7 @@ async function setUserGrantState(ctx: Ctx, input: GrantRef, state: ProjectState)
     errors: { alreadyInactive: "Errors.UserGrant.AlreadyInactive", notInactive: "Errors.UserGrant.NotInactive", noun: "user grant" },
     // The grant's roles leave (or rejoin) the role claims of tokens already issued at once.
     invalidate: (tx) => tx.auth.invalidate({ userId: grant.userId }),
-    event: {
-      aggregateType: "user.grant",
-      aggregateId: grant.id,
-      orgId: grant.orgId,
-      eventType: "user.grant",
-      payload: { userId: grant.userId, projectId: grant.projectId },
-    },
+    event: (moved) => userGrantEvent(grant, `user.grant.${moved}`, { userId: grant.userId, projectId: grant.projectId }),
   });
 }
 

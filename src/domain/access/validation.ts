@@ -2,8 +2,8 @@
 import { invalidArgument } from "../errors.js";
 
 const MAX_NAME = 200;
-export const ROLE_KEY = /^[A-Za-z0-9_.:-]{1,100}$/;
-export const MAX_ROLE_KEYS = 200;
+const ROLE_KEY = /^[A-Za-z0-9_.:-]{1,100}$/;
+const MAX_ROLE_KEYS = 200;
 
 /** Trimmed, non-empty, bounded, without control characters. */
 export function validText(value: string | undefined, field: string, errorPrefix: string, opts: { required?: boolean; max?: number } = {}): string | undefined {
