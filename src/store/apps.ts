@@ -1,6 +1,110 @@
-// API and OIDC applications and their keys.
+// Applications of a project and their keys.
+import type { Prisma } from "../../gen/prisma/client.js";
+import type { AppKeyView } from "../domain/access/app-keys.js";
+import { type AppConfig, type AuthMethod, parseAppConfig } from "../domain/access/app-settings.js";
+import type { AppQuery, AppView } from "../domain/access/apps.js";
+import { alreadyExists } from "../domain/errors.js";
+import { inCreationOrder, type Page, textFilter } from "../domain/list.js";
+import { type CountedPage, countedPage } from "./counted-page.js";
+import { unique } from "./errors.js";
 import type { Db } from "./index.js";
+
+const APP_SELECT = {
+  id: true,
+  projectId: true,
+  orgId: true,
+  name: true,
+  state: true,
+  clientId: true,
+  secretHash: true,
+  authMethod: true,
+  accessTokenType: true,
+  config: true,
+  createdAt: true,
+  updatedAt: true,
+} satisfies Prisma.ApplicationSelect;
+
+/** What an application's row holds besides its view: its kind and the SHA-256 of its client secret. */
+export interface NewApp extends Omit<AppView, "state" | "hasSecret" | "updatedAt"> {
+  instanceId: string;
+  type: "API" | "OIDC";
+  secretHash: Uint8Array<ArrayBuffer> | null;
+}
+
+export type AppChange = Partial<Pick<AppView, "name" | "authMethod" | "accessTokenType" | "config"> & { secretHash: null }>;
+
+const nameTaken = () => alreadyExists("Errors.App.AlreadyExists", "the project already has an application with this name");
+
+function toView(row: Prisma.ApplicationGetPayload<{ select: typeof APP_SELECT }>): AppView {
+  const { secretHash, config, authMethod, ...rest } = row;
+  return { ...rest, authMethod: authMethod as AuthMethod, hasSecret: secretHash !== null, config: parseAppConfig(config) };
+}
+
+const json = (config: AppConfig) => config as unknown as Prisma.InputJsonValue;
 
 export class AppRepo {
   constructor(readonly db: Db) {}
+
+  async find(projectId: string, id: string): Promise<AppView | null> {
+    const row = await this.db.application.findFirst({ where: { id, projectId }, select: APP_SELECT });
+    return row && toView(row);
+  }
+
+  async insert(app: NewApp): Promise<void> {
+    await unique(this.db.application.create({ data: { ...app, config: json(app.config), updatedAt: app.createdAt } }), nameTaken);
+  }
+
+  async update(id: string, change: AppChange, updatedAt: Date): Promise<void> {
+    const { config, ...rest } = change;
+    const data = { ...rest, ...(config ? { config: json(config) } : {}), updatedAt };
+    await unique(this.db.application.update({ where: { id }, data }), nameTaken);
+  }
+
+  async setSecret(id: string, secretHash: Uint8Array<ArrayBuffer>, updatedAt: Date): Promise<void> {
+    await this.db.application.update({ where: { id }, data: { secretHash, updatedAt } });
+  }
+
+  /** Moves the application to `state` unless it is there already; whether it moved. */
+  async setState(id: string, state: AppView["state"], updatedAt: Date): Promise<boolean> {
+    return (await this.db.application.updateMany({ where: { id, state: { not: state } }, data: { state, updatedAt } })).count > 0;
+  }
+
+  /** Whether the application existed (its keys go by ON DELETE CASCADE). */
+  async delete(id: string): Promise<boolean> {
+    return (await this.db.application.deleteMany({ where: { id } })).count > 0;
+  }
+
+  async page(projectId: string, filters: AppQuery[], page: Page): Promise<CountedPage<AppView>> {
+    const where: Prisma.ApplicationWhereInput = {
+      projectId,
+      AND: filters.map((q) => (q.kind === "name" ? { name: textFilter(q.match) } : { state: q.state })),
+    };
+    const { total, rows } = await countedPage(
+      this.db,
+      this.db.application.count({ where }),
+      this.db.application.findMany({ where, ...inCreationOrder(page), select: APP_SELECT }),
+    );
+    return { total, rows: rows.map(toView) };
+  }
+
+  // ------------------------------------------------------------ keys
+
+  /** `publicKey`: SPKI PEM (the private half is never stored). */
+  async insertKey(key: AppKeyView & { instanceId: string; publicKey: string }): Promise<void> {
+    await this.db.appKey.create({ data: key });
+  }
+
+  keyPage(appId: string, page: Page): Promise<CountedPage<AppKeyView>> {
+    const where = { appId };
+    return countedPage(
+      this.db,
+      this.db.appKey.count({ where }),
+      this.db.appKey.findMany({ where, ...inCreationOrder(page), select: { id: true, appId: true, createdAt: true, expiresAt: true } }),
+    );
+  }
+
+  /** Whether the application had the key. */
+  async deleteKey(appId: string, id: string): Promise<boolean> {
+    return (await this.db.appKey.deleteMany({ where: { id, appId } })).count > 0;
+  }
 }

@@ -1,6 +1,158 @@
-// User grants and the holders of grants (for invalidation).
+// User grants (a user holding roles of a project in an organization's name),
+// the role claims tokens carry from them, and the roles a user holds as a
+// member of the instance or of organizations.
+import { Prisma } from "../../gen/prisma/client.js";
+import type { UserGrantQuery, UserGrantView } from "../domain/access/user-grants.js";
+import { alreadyExists } from "../domain/errors.js";
+import { inCreationOrder, type Page } from "../domain/list.js";
+import { type CountedPage, countedPage } from "./counted-page.js";
+import { unique } from "./errors.js";
 import type { Db } from "./index.js";
+import { query, statement } from "./sql.js";
+
+export type UserGrantRow = Omit<UserGrantView, "state" | "createdAt" | "updatedAt">;
+
+export type GrantHolders =
+  /** Grants on the project; only those through `projectGrantId`, only those holding `roleKey`, when given. */
+  | { projectId: string; projectGrantId?: string; roleKey?: string }
+  /** Grants held in the organization's name; with `orOnItsProjects`, grants on its projects too. */
+  | { orgId: string; orOnItsProjects?: boolean };
+
+/** One user grant as the role claims read it: the organization's name, and the roles its project grant still grants. */
+export interface RoleClaimRow {
+  projectId: string;
+  orgId: string;
+  orgName: string;
+  roleKeys: string[];
+  grantedRoleKeys: string[] | null;
+}
+
+/** Roles a user holds as a member: of the instance (null when not a member) and of each organization. */
+export interface HeldRoles {
+  instance: { roles: string[] } | null;
+  orgs: { orgId: string; roles: string[] }[];
+}
+
+export interface UserGrantListQuery {
+  instanceId: string;
+  /** Organization contexts the caller reads in (undefined: all). */
+  scope: string[] | undefined;
+  filters: UserGrantQuery[];
+  page: Page;
+}
+
+const SELECT = { id: true, userId: true, orgId: true, projectId: true, projectGrantId: true, roleKeys: true } as const;
+
+function holdersWhere(h: GrantHolders): Prisma.Sql {
+  if ("orgId" in h) {
+    return h.orOnItsProjects
+      ? Prisma.sql`(ug."orgId" = ${h.orgId} OR ug."projectId" IN (SELECT p."id" FROM "Project" p WHERE p."orgId" = ${h.orgId}))`
+      : Prisma.sql`ug."orgId" = ${h.orgId}`;
+  }
+  const throughGrant = h.projectGrantId === undefined ? Prisma.empty : Prisma.sql`AND ug."projectGrantId" = ${h.projectGrantId}`;
+  const withRole = h.roleKey === undefined ? Prisma.empty : Prisma.sql`AND ${h.roleKey} = ANY(ug."roleKeys")`;
+  return Prisma.sql`ug."projectId" = ${h.projectId} ${throughGrant} ${withRole}`;
+}
+
+function userGrantFilter(q: UserGrantQuery): Prisma.UserGrantWhereInput {
+  switch (q.kind) {
+    case "userId":
+      return { userId: q.userId };
+    case "projectId":
+      return { projectId: q.projectId };
+    case "orgId":
+      return { orgId: q.orgId };
+    case "roleKey":
+      return { roleKeys: { has: q.roleKey } };
+    case "projectGrantId":
+      return { projectGrantId: q.projectGrantId };
+    case "state":
+      return { state: q.state };
+  }
+}
 
 export class UserGrantRepo {
   constructor(readonly db: Db) {}
+
+  find(instanceId: string, id: string): Promise<UserGrantRow | null> {
+    return this.db.userGrant.findFirst({ where: { id, instanceId }, select: SELECT });
+  }
+
+  async exists(id: string): Promise<boolean> {
+    return (await this.db.userGrant.findUnique({ where: { id }, select: { id: true } })) !== null;
+  }
+
+  /** Whether the user (a grant's holder-to-be) exists in the instance. */
+  async userExists(instanceId: string, userId: string): Promise<boolean> {
+    return (await this.db.user.findFirst({ where: { id: userId, instanceId }, select: { id: true } })) !== null;
+  }
+
+  async insert(row: UserGrantRow & { instanceId: string; createdAt: Date }): Promise<void> {
+    await unique(this.db.userGrant.create({ data: { ...row, updatedAt: row.createdAt } }), () =>
+      alreadyExists("Errors.UserGrant.AlreadyExists", "the user already has a grant on this project for this organization: update it instead"),
+    );
+  }
+
+  /** Whether the grant exists (and was changed). */
+  async setRoles(id: string, roleKeys: string[], updatedAt: Date): Promise<boolean> {
+    return (await this.db.userGrant.updateMany({ where: { id }, data: { roleKeys, updatedAt } })).count > 0;
+  }
+
+  /** Moves the grant to `state` unless it is there already; whether it moved. */
+  async setState(id: string, state: UserGrantView["state"], updatedAt: Date): Promise<boolean> {
+    return (await this.db.userGrant.updateMany({ where: { id, state: { not: state } }, data: { state, updatedAt } })).count > 0;
+  }
+
+  /** Whether the grant existed. */
+  async delete(id: string): Promise<boolean> {
+    return (await this.db.userGrant.deleteMany({ where: { id } })).count > 0;
+  }
+
+  page(q: UserGrantListQuery): Promise<CountedPage<UserGrantView>> {
+    const where: Prisma.UserGrantWhereInput = { instanceId: q.instanceId, ...(q.scope ? { orgId: { in: q.scope } } : {}), AND: q.filters.map(userGrantFilter) };
+    return countedPage(
+      this.db,
+      this.db.userGrant.count({ where }),
+      this.db.userGrant.findMany({ where, ...inCreationOrder(q.page), select: { ...SELECT, state: true, createdAt: true, updatedAt: true } }),
+    );
+  }
+
+  /** The organizations of the users holding the grants (cached tokens are tagged with their user's organization). */
+  async holderOrgs(holders: GrantHolders): Promise<string[]> {
+    const orgs = await this.db.$queryRaw<{ orgId: string }[]>`
+      SELECT DISTINCT u."orgId" FROM "UserGrant" ug JOIN "User" u ON u."id" = ug."userId" WHERE ${holdersWhere(holders)}`;
+    return orgs.map((o) => o.orgId);
+  }
+
+  /**
+   * The user's active grants on active projects in active organizations (a grant through a project grant only
+   * while that grant is active), in one statement: tokens, introspection and userinfo ask for this on every cache
+   * miss, so it runs on the driver (src/store/sql.ts).
+   */
+  roleClaimRows(instanceId: string, userId: string, projectIds?: string[]): Promise<RoleClaimRow[]> {
+    const only = projectIds ? Prisma.sql`AND ug."projectId" = ANY(${projectIds}::text[])` : Prisma.empty;
+    return query<RoleClaimRow>(
+      this.db,
+      statement(Prisma.sql`
+    SELECT ug."projectId", ug."orgId", o."name" AS "orgName", ug."roleKeys", pg."roleKeys" AS "grantedRoleKeys"
+    FROM "UserGrant" ug
+    JOIN "Project" p ON p."id" = ug."projectId"
+    JOIN "Organization" o ON o."id" = ug."orgId" AND o."state" = 'ACTIVE'
+    JOIN "Organization" po ON po."id" = p."orgId" AND po."state" = 'ACTIVE'
+    LEFT JOIN "ProjectGrant" pg ON pg."id" = ug."projectGrantId"
+    WHERE ug."instanceId" = ${instanceId} AND ug."userId" = ${userId}
+      AND ug."state" = 'ACTIVE' AND p."state" = 'ACTIVE'
+      AND (ug."projectGrantId" IS NULL OR pg."state" = 'ACTIVE')
+      ${only}
+    ORDER BY ug."projectId", ug."orgId"`),
+    );
+  }
+
+  async heldRoles(instanceId: string, userId: string): Promise<HeldRoles> {
+    const [instance, orgs] = await Promise.all([
+      this.db.instanceMember.findUnique({ where: { instanceId_userId: { instanceId, userId } }, select: { roles: true } }),
+      this.db.orgMember.findMany({ where: { userId }, select: { orgId: true, roles: true } }),
+    ]);
+    return { instance, orgs };
+  }
 }

@@ -1,6 +1,282 @@
 // Projects, their roles and project grants.
+import type { Prisma } from "../../gen/prisma/client.js";
+import type { ProjectGrantQuery, ProjectGrantView } from "../domain/access/project-grants.js";
+import type { RoleQuery, RoleView } from "../domain/access/project-roles.js";
+import type { ProjectQuery, ProjectState, ProjectView } from "../domain/access/projects.js";
+import { alreadyExists } from "../domain/errors.js";
+import { inCreationOrder, type Page, textFilter } from "../domain/list.js";
+import { type CountedPage, countedPage } from "./counted-page.js";
+import { unique } from "./errors.js";
 import type { Db } from "./index.js";
+
+const PROJECT_SELECT = {
+  id: true,
+  orgId: true,
+  name: true,
+  state: true,
+  projectRoleAssertion: true,
+  authorizationRequired: true,
+  projectAccessRequired: true,
+  createdAt: true,
+  updatedAt: true,
+} satisfies Prisma.ProjectSelect;
+
+/** The class of svc's advisory locks ("svc"); the key is hashed into the second half. */
+const LOCK_CLASS = 0x737663;
+
+export type ProjectSettings = Pick<ProjectView, "projectRoleAssertion" | "authorizationRequired" | "projectAccessRequired">;
+export type ProjectChange = Partial<Pick<ProjectView, "name"> & ProjectSettings>;
+
+export interface ProjectListQuery {
+  instanceId: string;
+  /** Organizations the caller reads in (undefined: all): a project shows to its owner and to the organizations it is granted to. */
+  scope: string[] | undefined;
+  filters: ProjectQuery[];
+  sort: "name" | "createdAt";
+  page: Page;
+}
+
+export type RoleRow = Omit<RoleView, "orgId">;
+
+export interface ProjectGrantRow {
+  id: string;
+  grantedOrgId: string;
+  roleKeys: string[];
+  state: ProjectState;
+}
+
+export interface ProjectGrantListQuery {
+  instanceId: string;
+  /** Organizations the caller reads in (undefined: all): a grant shows to the owning and to the receiving organization. */
+  scope: string[] | undefined;
+  filters: ProjectGrantQuery[];
+  page: Page;
+}
+
+const projectNameTaken = () => alreadyExists("Errors.Project.AlreadyExists", "a project with this name already exists in the organization");
+
+function projectFilter(q: ProjectQuery, scope: string[] | undefined): Prisma.ProjectWhereInput {
+  switch (q.kind) {
+    case "name":
+      return { name: textFilter(q.match) };
+    case "ids":
+      return { id: { in: q.ids } };
+    case "org":
+      return { orgId: q.orgId };
+    case "grantedOrg":
+      // A receiving organization sees its own grant of a project, not to whom else the owner granted it.
+      return {
+        grants: {
+          some: { grantedOrgId: q.orgId, ...(scope ? { OR: [{ grantedOrgId: { in: scope } }, { project: { orgId: { in: scope } } }] } : {}) },
+        },
+      };
+  }
+}
+
+function grantFilter(q: ProjectGrantQuery): Prisma.ProjectGrantWhereInput {
+  switch (q.kind) {
+    case "project":
+      return { projectId: q.projectId };
+    case "grantedOrg":
+      return { grantedOrgId: q.orgId };
+    case "roleKey":
+      return { roleKeys: { has: q.roleKey } };
+  }
+}
 
 export class ProjectRepo {
   constructor(readonly db: Db) {}
+
+  // ------------------------------------------------------------ projects
+
+  find(instanceId: string, id: string): Promise<ProjectView | null> {
+    return this.db.project.findFirst({ where: { id, instanceId }, select: PROJECT_SELECT });
+  }
+
+  /** Whether the organization exists in the instance (the owner or receiver of a project). */
+  async orgExists(instanceId: string, orgId: string): Promise<boolean> {
+    return (await this.db.organization.findFirst({ where: { id: orgId, instanceId }, select: { id: true } })) !== null;
+  }
+
+  async insert(row: ProjectSettings & { id: string; instanceId: string; orgId: string; name: string; createdAt: Date }): Promise<void> {
+    await unique(this.db.project.create({ data: { ...row, updatedAt: row.createdAt } }), projectNameTaken);
+  }
+
+  async update(id: string, change: ProjectChange, updatedAt: Date): Promise<void> {
+    await unique(this.db.project.update({ where: { id }, data: { ...change, updatedAt } }), projectNameTaken);
+  }
+
+  /** Moves the project to `state` unless it is there already; whether it moved. */
+  async setState(id: string, state: ProjectState, updatedAt: Date): Promise<boolean> {
+    return (await this.db.project.updateMany({ where: { id, state: { not: state } }, data: { state, updatedAt } })).count > 0;
+  }
+
+  /** What deleting the project takes with it (by ON DELETE CASCADE). */
+  async dependents(id: string): Promise<{ userGrants: number; apps: number; grants: number }> {
+    const [userGrants, apps, grants] = await Promise.all([
+      this.db.userGrant.count({ where: { projectId: id } }),
+      this.db.application.count({ where: { projectId: id } }),
+      this.db.projectGrant.count({ where: { projectId: id } }),
+    ]);
+    return { userGrants, apps, grants };
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.db.project.delete({ where: { id } });
+  }
+
+  async page(q: ProjectListQuery): Promise<CountedPage<ProjectView>> {
+    const scope: Prisma.ProjectWhereInput = q.scope ? { OR: [{ orgId: { in: q.scope } }, { grants: { some: { grantedOrgId: { in: q.scope } } } }] } : {};
+    const where: Prisma.ProjectWhereInput = { instanceId: q.instanceId, AND: [scope, ...q.filters.map((f) => projectFilter(f, q.scope))] };
+    const dir = q.page.asc ? "asc" : "desc";
+    return countedPage(
+      this.db,
+      this.db.project.count({ where }),
+      this.db.project.findMany({ where, orderBy: [{ [q.sort]: dir }, { id: dir }], skip: q.page.offset, take: q.page.limit, select: PROJECT_SELECT }),
+    );
+  }
+
+  // ------------------------------------------------------------ roles
+
+  /**
+   * Serialises changes of a project's role set with the writes that reference
+   * roles (project grants, user grants), so no grant keeps a removed role.
+   */
+  async lockRoles(projectId: string): Promise<void> {
+    await this.db.$executeRaw`SELECT pg_advisory_xact_lock(${LOCK_CLASS}::int4, hashtext(${`project-roles:${projectId}`}))`;
+  }
+
+  /** Those of `keys` that are not roles of the project. */
+  async missingRoles(projectId: string, keys: readonly string[]): Promise<string[]> {
+    if (!keys.length) return [];
+    const found = await this.db.projectRole.findMany({ where: { projectId, key: { in: [...keys] } }, select: { key: true } });
+    if (found.length === keys.length) return [];
+    const have = new Set(found.map((r) => r.key));
+    return keys.filter((k) => !have.has(k));
+  }
+
+  async insertRole(row: Omit<RoleRow, "updatedAt">): Promise<void> {
+    await unique(this.db.projectRole.create({ data: { ...row, updatedAt: row.createdAt } }), () =>
+      alreadyExists("Errors.Project.Role.AlreadyExists", "the project already has a role with this key"),
+    );
+  }
+
+  /** Whether the role exists (and was changed). */
+  async updateRole(projectId: string, key: string, change: { displayName: string; group?: string | null }, updatedAt: Date): Promise<boolean> {
+    return (await this.db.projectRole.updateMany({ where: { projectId, key }, data: { ...change, updatedAt } })).count > 0;
+  }
+
+  /** Whether the role existed. */
+  async deleteRole(projectId: string, key: string): Promise<boolean> {
+    return (await this.db.projectRole.deleteMany({ where: { projectId, key } })).count > 0;
+  }
+
+  /** Takes the role out of the project's user grants and project grants; how many of each changed. */
+  async removeRoleFromGrants(projectId: string, key: string, updatedAt: Date): Promise<{ userGrants: number; projectGrants: number }> {
+    const userGrants = await this.db.$executeRaw`UPDATE "UserGrant" SET "roleKeys" = array_remove("roleKeys", ${key}), "updatedAt" = ${updatedAt}
+      WHERE "projectId" = ${projectId} AND ${key} = ANY("roleKeys")`;
+    const projectGrants = await this.db.$executeRaw`UPDATE "ProjectGrant" SET "roleKeys" = array_remove("roleKeys", ${key}), "updatedAt" = ${updatedAt}
+      WHERE "projectId" = ${projectId} AND ${key} = ANY("roleKeys")`;
+    return { userGrants, projectGrants };
+  }
+
+  /** `onlyKeys`: the roles to show (those granted, for a receiving organization). */
+  rolePage(projectId: string, onlyKeys: string[] | undefined, filters: RoleQuery[], page: Page): Promise<CountedPage<RoleRow>> {
+    const where: Prisma.ProjectRoleWhereInput = {
+      projectId,
+      ...(onlyKeys ? { key: { in: onlyKeys } } : {}),
+      AND: filters.map((q) => (q.kind === "key" ? { key: textFilter(q.match) } : { displayName: textFilter(q.match) })),
+    };
+    const dir = page.asc ? "asc" : "desc";
+    return countedPage(
+      this.db,
+      this.db.projectRole.count({ where }),
+      this.db.projectRole.findMany({ where, orderBy: [{ createdAt: dir }, { key: dir }], skip: page.offset, take: page.limit }),
+    );
+  }
+
+  // ------------------------------------------------------------ project grants
+
+  /** The role keys of each grant of the project to one of `orgIds`. */
+  async grantedRoleKeys(projectId: string, orgIds: string[]): Promise<string[][]> {
+    const grants = await this.db.projectGrant.findMany({ where: { projectId, grantedOrgId: { in: orgIds } }, select: { roleKeys: true } });
+    return grants.map((g) => g.roleKeys);
+  }
+
+  /** A grant of the project, by its id or by the organization it is granted to. */
+  findGrant(projectId: string, by: { id: string } | { grantedOrgId: string }): Promise<ProjectGrantRow | null> {
+    const select = { id: true, grantedOrgId: true, roleKeys: true, state: true } as const;
+    return "id" in by
+      ? this.db.projectGrant.findFirst({ where: { id: by.id, projectId }, select })
+      : this.db.projectGrant.findUnique({ where: { projectId_grantedOrgId: { projectId, grantedOrgId: by.grantedOrgId } }, select });
+  }
+
+  /** The roles a grant grants now (null when it is gone). */
+  async grantRoles(id: string): Promise<string[] | null> {
+    return (await this.db.projectGrant.findUnique({ where: { id }, select: { roleKeys: true } }))?.roleKeys ?? null;
+  }
+
+  async insertGrant(row: { id: string; instanceId: string; projectId: string; grantedOrgId: string; roleKeys: string[]; createdAt: Date }): Promise<void> {
+    await unique(this.db.projectGrant.create({ data: { ...row, updatedAt: row.createdAt } }), () =>
+      alreadyExists("Errors.Project.Grant.AlreadyExists", "the project is already granted to this organization"),
+    );
+  }
+
+  async setGrantRoles(id: string, roleKeys: string[], updatedAt: Date): Promise<void> {
+    await this.db.projectGrant.update({ where: { id }, data: { roleKeys, updatedAt } });
+  }
+
+  /** Takes each of `keys` out of the user grants held through the grant; how many changes were made. */
+  async removeRolesFromGrantHolders(id: string, keys: readonly string[], updatedAt: Date): Promise<number> {
+    let changed = 0;
+    for (const key of keys) {
+      changed += await this.db.$executeRaw`UPDATE "UserGrant" SET "roleKeys" = array_remove("roleKeys", ${key}), "updatedAt" = ${updatedAt}
+        WHERE "projectGrantId" = ${id} AND ${key} = ANY("roleKeys")`;
+    }
+    return changed;
+  }
+
+  /** Moves the grant to `state` unless it is there already; whether it moved. */
+  async setGrantState(id: string, state: ProjectState, updatedAt: Date): Promise<boolean> {
+    return (await this.db.projectGrant.updateMany({ where: { id, state: { not: state } }, data: { state, updatedAt } })).count > 0;
+  }
+
+  countUserGrantsThrough(id: string): Promise<number> {
+    return this.db.userGrant.count({ where: { projectGrantId: id } });
+  }
+
+  /** Whether the grant existed. */
+  async deleteGrant(id: string): Promise<boolean> {
+    return (await this.db.projectGrant.deleteMany({ where: { id } })).count > 0;
+  }
+
+  async grantPage(q: ProjectGrantListQuery): Promise<CountedPage<ProjectGrantView>> {
+    const scope: Prisma.ProjectGrantWhereInput = q.scope ? { OR: [{ project: { orgId: { in: q.scope } } }, { grantedOrgId: { in: q.scope } }] } : {};
+    const where: Prisma.ProjectGrantWhereInput = { instanceId: q.instanceId, AND: [scope, ...q.filters.map(grantFilter)] };
+    const { total, rows } = await countedPage(
+      this.db,
+      this.db.projectGrant.count({ where }),
+      this.db.projectGrant.findMany({ where, ...inCreationOrder(q.page), include: { project: { select: { name: true, orgId: true } } } }),
+    );
+    const orgs = await this.db.organization.findMany({
+      where: { id: { in: [...new Set(rows.map((r) => r.grantedOrgId))] } },
+      select: { id: true, name: true },
+    });
+    const names = new Map(orgs.map((o) => [o.id, o.name]));
+    return {
+      total,
+      rows: rows.map((r) => ({
+        id: r.id,
+        projectId: r.projectId,
+        projectName: r.project.name,
+        projectOrgId: r.project.orgId,
+        grantedOrgId: r.grantedOrgId,
+        grantedOrgName: names.get(r.grantedOrgId) ?? "",
+        roleKeys: r.roleKeys,
+        state: r.state,
+        createdAt: r.createdAt,
+        updatedAt: r.updatedAt,
+      })),
+    };
+  }
 }

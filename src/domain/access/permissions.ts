@@ -145,6 +145,34 @@ export function holds(ctx: Ctx, permission: Permission, orgId: string): boolean 
 }
 
 /**
+ * A project is seen by its owning organization and by the organizations it is
+ * granted to (they read it, and the roles granted to them). Undefined when
+ * the owning organization decides alone: the caller is a member there, or
+ * holds `permission` instance-wide (without `permission`: is an instance
+ * member). Otherwise the caller's organizations (holding `permission` there,
+ * when given) whose grant of the project would show it to the caller.
+ */
+export function projectGrantees(ctx: Ctx, ownerOrgId: string, permission?: Permission): string[] | undefined {
+  const p = ctx.principal;
+  if (p.orgRoles.has(ownerOrgId)) return undefined;
+  if (permission === undefined) return p.instanceRoles.length ? undefined : [...p.orgRoles.keys()];
+  const orgs = readableOrgs(ctx, permission);
+  return orgs === "all" ? undefined : orgs;
+}
+
+/**
+ * Assigning a project's roles to users in `orgId`'s name: user.grant.write
+ * there. Through a project grant (`orgId` the receiving organization) that
+ * is the receiving organization's alone; the owning organization is told so.
+ */
+export function authorizeUserGrantWrite(ctx: Ctx, orgId: string, throughGrantOf: string | undefined, hidden: () => DomainError): void {
+  if (throughGrantOf !== undefined && !holds(ctx, "user.grant.write", orgId) && holds(ctx, "user.grant.write", throughGrantOf)) {
+    throw permissionDenied("Errors.UserGrant.ReceivingOrgOnly", "roles of a granted project are assigned by the receiving organization only");
+  }
+  authorize(ctx, "user.grant.write", orgId, hidden);
+}
+
+/**
  * Taking over an account (a new credential, a password reset) is only for
  * callers who could grant that account's roles themselves: instance roles
  * need iam.member.write, roles in an organization need org.member.write
@@ -156,10 +184,7 @@ export function holds(ctx: Ctx, permission: Permission, orgId: string): boolean 
  */
 export async function authorizeOverRoles(ctx: Ctx, userId: string): Promise<void> {
   if (userId === ctx.principal.userId) return;
-  const [instance, orgs] = await Promise.all([
-    ctx.db.instanceMember.findUnique({ where: { instanceId_userId: { instanceId: ctx.instanceId, userId } }, select: { roles: true } }),
-    ctx.db.orgMember.findMany({ where: { userId }, select: { orgId: true, roles: true } }),
-  ]);
+  const { instance, orgs } = await ctx.store.grants.heldRoles(ctx.instanceId, userId);
   const denied = () => permissionDenied("Errors.User.MorePrivileged", "the user holds roles the caller cannot grant");
   if (instance?.roles.length && !hasInstancePermission(ctx, "iam.member.write")) throw denied();
   for (const m of orgs) if (m.roles.length && !holds(ctx, "org.member.write", m.orgId)) throw denied();

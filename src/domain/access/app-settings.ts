@@ -1,0 +1,145 @@
+// What an application is configured with: its auth method, access token
+// type and kind-specific settings (OIDC redirect URIs, grant and response
+// types), validated here into the row's columns and its config.
+
+import { invalidArgument } from "../errors.js";
+
+export const AUTH_METHODS = ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"] as const;
+export type AuthMethod = (typeof AUTH_METHODS)[number];
+export type AccessTokenType = "BEARER" | "JWT";
+export type AppState = "ACTIVE" | "INACTIVE";
+export type OidcAppType = "web" | "user_agent" | "native";
+export const OIDC_GRANT_TYPES = ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"] as const;
+export type OidcGrantType = (typeof OIDC_GRANT_TYPES)[number];
+
+export interface ApiAppConfig {
+  kind: "api";
+}
+
+export interface OidcAppConfig {
+  kind: "oidc";
+  appType: OidcAppType;
+  redirectUris: string[];
+  postLogoutRedirectUris: string[];
+  grantTypes: OidcGrantType[];
+  responseTypes: "code"[];
+  idTokenRoleAssertion: boolean;
+  idTokenUserinfoAssertion: boolean;
+  devMode: boolean;
+  /** True for public clients (auth method none). */
+  pkceRequired: boolean;
+}
+
+/** What Application.config holds. */
+export type AppConfig = ApiAppConfig | OidcAppConfig;
+
+/** What a caller asks for; validated into the columns and the config by validateSettings. */
+export type AppSettings =
+  | { kind: "api"; authMethod?: "client_secret_basic" | "private_key_jwt"; accessTokenType?: AccessTokenType }
+  | {
+      kind: "oidc";
+      appType?: OidcAppType;
+      authMethod?: AuthMethod;
+      accessTokenType?: AccessTokenType;
+      redirectUris: string[];
+      postLogoutRedirectUris: string[];
+      grantTypes: OidcGrantType[];
+      responseTypes: "code"[];
+      idTokenRoleAssertion: boolean;
+      idTokenUserinfoAssertion: boolean;
+      devMode: boolean;
+    };
+
+/** The auth methods that authenticate with a client secret. */
+export const SECRET_METHODS: readonly AuthMethod[] = ["client_secret_basic", "client_secret_post"];
+const MAX_URIS = 20;
+const MAX_URI_LENGTH = 2000;
+const LOOPBACK = new Set(["127.0.0.1", "[::1]", "localhost"]);
+
+// ---------------------------------------------------------------- validation
+
+function uriError(field: string, id: string, message: string) {
+  return invalidArgument(`Errors.App.${id}`, `${field}: ${message}`, { field });
+}
+
+/**
+ * Absolute, no fragment (RFC 6749 §3.1.2). https, except: anything in dev
+ * mode; for native apps loopback http (RFC 8252 §7.3) and private-use
+ * schemes named after a reversed domain (RFC 8252 §7.1).
+ */
+function validUri(uri: string, field: string, appType: OidcAppType, devMode: boolean): string {
+  if (!uri || uri.length > MAX_URI_LENGTH) throw uriError(field, "Uri.Invalid", `URIs must have 1 to ${MAX_URI_LENGTH} characters`);
+  let u: URL;
+  try {
+    u = new URL(uri);
+  } catch {
+    throw uriError(field, "Uri.Invalid", `${uri} is not an absolute URI`);
+  }
+  if (u.hash || uri.includes("#")) throw uriError(field, "Uri.Fragment", `${uri} must not contain a fragment`);
+  const scheme = u.protocol.slice(0, -1);
+  if (["javascript", "data", "file", "vbscript", "blob"].includes(scheme)) throw uriError(field, "Uri.Scheme", `scheme ${scheme} is not allowed`);
+  if (scheme === "https" || devMode) return uri;
+  if (scheme === "http") {
+    if (appType === "native" && LOOPBACK.has(u.hostname)) return uri;
+    throw uriError(field, "Uri.HttpsRequired", `${uri} must use https (http only for native apps on loopback, or in dev mode)`);
+  }
+  if (appType === "native" && scheme.includes(".")) return uri;
+  throw uriError(field, "Uri.Scheme", `${uri}: custom schemes are for native apps and must be a reversed domain name (e.g. com.example.app)`);
+}
+
+function validUris(uris: readonly string[], field: string, appType: OidcAppType, devMode: boolean): string[] {
+  if (uris.length > MAX_URIS) throw uriError(field, "Uri.TooMany", `at most ${MAX_URIS} URIs`);
+  return [...new Set(uris.map((u) => validUri(u, field, appType, devMode)))];
+}
+
+export function validateSettings(s: AppSettings): { type: "API" | "OIDC"; authMethod: AuthMethod; accessTokenType: AccessTokenType; config: AppConfig } {
+  if (s.kind === "api") {
+    return { type: "API", authMethod: s.authMethod ?? "client_secret_basic", accessTokenType: s.accessTokenType ?? "BEARER", config: { kind: "api" } };
+  }
+  const appType = s.appType ?? "web";
+  const authMethod = s.authMethod ?? (appType === "web" ? "client_secret_basic" : "none");
+  if (appType === "user_agent" && authMethod !== "none") {
+    throw invalidArgument("Errors.App.AuthMethod.PublicClient", "user agent apps are public clients: auth method must be none (PKCE)", {
+      field: "auth_method_type",
+    });
+  }
+  if (authMethod === "none" && appType === "web") {
+    throw invalidArgument("Errors.App.AuthMethod.NoneForWeb", "auth method none (PKCE) is for native and user agent apps", { field: "auth_method_type" });
+  }
+  const grantTypes = [...new Set(s.grantTypes.length ? s.grantTypes : (["authorization_code"] as OidcGrantType[]))];
+  if (grantTypes.includes("refresh_token") && grantTypes.length === 1) {
+    throw invalidArgument("Errors.App.GrantTypes.RefreshAlone", "refresh_token needs authorization_code or device_code as well", { field: "grant_types" });
+  }
+  const hasCode = grantTypes.includes("authorization_code");
+  const responseTypes = [...new Set(s.responseTypes.length ? s.responseTypes : hasCode ? (["code"] as "code"[]) : [])];
+  if (hasCode !== responseTypes.includes("code")) {
+    throw invalidArgument("Errors.App.ResponseTypes.Mismatch", "response type code goes with the authorization_code grant type, and only with it", {
+      field: "response_types",
+    });
+  }
+  const redirectUris = validUris(s.redirectUris, "redirect_uris", appType, s.devMode);
+  if (hasCode && redirectUris.length === 0) {
+    throw invalidArgument("Errors.App.RedirectUris.Missing", "the authorization_code grant needs at least one redirect URI", { field: "redirect_uris" });
+  }
+  const config: OidcAppConfig = {
+    kind: "oidc",
+    appType,
+    redirectUris,
+    postLogoutRedirectUris: validUris(s.postLogoutRedirectUris, "post_logout_redirect_uris", appType, s.devMode),
+    grantTypes,
+    responseTypes,
+    idTokenRoleAssertion: s.idTokenRoleAssertion,
+    idTokenUserinfoAssertion: s.idTokenUserinfoAssertion,
+    devMode: s.devMode,
+    pkceRequired: authMethod === "none",
+  };
+  return { type: "OIDC", authMethod, accessTokenType: s.accessTokenType ?? "BEARER", config };
+}
+
+/** Reads Application.config as stored by this module; throws on anything else (a corrupt row is an internal error). */
+export function parseAppConfig(json: unknown): AppConfig {
+  const c = json as Partial<OidcAppConfig> | { kind?: string } | null;
+  if (c?.kind === "api") return { kind: "api" };
+  if (c?.kind === "oidc" && "redirectUris" in c && Array.isArray(c.redirectUris) && Array.isArray(c.grantTypes)) return c as OidcAppConfig;
+  throw new Error("unreadable application config");
+}
