@@ -16,7 +16,7 @@ import { createStore, type Store } from "./store/index.js";
 export interface OAuthRuntimeDeps {
   config: Config;
   db: Database;
-  /** Defaults to a Store over db.prisma. */
+  /** The Store the transports use (defaults to one over db.prisma); authenticate(store, ...) finds the runtime by it too. */
   store?: Store;
   instanceId: string;
   clock: Clock;
@@ -71,8 +71,9 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{ runt
     await listener.ready;
   }
   await keys.active();
-  // Transitional: authenticate(db.prisma, ...) finds the runtime by the client (see domain/oauth/authn.ts).
+  // Transitional: authenticate(db.prisma | store, ...) finds the runtime by either (see domain/oauth/authn.ts).
   registerRuntime(db.prisma, rt);
+  registerRuntime(store, rt);
   // Housekeeping: re-read the key set now and then (keys past their verifyUntil leave the JWKS; a
   // rotation due by schedule happens on the next signature), and purge token rows and used-assertion
   // markers an hour after they expired. Every replica may do it; the work is idempotent.

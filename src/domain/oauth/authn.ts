@@ -37,7 +37,7 @@ export async function authenticateBearer(rt: OAuthRuntime, authorization: string
 
 /**
  * Transitional form of `authenticateBearer` for transports that do not hold the runtime yet: `handle` is what
- * createOAuth registered the runtime under (the Prisma client), or the runtime itself.
+ * createOAuth registered the runtime under (the Prisma client, or the Store given to createOAuth), or the runtime itself.
  */
 export async function authenticate(handle: object, instanceId: string, authorization: string | null | undefined, now: Date): Promise<Principal> {
   const rt = runtimeFor(handle) ?? (isRuntime(handle) ? handle : undefined);

@@ -5,24 +5,15 @@
 // Served on Node's request and response directly (HTTP/1.1 and HTTP/2): these
 // are the hottest endpoints of the service, and Express's per-request routing
 // cost as much CPU as a cached userinfo answer.
-import type { Logger } from "pino";
-import type { Config } from "../../config.js";
-import type { Clock } from "../../domain/context.js";
 import { asDomainError } from "../../domain/errors.js";
 import type { OAuthRuntime } from "../../domain/oauth/tokens.js";
-import { createOAuthRuntime } from "../../oauth-runtime.js";
-import type { Database } from "../../store/db.js";
+import { createOAuthRuntime, type OAuthRuntimeDeps } from "../../oauth-runtime.js";
 import { discovery, type Handler, introspection, jwks, revocation, token, userinfoEndpoint } from "./endpoints.js";
 import { NO_STORE, type Res, sendJson, sendOAuthError } from "./errors.js";
 import type { Req } from "./form.js";
 
-export interface OAuthDeps {
-  config: Config;
-  db: Database;
-  instanceId: string;
-  clock: Clock;
-  log: Logger;
-}
+/** config, db, instanceId, clock, log, and optionally the Store the transports use (the runtime then reads through it). */
+export type OAuthDeps = OAuthRuntimeDeps;
 
 export type OAuthHandler = (req: Req, res: Res) => Promise<void>;
 
