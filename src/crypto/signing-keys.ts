@@ -11,14 +11,11 @@
 import { createPrivateKey, createPublicKey, generateKeyPair, type JsonWebKey, type KeyObject, sign } from "node:crypto";
 import { promisify } from "node:util";
 import type { Logger } from "pino";
-import type { Tx } from "../domain/context.js";
 import { newId } from "../domain/ids.js";
-import type { PrismaClient } from "../store/db.js";
+import type { Store } from "../store/index.js";
 import { seal, unseal } from "./secretbox.js";
 
 const generateKeyPairAsync = promisify(generateKeyPair);
-/** Advisory lock key serialising rotations across replicas. */
-const ROTATION_LOCK = 0x737663_02;
 /** A token naming an unknown kid reloads the key set at most this often. */
 const UNKNOWN_KID_RELOAD_MS = 2_000;
 
@@ -53,7 +50,8 @@ export interface SigningKeyInfo {
 }
 
 export interface SigningKeyOptions {
-  db: PrismaClient;
+  /** Reads and writes the SigningKey rows (this class keeps only the crypto and the in-memory set). */
+  store: Store;
   instanceId: string;
   masterKey: Buffer;
   rotationSeconds: number;
@@ -86,10 +84,7 @@ export class SigningKeys {
     this.loading ??= (async () => {
       try {
         const now = this.o.clock();
-        const rows = await this.o.db.signingKey.findMany({
-          where: { instanceId: this.o.instanceId, OR: [{ verifyUntil: null }, { verifyUntil: { gt: now } }] },
-          orderBy: { activeFrom: "desc" },
-        });
+        const rows = await this.o.store.keys.verifying(this.o.instanceId, now);
         const known = new Map(this.keys.map((k) => [k.id, k]));
         const next: LoadedKey[] = [];
         for (const row of rows) {
@@ -142,43 +137,36 @@ export class SigningKeys {
    * Forces a new active key now and returns it. `inTx` runs inside the
    * rotation's transaction (the audit event commits with the rotation or not at all).
    */
-  async rotateNow(inTx?: (tx: Tx, rotation: Rotation) => Promise<void>): Promise<Rotation> {
+  async rotateNow(inTx?: (tx: Store, rotation: Rotation) => Promise<void>): Promise<Rotation> {
     const rotation = await this.insert(true, inTx);
     if (!rotation) throw new Error("forced rotation did not rotate");
     return rotation;
   }
 
-  private async insert(force: boolean, inTx?: (tx: Tx, rotation: Rotation) => Promise<void>): Promise<Rotation | undefined> {
+  private async insert(force: boolean, inTx?: (tx: Store, rotation: Rotation) => Promise<void>): Promise<Rotation | undefined> {
     const { publicKey: _p, privateKey } = await generateKeyPairAsync("rsa", { modulusLength: 2048 });
     const der = privateKey.export({ format: "der", type: "pkcs8" });
     const publicJwk = createPublicKey(privateKey).export({ format: "jwk" }) as JsonWebKey;
-    const rotation = await this.o.db.$transaction(async (tx) => {
-      await tx.$executeRaw`SELECT pg_advisory_xact_lock(${ROTATION_LOCK})`;
+    const { instanceId } = this.o;
+    const rotation = await this.o.store.transaction(async (tx) => {
+      await tx.keys.lockRotation();
       const now = this.o.clock();
-      const latest = await tx.signingKey.findFirst({
-        where: { instanceId: this.o.instanceId, activeFrom: { lte: now } },
-        orderBy: { activeFrom: "desc" },
-        select: { activeFrom: true },
-      });
-      if (!force && latest && now.getTime() - latest.activeFrom.getTime() < this.o.rotationSeconds * 1000) return undefined;
+      const latest = await tx.keys.latestActiveFrom(instanceId, now);
+      if (!force && latest && now.getTime() - latest.getTime() < this.o.rotationSeconds * 1000) return undefined;
       const id = newId();
       const verifyUntil = new Date(now.getTime() + this.o.overlapSeconds * 1000);
-      const superseded = await tx.signingKey.findMany({ where: { instanceId: this.o.instanceId, verifyUntil: null }, select: { id: true } });
-      await tx.signingKey.updateMany({ where: { id: { in: superseded.map((k) => k.id) } }, data: { verifyUntil } });
-      await tx.signingKey.create({
-        data: {
-          id,
-          instanceId: this.o.instanceId,
-          alg: "RS256",
-          publicJwk: { kty: publicJwk.kty, n: publicJwk.n, e: publicJwk.e },
-          privateKeyEnc: seal(this.o.masterKey, der, this.aad(id)),
-          activeFrom: now,
-          createdAt: now,
-        },
+      const retiredKeyIds = await tx.keys.retireActive(instanceId, verifyUntil);
+      await tx.keys.insert({
+        id,
+        instanceId,
+        alg: "RS256",
+        publicJwk: { kty: publicJwk.kty, n: publicJwk.n, e: publicJwk.e },
+        privateKeyEnc: seal(this.o.masterKey, der, this.aad(id)),
+        at: now,
       });
-      const done: Rotation = { id, alg: "RS256", createdAt: now, retiredKeyIds: superseded.map((k) => k.id), verifyUntil };
+      const done: Rotation = { id, alg: "RS256", createdAt: now, retiredKeyIds, verifyUntil };
       if (inTx) await inTx(tx, done);
-      await tx.$executeRaw`SELECT pg_notify('svc_auth', ${JSON.stringify({ keys: true })})`;
+      await tx.keys.announceRotation();
       return done;
     });
     if (rotation) this.o.log.info({ keyId: rotation.id }, "signing key rotated");
@@ -188,11 +176,7 @@ export class SigningKeys {
 
   /** The instance's keys in all of `states` (newest first unless `asc`): public metadata only, with their state now. */
   async list(input: { offset: number; limit: number; asc: boolean; states: readonly SigningKeyState[] }): Promise<{ total: number; keys: SigningKeyInfo[] }> {
-    const rows = await this.o.db.signingKey.findMany({
-      where: { instanceId: this.o.instanceId },
-      orderBy: [{ activeFrom: "desc" }, { id: "desc" }],
-      select: { id: true, alg: true, activeFrom: true, verifyUntil: true, createdAt: true },
-    });
+    const rows = await this.o.store.keys.list(this.o.instanceId);
     // The state depends on the neighbours (the newest started key is the active one), so it is
     // decided over the whole set; an instance holds a handful of keys.
     const now = this.o.clock().getTime();

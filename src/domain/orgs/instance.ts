@@ -50,11 +50,7 @@ export async function rotateSigningKey(ctx: Ctx, keys: SigningKeys): Promise<Rot
   authorize(ctx, "iam.write", null);
   return keys.rotateNow(async (tx, r) => {
     // Counted inside the rotation's transaction (serialised across replicas): refusing rolls the new key back.
-    const verifying = await tx.signingKey.findMany({
-      where: { instanceId: ctx.instanceId, OR: [{ verifyUntil: null }, { verifyUntil: { gt: r.createdAt } }] },
-      select: { verifyUntil: true },
-      orderBy: { verifyUntil: "asc" },
-    });
+    const verifying = await tx.keys.verifyingUntil(ctx.instanceId, r.createdAt);
     if (verifying.length > MAX_VERIFYING_KEYS) {
       const next = verifying.find((k) => k.verifyUntil)?.verifyUntil;
       throw new DomainError(

@@ -1,0 +1,20 @@
+// The grant types the token endpoint serves, by grant_type.
+import { GRANT_JWT_BEARER } from "../assertions.js";
+import { unsupportedGrantType } from "../errors.js";
+import { clientCredentials } from "./client-credentials.js";
+import { jwtBearer } from "./jwt-bearer.js";
+import type { Grant } from "./types.js";
+
+export type { Grant } from "./types.js";
+
+const GRANTS: ReadonlyMap<string, Grant> = new Map([clientCredentials, jwtBearer].map((g) => [g.type, g]));
+
+/** The grant_type values of discovery's grant_types_supported. */
+export const GRANT_TYPES = [...GRANTS.keys()];
+
+/** The grant for a grant_type; unsupported_grant_type otherwise. */
+export function grantFor(type: string): Grant {
+  const grant = GRANTS.get(type);
+  if (!grant) throw unsupportedGrantType(`supported: client_credentials, ${GRANT_JWT_BEARER}`);
+  return grant;
+}

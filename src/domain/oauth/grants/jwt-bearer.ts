@@ -1,0 +1,46 @@
+// RFC 7523 §2.1 with our rules: iss = sub = machine user id, signed by one of its keys.
+import { GRANT_JWT_BEARER, readAssertion, verifyAssertionDeferred } from "../assertions.js";
+import { machineKey, usable } from "../client-auth.js";
+import { invalidGrant, invalidRequest } from "../errors.js";
+import { issueTokens } from "../issue.js";
+import { grantScopes } from "../scopes.js";
+import type { Grant } from "./types.js";
+
+export const jwtBearer: Grant = {
+  type: GRANT_JWT_BEARER,
+  parameters: ["assertion", "scope"],
+  // RFC 7523 §3.1 makes client authentication optional for this grant.
+  clientAuthentication: "optional",
+  async handle(rt, params, _client, now) {
+    const assertion = params.assertion;
+    if (!assertion) throw invalidRequest("assertion is required");
+    const read = readAssertion(assertion);
+    if (!read) throw invalidGrant("the assertion is not an RS256 JWT with a kid");
+    const { kid, claims } = read;
+    if (typeof claims.sub !== "string" || claims.sub !== claims.iss) throw invalidGrant("the assertion's iss and sub must both be the user id");
+    const key = await machineKey(rt, kid, claims.sub);
+    if (!key || (key.expiresAt && key.expiresAt.getTime() <= now.getTime())) throw invalidGrant("unknown, removed or expired key");
+    if (key.user.type !== "MACHINE" || !usable(key.user)) throw invalidGrant("the user is not active");
+    const audiences = [rt.issuer, `${rt.issuer}/oauth/v2/token`];
+    const marker = await verifyAssertionDeferred(rt, {
+      assertion,
+      kid,
+      pem: key.publicKey,
+      now,
+      audiences,
+      subject: claims.sub,
+      owner: { userId: key.user.id },
+    });
+    const granted = await grantScopes(rt, params.scope, { orgId: key.user.orgId }, key.user.id);
+    return issueTokens(rt, {
+      userId: key.user.id,
+      orgId: key.user.orgId,
+      clientId: key.user.id,
+      granted,
+      lifetime: rt.lifetimes.jwtProfile,
+      tokenType: key.user.accessTokenType,
+      now,
+      marker,
+    });
+  },
+};

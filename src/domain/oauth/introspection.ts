@@ -1,0 +1,58 @@
+// RFC 7662 introspection and OIDC userinfo: what a token may tell, and to whom.
+import { metadataOf, rolesOf, userClaims } from "./claims.js";
+import type { ClientRecord } from "./client-auth.js";
+import { invalidRequest } from "./errors.js";
+import { type ResolvedToken, resolveToken, type UserToken } from "./resolve.js";
+import type { OAuthRuntime } from "./runtime.js";
+import { scopeValue } from "./scopes.js";
+
+/**
+ * Whether the token was issued to this client, by identity rather than by client id string: a machine
+ * user's tokens (client credentials or JWT profile) are its own, an app's own tokens are the app's.
+ */
+export function issuedTo(t: ResolvedToken, caller: ClientRecord): boolean {
+  if (t.subject === "user") return caller.kind === "user" && caller.userId === t.principal.userId && t.appId === null;
+  return caller.kind === "app" && caller.appId !== undefined && t.appId === caller.appId;
+}
+
+/** RFC 7662: what an authenticated client may learn about a token. */
+export async function introspect(rt: OAuthRuntime, caller: ClientRecord, token: string | undefined, now: Date): Promise<Record<string, unknown>> {
+  // RFC 7662 §2.1: the token is required; a request without one is malformed (RFC 6749 §5.2 invalid_request).
+  if (!token) throw invalidRequest("token is required");
+  const t = await resolveToken(rt, token, now);
+  if (!t || t.kind === "pat") return { active: false };
+  // A client sees its own tokens and (an application) tokens meant for its project. Client ids are not
+  // matched against the audience: a machine user's id or username is chosen by its creator and may
+  // spell a project id or the management audience.
+  const mine = issuedTo(t, caller) || (caller.kind === "app" && caller.projectId !== undefined && t.audience.includes(caller.projectId));
+  if (!mine) return { active: false };
+  const common = {
+    active: true,
+    scope: scopeValue(t.scopes),
+    client_id: t.clientId,
+    token_type: "Bearer",
+    exp: t.expiresAt === null ? undefined : Math.floor(t.expiresAt / 1000),
+    iat: Math.floor(t.issuedAt / 1000),
+    nbf: Math.floor(t.issuedAt / 1000),
+  };
+  // An app's own token: the app is the subject, there are no user claims.
+  if (t.subject === "app") return { ...common, sub: t.clientId, aud: t.audience, iss: rt.issuer, jti: t.id };
+  const [roles, metadata] = await Promise.all([rolesOf(rt, t, caller.projectId), metadataOf(rt, t)]);
+  return {
+    ...common,
+    sub: t.principal.userId,
+    aud: t.audience,
+    iss: rt.issuer,
+    jti: t.id,
+    username: t.user.username,
+    ...userClaims(t.user, t.scopes),
+    ...roles,
+    ...metadata,
+  };
+}
+
+/** OIDC userinfo: needs `openid` and a user; claims by scope plus role and metadata claims. */
+export async function userinfo(rt: OAuthRuntime, t: UserToken): Promise<Record<string, unknown>> {
+  const [roles, metadata] = await Promise.all([rolesOf(rt, t), metadataOf(rt, t)]);
+  return { ...userClaims(t.user, t.scopes), ...roles, ...metadata };
+}

@@ -1,0 +1,49 @@
+// What the token service runs on: the store, the signing keys, the issuer,
+// lifetimes, and the caches in front of the store (filled here, invalidated by
+// src/store/auth-cache.ts across replicas). Created once by the composition
+// root (src/http/oauth createOAuth) and handed to whatever authenticates.
+import type { Logger } from "pino";
+import type { SigningKeys } from "../../crypto/signing-keys.js";
+import type { Store } from "../../store/index.js";
+import type { Clock } from "../context.js";
+import type { ClientRecord, MachineKeyRecord } from "./client-auth.js";
+import type { ResolvedToken } from "./resolve.js";
+
+/** A cache whose entries are tagged with the user and organization they depend on (TaggedCache in the store). */
+export interface AuthCache<V> {
+  get(key: string): V | undefined;
+  generation(): number;
+  set(key: string, value: V, generation: number, tags: { userId?: string; orgId?: string }, ttlMs?: number): void;
+}
+
+export interface OAuthRuntime {
+  store: Store;
+  instanceId: string;
+  issuer: string;
+  keys: SigningKeys;
+  clock: Clock;
+  log: Logger;
+  lifetimes: { clientCredentials: number; jwtProfile: number };
+  tokens: AuthCache<ResolvedToken>;
+  clients: AuthCache<ClientRecord | null>;
+  /** Machine keys with their user, for the JWT profile grant (invalidated per user). */
+  machineKeys: AuthCache<MachineKeyRecord | null>;
+  /**
+   * Role claims at issuance, per user, scopes and audience; tagged like
+   * resolved tokens (the user and its organization), which is what grant,
+   * project and organization changes invalidate.
+   */
+  roleClaims: AuthCache<Record<string, unknown>>;
+}
+
+/**
+ * Transitional: the runtime by the handle a transport authenticates with (today the Prisma client, see
+ * authn.ts `authenticate`). Transports that hold the runtime call `authenticateBearer(rt, ...)` instead.
+ */
+const runtimes = new WeakMap<object, OAuthRuntime>();
+export function registerRuntime(handle: object, rt: OAuthRuntime): void {
+  runtimes.set(handle, rt);
+}
+export function runtimeFor(handle: object): OAuthRuntime | undefined {
+  return runtimes.get(handle);
+}

@@ -1,0 +1,35 @@
+// The one mapping from domain errors to RFC 6749 §5.2 error responses.
+import type { ServerResponse } from "node:http";
+import type { Http2ServerResponse } from "node:http2";
+import type { DomainError } from "../../domain/errors.js";
+import { OAuthErrors } from "../../domain/oauth/tokens.js";
+
+export type Res = ServerResponse | Http2ServerResponse;
+
+export const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" };
+
+export function sendJson(res: Res, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const json = JSON.stringify(body);
+  res.writeHead(status, { ...headers, "content-type": "application/json; charset=utf-8", "content-length": String(Buffer.byteLength(json)) });
+  (res as ServerResponse).end(json);
+}
+
+/** By domain error id: the OAuth `error`, the status, and (when the domain's message is not for the wire) the description. */
+const BY_ID: Record<string, { error: string; status: number; description?: string }> = {
+  [OAuthErrors.InvalidRequest]: { error: "invalid_request", status: 400 },
+  [OAuthErrors.InvalidClient]: { error: "invalid_client", status: 401 },
+  [OAuthErrors.InvalidGrant]: { error: "invalid_grant", status: 400 },
+  [OAuthErrors.UnauthorizedClient]: { error: "unauthorized_client", status: 400 },
+  [OAuthErrors.UnsupportedGrantType]: { error: "unsupported_grant_type", status: 400 },
+  "Errors.Input.Text": { error: "invalid_request", status: 400, description: "parameters must not contain U+0000" },
+};
+
+/** Answers `err` as an OAuth error; false when it has no OAuth meaning (an internal error). */
+export function sendOAuthError(res: Res, err: DomainError): boolean {
+  const m = BY_ID[err.id];
+  if (!m) return false;
+  // RFC 6749 §5.2: invalid_client is a 401 with a challenge for the client authentication scheme.
+  const challenge: Record<string, string> = m.status === 401 ? { "www-authenticate": 'Basic realm="svc"' } : {};
+  sendJson(res, m.status, { error: m.error, error_description: m.description ?? err.message }, { ...NO_STORE, ...challenge });
+  return true;
+}

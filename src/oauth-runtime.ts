@@ -1,0 +1,93 @@
+// Composition of the OAuth token runtime: the signing keys over the store,
+// the caches in front of the store and their invalidation (in this process
+// and, through PostgreSQL LISTEN, from other replicas), and the housekeeping
+// timer. Called by the composition root; the runtime is then handed to the
+// OAuth adapter and to whatever authenticates bearer tokens.
+import type { Logger } from "pino";
+import type { Config } from "./config.js";
+import { embeddedMasterKey } from "./crypto/secretbox.js";
+import { SigningKeys } from "./crypto/signing-keys.js";
+import type { Clock } from "./domain/context.js";
+import { type OAuthRuntime, purgeExpiredTokens, registerRuntime } from "./domain/oauth/tokens.js";
+import { type AuthTarget, listenForInvalidations, onAuthInvalidation, TaggedCache } from "./store/auth-cache.js";
+import type { Database } from "./store/db.js";
+import { createStore, type Store } from "./store/index.js";
+
+export interface OAuthRuntimeDeps {
+  config: Config;
+  db: Database;
+  /** The Store the transports use (defaults to one over db.prisma); authenticate(store, ...) finds the runtime by it too. */
+  store?: Store;
+  instanceId: string;
+  clock: Clock;
+  log: Logger;
+}
+
+async function masterKeyOf(config: Config, log: Logger): Promise<Buffer> {
+  if (config.masterKey) return config.masterKey;
+  const mk = await embeddedMasterKey(config.dataDir);
+  if (mk.generated)
+    log.warn({ file: mk.file }, "SVC_MASTER_KEY is not set: generated a master key for the embedded database; back it up with the data directory");
+  return mk.key;
+}
+
+export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{ runtime: OAuthRuntime; close(): Promise<void> }> {
+  const { config, db, log, clock } = deps;
+  const store = deps.store ?? createStore(db.prisma);
+  const keys = new SigningKeys({
+    store,
+    instanceId: deps.instanceId,
+    masterKey: await masterKeyOf(config, log),
+    rotationSeconds: config.signingKeyRotationSeconds,
+    overlapSeconds: config.signingKeyOverlapSeconds,
+    clock,
+    log,
+  });
+  const caches = { tokens: new TaggedCache(), clients: new TaggedCache(), machineKeys: new TaggedCache(), roleClaims: new TaggedCache() };
+  const all = Object.values(caches) as TaggedCache<unknown>[];
+  const rt: OAuthRuntime = {
+    store,
+    instanceId: deps.instanceId,
+    issuer: config.externalUrl,
+    keys,
+    clock,
+    log,
+    lifetimes: { clientCredentials: config.accessTokenLifetimeClientCredentials, jwtProfile: config.accessTokenLifetimeJwtProfile },
+    ...(caches as Pick<OAuthRuntime, keyof typeof caches>),
+  };
+  const onTarget = (t: AuthTarget) => {
+    if ("keys" in t || "all" in t) keys.invalidate();
+    for (const c of all) c.invalidate(t);
+  };
+  const unsubscribe = onAuthInvalidation(onTarget);
+  let listener: { ready: Promise<void>; close(): Promise<void> } | undefined;
+  if (db.kind === "postgres" && config.databaseUrl) {
+    listener = listenForInvalidations(config.databaseUrl, log, onTarget, (up) => {
+      for (const c of all) {
+        c.enabled = up;
+        if (!up) c.clear();
+      }
+    });
+    await listener.ready;
+  }
+  await keys.active();
+  // Transitional: authenticate(db.prisma | store, ...) finds the runtime by either (see domain/oauth/authn.ts).
+  registerRuntime(db.prisma, rt);
+  registerRuntime(store, rt);
+  // Housekeeping: re-read the key set now and then (keys past their verifyUntil leave the JWKS; a
+  // rotation due by schedule happens on the next signature), and purge token rows and used-assertion
+  // markers an hour after they expired. Every replica may do it; the work is idempotent.
+  const housekeeping = setInterval(() => {
+    keys.invalidate();
+    purgeExpiredTokens(rt).catch((err: unknown) => log.warn({ err }, "could not purge expired OAuth tokens"));
+  }, 60_000);
+  housekeeping.unref();
+  return {
+    runtime: rt,
+    async close() {
+      clearInterval(housekeeping);
+      unsubscribe();
+      await listener?.close();
+    },
+  };
+}
