@@ -31,10 +31,13 @@ import { settingsService } from "./api/settings.js";
 import { userService } from "./api/users.js";
 import type { Config } from "./config.js";
 import type { Clock } from "./domain/context.js";
+import { authenticateBearer } from "./domain/oauth/authn.js";
+import type { OAuthRuntime } from "./domain/oauth/runtime.js";
 import { bootstrapInstance } from "./domain/orgs/bootstrap.js";
-import { createOAuth, isOAuthPath } from "./http/oauth/index.js";
+import { isOAuthPath, oauthHandler } from "./http/oauth/index.js";
 import { createScimHandler, isScimPath } from "./http/scim/router.js";
 import { createRestTranscoder } from "./http/transcoder.js";
+import { createOAuthRuntime } from "./oauth-runtime.js";
 import { type Database, openDatabase } from "./store/db.js";
 import { createStore, type Store } from "./store/index.js";
 import { applyMigrations, migrationsApplied } from "./store/migrate.js";
@@ -46,6 +49,8 @@ export type NodeHandler = (req: NodeRequest, res: NodeResponse) => void;
 
 export interface App {
   readonly db: Database;
+  /** The token runtime (signing keys, caches) that issues and resolves bearer tokens. */
+  readonly tokens: OAuthRuntime;
   readonly instanceId: string;
   /** Answers one request, over HTTP/1.1 or HTTP/2. */
   readonly dispatch: NodeHandler;
@@ -90,14 +95,15 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
       return false;
     }
   };
-  let oauth: Awaited<ReturnType<typeof createOAuth>>;
+  let oauth: Awaited<ReturnType<typeof createOAuthRuntime>>;
   try {
-    oauth = await createOAuth({ config, db, instanceId, clock, log });
+    oauth = await createOAuthRuntime({ config, db, store, instanceId, clock, log });
   } catch (err) {
     await db.close().catch(() => {});
     throw err;
   }
-  const deps: ApiDeps = { store, db: db.prisma, instanceId, clock, log };
+  const tokens = oauth.runtime;
+  const deps: ApiDeps = { store, authenticate: (authorization, now) => authenticateBearer(tokens, authorization, now), instanceId, clock, log };
   const shutdown = new AbortController();
   // connect-node links every in-flight call to this signal and unlinks it when the call ends: the listener count is the
   // number of calls in flight, not a leak, and Node's warning at 11 would fire under any real load.
@@ -111,13 +117,14 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
   const scim = createScimHandler({ ...deps, externalUrl: config.externalUrlConfigured ? config.externalUrl : undefined });
   const dispatch = dispatcher(log, [
     servesPaths(isScimPath, scim),
-    servesPaths(isOAuthPath, oauth.handler),
+    servesPaths(isOAuthPath, oauthHandler(tokens)),
     rest,
     probes(ready),
     servesPaths(() => true, connect.handler),
   ]);
   return {
     db,
+    tokens,
     instanceId,
     dispatch,
     beginShutdown() {

@@ -8,16 +8,16 @@ import type { Config } from "./config.js";
 import { embeddedMasterKey } from "./crypto/secretbox.js";
 import { SigningKeys } from "./crypto/signing-keys.js";
 import type { Clock } from "./domain/context.js";
-import { type OAuthRuntime, purgeExpiredTokens, registerRuntime } from "./domain/oauth/tokens.js";
+import { type OAuthRuntime, purgeExpiredTokens } from "./domain/oauth/tokens.js";
 import { type AuthTarget, listenForInvalidations, onAuthInvalidation, TaggedCache } from "./store/auth-cache.js";
 import type { Database } from "./store/db.js";
-import { createStore, type Store } from "./store/index.js";
+import type { Store } from "./store/index.js";
 
 export interface OAuthRuntimeDeps {
   config: Config;
   db: Database;
-  /** The Store the transports use (defaults to one over db.prisma); authenticate(store, ...) finds the runtime by it too. */
-  store?: Store;
+  /** The Store the transports use. */
+  store: Store;
   instanceId: string;
   clock: Clock;
   log: Logger;
@@ -33,7 +33,7 @@ async function masterKeyOf(config: Config, log: Logger): Promise<Buffer> {
 
 export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{ runtime: OAuthRuntime; close(): Promise<void> }> {
   const { config, db, log, clock } = deps;
-  const store = deps.store ?? createStore(db.prisma);
+  const { store } = deps;
   const keys = new SigningKeys({
     store,
     instanceId: deps.instanceId,
@@ -71,9 +71,6 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{ runt
     await listener.ready;
   }
   await keys.active();
-  // Transitional: authenticate(db.prisma | store, ...) finds the runtime by either (see domain/oauth/authn.ts).
-  registerRuntime(db.prisma, rt);
-  registerRuntime(store, rt);
   // Housekeeping: re-read the key set now and then (keys past their verifyUntil leave the JWKS; a
   // rotation due by schedule happens on the next signature), and purge token rows and used-assertion
   // markers an hour after they expired. Every replica may do it; the work is idempotent.

@@ -18,6 +18,8 @@ export interface Server {
   readonly port: number;
   readonly instanceId: string;
   readonly db: Database;
+  /** The token runtime (issuer, signing keys, caches): tests read what tokens must verify against. */
+  readonly tokens: App["tokens"];
   readonly log: Logger;
   /** Graceful: stop accepting, let in-flight requests finish (up to the grace period), close the database. */
   close(): Promise<void>;
@@ -79,7 +81,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     closing ??= closeGracefully(app, h1, draining, config.shutdownGraceMs, log);
     return closing;
   };
-  return { url, port, instanceId: app.instanceId, db: app.db, log, close };
+  return { url, port, instanceId: app.instanceId, db: app.db, tokens: app.tokens, log, close };
 }
 
 /** Stops accepting, lets in-flight requests finish within the grace period, cuts off the rest, then closes the app. */

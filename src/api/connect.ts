@@ -12,12 +12,13 @@ import { type AuthOption, auth_option } from "../../gen/svc/options/v2/auth_pb.j
 import { type Permission, readableOrgs } from "../domain/access/permissions.js";
 import type { Clock, Ctx } from "../domain/context.js";
 import { asDomainError, type ErrorKind, permissionDenied } from "../domain/errors.js";
-import { authenticate } from "../domain/oauth/authn.js";
+
+/** Who is calling, from the Authorization header: the composition root binds it to the token runtime. */
+export type Authenticator = (authorization: string | null, now: Date) => Promise<Ctx["principal"]>;
 
 export interface ApiDeps {
   store: Ctx["store"];
-  /** Transitional: until authentication reads through the store. */
-  db: Ctx["db"];
+  authenticate: Authenticator;
   instanceId: string;
   clock: Clock;
   log: Logger;
@@ -85,19 +86,13 @@ export function toConnectError(thrown: unknown, requestId: string, log: Logger):
   ]);
 }
 
-/** Who is calling, from the Authorization header (a seam for unit tests of the interceptor). */
-export type Authenticator = (authorization: string | null, now: Date) => Promise<Ctx["principal"]>;
-
-export function authInterceptor(
-  deps: ApiDeps,
-  authenticateCaller: Authenticator = (authorization, now) => authenticate(deps.db, deps.instanceId, authorization, now),
-): Interceptor {
+export function authInterceptor(deps: ApiDeps): Interceptor {
   return (next) => async (req) => {
     const requestId = req.header.get("x-request-id") || randomUUID();
     try {
       if (!PUBLIC_SERVICES.has(req.service.typeName)) {
-        const principal = await authenticateCaller(req.header.get("authorization"), deps.clock());
-        const ctx: Ctx = { store: deps.store, db: deps.db, instanceId: deps.instanceId, principal, clock: deps.clock, log: deps.log, requestId };
+        const principal = await deps.authenticate(req.header.get("authorization"), deps.clock());
+        const ctx: Ctx = { store: deps.store, instanceId: deps.instanceId, principal, clock: deps.clock, log: deps.log, requestId };
         checkDeclaredPermission(ctx, req.method);
         req.contextValues.set(ctxKey, ctx);
       }

@@ -21,14 +21,9 @@ export type Clock = () => Date;
 export interface Ctx {
   /** Repositories and the transaction runner. */
   store: Store;
-  /** Transitional: the store's Prisma client, until every domain module speaks through repositories. */
-  db: Store["db"] & import("../store/db.js").PrismaClient;
   instanceId: string;
   principal: Principal;
   clock: Clock;
   log: Logger;
   requestId: string;
 }
-
-/** Transitional: a Prisma transaction client, until every domain module speaks through repositories. */
-export type Tx = Parameters<Parameters<import("../store/db.js").PrismaClient["$transaction"]>[0]>[0];

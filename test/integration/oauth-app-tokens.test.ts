@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createRemoteJWKSet, decodeJwt, jwtVerify, SignJWT } from "jose";
 import * as oidc from "openid-client";
 import { sha256 } from "../../src/crypto/tokens.js";
-import { type OAuthRuntime, resolveToken, runtimeFor } from "../../src/domain/oauth/tokens.js";
+import { resolveToken } from "../../src/domain/oauth/tokens.js";
 import { ok as orgOk } from "../support/orgs.js";
 import { call, ok, project } from "../support/projects.js";
 import { rest, startTestServer, type TestServer } from "../support/server.js";
@@ -103,7 +103,7 @@ async function discover(clientId: string, metadata: Partial<oidc.ClientMetadata>
 beforeAll(async () => {
   t = await startTestServer();
   orgId = await defaultOrgId(t);
-  issuer = runtimeFor(t.server.db.prisma)?.issuer as string;
+  issuer = t.server.tokens.issuer as string;
   expect(issuer).toBeDefined();
 }, 60_000);
 afterAll(async () => {
@@ -318,7 +318,7 @@ describe("an app's token stops working with the app", () => {
     return { projectId, app, rs, tok };
   }
   /** What the server's own token resolution (the same runtime and caches) says. */
-  const alive = async (token: string) => (await resolveToken(runtimeFor(t.server.db.prisma) as OAuthRuntime, token, new Date())) !== undefined;
+  const alive = async (token: string) => (await resolveToken(t.server.tokens, token, new Date())) !== undefined;
 
   it("DeactivateApplication ends it at once (opaque and JWT); ReactivateApplication brings it back", async () => {
     for (const type of ["ACCESS_TOKEN_TYPE_BEARER", "ACCESS_TOKEN_TYPE_JWT"]) {

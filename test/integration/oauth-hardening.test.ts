@@ -4,7 +4,6 @@
 import { createPrivateKey, sign } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { decodeJwt, SignJWT } from "jose";
-import { runtimeFor } from "../../src/domain/oauth/tokens.js";
 import { ok, project } from "../support/projects.js";
 import { rest, startTestServer, type TestServer } from "../support/server.js";
 import { addMachineKeyFile, addMachineSecret, createMachine, createOrg, defaultOrgId, json, type KeyFile } from "../support/users.js";
@@ -73,7 +72,7 @@ function rawRs256(pem: string, header: object, claims: object): string {
 beforeAll(async () => {
   t = await startTestServer();
   orgId = await defaultOrgId(t);
-  issuer = runtimeFor(t.server.db.prisma)?.issuer as string;
+  issuer = t.server.tokens.issuer as string;
   expect(issuer).toBeDefined();
 }, 60_000);
 afterAll(async () => {

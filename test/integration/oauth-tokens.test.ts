@@ -10,7 +10,6 @@ import { createRemoteJWKSet, decodeJwt, importPKCS8, jwtVerify, SignJWT } from "
 import * as oidc from "openid-client";
 import { sha256 } from "../../src/crypto/tokens.js";
 import { newId } from "../../src/domain/ids.js";
-import { runtimeFor } from "../../src/domain/oauth/tokens.js";
 import { ok } from "../support/projects.js";
 import { rest, startTestServer, type TestServer } from "../support/server.js";
 import { addMachineKeyFile, addMachineSecret, createMachine, createOrg, defaultOrgId, json, type KeyFile } from "../support/users.js";
@@ -53,7 +52,7 @@ describe("discovery and JWKS", () => {
       const res = await fetch(t.url + p);
       expect(res.status).toBe(200);
       const doc = await json<Record<string, unknown>>(res);
-      expect(doc.issuer).toBe(runtimeFor(t.server.db.prisma)?.issuer);
+      expect(doc.issuer).toBe(t.server.tokens.issuer);
       expect(doc.grant_types_supported).toEqual(["client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"]);
       // Nothing is advertised that is not served: no authorization endpoint, so no response type (not even "token").
       expect(doc.response_types_supported).toEqual([]);
@@ -76,7 +75,7 @@ describe("client credentials (openid-client)", () => {
     userId = await createMachine(t, orgId, "cc-robot");
     secret = await addSecret(userId);
     // The issuer is the external URL (http://localhost:<port>): discover from the server's own URL.
-    const issuer = runtimeFor(t.server.db.prisma)?.issuer as string;
+    const issuer = t.server.tokens.issuer as string;
     expect(issuer).toBeDefined();
   });
 
@@ -157,7 +156,7 @@ function hasPythonJwt(): boolean {
  * port is chosen at start): requests to the issuer's origin are sent to the test server instead.
  */
 async function discover(clientId: string, metadata: string | Partial<oidc.ClientMetadata>, auth?: oidc.ClientAuth): Promise<oidc.Configuration> {
-  const issuer = runtimeFor(t.server.db.prisma)?.issuer as string;
+  const issuer = t.server.tokens.issuer as string;
   const redirect: oidc.CustomFetch = (url, options) => fetch(url.replace(issuer, t.url), options as RequestInit);
   const config = await oidc.discovery(new URL(issuer), clientId, metadata, auth, { execute: [oidc.allowInsecureRequests], [oidc.customFetch]: redirect });
   config[oidc.customFetch] = redirect;
@@ -180,7 +179,7 @@ describe("JWT profile grant", () => {
   });
   const grant = (a: string, scope = "openid urn:svc:iam:org:project:id:svc:aud") =>
     form("/oauth/v2/token", { grant_type: "urn:ietf:params:oauth:grant-type:jwt-bearer", assertion: a, scope });
-  const issuer = () => runtimeFor(t.server.db.prisma)?.issuer as string;
+  const issuer = () => t.server.tokens.issuer as string;
 
   it("issues a token for a jose-built assertion, once", async () => {
     const a = await assertion(kf, { aud: issuer() });
@@ -422,7 +421,7 @@ describe("tenancy, role claims and key rotation", () => {
         await form("/oauth/v2/token", { grant_type: "client_credentials", scope: "urn:svc:iam:org:project:id:svc:aud" }, basic("rotate-robot", s)),
       );
     const before = await get();
-    const rt = runtimeFor(t.server.db.prisma);
+    const rt = t.server.tokens;
     expect(await rt?.keys.rotate(true)).toBe(true);
     const after = await get();
     const kidOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split(".")[0] as string, "base64url").toString()).kid;

@@ -54,12 +54,12 @@ function principal(roles: { instance?: string[]; org?: Record<string, string[]> 
 
 /** The interceptor, authenticating every call as `caller` (or none). */
 function interceptorFor(caller: Principal | undefined) {
-  const deps = { instanceId: "i1", clock: () => new Date(), log: pino({ level: "silent" }) } as unknown as ApiDeps;
   const authenticate: Authenticator = async () => {
     if (!caller) throw unauthenticated("Errors.Token.Missing", "no token");
     return caller;
   };
-  return authInterceptor(deps, authenticate);
+  const deps = { instanceId: "i1", authenticate, clock: () => new Date(), log: pino({ level: "silent" }) } as unknown as ApiDeps;
+  return authInterceptor(deps);
 }
 
 /** Clients of an in-memory router whose handlers answer empty: an error can only come from the interceptor. */

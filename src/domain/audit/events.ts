@@ -1,5 +1,5 @@
-import { Store } from "../../store/index.js";
-import type { Ctx, Tx } from "../context.js";
+import type { Store } from "../../store/index.js";
+import type { Ctx } from "../context.js";
 import { newId } from "../ids.js";
 
 export interface EventInput {
@@ -26,8 +26,7 @@ export function eventRow(ctx: Pick<Ctx, "instanceId" | "clock"> & { principal: {
   };
 }
 
-/** Writes an audit event inside the transaction of the change it records (`tx` a transaction's Store). */
-export async function recordEvent(ctx: Ctx, tx: Store | Tx, e: EventInput): Promise<void> {
-  const store = tx instanceof Store ? tx : new Store(tx as never, tx, true);
-  await store.events.append(eventRow(ctx, e));
+/** Writes an audit event inside the transaction of the change it records (`tx` the transaction's Store). */
+export async function recordEvent(ctx: Ctx, tx: Store, e: EventInput): Promise<void> {
+  await tx.events.append(eventRow(ctx, e));
 }

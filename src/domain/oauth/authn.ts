@@ -6,7 +6,7 @@
 import type { Principal } from "../context.js";
 import { unauthenticated } from "../errors.js";
 import { MAX_TOKEN_BYTES, resolveToken } from "./resolve.js";
-import { type OAuthRuntime, runtimeFor } from "./runtime.js";
+import type { OAuthRuntime } from "./runtime.js";
 
 export const MISSING_TOKEN = "Errors.Token.Missing";
 export const INVALID_TOKEN = "Errors.Token.Invalid";
@@ -34,18 +34,3 @@ export async function authenticateBearer(rt: OAuthRuntime, authorization: string
     throw unauthenticated(INVALID_TOKEN, "the token's audience does not include the management API (scope urn:svc:iam:org:project:id:svc:aud)");
   return t.principal;
 }
-
-/**
- * Transitional form of `authenticateBearer` for transports that do not hold the runtime yet: `handle` is what
- * createOAuth registered the runtime under (the Prisma client, or the Store given to createOAuth), or the runtime itself.
- */
-export async function authenticate(handle: object, instanceId: string, authorization: string | null | undefined, now: Date): Promise<Principal> {
-  const rt = runtimeFor(handle) ?? (isRuntime(handle) ? handle : undefined);
-  if (!rt || rt.instanceId !== instanceId) {
-    bearerToken(authorization);
-    throw new Error("no token runtime for this instance (createOAuth registers it)");
-  }
-  return authenticateBearer(rt, authorization, now);
-}
-
-const isRuntime = (x: object): x is OAuthRuntime => "tokens" in x && "keys" in x && "issuer" in x;

@@ -35,15 +35,3 @@ export interface OAuthRuntime {
    */
   roleClaims: AuthCache<Record<string, unknown>>;
 }
-
-/**
- * Transitional: the runtime by the handle a transport authenticates with (today the Prisma client, see
- * authn.ts `authenticate`). Transports that hold the runtime call `authenticateBearer(rt, ...)` instead.
- */
-const runtimes = new WeakMap<object, OAuthRuntime>();
-export function registerRuntime(handle: object, rt: OAuthRuntime): void {
-  runtimes.set(handle, rt);
-}
-export function runtimeFor(handle: object): OAuthRuntime | undefined {
-  return runtimes.get(handle);
-}

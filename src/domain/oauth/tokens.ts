@@ -13,5 +13,5 @@ export { introspect, userinfo } from "./introspection.js";
 export { issueTokens, type TokenResponse } from "./issue.js";
 export { type AppToken, type ResolvedToken, resolveToken, type UserInfoSource, type UserToken } from "./resolve.js";
 export { purgeExpiredTokens, revoke } from "./revocation.js";
-export { type AuthCache, type OAuthRuntime, registerRuntime, runtimeFor } from "./runtime.js";
+export type { AuthCache, OAuthRuntime } from "./runtime.js";
 export { type GrantedScopes, grantAppScopes, grantScopes, MANAGEMENT_AUDIENCE, SCOPE_MANAGEMENT, SCOPE_METADATA } from "./scopes.js";

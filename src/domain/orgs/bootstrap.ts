@@ -81,12 +81,12 @@ function firstStartCtx(store: Store, instanceId: string, log: Logger, now: Date)
     orgRoles: new Map(),
     credentialId: "",
   };
-  return { store, db: store.db as Ctx["db"], instanceId, principal, clock: () => now, log, requestId: "bootstrap" };
+  return { store, instanceId, principal, clock: () => now, log, requestId: "bootstrap" };
 }
 
 /** TRANSITIONAL: the context of an operation that reads through ctx inside the bootstrap transaction. */
 function within(ctx: Ctx, tx: Store): Ctx {
-  return { ...ctx, store: tx, db: tx.db as Ctx["db"] };
+  return { ...ctx, store: tx };
 }
 
 interface Plan {

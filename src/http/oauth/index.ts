@@ -7,21 +7,11 @@
 // cost as much CPU as a cached userinfo answer.
 import { asDomainError } from "../../domain/errors.js";
 import type { OAuthRuntime } from "../../domain/oauth/tokens.js";
-import { createOAuthRuntime, type OAuthRuntimeDeps } from "../../oauth-runtime.js";
 import { discovery, type Handler, introspection, jwks, revocation, token, userinfoEndpoint } from "./endpoints.js";
 import { NO_STORE, type Res, sendJson, sendOAuthError } from "./errors.js";
 import type { Req } from "./form.js";
 
-/** config, db, instanceId, clock, log, and optionally the Store the transports use (the runtime then reads through it). */
-export type OAuthDeps = OAuthRuntimeDeps;
-
 export type OAuthHandler = (req: Req, res: Res) => Promise<void>;
-
-/** The token runtime and the endpoints' handler over it (the runtime also serves bearer authentication). */
-export async function createOAuth(deps: OAuthDeps): Promise<{ handler: OAuthHandler; runtime: OAuthRuntime; close(): Promise<void> }> {
-  const { runtime, close } = await createOAuthRuntime(deps);
-  return { handler: oauthHandler(runtime), runtime, close };
-}
 
 /** The endpoints by lower-cased path; Express-era routing kept: case-insensitive, one trailing slash ignored. */
 const OAUTH_PATHS = new Set([

@@ -11,16 +11,14 @@
 import { parse as parseQuery } from "node:querystring";
 import type { Logger } from "pino";
 import type { Clock, Ctx } from "../../domain/context.js";
-import { authenticate } from "../../domain/oauth/authn.js";
-import type { PrismaClient } from "../../store/db.js";
-import type { Store } from "../../store/index.js";
 import { ScimError, toScimError } from "./errors.js";
 import { acceptable, type Exchange, header, type Req, type Res, requestOrigin, send } from "./exchange.js";
 import { type Handler, type Routes, scimRoutes } from "./routes.js";
 
 export interface ScimDeps {
-  store: Store;
-  db: PrismaClient;
+  store: Ctx["store"];
+  /** The bearer token's principal (bound to the token runtime by the composition root). */
+  authenticate: (authorization: string | null, now: Date) => Promise<Ctx["principal"]>;
   instanceId: string;
   clock: Clock;
   log: Logger;
@@ -36,10 +34,9 @@ const noEndpoint = () => new ScimError(404, undefined, "Errors.Scim.Endpoint.Not
 /** The call context of a request, built once: the bearer token's principal and the service's dependencies. */
 function contextOf(deps: ScimDeps) {
   return async (x: Exchange): Promise<Ctx> => {
-    const principal = await authenticate(deps.db, deps.instanceId, header(x.req, "authorization"), deps.clock());
+    const principal = await deps.authenticate(header(x.req, "authorization") ?? null, deps.clock());
     return {
       store: deps.store,
-      db: deps.db,
       instanceId: deps.instanceId,
       principal,
       clock: deps.clock,
