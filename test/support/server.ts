@@ -24,8 +24,13 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
-  const db = await freshDatabase();
+/**
+ * On PostgreSQL the database is a copy of one already migrated (the service
+ * then finds nothing to apply); `migrateAtStart` gives it an empty one to
+ * migrate itself, for the tests of the migrations.
+ */
+export async function startTestServer(env: Record<string, string> = {}, opts: { migrateAtStart?: boolean } = {}): Promise<TestServer> {
+  const db = await freshDatabase({ migrated: !opts.migrateAtStart });
   const dataDir = await mkdtemp(path.join(tmpdir(), "svc-test-"));
   let offset = 0;
   const config = loadConfig({
