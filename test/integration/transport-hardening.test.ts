@@ -83,7 +83,7 @@ let childDir: string;
 let t: TestServer;
 
 beforeAll(async () => {
-  childDb = await freshDatabase();
+  childDb = await freshDatabase({ migrated: true });
   childDir = await mkdtemp(path.join(tmpdir(), "svc-transport-"));
   child = await spawnServer({
     SVC_DATA_DIR: childDir,

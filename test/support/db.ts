@@ -61,9 +61,11 @@ function migratedTemplate(): Promise<string> {
     for (const d of migrationDirectories) hash.update(`${d.path}\0${d.migrationFile.content.tag === "ok" ? d.migrationFile.content.value : ""}\0`);
     const name = `svc_test_template_${hash.digest("hex").slice(0, 16)}`;
     await admin(async (c) => {
+      const exists = async () => ((await c.query("SELECT 1 FROM pg_database WHERE datname = $1", [name])).rowCount ?? 0) > 0;
+      // Looked up before locking: the replicas test asserts that no advisory lock is left anywhere on the server.
+      if (await exists()) return;
       await c.query("SELECT pg_advisory_lock(hashtext($1))", [name]);
-      const exists = await c.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
-      if (exists.rowCount) return;
+      if (await exists()) return;
       const building = `${name}_${randomBytes(4).toString("hex")}`;
       await c.query(`CREATE DATABASE "${building}"`);
       try {
