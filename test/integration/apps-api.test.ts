@@ -12,7 +12,7 @@ import { jwtVerify, SignJWT } from "jose";
 import { ApplicationService } from "../../gen/svc/app/v2/app_service_pb.js";
 import { generateRsaKeyPair } from "../../src/crypto/rsa.js";
 import { sha256 } from "../../src/crypto/tokens.js";
-import { call, fails, ok, type ProjectWorld, project, projectWorld, VIAS } from "../support/projects.js";
+import { call, fails, ok, type ProjectWorld, project, projectWorld, type Rpc, VIAS } from "../support/projects.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 let t: TestServer;
@@ -297,7 +297,7 @@ describe("allow/deny", () => {
         });
         const key = await ok(t, "rest", t.pat, "AddApplicationKey", { projectId, appId: app.appId });
         const target = { projectId, appId: app.appId };
-        const cases: [string, Record<string, unknown>, typeof READ | typeof WRITE][] = [
+        const cases: [Rpc, Record<string, unknown>, typeof READ | typeof WRITE][] = [
           ["CreateApplication", { projectId, name: `new ${via} ${caller}`, api: {} }, WRITE],
           ["GetApplication", target, READ],
           ["ListApplications", { projectId }, READ],

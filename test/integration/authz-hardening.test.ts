@@ -48,12 +48,9 @@ describe("organization roles cannot take over better-privileged accounts", () =>
         const asVictim = await orgCall(t, "rest", pat.body.token, "ListInstanceMembers", {});
         expect(asVictim.code).not.toBe("ok");
       }
-      for (const [method, path, body] of [
-        ["POST", `/v2/users/${target.userId}/keys`, {}],
-        ["POST", `/v2/users/${target.userId}/secret`, {}],
-      ] as const) {
-        const r = await userCall(w.userManagerA.pat, method, path, body);
-        expect({ path, status: r.status, reason: r.reason }).toEqual({ path, status: 403, reason: "Errors.User.MorePrivileged" });
+      for (const rpc of ["AddKey", "AddSecret"] as const) {
+        const r = await call(t, "rest", w.userManagerA.pat, rpc, { userId: target.userId });
+        expect({ rpc, status: r.status, reason: r.reason }).toEqual({ rpc, status: 403, reason: "Errors.User.MorePrivileged" });
       }
     }
     // Ordinary users of the organization stay the user manager's to manage.
@@ -224,16 +221,16 @@ describe("read-only and narrow roles never write outside their remit", () => {
         expect({ via, rpc, code: r.code }).toEqual({ via, rpc, code: "permission_denied" });
       }
     }
-    for (const [method, path, body] of [
-      ["POST", "/v2/users/new", { organizationId: w.orgA, username: "viewer-made", machine: { name: "x" } }],
-      ["POST", `/v2/users/${w.plainA.userId}`, { machine: { name: "renamed" } }],
-      ["POST", `/v2/users/${w.plainA.userId}/pats`, {}],
-      ["POST", `/v2/users/${w.plainA.userId}/lock`, {}],
-      ["DELETE", `/v2/users/${w.plainA.userId}`, undefined],
-      ["POST", "/v2/instance/signing-keys/rotate", {}],
+    for (const [rpc, req] of [
+      ["CreateUser", { organizationId: w.orgA, username: "viewer-made", machine: { name: "x" } }],
+      ["UpdateUser", { userId: w.plainA.userId, machine: { name: "renamed" } }],
+      ["AddPersonalAccessToken", { userId: w.plainA.userId }],
+      ["LockUser", { userId: w.plainA.userId }],
+      ["DeleteUser", { userId: w.plainA.userId }],
+      ["RotateSigningKey", {}],
     ] as const) {
-      const r = await userCall(viewer.pat, method, path, body);
-      expect({ path, status: r.status }).toEqual({ path, status: 403 });
+      const r = await call(t, "rest", viewer.pat, rpc, req);
+      expect({ rpc, status: r.status }).toEqual({ rpc, status: 403 });
     }
     expect((await userCall(viewer.pat, "POST", "/v2/events", {})).status).toBe(200);
   });
@@ -264,14 +261,14 @@ describe("read-only and narrow roles never write outside their remit", () => {
       const r = await orgCall(t, "rest", ppm.pat, rpc, req);
       expect({ rpc, code: r.code }).toEqual({ rpc, code: "permission_denied" });
     }
-    for (const [method, path, body] of [
-      ["POST", "/v2/users/new", { organizationId: w.orgA, username: "ppm-made", machine: { name: "x" } }],
-      ["POST", `/v2/users/${w.plainA.userId}/pats`, {}],
-      ["POST", `/v2/users/${w.plainA.userId}/deactivate`, {}],
-      ["POST", "/v2/events", {}],
+    for (const [rpc, req] of [
+      ["CreateUser", { organizationId: w.orgA, username: "ppm-made", machine: { name: "x" } }],
+      ["AddPersonalAccessToken", { userId: w.plainA.userId }],
+      ["DeactivateUser", { userId: w.plainA.userId }],
+      ["ListEvents", {}],
     ] as const) {
-      const r = await userCall(ppm.pat, method, path, body);
-      expect({ path, status: r.status }).toEqual({ path, status: 403 });
+      const r = await call(t, "rest", ppm.pat, rpc, req);
+      expect({ rpc, status: r.status }).toEqual({ rpc, status: 403 });
     }
   });
 });

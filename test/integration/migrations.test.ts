@@ -37,7 +37,7 @@ function charAsText(pool: pg.Pool): pg.Pool {
 
 let t: TestServer;
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startTestServer({}, { migrateAtStart: true });
 });
 afterAll(() => t.stop());
 

@@ -1,35 +1,24 @@
 // Two replicas on one PostgreSQL with the same master key and external URL:
 // each accepts the other's opaque and JWT access tokens, they publish the
 // same keys, and deactivating the user stops its tokens at once on both.
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { PG_URL } from "../support/db.js";
-import { type ChildServer, freshDatabase, rest, spawnServer, type TestDatabase } from "../support/server.js";
+import { type ChildServer, type Replicas, rest, startReplicas } from "../support/server.js";
 
 const describePg = PG_URL ? describe : describe.skip;
 const ISSUER = "https://svc.replicas.test";
 const MGMT = "urn:svc:iam:org:project:id:svc:aud";
 
 describePg("OAuth tokens across replicas on one PostgreSQL", () => {
-  let db: TestDatabase;
-  let dirs: string[];
   let replicas: ChildServer[] = [];
   let pat: string;
+  let started: Replicas | undefined;
 
   beforeAll(async () => {
-    db = await freshDatabase();
-    dirs = await Promise.all([1, 2].map(() => mkdtemp(path.join(tmpdir(), "svc-oauth-replica-"))));
-    replicas = await Promise.all(dirs.map((dir) => spawnServer({ SVC_DATA_DIR: dir, SVC_DATABASE_URL: db.url as string, SVC_EXTERNAL_URL: ISSUER })));
-    const owner = replicas.findIndex((r) => r.logs.some((l) => String(l.msg).startsWith("first start")));
-    pat = (await readFile(path.join(dirs[owner] as string, "admin.pat"), "utf8")).trim();
+    started = await startReplicas(2, { SVC_EXTERNAL_URL: ISSUER });
+    ({ servers: replicas, pat } = started);
   }, 120_000);
-  afterAll(async () => {
-    await Promise.all(replicas.map((r) => r.stop()));
-    await db.drop();
-    await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
-  });
+  afterAll(() => started?.stop());
 
   const [a, b] = [0, 1];
   const url = (i: number) => (replicas[i] as ChildServer).url;

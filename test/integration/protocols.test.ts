@@ -9,6 +9,7 @@ import { InstanceService } from "../../gen/svc/instance/v2/instance_service_pb.j
 import { OrganizationService } from "../../gen/svc/org/v2/org_service_pb.js";
 import { UserService } from "../../gen/svc/user/v2/user_service_pb.js";
 import { bufCurl } from "../support/buf.js";
+import { type H2Answer, h2Request as h2Send } from "../support/http2.js";
 import { rest, startTestServer, type TestServer } from "../support/server.js";
 
 let t: TestServer;
@@ -27,26 +28,14 @@ beforeAll(async () => {
 });
 afterAll(() => t.stop());
 
-async function h2Request(
+function h2Request(
   session: http2.ClientHttp2Session,
   method: string,
   path: string,
   body?: string,
   headers: Record<string, string> = auth(),
-): Promise<{ status: number; headers: http2.IncomingHttpHeaders; body: string }> {
-  const req = session.request({ ":method": method, ":path": path, ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) });
-  const chunks: Buffer[] = [];
-  const response = new Promise<{ status: number; headers: http2.IncomingHttpHeaders; body: string }>((resolve, reject) => {
-    let head: http2.IncomingHttpHeaders = {};
-    req.on("response", (h) => {
-      head = h;
-    });
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve({ status: Number(head[":status"]), headers: head, body: Buffer.concat(chunks).toString("utf8") }));
-    req.on("error", reject);
-  });
-  req.end(body);
-  return response;
+): Promise<H2Answer> {
+  return h2Send(session, { ":method": method, ":path": path, ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) }, body);
 }
 
 const sortedIds = (users: { userId: string }[]) => users.map((u) => u.userId).sort();

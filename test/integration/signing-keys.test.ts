@@ -3,9 +3,6 @@
 // before the rotation still verifies against the JWKS and is still accepted
 // as bearer; new tokens carry the new kid), the audit event, and on
 // PostgreSQL a second replica that signs with the new key at once.
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { Code, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
@@ -14,7 +11,7 @@ import { SigningKeyState } from "../../gen/svc/instance/v2/instance_pb.js";
 import { InstanceService } from "../../gen/svc/instance/v2/instance_service_pb.js";
 import { PG_URL } from "../support/db.js";
 import { addMember, defaultOrgId, type Machine, machine } from "../support/orgs.js";
-import { type ChildServer, freshDatabase, rest, spawnServer, startTestServer, type TestDatabase, type TestServer } from "../support/server.js";
+import { type ChildServer, type Replicas, rest, startReplicas, startTestServer, type TestServer } from "../support/server.js";
 import { auth, rpcError } from "../support/users.js";
 
 const MGMT = "urn:svc:iam:org:project:id:svc:aud";
@@ -196,25 +193,15 @@ describe("ListSigningKeys and RotateSigningKey", () => {
 const describePg = PG_URL ? describe : describe.skip;
 
 describePg("rotation across replicas on one PostgreSQL", () => {
-  let db: TestDatabase;
-  let dirs: string[];
   let replicas: ChildServer[] = [];
   let pat: string;
+  let started: Replicas | undefined;
 
   beforeAll(async () => {
-    db = await freshDatabase();
-    dirs = await Promise.all([1, 2].map(() => mkdtemp(path.join(tmpdir(), "svc-keys-replica-"))));
-    replicas = await Promise.all(
-      dirs.map((dir) => spawnServer({ SVC_DATA_DIR: dir, SVC_DATABASE_URL: db.url as string, SVC_EXTERNAL_URL: "https://svc.keys.test" })),
-    );
-    const owner = replicas.findIndex((r) => r.logs.some((l) => String(l.msg).startsWith("first start")));
-    pat = (await readFile(path.join(dirs[owner] as string, "admin.pat"), "utf8")).trim();
+    started = await startReplicas(2, { SVC_EXTERNAL_URL: "https://svc.keys.test" });
+    ({ servers: replicas, pat } = started);
   }, 120_000);
-  afterAll(async () => {
-    await Promise.all(replicas.map((r) => r.stop()));
-    await db?.drop();
-    await Promise.all((dirs ?? []).map((d) => rm(d, { recursive: true, force: true })));
-  });
+  afterAll(() => started?.stop());
 
   it("a rotation through one replica is used by the other for its next token", async () => {
     const [a, b] = replicas.map((r) => r.url) as [string, string];

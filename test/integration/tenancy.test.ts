@@ -2,8 +2,9 @@
 // and changes nothing of organization A, over REST and gRPC alike.
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { type JsonObject, type Rpc, restFetch } from "../support/rest.js";
 import { rest, startTestServer, type TestServer } from "../support/server.js";
-import { addPat, auth, caller, createHuman, createMachine, createOrg, defaultOrgId, grpcClient, json, rpcError } from "../support/users.js";
+import { auth, caller, createHuman, createMachine, createOrg, defaultOrgId, grpcClient, json, newPat, rpcError } from "../support/users.js";
 
 let t: TestServer;
 let orgA: string;
@@ -18,8 +19,7 @@ beforeAll(async () => {
   orgA = await defaultOrgId(t);
   orgB = await createOrg(t, "Tenant B");
   userA = await createMachine(t, orgA, "robot-a");
-  await addPat(t, userA);
-  patIdA = (await t.server.db.prisma.personalAccessToken.findFirstOrThrow({ where: { userId: userA } })).id;
+  patIdA = (await newPat(t, userA)).tokenId;
   await rest(t.url, t.pat, "POST", `/v2/users/${userA}/metadata`, { metadata: [{ key: "k", value: "dg==" }] });
   ownerB = await caller(t, orgB, "owner-b", ["ORG_OWNER"]);
   userB = await createHuman(t, orgB, "person-b");
@@ -43,30 +43,30 @@ describe("the owner of organization B", () => {
   });
 
   it("gets NotFound for A's user, its tokens, keys, metadata and secret", async () => {
-    const calls: [string, string, unknown?][] = [
-      ["GET", `/v2/users/${userA}`],
-      ["POST", `/v2/users/${userA}`, { username: "stolen" }],
-      ["DELETE", `/v2/users/${userA}`],
-      ["POST", `/v2/users/${userA}/deactivate`, {}],
-      ["POST", `/v2/users/${userA}/lock`, {}],
-      ["POST", `/v2/users/${userA}/pats`, {}],
-      ["DELETE", `/v2/users/${userA}/pats/${patIdA}`],
-      ["POST", "/v2/users/pats/search", { userId: userA }],
-      ["POST", `/v2/users/${userA}/keys`, {}],
-      ["POST", "/v2/users/keys/search", { userId: userA }],
-      ["POST", `/v2/users/${userA}/secret`, {}],
-      ["POST", `/v2/users/${userA}/metadata`, { metadata: [{ key: "x", value: "eA==" }] }],
-      ["POST", `/v2/users/${userA}/metadata/search`, {}],
-      ["POST", "/v2/users/new", { organizationId: orgA, username: "planted", machine: { name: "p" } }],
-      ["GET", `/v2/organizations/${orgA}`],
-      ["POST", `/v2/organizations/${orgA}`, { name: "Renamed" }],
-      ["POST", `/v2/organizations/${orgA}/members/search`, {}],
-      ["POST", `/v2/organizations/${orgA}/metadata/search`, {}],
-      ["GET", `/v2/settings/lockout?organizationId=${orgA}`],
+    const calls: [Rpc, JsonObject][] = [
+      ["GetUserByID", { userId: userA }],
+      ["UpdateUser", { userId: userA, username: "stolen" }],
+      ["DeleteUser", { userId: userA }],
+      ["DeactivateUser", { userId: userA }],
+      ["LockUser", { userId: userA }],
+      ["AddPersonalAccessToken", { userId: userA }],
+      ["RemovePersonalAccessToken", { userId: userA, tokenId: patIdA }],
+      ["ListPersonalAccessTokens", { userId: userA }],
+      ["AddKey", { userId: userA }],
+      ["ListKeys", { userId: userA }],
+      ["AddSecret", { userId: userA }],
+      ["SetUserMetadata", { userId: userA, metadata: [{ key: "x", value: "eA==" }] }],
+      ["ListUserMetadata", { userId: userA }],
+      ["CreateUser", { organizationId: orgA, username: "planted", machine: { name: "p" } }],
+      ["GetOrganizationByID", { organizationId: orgA }],
+      ["UpdateOrganization", { organizationId: orgA, name: "Renamed" }],
+      ["ListOrganizationMembers", { organizationId: orgA }],
+      ["ListOrganizationMetadata", { organizationId: orgA }],
+      ["GetLockoutSettings", { organizationId: orgA }],
     ];
-    for (const [method, path, body] of calls) {
-      const res = await rest(t.url, ownerB.pat, method, path, body);
-      expect([method, path, res.status]).toEqual([method, path, 404]);
+    for (const [rpc, req] of calls) {
+      const res = await restFetch(t.url, ownerB.pat, rpc, req);
+      expect([rpc, res.status]).toEqual([rpc, 404]);
     }
     // Nothing changed in A.
     const a = await t.server.db.prisma.user.findUniqueOrThrow({ where: { id: userA } });

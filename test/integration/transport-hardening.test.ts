@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { type H2Answer, h2Request } from "../support/http2.js";
 import { type ChildServer, freshDatabase, spawnServer, startTestServer, type TestDatabase, type TestServer } from "../support/server.js";
 
 const SNIFF_TIMEOUT_MS = 1000;
@@ -59,27 +60,6 @@ async function raw(port: number, parts: (string | Buffer)[], opts: { gapMs?: num
   return { text: Buffer.concat(chunks).toString("latin1"), closed, ms: (closed ? closedAt : Date.now()) - started };
 }
 
-interface H2Answer {
-  status: number;
-  headers: http2.IncomingHttpHeaders;
-  body: string;
-}
-
-function h2Request(session: http2.ClientHttp2Session, headers: http2.OutgoingHttpHeaders, body?: string | Buffer): Promise<H2Answer> {
-  const req = session.request(headers);
-  const chunks: Buffer[] = [];
-  return new Promise<H2Answer>((resolve, reject) => {
-    let head: http2.IncomingHttpHeaders = {};
-    req.on("response", (h) => {
-      head = h;
-    });
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve({ status: Number(head[":status"]), headers: head, body: Buffer.concat(chunks).toString("utf8") }));
-    req.on("error", reject);
-    req.end(body);
-  });
-}
-
 /** Whether the server still answers a plain HTTP/1.1 probe. */
 async function alive(url: string): Promise<boolean> {
   try {
@@ -103,7 +83,7 @@ let childDir: string;
 let t: TestServer;
 
 beforeAll(async () => {
-  childDb = await freshDatabase();
+  childDb = await freshDatabase({ migrated: true });
   childDir = await mkdtemp(path.join(tmpdir(), "svc-transport-"));
   child = await spawnServer({
     SVC_DATA_DIR: childDir,

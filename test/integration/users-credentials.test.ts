@@ -10,28 +10,15 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { jwtVerify, SignJWT } from "jose";
 import { sha256 } from "../../src/crypto/tokens.js";
 import { rest, startTestServer, type TestServer } from "../support/server.js";
-import {
-  auth,
-  b64,
-  caller,
-  connectClient,
-  createHuman,
-  createMachine,
-  createOrg,
-  defaultOrgId,
-  grpcClient,
-  json,
-  restError,
-  rpcError,
-} from "../support/users.js";
+import { auth, b64, type Caller, connectClient, createHuman, createMachine, grpcClient, json, restError, rpcError, userCallers } from "../support/users.js";
 
 let t: TestServer;
 let orgId: string;
 let otherOrgId: string;
-let nobody: { userId: string; pat: string };
-let auditor: { userId: string; pat: string };
-let manager: { userId: string; pat: string };
-let foreignManager: { userId: string; pat: string };
+let nobody: Caller;
+let auditor: Caller;
+let manager: Caller;
+let foreignManager: Caller;
 
 interface KeyFile {
   type: string;
@@ -58,12 +45,7 @@ async function listKeys(body: Record<string, unknown>, token = t.pat): Promise<K
 
 beforeAll(async () => {
   t = await startTestServer();
-  orgId = await defaultOrgId(t);
-  otherOrgId = await createOrg(t, "Other");
-  nobody = await caller(t, orgId, "nobody");
-  auditor = await caller(t, orgId, "auditor", ["ORG_AUDITOR"]);
-  manager = await caller(t, orgId, "manager", ["ORG_USER_MANAGER"]);
-  foreignManager = await caller(t, otherOrgId, "foreign-manager", ["ORG_USER_MANAGER"]);
+  ({ orgId, otherOrgId, nobody, auditor, manager, foreignManager } = await userCallers(t));
 });
 afterAll(() => t.stop());
 

@@ -5,14 +5,14 @@ import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { TextQueryMethod } from "../../gen/svc/object/v2/object_pb.js";
 import { rest, startTestServer, type TestServer } from "../support/server.js";
-import { auth, b64, caller, connectClient, createHuman, createOrg, defaultOrgId, grpcClient, json, restError, rpcError } from "../support/users.js";
+import { auth, b64, type Caller, connectClient, createHuman, grpcClient, json, restError, rpcError, userCallers } from "../support/users.js";
 
 let t: TestServer;
 let orgId: string;
-let nobody: { userId: string; pat: string };
-let auditor: { userId: string; pat: string };
-let manager: { userId: string; pat: string };
-let foreignManager: { userId: string; pat: string };
+let nobody: Caller;
+let auditor: Caller;
+let manager: Caller;
+let foreignManager: Caller;
 
 interface ListBody {
   details: { totalResult: string };
@@ -29,12 +29,7 @@ const entries = (body: ListBody) => (body.result ?? []).map((m) => [m.key, Buffe
 
 beforeAll(async () => {
   t = await startTestServer();
-  orgId = await defaultOrgId(t);
-  const otherOrgId = await createOrg(t, "Other");
-  nobody = await caller(t, orgId, "nobody");
-  auditor = await caller(t, orgId, "auditor", ["ORG_AUDITOR"]);
-  manager = await caller(t, orgId, "manager", ["ORG_USER_MANAGER"]);
-  foreignManager = await caller(t, otherOrgId, "foreign-manager", ["ORG_USER_MANAGER"]);
+  ({ orgId, nobody, auditor, manager, foreignManager } = await userCallers(t));
 });
 afterAll(() => t.stop());
 

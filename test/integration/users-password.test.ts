@@ -7,25 +7,25 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { rest, startTestServer, type TestServer } from "../support/server.js";
 import {
   auth,
-  caller,
+  type Caller,
   connectClient,
   createHuman,
   createMachine,
   createOrg,
-  defaultOrgId,
   grpcClient,
   humanToken,
   PASSWORD,
   restError,
   rpcError,
+  userCallers,
 } from "../support/users.js";
 
 let t: TestServer;
 let orgId: string;
-let nobody: { userId: string; pat: string };
-let auditor: { userId: string; pat: string };
-let manager: { userId: string; pat: string };
-let foreignManager: { userId: string; pat: string };
+let nobody: Caller;
+let auditor: Caller;
+let manager: Caller;
+let foreignManager: Caller;
 
 const NEW_PASSWORD = "Brand-New-Passw0rd!";
 // Made by independent tools for "Correct-Horse-7!" (see test/unit/passwords.test.ts).
@@ -42,12 +42,7 @@ const setPassword = (token: string, id: string, body: Record<string, unknown>) =
 
 beforeAll(async () => {
   t = await startTestServer();
-  orgId = await defaultOrgId(t);
-  const otherOrgId = await createOrg(t, "Other");
-  nobody = await caller(t, orgId, "nobody");
-  auditor = await caller(t, orgId, "auditor", ["ORG_AUDITOR"]);
-  manager = await caller(t, orgId, "manager", ["ORG_USER_MANAGER"]);
-  foreignManager = await caller(t, otherOrgId, "foreign-manager", ["ORG_USER_MANAGER"]);
+  ({ orgId, nobody, auditor, manager, foreignManager } = await userCallers(t));
 });
 afterAll(() => t.stop());
 

@@ -10,30 +10,29 @@ import { rest, startTestServer, type TestServer } from "../support/server.js";
 import {
   addPat,
   auth,
+  type Caller,
   caller,
   connectClient,
   createHuman,
   createMachine,
-  createOrg,
-  defaultOrgId,
   grpcClient,
   humanToken,
   json,
   restError,
   rpcError,
+  userCallers,
 } from "../support/users.js";
 
 let t: TestServer;
 let orgId: string;
-let otherOrgId: string;
 /** No role anywhere. */
-let nobody: { userId: string; pat: string };
+let nobody: Caller;
 /** ORG_AUDITOR of the default org: reads, never writes. */
-let auditor: { userId: string; pat: string };
+let auditor: Caller;
 /** ORG_USER_MANAGER of the default org. */
-let manager: { userId: string; pat: string };
+let manager: Caller;
 /** ORG_USER_MANAGER of another org: the default org's users do not exist for it. */
-let foreignManager: { userId: string; pat: string };
+let foreignManager: Caller;
 
 interface UserBody {
   user: {
@@ -56,12 +55,7 @@ async function events(userId: string, type: string) {
 
 beforeAll(async () => {
   t = await startTestServer();
-  orgId = await defaultOrgId(t);
-  otherOrgId = await createOrg(t, "Other");
-  nobody = await caller(t, orgId, "nobody");
-  auditor = await caller(t, orgId, "auditor", ["ORG_AUDITOR"]);
-  manager = await caller(t, orgId, "manager", ["ORG_USER_MANAGER"]);
-  foreignManager = await caller(t, otherOrgId, "foreign-manager", ["ORG_USER_MANAGER"]);
+  ({ orgId, nobody, auditor, manager, foreignManager } = await userCallers(t));
 });
 afterAll(() => t.stop());
 

@@ -1,7 +1,10 @@
 // Each test file gets its own database: a fresh PostgreSQL database when
 // SVC_TEST_DATABASE_URL is set, else the embedded database in a temp dir.
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import pg from "pg";
+import { openDatabase } from "../../src/store/db.js";
+import { applyMigrations } from "../../src/store/migrate.js";
+import { readMigrations } from "../../src/store/schema-engine.js";
 
 export const PG_URL = process.env.SVC_TEST_DATABASE_URL || undefined;
 
@@ -10,28 +13,75 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function freshDatabase(): Promise<TestDatabase> {
+/**
+ * A new, empty database; with `migrated`, a copy of one the committed
+ * migrations were applied to once (see migratedTemplate), so a server
+ * started on it only checks its migrations instead of running them all.
+ */
+export async function freshDatabase(opts: { migrated?: boolean } = {}): Promise<TestDatabase> {
   if (!PG_URL) return { url: undefined, drop: async () => {} };
+  const template = opts.migrated ? await migratedTemplate() : undefined;
   const name = `svc_test_${randomBytes(6).toString("hex")}`;
-  const admin = new pg.Client(PG_URL);
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE "${name}"`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(PG_URL);
-  url.pathname = `/${name}`;
+  await admin((c) => c.query(`CREATE DATABASE "${name}"${template ? ` TEMPLATE "${template}"` : ""}`));
   return {
-    url: url.toString(),
-    async drop() {
-      const c = new pg.Client(PG_URL);
-      await c.connect();
-      try {
-        await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      } finally {
-        await c.end();
-      }
-    },
+    url: databaseUrl(name),
+    drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => {}),
   };
+}
+
+function databaseUrl(name: string): string {
+  const url = new URL(PG_URL as string);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client(PG_URL);
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+let template: Promise<string> | undefined;
+
+/**
+ * The name of a database holding exactly the committed migrations, made once
+ * per set of migrations (named after their hash, so runs of other branches on
+ * the same server each get their own) and kept for later runs. Built under a
+ * different name and renamed when complete, under an advisory lock, so
+ * parallel workers never copy a half-migrated one.
+ */
+function migratedTemplate(): Promise<string> {
+  template ??= (async () => {
+    const { migrationDirectories } = await readMigrations();
+    const hash = createHash("sha256");
+    for (const d of migrationDirectories) hash.update(`${d.path}\0${d.migrationFile.content.tag === "ok" ? d.migrationFile.content.value : ""}\0`);
+    const name = `svc_test_template_${hash.digest("hex").slice(0, 16)}`;
+    await admin(async (c) => {
+      const exists = async () => ((await c.query("SELECT 1 FROM pg_database WHERE datname = $1", [name])).rowCount ?? 0) > 0;
+      // Looked up before locking: the replicas test asserts that no advisory lock is left anywhere on the server.
+      if (await exists()) return;
+      await c.query("SELECT pg_advisory_lock(hashtext($1))", [name]);
+      if (await exists()) return;
+      const building = `${name}_${randomBytes(4).toString("hex")}`;
+      await c.query(`CREATE DATABASE "${building}"`);
+      try {
+        const db = await openDatabase({ url: databaseUrl(building), dataDir: "", poolSize: 1 });
+        try {
+          await applyMigrations(db);
+        } finally {
+          await db.close();
+        }
+        await c.query(`ALTER DATABASE "${building}" RENAME TO "${name}"`);
+      } catch (err) {
+        await c.query(`DROP DATABASE IF EXISTS "${building}" WITH (FORCE)`);
+        throw err;
+      }
+    });
+    return name;
+  })();
+  return template;
 }

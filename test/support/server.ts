@@ -24,8 +24,13 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
-  const db = await freshDatabase();
+/**
+ * On PostgreSQL the database is a copy of one already migrated (the service
+ * then finds nothing to apply); `migrateAtStart` gives it an empty one to
+ * migrate itself, for the tests of the migrations.
+ */
+export async function startTestServer(env: Record<string, string> = {}, opts: { migrateAtStart?: boolean } = {}): Promise<TestServer> {
+  const db = await freshDatabase({ migrated: !opts.migrateAtStart });
   const dataDir = await mkdtemp(path.join(tmpdir(), "svc-test-"));
   let offset = 0;
   const config = loadConfig({
@@ -135,4 +140,32 @@ export function rest(url: string, pat: string | undefined, method: string, p: st
     headers: { ...(pat ? { authorization: `Bearer ${pat}` } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
+}
+
+/** `n` replicas (child processes) on one fresh PostgreSQL database, and the first instance admin's PAT. */
+export interface Replicas {
+  servers: ChildServer[];
+  pat: string;
+  stop(): Promise<void>;
+}
+
+export async function startReplicas(n: number, env: Record<string, string> = {}): Promise<Replicas> {
+  const db = await freshDatabase();
+  const dirs = await Promise.all(Array.from({ length: n }, () => mkdtemp(path.join(tmpdir(), "svc-replica-"))));
+  const stop = async () => {
+    await Promise.all(servers.map((r) => r.stop()));
+    await db.drop();
+    await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+  };
+  let servers: ChildServer[] = [];
+  try {
+    servers = await Promise.all(dirs.map((dir) => spawnServer({ SVC_DATA_DIR: dir, SVC_DATABASE_URL: db.url as string, ...env })));
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  // The replica that bootstrapped the instance wrote the admin PAT into its data dir.
+  const owner = servers.findIndex((r) => r.logs.some((l) => String(l.msg).startsWith("first start")));
+  const pat = (await readFile(path.join(dirs[owner] as string, "admin.pat"), "utf8")).trim();
+  return { servers, pat, stop };
 }
