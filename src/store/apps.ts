@@ -4,10 +4,10 @@ import type { AppKeyView } from "../domain/access/app-keys.js";
 import { type AppConfig, type AuthMethod, parseAppConfig } from "../domain/access/app-settings.js";
 import type { AppQuery, AppView } from "../domain/access/apps.js";
 import { alreadyExists } from "../domain/errors.js";
-import { inCreationOrder, type Page, textFilter } from "../domain/list.js";
-import { type CountedPage, countedPage } from "./counted-page.js";
+import type { Page } from "../domain/list.js";
 import { unique } from "./errors.js";
 import type { Db } from "./index.js";
+import { countAndPage, inCreationOrder, type Paged, textFilter } from "./paging.js";
 
 const APP_SELECT = {
   id: true,
@@ -74,12 +74,12 @@ export class AppRepo {
     return (await this.db.application.deleteMany({ where: { id } })).count > 0;
   }
 
-  async page(projectId: string, filters: AppQuery[], page: Page): Promise<CountedPage<AppView>> {
+  async page(projectId: string, filters: AppQuery[], page: Page): Promise<Paged<AppView>> {
     const where: Prisma.ApplicationWhereInput = {
       projectId,
       AND: filters.map((q) => (q.kind === "name" ? { name: textFilter(q.match) } : { state: q.state })),
     };
-    const { total, rows } = await countedPage(
+    const { total, rows } = await countAndPage(
       this.db,
       this.db.application.count({ where }),
       this.db.application.findMany({ where, ...inCreationOrder(page), select: APP_SELECT }),
@@ -94,9 +94,9 @@ export class AppRepo {
     await this.db.appKey.create({ data: key });
   }
 
-  keyPage(appId: string, page: Page): Promise<CountedPage<AppKeyView>> {
+  keyPage(appId: string, page: Page): Promise<Paged<AppKeyView>> {
     const where = { appId };
-    return countedPage(
+    return countAndPage(
       this.db,
       this.db.appKey.count({ where }),
       this.db.appKey.findMany({ where, ...inCreationOrder(page), select: { id: true, appId: true, createdAt: true, expiresAt: true } }),

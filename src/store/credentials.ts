@@ -1,8 +1,8 @@
 // Machine credentials: personal access tokens, machine keys, client secrets.
 // Lists show what a credential is, never the key, token or secret itself.
-import { inCreationOrder, type Page } from "../domain/list.js";
+import type { Page } from "../domain/list.js";
 import type { Db } from "./index.js";
-import { countAndPage } from "./users-paging.js";
+import { countAndPage, inCreationOrder } from "./paging.js";
 
 export interface CredentialView {
   id: string;
@@ -59,10 +59,10 @@ export class CredentialRepo {
       ...(scope.orgIds ? { user: { orgId: { in: scope.orgIds } } } : {}),
     };
     const window = { where, ...inCreationOrder(p), select: CREDENTIAL_SELECT };
-    const [total, rows] =
+    const { total, rows } =
       kind === "machineKey"
-        ? await countAndPage(this.db, [this.db.machineKey.count({ where }), this.db.machineKey.findMany(window)])
-        : await countAndPage(this.db, [this.db.personalAccessToken.count({ where }), this.db.personalAccessToken.findMany(window)]);
+        ? await countAndPage(this.db, this.db.machineKey.count({ where }), this.db.machineKey.findMany(window))
+        : await countAndPage(this.db, this.db.personalAccessToken.count({ where }), this.db.personalAccessToken.findMany(window));
     return { total, credentials: rows.map(({ user, ...c }) => ({ ...c, orgId: user.orgId })) };
   }
 

@@ -4,10 +4,10 @@
 import { Prisma } from "../../gen/prisma/client.js";
 import type { UserGrantQuery, UserGrantView } from "../domain/access/user-grants.js";
 import { alreadyExists } from "../domain/errors.js";
-import { inCreationOrder, type Page } from "../domain/list.js";
-import { type CountedPage, countedPage } from "./counted-page.js";
+import type { Page } from "../domain/list.js";
 import { unique } from "./errors.js";
 import type { Db } from "./index.js";
+import { countAndPage, inCreationOrder, type Paged } from "./paging.js";
 import { query, statement } from "./sql.js";
 
 export type UserGrantRow = Omit<UserGrantView, "state" | "createdAt" | "updatedAt">;
@@ -108,9 +108,9 @@ export class UserGrantRepo {
     return (await this.db.userGrant.deleteMany({ where: { id } })).count > 0;
   }
 
-  page(q: UserGrantListQuery): Promise<CountedPage<UserGrantView>> {
+  page(q: UserGrantListQuery): Promise<Paged<UserGrantView>> {
     const where: Prisma.UserGrantWhereInput = { instanceId: q.instanceId, ...(q.scope ? { orgId: { in: q.scope } } : {}), AND: q.filters.map(userGrantFilter) };
-    return countedPage(
+    return countAndPage(
       this.db,
       this.db.userGrant.count({ where }),
       this.db.userGrant.findMany({ where, ...inCreationOrder(q.page), select: { ...SELECT, state: true, createdAt: true, updatedAt: true } }),

@@ -1,10 +1,10 @@
 // Organizations, their metadata and the instance row.
 import type { Prisma } from "../../gen/prisma/client.js";
 import { alreadyExists } from "../domain/errors.js";
-import { type TextMatch, textFilter } from "../domain/list.js";
+import type { TextMatch } from "../domain/list.js";
 import { unique } from "./errors.js";
 import type { Db } from "./index.js";
-import { countAndPage, direction, type Paged, slice, type Window } from "./paging.js";
+import { countAndPage, direction, type Paged, slice, textFilter, type Window } from "./paging.js";
 
 export type OrgState = "ACTIVE" | "INACTIVE";
 

@@ -4,10 +4,10 @@ import type { ProjectGrantQuery, ProjectGrantView } from "../domain/access/proje
 import type { RoleQuery, RoleView } from "../domain/access/project-roles.js";
 import type { ProjectQuery, ProjectState, ProjectView } from "../domain/access/projects.js";
 import { alreadyExists } from "../domain/errors.js";
-import { inCreationOrder, type Page, textFilter } from "../domain/list.js";
-import { type CountedPage, countedPage } from "./counted-page.js";
+import type { Page } from "../domain/list.js";
 import { unique } from "./errors.js";
 import type { Db } from "./index.js";
+import { countAndPage, inCreationOrder, type Paged, textFilter } from "./paging.js";
 
 const PROJECT_SELECT = {
   id: true,
@@ -125,11 +125,11 @@ export class ProjectRepo {
     await this.db.project.delete({ where: { id } });
   }
 
-  async page(q: ProjectListQuery): Promise<CountedPage<ProjectView>> {
+  async page(q: ProjectListQuery): Promise<Paged<ProjectView>> {
     const scope: Prisma.ProjectWhereInput = q.scope ? { OR: [{ orgId: { in: q.scope } }, { grants: { some: { grantedOrgId: { in: q.scope } } } }] } : {};
     const where: Prisma.ProjectWhereInput = { instanceId: q.instanceId, AND: [scope, ...q.filters.map((f) => projectFilter(f, q.scope))] };
     const dir = q.page.asc ? "asc" : "desc";
-    return countedPage(
+    return countAndPage(
       this.db,
       this.db.project.count({ where }),
       this.db.project.findMany({ where, orderBy: [{ [q.sort]: dir }, { id: dir }], skip: q.page.offset, take: q.page.limit, select: PROJECT_SELECT }),
@@ -181,14 +181,14 @@ export class ProjectRepo {
   }
 
   /** `onlyKeys`: the roles to show (those granted, for a receiving organization). */
-  rolePage(projectId: string, onlyKeys: string[] | undefined, filters: RoleQuery[], page: Page): Promise<CountedPage<RoleRow>> {
+  rolePage(projectId: string, onlyKeys: string[] | undefined, filters: RoleQuery[], page: Page): Promise<Paged<RoleRow>> {
     const where: Prisma.ProjectRoleWhereInput = {
       projectId,
       ...(onlyKeys ? { key: { in: onlyKeys } } : {}),
       AND: filters.map((q) => (q.kind === "key" ? { key: textFilter(q.match) } : { displayName: textFilter(q.match) })),
     };
     const dir = page.asc ? "asc" : "desc";
-    return countedPage(
+    return countAndPage(
       this.db,
       this.db.projectRole.count({ where }),
       this.db.projectRole.findMany({ where, orderBy: [{ createdAt: dir }, { key: dir }], skip: page.offset, take: page.limit }),
@@ -250,10 +250,10 @@ export class ProjectRepo {
     return (await this.db.projectGrant.deleteMany({ where: { id } })).count > 0;
   }
 
-  async grantPage(q: ProjectGrantListQuery): Promise<CountedPage<ProjectGrantView>> {
+  async grantPage(q: ProjectGrantListQuery): Promise<Paged<ProjectGrantView>> {
     const scope: Prisma.ProjectGrantWhereInput = q.scope ? { OR: [{ project: { orgId: { in: q.scope } } }, { grantedOrgId: { in: q.scope } }] } : {};
     const where: Prisma.ProjectGrantWhereInput = { instanceId: q.instanceId, AND: [scope, ...q.filters.map(grantFilter)] };
-    const { total, rows } = await countedPage(
+    const { total, rows } = await countAndPage(
       this.db,
       this.db.projectGrant.count({ where }),
       this.db.projectGrant.findMany({ where, ...inCreationOrder(q.page), include: { project: { select: { name: true, orgId: true } } } }),

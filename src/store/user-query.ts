@@ -3,8 +3,9 @@
 import { Prisma } from "../../gen/prisma/client.js";
 import type { EmailQuery, UserQuery, UserSort } from "../domain/identity/user-query.js";
 import type { UserView } from "../domain/identity/users.js";
-import { escapeLike, type Page, type TextMatch } from "../domain/list.js";
+import type { Page, TextMatch } from "../domain/list.js";
 import type { Db } from "./index.js";
+import { escapeLike } from "./paging.js";
 import { query, statement } from "./sql.js";
 import { USER_VIEW_FROM, type UserViewRow, viewFromRow } from "./users.js";
 

@@ -4,12 +4,12 @@
 import { Prisma, type User } from "../../gen/prisma/client.js";
 import { alreadyExists } from "../domain/errors.js";
 import type { UserView } from "../domain/identity/users.js";
-import { type Page, type TextMatch, textFilter } from "../domain/list.js";
+import type { Page, TextMatch } from "../domain/list.js";
 import { unique } from "./errors.js";
 import type { Db } from "./index.js";
+import { countAndPage, textFilter } from "./paging.js";
 import { query, statement } from "./sql.js";
 import { insertUserStatement, type NewUser } from "./users-insert.js";
-import { countAndPage } from "./users-paging.js";
 
 export type { NewUser, NewUserRow } from "./users-insert.js";
 
@@ -283,11 +283,12 @@ export class UserRepo {
     p: Page,
   ): Promise<{ total: number; entries: { key: string; value: Uint8Array; createdAt: Date; updatedAt: Date }[] }> {
     const where: Prisma.UserMetadataWhereInput = { userId, AND: keys.map((m) => ({ key: textFilter(m) })) };
-    const [total, entries] = await countAndPage(this.db, [
+    const { total, rows } = await countAndPage(
+      this.db,
       this.db.userMetadata.count({ where }),
       this.db.userMetadata.findMany({ where, orderBy: { key: p.asc ? "asc" : "desc" }, skip: p.offset, take: p.limit }),
-    ]);
-    return { total, entries };
+    );
+    return { total, entries: rows };
   }
 
   /** How many of `keys` existed and are now deleted. */

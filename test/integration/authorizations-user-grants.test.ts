@@ -160,7 +160,7 @@ describe("user grants", () => {
     const seenByB = await ok(t, "rest", w.ownerB.pat, "ListUserGrants", { queries: [{ userIdFilter: { userId: user.userId } }] });
     expect(seenByB.result.map((g: { grantId: string }) => g.grantId)).toEqual([inB.grantId]);
 
-    const claims = await roleClaims(t.server.db.prisma, instanceId(), user.userId);
+    const claims = await roleClaims(t.server.tokens.store, instanceId(), user.userId);
     expect(claims.get(projectId)).toEqual({ admin: { [w.orgA]: "ug Alpha" }, write: { [w.orgA]: "ug Alpha" }, read: { [w.orgB]: "ug Beta" } });
   });
 
@@ -233,31 +233,32 @@ describe("roleClaims", () => {
     await ok(t, "rest", t.pat, "AddUserGrant", { userId: user.userId, projectId: p1, projectGrantId, roleKeys: ["b"] });
     await ok(t, "rest", t.pat, "AddUserGrant", { userId: user.userId, projectId: p2, roleKeys: ["c"] });
     await ok(t, "rest", t.pat, "AddUserGrant", { userId: user.userId, projectId: p3, roleKeys: [] });
+    const store = t.server.tokens.store;
     const db = t.server.db.prisma;
-    const all = await roleClaims(db, instanceId(), user.userId);
+    const all = await roleClaims(store, instanceId(), user.userId);
     expect(Object.fromEntries(all)).toEqual({
       [p1]: { a: { [w.orgA]: "ug Alpha" }, b: { [w.orgA]: "ug Alpha", [w.orgB]: "ug Beta" } },
       [p2]: { c: { [w.orgA]: "ug Alpha" } },
       [p3]: {},
     });
-    expect([...(await roleClaims(db, instanceId(), user.userId, [p2])).keys()]).toEqual([p2]);
-    expect((await roleClaims(db, instanceId(), user.userId, [])).size).toBe(0);
-    expect((await roleClaims(db, "other-instance", user.userId)).size).toBe(0);
+    expect([...(await roleClaims(store, instanceId(), user.userId, [p2])).keys()]).toEqual([p2]);
+    expect((await roleClaims(store, instanceId(), user.userId, [])).size).toBe(0);
+    expect((await roleClaims(store, "other-instance", user.userId)).size).toBe(0);
     // Inactive project grant: its user grants drop out; inactive project: all of it.
     await ok(t, "rest", t.pat, "DeactivateProjectGrant", { projectId: p1, grantedOrganizationId: w.orgB });
     await ok(t, "rest", t.pat, "DeactivateProject", { projectId: p2 });
-    const after = await roleClaims(db, instanceId(), user.userId);
+    const after = await roleClaims(store, instanceId(), user.userId);
     expect(sorted([...after.keys()])).toEqual(sorted([p1, p3]));
     expect(after.get(p1)).toEqual({ a: { [w.orgA]: "ug Alpha" }, b: { [w.orgA]: "ug Alpha" } });
     // Inactive user grant.
     await db.userGrant.updateMany({ where: { userId: user.userId, projectId: p3 }, data: { state: "INACTIVE" } });
-    expect(sorted([...(await roleClaims(db, instanceId(), user.userId)).keys()])).toEqual([p1]);
+    expect(sorted([...(await roleClaims(store, instanceId(), user.userId)).keys()])).toEqual([p1]);
     // A deactivated granting organization's roles drop out too.
     await ok(t, "rest", t.pat, "ReactivateProjectGrant", { projectId: p1, grantedOrganizationId: w.orgB });
-    expect((await roleClaims(db, instanceId(), user.userId)).get(p1)?.b).toEqual({ [w.orgA]: "ug Alpha", [w.orgB]: "ug Beta" });
+    expect((await roleClaims(store, instanceId(), user.userId)).get(p1)?.b).toEqual({ [w.orgA]: "ug Alpha", [w.orgB]: "ug Beta" });
     await db.organization.update({ where: { id: w.orgB }, data: { state: "INACTIVE" } });
     try {
-      expect((await roleClaims(db, instanceId(), user.userId)).get(p1)?.b).toEqual({ [w.orgA]: "ug Alpha" });
+      expect((await roleClaims(store, instanceId(), user.userId)).get(p1)?.b).toEqual({ [w.orgA]: "ug Alpha" });
     } finally {
       await db.organization.update({ where: { id: w.orgB }, data: { state: "ACTIVE" } });
     }

@@ -3,8 +3,7 @@
 // may not know of (see `hidden` in permissions.ts), so ids cannot be probed.
 import { notFound } from "../errors.js";
 
-/** Transitional: the orgs context defines the same error; this one goes when it exports it. */
-export const orgNotFound = () => notFound("Errors.Org.NotFound", "organization not found");
+export { orgNotFound } from "../orgs/orgs.js";
 export const projectNotFound = () => notFound("Errors.Project.NotFound", "project not found");
 export const roleNotFound = () => notFound("Errors.Project.Role.NotFound", "project role not found");
 export const projectGrantNotFound = () => notFound("Errors.Project.Grant.NotFound", "project grant not found");

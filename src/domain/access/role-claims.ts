@@ -1,6 +1,6 @@
 // The role claims tokens carry: what a user's grants give, per project.
 
-import { type Db, Store } from "../../store/index.js";
+import type { Store } from "../../store/index.js";
 
 /** Role key → organization id → organization name, as in the role claim. */
 export type ProjectRoleClaim = Record<string, Record<string, string>>;
@@ -12,12 +12,10 @@ export type ProjectRoleClaim = Record<string, Record<string, string>>;
  * grants), in one query. A project the user holds a grant on with
  * no roles maps to an empty object. For the token service: no authorization
  * check here, the caller decides what to put in a token.
- * `db`: a Store, or (transitional, for callers still holding one) a Prisma client.
  */
-export async function roleClaims(db: Store | Db, instanceId: string, userId: string, projectIds?: string[]): Promise<Map<string, ProjectRoleClaim>> {
+export async function roleClaims(store: Store, instanceId: string, userId: string, projectIds?: string[]): Promise<Map<string, ProjectRoleClaim>> {
   const out = new Map<string, ProjectRoleClaim>();
   if (projectIds && projectIds.length === 0) return out;
-  const store = db instanceof Store ? db : new Store(db as never, db, true);
   for (const row of await store.grants.roleClaimRows(instanceId, userId, projectIds)) {
     let claim = out.get(row.projectId);
     if (!claim) {

@@ -3,12 +3,10 @@
 import type { Store } from "../../store/index.js";
 import { authorize, type Permission } from "../access/permissions.js";
 import type { Ctx } from "../context.js";
-import { notFound } from "../errors.js";
+import { orgNotFound } from "../orgs/orgs.js";
 import type { ScimUserInput } from "./scim-users.js";
 import type { UserQuery, UserSort } from "./user-query.js";
 import { userNotFound } from "./users.js";
-
-const orgHidden = () => notFound("Errors.Org.NotFound", "organization not found");
 
 export interface ScimUserRecord extends Required<Omit<ScimUserInput, "password">> {
   id: string;
@@ -32,8 +30,8 @@ export function loadRecords(ctx: Ctx, orgId: string, ids: string[], via: Store =
  */
 export function authorizeOrg(ctx: Ctx, permission: Permission, orgId: string): void {
   // An id PostgreSQL text cannot hold (a NUL, from a percent-encoded path) names no organization.
-  if (orgId.includes("\u0000")) throw orgHidden();
-  authorize(ctx, permission, orgId, orgHidden);
+  if (orgId.includes("\u0000")) throw orgNotFound();
+  authorize(ctx, permission, orgId, orgNotFound);
 }
 
 /**
@@ -42,7 +40,7 @@ export function authorizeOrg(ctx: Ctx, permission: Permission, orgId: string): v
  * learns nothing about it, the whole request is 404 as on every endpoint.
  */
 export function requireOrgMembership(ctx: Ctx, orgId: string): void {
-  if (!ctx.principal.orgRoles.has(orgId) && !ctx.principal.instanceRoles.length) throw orgHidden();
+  if (!ctx.principal.orgRoles.has(orgId) && !ctx.principal.instanceRoles.length) throw orgNotFound();
 }
 
 export async function getScimUser(ctx: Ctx, orgId: string, id: string): Promise<ScimUserRecord> {
@@ -67,7 +65,7 @@ export interface ScimListInput {
 export async function listScimUsers(ctx: Ctx, orgId: string, input: ScimListInput): Promise<{ total: number; users: ScimUserRecord[] }> {
   authorizeOrg(ctx, "user.read", orgId);
   const row = await ctx.store.userQueries.scimPage({ instanceId: ctx.instanceId, orgId, ...input });
-  if (!row.org) throw orgHidden();
+  if (!row.org) throw orgNotFound();
   return { total: row.total, users: await loadRecords(ctx, orgId, row.ids) };
 }
 

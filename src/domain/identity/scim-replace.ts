@@ -45,7 +45,6 @@ export async function replaceScimUser(ctx: Ctx, orgId: string, id: string, chang
     if (!user) throw userNotFound();
     let input = preview;
     if (typeof change === "function") {
-      // Transitional: loadRecords (scim-read.ts) still takes the transaction's Prisma client.
       const [record] = await loadRecords(ctx, orgId, [id], tx);
       if (!record) throw userNotFound();
       input = change(record);

@@ -6,8 +6,9 @@ import type { NewUser, NewUserRow } from "../../store/users.js";
 import { authorize } from "../access/permissions.js";
 import { eventRow } from "../audit/events.js";
 import type { Ctx } from "../context.js";
-import { invalidArgument, notFound } from "../errors.js";
+import { invalidArgument } from "../errors.js";
 import { ID_PATTERN, newId } from "../ids.js";
+import { orgNotFound } from "../orgs/orgs.js";
 import { type ProfileRows, type ScimProfile, scimProfileColumns } from "./scim-profile.js";
 import { text, validateUsername, validEmail, validExternalId, validLanguage, validMetadata, validPhone } from "./user-input.js";
 import { hashNewPassword } from "./user-passwords.js";
@@ -41,8 +42,6 @@ export interface CreateUserInput {
 
 /** A validated new user, ready for insertUser. */
 export type PreparedUser = Omit<NewUser, "event">;
-
-const orgNotFound = () => notFound("Errors.Org.NotFound", "organization not found");
 
 export async function createUser(ctx: Ctx, input: CreateUserInput): Promise<{ id: string; createdAt: Date; prepared: PreparedUser }> {
   if (!input.orgId) throw invalidArgument("Errors.User.Org.Missing", "organization_id is required", { field: "organization_id" });

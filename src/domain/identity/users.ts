@@ -9,7 +9,6 @@ import type { Ctx } from "../context.js";
 import { keepActiveOrgOwners } from "../orgs/members.js";
 import { hiddenTargetUser, keepAnActiveInstanceOwner, userNotFound } from "./user-access.js";
 
-// Transitional: user-query.ts still builds its SQL from the view statement, which lives in the store.
 export { type AddressInput, type ContactInput, MAX_CHILD_ROWS, type ScimProfile } from "./scim-profile.js";
 export { keepAnActiveInstanceOwner, type TargetUser, targetUser, userNotFound } from "./user-access.js";
 export { type CreateUserInput, createUser, insertUser, type PreparedUser, prepareUser } from "./user-create.js";

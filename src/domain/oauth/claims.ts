@@ -44,8 +44,7 @@ export async function tokenRoleClaims(
   const roleFilter = scopes.map((s) => ROLE_SCOPE.exec(s)?.[1]).filter((k): k is string => k !== undefined);
   const asserted = projects.filter((p) => p.projectRoleAssertion || allRoles || roleFilter.length > 0).map((p) => p.id);
   if (asserted.length === 0) return {};
-  // TODO(access): a grants repository read (store.grants) once roleClaims moves there; until then the store's client.
-  const claims = await roleClaims(rt.store.db, rt.instanceId, userId, asserted);
+  const claims = await roleClaims(rt.store, rt.instanceId, userId, asserted);
   const out: Record<string, unknown> = {};
   const primary = primaryProjectId ?? projectIds.find((id) => projects.some((p) => p.id === id));
   for (const id of asserted) {

@@ -4,13 +4,13 @@
 // Every organization or instance keeps at least one owner once it has one
 // (the rules shared with other operations are in memberships.ts).
 
-import { uniqueViolation } from "../../store/errors.js";
 import type { Store } from "../../store/index.js";
 import type { MemberCondition, MemberRow } from "../../store/members.js";
 import { authorize, INSTANCE_ROLES, ORG_ROLES } from "../access/permissions.js";
 import { type EventInput, recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { invalidArgument, notFound } from "../errors.js";
+import { userNotFound } from "../identity/user-access.js";
 import { page } from "../list.js";
 import {
   checkIamOwnerKept,
@@ -37,13 +37,6 @@ export {
   ORG_OWNER,
   validateRoles,
 } from "./memberships.js";
-
-/** Transitional, for the areas that still catch driver errors themselves: repositories translate them with `unique`. */
-export function isUniqueViolation(err: unknown): boolean {
-  return uniqueViolation(err) !== undefined;
-}
-
-const userNotFound = () => notFound("Errors.User.NotFound", "user not found");
 
 export interface MemberView {
   userId: string;

@@ -6,7 +6,8 @@ import type { Store } from "../../store/index.js";
 import { authorize, ORG_ROLES } from "../access/permissions.js";
 import { recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
-import { invalidArgument, notFound } from "../errors.js";
+import { invalidArgument } from "../errors.js";
+import { userNotFound } from "../identity/user-access.js";
 import { type CreateUserInput, insertUser, type PreparedUser, prepareUser } from "../identity/users.js";
 import { newId } from "../ids.js";
 import { insertOrgMember, ORG_OWNER, validateRoles } from "./memberships.js";
@@ -76,7 +77,7 @@ export async function insertOrganization(ctx: Ctx, tx: Store, org: PreparedOrg, 
       created.push(userId);
     } else {
       const user = await tx.members.candidate(ctx.instanceId, admin.userId);
-      if (!user) throw notFound("Errors.User.NotFound", "user not found");
+      if (!user) throw userNotFound();
       userId = user.id;
     }
     await insertOrgMember(ctx, tx, org.id, userId, admin.roles, now);
