@@ -46,73 +46,74 @@ export class Store {
   #userQueries?: UserQueryRepo;
   #scimRecords?: ScimRecordRepo;
 
+  /** The client repositories run on: the root client, or the transaction's (never handed to the domain). */
+  readonly #db: Db;
+
   constructor(
     private readonly root: PrismaClient,
-    /**
-     * The client repositories run on. Transitional: domain code still reaching for Prisma directly goes through
-     * it; it leaves the domain's reach once every module speaks through repositories.
-     */
-    readonly db: Db = root,
+    db: Db = root,
     readonly inTransaction = false,
-  ) {}
+  ) {
+    this.#db = db;
+  }
 
   get users() {
-    this.#users ??= new UserRepo(this.db);
+    this.#users ??= new UserRepo(this.#db);
     return this.#users;
   }
   /** The user query compiler's reads: v2 ListUsers and the SCIM list. */
   get userQueries() {
-    this.#userQueries ??= new UserQueryRepo(this.db);
+    this.#userQueries ??= new UserQueryRepo(this.#db);
     return this.#userQueries;
   }
   /** SCIM's full user resources. */
   get scimRecords() {
-    this.#scimRecords ??= new ScimRecordRepo(this.db);
+    this.#scimRecords ??= new ScimRecordRepo(this.#db);
     return this.#scimRecords;
   }
   get credentials() {
-    this.#credentials ??= new CredentialRepo(this.db);
+    this.#credentials ??= new CredentialRepo(this.#db);
     return this.#credentials;
   }
   get orgs() {
-    this.#orgs ??= new OrgRepo(this.db);
+    this.#orgs ??= new OrgRepo(this.#db);
     return this.#orgs;
   }
   get members() {
-    this.#members ??= new MemberRepo(this.db);
+    this.#members ??= new MemberRepo(this.#db);
     return this.#members;
   }
   get settings() {
-    this.#settings ??= new SettingsRepo(this.db);
+    this.#settings ??= new SettingsRepo(this.#db);
     return this.#settings;
   }
   get projects() {
-    this.#projects ??= new ProjectRepo(this.db);
+    this.#projects ??= new ProjectRepo(this.#db);
     return this.#projects;
   }
   get grants() {
-    this.#grants ??= new UserGrantRepo(this.db);
+    this.#grants ??= new UserGrantRepo(this.#db);
     return this.#grants;
   }
   get apps() {
-    this.#apps ??= new AppRepo(this.db);
+    this.#apps ??= new AppRepo(this.#db);
     return this.#apps;
   }
   get tokens() {
-    this.#tokens ??= new TokenRepo(this.db);
+    this.#tokens ??= new TokenRepo(this.#db);
     return this.#tokens;
   }
   get keys() {
-    this.#keys ??= new SigningKeyRepo(this.db);
+    this.#keys ??= new SigningKeyRepo(this.#db);
     return this.#keys;
   }
   get events() {
-    this.#events ??= new EventRepo(this.db);
+    this.#events ??= new EventRepo(this.#db);
     return this.#events;
   }
   /** Invalidation of what authentication caches (in this process and, on commit, in every replica). */
   get auth() {
-    this.#auth ??= new InvalidationRepo(this.db);
+    this.#auth ??= new InvalidationRepo(this.#db);
     return this.#auth;
   }
 
