@@ -39,7 +39,7 @@ import type { UniversalServerRequest, UniversalServerResponse } from "@connectrp
 import { codeToHttpStatus } from "@connectrpc/connect/protocol-connect";
 import { detailToJson, parseConnectError, RestError } from "./rest/errors.js";
 import { isObject } from "./rest/fields.js";
-import { buildRequestJson, parseBody, type Request, readBody, splitUrl } from "./rest/request.js";
+import { buildRequestJson, parseBody, type Request, readRestBody, splitUrl } from "./rest/request.js";
 import { compileRoutes, findRoute, type Route, type RouteTable } from "./rest/routes.js";
 
 export { matchPath, parsePathTemplate } from "./rest/path-template.js";
@@ -190,7 +190,7 @@ async function serve(
 ): Promise<void> {
   let message: JsonObject;
   try {
-    const body = parseBody(route, await readBody(req, maxBodyBytes), req.headers["content-type"]);
+    const body = parseBody(route, await readRestBody(req, maxBodyBytes), req.headers["content-type"]);
     message = buildRequestJson(route, vars, body, query);
   } catch (e) {
     if (!(e instanceof RestError)) throw e;

@@ -3,6 +3,7 @@ import type { IncomingMessage } from "node:http";
 import type { Http2ServerRequest } from "node:http2";
 import { parse as parseQuery } from "node:querystring";
 import { invalidRequest } from "../../domain/oauth/errors.js";
+import { mediaType, readBody } from "../body.js";
 
 export type Req = IncomingMessage | Http2ServerRequest;
 
@@ -10,20 +11,11 @@ const MAX_FORM_BYTES = 64 * 1024;
 const MAX_FORM_PARAMETERS = 50;
 const FORM = "application/x-www-form-urlencoded";
 
-export const mediaType = (req: Req) => (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
 export const isForm = (req: Req) => mediaType(req) === FORM;
 
 /** Reads an application/x-www-form-urlencoded body (at most MAX_FORM_BYTES and MAX_FORM_PARAMETERS). */
 export async function readForm(req: Req): Promise<Record<string, unknown>> {
-  if (Number(req.headers["content-length"] ?? 0) > MAX_FORM_BYTES) throw invalidRequest("the form is too large");
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_FORM_BYTES) throw invalidRequest("the form is too large");
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString("utf8");
+  const text = (await readBody(req, { maxBytes: MAX_FORM_BYTES, tooLarge: () => invalidRequest("the form is too large") })).toString("utf8");
   if (text && text.split("&").length > MAX_FORM_PARAMETERS) throw invalidRequest("the form is too large");
   return parseQuery(text) as Record<string, unknown>;
 }

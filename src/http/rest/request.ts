@@ -5,6 +5,7 @@ import type { IncomingMessage } from "node:http";
 import type { Http2ServerRequest } from "node:http2";
 import type { DescField, JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
+import { readBody } from "../body.js";
 import { badRequest, quote, RestError } from "./errors.js";
 import { convertText, isObject, isTextual, leafOf, resolveFieldPath } from "./fields.js";
 import type { BodyMapping, Route } from "./routes.js";
@@ -118,43 +119,11 @@ function queryValue(name: string, field: DescField, texts: string[]): JsonValue 
 // Reading the REST request
 // ---------------------------------------------------------------------------
 
-export async function readBody(req: Request, maxBytes: number): Promise<Buffer> {
-  const tooLarge = () => new RestError(413, Code.ResourceExhausted, `request body exceeds ${maxBytes} bytes`);
-  if (Number(req.headers["content-length"] ?? 0) > maxBytes) throw tooLarge();
-  // A body parser earlier in the chain would leave nothing to read: that is
-  // a wiring bug, not an empty request.
-  if (req.readableEnded) throw new Error("REST transcoder: request body already consumed by another middleware");
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const cleanup = () => {
-      req.off("data", onData);
-      req.off("end", onEnd);
-      req.off("error", onError);
-      req.off("close", onClose);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= maxBytes) chunks.push(chunk);
-      else {
-        cleanup();
-        reject(tooLarge());
-      }
-    };
-    const onEnd = () => {
-      cleanup();
-      resolve(Buffer.concat(chunks));
-    };
-    const onError = (err: Error) => {
-      cleanup();
-      reject(badRequest(`could not read the request body: ${err.message}`));
-    };
-    // A client that goes away mid-body must not leave the promise pending.
-    const onClose = () => onError(new Error("connection closed"));
-    req.on("data", onData);
-    req.on("end", onEnd);
-    req.on("error", onError);
-    req.on("close", onClose);
+export function readRestBody(req: Request, maxBytes: number): Promise<Buffer> {
+  return readBody(req, {
+    maxBytes,
+    tooLarge: () => new RestError(413, Code.ResourceExhausted, `request body exceeds ${maxBytes} bytes`),
+    unreadable: (err) => badRequest(`could not read the request body: ${err.message}`),
   });
 }
 

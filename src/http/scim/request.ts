@@ -17,7 +17,7 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<Rec
     throw new ScimError(415, undefined, "Errors.Scim.ContentType", "send application/scim+json (or application/json)");
   }
   const tooLarge = () => new ScimError(413, undefined, "Errors.Scim.TooLarge", `the body is larger than ${limit} bytes`);
-  const body = await readBody(req, { maxBytes: limit, tooLarge });
+  const body = await readBody(req, { maxBytes: limit, tooLarge, drainRefused: true });
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.toString("utf8"));
