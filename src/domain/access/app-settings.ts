@@ -36,19 +36,7 @@ export type AppConfig = ApiAppConfig | OidcAppConfig;
 /** What a caller asks for; validated into the columns and the config by validateSettings. */
 export type AppSettings =
   | { kind: "api"; authMethod?: "client_secret_basic" | "private_key_jwt"; accessTokenType?: AccessTokenType }
-  | {
-      kind: "oidc";
-      appType?: OidcAppType;
-      authMethod?: AuthMethod;
-      accessTokenType?: AccessTokenType;
-      redirectUris: string[];
-      postLogoutRedirectUris: string[];
-      grantTypes: OidcGrantType[];
-      responseTypes: "code"[];
-      idTokenRoleAssertion: boolean;
-      idTokenUserinfoAssertion: boolean;
-      devMode: boolean;
-    };
+  | (Omit<OidcAppConfig, "appType" | "pkceRequired"> & { appType?: OidcAppType; authMethod?: AuthMethod; accessTokenType?: AccessTokenType });
 
 /** The auth methods that authenticate with a client secret. */
 export const SECRET_METHODS: readonly AuthMethod[] = ["client_secret_basic", "client_secret_post"];

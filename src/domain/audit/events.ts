@@ -30,3 +30,8 @@ export function eventRow(ctx: Pick<Ctx, "instanceId" | "clock"> & { principal: {
 export async function recordEvent(ctx: Ctx, tx: Store, e: EventInput): Promise<void> {
   await tx.events.append(eventRow(ctx, e));
 }
+
+/** The event of a change to a user (credentials, state, profile, metadata): the user's own organization holds it. */
+export function userEvent(user: { id: string; orgId: string }, type: string, payload?: Record<string, unknown>): EventInput {
+  return { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type, ...(payload ? { payload } : {}) };
+}

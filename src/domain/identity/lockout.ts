@@ -1,4 +1,4 @@
-import { recordEvent } from "../audit/events.js";
+import { recordEvent, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { lockoutPolicy } from "../settings/settings.js";
 
@@ -8,18 +8,12 @@ export async function recordFailedPasswordCheck(ctx: Ctx, user: { id: string; or
   const now = ctx.clock();
   return ctx.store.transaction(async (tx) => {
     const after = await tx.users.countFailedPassword(user.id);
-    await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.password.check.failed" });
+    await recordEvent(ctx, tx, userEvent(user, "user.password.check.failed"));
     const limit = policy.maxPasswordAttempts;
     if (limit === 0 || after.failedPasswordAttempts < limit || (after.state !== "ACTIVE" && after.state !== "INITIAL")) return false;
     await tx.users.update(user.id, { state: "LOCKED", lockedAt: now, updatedAt: now });
     await tx.auth.invalidate({ userId: user.id });
-    await recordEvent(ctx, tx, {
-      aggregateType: "user",
-      aggregateId: user.id,
-      orgId: user.orgId,
-      type: "user.locked",
-      payload: { reason: "lockout policy", failedPasswordAttempts: after.failedPasswordAttempts },
-    });
+    await recordEvent(ctx, tx, userEvent(user, "user.locked", { reason: "lockout policy", failedPasswordAttempts: after.failedPasswordAttempts }));
     return true;
   });
 }

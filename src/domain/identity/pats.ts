@@ -2,7 +2,7 @@
 // as SHA-256, shown once.
 import { newOpaqueToken, sha256 } from "../../crypto/tokens.js";
 import { authorizeOverRoles } from "../access/permissions.js";
-import { recordEvent } from "../audit/events.js";
+import { recordEvent, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument, notFound } from "../errors.js";
 import { newId } from "../ids.js";
@@ -31,13 +31,7 @@ export async function addPersonalAccessToken(ctx: Ctx, userId: string, expiresAt
   const id = newId();
   await ctx.store.transaction(async (tx) => {
     await tx.credentials.addPat({ id, instanceId: ctx.instanceId, userId: user.id, tokenHash: sha256(token), expiresAt: expiresAt ?? null, createdAt: now });
-    await recordEvent(ctx, tx, {
-      aggregateType: "user",
-      aggregateId: user.id,
-      orgId: user.orgId,
-      type: "user.pat.added",
-      payload: { tokenId: id, expiresAt: expiresAt?.toISOString() },
-    });
+    await recordEvent(ctx, tx, userEvent(user, "user.pat.added", { tokenId: id, expiresAt: expiresAt?.toISOString() }));
   });
   return { id, userId: user.id, orgId: user.orgId, createdAt: now, expiresAt: expiresAt ?? null, token };
 }
@@ -56,7 +50,7 @@ export async function removePersonalAccessToken(ctx: Ctx, userId: string, tokenI
   await ctx.store.transaction(async (tx) => {
     await tx.auth.invalidate({ userId: user.id });
     if (!(await tx.credentials.removePat(user.id, tokenId))) throw tokenNotFound();
-    await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.pat.removed", payload: { tokenId } });
+    await recordEvent(ctx, tx, userEvent(user, "user.pat.removed", { tokenId }));
   });
   return now;
 }

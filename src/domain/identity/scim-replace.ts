@@ -4,7 +4,7 @@
 
 import type { LockedScimUser, ProfileRows } from "../../store/users.js";
 import { authorizeOverRoles } from "../access/permissions.js";
-import { recordEvent } from "../audit/events.js";
+import { recordEvent, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { iamOwnersLock, lockTx } from "../orgs/members.js";
 import { type ScimColumns, scimProfileColumns } from "./scim-profile.js";
@@ -111,12 +111,10 @@ async function writeScimProfile(ctx: Ctx, user: LockedScimUser, p: ScimProfileCh
     });
     await tx.users.replaceProfileRows(user.id, p.rows);
     await tx.users.setExternalId({ userId: user.id, orgId: user.orgId, provisionerId: ctx.principal.userId, externalId, now });
-    await recordEvent(ctx, tx, {
-      aggregateType: "user",
-      aggregateId: user.id,
-      orgId: user.orgId,
-      type: "user.changed",
-      payload: { via: "scim", username, email: columns.email ?? undefined, externalId: externalId ?? undefined },
-    });
+    await recordEvent(
+      ctx,
+      tx,
+      userEvent(user, "user.changed", { via: "scim", username, email: columns.email ?? undefined, externalId: externalId ?? undefined }),
+    );
   });
 }

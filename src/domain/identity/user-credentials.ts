@@ -5,7 +5,7 @@
 import { newOpaqueToken, sha256 } from "../../crypto/tokens.js";
 import type { CredentialScope, CredentialView } from "../../store/credentials.js";
 import { authorizeOverRoles, listScope } from "../access/permissions.js";
-import { recordEvent } from "../audit/events.js";
+import { recordEvent, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument, notFound } from "../errors.js";
 import { newId } from "../ids.js";
@@ -54,13 +54,7 @@ export async function addMachineKey(
     : undefined;
   await ctx.store.transaction(async (tx) => {
     await tx.credentials.addMachineKey({ id, instanceId: ctx.instanceId, userId: user.id, publicKey, expiresAt: input.expiresAt ?? null, createdAt: now });
-    await recordEvent(ctx, tx, {
-      aggregateType: "user",
-      aggregateId: user.id,
-      orgId: user.orgId,
-      type: "user.key.added",
-      payload: { keyId: id, expiresAt: input.expiresAt?.toISOString(), generated: keyFile !== undefined },
-    });
+    await recordEvent(ctx, tx, userEvent(user, "user.key.added", { keyId: id, expiresAt: input.expiresAt?.toISOString(), generated: keyFile !== undefined }));
   });
   return { id, userId: user.id, orgId: user.orgId, createdAt: now, expiresAt: input.expiresAt ?? null, keyFile };
 }
@@ -76,7 +70,7 @@ export async function removeMachineKey(ctx: Ctx, userId: string, keyId: string):
   await ctx.store.transaction(async (tx) => {
     await tx.auth.invalidate({ userId: user.id });
     if (!(await tx.credentials.removeMachineKey(user.id, keyId))) throw notFound("Errors.User.Key.NotFound", "machine key not found");
-    await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.key.removed", payload: { keyId } });
+    await recordEvent(ctx, tx, userEvent(user, "user.key.removed", { keyId }));
   });
   return now;
 }
@@ -115,13 +109,7 @@ export async function addSecret(ctx: Ctx, userId: string): Promise<{ clientSecre
     const before = await tx.credentials.secretCreatedAt(user.id);
     await tx.auth.invalidate({ userId: user.id });
     await tx.credentials.setSecret(user.id, sha256(clientSecret), now);
-    await recordEvent(ctx, tx, {
-      aggregateType: "user",
-      aggregateId: user.id,
-      orgId: user.orgId,
-      type: "user.secret.added",
-      payload: { replaced: before !== null },
-    });
+    await recordEvent(ctx, tx, userEvent(user, "user.secret.added", { replaced: before !== null }));
   });
   return { clientSecret, createdAt: now };
 }
@@ -132,7 +120,7 @@ export async function removeSecret(ctx: Ctx, userId: string): Promise<Date> {
   await ctx.store.transaction(async (tx) => {
     await tx.auth.invalidate({ userId: user.id });
     if (!(await tx.credentials.removeSecret(user.id, now))) throw notFound("Errors.User.Secret.NotFound", "the user has no client secret");
-    await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.secret.removed" });
+    await recordEvent(ctx, tx, userEvent(user, "user.secret.removed"));
   });
   return now;
 }

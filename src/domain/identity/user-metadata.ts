@@ -1,6 +1,6 @@
 // User metadata: opaque byte values under text keys. Written with
 // user.write, read with user.read; users may read their own.
-import { recordEvent } from "../audit/events.js";
+import { recordEvent, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { invalidArgument, notFound } from "../errors.js";
 import { type Page, page, type TextMatch } from "../list.js";
@@ -26,13 +26,7 @@ export async function setUserMetadata(ctx: Ctx, input: { userId: string; metadat
     // Tokens with the metadata scope carry it (userinfo, introspection): drop their cached claims.
     await tx.auth.invalidate({ userId: user.id });
     // Keys only: values may be anything, including personal data.
-    await recordEvent(ctx, tx, {
-      aggregateType: "user",
-      aggregateId: user.id,
-      orgId: user.orgId,
-      type: "user.metadata.set",
-      payload: { keys: metadata.map((m) => m.key) },
-    });
+    await recordEvent(ctx, tx, userEvent(user, "user.metadata.set", { keys: metadata.map((m) => m.key) }));
   });
   return now;
 }
@@ -66,7 +60,7 @@ export async function deleteUserMetadata(ctx: Ctx, input: { userId: string; keys
     if ((await tx.users.deleteMetadata(user.id, keys)) !== keys.length)
       throw notFound("Errors.User.Metadata.NotFound", "a metadata key to delete does not exist");
     await tx.auth.invalidate({ userId: user.id });
-    await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.metadata.removed", payload: { keys } });
+    await recordEvent(ctx, tx, userEvent(user, "user.metadata.removed", { keys }));
   });
   return now;
 }

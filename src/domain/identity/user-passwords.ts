@@ -4,7 +4,7 @@
 // here leaves with a native hash.
 import { hashPassword, verifyPassword } from "../../crypto/passwords.js";
 import { authorizeOverRoles } from "../access/permissions.js";
-import { recordEvent } from "../audit/events.js";
+import { recordEvent, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument } from "../errors.js";
 import { checkPassword, passwordComplexity } from "../settings/settings.js";
@@ -84,13 +84,7 @@ export async function storePassword(ctx: Ctx, user: { id: string; orgId: string 
     });
     // A human waits in INITIAL until it has a password; no other state is changed by one.
     await tx.users.updateInState(user.id, ["INITIAL"], { state: "ACTIVE" });
-    await recordEvent(ctx, tx, {
-      aggregateType: "user",
-      aggregateId: user.id,
-      orgId: user.orgId,
-      type: "user.password.changed",
-      payload: { changeRequired: change.changeRequired, verifiedBy: change.verifiedBy },
-    });
+    await recordEvent(ctx, tx, userEvent(user, "user.password.changed", { changeRequired: change.changeRequired, verifiedBy: change.verifiedBy }));
   });
   return now;
 }

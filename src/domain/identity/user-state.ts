@@ -4,7 +4,7 @@
 
 import type { Store } from "../../store/index.js";
 import type { TargetUser, UserPatch } from "../../store/users.js";
-import { recordEvent } from "../audit/events.js";
+import { recordEvent, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition } from "../errors.js";
 import { keepActiveOrgOwners } from "../orgs/members.js";
@@ -82,7 +82,7 @@ export async function changeState(ctx: Ctx, user: StateTarget, kind: Transition,
     const data = await nextState(tx, user, kind, now);
     // Conditional on the state read above, so two concurrent calls cannot both succeed.
     if (!(await tx.users.updateInState(user.id, rule.from, data))) throw rule.refused((await tx.users.state(user.id)) ?? user.state);
-    await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: rule.event, payload: { state: data.state } });
+    await recordEvent(ctx, tx, userEvent(user, rule.event, { state: data.state }));
   });
   return now;
 }

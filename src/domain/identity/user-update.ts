@@ -2,7 +2,7 @@
 // machine's description.
 import type { UserPatch, UserProfileRow } from "../../store/users.js";
 import { holds } from "../access/permissions.js";
-import { recordEvent } from "../audit/events.js";
+import { recordEvent, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument, permissionDenied } from "../errors.js";
 import { newId } from "../ids.js";
@@ -102,13 +102,7 @@ async function writeChanges(ctx: Ctx, target: TargetUser, current: UserProfileRo
     await tx.users.update(target.id, { ...next, updatedAt: now });
     if (changed.includes("email")) await tx.users.syncPrimaryContact("email", target.id, current.email, next.email as string, newId());
     if (changed.includes("phone")) await tx.users.syncPrimaryContact("phone", target.id, current.phone, next.phone ?? null, newId());
-    await recordEvent(ctx, tx, {
-      aggregateType: "user",
-      aggregateId: target.id,
-      orgId: target.orgId,
-      type: "user.changed",
-      payload: { changed, username: next.username, email: next.email ?? undefined },
-    });
+    await recordEvent(ctx, tx, userEvent(target, "user.changed", { changed, username: next.username, email: next.email ?? undefined }));
   });
   return now;
 }

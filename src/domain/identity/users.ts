@@ -4,7 +4,7 @@
 // profile (scim-profile.ts), state changes, passwords, metadata and machine
 // credentials live beside it in user-*.ts; this module is their front door.
 import { authorize } from "../access/permissions.js";
-import { recordEvent } from "../audit/events.js";
+import { recordEvent, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { keepActiveOrgOwners } from "../orgs/members.js";
 import { hiddenTargetUser, keepAnActiveInstanceOwner, userNotFound } from "./user-access.js";
@@ -64,7 +64,7 @@ export async function deleteUser(ctx: Ctx, userId: string): Promise<Date> {
     // Tokens, metadata and memberships go with the user (ON DELETE CASCADE). A concurrent delete got there
     // first when nothing is left to delete: the same NotFound as if this request had come second.
     if (!(await tx.users.delete(user.id))) throw userNotFound();
-    await recordEvent(ctx, tx, { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type: "user.removed", payload: { username: user.username } });
+    await recordEvent(ctx, tx, userEvent(user, "user.removed", { username: user.username }));
   });
   return now;
 }
