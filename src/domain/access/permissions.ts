@@ -199,3 +199,11 @@ export function canSeeOrganization(ctx: Ctx, orgId: string): boolean {
   const p = ctx.principal;
   return p.orgId === orgId || p.orgRoles.has(orgId) || hasInstancePermission(ctx, "org.read");
 }
+
+/**
+ * Whether the caller holds any role in the organization or any instance role: for requests whose operations each
+ * check their own permission (SCIM Bulk), so that a caller with neither learns nothing about the organization.
+ */
+export function hasAnyRoleFor(ctx: Ctx, orgId: string): boolean {
+  return ctx.principal.orgRoles.has(orgId) || ctx.principal.instanceRoles.length > 0;
+}

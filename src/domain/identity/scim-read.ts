@@ -1,7 +1,7 @@
 // The SCIM read side of users: the full resource (profile, multi-valued rows
 // and the provisioner's externalId) of one user or of a filtered, sorted page.
 import type { Store } from "../../store/index.js";
-import { authorize, type Permission } from "../access/permissions.js";
+import { authorize, hasAnyRoleFor, type Permission } from "../access/permissions.js";
 import type { Ctx } from "../context.js";
 import { orgNotFound } from "../orgs/orgs.js";
 import type { ScimUserInput } from "./scim-users.js";
@@ -40,7 +40,7 @@ export function authorizeOrg(ctx: Ctx, permission: Permission, orgId: string): v
  * learns nothing about it, the whole request is 404 as on every endpoint.
  */
 export function requireOrgMembership(ctx: Ctx, orgId: string): void {
-  if (!ctx.principal.orgRoles.has(orgId) && !ctx.principal.instanceRoles.length) throw orgNotFound();
+  if (!hasAnyRoleFor(ctx, orgId)) throw orgNotFound();
 }
 
 export async function getScimUser(ctx: Ctx, orgId: string, id: string): Promise<ScimUserRecord> {
