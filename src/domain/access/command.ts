@@ -1,20 +1,9 @@
-// What every access command does once it has loaded its target and checked
-// the caller's permission on it (each command does that itself, in the open):
-// one transaction that writes, drops what cached authentication derived from
-// the change, and records the audit event last; the change date is the answer.
+// The events of the access context's aggregates; commands commit them with
+// `commit` (audit/events.ts), re-exported here.
 
-import type { Store } from "../../store/index.js";
-import { type EventInput, recordEvent } from "../audit/events.js";
-import type { Ctx } from "../context.js";
+import type { EventInput } from "../audit/events.js";
 
-/** Runs `write` in one transaction with the event it returns; returns the change date (`at`, or now). */
-export async function commit(ctx: Ctx, write: (tx: Store, now: Date) => Promise<EventInput>, at: Date = ctx.clock()): Promise<Date> {
-  await ctx.store.transaction(async (tx) => {
-    const event = await write(tx, at);
-    await recordEvent(ctx, tx, event);
-  });
-  return at;
-}
+export { commit } from "../audit/events.js";
 
 /** An event about a project, its roles, grants or applications: audited on the project, in its owning organization. */
 export function projectEvent(project: { id: string; orgId: string }, type: string, payload: Record<string, unknown>): EventInput {

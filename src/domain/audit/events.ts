@@ -35,3 +35,16 @@ export async function recordEvent(ctx: Ctx, tx: Store, e: EventInput): Promise<v
 export function userEvent(user: { id: string; orgId: string }, type: string, payload?: Record<string, unknown>): EventInput {
   return { aggregateType: "user", aggregateId: user.id, orgId: user.orgId, type, ...(payload ? { payload } : {}) };
 }
+
+/**
+ * What a command does once it has loaded its target and checked the caller's permission on it (each command does
+ * that itself, in the open): one transaction that writes, drops what cached authentication derived from the change,
+ * and records the audit event `write` returns, last. The change date (`at`, or now) is the answer.
+ */
+export async function commit(ctx: Ctx, write: (tx: Store, now: Date) => Promise<EventInput>, at: Date = ctx.clock()): Promise<Date> {
+  await ctx.store.transaction(async (tx) => {
+    const event = await write(tx, at);
+    await recordEvent(ctx, tx, event);
+  });
+  return at;
+}

@@ -2,7 +2,7 @@
 // as SHA-256, shown once.
 import { newOpaqueToken, sha256 } from "../../crypto/tokens.js";
 import { authorizeOverRoles } from "../access/permissions.js";
-import { recordEvent, userEvent } from "../audit/events.js";
+import { commit, recordEvent, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument, notFound } from "../errors.js";
 import { newId } from "../ids.js";
@@ -47,10 +47,13 @@ export async function listPersonalAccessTokens(
 export async function removePersonalAccessToken(ctx: Ctx, userId: string, tokenId: string): Promise<Date> {
   const user = await hiddenTargetUser(ctx, userId, "user.credential.write");
   const now = ctx.clock();
-  await ctx.store.transaction(async (tx) => {
-    await tx.auth.invalidate({ userId: user.id });
-    if (!(await tx.credentials.removePat(user.id, tokenId))) throw tokenNotFound();
-    await recordEvent(ctx, tx, userEvent(user, "user.pat.removed", { tokenId }));
-  });
-  return now;
+  return commit(
+    ctx,
+    async (tx) => {
+      await tx.auth.invalidate({ userId: user.id });
+      if (!(await tx.credentials.removePat(user.id, tokenId))) throw tokenNotFound();
+      return userEvent(user, "user.pat.removed", { tokenId });
+    },
+    now,
+  );
 }

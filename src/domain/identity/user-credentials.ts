@@ -5,7 +5,7 @@
 import { newOpaqueToken, sha256 } from "../../crypto/tokens.js";
 import type { CredentialScope, CredentialView } from "../../store/credentials.js";
 import { authorizeOverRoles, listScope } from "../access/permissions.js";
-import { recordEvent, userEvent } from "../audit/events.js";
+import { commit, recordEvent, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument, notFound } from "../errors.js";
 import { newId } from "../ids.js";
@@ -67,12 +67,15 @@ export async function listMachineKeys(ctx: Ctx, input: { userId?: string; page?:
 export async function removeMachineKey(ctx: Ctx, userId: string, keyId: string): Promise<Date> {
   const user = await targetUser(ctx, userId, "user.credential.write");
   const now = ctx.clock();
-  await ctx.store.transaction(async (tx) => {
-    await tx.auth.invalidate({ userId: user.id });
-    if (!(await tx.credentials.removeMachineKey(user.id, keyId))) throw notFound("Errors.User.Key.NotFound", "machine key not found");
-    await recordEvent(ctx, tx, userEvent(user, "user.key.removed", { keyId }));
-  });
-  return now;
+  return commit(
+    ctx,
+    async (tx) => {
+      await tx.auth.invalidate({ userId: user.id });
+      if (!(await tx.credentials.removeMachineKey(user.id, keyId))) throw notFound("Errors.User.Key.NotFound", "machine key not found");
+      return userEvent(user, "user.key.removed", { keyId });
+    },
+    now,
+  );
 }
 
 // ---------------------------------------------------------------- listing keys and PATs
@@ -117,10 +120,13 @@ export async function addSecret(ctx: Ctx, userId: string): Promise<{ clientSecre
 export async function removeSecret(ctx: Ctx, userId: string): Promise<Date> {
   const user = await targetUser(ctx, userId, "user.credential.write");
   const now = ctx.clock();
-  await ctx.store.transaction(async (tx) => {
-    await tx.auth.invalidate({ userId: user.id });
-    if (!(await tx.credentials.removeSecret(user.id, now))) throw notFound("Errors.User.Secret.NotFound", "the user has no client secret");
-    await recordEvent(ctx, tx, userEvent(user, "user.secret.removed"));
-  });
-  return now;
+  return commit(
+    ctx,
+    async (tx) => {
+      await tx.auth.invalidate({ userId: user.id });
+      if (!(await tx.credentials.removeSecret(user.id, now))) throw notFound("Errors.User.Secret.NotFound", "the user has no client secret");
+      return userEvent(user, "user.secret.removed");
+    },
+    now,
+  );
 }

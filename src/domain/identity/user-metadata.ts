@@ -1,6 +1,6 @@
 // User metadata: opaque byte values under text keys. Written with
 // user.write, read with user.read; users may read their own.
-import { recordEvent, userEvent } from "../audit/events.js";
+import { commit, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { invalidArgument, notFound } from "../errors.js";
 import { type Page, page, type TextMatch } from "../list.js";
@@ -21,14 +21,17 @@ export async function setUserMetadata(ctx: Ctx, input: { userId: string; metadat
   if (input.metadata.length === 0) throw invalidArgument("Errors.User.Metadata.Missing", "at least one metadata entry is required", { field: "metadata" });
   const metadata = validMetadata(input.metadata);
   const now = ctx.clock();
-  await ctx.store.transaction(async (tx) => {
-    await tx.users.setMetadata(user.id, metadata, now);
-    // Tokens with the metadata scope carry it (userinfo, introspection): drop their cached claims.
-    await tx.auth.invalidate({ userId: user.id });
-    // Keys only: values may be anything, including personal data.
-    await recordEvent(ctx, tx, userEvent(user, "user.metadata.set", { keys: metadata.map((m) => m.key) }));
-  });
-  return now;
+  return commit(
+    ctx,
+    async (tx) => {
+      await tx.users.setMetadata(user.id, metadata, now);
+      // Tokens with the metadata scope carry it (userinfo, introspection): drop their cached claims.
+      await tx.auth.invalidate({ userId: user.id });
+      // Keys only: values may be anything, including personal data.
+      return userEvent(user, "user.metadata.set", { keys: metadata.map((m) => m.key) });
+    },
+    now,
+  );
 }
 
 export type UserMetadataQuery = { kind: "key"; match: TextMatch };
@@ -56,11 +59,14 @@ export async function deleteUserMetadata(ctx: Ctx, input: { userId: string; keys
   }
   const keys = [...new Set(input.keys)];
   const now = ctx.clock();
-  await ctx.store.transaction(async (tx) => {
-    if ((await tx.users.deleteMetadata(user.id, keys)) !== keys.length)
-      throw notFound("Errors.User.Metadata.NotFound", "a metadata key to delete does not exist");
-    await tx.auth.invalidate({ userId: user.id });
-    await recordEvent(ctx, tx, userEvent(user, "user.metadata.removed", { keys }));
-  });
-  return now;
+  return commit(
+    ctx,
+    async (tx) => {
+      if ((await tx.users.deleteMetadata(user.id, keys)) !== keys.length)
+        throw notFound("Errors.User.Metadata.NotFound", "a metadata key to delete does not exist");
+      await tx.auth.invalidate({ userId: user.id });
+      return userEvent(user, "user.metadata.removed", { keys });
+    },
+    now,
+  );
 }

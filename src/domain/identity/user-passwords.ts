@@ -4,7 +4,7 @@
 // here leaves with a native hash.
 import { hashPassword, verifyPassword } from "../../crypto/passwords.js";
 import { authorizeOverRoles } from "../access/permissions.js";
-import { recordEvent, userEvent } from "../audit/events.js";
+import { commit, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument } from "../errors.js";
 import { checkPassword, passwordComplexity } from "../settings/settings.js";
@@ -74,17 +74,20 @@ export interface PasswordChange {
  */
 export async function storePassword(ctx: Ctx, user: { id: string; orgId: string }, change: PasswordChange): Promise<Date> {
   const now = ctx.clock();
-  await ctx.store.transaction(async (tx) => {
-    await tx.users.update(user.id, {
-      passwordHash: change.passwordHash,
-      passwordChangeRequired: change.changeRequired,
-      passwordChangedAt: now,
-      ...(change.verifiedBy === "currentPassword" ? { failedPasswordAttempts: 0 } : {}),
-      updatedAt: now,
-    });
-    // A human waits in INITIAL until it has a password; no other state is changed by one.
-    await tx.users.updateInState(user.id, ["INITIAL"], { state: "ACTIVE" });
-    await recordEvent(ctx, tx, userEvent(user, "user.password.changed", { changeRequired: change.changeRequired, verifiedBy: change.verifiedBy }));
-  });
-  return now;
+  return commit(
+    ctx,
+    async (tx) => {
+      await tx.users.update(user.id, {
+        passwordHash: change.passwordHash,
+        passwordChangeRequired: change.changeRequired,
+        passwordChangedAt: now,
+        ...(change.verifiedBy === "currentPassword" ? { failedPasswordAttempts: 0 } : {}),
+        updatedAt: now,
+      });
+      // A human waits in INITIAL until it has a password; no other state is changed by one.
+      await tx.users.updateInState(user.id, ["INITIAL"], { state: "ACTIVE" });
+      return userEvent(user, "user.password.changed", { changeRequired: change.changeRequired, verifiedBy: change.verifiedBy });
+    },
+    now,
+  );
 }

@@ -4,7 +4,7 @@
 
 import type { Store } from "../../store/index.js";
 import type { TargetUser, UserPatch } from "../../store/users.js";
-import { recordEvent, userEvent } from "../audit/events.js";
+import { commit, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition } from "../errors.js";
 import { keepActiveOrgOwners } from "../orgs/members.js";
@@ -73,18 +73,21 @@ export async function changeState(ctx: Ctx, user: StateTarget, kind: Transition,
   }
   if (!rule.from.includes(user.state)) throw rule.refused(user.state);
   const now = ctx.clock();
-  await ctx.store.transaction(async (tx) => {
-    await tx.auth.invalidate({ userId: user.id });
-    if (rule.revokesAccess) {
-      await keepAnActiveInstanceOwner(ctx, tx, user.id, "Errors.User.LastInstanceOwner", `the last active IAM_OWNER of the instance cannot be ${revokedAs}`);
-      await keepActiveOrgOwners(tx, user.id, "Errors.User.LastOrgOwner", `the last active ORG_OWNER of an organization cannot be ${revokedAs}`);
-    }
-    const data = await nextState(tx, user, kind, now);
-    // Conditional on the state read above, so two concurrent calls cannot both succeed.
-    if (!(await tx.users.updateInState(user.id, rule.from, data))) throw rule.refused((await tx.users.state(user.id)) ?? user.state);
-    await recordEvent(ctx, tx, userEvent(user, rule.event, { state: data.state }));
-  });
-  return now;
+  return commit(
+    ctx,
+    async (tx) => {
+      await tx.auth.invalidate({ userId: user.id });
+      if (rule.revokesAccess) {
+        await keepAnActiveInstanceOwner(ctx, tx, user.id, "Errors.User.LastInstanceOwner", `the last active IAM_OWNER of the instance cannot be ${revokedAs}`);
+        await keepActiveOrgOwners(tx, user.id, "Errors.User.LastOrgOwner", `the last active ORG_OWNER of an organization cannot be ${revokedAs}`);
+      }
+      const data = await nextState(tx, user, kind, now);
+      // Conditional on the state read above, so two concurrent calls cannot both succeed.
+      if (!(await tx.users.updateInState(user.id, rule.from, data))) throw rule.refused((await tx.users.state(user.id)) ?? user.state);
+      return userEvent(user, rule.event, { state: data.state });
+    },
+    now,
+  );
 }
 
 async function nextState(tx: Store, user: StateTarget, kind: Transition, now: Date): Promise<UserPatch & { state: UserState }> {

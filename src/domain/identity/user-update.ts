@@ -2,7 +2,7 @@
 // machine's description.
 import type { UserPatch, UserProfileRow } from "../../store/users.js";
 import { holds } from "../access/permissions.js";
-import { recordEvent, userEvent } from "../audit/events.js";
+import { commit, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument, permissionDenied } from "../errors.js";
 import { newId } from "../ids.js";
@@ -97,12 +97,15 @@ function machineChanges(m: NonNullable<UpdateUserInput["machine"]>): UserPatch {
 
 async function writeChanges(ctx: Ctx, target: TargetUser, current: UserProfileRow, next: UserPatch, changed: string[]): Promise<Date> {
   const now = ctx.clock();
-  await ctx.store.transaction(async (tx) => {
-    await tx.auth.invalidate({ userId: target.id });
-    await tx.users.update(target.id, { ...next, updatedAt: now });
-    if (changed.includes("email")) await tx.users.syncPrimaryContact("email", target.id, current.email, next.email as string, newId());
-    if (changed.includes("phone")) await tx.users.syncPrimaryContact("phone", target.id, current.phone, next.phone ?? null, newId());
-    await recordEvent(ctx, tx, userEvent(target, "user.changed", { changed, username: next.username, email: next.email ?? undefined }));
-  });
-  return now;
+  return commit(
+    ctx,
+    async (tx) => {
+      await tx.auth.invalidate({ userId: target.id });
+      await tx.users.update(target.id, { ...next, updatedAt: now });
+      if (changed.includes("email")) await tx.users.syncPrimaryContact("email", target.id, current.email, next.email as string, newId());
+      if (changed.includes("phone")) await tx.users.syncPrimaryContact("phone", target.id, current.phone, next.phone ?? null, newId());
+      return userEvent(target, "user.changed", { changed, username: next.username, email: next.email ?? undefined });
+    },
+    now,
+  );
 }

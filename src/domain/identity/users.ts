@@ -4,7 +4,7 @@
 // profile (scim-profile.ts), state changes, passwords, metadata and machine
 // credentials live beside it in user-*.ts; this module is their front door.
 import { authorize } from "../access/permissions.js";
-import { recordEvent, userEvent } from "../audit/events.js";
+import { commit, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { keepActiveOrgOwners } from "../orgs/members.js";
 import { hiddenTargetUser, keepAnActiveInstanceOwner, userNotFound } from "./user-access.js";
@@ -57,14 +57,17 @@ export async function getUser(ctx: Ctx, userId: string): Promise<UserView> {
 export async function deleteUser(ctx: Ctx, userId: string): Promise<Date> {
   const user = await hiddenTargetUser(ctx, userId, "user.delete");
   const now = ctx.clock();
-  await ctx.store.transaction(async (tx) => {
-    await tx.auth.invalidate({ userId: user.id });
-    await keepAnActiveInstanceOwner(ctx, tx, user.id, "Errors.User.LastInstanceOwner", "the last active IAM_OWNER of the instance cannot be deleted");
-    await keepActiveOrgOwners(tx, user.id, "Errors.User.LastOrgOwner", "the last active ORG_OWNER of an organization cannot be deleted");
-    // Tokens, metadata and memberships go with the user (ON DELETE CASCADE). A concurrent delete got there
-    // first when nothing is left to delete: the same NotFound as if this request had come second.
-    if (!(await tx.users.delete(user.id))) throw userNotFound();
-    await recordEvent(ctx, tx, userEvent(user, "user.removed", { username: user.username }));
-  });
-  return now;
+  return commit(
+    ctx,
+    async (tx) => {
+      await tx.auth.invalidate({ userId: user.id });
+      await keepAnActiveInstanceOwner(ctx, tx, user.id, "Errors.User.LastInstanceOwner", "the last active IAM_OWNER of the instance cannot be deleted");
+      await keepActiveOrgOwners(tx, user.id, "Errors.User.LastOrgOwner", "the last active ORG_OWNER of an organization cannot be deleted");
+      // Tokens, metadata and memberships go with the user (ON DELETE CASCADE). A concurrent delete got there
+      // first when nothing is left to delete: the same NotFound as if this request had come second.
+      if (!(await tx.users.delete(user.id))) throw userNotFound();
+      return userEvent(user, "user.removed", { username: user.username });
+    },
+    now,
+  );
 }

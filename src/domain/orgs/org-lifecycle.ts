@@ -4,7 +4,7 @@
 
 import type { Store } from "../../store/index.js";
 import { invalidateGrantHolders } from "../access/grant-holders.js";
-import { recordEvent } from "../audit/events.js";
+import { commit } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition } from "../errors.js";
 import { checkIamOwnerKept, iamOwnersLock, keepOwnersOfOtherOrgs, lockTx } from "./memberships.js";
@@ -18,11 +18,14 @@ type OrgEvent = { type: string; payload?: Record<string, unknown> };
  */
 async function changeOrg(ctx: Ctx, org: OrgView, change: (tx: Store, now: Date) => Promise<OrgEvent>): Promise<Date> {
   const now = ctx.clock();
-  await ctx.store.transaction(async (tx) => {
-    const event = await change(tx, now);
-    await recordEvent(ctx, tx, { aggregateType: "org", aggregateId: org.id, orgId: org.id, ...event });
-  });
-  return now;
+  return commit(
+    ctx,
+    async (tx) => {
+      const event = await change(tx, now);
+      return { aggregateType: "org", aggregateId: org.id, orgId: org.id, ...event };
+    },
+    now,
+  );
 }
 
 /** Renames; the primary domain stays, so users' login names do not change under them. */

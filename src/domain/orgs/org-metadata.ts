@@ -1,7 +1,7 @@
 // Organization metadata: opaque byte values under text keys, readable with
 // org.read and written with org.write.
 import type { OrgMetadataRow } from "../../store/orgs.js";
-import { recordEvent } from "../audit/events.js";
+import { commit } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { invalidArgument, notFound } from "../errors.js";
 import { page, type TextMatch } from "../list.js";
@@ -46,11 +46,14 @@ export async function setOrgMetadata(ctx: Ctx, input: { orgId: string; metadata:
     }
   }
   const now = ctx.clock();
-  await ctx.store.transaction(async (tx) => {
-    await tx.orgs.setMetadata(orgId, input.metadata, now);
-    await recordEvent(ctx, tx, { aggregateType: "org", aggregateId: orgId, orgId, type: "org.metadata.set", payload: { keys } });
-  });
-  return now;
+  return commit(
+    ctx,
+    async (tx) => {
+      await tx.orgs.setMetadata(orgId, input.metadata, now);
+      return { aggregateType: "org", aggregateId: orgId, orgId, type: "org.metadata.set", payload: { keys } };
+    },
+    now,
+  );
 }
 
 export type OrgMetadataQuery = { kind: "key"; match: TextMatch };
@@ -74,9 +77,12 @@ export async function deleteOrgMetadata(ctx: Ctx, input: { orgId: string; keys: 
   const orgId = (await authorizedOrg(ctx, input.orgId, "org.write")).id;
   const keys = validKeys([...new Set(input.keys)]);
   const now = ctx.clock();
-  await ctx.store.transaction(async (tx) => {
-    if ((await tx.orgs.deleteMetadata(orgId, keys)) !== keys.length) throw notFound("Errors.Org.Metadata.NotFound", "a metadata key does not exist");
-    await recordEvent(ctx, tx, { aggregateType: "org", aggregateId: orgId, orgId, type: "org.metadata.removed", payload: { keys } });
-  });
-  return now;
+  return commit(
+    ctx,
+    async (tx) => {
+      if ((await tx.orgs.deleteMetadata(orgId, keys)) !== keys.length) throw notFound("Errors.Org.Metadata.NotFound", "a metadata key does not exist");
+      return { aggregateType: "org", aggregateId: orgId, orgId, type: "org.metadata.removed", payload: { keys } };
+    },
+    now,
+  );
 }
