@@ -4,6 +4,7 @@ import { createHash } from "node:crypto";
 import { Prisma } from "../../gen/prisma/client.js";
 import type { Db } from "./index.js";
 import { query, statement } from "./sql.js";
+import { PROFILE_COLUMNS } from "./users.js";
 
 /** What a token (or a used-assertion marker) row holds. */
 export interface TokenRow {
@@ -28,16 +29,7 @@ const USER_SELECT = {
   orgId: true,
   type: true,
   state: true,
-  username: true,
-  givenName: true,
-  familyName: true,
-  nickName: true,
-  displayName: true,
-  preferredLanguage: true,
-  email: true,
-  emailVerified: true,
-  phone: true,
-  phoneVerified: true,
+  ...PROFILE_COLUMNS,
   updatedAt: true,
   accessTokenType: true,
   org: { select: { state: true } },

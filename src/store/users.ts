@@ -27,19 +27,24 @@ export interface TargetUser {
 
 const TARGET_SELECT = { id: true, orgId: true, type: true, state: true, username: true } satisfies Prisma.UserSelect;
 
-/** The columns a v2 UpdateUser compares its input with. */
-const PROFILE_SELECT = {
+/** The profile columns that token claims and userinfo read too (src/store/tokens.ts). */
+export const PROFILE_COLUMNS = {
   username: true,
   givenName: true,
   familyName: true,
   nickName: true,
   displayName: true,
   preferredLanguage: true,
-  gender: true,
   email: true,
   emailVerified: true,
   phone: true,
   phoneVerified: true,
+} as const satisfies Prisma.UserSelect;
+
+/** The columns a v2 UpdateUser compares its input with. */
+const PROFILE_SELECT = {
+  ...PROFILE_COLUMNS,
+  gender: true,
   machineName: true,
   description: true,
   accessTokenType: true,
