@@ -280,3 +280,26 @@ describe("audience confusion with an application's client id (RFC 7662 §4, RFC 
     expect(await introspect(tok.access_token, app.clientId, app.clientSecret)).toEqual({ active: false });
   });
 });
+
+describe("client ids cannot be enumerated through client authentication (RFC 6749 §5.2, RFC 7523 §3.2)", () => {
+  it("a forged private_key_jwt assertion gets one answer whether the id is unknown, a machine user or a secret-based app", async () => {
+    const machine = await createMachine(t, orgId, "enum-machine");
+    await addKey(machine);
+    const app = await createApp(await project(t, orgId, "enum project"), "enum app");
+    // A key of nobody's: the assertion is well-formed and signed, but no registered key verifies it.
+    const stranger = await addKey(await createMachine(t, orgId, "enum-stranger"));
+    const forged = (clientId: string) => assertion({ ...stranger, keyId: "not-a-key-id" }, { iss: clientId, sub: clientId });
+    const answers: { status: number; body: Body; auth: string | null }[] = [];
+    for (const clientId of ["enum-nobody", "enum-machine", app.clientId]) {
+      const res = await form("/oauth/v2/token", {
+        grant_type: "client_credentials",
+        client_assertion_type: "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+        client_assertion: await forged(clientId),
+      });
+      answers.push({ status: res.status, body: await json<Body>(res), auth: res.headers.get("www-authenticate") });
+    }
+    expect(answers[0]).toMatchObject({ status: 401, body: { error: "invalid_client" } });
+    expect(answers[1]).toEqual(answers[0]);
+    expect(answers[2]).toEqual(answers[0]);
+  });
+});

@@ -143,18 +143,20 @@ async function assertedClient(rt: OAuthRuntime, input: ClientAuthInput, now: Dat
   const { kid, claims } = read;
   if (typeof claims.iss !== "string" || claims.iss !== claims.sub) throw invalidClient("the client assertion's iss and sub must both be the client id");
   if (form.client_id !== undefined && form.client_id !== claims.iss) throw invalidClient("client_id differs from the assertion's issuer");
+  // From here on every failure reads the same, whether the id names no client, a machine user or an application
+  // that authenticates otherwise: client ids cannot be enumerated with forged assertions.
   const client = await findClient(rt, claims.iss);
   if (!client?.active) throw invalidClient();
-  if (client.kind === "app" && client.authMethod !== "private_key_jwt") throw invalidClient("the client does not use private_key_jwt");
+  if (client.kind === "app" && client.authMethod !== "private_key_jwt") throw invalidClient();
   const owner = client.kind === "app" ? { appId: client.appId as string } : { userId: client.userId as string };
   const pem = await rt.store.tokens.findClientKey(kid, owner);
-  if (!pem || (pem.expiresAt && pem.expiresAt.getTime() <= now.getTime())) throw invalidClient("unknown or expired key");
+  if (!pem || (pem.expiresAt && pem.expiresAt.getTime() <= now.getTime())) throw invalidClient();
   try {
     // OIDC Core §9: the audience SHOULD be the token endpoint, whichever endpoint the client authenticates at.
     const audiences = [...new Set([rt.issuer, `${rt.issuer}/oauth/v2/token`, input.endpoint])];
     await verifyAssertion(rt, { assertion, kid, pem: pem.publicKey, now, audiences, subject: claims.iss, owner });
   } catch (err) {
-    if (isOAuthError(err, OAuthErrors.InvalidGrant)) throw invalidClient(err.message);
+    if (isOAuthError(err, OAuthErrors.InvalidGrant)) throw invalidClient();
     throw err;
   }
   return client;
