@@ -86,6 +86,10 @@ export function toConnectError(thrown: unknown, requestId: string, log: Logger):
   ]);
 }
 
+/**
+ * Authenticates the call, checks the permission its method declares and builds its context. Every answer says
+ * Cache-Control: no-store: some carry fresh secrets (a new PAT, a client secret) and most personal data.
+ */
 export function authInterceptor(deps: ApiDeps): Interceptor {
   return (next) => async (req) => {
     const requestId = req.header.get("x-request-id") || randomUUID();
@@ -96,9 +100,13 @@ export function authInterceptor(deps: ApiDeps): Interceptor {
         checkDeclaredPermission(ctx, req.method);
         req.contextValues.set(ctxKey, ctx);
       }
-      return await next(req);
+      const res = await next(req);
+      res.header.set("cache-control", "no-store");
+      return res;
     } catch (err) {
-      throw toConnectError(err, requestId, deps.log);
+      const e = toConnectError(err, requestId, deps.log);
+      e.metadata.set("cache-control", "no-store");
+      throw e;
     }
   };
 }

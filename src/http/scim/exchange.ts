@@ -19,7 +19,9 @@ export interface Exchange {
   head: boolean;
 }
 
-export function send(x: Exchange, status: number, body?: unknown, headers: Record<string, string> = {}): void {
+export function send(x: Exchange, status: number, body?: unknown, extra: Record<string, string> = {}): void {
+  // Resources carry personal data: never stored by browsers or shared caches.
+  const headers = { ...extra, "cache-control": "no-store" };
   if (body === undefined) {
     x.res.writeHead(status, headers);
     x.res.end();
