@@ -113,7 +113,7 @@ export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = r.url("SVC_DATABASE_URL", undefined, ["postgres:", "postgresql:"]);
   const config: Config = {
     ...ints,
-    host: r.str("SVC_HOST") ?? "0.0.0.0",
+    host: r.str("SVC_HOST") ?? "127.0.0.1",
     externalUrl: (r.url("SVC_EXTERNAL_URL", `http://localhost:${ints.port}`, ["http:", "https:"]) as string).replace(/\/+$/, ""),
     externalUrlConfigured: (env.SVC_EXTERNAL_URL ?? "").trim() !== "",
     databaseUrl,
