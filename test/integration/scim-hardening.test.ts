@@ -222,6 +222,21 @@ describe("robustness: client input never gives a 500", () => {
     expect(r2.status).not.toBe(500);
   });
 
+  it("a body that is not valid UTF-8 is 400 invalidSyntax, not stored with U+FFFD (RFC 8259 §8.1)", async () => {
+    const json = Buffer.from(JSON.stringify(newUser(`audit-utf8-${++n}`, { displayName: "Zo-PLACEHOLDER" })));
+    const at = json.indexOf("PLACEHOLDER");
+    const bad = Buffer.concat([json.subarray(0, at), Buffer.from([0xc3, 0x28]), json.subarray(at + "PLACEHOLDER".length)]);
+    const res = await fetch(`${t.url}${base}/Users`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${pat}`, "content-type": "application/scim+json" },
+      body: bad,
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as Body).scimType).toBe("invalidSyntax");
+    const stored = await filtered(`userName sw "audit-utf8-"`);
+    expect(stored.body.totalResults).toBe(0);
+  });
+
   it("a NUL character in a resource id or externalId is 404/400, not a 500", async () => {
     for (const method of ["GET", "DELETE"]) {
       const r = await scim(t, pat, method, `${base}/Users/a%00b`);

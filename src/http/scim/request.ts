@@ -8,6 +8,8 @@ import { ScimError } from "./errors.js";
 import { applyPatch } from "./patch.js";
 import { toInput, toScimDocument } from "./resource.js";
 
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
 const invalidSyntax = (detail: string, id = "Errors.Scim.Syntax") => new ScimError(400, "invalidSyntax", id, detail);
 
 /** Reads a JSON body up to `limit` bytes: larger is 413, unparsable or not an object 400 invalidSyntax. */
@@ -18,9 +20,16 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<Rec
   }
   const tooLarge = () => new ScimError(413, undefined, "Errors.Scim.TooLarge", `the body is larger than ${limit} bytes`);
   const body = await readBody(req, { maxBytes: limit, tooLarge, drainRefused: true });
+  let text: string;
+  try {
+    text = UTF8.decode(body);
+  } catch {
+    // RFC 8259 §8.1: JSON text is UTF-8; replacing bad bytes with U+FFFD would store what the client never sent.
+    throw invalidSyntax("the body is not valid UTF-8", "Errors.Scim.Encoding");
+  }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(body.toString("utf8"));
+    parsed = JSON.parse(text);
   } catch {
     throw invalidSyntax("the body is not valid JSON", "Errors.Scim.Json");
   }
