@@ -180,13 +180,14 @@ describe("client_credentials for API applications", () => {
     expect(forged.status).toBe(401);
   });
 
-  it("refuses a wrong secret with 401 invalid_client and a Basic challenge", async () => {
-    for (const res of [
-      await form("/oauth/v2/token", { grant_type: "client_credentials" }, basic(app.clientId, "wrong")),
-      await form("/oauth/v2/token", { grant_type: "client_credentials", client_id: app.clientId, client_secret: "wrong" }),
-    ]) {
+  it("refuses a wrong secret with 401 invalid_client, challenging for Basic only a client that used Basic (RFC 6749 §5.2)", async () => {
+    for (const [res, challenge] of [
+      [await form("/oauth/v2/token", { grant_type: "client_credentials" }, basic(app.clientId, "wrong")), /^Basic realm=/],
+      [await form("/oauth/v2/token", { grant_type: "client_credentials", client_id: app.clientId, client_secret: "wrong" }), null],
+    ] as const) {
       expect(res.status).toBe(401);
-      expect(res.headers.get("www-authenticate")).toMatch(/^Basic realm=/);
+      if (challenge) expect(res.headers.get("www-authenticate")).toMatch(challenge);
+      else expect(res.headers.get("www-authenticate")).toBeNull();
       expect(res.headers.get("cache-control")).toBe("no-store");
       expect((await json<{ error: string }>(res)).error).toBe("invalid_client");
     }

@@ -298,7 +298,8 @@ describe("client ids cannot be enumerated through client authentication (RFC 674
       });
       answers.push({ status: res.status, body: await json<Body>(res), auth: res.headers.get("www-authenticate") });
     }
-    expect(answers[0]).toMatchObject({ status: 401, body: { error: "invalid_client" } });
+    // No Basic challenge either: the client authenticated in the body (RFC 6749 §5.2).
+    expect(answers[0]).toEqual({ status: 401, body: { error: "invalid_client", error_description: "client authentication failed" }, auth: null });
     expect(answers[1]).toEqual(answers[0]);
     expect(answers[2]).toEqual(answers[0]);
   });

@@ -24,12 +24,17 @@ const BY_ID: Record<string, { error: string; status: number; description?: strin
   "Errors.Input.Text": { error: "invalid_request", status: 400, description: "parameters must not contain U+0000" },
 };
 
-/** Answers `err` as an OAuth error; false when it has no OAuth meaning (an internal error). */
-export function sendOAuthError(res: Res, err: DomainError): boolean {
+/**
+ * Answers `err` as an OAuth error; false when it has no OAuth meaning (an internal error). `basicSent`: the client
+ * authenticated (or tried to) with HTTP Basic.
+ */
+export function sendOAuthError(res: Res, err: DomainError, basicSent: boolean): boolean {
   const m = BY_ID[err.id];
   if (!m) return false;
-  // RFC 6749 §5.2: invalid_client is a 401 with a challenge for the client authentication scheme.
-  const challenge: Record<string, string> = m.status === 401 ? { "www-authenticate": 'Basic realm="svc"' } : {};
+  // RFC 6749 §5.2: invalid_client is a 401, with a challenge for the scheme the client used in the Authorization
+  // header. A client that authenticated in the body (client_secret_post, private_key_jwt) is not challenged to use
+  // Basic, as node-oidc-provider does.
+  const challenge: Record<string, string> = m.status === 401 && basicSent ? { "www-authenticate": 'Basic realm="svc"' } : {};
   sendJson(res, m.status, { error: m.error, error_description: m.description ?? err.message }, { ...NO_STORE, ...challenge });
   return true;
 }

@@ -75,7 +75,7 @@ function failed(rt: OAuthRuntime, req: Req, res: Res, err: unknown): void {
     return;
   }
   const domain = asDomainError(err);
-  if (domain && sendOAuthError(res, domain)) return;
+  if (domain && sendOAuthError(res, domain, /^basic /i.test(req.headers.authorization ?? ""))) return;
   rt.log.error({ err, requestId: req.headers["x-request-id"] }, "unexpected error in an OAuth endpoint");
   sendJson(res, 500, { error: "server_error", error_description: "internal error" }, NO_STORE);
 }
