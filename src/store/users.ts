@@ -281,6 +281,14 @@ export class UserRepo {
     }
   }
 
+  /** How many metadata entries a user has and how many bytes their keys and values take. */
+  async metadataUsage(userId: string): Promise<{ entries: number; bytes: number }> {
+    const [row] = await this.db.$queryRaw<{ entries: number; bytes: number }[]>`
+      SELECT count(*)::int AS "entries", COALESCE(sum(octet_length("key") + octet_length("value")), 0)::int AS "bytes"
+      FROM "UserMetadata" WHERE "userId" = ${userId}`;
+    return row ?? { entries: 0, bytes: 0 };
+  }
+
   /** The total and one page of a user's metadata, by key, each key matching every one of `keys`. */
   async metadataPage(
     userId: string,

@@ -403,6 +403,29 @@ describe("the urn:svc:iam:user:metadata claim", () => {
     expect((await introspectAs(tok.access_token, "meta-robot", secret))[METADATA]).toEqual(expected);
   });
 
+  it("carries at most 16 KiB of metadata, whole entries in key order, however much the user holds", async () => {
+    const big = await createMachine(t, orgId, "meta-big");
+    const s = (await json<{ clientSecret: string }>(await rest(t.url, t.pat, "POST", `/v2/users/${big}/secret`, {}))).clientSecret;
+    // 200 KiB of metadata: 50 entries of 4 KiB.
+    const value = Buffer.alloc(4096, 120).toString("base64");
+    await setMetadata(
+      big,
+      Array.from({ length: 50 }, (_, i) => ({ key: `k${String(i).padStart(2, "0")}`, value })),
+    );
+    const tok = await token("meta-big", s, `openid ${METADATA}`);
+    for (const claim of [
+      decodeJwt(tok.id_token as string)[METADATA] as Record<string, string>,
+      (await info(tok.access_token))[METADATA] as Record<string, string>,
+      (await introspectAs(tok.access_token, "meta-big", s))[METADATA] as Record<string, string>,
+    ]) {
+      const keys = Object.keys(claim);
+      expect(keys.length).toBeGreaterThan(0);
+      expect(keys).toEqual(keys.map((_, i) => `k${String(i).padStart(2, "0")}`));
+      expect(Object.values(claim).every((v) => v === value)).toBe(true);
+      expect(JSON.stringify(claim).length).toBeLessThanOrEqual(16 * 1024 + 64);
+    }
+  });
+
   it("is absent without the scope, and absent when the user has no metadata", async () => {
     const tok = await token("meta-robot", secret, "openid profile");
     expect(decodeJwt(tok.id_token as string)[METADATA]).toBeUndefined();

@@ -171,3 +171,41 @@ describe("user metadata", () => {
     });
   });
 });
+
+describe("metadata limits per user (a user's metadata ends up in tokens)", () => {
+  const set = (id: string, metadata: { key: string; value: Buffer }[]) =>
+    rest(t.url, t.pat, "POST", `/v2/users/${id}/metadata`, { metadata: metadata.map((m) => ({ key: m.key, value: m.value.toString("base64") })) });
+  const kib = (n: number) => Buffer.alloc(n * 1024, 97);
+
+  it("at most 100 entries: the 101st key is refused and nothing of its request is kept", async () => {
+    const id = await createHuman(t, orgId, "meta-count");
+    const hundred = Array.from({ length: 100 }, (_, i) => ({ key: `k${i}`, value: Buffer.from("v") }));
+    expect((await set(id, hundred)).status).toBe(200);
+    const over = await set(id, [
+      { key: "k0", value: Buffer.from("changed") },
+      { key: "k100", value: Buffer.from("v") },
+    ]);
+    expect(over.status).toBe(400);
+    expect((await restError(over)).reason).toBe("Errors.User.Metadata.LimitReached");
+    const all = await list(id, { query: { limit: 1000 } });
+    expect(all.details.totalResult).toBe("100");
+    expect(entries(all).find(([k]) => k === "k0")?.[1]).toBe("v");
+    // Replacing existing keys stays possible at the limit.
+    expect((await set(id, [{ key: "k1", value: Buffer.from("w") }])).status).toBe(200);
+  });
+
+  it("at most 256 KiB of keys and values, over several requests and in one", async () => {
+    const id = await createHuman(t, orgId, "meta-bytes");
+    for (const key of ["a", "b", "c", "d"]) expect((await set(id, [{ key, value: kib(60) }])).status).toBe(200);
+    const fifth = await set(id, [{ key: "e", value: kib(60) }]);
+    expect(fifth.status).toBe(400);
+    expect((await restError(fifth)).reason).toBe("Errors.User.Metadata.LimitReached");
+    const other = await createHuman(t, orgId, "meta-bytes-one");
+    const once = await set(
+      other,
+      ["a", "b", "c", "d", "e"].map((key) => ({ key, value: kib(60) })),
+    );
+    expect(once.status).toBe(400);
+    expect((await list(other)).details.totalResult ?? "0").toBe("0");
+  });
+});

@@ -1,6 +1,6 @@
 // Validation of user input shared by the v2 commands and SCIM: text fields,
 // usernames, addresses, numbers, language tags, metadata.
-import { invalidArgument } from "../errors.js";
+import { failedPrecondition, invalidArgument } from "../errors.js";
 
 const EMAIL = /^[^\s@"<>()[\]\\,;:]+@[^\s@"<>()[\]\\,;:]+\.[^\s@"<>()[\]\\,;:]+$/;
 const PHONE = /^\+?[0-9 ()./-]{4,30}$/;
@@ -73,6 +73,22 @@ export function validLanguage(value: string): string | undefined {
 }
 
 export const MAX_METADATA_PER_REQUEST = 100;
+/**
+ * What one user may hold: metadata goes into tokens (the urn:svc:iam:user:metadata scope), introspection and
+ * userinfo answers, so it is bounded per user, not only per request.
+ */
+export const MAX_METADATA_PER_USER = 100;
+export const MAX_METADATA_BYTES_PER_USER = 256 * 1024;
+
+/** FailedPrecondition when a user's metadata would pass the per-user limits. */
+export function checkMetadataUsage(usage: { entries: number; bytes: number }): void {
+  if (usage.entries > MAX_METADATA_PER_USER || usage.bytes > MAX_METADATA_BYTES_PER_USER) {
+    throw failedPrecondition(
+      "Errors.User.Metadata.LimitReached",
+      `a user holds at most ${MAX_METADATA_PER_USER} metadata entries and ${MAX_METADATA_BYTES_PER_USER / 1024} KiB of keys and values`,
+    );
+  }
+}
 
 /** Metadata entries of CreateUser and SetUserMetadata: text keys, unique, values up to 64 KiB. */
 export function validMetadata(entries: readonly { key: string; value: Uint8Array }[]): { key: string; value: Uint8Array<ArrayBuffer> }[] {
@@ -85,5 +101,6 @@ export function validMetadata(entries: readonly { key: string; value: Uint8Array
     return { key, value: new Uint8Array(m.value) };
   });
   if (new Set(metadata.map((m) => m.key)).size !== metadata.length) throw invalidArgument("Errors.User.Metadata.Duplicate", "metadata keys must be unique");
+  checkMetadataUsage({ entries: metadata.length, bytes: metadata.reduce((n, m) => n + Buffer.byteLength(m.key) + m.value.byteLength, 0) });
   return metadata;
 }

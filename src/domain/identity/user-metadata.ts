@@ -5,7 +5,7 @@ import type { Ctx } from "../context.js";
 import { invalidArgument, notFound } from "../errors.js";
 import { type Page, page, type TextMatch } from "../list.js";
 import { targetUser } from "./user-access.js";
-import { MAX_METADATA_PER_REQUEST, validMetadata } from "./user-input.js";
+import { checkMetadataUsage, MAX_METADATA_PER_REQUEST, validMetadata } from "./user-input.js";
 
 export interface UserMetadataView {
   key: string;
@@ -24,7 +24,10 @@ export async function setUserMetadata(ctx: Ctx, input: { userId: string; metadat
   return commit(
     ctx,
     async (tx) => {
+      // Serialises concurrent writers of one user's metadata, so that the limits hold for their sum.
+      await tx.members.lock(`user-metadata:${user.id}`);
       await tx.users.setMetadata(user.id, metadata, now);
+      checkMetadataUsage(await tx.users.metadataUsage(user.id));
       // Tokens with the metadata scope carry it (userinfo, introspection): drop their cached claims.
       await tx.auth.invalidate({ userId: user.id });
       // Keys only: values may be anything, including personal data.

@@ -74,14 +74,26 @@ export async function issuanceRoleClaims(
   return claims;
 }
 
+/** What the metadata claim may hold at most (keys and base64 values): it travels in every token and answer. */
+export const MAX_METADATA_CLAIM_BYTES = 16 * 1024;
+
 /**
- * The `urn:svc:iam:user:metadata` claim: every metadata key of the user with
- * its value base64-encoded (ZITADEL's shape); null when the user has none.
+ * The `urn:svc:iam:user:metadata` claim: the user's metadata keys with their
+ * values base64-encoded (ZITADEL's shape), whole entries in key order up to
+ * MAX_METADATA_CLAIM_BYTES; null when the user has none.
  */
 export async function metadataClaim(rt: OAuthRuntime, userId: string): Promise<Record<string, string> | null> {
   const rows = await rt.store.tokens.metadataOf(userId);
   if (rows.length === 0) return null;
-  return Object.fromEntries(rows.map((r) => [r.key, Buffer.from(r.value).toString("base64")]));
+  const claim: Record<string, string> = {};
+  let size = 0;
+  for (const r of rows) {
+    const value = Buffer.from(r.value).toString("base64");
+    size += Buffer.byteLength(r.key) + value.length;
+    if (size > MAX_METADATA_CLAIM_BYTES) break;
+    claim[r.key] = value;
+  }
+  return claim;
 }
 
 /**
