@@ -2,12 +2,12 @@
 // as SHA-256, shown once.
 import { newOpaqueToken, sha256 } from "../../crypto/tokens.js";
 import { authorizeOverRoles } from "../access/permissions.js";
-import { commit, recordEvent, userEvent } from "../audit/events.js";
+import { recordEvent, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument, notFound } from "../errors.js";
 import { newId } from "../ids.js";
 import { hiddenTargetUser } from "./user-access.js";
-import { listCredentials } from "./user-credentials.js";
+import { listCredentials, removeCredential } from "./user-credentials.js";
 
 const tokenNotFound = () => notFound("Errors.User.PAT.NotFound", "personal access token not found");
 
@@ -46,14 +46,5 @@ export async function listPersonalAccessTokens(
 
 export async function removePersonalAccessToken(ctx: Ctx, userId: string, tokenId: string): Promise<Date> {
   const user = await hiddenTargetUser(ctx, userId, "user.credential.write");
-  const now = ctx.clock();
-  return commit(
-    ctx,
-    async (tx) => {
-      await tx.auth.invalidate({ userId: user.id });
-      if (!(await tx.credentials.removePat(user.id, tokenId))) throw tokenNotFound();
-      return userEvent(user, "user.pat.removed", { tokenId });
-    },
-    now,
-  );
+  return removeCredential(ctx, user, (tx) => tx.credentials.removePat(user.id, tokenId), tokenNotFound, userEvent(user, "user.pat.removed", { tokenId }));
 }

@@ -4,8 +4,9 @@
 // only its public half, a secret only its SHA-256.
 import { newOpaqueToken, sha256 } from "../../crypto/tokens.js";
 import type { CredentialScope, CredentialView } from "../../store/credentials.js";
+import type { Store } from "../../store/index.js";
 import { authorizeOverRoles, listScope } from "../access/permissions.js";
-import { commit, recordEvent, userEvent } from "../audit/events.js";
+import { commit, type EventInput, recordEvent, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument, notFound } from "../errors.js";
 import { newId } from "../ids.js";
@@ -66,16 +67,31 @@ export async function listMachineKeys(ctx: Ctx, input: { userId?: string; page?:
 
 export async function removeMachineKey(ctx: Ctx, userId: string, keyId: string): Promise<Date> {
   const user = await targetUser(ctx, userId, "user.credential.write");
-  const now = ctx.clock();
-  return commit(
+  return removeCredential(
     ctx,
-    async (tx) => {
-      await tx.auth.invalidate({ userId: user.id });
-      if (!(await tx.credentials.removeMachineKey(user.id, keyId))) throw notFound("Errors.User.Key.NotFound", "machine key not found");
-      return userEvent(user, "user.key.removed", { keyId });
-    },
-    now,
+    user,
+    (tx) => tx.credentials.removeMachineKey(user.id, keyId),
+    () => notFound("Errors.User.Key.NotFound", "machine key not found"),
+    userEvent(user, "user.key.removed", { keyId }),
   );
+}
+
+/**
+ * Removes one credential of `user` (already loaded and authorized by the caller): the tokens and clients cached
+ * for the user go at once, `missing()` when there was nothing to remove, the event otherwise.
+ */
+export function removeCredential(
+  ctx: Ctx,
+  user: { id: string },
+  remove: (tx: Store, now: Date) => Promise<boolean>,
+  missing: () => Error,
+  event: EventInput,
+): Promise<Date> {
+  return commit(ctx, async (tx, now) => {
+    await tx.auth.invalidate({ userId: user.id });
+    if (!(await remove(tx, now))) throw missing();
+    return event;
+  });
 }
 
 // ---------------------------------------------------------------- listing keys and PATs
@@ -119,14 +135,11 @@ export async function addSecret(ctx: Ctx, userId: string): Promise<{ clientSecre
 
 export async function removeSecret(ctx: Ctx, userId: string): Promise<Date> {
   const user = await targetUser(ctx, userId, "user.credential.write");
-  const now = ctx.clock();
-  return commit(
+  return removeCredential(
     ctx,
-    async (tx) => {
-      await tx.auth.invalidate({ userId: user.id });
-      if (!(await tx.credentials.removeSecret(user.id, now))) throw notFound("Errors.User.Secret.NotFound", "the user has no client secret");
-      return userEvent(user, "user.secret.removed");
-    },
-    now,
+    user,
+    (tx, now) => tx.credentials.removeSecret(user.id, now),
+    () => notFound("Errors.User.Secret.NotFound", "the user has no client secret"),
+    userEvent(user, "user.secret.removed"),
   );
 }
