@@ -194,7 +194,7 @@ export function applicationService(): ServiceImpl<typeof ApplicationService> {
       const out = await addAppKey(ctxOf(hctx), {
         projectId: req.projectId,
         appId: req.appId,
-        expiresAt: dateOpt(req.expirationDate),
+        expiresAt: dateOpt(req.expirationDate, "expiration_date"),
         publicKey: req.publicKey,
       });
       return {

@@ -3,10 +3,12 @@ import type { ListQuery } from "../../gen/svc/object/v2/object_pb.js";
 import { TextQueryMethod } from "../../gen/svc/object/v2/object_pb.js";
 import { invalidArgument } from "../domain/errors.js";
 import type { TextMatch } from "../domain/list.js";
+import { checkInstant, clampInstant } from "../domain/time.js";
 
-export const ts = (d: Date): Timestamp => timestampFromDate(d);
-export const tsOpt = (d: Date | null | undefined): Timestamp | undefined => (d ? timestampFromDate(d) : undefined);
-export const dateOpt = (t: Timestamp | undefined): Date | undefined => (t ? timestampDate(t) : undefined);
+export const ts = (d: Date): Timestamp => timestampFromDate(clampInstant(d));
+export const tsOpt = (d: Date | null | undefined): Timestamp | undefined => (d ? ts(d) : undefined);
+/** A request's timestamp as a Date, refused when svc cannot store it (see domain/time.ts). */
+export const dateOpt = (t: Timestamp | undefined, field: string): Date | undefined => (t ? checkInstant(timestampDate(t), field) : undefined);
 
 export function listPage(q: ListQuery | undefined) {
   return q ? { offset: q.offset, limit: q.limit, asc: q.asc } : undefined;

@@ -17,8 +17,8 @@ export function eventService(): ServiceImpl<typeof EventService> {
           aggregateId: req.aggregateId,
           types: req.eventTypes,
           editorUserId: req.editorUserId,
-          from: dateOpt(req.from),
-          to: dateOpt(req.to),
+          from: dateOpt(req.from, "from"),
+          to: dateOpt(req.to, "to"),
         },
       });
       return {

@@ -205,7 +205,7 @@ export function userService(): ServiceImpl<typeof UserService> {
       return deleted(await deleteUser(ctxOf(hctx), req.userId));
     },
     async addPersonalAccessToken(req, hctx) {
-      const pat = await addPersonalAccessToken(ctxOf(hctx), req.userId, dateOpt(req.expirationDate));
+      const pat = await addPersonalAccessToken(ctxOf(hctx), req.userId, dateOpt(req.expirationDate, "expiration_date"));
       return { id: pat.id, token: pat.token, creationDate: ts(pat.createdAt), expirationDate: tsOpt(pat.expiresAt) };
     },
     async listPersonalAccessTokens(req, hctx) {
@@ -263,7 +263,7 @@ export function userService(): ServiceImpl<typeof UserService> {
       return deleted(await deleteUserMetadata(ctxOf(hctx), { userId: req.userId, keys: req.keys }));
     },
     async addKey(req, hctx) {
-      const key = await addMachineKey(ctxOf(hctx), { userId: req.userId, expiresAt: dateOpt(req.expirationDate), publicKey: req.publicKey });
+      const key = await addMachineKey(ctxOf(hctx), { userId: req.userId, expiresAt: dateOpt(req.expirationDate, "expiration_date"), publicKey: req.publicKey });
       return {
         keyId: key.id,
         keyContent: key.keyFile ? new TextEncoder().encode(JSON.stringify(key.keyFile)) : new Uint8Array(),

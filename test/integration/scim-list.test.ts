@@ -133,6 +133,8 @@ describe("filters", () => {
       "active eq 1",
       'userName eq "a" )',
       `userName eq "${"x".repeat(1000)}"`,
+      // An instant before year 0001, which svc does not store.
+      'meta.created gt "0000-06-01T00:00:00Z"',
     ];
     for (const f of bad) {
       const r = await scim(t, pat, "GET", `${base}/Users?filter=${encodeURIComponent(f)}`);

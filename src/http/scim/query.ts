@@ -4,6 +4,7 @@
 // the adapter's rule; the SQL is the store's.
 import type { EmailQuery, UserQuery, UserSort } from "../../domain/identity/user-query.js";
 import type { TextMatch, TextMethod } from "../../domain/list.js";
+import { storable } from "../../domain/time.js";
 import { ScimError } from "./errors.js";
 import { attrPath, type CompareOp, type Filter, invalidFilter, type Literal } from "./filter.js";
 
@@ -23,7 +24,7 @@ function str(attr: string, value: Literal): string {
 
 function date(attr: string, value: Literal): Date {
   const d = typeof value === "string" && /^\d{4}-\d\d-\d\dT/.test(value) ? new Date(value) : undefined;
-  if (!d || Number.isNaN(d.getTime())) throw invalidFilter(`'${attr}' compares with an ISO 8601 timestamp`);
+  if (!d || !storable(d)) throw invalidFilter(`'${attr}' compares with an ISO 8601 timestamp between years 0001 and 9999`);
   return d;
 }
 
