@@ -148,10 +148,11 @@ export class UserGrantRepo {
     );
   }
 
-  async heldRoles(instanceId: string, userId: string): Promise<HeldRoles> {
+  /** The user's instance roles and its roles in `orgId` (its own organization). */
+  async heldRoles(instanceId: string, userId: string, orgId: string): Promise<HeldRoles> {
     const [instance, orgs] = await Promise.all([
       this.db.instanceMember.findUnique({ where: { instanceId_userId: { instanceId, userId } }, select: { roles: true } }),
-      this.db.orgMember.findMany({ where: { userId }, select: { orgId: true, roles: true } }),
+      this.db.orgMember.findMany({ where: { userId, orgId }, select: { orgId: true, roles: true } }),
     ]);
     return { instance, orgs };
   }

@@ -84,32 +84,6 @@ export class MemberRepo {
     return other !== null;
   }
 
-  /** Whether a holder of `role` in `orgId` who is not a user of `userOrgId` can still act. */
-  async activeHolderOutside(orgId: string, role: string, userOrgId: string): Promise<boolean> {
-    const other = await this.db.orgMember.findFirst({
-      where: { orgId, roles: { has: role }, user: { orgId: { not: userOrgId }, ...CAN_ACT } },
-      select: { userId: true },
-    });
-    return other !== null;
-  }
-
-  /** The other organizations in which users of `userOrgId` hold `role`, in id order. */
-  async orgsWhereUsersOfHold(userOrgId: string, role: string): Promise<string[]> {
-    const rows = await this.db.orgMember.findMany({
-      where: { roles: { has: role }, orgId: { not: userOrgId }, user: { orgId: userOrgId } },
-      select: { orgId: true },
-      distinct: ["orgId"],
-      orderBy: { orgId: "asc" },
-    });
-    return rows.map((r) => r.orgId);
-  }
-
-  /** The organizations in which `userId` holds `role`, in id order. */
-  async orgsWhereUserHolds(userId: string, role: string): Promise<string[]> {
-    const rows = await this.db.orgMember.findMany({ where: { userId, roles: { has: role } }, select: { orgId: true }, orderBy: { orgId: "asc" } });
-    return rows.map((r) => r.orgId);
-  }
-
   orgMembersPage(orgId: string, conditions: readonly MemberCondition[], w: Window): Promise<Paged<MemberRow>> {
     const where: Prisma.OrgMemberWhereInput = { orgId, AND: conditions.map(memberWhere) };
     return countAndPage(this.db, this.db.orgMember.count({ where }), this.db.orgMember.findMany({ where, ...memberOrder(w), select: MEMBER_SELECT }));

@@ -406,12 +406,15 @@ describe("active", () => {
     const { humanToken } = await import("../support/users.js");
     const token = await humanToken(t, id);
     expect((await scim(t, token, "GET", `${base}/Users/${id}`)).status).toBe(200);
-    const off = await scim(t, manager.pat, "PATCH", `${base}/Users/${id}`, patch({ op: "replace", path: "active", value: false }));
+    // An ORG_AUDITOR is changed only by whoever could grant that role (not the ORG_USER_MANAGER).
+    const deactivate = patch({ op: "replace", path: "active", value: false });
+    expectError(await scim(t, manager.pat, "PATCH", `${base}/Users/${id}`, deactivate), 403);
+    const off = await scim(t, t.pat, "PATCH", `${base}/Users/${id}`, deactivate);
     expect(off.body.active).toBe(false);
     expectError(await scim(t, token, "GET", `${base}/Users/${id}`), 401);
     const state = await t.server.db.prisma.user.findUniqueOrThrow({ where: { id }, select: { state: true } });
     expect(state.state).toBe("INACTIVE");
-    const on = await scim(t, manager.pat, "PUT", `${base}/Users/${id}`, newUser("deactivated-by-scim", { active: true }));
+    const on = await scim(t, t.pat, "PUT", `${base}/Users/${id}`, newUser("deactivated-by-scim", { active: true }));
     expect(on.body.active).toBe(true);
     expect((await scim(t, token, "GET", `${base}/Users/${id}`)).status).toBe(200);
     const types = (await t.server.db.prisma.event.findMany({ where: { aggregateId: id }, orderBy: { createdAt: "asc" } })).map((e) => e.type);

@@ -305,47 +305,46 @@ describe("taking access away", () => {
     expect(await restError(await rest(t.url, self.pat, "POST", `/v2/users/${self.userId}/lock`, {}))).toEqual({ status: 400, reason: "Errors.User.LockSelf" });
   });
 
-  it("keeps the last active IAM_OWNER (deactivate, lock, delete)", async () => {
+  it("an ORG_OWNER cannot deactivate, lock or delete an IAM_OWNER of its organization", async () => {
     const list = await json<{ result: { userId: string; username: string }[] }>(await rest(t.url, t.pat, "POST", "/v2/users", {}));
-    const admin = list.result.find((u) => u.username === "admin")?.userId as string;
     const svcAdmin = list.result.find((u) => u.username === "svc-admin")?.userId as string;
     const owner = await caller(t, orgId, "robot-org-owner", ["ORG_OWNER"]);
-    // Two active IAM_OWNERs: one of them may go.
-    expect((await rest(t.url, t.pat, "POST", `/v2/users/${admin}/deactivate`, {})).status).toBe(200);
-    try {
-      // Now svc-admin is the only active one.
-      expect(await restError(await rest(t.url, owner.pat, "POST", `/v2/users/${svcAdmin}/deactivate`, {}))).toEqual({
-        status: 400,
-        reason: "Errors.User.LastInstanceOwner",
-      });
-      expect(await restError(await rest(t.url, owner.pat, "POST", `/v2/users/${svcAdmin}/lock`, {}))).toEqual({
-        status: 400,
-        reason: "Errors.User.LastInstanceOwner",
-      });
-      // Deleting it would leave only an inactive IAM_OWNER as well.
-      expect(await restError(await rest(t.url, owner.pat, "DELETE", `/v2/users/${svcAdmin}`))).toEqual({
-        status: 400,
-        reason: "Errors.User.LastInstanceOwner",
-      });
-      expect((await rest(t.url, t.pat, "GET", `/v2/users/${svcAdmin}`)).status).toBe(200);
-    } finally {
-      expect((await rest(t.url, t.pat, "POST", `/v2/users/${admin}/reactivate`, {})).status).toBe(200);
+    for (const [method, path] of [
+      ["POST", `/v2/users/${svcAdmin}/deactivate`],
+      ["POST", `/v2/users/${svcAdmin}/lock`],
+      ["DELETE", `/v2/users/${svcAdmin}`],
+    ] as const) {
+      const r = await restError(await rest(t.url, owner.pat, method, path, method === "POST" ? {} : undefined));
+      expect({ path, ...r }).toEqual({ path, status: 403, reason: "Errors.User.MorePrivileged" });
     }
-    expect((await getUser(admin)).state).toBe("USER_STATE_ACTIVE");
+    expect((await getUser(svcAdmin)).state).toBe("USER_STATE_ACTIVE");
   });
 
-  it("lets only one of two concurrent deactivations of the last two IAM_OWNERs succeed", async () => {
+  it("keeps the last active IAM_OWNER when two of them deactivate each other at the same moment", async () => {
     const list = await json<{ result: { userId: string; username: string }[] }>(await rest(t.url, t.pat, "POST", "/v2/users", {}));
-    const owners = ["admin", "svc-admin"].map((name) => list.result.find((u) => u.username === name)?.userId as string);
-    const owner = await caller(t, orgId, "robot-race", ["ORG_OWNER"]);
-    const results = await Promise.all(owners.map((id) => rest(t.url, owner.pat, "POST", `/v2/users/${id}/deactivate`, {})));
-    const statuses = results.map((r) => r.status).sort();
-    const inactive = owners.filter((_, i) => results[i]?.status === 200);
+    const builtIn = ["admin", "svc-admin"].map((name) => list.result.find((u) => u.username === name)?.userId as string);
+    const [r1, r2] = [await caller(t, orgId, "robot-iam-1"), await caller(t, orgId, "robot-iam-2")];
+    for (const r of [r1, r2]) expect((await rest(t.url, t.pat, "POST", "/v2/instance/members", { userId: r.userId, roles: ["IAM_OWNER"] })).status).toBe(200);
+    // Only r1 and r2 stay active IAM_OWNERs.
+    for (const id of builtIn) expect((await rest(t.url, r1.pat, "POST", `/v2/users/${id}/deactivate`, {})).status).toBe(200);
     try {
-      expect(statuses).toEqual([200, 400]);
+      const results = await Promise.all([
+        rest(t.url, r1.pat, "POST", `/v2/users/${r2.userId}/deactivate`, {}),
+        rest(t.url, r2.pat, "POST", `/v2/users/${r1.userId}/deactivate`, {}),
+      ]);
+      // One wins; the other is refused (the last owner) or no longer authenticated.
+      expect(results.filter((r) => r.status === 200)).toHaveLength(1);
+      const loser = results.find((r) => r.status !== 200);
+      expect([400, 401]).toContain(loser?.status);
     } finally {
-      for (const id of inactive) expect((await rest(t.url, owner.pat, "POST", `/v2/users/${id}/reactivate`, {})).status).toBe(200);
+      // The built-in administrator's PAT (t.pat) is inactive until the winner reactivates it.
+      const active = (await rest(t.url, r1.pat, "GET", `/v2/users/${r1.userId}`)).status === 200 ? r1 : r2;
+      for (const id of [...builtIn, r1.userId, r2.userId]) {
+        if (id !== active.userId) await rest(t.url, active.pat, "POST", `/v2/users/${id}/reactivate`, {});
+      }
+      for (const r of [r1, r2]) await rest(t.url, t.pat, "DELETE", `/v2/instance/members/${r.userId}`);
     }
+    for (const id of builtIn) expect((await getUser(id)).state).toBe("USER_STATE_ACTIVE");
   });
 
   it("does not touch the PATs themselves: a reactivated user's token works again", async () => {

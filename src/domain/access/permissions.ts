@@ -173,21 +173,24 @@ export function authorizeUserGrantWrite(ctx: Ctx, orgId: string, throughGrantOf:
 }
 
 /**
- * Taking over an account (a new credential, a password reset) is only for
- * callers who could grant that account's roles themselves: instance roles
- * need iam.member.write, roles in an organization need org.member.write
- * there. Otherwise an ORG_USER_MANAGER could mint a token for its ORG_OWNER,
- * or an ORG_OWNER for an IAM_OWNER whose account lives in its organization.
- * Removing a credential takes nothing over and is not limited by this: a
- * user's own organization can always revoke what its users hold.
- * Run after the caller's permission on the user itself has been checked.
+ * Changing an account in any way its holder would not (its state, deletion,
+ * credentials added or removed, password, e-mail, phone, profile, metadata)
+ * is only for callers who could grant that account's roles themselves:
+ * instance roles need iam.member.write, roles in the user's own organization
+ * need org.member.write there. Otherwise an ORG_USER_MANAGER could lock out
+ * or take over its ORG_OWNER, or an ORG_OWNER an IAM_OWNER whose account
+ * lives in its organization. Roles the user holds in other organizations do
+ * not count: the organization that owns a user manages it (those
+ * organizations took the user as a member with its consent, see
+ * orgs/members.ts). Run after the caller's permission on the user itself has
+ * been checked; acting on oneself is never limited by it.
  */
-export async function authorizeOverRoles(ctx: Ctx, userId: string): Promise<void> {
-  if (userId === ctx.principal.userId) return;
-  const { instance, orgs } = await ctx.store.grants.heldRoles(ctx.instanceId, userId);
+export async function authorizeOverRoles(ctx: Ctx, user: { id: string; orgId: string }): Promise<void> {
+  if (user.id === ctx.principal.userId || hasInstancePermission(ctx, "iam.member.write")) return;
+  const { instance, orgs } = await ctx.store.grants.heldRoles(ctx.instanceId, user.id, user.orgId);
   const denied = () => permissionDenied("Errors.User.MorePrivileged", "the user holds roles the caller cannot grant");
-  if (instance?.roles.length && !hasInstancePermission(ctx, "iam.member.write")) throw denied();
-  for (const m of orgs) if (m.roles.length && !holds(ctx, "org.member.write", m.orgId)) throw denied();
+  if (instance?.roles.length) throw denied();
+  for (const m of orgs) if (m.orgId === user.orgId && m.roles.length && !holds(ctx, "org.member.write", m.orgId)) throw denied();
 }
 
 /**

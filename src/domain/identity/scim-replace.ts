@@ -29,15 +29,13 @@ export type ScimUserChange = ScimUserInput | ((current: ScimUserRecord) => ScimU
 export async function replaceScimUser(ctx: Ctx, orgId: string, id: string, change: ScimUserChange): Promise<ScimUserRecord> {
   authorizeOrg(ctx, "user.write", orgId);
   storableId(id);
+  // Any change of a user holding roles the caller could not grant is refused (a deactivation, a new e-mail, ...).
+  await authorizeOverRoles(ctx, { id, orgId });
   // Validated and a new password hashed before the transaction: the row lock is held only for the writes.
   const preview = typeof change === "function" ? change(await readBack(ctx, orgId, id)) : change;
   validScimProfile(preview);
   const passwords = passwordHasher(ctx, orgId);
-  if (preview.password !== undefined) {
-    // Setting another user's password takes the account over: only for callers who could grant its roles.
-    await authorizeOverRoles(ctx, id);
-    await passwords(preview.password);
-  }
+  if (preview.password !== undefined) await passwords(preview.password);
   await ctx.store.transaction(async (tx) => {
     // A deactivation takes the instance owners' lock; before the row lock, in deleteUser's order (no deadlock).
     if (!preview.active) await lockTx(tx, iamOwnersLock(ctx.instanceId));

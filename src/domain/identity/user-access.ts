@@ -2,7 +2,7 @@
 // user's access away shares.
 import type { Store } from "../../store/index.js";
 import type { TargetUser } from "../../store/users.js";
-import { authorize, type Permission } from "../access/permissions.js";
+import { authorize, authorizeOverRoles, type Permission } from "../access/permissions.js";
 import type { Ctx } from "../context.js";
 import { invalidArgument, notFound } from "../errors.js";
 import { checkIamOwnerKept, iamOwnersLock, lockTx } from "../orgs/members.js";
@@ -11,11 +11,15 @@ export type { TargetUser } from "../../store/users.js";
 
 export const userNotFound = () => notFound("Errors.User.NotFound", "user not found");
 
+/** The permissions that change a user: each also needs the caller to be able to grant the user's roles. */
+const CHANGES: ReadonlySet<Permission> = new Set<Permission>(["user.write", "user.delete", "user.credential.write"]);
+
 /**
  * Loads a user of the instance that the caller wants to act on and checks
- * `permission` in the user's organization. A caller without membership
- * there gets NotFound; acting on oneself never hides the user, and with
- * `selfAllowed` needs no role at all.
+ * `permission` in the user's organization, and for a change that the caller
+ * could grant the user's roles (authorizeOverRoles). A caller without
+ * membership there gets NotFound; acting on oneself never hides the user,
+ * and with `selfAllowed` needs no role at all.
  */
 export async function targetUser(ctx: Ctx, userId: string, permission: Permission, opts: { selfAllowed?: boolean } = {}): Promise<TargetUser> {
   if (!userId) throw invalidArgument("Errors.User.Id.Missing", "user_id is required", { field: "user_id" });
@@ -24,6 +28,7 @@ export async function targetUser(ctx: Ctx, userId: string, permission: Permissio
   const self = user.id === ctx.principal.userId;
   if (self && opts.selfAllowed) return user;
   authorize(ctx, permission, user.orgId, self ? undefined : userNotFound);
+  if (CHANGES.has(permission)) await authorizeOverRoles(ctx, user);
   return user;
 }
 
@@ -35,6 +40,7 @@ export async function hiddenTargetUser(ctx: Ctx, userId: string, permission: Per
   const user = await ctx.store.users.findTarget(ctx.instanceId, userId);
   if (!user) throw userNotFound();
   authorize(ctx, permission, user.orgId, userNotFound);
+  if (CHANGES.has(permission)) await authorizeOverRoles(ctx, user);
   return user;
 }
 

@@ -5,7 +5,7 @@
 import { newOpaqueToken, sha256 } from "../../crypto/tokens.js";
 import type { CredentialScope, CredentialView } from "../../store/credentials.js";
 import type { Store } from "../../store/index.js";
-import { authorizeOverRoles, listScope } from "../access/permissions.js";
+import { listScope } from "../access/permissions.js";
 import { commit, type EventInput, recordEvent, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument, notFound } from "../errors.js";
@@ -42,7 +42,6 @@ export async function addMachineKey(
   input: { userId: string; expiresAt?: Date; publicKey?: Uint8Array },
 ): Promise<MachineKeyView & { keyFile?: KeyFile }> {
   const user = await targetUser(ctx, input.userId, "user.credential.write");
-  await authorizeOverRoles(ctx, user.id);
   machineOnly(user, "keys", "Errors.User.Key.NotMachine");
   const now = ctx.clock();
   if (input.expiresAt && input.expiresAt.getTime() <= now.getTime()) {
@@ -120,7 +119,6 @@ export async function listCredentials(
 /** A new client secret (256 random bits) replacing any previous one. */
 export async function addSecret(ctx: Ctx, userId: string): Promise<{ clientSecret: string; createdAt: Date }> {
   const user = await targetUser(ctx, userId, "user.credential.write");
-  await authorizeOverRoles(ctx, user.id);
   machineOnly(user, "client secrets", "Errors.User.Secret.NotMachine");
   const clientSecret = newOpaqueToken();
   const now = ctx.clock();

@@ -79,7 +79,7 @@ export async function changeState(ctx: Ctx, user: StateTarget, kind: Transition,
       await tx.auth.invalidate({ userId: user.id });
       if (rule.revokesAccess) {
         await keepAnActiveInstanceOwner(ctx, tx, user.id, "Errors.User.LastInstanceOwner", `the last active IAM_OWNER of the instance cannot be ${revokedAs}`);
-        await keepActiveOrgOwners(tx, user.id, "Errors.User.LastOrgOwner", `the last active ORG_OWNER of an organization cannot be ${revokedAs}`);
+        await keepActiveOrgOwners(tx, user, "Errors.User.LastOrgOwner", `the last active ORG_OWNER of an organization cannot be ${revokedAs}`);
       }
       const data = await nextState(tx, user, kind, now);
       // Conditional on the state read above, so two concurrent calls cannot both succeed.

@@ -62,7 +62,7 @@ export async function deleteUser(ctx: Ctx, userId: string): Promise<Date> {
     async (tx) => {
       await tx.auth.invalidate({ userId: user.id });
       await keepAnActiveInstanceOwner(ctx, tx, user.id, "Errors.User.LastInstanceOwner", "the last active IAM_OWNER of the instance cannot be deleted");
-      await keepActiveOrgOwners(tx, user.id, "Errors.User.LastOrgOwner", "the last active ORG_OWNER of an organization cannot be deleted");
+      await keepActiveOrgOwners(tx, user, "Errors.User.LastOrgOwner", "the last active ORG_OWNER of an organization cannot be deleted");
       // Tokens, metadata and memberships go with the user (ON DELETE CASCADE). A concurrent delete got there
       // first when nothing is left to delete: the same NotFound as if this request had come second.
       if (!(await tx.users.delete(user.id))) throw userNotFound();

@@ -1,12 +1,15 @@
 // Administrators: organization members (ORG_* roles) and instance members
-// (IAM_* roles). A member may be a user of any organization of the instance,
-// as with ZITADEL's administrators: an org can be run by an outside account.
+// (IAM_* roles). An organization's members are its own users, or users of
+// another organization added with that organization's consent: the caller
+// administers memberships in both (an IAM_OWNER always does). The user's own
+// organization keeps control of it: it manages the user as any other (the
+// guards look at its roles there only) and may withdraw the membership.
 // Every organization or instance keeps at least one owner once it has one
 // (the rules shared with other operations are in memberships.ts).
 
 import type { Store } from "../../store/index.js";
 import type { MemberCondition, MemberRow } from "../../store/members.js";
-import { authorize, INSTANCE_ROLES, ORG_ROLES } from "../access/permissions.js";
+import { authorize, holds, INSTANCE_ROLES, ORG_ROLES } from "../access/permissions.js";
 import { type EventInput, recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { invalidArgument, notFound } from "../errors.js";
@@ -32,7 +35,6 @@ export {
   iamOwnersLock,
   insertOrgMember,
   keepActiveOrgOwners,
-  keepOwnersOfOtherOrgs,
   lockTx,
   ORG_OWNER,
   validateRoles,
@@ -115,10 +117,22 @@ const orgEvent = (orgId: string, type: string, payload: Record<string, unknown>)
   payload,
 });
 
+/**
+ * The user to make a member of `orgId`. A user of another organization needs
+ * that organization's consent: the caller holds org.member.write there too.
+ * A caller who cannot see that organization learns nothing (NotFound, as for
+ * an id that does not exist).
+ */
+async function memberCandidate(ctx: Ctx, orgId: string, userId: string): Promise<{ id: string; orgId: string }> {
+  const user = await findUser(ctx, userId);
+  if (user.orgId !== orgId) authorize(ctx, "org.member.write", user.orgId, userNotFound);
+  return user;
+}
+
 export async function addOrgMember(ctx: Ctx, input: { orgId: string; userId: string; roles: readonly string[] }): Promise<Date> {
   const orgId = await targetOrg(ctx, input.orgId, "org.member.write");
   const roles = validateRoles(input.roles, ORG_ROLES);
-  const user = await findUser(ctx, input.userId);
+  const user = await memberCandidate(ctx, orgId, input.userId);
   return changeMember(ctx, user.id, async (tx, now) => {
     await lockTx(tx, orgOwnersLock(orgId));
     // insertOrgMember records its event.
@@ -138,11 +152,29 @@ export async function updateOrgMember(ctx: Ctx, input: { orgId: string; userId: 
 }
 
 export async function removeOrgMember(ctx: Ctx, input: { orgId: string; userId: string }): Promise<Date> {
+  if (!holds(ctx, "org.member.write", input.orgId)) {
+    const user = input.userId ? await ctx.store.members.candidate(ctx.instanceId, input.userId) : null;
+    if (user && user.orgId !== input.orgId && holds(ctx, "org.member.write", user.orgId)) return withdrawMembership(ctx, input.orgId, user.id);
+  }
   const orgId = await targetOrg(ctx, input.orgId, "org.member.write");
   return changeMember(ctx, input.userId, async (tx) => {
     await checkOrgOwnerKept(tx, orgId, input.userId, null);
     await tx.members.deleteOrgMember(orgId, input.userId);
     return orgEvent(orgId, "org.member.removed", { userId: input.userId });
+  });
+}
+
+/**
+ * The user's own organization takes back the consent it gave: its user leaves
+ * `orgId` even as that organization's last owner (an IAM_OWNER gives it a new
+ * one).
+ */
+async function withdrawMembership(ctx: Ctx, orgId: string, userId: string): Promise<Date> {
+  return changeMember(ctx, userId, async (tx) => {
+    await lockTx(tx, orgOwnersLock(orgId));
+    if (!(await tx.members.orgMemberRoles(orgId, userId))) throw notFound("Errors.Org.Member.NotFound", "the user is not a member of the organization");
+    await tx.members.deleteOrgMember(orgId, userId);
+    return orgEvent(orgId, "org.member.removed", { userId, withdrawnByUserOrganization: true });
   });
 }
 

@@ -69,27 +69,18 @@ export async function checkOrgOwnerKept(tx: Store, orgId: string, userId: string
 }
 
 /**
- * FailedPrecondition when the users of organization `orgId` losing their
- * access (the organization deactivated or deleted) would leave another
- * organization, which some of them own, without an ORG_OWNER who can act.
+ * FailedPrecondition when `user` losing its access (deactivated, locked,
+ * deleted) would leave its own organization without an ORG_OWNER who can act.
+ * Only the organization that owns the user counts: other organizations that
+ * made the user a member did so with its organization's consent and are
+ * resolved by an IAM_OWNER if it leaves them without an owner. Takes the
+ * organization's owners lock, as member changes do.
  */
-export async function keepOwnersOfOtherOrgs(tx: Store, orgId: string, errorId: string, message: string): Promise<void> {
-  for (const other of await tx.members.orgsWhereUsersOfHold(orgId, ORG_OWNER)) {
-    await lockTx(tx, orgOwnersLock(other));
-    if (!(await tx.members.activeHolderOutside(other, ORG_OWNER, orgId))) throw failedPrecondition(errorId, message);
-  }
-}
-
-/**
- * FailedPrecondition when `userId` losing its access (deactivated, locked)
- * would leave one of the organizations it owns without an ORG_OWNER who can
- * act. Takes each organization's owners lock, as member changes do.
- */
-export async function keepActiveOrgOwners(tx: Store, userId: string, errorId: string, message: string): Promise<void> {
-  for (const orgId of await tx.members.orgsWhereUserHolds(userId, ORG_OWNER)) {
-    await lockTx(tx, orgOwnersLock(orgId));
-    if (!(await tx.members.otherActiveHolder(orgId, ORG_OWNER, userId))) throw failedPrecondition(errorId, message);
-  }
+export async function keepActiveOrgOwners(tx: Store, user: { id: string; orgId: string }, errorId: string, message: string): Promise<void> {
+  const roles = await tx.members.orgMemberRoles(user.orgId, user.id);
+  if (!roles?.includes(ORG_OWNER)) return;
+  await lockTx(tx, orgOwnersLock(user.orgId));
+  if (!(await tx.members.otherActiveHolder(user.orgId, ORG_OWNER, user.id))) throw failedPrecondition(errorId, message);
 }
 
 /**

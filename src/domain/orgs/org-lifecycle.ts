@@ -1,13 +1,15 @@
 // Changing an organization: rename, deactivate/reactivate, delete. An
-// organization that holds the last owners who can act (of the instance, or of
-// another organization) cannot be deactivated or deleted.
+// organization that holds the last IAM_OWNERs who can act cannot be
+// deactivated or deleted. Other organizations that its users administer do
+// not hold it back (they took those users as members with its consent; an
+// IAM_OWNER gives them new owners).
 
 import type { Store } from "../../store/index.js";
 import { invalidateGrantHolders } from "../access/grant-holders.js";
 import { commit } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition } from "../errors.js";
-import { checkIamOwnerKept, iamOwnersLock, keepOwnersOfOtherOrgs, lockTx } from "./memberships.js";
+import { checkIamOwnerKept, iamOwnersLock, lockTx } from "./memberships.js";
 import { authorizedOrg, claimName, type OrgView, validateName } from "./orgs.js";
 
 type OrgEvent = { type: string; payload?: Record<string, unknown> };
@@ -46,15 +48,9 @@ const LAST_IAM_OWNERS = {
   deactivate: "every IAM_OWNER of the instance belongs to this organization: deactivating it would lock them all out",
   delete: "every IAM_OWNER of the instance belongs to this organization: deleting it would remove them all",
 };
-const LAST_OWNERS_ELSEWHERE = {
-  deactivate: "every active ORG_OWNER of another organization belongs to this organization: deactivating it would lock them all out",
-  delete: "every active ORG_OWNER of another organization belongs to this organization: deleting it would remove them all",
-};
-
-/** FailedPrecondition when its users losing their access would leave the instance or another organization without an owner who can act. Callers hold iamOwnersLock. */
+/** FailedPrecondition when its users losing their access would leave the instance without an owner who can act. Callers hold iamOwnersLock. */
 async function keepOwnersOutside(ctx: Ctx, tx: Store, orgId: string, loss: "deactivate" | "delete"): Promise<void> {
   await checkIamOwnerKept(ctx, tx, { orgId }, LAST_IAM_OWNERS[loss], "Errors.Org.LastInstanceOwners");
-  await keepOwnersOfOtherOrgs(tx, orgId, "Errors.Org.LastOwnersElsewhere", LAST_OWNERS_ELSEWHERE[loss]);
 }
 
 async function setState(ctx: Ctx, orgId: string, state: OrgView["state"]): Promise<Date> {
