@@ -71,7 +71,7 @@ export interface ClientAppRow {
   secretHash: Uint8Array | null;
   authMethod: string;
   accessTokenType: "BEARER" | "JWT";
-  project: { state: string; org: { state: string } };
+  project: { state: string; authorizationRequired: boolean; projectAccessRequired: boolean; org: { state: string } };
 }
 
 export interface ClientMachineUserRow {
@@ -250,7 +250,7 @@ export class TokenRepo {
           secretHash: true,
           authMethod: true,
           accessTokenType: true,
-          project: { select: { state: true, org: { select: { state: true } } } },
+          project: { select: { state: true, authorizationRequired: true, projectAccessRequired: true, org: { select: { state: true } } } },
         },
       }),
       this.db.user.findUnique({
@@ -293,6 +293,28 @@ export class TokenRepo {
       statement(
         Prisma.sql`SELECT "id", "projectRoleAssertion" FROM "Project" WHERE "id" = ANY(${ids}::text[]) AND "instanceId" = ${instanceId}`,
         "token_projects",
+      ),
+    );
+  }
+
+  /**
+   * The instance's projects among `ids`, each with whether `user` passes its
+   * gates: with authorizationRequired the user holds an active grant of one of
+   * its roles; with projectAccessRequired the user's organization owns the
+   * project or holds an active project grant of it.
+   */
+  projectGates(instanceId: string, ids: string[], user: { id: string; orgId: string }): Promise<{ id: string; allowed: boolean }[]> {
+    return query<{ id: string; allowed: boolean }>(
+      this.db,
+      statement(
+        Prisma.sql`SELECT p."id",
+          (NOT p."authorizationRequired" OR EXISTS (
+            SELECT 1 FROM "UserGrant" ug LEFT JOIN "ProjectGrant" g ON g."id" = ug."projectGrantId"
+            WHERE ug."projectId" = p."id" AND ug."userId" = ${user.id} AND ug."state" = 'ACTIVE' AND (g."id" IS NULL OR g."state" = 'ACTIVE')))
+          AND (NOT p."projectAccessRequired" OR p."orgId" = ${user.orgId} OR EXISTS (
+            SELECT 1 FROM "ProjectGrant" g WHERE g."projectId" = p."id" AND g."grantedOrgId" = ${user.orgId} AND g."state" = 'ACTIVE')) AS "allowed"
+          FROM "Project" p WHERE p."id" = ANY(${ids}::text[]) AND p."instanceId" = ${instanceId}`,
+        "token_project_gates",
       ),
     );
   }

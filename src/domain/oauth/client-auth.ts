@@ -17,6 +17,8 @@ export interface ClientRecord {
   /** For app clients: API apps may use client_credentials; OIDC apps authenticate for introspection and revocation only. */
   appType?: "API" | "OIDC";
   projectId?: string;
+  /** For app clients: the project has authorizationRequired or projectAccessRequired on. */
+  projectGated?: boolean;
   secretHash: Uint8Array | null;
   authMethod?: string;
   accessTokenType: "BEARER" | "JWT";
@@ -48,6 +50,7 @@ export async function findClient(rt: OAuthRuntime, clientId: string): Promise<Cl
       appId: app.id,
       appType: app.type,
       projectId: app.projectId,
+      projectGated: app.project.authorizationRequired || app.project.projectAccessRequired,
       secretHash: app.secretHash,
       authMethod: app.authMethod,
       accessTokenType: app.accessTokenType,

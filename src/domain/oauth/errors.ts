@@ -9,12 +9,14 @@ export const OAuthErrors = {
   InvalidGrant: "Errors.OAuth.InvalidGrant",
   UnauthorizedClient: "Errors.OAuth.UnauthorizedClient",
   UnsupportedGrantType: "Errors.OAuth.UnsupportedGrantType",
+  InvalidScope: "Errors.OAuth.InvalidScope",
 } as const;
 
 export const invalidRequest = (d: string) => new DomainError("InvalidArgument", OAuthErrors.InvalidRequest, d);
 export const invalidClient = (d = "client authentication failed") => new DomainError("Unauthenticated", OAuthErrors.InvalidClient, d);
 export const invalidGrant = (d: string) => new DomainError("InvalidArgument", OAuthErrors.InvalidGrant, d);
 export const unauthorizedClient = (d: string) => new DomainError("PermissionDenied", OAuthErrors.UnauthorizedClient, d);
+export const invalidScope = (d: string) => new DomainError("InvalidArgument", OAuthErrors.InvalidScope, d);
 export const unsupportedGrantType = (d: string) => new DomainError("InvalidArgument", OAuthErrors.UnsupportedGrantType, d);
 
 export const isOAuthError = (err: unknown, id: string): err is DomainError => err instanceof DomainError && err.id === id;

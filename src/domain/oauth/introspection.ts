@@ -26,6 +26,8 @@ export async function introspect(rt: OAuthRuntime, caller: ClientRecord, token: 
   // spell a project id or the management audience.
   const mine = issuedTo(t, caller) || (caller.kind === "app" && caller.projectId !== undefined && t.audience.includes(caller.projectId));
   if (!mine) return { active: false };
+  // A user who lost access to the project (a gate turned on, its grant removed) holds no token for it any more.
+  if (t.subject === "user" && caller.projectGated && caller.projectId && !(await passesGates(rt, caller.projectId, t.user))) return { active: false };
   const common = {
     active: true,
     scope: scopeValue(t.scopes),
@@ -49,6 +51,11 @@ export async function introspect(rt: OAuthRuntime, caller: ClientRecord, token: 
     ...roles,
     ...metadata,
   };
+}
+
+async function passesGates(rt: OAuthRuntime, projectId: string, user: { id: string; orgId: string }): Promise<boolean> {
+  const [gate] = await rt.store.tokens.projectGates(rt.instanceId, [projectId], user);
+  return gate?.allowed === true;
 }
 
 /** OIDC userinfo: needs `openid` and a user; claims by scope plus role and metadata claims. */

@@ -1,4 +1,5 @@
 // Scopes: which requested scopes a grant keeps and the audience they make.
+import { invalidScope } from "./errors.js";
 import type { OAuthRuntime } from "./runtime.js";
 
 export const MANAGEMENT_AUDIENCE = "svc";
@@ -61,11 +62,16 @@ export function keepKnownProjects(scopes: readonly string[], projectIds: readonl
   });
 }
 
-/** Unknown scopes are dropped; project audiences must name projects of this instance. */
+/**
+ * Unknown scopes are dropped; project audiences must name projects of this
+ * instance. A project the user may not reach (its authorizationRequired or
+ * projectAccessRequired gate, the user's application's project included)
+ * fails the grant with invalid_scope: the token is never issued for it.
+ */
 export async function grantScopes(
   rt: OAuthRuntime,
   requested: string | undefined,
-  user: { orgId: string },
+  user: { id: string; orgId: string },
   clientId: string,
   appProjectId?: string,
 ): Promise<GrantedScopes> {
@@ -75,11 +81,14 @@ export async function grantScopes(
   // the management audience in the token's aud (resource servers of that project would accept it).
   const clientMayBeProject = PROJECT_ID_SHAPE.test(clientId);
   let clientIsAmbiguous = clientId === MANAGEMENT_AUDIENCE;
-  if (wantedProjects.length || clientMayBeProject) {
-    const found = await rt.store.tokens.projectsOf(rt.instanceId, clientMayBeProject ? [...wantedProjects, clientId] : wantedProjects);
-    const ok = new Set(found.map((p) => p.id));
-    for (const p of wantedProjects) if (ok.has(p)) projectIds.push(p);
-    if (ok.has(clientId)) clientIsAmbiguous = true;
+  const lookup = [...wantedProjects, ...(clientMayBeProject ? [clientId] : []), ...(appProjectId ? [appProjectId] : [])];
+  if (lookup.length) {
+    const found = new Map((await rt.store.tokens.projectGates(rt.instanceId, lookup, user)).map((p) => [p.id, p.allowed]));
+    for (const p of appProjectId ? [appProjectId, ...wantedProjects] : wantedProjects) {
+      if (found.get(p) === false) throw invalidScope(`the user has no access to project ${p}`);
+    }
+    for (const p of wantedProjects) if (found.has(p)) projectIds.push(p);
+    if (found.has(clientId)) clientIsAmbiguous = true;
   }
   // Nor an application's client id (a user id may be chosen at creation, "@" included).
   if (!clientIsAmbiguous && APP_CLIENT_ID_SHAPE.test(clientId) && (await rt.store.tokens.appClientExists(clientId))) {

@@ -21,6 +21,7 @@ const BY_ID: Record<string, { error: string; status: number; description?: strin
   [OAuthErrors.InvalidGrant]: { error: "invalid_grant", status: 400 },
   [OAuthErrors.UnauthorizedClient]: { error: "unauthorized_client", status: 400 },
   [OAuthErrors.UnsupportedGrantType]: { error: "unsupported_grant_type", status: 400 },
+  [OAuthErrors.InvalidScope]: { error: "invalid_scope", status: 400 },
   "Errors.Input.Text": { error: "invalid_request", status: 400, description: "parameters must not contain U+0000" },
 };
 

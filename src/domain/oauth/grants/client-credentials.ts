@@ -26,7 +26,7 @@ export const clientCredentials: Grant = {
       });
     }
     if (!client.userId) throw unauthorizedClient("this client may not use the client_credentials grant");
-    const granted = await grantScopes(rt, params.scope, { orgId: client.orgId }, client.clientId);
+    const granted = await grantScopes(rt, params.scope, { id: client.userId, orgId: client.orgId }, client.clientId);
     return issueTokens(rt, {
       userId: client.userId,
       orgId: client.orgId,

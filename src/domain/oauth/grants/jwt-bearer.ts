@@ -31,7 +31,7 @@ export const jwtBearer: Grant = {
       subject: claims.sub,
       owner: { userId: key.user.id },
     });
-    const granted = await grantScopes(rt, params.scope, { orgId: key.user.orgId }, key.user.id);
+    const granted = await grantScopes(rt, params.scope, { id: key.user.id, orgId: key.user.orgId }, key.user.id);
     return issueTokens(rt, {
       userId: key.user.id,
       orgId: key.user.orgId,
