@@ -216,6 +216,11 @@ export class UserRepo {
     });
   }
 
+  /** What the lockout rules read before a password check. */
+  passwordLock(id: string): Promise<Pick<User, "failedPasswordAttempts" | "state" | "lockedAt"> | null> {
+    return this.db.user.findUnique({ where: { id }, select: { failedPasswordAttempts: true, state: true, lockedAt: true } });
+  }
+
   /** False when there was no user left to delete. */
   async delete(id: string): Promise<boolean> {
     const { count } = await this.db.user.deleteMany({ where: { id } });

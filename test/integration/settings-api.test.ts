@@ -104,7 +104,7 @@ const KINDS: Kind[] = [
   {
     path: "lockout",
     rpc: "Lockout",
-    defaults: {},
+    defaults: { maxPasswordAttempts: "10", maxOtpAttempts: "5" },
     instanceValue: { maxPasswordAttempts: "5", maxOtpAttempts: "3" },
     orgValue: { maxPasswordAttempts: "10", maxOtpAttempts: "0" },
     invalid: [{ settings: { maxPasswordAttempts: "1001" }, reason: "Errors.Settings.Lockout.MaxAttemptsInvalid" }],

@@ -8,6 +8,7 @@ import { rest, startTestServer, type TestServer } from "../support/server.js";
 import {
   auth,
   type Caller,
+  caller,
   connectClient,
   createHuman,
   createMachine,
@@ -176,6 +177,15 @@ describe("lockout policy", () => {
     await rest(t.url, t.pat, "PUT", "/v2/settings/lockout", { settings: { maxPasswordAttempts: 0 } });
   });
 
+  it("is on by default: ten wrong passwords lock a user", async () => {
+    // Runs first: nothing has set a lockout policy yet.
+    const id = await createHuman(t, orgId, "default-lockout");
+    const wrong = { newPassword: { password: NEW_PASSWORD }, currentPassword: "Not-The-Passw0rd!" };
+    for (let i = 0; i < 9; i++) expect((await restError(await setPassword(t.pat, id, wrong))).reason).toBe("Errors.User.Password.Invalid");
+    expect((await restError(await setPassword(t.pat, id, wrong))).reason).toBe("Errors.User.Locked");
+    expect((await row(id)).state).toBe("LOCKED");
+  });
+
   it("locks a user after the configured number of wrong current passwords, on every check path", async () => {
     expect((await rest(t.url, t.pat, "PUT", "/v2/settings/lockout", { settings: { maxPasswordAttempts: 3 } })).status).toBe(200);
     const id = await createHuman(t, orgId, "lockme");
@@ -211,5 +221,51 @@ describe("lockout policy", () => {
     expect((await row(relaxed)).state).toBe("ACTIVE");
     expect((await restError(await setPassword(t.pat, strict, wrong))).reason).toBe("Errors.User.Locked");
     expect((await row(strict)).state).toBe("LOCKED");
+  });
+
+  it("never locks out the last owner of an organization: only its password, for fifteen minutes", async () => {
+    const org = await createOrg(t, "Sole Owner Org");
+    expect((await rest(t.url, t.pat, "PUT", "/v2/settings/lockout", { organizationId: org, settings: { maxPasswordAttempts: 2 } })).status).toBe(200);
+    const owner = await createHuman(t, org, "sole-owner");
+    expect((await rest(t.url, t.pat, "POST", `/v2/organizations/${org}/members`, { userId: owner, roles: ["ORG_OWNER"] })).status).toBe(200);
+    const wrong = { newPassword: { password: NEW_PASSWORD }, currentPassword: "Not-The-Passw0rd!" };
+    const right = { newPassword: { password: NEW_PASSWORD }, currentPassword: PASSWORD };
+    expect((await restError(await setPassword(t.pat, owner, wrong))).reason).toBe("Errors.User.Password.Invalid");
+    expect((await restError(await setPassword(t.pat, owner, wrong))).reason).toBe("Errors.User.Locked");
+    // Still an active owner who can act (LockUser refuses the same user for the same reason) ...
+    expect((await row(owner)).state).toBe("ACTIVE");
+    const lockUser = await restError(await rest(t.url, t.pat, "POST", `/v2/users/${owner}/lock`, {}));
+    expect(lockUser).toEqual({ status: 400, reason: "Errors.User.LastOrgOwner" });
+    // ... whose password proves nothing, right or wrong, until the period ends.
+    expect((await restError(await setPassword(t.pat, owner, right))).reason).toBe("Errors.User.Locked");
+    expect((await restError(await setPassword(t.pat, owner, wrong))).reason).toBe("Errors.User.Locked");
+    const events = await t.server.db.prisma.event.findMany({ where: { aggregateId: owner, type: { in: ["user.locked", "user.password.locked"] } } });
+    expect(events.map((e) => e.type)).toEqual(["user.password.locked"]);
+    t.advanceClock(15 * 60_000 + 1000);
+    try {
+      expect((await setPassword(t.pat, owner, right)).status).toBe(200);
+      const after = await row(owner);
+      expect([after.state, after.failedPasswordAttempts, after.lockedAt]).toEqual(["ACTIVE", 0, null]);
+    } finally {
+      t.advanceClock(-(15 * 60_000 + 1000));
+    }
+  });
+
+  it("an ORG_USER_MANAGER cannot unlock an ORG_OWNER locked by the policy", async () => {
+    const org = await createOrg(t, "Two Owners Org");
+    expect((await rest(t.url, t.pat, "PUT", "/v2/settings/lockout", { organizationId: org, settings: { maxPasswordAttempts: 1 } })).status).toBe(200);
+    const [first, second] = [await createHuman(t, org, "owner-one"), await createHuman(t, org, "owner-two")];
+    for (const id of [first, second]) {
+      expect((await rest(t.url, t.pat, "POST", `/v2/organizations/${org}/members`, { userId: id, roles: ["ORG_OWNER"] })).status).toBe(200);
+    }
+    const manager = await caller(t, org, "unlocking-manager", ["ORG_USER_MANAGER"]);
+    const wrong = { newPassword: { password: NEW_PASSWORD }, currentPassword: "Not-The-Passw0rd!" };
+    expect((await restError(await setPassword(t.pat, first, wrong))).reason).toBe("Errors.User.Locked");
+    expect((await row(first)).state).toBe("LOCKED");
+    expect(await restError(await rest(t.url, manager.pat, "POST", `/v2/users/${first}/unlock`, {}))).toEqual({
+      status: 403,
+      reason: "Errors.User.MorePrivileged",
+    });
+    expect((await rest(t.url, t.pat, "POST", `/v2/users/${first}/unlock`, {})).status).toBe(200);
   });
 });

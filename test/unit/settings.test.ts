@@ -29,7 +29,7 @@ describe("built-in defaults", () => {
       requiresSymbol: true,
     });
     expect(DEFAULT_SETTINGS.password_expiry).toEqual({ maxAgeDays: 0, expireWarnDays: 0 });
-    expect(DEFAULT_SETTINGS.lockout).toEqual({ maxPasswordAttempts: 0, maxOtpAttempts: 0 });
+    expect(DEFAULT_SETTINGS.lockout).toEqual({ maxPasswordAttempts: 10, maxOtpAttempts: 5 });
     expect(login).toMatchObject({ allowUsernamePassword: true, allowRegister: false, allowExternalIdp: true, forceMfa: false, passkeysAllowed: true });
     expect(login.ignoreUnknownUsernames).toBe(false);
     expect([login.passwordCheckLifetimeSeconds, login.externalLoginCheckLifetimeSeconds, login.mfaInitSkipLifetimeSeconds]).toEqual([
@@ -164,7 +164,7 @@ describe("branding", () => {
 
 describe("stored values", () => {
   it("fall back to the default per field when missing or of the wrong type", () => {
-    expect(parseStored("lockout", { maxPasswordAttempts: 5 })).toEqual({ maxPasswordAttempts: 5, maxOtpAttempts: 0 });
+    expect(parseStored("lockout", { maxPasswordAttempts: 5 })).toEqual({ maxPasswordAttempts: 5, maxOtpAttempts: 5 });
     expect(parseStored("lockout", { maxPasswordAttempts: "5", extra: 1 })).toEqual(DEFAULT_SETTINGS.lockout);
     expect(parseStored("security", { allowedCorsOrigins: [1] })).toEqual(DEFAULT_SETTINGS.security);
     expect(parseStored("domain", null)).toEqual(DEFAULT_SETTINGS.domain);

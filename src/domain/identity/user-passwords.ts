@@ -7,7 +7,7 @@ import { commit, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument } from "../errors.js";
 import { checkPassword, passwordComplexity } from "../settings/settings.js";
-import { recordFailedPasswordCheck } from "./lockout.js";
+import { checkNotLockedOut, lockedError, recordFailedPasswordCheck } from "./lockout.js";
 import { type TargetUser, targetUser } from "./user-access.js";
 
 export interface SetPasswordInput {
@@ -46,14 +46,13 @@ export async function setPassword(ctx: Ctx, input: SetPasswordInput): Promise<Da
 }
 
 async function proveCurrentPassword(ctx: Ctx, user: TargetUser, currentPassword: string): Promise<void> {
-  // A locked user proves nothing with a password until an administrator unlocks it.
-  if (user.state === "LOCKED") throw failedPrecondition("Errors.User.Locked", "the user is locked");
+  // A locked user proves nothing with a password until an administrator unlocks it (a last owner: until its lock period ends).
+  await checkNotLockedOut(ctx, user);
   const hash = await ctx.store.users.passwordHash(user.id);
   const { ok } = hash ? await verifyPassword(hash, currentPassword) : { ok: false };
   if (ok) return;
   // Counted like a failed sign-in: the lockout policy may lock the user now.
-  const locked = await recordFailedPasswordCheck(ctx, user);
-  if (locked) throw failedPrecondition("Errors.User.Locked", "too many wrong passwords: the user is locked");
+  if ((await recordFailedPasswordCheck(ctx, user)) !== "counted") throw lockedError();
   throw invalidArgument("Errors.User.Password.Invalid", "the current password is wrong", { field: "current_password" });
 }
 
@@ -78,7 +77,8 @@ export async function storePassword(ctx: Ctx, user: { id: string; orgId: string 
         passwordHash: change.passwordHash,
         passwordChangeRequired: change.changeRequired,
         passwordChangedAt: now,
-        ...(change.verifiedBy === "currentPassword" ? { failedPasswordAttempts: 0 } : {}),
+        // The current password proved: the count starts again (and a last owner's password lock ends).
+        ...(change.verifiedBy === "currentPassword" ? { failedPasswordAttempts: 0, lockedAt: null } : {}),
         updatedAt: now,
       });
       // A human waits in INITIAL until it has a password; no other state is changed by one.

@@ -89,7 +89,8 @@ const HOUR = 3600;
 export const DEFAULT_SETTINGS: { readonly [K in SettingKind]: Readonly<SettingValues[K]> } = {
   password_complexity: { minLength: 8, requiresUppercase: true, requiresLowercase: true, requiresNumber: true, requiresSymbol: true },
   password_expiry: { maxAgeDays: 0, expireWarnDays: 0 },
-  lockout: { maxPasswordAttempts: 0, maxOtpAttempts: 0 },
+  // On by default: 10 wrong passwords lock a user (a last owner's password only, for a while: identity/lockout.ts).
+  lockout: { maxPasswordAttempts: 10, maxOtpAttempts: 5 },
   login: {
     allowUsernamePassword: true,
     allowRegister: false,
