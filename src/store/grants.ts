@@ -83,8 +83,9 @@ export class UserGrantRepo {
   }
 
   /** Whether the user (a grant's holder-to-be) exists in the instance. */
-  async userExists(instanceId: string, userId: string): Promise<boolean> {
-    return (await this.db.user.findFirst({ where: { id: userId, instanceId }, select: { id: true } })) !== null;
+  /** The organization of a user of the instance, or null. */
+  async userOrg(instanceId: string, userId: string): Promise<string | null> {
+    return (await this.db.user.findFirst({ where: { id: userId, instanceId }, select: { orgId: true } }))?.orgId ?? null;
   }
 
   async insert(row: UserGrantRow & { instanceId: string; createdAt: Date }): Promise<void> {

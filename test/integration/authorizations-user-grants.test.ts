@@ -150,7 +150,17 @@ describe("user grants", () => {
     const { projectGrantId } = await ok(t, "rest", w.ownerA.pat, "CreateProjectGrant", { projectId, grantedOrganizationId: w.orgB, roleKeys: ["read"] });
     const user = await machine(t, w.orgA, "ug-two");
     const inA = await ok(t, "connect", w.ownerA.pat, "AddUserGrant", { userId: user.userId, projectId, roleKeys: ["admin", "write"] });
-    const inB = await ok(t, "connect", w.ownerB.pat, "AddUserGrant", { userId: user.userId, projectId, projectGrantId, roleKeys: ["read"] });
+    // B's owner cannot see A's users (404 as for an unknown id); a caller who sees both organizations can.
+    await fails(
+      t,
+      "rest",
+      w.ownerB.pat,
+      "AddUserGrant",
+      { userId: user.userId, projectId, projectGrantId, roleKeys: ["read"] },
+      "not_found",
+      "Errors.User.NotFound",
+    );
+    const inB = await ok(t, "connect", t.pat, "AddUserGrant", { userId: user.userId, projectId, projectGrantId, roleKeys: ["read"] });
     const all = await ok(t, "rest", t.pat, "ListUserGrants", { queries: [{ userIdFilter: { userId: user.userId } }], query: { asc: true } });
     expect(all.result.map((g: { grantId: string; organizationId: string; roleKeys: string[] }) => [g.grantId, g.organizationId, g.roleKeys])).toEqual([
       [inA.grantId, w.orgA, ["admin", "write"]],

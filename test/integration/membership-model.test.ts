@@ -7,7 +7,7 @@
 // roles the caller could not grant.
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { BULK_URN, patch, scim, USER_URN } from "../fixtures/scim/client.js";
-import { addMember, createHuman, createOrg, type Machine, machine, newPat, type World, world } from "../support/fixtures.js";
+import { addMember, createHuman, createOrg, type Machine, machine, newPat, project, type World, world } from "../support/fixtures.js";
 import { admin, call, fails, ok } from "../support/rpc.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -195,5 +195,18 @@ describe("members from other organizations (finding 2)", () => {
     await admin(t, "DeleteOrganization", { organizationId: orgB2 });
     expect((await admin(t, "ListOrganizationMembers", { organizationId: orgF })).result ?? []).toEqual([]);
     await addMember(t, orgF, other.userId, ["ORG_OWNER"]);
+  });
+});
+
+describe("existence oracles (finding 12)", () => {
+  it("AddUserGrant answers a user of an organization the caller cannot see exactly as an unknown id", async () => {
+    const projectId = await project(t, w.orgA, "mm oracle", ["r"]);
+    const elsewhere = await machine(t, w.orgB, "mm-oracle-b");
+    const foreign = await fails(t, "rest", w.ownerA.pat, "AddUserGrant", { userId: elsewhere.userId, projectId, roleKeys: ["r"] }, "not_found");
+    const unknown = await fails(t, "rest", w.ownerA.pat, "AddUserGrant", { userId: "000000000000000000", projectId, roleKeys: ["r"] }, "not_found");
+    expect(foreign.body).toEqual(unknown.body);
+    // Its own users, and (for a caller who sees both organizations) others', are granted as before.
+    await ok(t, "rest", w.ownerA.pat, "AddUserGrant", { userId: w.plainA.userId, projectId, roleKeys: ["r"] });
+    await ok(t, "rest", t.pat, "AddUserGrant", { userId: elsewhere.userId, projectId, roleKeys: ["r"] });
   });
 });

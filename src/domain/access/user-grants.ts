@@ -13,7 +13,7 @@ import { newId } from "../ids.js";
 import { page } from "../list.js";
 import { commit, userGrantEvent } from "./command.js";
 import { projectGrantNotFound, projectNotFound, projectNotGranted, userGrantNotFound } from "./not-found.js";
-import { authorize, authorizeUserGrantWrite, listScope } from "./permissions.js";
+import { authorize, authorizeUserGrantWrite, holds, listScope } from "./permissions.js";
 import { checkRolesExist, findProject, seesProject } from "./project-access.js";
 import type { ProjectState, ProjectView } from "./projects.js";
 import { changeState } from "./state-change.js";
@@ -90,7 +90,10 @@ export async function addUserGrant(ctx: Ctx, input: AddUserGrantInput): Promise<
   const orgId = grant ? grant.grantedOrgId : project.orgId;
   authorizeUserGrantWrite(ctx, orgId, grant ? project.orgId : undefined, projectNotFound);
   if (grant && grant.state !== "ACTIVE") throw failedPrecondition("Errors.Project.Grant.Inactive", "the project grant is deactivated");
-  if (!(await ctx.store.grants.userExists(ctx.instanceId, input.userId))) throw userNotFound();
+  // A user of another organization is granted roles only by callers who can see it: to anyone else it does not
+  // exist, exactly as an unknown id (no answer tells which ids are users elsewhere).
+  const userOrgId = await ctx.store.grants.userOrg(ctx.instanceId, input.userId);
+  if (userOrgId === null || (userOrgId !== orgId && !holds(ctx, "user.read", userOrgId))) throw userNotFound();
   const roleKeys = validRoleKeys(input.roleKeys);
   const id = newId();
   const userGrant = { id, userId: input.userId, orgId, projectId: project.id, projectGrantId: grant?.id ?? null, roleKeys };
