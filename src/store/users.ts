@@ -207,6 +207,12 @@ export class UserRepo {
     return count === 1;
   }
 
+  /** Replaces the password hash only while it is still `expected`; false when it changed meanwhile. */
+  async replacePasswordHash(id: string, expected: string, passwordHash: string): Promise<boolean> {
+    const { count } = await this.db.user.updateMany({ where: { id, passwordHash: expected }, data: { passwordHash } });
+    return count === 1;
+  }
+
   /** Counts a failed password check; returns the count and the state after it. */
   countFailedPassword(id: string): Promise<Pick<User, "failedPasswordAttempts" | "state">> {
     return this.db.user.update({

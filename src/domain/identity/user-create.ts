@@ -1,6 +1,6 @@
 // CreateUser (v2, SCIM, an organization's first admins): validate and hash
 // outside any transaction, then one insert statement.
-import { importedHashFormat } from "../../crypto/passwords.js";
+import { checkImportedHash } from "../../crypto/passwords.js";
 import type { Store } from "../../store/index.js";
 import type { NewUser, NewUserRow } from "../../store/users.js";
 import { authorize } from "../access/permissions.js";
@@ -146,14 +146,19 @@ async function humanPassword(
     return { passwordHash: await hashNewPassword(ctx, orgId, h.password.password), passwordChangeRequired: h.password.changeRequired, passwordChangedAt: now };
   }
   if (!h.hashedPassword) return {};
-  if (!importedHashFormat(h.hashedPassword.hash)) {
+  const imported = checkImportedHash(h.hashedPassword.hash);
+  if ("refused" in imported && imported.refused === "unsupported") {
     throw invalidArgument(
       "Errors.User.Password.HashUnsupported",
       "hashed_password must be an argon2, bcrypt, scrypt or PBKDF2 hash in PHC or modular crypt format",
-      {
-        field: "hashed_password",
-      },
+      { field: "hashed_password" },
     );
+  }
+  if ("refused" in imported) {
+    // Verifying it would pin a thread for seconds (or take a GiB) at every sign-in: see SVC_PASSWORD_HASH_MAX_*.
+    throw invalidArgument("Errors.User.Password.HashCostTooHigh", `hashed_password is too costly to verify: ${imported.reason}`, {
+      field: "hashed_password",
+    });
   }
   return { passwordHash: h.hashedPassword.hash, passwordChangeRequired: h.hashedPassword.changeRequired, passwordChangedAt: now };
 }
