@@ -12,6 +12,7 @@ import { orgNotFound } from "../orgs/orgs.js";
 import { type ProfileRows, type ScimProfile, scimProfileColumns } from "./scim-profile.js";
 import { text, validateUsername, validEmail, validExternalId, validLanguage, validMetadata, validPhone } from "./user-input.js";
 import { hashNewPassword } from "./user-passwords.js";
+import { claimUsername } from "./usernames.js";
 
 export interface CreateUserInput {
   orgId: string;
@@ -181,6 +182,8 @@ function machineUser(m: NonNullable<CreateUserInput["machine"]>, username: strin
  * Writes a prepared user with its child rows and its creation event in one
  * statement (the store's user insert), which also checks that the
  * organization exists. With `tx`, the statement runs in that transaction.
+ * When usernames are unique in the instance, the statement says so instead
+ * and the name is claimed under its lock first (usernames.ts).
  */
 export async function insertUser(ctx: Ctx, tx: Store | undefined, p: PreparedUser): Promise<void> {
   const { data, metadata } = p;
@@ -196,5 +199,13 @@ export async function insertUser(ctx: Ctx, tx: Store | undefined, p: PreparedUse
       ...(p.externalId ? { externalId: p.externalId.externalId, provisionerId: p.externalId.provisionerId } : {}),
     },
   });
-  if (!(await (tx ?? ctx.store).users.insert({ ...p, event }))) throw orgNotFound();
+  const store = tx ?? ctx.store;
+  let outcome = await store.users.insert({ ...p, event });
+  if (outcome === "wide") {
+    outcome = await store.transaction(async (t) => {
+      await claimUsername(ctx, t, data.id, data.usernameLower, { wide: true });
+      return t.users.insert({ ...p, event }, true);
+    });
+  }
+  if (outcome === "noOrg") throw orgNotFound();
 }
