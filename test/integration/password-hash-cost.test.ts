@@ -122,3 +122,24 @@ describe("checks stay off the event loop", () => {
     expect(p90).toBeLessThan(60);
   });
 });
+
+describe("configured ceilings", () => {
+  it("follow SVC_PASSWORD_HASH_MAX_*", async () => {
+    const low = await startTestServer({ SVC_PASSWORD_HASH_MAX_BCRYPT_COST: "10", SVC_PASSWORD_HASH_MAX_PBKDF2_ITERATIONS: "100000" });
+    try {
+      const org = await defaultOrgId(low);
+      const create = (username: string, hash: string) =>
+        rest(low.url, low.pat, "POST", "/v2/users/new", {
+          organizationId: org,
+          username,
+          human: { profile: { givenName: "Lo", familyName: "W" }, email: { email: `${username}@example.com` }, hashedPassword: { hash } },
+        });
+      expect(await restError(await create("low-bcrypt-11", `$2b$11$${BCRYPT_TAIL}`))).toEqual({ status: 400, reason: "Errors.User.Password.HashCostTooHigh" });
+      expect((await create("low-bcrypt-10", `$2b$10$${BCRYPT_TAIL}`)).status).toBe(200);
+      const pbkdf2 = await create("low-pbkdf2", `$pbkdf2-sha256$i=100001$${SALT}$${DIGEST}`);
+      expect(await restError(pbkdf2)).toEqual({ status: 400, reason: "Errors.User.Password.HashCostTooHigh" });
+    } finally {
+      await low.stop();
+    }
+  });
+});
