@@ -30,6 +30,7 @@ import { API_SERVICES } from "./api/services.js";
 import { settingsService } from "./api/settings.js";
 import { userService } from "./api/users.js";
 import type { Config } from "./config.js";
+import { setHashCeilings } from "./crypto/passwords.js";
 import type { Clock } from "./domain/context.js";
 import { authenticateBearer } from "./domain/oauth/authn.js";
 import type { OAuthRuntime } from "./domain/oauth/runtime.js";
@@ -84,6 +85,15 @@ async function openAndBootstrap(
 }
 
 export async function createApp(config: Config, log: Logger, clock: Clock): Promise<App> {
+  setHashCeilings({
+    pbkdf2Iterations: config.passwordHashMaxPbkdf2Iterations,
+    bcryptCost: config.passwordHashMaxBcryptCost,
+    argon2MemoryKiB: config.passwordHashMaxArgon2MemoryKiB,
+    argon2Passes: config.passwordHashMaxArgon2Passes,
+    argon2Parallelism: config.passwordHashMaxArgon2Parallelism,
+    scryptMemoryKiB: config.passwordHashMaxScryptMemoryKiB,
+    scryptParallelism: config.passwordHashMaxScryptParallelism,
+  });
   const { db, store, knownMigrations, instanceId } = await openAndBootstrap(config, log, clock);
   let shuttingDown = false;
   const ready = async () => {

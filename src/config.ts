@@ -34,6 +34,14 @@ export interface Config {
   signingKeyRotationSeconds: number;
   /** A replaced signing key still verifies tokens for this many seconds (at least the longest token lifetime). */
   signingKeyOverlapSeconds: number;
+  /** Ceilings on the cost parameters of imported password hashes (src/crypto/passwords.ts). */
+  passwordHashMaxPbkdf2Iterations: number;
+  passwordHashMaxBcryptCost: number;
+  passwordHashMaxArgon2MemoryKiB: number;
+  passwordHashMaxArgon2Passes: number;
+  passwordHashMaxArgon2Parallelism: number;
+  passwordHashMaxScryptMemoryKiB: number;
+  passwordHashMaxScryptParallelism: number;
 }
 
 export class ConfigError extends Error {
@@ -65,6 +73,13 @@ const INTEGERS: Record<Exclude<IntKey, "signingKeyOverlapSeconds">, [name: strin
   accessTokenLifetimeClientCredentials: ["SVC_ACCESS_TOKEN_LIFETIME_CLIENT_CREDENTIALS", 43_200, 60, 31 * DAY],
   accessTokenLifetimeJwtProfile: ["SVC_ACCESS_TOKEN_LIFETIME_JWT_PROFILE", 3_600, 60, 31 * DAY],
   signingKeyRotationSeconds: ["SVC_SIGNING_KEY_ROTATION", 30 * DAY, 60, 3_650 * DAY],
+  passwordHashMaxPbkdf2Iterations: ["SVC_PASSWORD_HASH_MAX_PBKDF2_ITERATIONS", 1_000_000, 1_000, 100_000_000],
+  passwordHashMaxBcryptCost: ["SVC_PASSWORD_HASH_MAX_BCRYPT_COST", 13, 4, 31],
+  passwordHashMaxArgon2MemoryKiB: ["SVC_PASSWORD_HASH_MAX_ARGON2_MEMORY_KIB", 65_536, 1_024, 4 * 1024 * 1024],
+  passwordHashMaxArgon2Passes: ["SVC_PASSWORD_HASH_MAX_ARGON2_PASSES", 10, 1, 1_000],
+  passwordHashMaxArgon2Parallelism: ["SVC_PASSWORD_HASH_MAX_ARGON2_PARALLELISM", 8, 1, 255],
+  passwordHashMaxScryptMemoryKiB: ["SVC_PASSWORD_HASH_MAX_SCRYPT_MEMORY_KIB", 65_536, 1_024, 4 * 1024 * 1024],
+  passwordHashMaxScryptParallelism: ["SVC_PASSWORD_HASH_MAX_SCRYPT_PARALLELISM", 4, 1, 1_000],
 };
 
 /** Reads variables and collects what is wrong with them, so that one start reports every problem at once. */

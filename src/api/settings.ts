@@ -169,11 +169,13 @@ const domain: Mapping<"domain", typeof DomainSettingsSchema> = {
   toProto: (s) => ({
     loginNameIncludesDomain: s.loginNameIncludesDomain,
     smtpSenderAddressMatchesInstanceDomain: s.smtpSenderAddressMatchesInstanceDomain,
+    usernamesUniqueInInstance: s.usernamesUniqueInInstance,
     resourceOwnerType: owner(s.resourceOwner),
   }),
   fromProto: (p: DomainSettings) => ({
     loginNameIncludesDomain: p.loginNameIncludesDomain,
     smtpSenderAddressMatchesInstanceDomain: p.smtpSenderAddressMatchesInstanceDomain,
+    usernamesUniqueInInstance: p.usernamesUniqueInInstance,
   }),
 };
 

@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import { Prisma } from "../../gen/prisma/client.js";
 import type { Db } from "./index.js";
 import { query, statement } from "./sql.js";
-import { PROFILE_COLUMNS } from "./users.js";
+import { machineUserByClientId, PROFILE_COLUMNS } from "./users.js";
 
 /** What a token (or a used-assertion marker) row holds. */
 export interface TokenRow {
@@ -235,7 +235,7 @@ export class TokenRepo {
     return this.db.userMetadata.findMany({ where: { userId }, select: { key: true, value: true }, orderBy: { key: "asc" } });
   }
 
-  /** What a client id may name: an application (any instance: the caller checks) and a user by username. */
+  /** What a client id may name: an application (any instance: the caller checks) and a machine user by login name or username. */
   async findClient(instanceId: string, clientId: string): Promise<{ app: ClientAppRow | null; user: ClientMachineUserRow | null }> {
     const [app, user] = await Promise.all([
       this.db.application.findUnique({
@@ -253,9 +253,15 @@ export class TokenRepo {
           project: { select: { state: true, authorizationRequired: true, projectAccessRequired: true, org: { select: { state: true } } } },
         },
       }),
-      this.db.user.findUnique({
-        where: { instanceId_usernameLower: { instanceId, usernameLower: clientId.toLowerCase() } },
-        select: { id: true, username: true, orgId: true, type: true, state: true, secretHash: true, accessTokenType: true, org: { select: { state: true } } },
+      machineUserByClientId(this.db, instanceId, clientId, {
+        id: true,
+        username: true,
+        orgId: true,
+        type: true,
+        state: true,
+        secretHash: true,
+        accessTokenType: true,
+        org: { select: { state: true } },
       }),
     ]);
     return { app, user };

@@ -91,8 +91,15 @@ const INSERT_COLUMN_LIST = Prisma.raw(INSERT_COLUMNS.map((c) => `"${c}"`).join("
  * second statement would need a transaction around both: four round trips
  * (BEGIN, insert, event, COMMIT) instead of one for every SCIM create. Its
  * row is still the one `eventRow()` builds, so an event has one shape.
+ *
+ * Usernames are unique per organization (the unique index). When the
+ * instance's domain setting makes them unique in the whole instance, the
+ * statement inserts nothing and says so (`wide`), unless `wideChecked`: the
+ * caller then checks the name under its advisory lock and runs it again. The
+ * setting is read by the same statement, so the common case stays one round
+ * trip.
  */
-export function insertUserStatement(p: NewUser): Statement {
+export function insertUserStatement(p: NewUser, wideChecked = false): Statement {
   const { data, metadata, rows, event: ev } = p;
   const record = data as Record<string, unknown>;
   for (const key of Object.keys(record)) {
@@ -102,7 +109,10 @@ export function insertUserStatement(p: NewUser): Statement {
   const col = <T, K extends keyof T>(list: T[], k: K) => list.map((r) => (r[k] ?? null) as unknown);
   const { emails, phoneNumbers: phones, addresses } = rows;
   const sql = Prisma.sql`
-    WITH o AS (SELECT "id" FROM "Organization" WHERE "id" = ${data.orgId} AND "instanceId" = ${data.instanceId}),
+    WITH s AS (SELECT EXISTS (SELECT 1 FROM "Setting" WHERE "instanceId" = ${data.instanceId} AND "ownerId" = ${data.instanceId}
+        AND "kind" = 'domain' AND "value"->'usernamesUniqueInInstance' = 'true'::jsonb) AS "wide"),
+    o AS (SELECT "id" FROM "Organization" WHERE "id" = ${data.orgId} AND "instanceId" = ${data.instanceId}
+        AND (${wideChecked}::boolean OR NOT (SELECT "wide" FROM s))),
     u AS (INSERT INTO "User" (${INSERT_COLUMN_LIST}) SELECT ${Prisma.join(INSERT_COLUMNS.map(value))} FROM o RETURNING "id"),
     e AS (INSERT INTO "UserEmail" ("id", "userId", "position", "value", "type", "display", "primary")
       SELECT x.i, u."id", x.p, x.v, x.t, x.d, x.pr FROM u,
@@ -127,6 +137,6 @@ export function insertUserStatement(p: NewUser): Statement {
     ev AS (INSERT INTO "Event" ("id", "instanceId", "orgId", "aggregateType", "aggregateId", "type", "editorUserId", "payload", "createdAt")
       SELECT ${ev.id}, ${ev.instanceId}, ${ev.orgId}::text, ${ev.aggregateType}, u."id", ${ev.type},
         ${ev.editorUserId}::text, ${JSON.stringify(ev.payload)}::jsonb, ${ev.createdAt}::timestamptz FROM u)
-    SELECT count(*)::int AS "n" FROM u`;
+    SELECT count(*)::int AS "n", (SELECT "wide" FROM s) AS "wide" FROM u`;
   return statement(sql, "user_insert");
 }

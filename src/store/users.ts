@@ -132,14 +132,35 @@ export function viewFromRow(r: UserViewRow): UserView {
   };
 }
 
+/** The class of svc's advisory locks ("svc"), as in members.ts and projects.ts; the key is hashed into the second half. */
+const LOCK_CLASS = 0x737663;
+
 /**
- * The user unique indexes as the domain's AlreadyExists: the (instance, lower-cased username) one, a provisioner's
+ * The user unique indexes as the domain's AlreadyExists: the (instance, organization, lower-cased username) one, a provisioner's
  * externalId, and otherwise the id.
  */
 function userUnique<T>(write: Promise<T>): Promise<T> {
   const taken = unique(write, () => alreadyExists("Errors.User.AlreadyExists", "a user with this username already exists"), "usernameLower");
   const externalId = unique(taken, () => alreadyExists("Errors.User.ExternalIdTaken", "another user of this provisioner has this externalId"), "externalId");
   return unique(externalId, () => alreadyExists("Errors.User.IdTaken", "a user with this id already exists"));
+}
+
+/**
+ * The machine user a client id names: its login name `username@<organization domain>` (unique in the instance),
+ * else its bare username. Usernames are unique per organization only, so a bare name may be taken in several:
+ * it names the oldest such machine user, so that a namesake created later in another organization can never take
+ * over (or break) an existing client id; the others authenticate with their login name (or user id, JWT profile).
+ */
+export async function machineUserByClientId<S extends Prisma.UserSelect>(db: Db, instanceId: string, clientId: string, select: S) {
+  const name = clientId.toLowerCase();
+  const at = name.lastIndexOf("@");
+  const [byLoginName, byName] = await Promise.all([
+    at > 0
+      ? db.user.findFirst({ where: { instanceId, type: "MACHINE", usernameLower: name.slice(0, at), org: { primaryDomain: name.slice(at + 1) } }, select })
+      : null,
+    db.user.findFirst({ where: { instanceId, type: "MACHINE", usernameLower: name }, orderBy: [{ createdAt: "asc" }, { id: "asc" }], select }),
+  ]);
+  return byLoginName ?? byName;
 }
 
 export class UserRepo {
@@ -191,10 +212,33 @@ export class UserRepo {
 
   // ------------------------------------------------------------ writes
 
-  /** Runs the one-statement insert (users-insert.ts); false when the organization does not exist. */
-  async insert(user: NewUser): Promise<boolean> {
-    const [row] = await userUnique(query<{ n: number }>(this.db, insertUserStatement(user)));
-    return row?.n === 1;
+  /**
+   * Runs the one-statement insert (users-insert.ts): "noOrg" when the organization does not exist, "wide" when
+   * usernames are unique in the instance and the caller has not checked the name under lockUsername (wideChecked).
+   */
+  async insert(user: NewUser, wideChecked = false): Promise<"inserted" | "noOrg" | "wide"> {
+    const [row] = await userUnique(query<{ n: number; wide: boolean }>(this.db, insertUserStatement(user, wideChecked)));
+    if (row?.n === 1) return "inserted";
+    return row?.wide && !wideChecked ? "wide" : "noOrg";
+  }
+
+  /** Serialises, until the transaction ends, everything that claims this (lower-cased) username in the instance. */
+  async lockUsername(instanceId: string, usernameLower: string): Promise<void> {
+    await this.db.$executeRaw`SELECT pg_advisory_xact_lock(${LOCK_CLASS}::int4, hashtext(${`username:${instanceId}:${usernameLower}`}))`;
+  }
+
+  /** Whether a user other than `exceptUserId` has this (lower-cased) username anywhere in the instance. */
+  async usernameTaken(instanceId: string, usernameLower: string, exceptUserId: string): Promise<boolean> {
+    const row = await this.db.user.findFirst({ where: { instanceId, usernameLower, id: { not: exceptUserId } }, select: { id: true } });
+    return row !== null;
+  }
+
+  /** Up to `limit` usernames held in more than one organization of the instance. */
+  async usernamesInSeveralOrgs(instanceId: string, limit: number): Promise<string[]> {
+    const rows = await this.db.$queryRaw<{ name: string }[]>`
+      SELECT "usernameLower" AS "name" FROM "User" WHERE "instanceId" = ${instanceId}
+      GROUP BY "usernameLower" HAVING count(DISTINCT "orgId") > 1 ORDER BY "usernameLower" LIMIT ${limit}`;
+    return rows.map((r) => r.name);
   }
 
   async update(id: string, data: UserPatch): Promise<void> {
@@ -204,6 +248,12 @@ export class UserRepo {
   /** Writes `data` only while the user is in one of `from`; false when it no longer is. */
   async updateInState(id: string, from: readonly User["state"][], data: UserPatch): Promise<boolean> {
     const { count } = await this.db.user.updateMany({ where: { id, state: { in: [...from] } }, data });
+    return count === 1;
+  }
+
+  /** Replaces the password hash only while it is still `expected`; false when it changed meanwhile. */
+  async replacePasswordHash(id: string, expected: string, passwordHash: string): Promise<boolean> {
+    const { count } = await this.db.user.updateMany({ where: { id, passwordHash: expected }, data: { passwordHash } });
     return count === 1;
   }
 

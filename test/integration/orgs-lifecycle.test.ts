@@ -201,8 +201,8 @@ describe("CreateOrganization", () => {
       admins: [
         { userId: existing.userId },
         { human: { profile: { givenName: "New", familyName: "One" }, email: { email: "new.one@rollback.test" }, password: { password: STRONG } } },
-        // Usernames are unique per instance, case-insensitively: this one fails last.
-        { human: { profile: { givenName: "Dup", familyName: "Licate" }, email: { email: "dup@rollback.test" } }, username: "SVC-ADMIN" },
+        // Usernames are unique per organization, case-insensitively: this one takes the previous admin's name and fails last.
+        { human: { profile: { givenName: "Dup", familyName: "Licate" }, email: { email: "dup@rollback.test" } }, username: "NEW.ONE@rollback.test" },
       ],
     };
     for (const via of VIAS) {

@@ -4,7 +4,20 @@
 // `htpasswd -B` (apache2-utils), Python's crypt(3) and pyca bcrypt; scrypt
 // and PBKDF2: Python's passlib and hashlib (scrypt, pbkdf2_hmac).
 import { describe, expect, it } from "@jest/globals";
-import { hashPassword, importedHashFormat, parsePasswordHash, verifyPassword } from "../../src/crypto/passwords.js";
+import {
+  checkImportedHash,
+  costTooHigh,
+  DEFAULT_HASH_CEILINGS,
+  hashPassword,
+  type ParsedHash,
+  parsePasswordHash,
+  verifyPassword,
+} from "../../src/crypto/passwords.js";
+
+const importedHashFormat = (encoded: string) => {
+  const r = checkImportedHash(encoded);
+  return "format" in r ? r.format : undefined;
+};
 
 const PASSWORD = "Correct-Horse-7!";
 
@@ -27,35 +40,35 @@ const VECTORS: Record<string, string> = {
 
 describe("verifyPassword", () => {
   it.each(Object.entries(VECTORS))("verifies %s and asks for a rehash", async (_name, encoded) => {
-    expect(await verifyPassword(encoded, PASSWORD)).toEqual({ ok: true, needsRehash: true });
+    expect(await verifyPassword(encoded, PASSWORD)).toMatchObject({ ok: true, needsRehash: true });
   });
 
   it.each(Object.entries(VECTORS))("refuses a wrong password for %s", async (_name, encoded) => {
-    expect(await verifyPassword(encoded, "Correct-Horse-7?")).toEqual({ ok: false, needsRehash: false });
-    expect(await verifyPassword(encoded, "")).toEqual({ ok: false, needsRehash: false });
+    expect(await verifyPassword(encoded, "Correct-Horse-7?")).toMatchObject({ ok: false, needsRehash: false });
+    expect(await verifyPassword(encoded, "")).toMatchObject({ ok: false, needsRehash: false });
   });
 
   it("does not ask to rehash argon2id with svc's own parameters", async () => {
     const own = await hashPassword(PASSWORD);
     expect(own.startsWith("$argon2id$v=19$m=19456,t=2,p=1$")).toBe(true);
-    expect(await verifyPassword(own, PASSWORD)).toEqual({ ok: true, needsRehash: false });
-    expect(await verifyPassword(own, "nope")).toEqual({ ok: false, needsRehash: false });
+    expect(await verifyPassword(own, PASSWORD)).toMatchObject({ ok: true, needsRehash: false });
+    expect(await verifyPassword(own, "nope")).toMatchObject({ ok: false, needsRehash: false });
   });
 
   it("refuses a hash whose derived bytes were tampered with", async () => {
     const scrypt = VECTORS["scrypt (passlib)"] as string;
-    expect(await verifyPassword(scrypt.replace("$nvx3", "$nvx4"), PASSWORD)).toEqual({ ok: false, needsRehash: false });
+    expect(await verifyPassword(scrypt.replace("$nvx3", "$nvx4"), PASSWORD)).toMatchObject({ ok: false, needsRehash: false });
     const bcrypt = VECTORS["bcrypt $2b$ (crypt(3))"] as string;
-    expect(await verifyPassword(bcrypt.replace(/ey$/, "ez"), PASSWORD)).toEqual({ ok: false, needsRehash: false });
+    expect(await verifyPassword(bcrypt.replace(/ey$/, "ez"), PASSWORD)).toMatchObject({ ok: false, needsRehash: false });
     const pbkdf2 = VECTORS["pbkdf2-sha256 i= form (hashlib.pbkdf2_hmac)"] as string;
     // Same salt and hash, different iteration count.
-    expect(await verifyPassword(pbkdf2.replace("i=1000", "i=1001"), PASSWORD)).toEqual({ ok: false, needsRehash: false });
+    expect(await verifyPassword(pbkdf2.replace("i=1000", "i=1001"), PASSWORD)).toMatchObject({ ok: false, needsRehash: false });
   });
 
   it("never verifies an unsupported or malformed hash", async () => {
     for (const encoded of ["", "plain", "$1$abc$def", "$5$rounds=5000$salt$hash", "$argon2id$m=1,t=1,p=1$x$y", "$2x$05$abc", "$scrypt$ln=10$a$b"]) {
       expect(importedHashFormat(encoded)).toBeUndefined();
-      expect(await verifyPassword(encoded, PASSWORD)).toEqual({ ok: false, needsRehash: false });
+      expect(await verifyPassword(encoded, PASSWORD)).toMatchObject({ ok: false, needsRehash: false });
     }
   });
 });
@@ -73,10 +86,50 @@ describe("parsePasswordHash", () => {
   it("refuses cost parameters that would let one login exhaust the server", () => {
     const salt = "c29tZXNhbHQxMjM";
     const digest = "Q/MvYnaC+FRpLms+mPF1PAvOWuNQA6YcKoOf6Ik4eqU";
-    expect(parsePasswordHash(`$argon2id$v=19$m=4194304,t=2,p=1$${salt}$${digest}`)).toBeUndefined();
-    expect(parsePasswordHash(`$argon2id$v=19$m=1024,t=1000,p=1$${salt}$${digest}`)).toBeUndefined();
-    expect(parsePasswordHash("$2b$31$dPWOmcNThkmQyLevKIY8Ae/WpNzbcpXekCD2GLsTc/Un/6s3vLsey")).toBeUndefined();
-    expect(parsePasswordHash(`$scrypt$ln=24,r=8,p=1$${salt}$${digest}`)).toBeUndefined();
-    expect(parsePasswordHash(`$pbkdf2-sha256$i=100000000$${salt}$${digest}`)).toBeUndefined();
+    const refused = (encoded: string) => checkImportedHash(encoded);
+    expect(refused(`$argon2id$v=19$m=4194304,t=2,p=1$${salt}$${digest}`)).toEqual({
+      refused: "cost",
+      reason: "argon2 memory (KiB) 4194304 is above the ceiling of 65536",
+    });
+    expect(refused(`$argon2id$v=19$m=1024,t=64,p=1$${salt}$${digest}`)).toMatchObject({ refused: "cost" });
+    expect(refused(`$argon2id$v=19$m=1024,t=1,p=16$${salt}$${digest}`)).toMatchObject({ refused: "cost" });
+    expect(refused("$2b$31$dPWOmcNThkmQyLevKIY8Ae/WpNzbcpXekCD2GLsTc/Un/6s3vLsey")).toMatchObject({ refused: "cost" });
+    expect(refused("$2b$16$dPWOmcNThkmQyLevKIY8Ae/WpNzbcpXekCD2GLsTc/Un/6s3vLsey")).toEqual({
+      refused: "cost",
+      reason: "bcrypt cost 16 is above the ceiling of 13",
+    });
+    expect(refused(`$scrypt$ln=24,r=8,p=1$${salt}$${digest}`)).toMatchObject({ refused: "cost" });
+    expect(refused(`$scrypt$ln=10,r=8,p=16$${salt}$${digest}`)).toMatchObject({ refused: "cost" });
+    expect(refused(`$pbkdf2-sha256$i=10000000$${salt}$${digest}`)).toEqual({
+      refused: "cost",
+      reason: "PBKDF2 iterations 10000000 is above the ceiling of 1000000",
+    });
+  });
+
+  it("accepts every algorithm exactly at its ceiling", () => {
+    const salt = "c29tZXNhbHQxMjM";
+    const digest = "Q/MvYnaC+FRpLms+mPF1PAvOWuNQA6YcKoOf6Ik4eqU";
+    const c = DEFAULT_HASH_CEILINGS;
+    expect(checkImportedHash(`$argon2id$v=19$m=${c.argon2MemoryKiB},t=${c.argon2Passes},p=${c.argon2Parallelism}$${salt}$${digest}`)).toEqual({
+      format: "argon2",
+    });
+    expect(checkImportedHash(`$2b$${c.bcryptCost}$dPWOmcNThkmQyLevKIY8Ae/WpNzbcpXekCD2GLsTc/Un/6s3vLsey`)).toEqual({ format: "bcrypt" });
+    // 128·2^16·8 bytes = 64 MiB.
+    expect(checkImportedHash(`$scrypt$ln=16,r=8,p=${c.scryptParallelism}$${salt}$${digest}`)).toEqual({ format: "scrypt" });
+    expect(checkImportedHash(`$pbkdf2-sha512$i=${c.pbkdf2Iterations}$${salt}$${digest}`)).toEqual({ format: "pbkdf2" });
+  });
+
+  it("measures against the ceilings it is given", () => {
+    const bcrypt = parsePasswordHash("$2b$12$dPWOmcNThkmQyLevKIY8Ae/WpNzbcpXekCD2GLsTc/Un/6s3vLsey") as ParsedHash;
+    expect(costTooHigh(bcrypt)).toBeUndefined();
+    expect(costTooHigh(bcrypt, { ...DEFAULT_HASH_CEILINGS, bcryptCost: 11 })).toBe("bcrypt cost 12 is above the ceiling of 11");
+  });
+
+  it("never verifies a stored hash above the ceilings", async () => {
+    // A right password for a hash that would be too costly to check is a failed check, without computing anything.
+    const costly = "$2b$16$dPWOmcNThkmQyLevKIY8Ae/WpNzbcpXekCD2GLsTc/Un/6s3vLsey";
+    const started = Date.now();
+    expect(await verifyPassword(costly, PASSWORD)).toEqual({ ok: false, needsRehash: false, format: "bcrypt" });
+    expect(Date.now() - started).toBeLessThan(200);
   });
 });

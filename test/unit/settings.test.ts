@@ -37,7 +37,7 @@ describe("built-in defaults", () => {
     ]);
     expect([login.secondFactorCheckLifetimeSeconds, login.multiFactorCheckLifetimeSeconds]).toEqual([64_800, 43_200]);
     expect(security).toEqual({ allowedCorsOrigins: [], iframeEnabled: false, iframeAllowedOrigins: [] });
-    expect(DEFAULT_SETTINGS.domain).toEqual({ loginNameIncludesDomain: true, smtpSenderAddressMatchesInstanceDomain: false });
+    expect(DEFAULT_SETTINGS.domain).toEqual({ loginNameIncludesDomain: true, smtpSenderAddressMatchesInstanceDomain: false, usernamesUniqueInInstance: false });
     for (const c of [branding.primaryColor, branding.backgroundColor, branding.warnColor, branding.fontColor]) expect(c).toMatch(/^#[0-9a-f]{6}$/);
   });
 

@@ -568,7 +568,7 @@ export type UserOrderByWithRelationInput = {
 
 export type UserWhereUniqueInput = Prisma.AtLeast<{
   id?: string
-  instanceId_usernameLower?: Prisma.UserInstanceIdUsernameLowerCompoundUniqueInput
+  instanceId_orgId_usernameLower?: Prisma.UserInstanceIdOrgIdUsernameLowerCompoundUniqueInput
   AND?: Prisma.UserWhereInput | Prisma.UserWhereInput[]
   OR?: Prisma.UserWhereInput[]
   NOT?: Prisma.UserWhereInput | Prisma.UserWhereInput[]
@@ -623,7 +623,7 @@ export type UserWhereUniqueInput = Prisma.AtLeast<{
   oauthTokens?: Prisma.OAuthTokenListRelationFilter
   instanceMemberships?: Prisma.InstanceMemberListRelationFilter
   orgMemberships?: Prisma.OrgMemberListRelationFilter
-}, "id" | "instanceId_usernameLower">
+}, "id" | "instanceId_orgId_usernameLower">
 
 export type UserOrderByWithAggregationInput = {
   id?: Prisma.SortOrder
@@ -1063,8 +1063,9 @@ export type UserOrderByRelationAggregateInput = {
   _count?: Prisma.SortOrder
 }
 
-export type UserInstanceIdUsernameLowerCompoundUniqueInput = {
+export type UserInstanceIdOrgIdUsernameLowerCompoundUniqueInput = {
   instanceId: string
+  orgId: string
   usernameLower: string
 }
 

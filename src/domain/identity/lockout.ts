@@ -21,20 +21,14 @@ type Outcome = "counted" | "locked" | "passwordLocked";
 
 export const lockedError = () => failedPrecondition("Errors.User.Locked", "the user is locked");
 
-/**
- * Throws Errors.User.Locked while the user may not prove anything with a
- * password: locked, or a last owner within its password lock period.
- */
-export async function checkNotLockedOut(ctx: Ctx, user: { id: string; orgId: string }): Promise<void> {
+/** Whether the user may not prove anything with a password now: locked, or a last owner within its password lock period. */
+export async function isLockedOut(ctx: Ctx, user: { id: string; orgId: string }): Promise<boolean> {
   const row = await ctx.store.users.passwordLock(user.id);
-  if (!row) return;
-  if (row.state === "LOCKED") throw lockedError();
-  if (row.lockedAt === null) return;
+  if (!row) return false;
+  if (row.state === "LOCKED") return true;
+  if (row.lockedAt === null) return false;
   const { maxPasswordAttempts: limit } = await lockoutPolicy(ctx, user.orgId);
-  const since = row.lockedAt?.getTime();
-  if (limit > 0 && row.failedPasswordAttempts >= limit && since !== undefined && ctx.clock().getTime() - since < OWNER_PASSWORD_LOCK_MS) {
-    throw lockedError();
-  }
+  return limit > 0 && row.failedPasswordAttempts >= limit && ctx.clock().getTime() - row.lockedAt.getTime() < OWNER_PASSWORD_LOCK_MS;
 }
 
 /** Records a failed password check; returns whether it locked the user (or, for a last owner, its password). */

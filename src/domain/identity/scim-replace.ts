@@ -14,6 +14,7 @@ import { userNotFound } from "./user-access.js";
 import { validateUsername, validExternalId } from "./user-input.js";
 import { hashNewPassword, storePassword } from "./user-passwords.js";
 import { changeState } from "./user-state.js";
+import { claimUsername } from "./usernames.js";
 
 /** A whole new resource (PUT), or one computed from the current resource under the row lock (PATCH). */
 export type ScimUserChange = ScimUserInput | ((current: ScimUserRecord) => ScimUserInput);
@@ -98,6 +99,7 @@ async function writeScimProfile(ctx: Ctx, user: LockedScimUser, p: ScimProfileCh
   await ctx.store.transaction(async (tx) => {
     // A cached principal of this user (state, credentials) must not outlive the change.
     await tx.auth.invalidate({ userId: user.id });
+    if (username.toLowerCase() !== user.username.toLowerCase()) await claimUsername(ctx, tx, user.id, username.toLowerCase());
     await tx.users.update(user.id, {
       ...columns,
       username,

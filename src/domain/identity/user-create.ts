@@ -1,6 +1,6 @@
 // CreateUser (v2, SCIM, an organization's first admins): validate and hash
 // outside any transaction, then one insert statement.
-import { importedHashFormat } from "../../crypto/passwords.js";
+import { checkImportedHash } from "../../crypto/passwords.js";
 import type { Store } from "../../store/index.js";
 import type { NewUser, NewUserRow } from "../../store/users.js";
 import { authorize } from "../access/permissions.js";
@@ -12,6 +12,7 @@ import { orgNotFound } from "../orgs/orgs.js";
 import { type ProfileRows, type ScimProfile, scimProfileColumns } from "./scim-profile.js";
 import { text, validateUsername, validEmail, validExternalId, validLanguage, validMetadata, validPhone } from "./user-input.js";
 import { hashNewPassword } from "./user-passwords.js";
+import { claimUsername } from "./usernames.js";
 
 export interface CreateUserInput {
   orgId: string;
@@ -146,14 +147,19 @@ async function humanPassword(
     return { passwordHash: await hashNewPassword(ctx, orgId, h.password.password), passwordChangeRequired: h.password.changeRequired, passwordChangedAt: now };
   }
   if (!h.hashedPassword) return {};
-  if (!importedHashFormat(h.hashedPassword.hash)) {
+  const imported = checkImportedHash(h.hashedPassword.hash);
+  if ("refused" in imported && imported.refused === "unsupported") {
     throw invalidArgument(
       "Errors.User.Password.HashUnsupported",
       "hashed_password must be an argon2, bcrypt, scrypt or PBKDF2 hash in PHC or modular crypt format",
-      {
-        field: "hashed_password",
-      },
+      { field: "hashed_password" },
     );
+  }
+  if ("refused" in imported) {
+    // Verifying it would pin a thread for seconds (or take a GiB) at every sign-in: see SVC_PASSWORD_HASH_MAX_*.
+    throw invalidArgument("Errors.User.Password.HashCostTooHigh", `hashed_password is too costly to verify: ${imported.reason}`, {
+      field: "hashed_password",
+    });
   }
   return { passwordHash: h.hashedPassword.hash, passwordChangeRequired: h.hashedPassword.changeRequired, passwordChangedAt: now };
 }
@@ -176,6 +182,8 @@ function machineUser(m: NonNullable<CreateUserInput["machine"]>, username: strin
  * Writes a prepared user with its child rows and its creation event in one
  * statement (the store's user insert), which also checks that the
  * organization exists. With `tx`, the statement runs in that transaction.
+ * When usernames are unique in the instance, the statement says so instead
+ * and the name is claimed under its lock first (usernames.ts).
  */
 export async function insertUser(ctx: Ctx, tx: Store | undefined, p: PreparedUser): Promise<void> {
   const { data, metadata } = p;
@@ -191,5 +199,13 @@ export async function insertUser(ctx: Ctx, tx: Store | undefined, p: PreparedUse
       ...(p.externalId ? { externalId: p.externalId.externalId, provisionerId: p.externalId.provisionerId } : {}),
     },
   });
-  if (!(await (tx ?? ctx.store).users.insert({ ...p, event }))) throw orgNotFound();
+  const store = tx ?? ctx.store;
+  let outcome = await store.users.insert({ ...p, event });
+  if (outcome === "wide") {
+    outcome = await store.transaction(async (t) => {
+      await claimUsername(ctx, t, data.id, data.usernameLower, { wide: true });
+      return t.users.insert({ ...p, event }, true);
+    });
+  }
+  if (outcome === "noOrg") throw orgNotFound();
 }

@@ -1,13 +1,13 @@
 // SetPassword: self-service with the current password, or an administrator
-// (user.write) without it. The new password is always stored as argon2id, so
-// a user whose imported hash (bcrypt, scrypt, PBKDF2, other argon2) verified
-// here leaves with a native hash.
+// (user.write) without it; and the one check of a user's password, which
+// re-hashes an imported hash (bcrypt, scrypt, PBKDF2, other argon2) to
+// argon2id on its first success. A new password is always stored as argon2id.
 import { hashPassword, verifyPassword } from "../../crypto/passwords.js";
-import { commit, userEvent } from "../audit/events.js";
+import { commit, recordEvent, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument } from "../errors.js";
 import { checkPassword, passwordComplexity } from "../settings/settings.js";
-import { checkNotLockedOut, lockedError, recordFailedPasswordCheck } from "./lockout.js";
+import { isLockedOut, lockedError, recordFailedPasswordCheck } from "./lockout.js";
 import { type TargetUser, targetUser } from "./user-access.js";
 
 export interface SetPasswordInput {
@@ -30,13 +30,15 @@ export async function setPassword(ctx: Ctx, input: SetPasswordInput): Promise<Da
   const user = await targetUser(ctx, input.userId, "user.write", { selfAllowed: verifying });
   if (user.type !== "HUMAN") throw failedPrecondition("Errors.User.NotHuman", "only human users have passwords");
   if (!input.password) throw invalidArgument("Errors.User.Password.Missing", "new_password is required", { field: "new_password" });
-  checkPassword(input.password, await passwordComplexity(ctx, user.orgId));
 
   if (input.verificationCode !== undefined) {
     // No RPC issues password reset codes yet, so there is never one to match.
     throw failedPrecondition("Errors.User.Code.NotFound", "no password reset code was requested for this user");
   }
+  // The current password is checked before the new one: a right one is a successful check (which migrates an
+  // imported hash) even when the new password is then refused.
   if (input.currentPassword !== undefined) await proveCurrentPassword(ctx, user, input.currentPassword);
+  checkPassword(input.password, await passwordComplexity(ctx, user.orgId));
 
   return storePassword(ctx, user, {
     passwordHash: await hashPassword(input.password),
@@ -46,14 +48,37 @@ export async function setPassword(ctx: Ctx, input: SetPasswordInput): Promise<Da
 }
 
 async function proveCurrentPassword(ctx: Ctx, user: TargetUser, currentPassword: string): Promise<void> {
-  // A locked user proves nothing with a password until an administrator unlocks it (a last owner: until its lock period ends).
-  await checkNotLockedOut(ctx, user);
-  const hash = await ctx.store.users.passwordHash(user.id);
-  const { ok } = hash ? await verifyPassword(hash, currentPassword) : { ok: false };
-  if (ok) return;
-  // Counted like a failed sign-in: the lockout policy may lock the user now.
-  if ((await recordFailedPasswordCheck(ctx, user)) !== "counted") throw lockedError();
+  const result = await checkUserPassword(ctx, user, currentPassword);
+  if (result === "ok") return;
+  if (result === "locked") throw lockedError();
   throw invalidArgument("Errors.User.Password.Invalid", "the current password is wrong", { field: "current_password" });
+}
+
+/**
+ * Checks a user's password: every password check goes through here. A wrong one is counted like a failed sign-in
+ * (the lockout policy may lock the user now: "locked"). A right one whose hash is imported, or argon2 with other
+ * parameters than svc's, is replaced by a fresh argon2id hash of the same password (lazy migration), unless the
+ * hash changed in the meantime.
+ */
+export async function checkUserPassword(ctx: Ctx, user: { id: string; orgId: string }, password: string): Promise<"ok" | "wrong" | "locked"> {
+  // A locked user proves nothing with a password until an administrator unlocks it (a last owner: until its lock
+  // period ends), whether or not the password is right.
+  if (await isLockedOut(ctx, user)) return "locked";
+  const stored = await ctx.store.users.passwordHash(user.id);
+  const result = stored ? await verifyPassword(stored, password) : { ok: false, needsRehash: false };
+  if (!result.ok) return (await recordFailedPasswordCheck(ctx, user)) === "counted" ? "wrong" : "locked";
+  if (stored && result.needsRehash) await rehash(ctx, user, stored, password, result.format);
+  return "ok";
+}
+
+async function rehash(ctx: Ctx, user: { id: string; orgId: string }, stored: string, password: string, from: string | undefined): Promise<void> {
+  const fresh = await hashPassword(password);
+  await ctx.store.transaction(async (tx) => {
+    // Compare-and-set: a password set concurrently wins over the migration of the old one.
+    if (await tx.users.replacePasswordHash(user.id, stored, fresh)) {
+      await recordEvent(ctx, tx, userEvent(user, "user.password.rehashed", { from, to: "argon2id" }));
+    }
+  });
 }
 
 export interface PasswordChange {

@@ -8,6 +8,7 @@ import { failedPrecondition, invalidArgument, permissionDenied } from "../errors
 import { newId } from "../ids.js";
 import { type TargetUser, targetUser } from "./user-access.js";
 import { text, validateUsername, validEmail, validLanguage, validPhone } from "./user-input.js";
+import { claimUsername } from "./usernames.js";
 
 export interface UpdateUserInput {
   userId: string;
@@ -101,6 +102,9 @@ async function writeChanges(ctx: Ctx, target: TargetUser, current: UserProfileRo
     ctx,
     async (tx) => {
       await tx.auth.invalidate({ userId: target.id });
+      if (next.usernameLower !== undefined && next.usernameLower !== current.username.toLowerCase()) {
+        await claimUsername(ctx, tx, target.id, next.usernameLower);
+      }
       await tx.users.update(target.id, { ...next, updatedAt: now });
       if (changed.includes("email")) await tx.users.syncPrimaryContact("email", target.id, current.email, next.email as string, newId());
       if (changed.includes("phone")) await tx.users.syncPrimaryContact("phone", target.id, current.phone, next.phone ?? null, newId());

@@ -4,13 +4,23 @@
 // effective value is the org's own, else the instance's, else built-in.
 // What a value may be and how it is validated is in values.ts.
 
+import type { Store } from "../../store/index.js";
 import type { StoredSettingRow } from "../../store/settings.js";
 import { authorize, canSeeOrganization } from "../access/permissions.js";
 import { recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
-import { invalidArgument, notFound } from "../errors.js";
+import { failedPrecondition, invalidArgument, notFound } from "../errors.js";
 import { authorizedOrg, existingOrg, orgNotFound } from "../orgs/orgs.js";
-import { type Effective, type LockoutPolicy, type PasswordComplexity, parseStored, type SettingInput, type SettingKind, validateSetting } from "./values.js";
+import {
+  type Effective,
+  type LockoutPolicy,
+  type PasswordComplexity,
+  parseStored,
+  type SettingInput,
+  type SettingKind,
+  type SettingValues,
+  validateSetting,
+} from "./values.js";
 
 // Other areas import these from here.
 export {
@@ -39,8 +49,11 @@ export async function effectiveSetting<K extends SettingKind>(ctx: Ctx, kind: K,
   const owners = orgId ? [orgId, ctx.instanceId] : [ctx.instanceId];
   const rows = await ctx.store.settings.values(ctx.instanceId, kind, owners);
   const own = orgId ? rows.find((r) => r.ownerId === orgId) : undefined;
-  const row = own ?? rows.find((r) => r.ownerId === ctx.instanceId);
-  return { ...parseStored(kind, row?.value), resourceOwner: own ? "org" : "instance" };
+  const instance = rows.find((r) => r.ownerId === ctx.instanceId);
+  const value = parseStored(kind, (own ?? instance)?.value);
+  // Instance-wide by nature: an organization reads the instance's value, whatever its override holds.
+  if (kind === "domain" && own) (value as SettingValues["domain"]).usernamesUniqueInInstance = parseStored("domain", instance?.value).usernamesUniqueInInstance;
+  return { ...value, resourceOwner: own ? "org" : "instance" };
 }
 
 /** The complexity in force for an organization: its override, else the instance default, else built-in. */
@@ -88,8 +101,11 @@ export async function setSettings<K extends SettingKind>(
   }
   if (!input) throw invalidArgument("Errors.Settings.Missing", "settings is required", { field: "settings" });
   const value = validateSetting(kind, input);
+  // An organization's override cannot make usernames unique beyond the organization: the field is ignored there.
+  if (kind === "domain" && orgId) (value as SettingValues["domain"]).usernamesUniqueInInstance = false;
   const now = ctx.clock();
   return ctx.store.transaction(async (tx) => {
+    if (kind === "domain" && !orgId && (value as SettingValues["domain"]).usernamesUniqueInInstance) await noSharedUsernames(ctx, tx);
     const row = await tx.settings.put(ctx.instanceId, ownerId, kind, value as object, now);
     await recordEvent(ctx, tx, {
       aggregateType: "settings",
@@ -100,6 +116,16 @@ export async function setSettings<K extends SettingKind>(
     });
     return row;
   });
+}
+
+/** Usernames can become unique in the instance only while no name is held in several organizations. */
+async function noSharedUsernames(ctx: Ctx, tx: Store): Promise<void> {
+  const shared = await tx.users.usernamesInSeveralOrgs(ctx.instanceId, 5);
+  if (shared.length === 0) return;
+  throw failedPrecondition(
+    "Errors.Settings.Domain.UsernamesShared",
+    `usernames cannot be made unique in the instance while some exist in several organizations: ${shared.map((n) => `"${n}"`).join(", ")}${shared.length === 5 ? ", …" : ""}`,
+  );
 }
 
 /** Reset<Kind>Settings: removes an organization's override; NotFound when it has none. */

@@ -62,6 +62,8 @@ export interface Branding {
 export interface DomainSettings {
   loginNameIncludesDomain: boolean;
   smtpSenderAddressMatchesInstanceDomain: boolean;
+  /** Instance-wide (only the instance default counts): usernames unique across organizations, not just in each. */
+  usernamesUniqueInInstance: boolean;
 }
 
 /** The stored value of each kind; the key is the `kind` column. */
@@ -114,7 +116,7 @@ export const DEFAULT_SETTINGS: { readonly [K in SettingKind]: Readonly<SettingVa
     hideLoginNameSuffix: false,
     disableWatermark: false,
   },
-  domain: { loginNameIncludesDomain: true, smtpSenderAddressMatchesInstanceDomain: false },
+  domain: { loginNameIncludesDomain: true, smtpSenderAddressMatchesInstanceDomain: false, usernamesUniqueInInstance: false },
 };
 
 /** The documented instance default: at least 8 characters of all four classes. */
@@ -256,6 +258,7 @@ const VALIDATORS: { [K in SettingKind]: (input: SettingInput<K>) => SettingValue
   domain: (i) => ({
     loginNameIncludesDomain: i.loginNameIncludesDomain,
     smtpSenderAddressMatchesInstanceDomain: i.smtpSenderAddressMatchesInstanceDomain,
+    usernamesUniqueInInstance: i.usernamesUniqueInInstance,
   }),
 };
 
