@@ -236,7 +236,11 @@ export class TokenRepo {
   }
 
   /** What a client id may name: an application (any instance: the caller checks) and a machine user by login name or username. */
-  async findClient(instanceId: string, clientId: string): Promise<{ app: ClientAppRow | null; user: ClientMachineUserRow | null }> {
+  /** The application or machine user a client id names; `by`: how the client id named the user. */
+  async findClient(
+    instanceId: string,
+    clientId: string,
+  ): Promise<{ app: ClientAppRow | null; user: ClientMachineUserRow | null; by?: "loginName" | "id" | "username" }> {
     const [app, user] = await Promise.all([
       this.db.application.findUnique({
         where: { clientId },
@@ -261,10 +265,11 @@ export class TokenRepo {
         state: true,
         secretHash: true,
         accessTokenType: true,
+        createdAt: true,
         org: { select: { state: true } },
       }),
     ]);
-    return { app, user };
+    return { app, user: user?.user ?? null, by: user?.by };
   }
 
   /** Whether an application has this client id. */

@@ -147,20 +147,27 @@ function userUnique<T>(write: Promise<T>): Promise<T> {
 
 /**
  * The machine user a client id names: its login name `username@<organization domain>` (unique in the instance),
- * else its bare username. Usernames are unique per organization only, so a bare name may be taken in several:
+ * else its user id or its bare username. Usernames are unique per organization only, so a bare name may be taken in several:
  * it names the oldest such machine user, so that a namesake created later in another organization can never take
  * over (or break) an existing client id; the others authenticate with their login name (or user id, JWT profile).
  */
-export async function machineUserByClientId<S extends Prisma.UserSelect>(db: Db, instanceId: string, clientId: string, select: S) {
+export async function machineUserByClientId<S extends Prisma.UserSelect & { createdAt: true }>(db: Db, instanceId: string, clientId: string, select: S) {
   const name = clientId.toLowerCase();
   const at = name.lastIndexOf("@");
-  const [byLoginName, byName] = await Promise.all([
+  const [byLoginName, byId, byName] = await Promise.all([
     at > 0
       ? db.user.findFirst({ where: { instanceId, type: "MACHINE", usernameLower: name.slice(0, at), org: { primaryDomain: name.slice(at + 1) } }, select })
       : null,
+    // The user id names the machine too (the iss and sub of its JWT-profile assertions).
+    db.user.findFirst({ where: { id: clientId, instanceId, type: "MACHINE" }, select }),
     db.user.findFirst({ where: { instanceId, type: "MACHINE", usernameLower: name }, orderBy: [{ createdAt: "asc" }, { id: "asc" }], select }),
   ]);
-  return byLoginName ?? byName;
+  if (byLoginName) return { user: byLoginName, by: "loginName" as const };
+  // A user id and another machine's username may be spelt alike (both can be chosen): the older user keeps the
+  // client id, so a user created later can never take it over.
+  const created = (u: unknown) => (u as { createdAt: Date }).createdAt.getTime();
+  if (byId && (!byName || created(byId) <= created(byName))) return { user: byId, by: "id" as const };
+  return byName ? { user: byName, by: "username" as const } : null;
 }
 
 export class UserRepo {

@@ -273,9 +273,12 @@ describe("audience confusion with an application's client id (RFC 7662 §4, RFC 
     expect(res.status).toBe(200);
     const kf = await addKey(app.clientId);
     await t.server.db.prisma.user.update({ where: { id: app.clientId }, data: { accessTokenType: "JWT" } });
-    const tok = await json<{ access_token: string }>(
-      await form("/oauth/v2/token", { grant_type: JWT_BEARER, assertion: await assertion(kf), scope: "openid" }),
-    );
+    // Named by its id, the assertion names the application (whose client id it is): no token.
+    const byId = await form("/oauth/v2/token", { grant_type: JWT_BEARER, assertion: await assertion(kf), scope: "openid" });
+    expect([byId.status, (await json<{ error: string }>(byId)).error]).toEqual([400, "invalid_grant"]);
+    // Named by its username, it gets one that does not name the app.
+    const byName = await assertion(kf, { iss: "audit-app-spoof", sub: "audit-app-spoof" });
+    const tok = await json<{ access_token: string }>(await form("/oauth/v2/token", { grant_type: JWT_BEARER, assertion: byName, scope: "openid" }));
     expect(decodeJwt(tok.access_token).aud ?? []).not.toContain(app.clientId);
     expect(await introspect(tok.access_token, app.clientId, app.clientSecret)).toEqual({ active: false });
   });

@@ -194,6 +194,31 @@ describe("JWT profile grant", () => {
     expect((await json<{ error: string }>(replay)).error).toBe("invalid_grant");
   });
 
+  it("one machine, its client ids: the id token's aud and azp are the one the client used (user id, username, login name)", async () => {
+    const userId = await createMachine(t, orgId, "jwtp-names");
+    const key = await addKey(userId);
+    const secret = await addSecret(userId);
+    const jwks = createRemoteJWKSet(new URL(`${t.url}/oauth/v2/keys`));
+    const idToken = async (res: Response) => {
+      expect(res.status).toBe(200);
+      const body = await json<{ access_token: string; id_token: string }>(res);
+      const { payload } = await jwtVerify(body.id_token, jwks, { issuer: issuer() });
+      const intro = await json<{ active: boolean; client_id: string }>(await form("/oauth/v2/introspect", { token: body.access_token }, basic(userId, secret)));
+      return { aud: payload.aud, azp: payload.azp, introspected: intro };
+    };
+    const domain = (await json<{ user: { preferredLoginName: string } }>(await rest(t.url, t.pat, "GET", `/v2/users/${userId}`))).user.preferredLoginName;
+    for (const name of [userId, "jwtp-names", domain]) {
+      // The JWT profile with iss = sub = that name ...
+      const viaAssertion = await idToken(await grant(await assertion(key, { aud: issuer(), iss: name, sub: name })));
+      expect({ name, aud: viaAssertion.aud, azp: viaAssertion.azp }).toEqual({ name, aud: [name], azp: name });
+      // ... and client credentials with it as the client id.
+      const viaSecret = await idToken(await form("/oauth/v2/token", { grant_type: "client_credentials", scope: "openid" }, basic(name, secret)));
+      expect({ name, aud: viaSecret.aud, azp: viaSecret.azp }).toEqual({ name, aud: [name], azp: name });
+      // Either way the token is the machine's own: its other client ids introspect it.
+      expect(viaSecret.introspected).toMatchObject({ active: true, client_id: name });
+    }
+  });
+
   it("refuses a removed key at once (the key cache is invalidated)", async () => {
     const u = await createMachine(t, orgId, "jwtp-removed");
     const key = await addKey(u);

@@ -40,7 +40,7 @@ export async function findClient(rt: OAuthRuntime, clientId: string): Promise<Cl
   const cached = rt.clients.get(clientId);
   if (cached !== undefined) return cached;
   const gen = rt.clients.generation();
-  const { app, user } = await rt.store.tokens.findClient(rt.instanceId, clientId);
+  const { app, user, by } = await rt.store.tokens.findClient(rt.instanceId, clientId);
   let rec: ClientRecord | null = null;
   if (app && app.instanceId === rt.instanceId && (app.type === "API" || app.type === "OIDC")) {
     rec = {
@@ -59,9 +59,9 @@ export async function findClient(rt: OAuthRuntime, clientId: string): Promise<Cl
   } else if (user && user.type === "MACHINE") {
     rec = {
       kind: "user",
-      // The registered client id (the username as stored), whatever case it was given in: tokens,
-      // introspection and revocation compare it.
-      clientId: user.username,
+      // The client id the client used, in its registered form: the user id, the login name (lower case), or the
+      // username as stored, whatever case it was given in. Tokens carry it as client_id, aud and azp.
+      clientId: by === "id" ? user.id : by === "loginName" ? clientId.toLowerCase() : user.username,
       userId: user.id,
       orgId: user.orgId,
       secretHash: user.secretHash,

@@ -1,6 +1,7 @@
-// RFC 7523 §2.1 with our rules: iss = sub = machine user id, signed by one of its keys.
+// RFC 7523 §2.1 with our rules: iss = sub = the machine user, named by any of its client ids (user id, login
+// name or username), signed by one of its keys. The token's client id (aud, azp) is the one the assertion used.
 import { GRANT_JWT_BEARER, readAssertion, verifyAssertionDeferred } from "../assertions.js";
-import { machineKey, usable } from "../client-auth.js";
+import { type ClientRecord, findClient, machineKey, usable } from "../client-auth.js";
 import { invalidGrant, invalidRequest } from "../errors.js";
 import { issueTokens } from "../issue.js";
 import { grantScopes } from "../scopes.js";
@@ -17,8 +18,9 @@ export const jwtBearer: Grant = {
     const read = readAssertion(assertion);
     if (!read) throw invalidGrant("the assertion is not an RS256 JWT with a kid");
     const { kid, claims } = read;
-    if (typeof claims.sub !== "string" || claims.sub !== claims.iss) throw invalidGrant("the assertion's iss and sub must both be the user id");
-    const key = await machineKey(rt, kid, claims.sub);
+    if (typeof claims.sub !== "string" || claims.sub !== claims.iss) throw invalidGrant("the assertion's iss and sub must both name the machine user");
+    const client = await findClient(rt, claims.sub);
+    const key = client?.kind === "user" && client.userId ? await machineKey(rt, kid, client.userId) : null;
     if (!key || (key.expiresAt && key.expiresAt.getTime() <= now.getTime())) throw invalidGrant("unknown, removed or expired key");
     if (key.user.type !== "MACHINE" || !usable(key.user)) throw invalidGrant("the user is not active");
     const audiences = [rt.issuer, `${rt.issuer}/oauth/v2/token`];
@@ -31,11 +33,12 @@ export const jwtBearer: Grant = {
       subject: claims.sub,
       owner: { userId: key.user.id },
     });
-    const granted = await grantScopes(rt, params.scope, { id: key.user.id, orgId: key.user.orgId }, key.user.id);
+    const clientId = (client as ClientRecord).clientId;
+    const granted = await grantScopes(rt, params.scope, { id: key.user.id, orgId: key.user.orgId }, clientId);
     return issueTokens(rt, {
       userId: key.user.id,
       orgId: key.user.orgId,
-      clientId: key.user.id,
+      clientId,
       granted,
       lifetime: rt.lifetimes.jwtProfile,
       tokenType: key.user.accessTokenType,
