@@ -19,7 +19,7 @@ import { SettingsService } from "../gen/svc/settings/v2/settings_service_pb.js";
 import { UserService } from "../gen/svc/user/v2/user_service_pb.js";
 import { applicationService } from "./api/apps.js";
 import { authorizationService } from "./api/authorizations.js";
-import { type ApiDeps, authInterceptor } from "./api/connect.js";
+import { type ApiDeps, authInterceptor, malformedInputIsInvalidArgument } from "./api/connect.js";
 import { eventService } from "./api/events.js";
 import { registerHealth } from "./api/health.js";
 import { instanceService } from "./api/instance.js";
@@ -166,6 +166,7 @@ function connectTransport(
   let health: { setShuttingDown(): void } | undefined;
   const handler = connectNodeAdapter({
     interceptors: [authInterceptor(deps)],
+    requestGate: malformedInputIsInvalidArgument,
     jsonOptions: { ignoreUnknownFields: false },
     readMaxBytes: config.maxRequestBytes,
     shutdownSignal,

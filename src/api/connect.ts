@@ -111,6 +111,28 @@ export function authInterceptor(deps: ApiDeps): Interceptor {
   };
 }
 
+/**
+ * connect-es answers a request body that is not valid protobuf binary with Internal ("parse binary: ..."), before any
+ * interceptor runs: a client's mistake would read as our fault (and page someone). Every handler aborts the call's
+ * context with the error synchronously before it encodes it (Connect body, gRPC trailers, gRPC-Web trailer frame), so
+ * a request gate that watches the abort reclassifies it as InvalidArgument on every protocol. A failure to serialize
+ * our own answer ("serialize binary: ...") stays Internal.
+ */
+export function malformedInputIsInvalidArgument(context: HandlerContext): void {
+  const signal = context.signal;
+  signal.addEventListener(
+    "abort",
+    () => {
+      const reason: unknown = signal.reason;
+      if (!(reason instanceof ConnectError) || reason.code !== Code.Internal || !reason.rawMessage.startsWith("parse binary:")) return;
+      (reason as { code: Code }).code = Code.InvalidArgument;
+      reason.details.push({ desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason: "Errors.Request.Malformed", domain: "svc" }) });
+      reason.metadata.set("cache-control", "no-store");
+    },
+    { once: true },
+  );
+}
+
 /** The domain context of one authenticated call, built once by the interceptor. */
 export function ctxOf(hctx: HandlerContext): Ctx {
   const ctx = hctx.values.get(ctxKey);

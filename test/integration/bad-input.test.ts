@@ -1,4 +1,6 @@
 // Client mistakes get InvalidArgument-shaped answers, never a 500.
+
+import http2 from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { rest, startTestServer, type TestServer } from "../support/server.js";
 
@@ -137,5 +139,65 @@ describe("text PostgreSQL cannot store (U+0000)", () => {
     });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: "invalid_request" });
+  });
+});
+
+describe("a body that is not protobuf binary (issue 11, finding 12)", () => {
+  // A length-delimited field whose length runs past the end: connect-es reported it as Internal.
+  const garbage = Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]);
+  const frame = (msg: Buffer) => Buffer.concat([Buffer.from([0, 0, 0, 0, msg.length]), msg]);
+  const path = "/svc.user.v2.UserService/GetUserByID";
+
+  it("Connect: 400 invalid_argument with Errors.Request.Malformed", async () => {
+    const res = await fetch(`${t.url}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${t.pat}`, "content-type": "application/proto" },
+      body: garbage,
+    });
+    expect(res.status).toBe(400);
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    const body = (await res.json()) as { code: string; details: { debug: { reason: string } }[] };
+    expect(body.code).toBe("invalid_argument");
+    expect(body.details[0]?.debug.reason).toBe("Errors.Request.Malformed");
+  });
+
+  it("gRPC-Web: grpc-status 3", async () => {
+    const res = await fetch(`${t.url}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${t.pat}`, "content-type": "application/grpc-web+proto" },
+      body: frame(garbage),
+    });
+    expect(res.status).toBe(200);
+    const trailer = Buffer.from(await res.arrayBuffer()).toString("latin1");
+    expect(trailer).toMatch(/grpc-status: ?3\r\n/);
+  });
+
+  it("gRPC over h2c: grpc-status 3 (INVALID_ARGUMENT)", async () => {
+    const session = http2.connect(t.url);
+    try {
+      const status = await new Promise<string | undefined>((resolve, reject) => {
+        const req = session.request({
+          ":method": "POST",
+          ":path": path,
+          "content-type": "application/grpc",
+          te: "trailers",
+          authorization: `Bearer ${t.pat}`,
+        });
+        let s: string | undefined;
+        req.on("response", (h) => {
+          s ??= h["grpc-status"] as string | undefined;
+        });
+        req.on("trailers", (h) => {
+          s = (h["grpc-status"] as string | undefined) ?? s;
+        });
+        req.on("data", () => {});
+        req.on("end", () => resolve(s));
+        req.on("error", reject);
+        req.end(frame(garbage));
+      });
+      expect(status).toBe("3");
+    } finally {
+      session.close();
+    }
   });
 });
