@@ -143,6 +143,14 @@ export class OrgRepo {
   }
 
   /** Ordered by key. */
+  /** How many metadata entries an organization has and how many bytes their keys and values take. */
+  async metadataUsage(orgId: string): Promise<{ entries: number; bytes: number }> {
+    const [row] = await this.db.$queryRaw<{ entries: number; bytes: number }[]>`
+      SELECT count(*)::int AS "entries", COALESCE(sum(octet_length("key") + octet_length("value")), 0)::int AS "bytes"
+      FROM "OrgMetadata" WHERE "orgId" = ${orgId}`;
+    return row ?? { entries: 0, bytes: 0 };
+  }
+
   metadataPage(orgId: string, keys: readonly TextMatch[], w: Window): Promise<Paged<OrgMetadataRow>> {
     const where: Prisma.OrgMetadataWhereInput = { orgId, AND: keys.map((m) => ({ key: textFilter(m) })) };
     return countAndPage(

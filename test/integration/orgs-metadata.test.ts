@@ -208,3 +208,59 @@ describe("DeleteOrganizationMetadata", () => {
     expect((err as ConnectError).code).toBe(Code.NotFound);
   });
 });
+
+describe("metadata limits per organization (issue 11, finding 11)", () => {
+  const set = (orgId: string, metadata: { key: string; value: Buffer }[]) =>
+    ok(t, "rest", t.pat, "SetOrganizationMetadata", { organizationId: orgId, metadata: metadata.map((m) => ({ key: m.key, value: b64(m.value) })) });
+  const count = async (orgId: string) =>
+    (await ok(t, "rest", t.pat, "ListOrganizationMetadata", { organizationId: orgId, query: { limit: 1 } })).details.totalResult;
+
+  it("at most 500 entries: a request that would pass them is refused whole; replacing stays possible", async () => {
+    const orgId = await createOrg(t, "md limit count");
+    for (let r = 0; r < 5; r++)
+      await set(
+        orgId,
+        Array.from({ length: 100 }, (_, i) => ({ key: `k${r}-${i}`, value: Buffer.from("v") })),
+      );
+    const over = await fails(
+      t,
+      "rest",
+      t.pat,
+      "SetOrganizationMetadata",
+      {
+        organizationId: orgId,
+        metadata: [
+          { key: "k0-0", value: b64("changed") },
+          { key: "one-more", value: b64("v") },
+        ],
+      },
+      "failed_precondition",
+      "Errors.Org.Metadata.LimitReached",
+    );
+    expect(over.status).toBe(400);
+    expect(await count(orgId)).toBe("500");
+    const first = await ok(t, "rest", t.pat, "ListOrganizationMetadata", { organizationId: orgId, queries: [{ keyQuery: { key: "k0-0" } }] });
+    expect(entries(first)).toEqual([["k0-0", "v"]]);
+    await set(orgId, [{ key: "k0-0", value: Buffer.from("w") }]);
+  });
+
+  it("at most 1 MiB of keys and values, also when concurrent requests each fit alone", async () => {
+    const orgId = await createOrg(t, "md limit bytes");
+    const value = Buffer.alloc(60 * 1024, 97);
+    for (let i = 0; i < 16; i++) await set(orgId, [{ key: `b${i}`, value }]);
+    // 16 × 60 KiB fit; two more writers each fit alone, not both.
+    const both = await Promise.all(
+      ["x", "y"].map((key) =>
+        fetch(`${t.url}/v2/organizations/${orgId}/metadata`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${t.pat}`, "content-type": "application/json" },
+          body: JSON.stringify({ metadata: [{ key, value: b64(value) }] }),
+        }),
+      ),
+    );
+    expect(both.map((r) => r.status).sort()).toEqual([200, 400]);
+    expect(await count(orgId)).toBe("17");
+    // Another organization is not affected by this one's usage.
+    await set(w.orgB, [{ key: "elsewhere", value }]);
+  });
+});

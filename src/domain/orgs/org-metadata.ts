@@ -3,13 +3,19 @@
 import type { OrgMetadataRow } from "../../store/orgs.js";
 import { commit } from "../audit/events.js";
 import type { Ctx } from "../context.js";
-import { invalidArgument, notFound } from "../errors.js";
+import { failedPrecondition, invalidArgument, notFound } from "../errors.js";
 import { page, type TextMatch } from "../list.js";
 import { authorizedOrg } from "./orgs.js";
 
 export const MAX_METADATA_VALUE_BYTES = 64 * 1024;
 export const MAX_METADATA_PER_REQUEST = 100;
 const MAX_KEY_LENGTH = 200;
+/**
+ * What one organization may hold, so that an organization's administrators cannot grow the instance's storage (and
+ * every list of it) without bound. Sized for configuration-like data, well above what the per-user limits allow.
+ */
+export const MAX_METADATA_PER_ORG = 500;
+export const MAX_METADATA_BYTES_PER_ORG = 1024 * 1024;
 
 export type OrgMetadataView = OrgMetadataRow;
 
@@ -49,7 +55,16 @@ export async function setOrgMetadata(ctx: Ctx, input: { orgId: string; metadata:
   return commit(
     ctx,
     async (tx) => {
+      // Serialises concurrent writers of one organization's metadata, so that the limits hold for their sum.
+      await tx.members.lock(`org-metadata:${orgId}`);
       await tx.orgs.setMetadata(orgId, input.metadata, now);
+      const usage = await tx.orgs.metadataUsage(orgId);
+      if (usage.entries > MAX_METADATA_PER_ORG || usage.bytes > MAX_METADATA_BYTES_PER_ORG) {
+        throw failedPrecondition(
+          "Errors.Org.Metadata.LimitReached",
+          `an organization holds at most ${MAX_METADATA_PER_ORG} metadata entries and ${MAX_METADATA_BYTES_PER_ORG / 1024} KiB of keys and values`,
+        );
+      }
       return { aggregateType: "org", aggregateId: orgId, orgId, type: "org.metadata.set", payload: { keys } };
     },
     now,
