@@ -27,6 +27,8 @@ export interface Config {
   http2MaxConcurrentStreams: number;
   /** AES-256-GCM key encrypting signing keys at rest (SVC_MASTER_KEY); generated into the data directory on the embedded database when unset. */
   masterKey?: Buffer;
+  /** The master key being replaced (SVC_MASTER_KEY_PREVIOUS): at start, what it sealed is sealed again with masterKey. */
+  previousMasterKey?: Buffer;
   /** Access token lifetimes in seconds. */
   accessTokenLifetimeClientCredentials: number;
   accessTokenLifetimeJwtProfile: number;
@@ -139,6 +141,7 @@ export function loadConfig(env: Env = process.env): Config {
     defaultOrgName: r.str("SVC_DEFAULT_ORG_NAME") ?? "Default",
     logLevel: logLevel(r),
     masterKey: masterKey(r, databaseUrl),
+    previousMasterKey: previousMasterKey(r),
     signingKeyOverlapSeconds: signingKeyOverlap(r, Math.max(ints.accessTokenLifetimeClientCredentials, ints.accessTokenLifetimeJwtProfile)),
   };
   if (config.defaultOrgName.length > 200) r.problems.push("SVC_DEFAULT_ORG_NAME must be at most 200 characters");
@@ -165,6 +168,15 @@ function masterKey(r: EnvReader, databaseUrl: string | undefined): Buffer | unde
     );
   }
   return undefined;
+}
+
+function previousMasterKey(r: EnvReader): Buffer | undefined {
+  const raw = r.str("SVC_MASTER_KEY_PREVIOUS");
+  if (raw === undefined) return undefined;
+  const key = parseMasterKey(raw);
+  if (!key) r.problems.push("SVC_MASTER_KEY_PREVIOUS must be 32 bytes, as 64 hex digits or base64 (44 characters)");
+  if (r.str("SVC_MASTER_KEY") === undefined) r.problems.push("SVC_MASTER_KEY_PREVIOUS needs SVC_MASTER_KEY, the key that replaces it");
+  return key;
 }
 
 /** A replaced signing key must verify every token it signed until the longest-lived one expires. */

@@ -29,6 +29,7 @@ try {
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));
 } catch (err) {
-  log.fatal({ err }, "svc failed to start");
+  // The reason in words first (a wrong data directory, a master key that does not fit): the stack is for us.
+  log.fatal({ err }, `svc failed to start: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
 }

@@ -23,26 +23,30 @@ export interface OAuthRuntimeDeps {
   log: Logger;
 }
 
-async function masterKeyOf(config: Config, log: Logger): Promise<Buffer> {
-  if (config.masterKey) return config.masterKey;
-  const mk = await embeddedMasterKey(config.dataDir);
+/** The master key and where it came from (for the message when it does not fit the data). */
+async function masterKeyOf(deps: OAuthRuntimeDeps): Promise<{ key: Buffer; whose: string }> {
+  const { config, log, store, instanceId } = deps;
+  if (config.masterKey) return { key: config.masterKey, whose: "SVC_MASTER_KEY" };
+  const mk = await embeddedMasterKey(config.dataDir, async () => (await store.keys.newest(instanceId)) !== null);
   if (mk.generated)
     log.warn({ file: mk.file }, "SVC_MASTER_KEY is not set: generated a master key for the embedded database; back it up with the data directory");
-  return mk.key;
+  return { key: mk.key, whose: mk.file };
 }
 
 export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{ runtime: OAuthRuntime; close(): Promise<void> }> {
   const { config, db, log, clock } = deps;
   const { store } = deps;
+  const masterKey = await masterKeyOf(deps);
   const keys = new SigningKeys({
     store,
     instanceId: deps.instanceId,
-    masterKey: await masterKeyOf(config, log),
+    masterKey: masterKey.key,
     rotationSeconds: config.signingKeyRotationSeconds,
     overlapSeconds: config.signingKeyOverlapSeconds,
     clock,
     log,
   });
+  await keys.checkMasterKey(masterKey.whose, config.previousMasterKey);
   const caches = { tokens: new TaggedCache(), clients: new TaggedCache(), machineKeys: new TaggedCache(), roleClaims: new TaggedCache() };
   const all = Object.values(caches) as TaggedCache<unknown>[];
   const rt: OAuthRuntime = {

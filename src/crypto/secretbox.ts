@@ -31,7 +31,7 @@ export { open_ as unseal };
  * The embedded database's master key: `<dataDir>/master.key` (0600), created
  * on first start. Returns whether it was generated so the caller can log it.
  */
-export async function embeddedMasterKey(dataDir: string): Promise<{ key: Buffer; generated: boolean; file: string }> {
+export async function embeddedMasterKey(dataDir: string, holdsSealedData: () => Promise<boolean>): Promise<{ key: Buffer; generated: boolean; file: string }> {
   const file = path.join(dataDir, "master.key");
   try {
     const key = parseMasterKey(await readFile(file, "utf8"));
@@ -39,6 +39,14 @@ export async function embeddedMasterKey(dataDir: string): Promise<{ key: Buffer;
     return { key, generated: false, file };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+  // A new key could never open what an old one sealed: generating one for such a database would only move the
+  // failure to the first request that signs, and lose the chance to put the right file back.
+  if (await holdsSealedData()) {
+    throw new Error(
+      `${file} is missing, but the database in ${dataDir} holds keys sealed with a master key: put back the master.key ` +
+        "kept with this data directory's backup (or set SVC_MASTER_KEY to it); svc does not generate a new one for it",
+    );
   }
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const key = randomBytes(32);

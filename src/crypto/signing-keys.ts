@@ -75,6 +75,50 @@ export class SigningKeys {
     return `svc:signing-key:${this.o.instanceId}:${id}`;
   }
 
+  /**
+   * Whether the master key opens what this database holds (its newest sealed key): a wrong key would otherwise
+   * surface as a decryption failure in the first request that signs. With `previous` (SVC_MASTER_KEY_PREVIOUS),
+   * every key it sealed is sealed again with the master key first, in one transaction under the rotation lock, so
+   * replicas starting together re-seal once. `whose` names where the key came from in the message.
+   */
+  async checkMasterKey(whose: string, previous?: Buffer): Promise<void> {
+    if (previous) await this.resealFrom(previous);
+    const row = await this.o.store.keys.newest(this.o.instanceId);
+    if (row && !this.opens(this.o.masterKey, row)) {
+      throw new Error(
+        `${whose} does not open the keys this database holds (signing key ${row.id} was sealed with another master key). ` +
+          "Start with the master key this database was created with (kept with its backups); to replace it, see the README, Master key.",
+      );
+    }
+  }
+
+  private opens(key: Buffer, row: { id: string; privateKeyEnc: Uint8Array }): boolean {
+    try {
+      unseal(key, row.privateKeyEnc, this.aad(row.id));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private async resealFrom(previous: Buffer): Promise<void> {
+    const resealed = await this.o.store.transaction(async (tx) => {
+      await tx.keys.lockRotation();
+      let n = 0;
+      for (const row of await tx.keys.sealed(this.o.instanceId)) {
+        if (this.opens(this.o.masterKey, row)) continue;
+        if (!this.opens(previous, row)) {
+          throw new Error(`neither SVC_MASTER_KEY nor SVC_MASTER_KEY_PREVIOUS opens signing key ${row.id}: nothing was re-sealed`);
+        }
+        const der = unseal(previous, row.privateKeyEnc, this.aad(row.id));
+        await tx.keys.reseal(row.id, seal(this.o.masterKey, der, this.aad(row.id)));
+        n++;
+      }
+      return n;
+    });
+    if (resealed > 0) this.o.log.warn({ resealed }, "sealed the signing keys again with the new SVC_MASTER_KEY: SVC_MASTER_KEY_PREVIOUS may now be removed");
+  }
+
   /** Marks the in-memory set as outdated (another replica rotated). */
   invalidate(): void {
     this.stale = true;

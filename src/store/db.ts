@@ -1,7 +1,8 @@
 // The database behind svc: PostgreSQL when SVC_DATABASE_URL is set, else the
 // embedded PGlite database under the data directory. One Prisma schema and
 // one set of migrations serve both.
-import { mkdir, open, readFile, rm } from "node:fs/promises";
+import type { Dirent } from "node:fs";
+import { chmod, lstat, mkdir, open, readdir, readFile, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
@@ -89,12 +90,14 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
 }
 
 async function openEmbedded(dataDir: string): Promise<Database> {
-  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  await secureDataDir(dataDir);
   const release = await lockDataDir(dataDir);
   let pglite: PGlite;
   try {
     pglite = new PGlite(path.join(dataDir, "pglite"));
     await pglite.waitReady;
+    // PGlite unpacks a new cluster with its own modes (0666), whatever the umask: tighten what it wrote.
+    await tightenTree(path.join(dataDir, "pglite"));
   } catch (err) {
     await release();
     throw err;
@@ -116,9 +119,48 @@ async function openEmbedded(dataDir: string): Promise<Database> {
       closed = true;
       await prisma.$disconnect();
       await pglite.close();
+      // Relation files created while running (by migrations, say) got PGlite's modes too.
+      await tightenTree(path.join(dataDir, "pglite"));
       await release();
     },
   };
+}
+
+/**
+ * The embedded database's files hold every user, hash and sealed key: only svc's own user may read or write them.
+ * Everything this process creates is 0600 / 0700 (umask); a data directory that others may write is refused, as
+ * PostgreSQL refuses one (whoever can write it can swap the database or the master key); and what an earlier start
+ * (or a copy) left readable by others is tightened before the database opens.
+ */
+async function secureDataDir(dataDir: string): Promise<void> {
+  process.umask(0o077);
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const mode = (await stat(dataDir)).mode & 0o777;
+  if (mode & 0o022) {
+    throw new Error(
+      `the data directory ${dataDir} may be written by other users (mode ${mode.toString(8).padStart(4, "0")}); ` +
+        `svc refuses it: make it private with \`chmod 700 ${dataDir}\` (and check who changed it)`,
+    );
+  }
+  if (mode & 0o077) await chmod(dataDir, 0o700);
+  await tightenTree(path.join(dataDir, "pglite"));
+}
+
+/** Removes group and other permissions below `dir` (files 0600, directories 0700); links are left alone. */
+async function tightenTree(dir: string): Promise<void> {
+  let entries: Dirent[];
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw err;
+  }
+  if (((await lstat(dir)).mode & 0o077) !== 0) await chmod(dir, 0o700);
+  for (const e of entries) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) await tightenTree(p);
+    else if (e.isFile() && ((await lstat(p)).mode & 0o077) !== 0) await chmod(p, 0o600);
+  }
 }
 
 /**

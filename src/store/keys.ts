@@ -40,6 +40,24 @@ export class SigningKeyRepo {
     });
   }
 
+  /** The newest key of the instance, retired or not: what start-up unseals to check the master key. */
+  newest(instanceId: string): Promise<{ id: string; privateKeyEnc: Uint8Array } | null> {
+    return this.db.signingKey.findFirst({
+      where: { instanceId },
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      select: { id: true, privateKeyEnc: true },
+    });
+  }
+
+  /** Every key of the instance with its sealed private part (re-sealing under a new master key). */
+  sealed(instanceId: string): Promise<{ id: string; privateKeyEnc: Uint8Array }[]> {
+    return this.db.signingKey.findMany({ where: { instanceId }, select: { id: true, privateKeyEnc: true } });
+  }
+
+  async reseal(id: string, privateKeyEnc: Uint8Array<ArrayBuffer>): Promise<void> {
+    await this.db.signingKey.update({ where: { id }, data: { privateKeyEnc } });
+  }
+
   /** Every key of the instance, newest first: metadata only. */
   list(instanceId: string): Promise<SigningKeyMeta[]> {
     return this.db.signingKey.findMany({

@@ -31,13 +31,18 @@ describe("master key", () => {
   it("is generated once into the data directory with mode 0600 on the embedded database", async () => {
     const dir = await mkdtemp(path.join(tmpdir(), "svc-mk-"));
     try {
-      const first = await embeddedMasterKey(dir);
+      const none = async () => false;
+      const first = await embeddedMasterKey(dir, none);
       expect(first.generated).toBe(true);
       expect((await stat(first.file)).mode & 0o777).toBe(0o600);
-      const again = await embeddedMasterKey(dir);
+      const again = await embeddedMasterKey(dir, async () => true);
       expect(again.generated).toBe(false);
       expect(again.key.equals(first.key)).toBe(true);
       expect(parseMasterKey(await readFile(first.file, "utf8"))?.equals(first.key)).toBe(true);
+      // Gone while the database holds sealed keys: refused, nothing written.
+      await rm(first.file);
+      await expect(embeddedMasterKey(dir, async () => true)).rejects.toThrow(/master\.key is missing/);
+      await expect(stat(first.file)).rejects.toThrow(/ENOENT/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
