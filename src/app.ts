@@ -72,8 +72,9 @@ async function openAndBootstrap(
   const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
   try {
     return await db.withStartupLock(async () => {
-      const { applied, known } = await applyMigrations(db);
+      const { applied, known, modified } = await applyMigrations(db);
       if (applied.length) log.info({ applied }, "applied database migrations");
+      if (modified.length) log.warn({ modified }, "migration files changed after they were applied: the database keeps what ran then");
       const store = createStore(db.prisma);
       const boot = await bootstrapInstance(store, config, log, clock(), secretFile(config.firstInstancePatPath));
       return { db, store, knownMigrations: known, instanceId: boot.instanceId };

@@ -27,10 +27,21 @@ export interface Database {
    * of its own whose connections are closed afterwards.
    */
   migrationAdapter(): { factory: SqlMigrationAwareDriverAdapterFactory; dispose(): Promise<void> };
+  /**
+   * Runs fn in one transaction on one connection, committed when fn returns: how a migration and its history row
+   * are applied together. No statement timeout applies inside.
+   */
+  migrationTransaction<T>(fn: (sql: MigrationSql) => Promise<T>): Promise<T>;
   /** Runs fn while no other replica runs its own start-up work. */
   withStartupLock<T>(fn: () => Promise<T>): Promise<T>;
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** What a migration runs on: `exec` takes a whole script (several statements, no parameters). */
+export interface MigrationSql {
+  exec(script: string): Promise<void>;
+  query<R>(text: string, values?: unknown[]): Promise<R[]>;
 }
 
 export async function openDatabase(opts: { url?: string; dataDir: string; poolSize: number }): Promise<Database> {
@@ -65,6 +76,33 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
       const own = new pg.Pool({ connectionString: url, max: 2, connectionTimeoutMillis: 10_000 });
       own.on("error", () => {});
       return { factory: new PrismaPg(own), dispose: () => own.end() };
+    },
+    async migrationTransaction(fn) {
+      const client = await pool.connect();
+      // A connection lost mid-migration fails the query in progress; its 'error' event must not end the process.
+      const lost = () => {};
+      client.on("error", lost);
+      let broken = false;
+      try {
+        await client.query("BEGIN");
+        await client.query("SET LOCAL statement_timeout = 0");
+        const result = await fn({
+          exec: async (script) => {
+            await client.query(script);
+          },
+          query: async (text, values) => (await client.query(text, values)).rows,
+        });
+        await client.query("COMMIT");
+        return result;
+      } catch (err) {
+        await client.query("ROLLBACK").catch(() => {
+          broken = true;
+        });
+        throw err;
+      } finally {
+        client.off("error", lost);
+        client.release(broken);
+      }
     },
     async withStartupLock(fn) {
       const client = await pool.connect();
@@ -109,6 +147,15 @@ async function openEmbedded(dataDir: string): Promise<Database> {
     kind: "embedded",
     prisma,
     migrationAdapter: () => ({ factory: new PrismaPGlite(pglite), dispose: async () => {} }),
+    migrationTransaction: (fn) =>
+      pglite.transaction((tx) =>
+        fn({
+          exec: async (script) => {
+            await tx.exec(script);
+          },
+          query: async <R>(text: string, values?: unknown[]) => (await tx.query<R>(text, values)).rows,
+        }),
+      ),
     // One process owns the embedded database (see lockDataDir), so there is nobody to wait for.
     withStartupLock: (fn) => fn(),
     async ping() {
