@@ -41,7 +41,8 @@ import { createRestTranscoder } from "./http/transcoder.js";
 import { createOAuthRuntime } from "./oauth-runtime.js";
 import { type Database, openDatabase } from "./store/db.js";
 import { createStore, type Store } from "./store/index.js";
-import { applyMigrations, migrationsApplied } from "./store/migrate.js";
+import { applyMigrations } from "./store/migrate.js";
+import { outage } from "./store/outage.js";
 import { secretFile } from "./store/secret-file.js";
 
 type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
@@ -63,13 +64,23 @@ export interface App {
   close(): Promise<void>;
 }
 
+/** How long a readiness probe (/readyz, gRPC health) waits for the database. */
+const READINESS_DEADLINE_MS = 1_000;
+
 /** Opens the database and, under the start-up lock (replicas start safely together), migrates it and bootstraps the instance. */
 async function openAndBootstrap(
   config: Config,
   log: Logger,
   clock: Clock,
 ): Promise<{ db: Database; store: Store; knownMigrations: string[]; instanceId: string }> {
-  const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
+  const db = await openDatabase({
+    url: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: config.databasePoolSize,
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
+    lockTimeoutMs: config.databaseLockTimeoutMs,
+    acquireTimeoutMs: config.databaseAcquireTimeoutMs,
+  });
   try {
     return await db.withStartupLock(async () => {
       const { applied, known, modified } = await applyMigrations(db);
@@ -86,6 +97,7 @@ async function openAndBootstrap(
 }
 
 export async function createApp(config: Config, log: Logger, clock: Clock): Promise<App> {
+  outage.setLogger(log);
   setHashCeilings({
     pbkdf2Iterations: config.passwordHashMaxPbkdf2Iterations,
     bcryptCost: config.passwordHashMaxBcryptCost,
@@ -97,11 +109,11 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
   });
   const { db, store, knownMigrations, instanceId } = await openAndBootstrap(config, log, clock);
   let shuttingDown = false;
+  // A probe answers within its own deadline, on its own connection: a frozen database is a 503, never a hang.
   const ready = async () => {
     if (shuttingDown) return false;
     try {
-      await db.ping();
-      return await migrationsApplied(db, knownMigrations);
+      return await db.ready(knownMigrations, READINESS_DEADLINE_MS);
     } catch {
       return false;
     }

@@ -11,6 +11,11 @@ export interface Config {
   /** PostgreSQL connection string; the embedded PGlite database when unset. */
   databaseUrl?: string;
   databasePoolSize: number;
+  /** PostgreSQL statement_timeout of request connections; a frozen server is given up on a little after it. */
+  databaseStatementTimeoutMs: number;
+  databaseLockTimeoutMs: number;
+  /** Longest wait for a pool connection (or a new one to open). */
+  databaseAcquireTimeoutMs: number;
   dataDir: string;
   firstInstancePatPath: string;
   adminPassword?: string;
@@ -67,6 +72,9 @@ type IntKey = {
 const INTEGERS: Record<Exclude<IntKey, "signingKeyOverlapSeconds">, [name: string, def: number, min: number, max: number]> = {
   port: ["SVC_PORT", 8080, 0, 65535],
   databasePoolSize: ["SVC_DATABASE_POOL_SIZE", 10, 1, 1000],
+  databaseStatementTimeoutMs: ["SVC_DATABASE_STATEMENT_TIMEOUT_MS", 5_000, 100, 3_600_000],
+  databaseLockTimeoutMs: ["SVC_DATABASE_LOCK_TIMEOUT_MS", 2_000, 100, 3_600_000],
+  databaseAcquireTimeoutMs: ["SVC_DATABASE_ACQUIRE_TIMEOUT_MS", 3_000, 100, 600_000],
   shutdownGraceMs: ["SVC_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000],
   sniffTimeoutMs: ["SVC_SNIFF_TIMEOUT_MS", 10_000, 100, 600_000],
   maxRequestBytes: ["SVC_MAX_REQUEST_BYTES", 4 * 1024 * 1024, 1024, 1024 * 1024 * 1024],

@@ -11,23 +11,32 @@ try {
 }
 
 const log = createLogger(config.logLevel);
+// Handlers first: "svc listening" is logged before startServer returns, and a SIGTERM that arrives in between (an
+// orchestrator stopping a replica that just came up) must still shut down gracefully, not kill the process.
+let server: Awaited<ReturnType<typeof startServer>> | undefined;
+let stopping: string | undefined;
+const stop = (signal: string) => {
+  if (stopping) return;
+  stopping = signal;
+  if (!server) return; // closed as soon as the start completes
+  log.info({ signal }, "shutting down: finishing in-flight requests");
+  server.close().then(
+    () => process.exit(0),
+    (err) => {
+      log.error({ err }, "shutdown failed");
+      process.exit(1);
+    },
+  );
+};
+process.on("SIGTERM", () => stop("SIGTERM"));
+process.on("SIGINT", () => stop("SIGINT"));
 try {
-  const server = await startServer(config, { logger: log });
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, "shutting down: finishing in-flight requests");
-    server.close().then(
-      () => process.exit(0),
-      (err) => {
-        log.error({ err }, "shutdown failed");
-        process.exit(1);
-      },
-    );
-  };
-  process.on("SIGTERM", () => stop("SIGTERM"));
-  process.on("SIGINT", () => stop("SIGINT"));
+  server = await startServer(config, { logger: log });
+  if (stopping) {
+    const signal = stopping;
+    stopping = undefined;
+    stop(signal);
+  }
 } catch (err) {
   // The reason in words first (a wrong data directory, a master key that does not fit): the stack is for us.
   log.fatal({ err }, `svc failed to start: ${err instanceof Error ? err.message : String(err)}`);

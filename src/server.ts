@@ -30,6 +30,8 @@ export interface StartOptions {
   logger?: Logger;
 }
 
+/** After the grace period, how long closing the database may take before svc stops without it. */
+const CLOSE_BOUND_MS = 1_000;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const ABSOLUTE_FORM = /^https?:\/\//i;
 
@@ -101,7 +103,13 @@ async function closeGracefully(app: App, h1: http.Server, draining: Draining, gr
     for (const s of draining.sessions) s.destroy();
     await drained;
   }
-  await app.close();
+  // The grace period is the bound: a database that does not answer (frozen, gone) must not hold the exit. Whatever
+  // its connections still wait for is abandoned with the process.
+  const closed = await Promise.race([
+    app.close().then(() => "closed" as const),
+    new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), CLOSE_BOUND_MS).unref()),
+  ]);
+  if (closed === "timeout") log.warn(`the database did not close within ${CLOSE_BOUND_MS} ms: stopping without it`);
   log.info("svc stopped");
 }
 

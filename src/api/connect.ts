@@ -76,6 +76,7 @@ export function toConnectError(thrown: unknown, requestId: string, log: Logger):
       // RFC 6750 §3: no error attribute when the request carried no credentials at all.
       headers.set("www-authenticate", err.id === "Errors.Token.Missing" ? 'Bearer realm="svc"' : 'Bearer realm="svc", error="invalid_token"');
     }
+    if (err.metadata.retryAfter) headers.set("retry-after", err.metadata.retryAfter);
     return new ConnectError(err.message, CODES[err.kind], headers, [
       { desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason: err.id, domain: "svc", metadata: err.metadata }) },
     ]);

@@ -56,8 +56,8 @@ export type RestHandler = (req: Request, res: Response) => boolean;
 const FORWARDED_REQUEST_HEADERS = new Set(["authorization", "x-request-id", "user-agent", "accept-language"]);
 const FORWARDED_REQUEST_HEADER_PREFIX = "x-forwarded-";
 // Response headers that carry meaning for REST clients (the auth challenge
-// of a 401, the correlation id). Connect puts error metadata into headers.
-const FORWARDED_RESPONSE_HEADERS = ["www-authenticate", "x-request-id"];
+// of a 401, the correlation id, when to retry a 503 or 429). Connect puts error metadata into headers.
+const FORWARDED_RESPONSE_HEADERS = ["www-authenticate", "x-request-id", "retry-after"];
 
 // ---------------------------------------------------------------------------
 // Calling the Connect handler

@@ -135,6 +135,8 @@ export function listenForInvalidations(
   const ready = new Promise<void>((r) => {
     firstResolve = r;
   });
+  // Logged once per outage (when it goes down and when it is back), not at every retry.
+  let down = false;
   const connect = async (delay: number) => {
     if (closed) return;
     const c = new pg.Client({ connectionString: url });
@@ -144,7 +146,8 @@ export function listenForInvalidations(
       if (failed || closed) return;
       failed = true;
       setConnected(false);
-      log.warn({ err }, "auth cache invalidation listener lost; caching disabled until it reconnects");
+      if (!down) log.warn({ err }, "auth cache invalidation listener lost; caching disabled until it reconnects");
+      down = true;
       c.end().catch(() => {});
       const next = Math.min(delay * 2, 5_000);
       retry = setTimeout(() => void connect(next), delay);
@@ -160,6 +163,8 @@ export function listenForInvalidations(
       await c.query(`LISTEN ${AUTH_CHANNEL}`);
       onTarget({ all: true });
       setConnected(true);
+      if (down) log.info("auth cache invalidation listener reconnected; caches flushed");
+      down = false;
       firstResolve();
     } catch (err) {
       fail(err);

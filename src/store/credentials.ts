@@ -46,6 +46,13 @@ export class CredentialRepo {
   }
 
   /** False when the user has no such token. */
+  /** Removes every PAT of a user, or of every user of an organization; returns how many. */
+  async removeAllPats(owner: { userId: string } | { orgId: string }): Promise<number> {
+    const where = "userId" in owner ? { userId: owner.userId } : { user: { orgId: owner.orgId } };
+    const { count } = await this.db.personalAccessToken.deleteMany({ where });
+    return count;
+  }
+
   async removePat(userId: string, id: string): Promise<boolean> {
     const { count } = await this.db.personalAccessToken.deleteMany({ where: { id, userId } });
     return count > 0;

@@ -10,6 +10,7 @@ import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapt
 import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../../gen/prisma/client.js";
+import { outage } from "./outage.js";
 import { registerDriver } from "./sql.js";
 
 export type { PrismaClient };
@@ -34,7 +35,11 @@ export interface Database {
   migrationTransaction<T>(fn: (sql: MigrationSql) => Promise<T>): Promise<T>;
   /** Runs fn while no other replica runs its own start-up work. */
   withStartupLock<T>(fn: () => Promise<T>): Promise<T>;
-  ping(): Promise<void>;
+  /**
+   * Whether the database answers within `deadlineMs` and has every migration in `known` applied: on a connection of
+   * its own (never queued behind request traffic), so that a probe gets its answer in time whatever the pool does.
+   */
+  ready(known: readonly string[], deadlineMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -44,9 +49,22 @@ export interface MigrationSql {
   query<R>(text: string, values?: unknown[]): Promise<R[]>;
 }
 
-export async function openDatabase(opts: { url?: string; dataDir: string; poolSize: number }): Promise<Database> {
-  return opts.url ? openPostgres(opts.url, opts.poolSize) : openEmbedded(opts.dataDir);
+export interface DatabaseOptions {
+  url?: string;
+  dataDir: string;
+  poolSize: number;
+  /** PostgreSQL only: statement_timeout and lock_timeout of request connections, and the wait for a pool connection. */
+  statementTimeoutMs?: number;
+  lockTimeoutMs?: number;
+  acquireTimeoutMs?: number;
 }
+
+export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
+  return opts.url ? openPostgres(opts as DatabaseOptions & { url: string }) : openEmbedded(opts.dataDir);
+}
+
+const MIGRATED = `SELECT count(DISTINCT migration_name)::int AS n FROM "_prisma_migrations"
+  WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL AND migration_name = ANY($1)`;
 
 /**
  * Run first on every new connection. svc's statements are short: when a
@@ -55,20 +73,37 @@ export async function openDatabase(opts: { url?: string; dataDir: string; poolSi
  * microseconds, so it is off. A SET rather than the `options` startup
  * parameter, which connection poolers such as PgBouncer refuse.
  */
-const SESSION_SETUP = "SET jit = off";
+const sessionSetup = (statementMs: number, lockMs: number) =>
+  `SET jit = off; SET statement_timeout = ${Math.trunc(statementMs)}; SET lock_timeout = ${Math.trunc(lockMs)}`;
 
-async function openPostgres(url: string, poolSize: number): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 10_000 });
+/**
+ * The bounds that keep a slow or frozen PostgreSQL from holding requests: statement_timeout and lock_timeout end a
+ * statement on the server; a frozen server (SIGSTOP, a hung host: the TCP connection stays open and nothing answers)
+ * never applies them, so the client gives up on a query a little later (query_timeout), and on opening a connection
+ * or waiting for one from the pool after acquireTimeoutMs. Start-up work (the lock, migrations) and readiness use
+ * connections of their own without these bounds or with their own.
+ */
+async function openPostgres(opts: DatabaseOptions & { url: string }): Promise<Database> {
+  const { url } = opts;
+  const statementMs = opts.statementTimeoutMs ?? 5_000;
+  const acquireMs = opts.acquireTimeoutMs ?? 3_000;
+  const pool = new pg.Pool({ connectionString: url, max: opts.poolSize, connectionTimeoutMillis: acquireMs, query_timeout: statementMs + 2_000 });
   // An idle client losing its server must not crash the process.
   pool.on("error", () => {});
-  // Queued ahead of anything the client is acquired for; a server without the setting keeps its default.
+  // Queued ahead of anything the client is acquired for; a server without a setting keeps its default. A new
+  // connection is also the sign that the database answers again after an outage.
+  const setup = sessionSetup(statementMs, opts.lockTimeoutMs ?? 2_000);
   pool.on("connect", (client) => {
-    client.query(SESSION_SETUP).catch(() => {});
+    client.query(setup).then(
+      () => outage.up(),
+      () => {},
+    );
   });
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   registerDriver(prisma, {
     query: async (q) => (await pool.query(q.name ? { name: q.name, text: q.text, values: q.values } : { text: q.text, values: q.values })).rows,
   });
+  const probe = readinessProbe(url);
   return {
     kind: "postgres",
     prisma,
@@ -78,7 +113,9 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
       return { factory: new PrismaPg(own), dispose: () => own.end() };
     },
     async migrationTransaction(fn) {
-      const client = await pool.connect();
+      // Its own connection, without the request timeouts: a migration may take long on a large database.
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
       // A connection lost mid-migration fails the query in progress; its 'error' event must not end the process.
       const lost = () => {};
       client.on("error", lost);
@@ -101,11 +138,15 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
         throw err;
       } finally {
         client.off("error", lost);
-        client.release(broken);
+        if (broken) (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+        await client.end().catch(() => {});
       }
     },
     async withStartupLock(fn) {
-      const client = await pool.connect();
+      // Its own connection, without the request timeouts: another replica's migrations may take their time.
+      const client = new pg.Client({ connectionString: url });
+      client.on("error", () => {});
+      await client.connect();
       try {
         await client.query("SELECT pg_advisory_lock($1)", [STARTUP_LOCK_KEY]);
         try {
@@ -114,15 +155,73 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
           await client.query("SELECT pg_advisory_unlock($1)", [STARTUP_LOCK_KEY]);
         }
       } finally {
-        client.release();
+        await client.end().catch(() => {});
       }
     },
-    async ping() {
-      await pool.query("SELECT 1");
-    },
+    ready: (known, deadlineMs) => probe.ready(known, deadlineMs),
     async close() {
+      probe.close();
       await prisma.$disconnect();
       await pool.end();
+    },
+  };
+}
+
+/**
+ * The readiness connection: one client outside the pool, kept open between probes. A probe that misses its deadline
+ * destroys it (a frozen server would keep it busy forever) and the next probe opens a new one.
+ */
+function readinessProbe(url: string) {
+  let client: pg.Client | undefined;
+  let closed = false;
+  const drop = (c: pg.Client) => {
+    if (client === c) client = undefined;
+    (c as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+    c.end().catch(() => {});
+  };
+  return {
+    async ready(known: readonly string[], deadlineMs: number): Promise<boolean> {
+      if (closed) return false;
+      const c = client ?? new pg.Client({ connectionString: url, connectionTimeoutMillis: deadlineMs });
+      const fresh = client === undefined;
+      client = c;
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), deadlineMs);
+      });
+      const check = (async () => {
+        if (fresh) {
+          c.on("error", () => drop(c));
+          await c.connect();
+        }
+        const rows = (await c.query<{ n: number }>(MIGRATED, [known])).rows;
+        return rows[0]?.n === new Set(known).size;
+      })();
+      let settled = false;
+      check.then(
+        () => {
+          settled = true;
+        },
+        () => {
+          settled = true;
+        },
+      );
+      try {
+        const ok = await Promise.race([check, deadline]);
+        if (!settled) drop(c);
+        else outage.up();
+        return ok;
+      } catch {
+        drop(c);
+        return false;
+      } finally {
+        clearTimeout(timer);
+        check.catch(() => {});
+      }
+    },
+    close() {
+      closed = true;
+      if (client) drop(client);
     },
   };
 }
@@ -158,8 +257,10 @@ async function openEmbedded(dataDir: string): Promise<Database> {
       ),
     // One process owns the embedded database (see lockDataDir), so there is nobody to wait for.
     withStartupLock: (fn) => fn(),
-    async ping() {
-      await pglite.query("SELECT 1");
+    async ready(known) {
+      // In process: it cannot freeze apart from svc, so no deadline of its own.
+      const rows = (await pglite.query<{ n: number }>(MIGRATED, [known])).rows;
+      return rows[0]?.n === new Set(known).size;
     },
     async close() {
       if (closed) return;

@@ -1,6 +1,7 @@
 // The one place that reads driver errors (pg, PGlite, or Prisma's wrapping of
 // either) and turns them into the domain's error type.
 import { DomainError, invalidArgument, setDriverErrorTranslator } from "../domain/errors.js";
+import { outage } from "./outage.js";
 import { sqlError } from "./sql.js";
 
 /**
@@ -39,10 +40,43 @@ export async function unique<T>(write: Promise<T>, onDuplicate: () => Error, on?
   }
 }
 
+/** Prisma's codes for a database it cannot reach or that stopped answering (P2024: no pool connection in time). */
+const PRISMA_UNAVAILABLE = new Set(["P1001", "P1002", "P1008", "P1017", "P2024"]);
+/** SQLSTATEs of a server going away, refusing connections or cutting a statement short (statement or lock timeout). */
+const SQLSTATE_UNAVAILABLE = /^(08...|57P0[1-3]|57014|55P03|53300)$/;
+const SOCKET_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
+/** node-postgres' own words for a lost, refused or timed-out connection or query. */
+const PG_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection ended/i;
+
+/**
+ * Whether the error says the database is unreachable or too slow right now (not that the request or svc is wrong):
+ * the answer is then 503 with Retry-After, and the outage is logged once, not per request.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: string } } } } | null;
+  if (!e || typeof e !== "object") return false;
+  if (typeof e.code === "string" && (PRISMA_UNAVAILABLE.has(e.code) || SOCKET_CODES.has(e.code))) return true;
+  const kind = e.meta?.driverAdapterError?.cause?.kind;
+  if (kind === "DatabaseNotReachable" || kind === "ConnectionClosed" || kind === "SocketTimeout" || kind === "TooManyConnections") return true;
+  const { code } = sqlError(err);
+  if (code && SQLSTATE_UNAVAILABLE.test(code)) return true;
+  return typeof e.message === "string" && PG_MESSAGES.test(e.message);
+}
+
+/** Seconds a client should wait before trying again while the database is unavailable. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
 /** What the adapters see for a driver error: the domain error it stands for, or the error itself. */
 export function translateDriverError(err: unknown): unknown {
   if (err instanceof DomainError) return err;
   if (isUnstorableText(err)) return invalidArgument("Errors.Input.Text", "text fields must not contain U+0000");
+  if (isDatabaseUnavailable(err)) {
+    outage.down(err);
+    return new DomainError("Unavailable", "Errors.Database.Unavailable", "the database is not available right now; try again shortly", {
+      retryAfter: String(UNAVAILABLE_RETRY_AFTER_SECONDS),
+    });
+  }
   return err;
 }
 

@@ -84,11 +84,3 @@ async function applyOne(sql: MigrationSql, m: { name: string; sql: string }): Pr
     [randomUUID(), checksum(m.sql), m.name],
   );
 }
-
-/** True when every known migration is recorded as finished (readiness). */
-export async function migrationsApplied(db: Database, known: string[]): Promise<boolean> {
-  const rows = await db.prisma.$queryRaw<{ migration_name: string }[]>`
-    SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`;
-  const done = new Set(rows.map((r) => r.migration_name));
-  return known.every((name) => done.has(name));
-}

@@ -16,6 +16,8 @@ export interface TokenRow {
   userId?: string | null;
   clientId: string;
   appId?: string | null;
+  /** What the client authenticated with ("secret", "key:<id>"): replacing or removing it revokes the token. */
+  credentialId?: string | null;
   scopes?: string[];
   audience?: string[];
   expiresAt: Date;
@@ -124,13 +126,13 @@ class TokenWriter {
       batch.map(({ row: r }) => {
         const list = (v: unknown) => (Array.isArray(v) ? (v as string[]) : []);
         return Prisma.sql`(${r.id}, ${r.instanceId}, ${r.format}, ${r.tokenHash ?? null}, ${r.userId ?? null}, ${r.clientId}, ${r.appId ?? null},
-          ${list(r.scopes)}::text[], ${list(r.audience)}::text[], ${r.expiresAt}::timestamptz, ${r.createdAt ?? new Date()}::timestamptz)`;
+          ${r.credentialId ?? null}, ${list(r.scopes)}::text[], ${list(r.audience)}::text[], ${r.expiresAt}::timestamptz, ${r.createdAt ?? new Date()}::timestamptz)`;
       }),
     );
     const insert = query<{ id: string }>(
       this.db,
       statement(Prisma.sql`
-        INSERT INTO "OAuthToken" ("id", "instanceId", "format", "tokenHash", "userId", "clientId", "appId", "scopes", "audience", "expiresAt", "createdAt")
+        INSERT INTO "OAuthToken" ("id", "instanceId", "format", "tokenHash", "userId", "clientId", "appId", "credentialId", "scopes", "audience", "expiresAt", "createdAt")
         VALUES ${values} ON CONFLICT DO NOTHING RETURNING "id"`),
     );
     insert
@@ -328,6 +330,28 @@ export class TokenRepo {
         "token_project_gates",
       ),
     );
+  }
+
+  /**
+   * Revokes the unexpired tokens of a user or an application issued under `credential` ("secret", "key:<id>"), or
+   * under any credential when it is undefined; returns how many.
+   */
+  async revokeIssued(owner: { userId: string } | { appId: string }, at: Date, credential?: string): Promise<number> {
+    const { count } = await this.db.oAuthToken.updateMany({
+      where: { ...owner, ...(credential !== undefined ? { credentialId: credential } : {}), revokedAt: null, expiresAt: { gt: at } },
+      data: { revokedAt: at },
+    });
+    return count;
+  }
+
+  /** Revokes every unexpired token of an organization's users and applications (one statement each). */
+  async revokeOrg(orgId: string, at: Date): Promise<number> {
+    const live = { revokedAt: null, expiresAt: { gt: at } };
+    const [users, apps] = await Promise.all([
+      this.db.oAuthToken.updateMany({ where: { ...live, user: { orgId } }, data: { revokedAt: at } }),
+      this.db.oAuthToken.updateMany({ where: { ...live, app: { project: { orgId } } }, data: { revokedAt: at } }),
+    ]);
+    return users.count + apps.count;
   }
 
   /** RFC 7009: marks the token revoked (idempotent). */

@@ -359,12 +359,13 @@ describe("an app's token stops working with the app", () => {
     expect((await form("/oauth/v2/introspect", { token: tok }, basic(rs.clientId, secretOf(rs)))).status).toBe(401);
   });
 
-  it("RegenerateClientSecret retires the old secret but leaves issued tokens alone", async () => {
+  it("RegenerateClientSecret retires the old secret and the tokens it got (issue 11, finding 9)", async () => {
     const { projectId, app, rs, tok } = await setup("regen-secret");
     const again = await ok(t, "rest", t.pat, "RegenerateClientSecret", { projectId, appId: app.appId });
     expect((await form("/oauth/v2/token", { grant_type: "client_credentials" }, basic(app.clientId, secretOf(app)))).status).toBe(401);
-    expect((await ccBasic({ ...app, clientSecret: again.clientSecret })).access_token).toEqual(expect.any(String));
-    expect((await introspect(tok, rs)).active).toBe(true);
+    const fresh = (await ccBasic({ ...app, clientSecret: again.clientSecret })).access_token;
+    expect((await introspect(tok, rs)).active).toBe(false);
+    expect((await introspect(fresh, rs)).active).toBe(true);
   });
 });
 

@@ -318,7 +318,7 @@ describe("UpdateOrganization", () => {
 describe("DeactivateOrganization and ReactivateOrganization", () => {
   const works = async (pat: string) => (await rest(t.url, pat, "POST", "/v2/organizations", {})).status;
 
-  it("refuses the PATs of the organization's users at once, and accepts them again after reactivation", async () => {
+  it("refuses the PATs of the organization's users at once; reactivation does not bring them back (issue 11, finding 9)", async () => {
     for (const via of VIAS) {
       const d = await world(t, `deact-${via}`);
       expect(await works(d.ownerA.pat)).toBe(200);
@@ -333,7 +333,11 @@ describe("DeactivateOrganization and ReactivateOrganization", () => {
       await fails(t, via, t.pat, "DeactivateOrganization", { organizationId: d.orgA }, "failed_precondition", "Errors.Org.AlreadyInactive");
 
       await ok(t, via, t.pat, "ReactivateOrganization", { organizationId: d.orgA });
-      expect(await works(d.ownerA.pat)).toBe(200);
+      expect(await works(d.ownerA.pat)).toBe(401);
+      // Its users are usable again with credentials issued after the reactivation; another org's PAT never stopped.
+      const { token } = await ok(t, "rest", t.pat, "AddPersonalAccessToken", { userId: d.ownerA.userId });
+      expect(await works(token)).toBe(200);
+      expect(await works(d.ownerB.pat)).toBe(200);
       await fails(t, via, t.pat, "ReactivateOrganization", { organizationId: d.orgA }, "failed_precondition", "Errors.Org.NotInactive");
     }
   });

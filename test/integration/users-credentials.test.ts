@@ -261,7 +261,10 @@ describe("AddSecret and RemoveSecret", () => {
     const row = await t.server.db.prisma.user.findUniqueOrThrow({ where: { id: userId } });
     expect(Buffer.from(row.secretHash ?? []).equals(Buffer.from(sha256(second.clientSecret)))).toBe(true);
     const added = await t.server.db.prisma.event.findMany({ where: { aggregateId: userId, type: "user.secret.added" }, orderBy: { createdAt: "asc" } });
-    expect(added.map((e) => e.payload)).toEqual([{ replaced: false }, { replaced: true }]);
+    expect(added.map((e) => e.payload)).toEqual([
+      { replaced: false, revokedTokens: 0 },
+      { replaced: true, revokedTokens: 0 },
+    ]);
 
     await connectClient(t).removeSecret({ userId }, auth(t.pat));
     const user = await connectClient(t).getUserByID({ userId }, auth(t.pat));

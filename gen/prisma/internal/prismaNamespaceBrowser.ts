@@ -422,6 +422,7 @@ export const OAuthTokenScalarFieldEnum = {
   userId: 'userId',
   clientId: 'clientId',
   appId: 'appId',
+  credentialId: 'credentialId',
   scopes: 'scopes',
   audience: 'audience',
   expiresAt: 'expiresAt',

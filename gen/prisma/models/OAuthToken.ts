@@ -32,6 +32,7 @@ export type OAuthTokenMinAggregateOutputType = {
   userId: string | null
   clientId: string | null
   appId: string | null
+  credentialId: string | null
   expiresAt: Date | null
   revokedAt: Date | null
   createdAt: Date | null
@@ -45,6 +46,7 @@ export type OAuthTokenMaxAggregateOutputType = {
   userId: string | null
   clientId: string | null
   appId: string | null
+  credentialId: string | null
   expiresAt: Date | null
   revokedAt: Date | null
   createdAt: Date | null
@@ -58,6 +60,7 @@ export type OAuthTokenCountAggregateOutputType = {
   userId: number
   clientId: number
   appId: number
+  credentialId: number
   scopes: number
   audience: number
   expiresAt: number
@@ -75,6 +78,7 @@ export type OAuthTokenMinAggregateInputType = {
   userId?: true
   clientId?: true
   appId?: true
+  credentialId?: true
   expiresAt?: true
   revokedAt?: true
   createdAt?: true
@@ -88,6 +92,7 @@ export type OAuthTokenMaxAggregateInputType = {
   userId?: true
   clientId?: true
   appId?: true
+  credentialId?: true
   expiresAt?: true
   revokedAt?: true
   createdAt?: true
@@ -101,6 +106,7 @@ export type OAuthTokenCountAggregateInputType = {
   userId?: true
   clientId?: true
   appId?: true
+  credentialId?: true
   scopes?: true
   audience?: true
   expiresAt?: true
@@ -189,6 +195,7 @@ export type OAuthTokenGroupByOutputType = {
   userId: string | null
   clientId: string
   appId: string | null
+  credentialId: string | null
   scopes: string[]
   audience: string[]
   expiresAt: Date
@@ -225,6 +232,7 @@ export type OAuthTokenWhereInput = {
   userId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
   clientId?: Prisma.StringFilter<"OAuthToken"> | string
   appId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
+  credentialId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
   scopes?: Prisma.StringNullableListFilter<"OAuthToken">
   audience?: Prisma.StringNullableListFilter<"OAuthToken">
   expiresAt?: Prisma.DateTimeFilter<"OAuthToken"> | Date | string
@@ -242,6 +250,7 @@ export type OAuthTokenOrderByWithRelationInput = {
   userId?: Prisma.SortOrderInput | Prisma.SortOrder
   clientId?: Prisma.SortOrder
   appId?: Prisma.SortOrderInput | Prisma.SortOrder
+  credentialId?: Prisma.SortOrderInput | Prisma.SortOrder
   scopes?: Prisma.SortOrder
   audience?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
@@ -262,6 +271,7 @@ export type OAuthTokenWhereUniqueInput = Prisma.AtLeast<{
   userId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
   clientId?: Prisma.StringFilter<"OAuthToken"> | string
   appId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
+  credentialId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
   scopes?: Prisma.StringNullableListFilter<"OAuthToken">
   audience?: Prisma.StringNullableListFilter<"OAuthToken">
   expiresAt?: Prisma.DateTimeFilter<"OAuthToken"> | Date | string
@@ -279,6 +289,7 @@ export type OAuthTokenOrderByWithAggregationInput = {
   userId?: Prisma.SortOrderInput | Prisma.SortOrder
   clientId?: Prisma.SortOrder
   appId?: Prisma.SortOrderInput | Prisma.SortOrder
+  credentialId?: Prisma.SortOrderInput | Prisma.SortOrder
   scopes?: Prisma.SortOrder
   audience?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
@@ -300,6 +311,7 @@ export type OAuthTokenScalarWhereWithAggregatesInput = {
   userId?: Prisma.StringNullableWithAggregatesFilter<"OAuthToken"> | string | null
   clientId?: Prisma.StringWithAggregatesFilter<"OAuthToken"> | string
   appId?: Prisma.StringNullableWithAggregatesFilter<"OAuthToken"> | string | null
+  credentialId?: Prisma.StringNullableWithAggregatesFilter<"OAuthToken"> | string | null
   scopes?: Prisma.StringNullableListFilter<"OAuthToken">
   audience?: Prisma.StringNullableListFilter<"OAuthToken">
   expiresAt?: Prisma.DateTimeWithAggregatesFilter<"OAuthToken"> | Date | string
@@ -313,6 +325,7 @@ export type OAuthTokenCreateInput = {
   format: string
   tokenHash?: runtime.Bytes | null
   clientId: string
+  credentialId?: string | null
   scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
   expiresAt: Date | string
@@ -330,6 +343,7 @@ export type OAuthTokenUncheckedCreateInput = {
   userId?: string | null
   clientId: string
   appId?: string | null
+  credentialId?: string | null
   scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
   expiresAt: Date | string
@@ -343,6 +357,7 @@ export type OAuthTokenUpdateInput = {
   format?: Prisma.StringFieldUpdateOperationsInput | string
   tokenHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  credentialId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -360,6 +375,7 @@ export type OAuthTokenUncheckedUpdateInput = {
   userId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
   appId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  credentialId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -375,6 +391,7 @@ export type OAuthTokenCreateManyInput = {
   userId?: string | null
   clientId: string
   appId?: string | null
+  credentialId?: string | null
   scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
   expiresAt: Date | string
@@ -388,6 +405,7 @@ export type OAuthTokenUpdateManyMutationInput = {
   format?: Prisma.StringFieldUpdateOperationsInput | string
   tokenHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  credentialId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -403,6 +421,7 @@ export type OAuthTokenUncheckedUpdateManyInput = {
   userId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
   appId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  credentialId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -428,6 +447,7 @@ export type OAuthTokenCountOrderByAggregateInput = {
   userId?: Prisma.SortOrder
   clientId?: Prisma.SortOrder
   appId?: Prisma.SortOrder
+  credentialId?: Prisma.SortOrder
   scopes?: Prisma.SortOrder
   audience?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
@@ -443,6 +463,7 @@ export type OAuthTokenMaxOrderByAggregateInput = {
   userId?: Prisma.SortOrder
   clientId?: Prisma.SortOrder
   appId?: Prisma.SortOrder
+  credentialId?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -456,6 +477,7 @@ export type OAuthTokenMinOrderByAggregateInput = {
   userId?: Prisma.SortOrder
   clientId?: Prisma.SortOrder
   appId?: Prisma.SortOrder
+  credentialId?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -569,6 +591,7 @@ export type OAuthTokenCreateWithoutUserInput = {
   format: string
   tokenHash?: runtime.Bytes | null
   clientId: string
+  credentialId?: string | null
   scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
   expiresAt: Date | string
@@ -584,6 +607,7 @@ export type OAuthTokenUncheckedCreateWithoutUserInput = {
   tokenHash?: runtime.Bytes | null
   clientId: string
   appId?: string | null
+  credentialId?: string | null
   scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
   expiresAt: Date | string
@@ -628,6 +652,7 @@ export type OAuthTokenScalarWhereInput = {
   userId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
   clientId?: Prisma.StringFilter<"OAuthToken"> | string
   appId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
+  credentialId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
   scopes?: Prisma.StringNullableListFilter<"OAuthToken">
   audience?: Prisma.StringNullableListFilter<"OAuthToken">
   expiresAt?: Prisma.DateTimeFilter<"OAuthToken"> | Date | string
@@ -641,6 +666,7 @@ export type OAuthTokenCreateWithoutAppInput = {
   format: string
   tokenHash?: runtime.Bytes | null
   clientId: string
+  credentialId?: string | null
   scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
   expiresAt: Date | string
@@ -656,6 +682,7 @@ export type OAuthTokenUncheckedCreateWithoutAppInput = {
   tokenHash?: runtime.Bytes | null
   userId?: string | null
   clientId: string
+  credentialId?: string | null
   scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
   expiresAt: Date | string
@@ -696,6 +723,7 @@ export type OAuthTokenCreateManyUserInput = {
   tokenHash?: runtime.Bytes | null
   clientId: string
   appId?: string | null
+  credentialId?: string | null
   scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
   expiresAt: Date | string
@@ -709,6 +737,7 @@ export type OAuthTokenUpdateWithoutUserInput = {
   format?: Prisma.StringFieldUpdateOperationsInput | string
   tokenHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  credentialId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -724,6 +753,7 @@ export type OAuthTokenUncheckedUpdateWithoutUserInput = {
   tokenHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
   appId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  credentialId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -738,6 +768,7 @@ export type OAuthTokenUncheckedUpdateManyWithoutUserInput = {
   tokenHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
   appId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  credentialId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -752,6 +783,7 @@ export type OAuthTokenCreateManyAppInput = {
   tokenHash?: runtime.Bytes | null
   userId?: string | null
   clientId: string
+  credentialId?: string | null
   scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
   expiresAt: Date | string
@@ -765,6 +797,7 @@ export type OAuthTokenUpdateWithoutAppInput = {
   format?: Prisma.StringFieldUpdateOperationsInput | string
   tokenHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  credentialId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -780,6 +813,7 @@ export type OAuthTokenUncheckedUpdateWithoutAppInput = {
   tokenHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   userId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  credentialId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -794,6 +828,7 @@ export type OAuthTokenUncheckedUpdateManyWithoutAppInput = {
   tokenHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   userId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  credentialId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -811,6 +846,7 @@ export type OAuthTokenSelect<ExtArgs extends runtime.Types.Extensions.InternalAr
   userId?: boolean
   clientId?: boolean
   appId?: boolean
+  credentialId?: boolean
   scopes?: boolean
   audience?: boolean
   expiresAt?: boolean
@@ -828,6 +864,7 @@ export type OAuthTokenSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Ex
   userId?: boolean
   clientId?: boolean
   appId?: boolean
+  credentialId?: boolean
   scopes?: boolean
   audience?: boolean
   expiresAt?: boolean
@@ -845,6 +882,7 @@ export type OAuthTokenSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Ex
   userId?: boolean
   clientId?: boolean
   appId?: boolean
+  credentialId?: boolean
   scopes?: boolean
   audience?: boolean
   expiresAt?: boolean
@@ -862,6 +900,7 @@ export type OAuthTokenSelectScalar = {
   userId?: boolean
   clientId?: boolean
   appId?: boolean
+  credentialId?: boolean
   scopes?: boolean
   audience?: boolean
   expiresAt?: boolean
@@ -869,7 +908,7 @@ export type OAuthTokenSelectScalar = {
   createdAt?: boolean
 }
 
-export type OAuthTokenOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "format" | "tokenHash" | "userId" | "clientId" | "appId" | "scopes" | "audience" | "expiresAt" | "revokedAt" | "createdAt", ExtArgs["result"]["oAuthToken"]>
+export type OAuthTokenOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "format" | "tokenHash" | "userId" | "clientId" | "appId" | "credentialId" | "scopes" | "audience" | "expiresAt" | "revokedAt" | "createdAt", ExtArgs["result"]["oAuthToken"]>
 export type OAuthTokenInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   user?: boolean | Prisma.OAuthToken$userArgs<ExtArgs>
   app?: boolean | Prisma.OAuthToken$appArgs<ExtArgs>
@@ -897,6 +936,7 @@ export type $OAuthTokenPayload<ExtArgs extends runtime.Types.Extensions.Internal
     userId: string | null
     clientId: string
     appId: string | null
+    credentialId: string | null
     scopes: string[]
     audience: string[]
     expiresAt: Date
@@ -1334,6 +1374,7 @@ export interface OAuthTokenFieldRefs {
   readonly userId: Prisma.FieldRef<"OAuthToken", 'String'>
   readonly clientId: Prisma.FieldRef<"OAuthToken", 'String'>
   readonly appId: Prisma.FieldRef<"OAuthToken", 'String'>
+  readonly credentialId: Prisma.FieldRef<"OAuthToken", 'String'>
   readonly scopes: Prisma.FieldRef<"OAuthToken", 'String[]'>
   readonly audience: Prisma.FieldRef<"OAuthToken", 'String[]'>
   readonly expiresAt: Prisma.FieldRef<"OAuthToken", 'DateTime'>

@@ -70,8 +70,9 @@ export async function listAppKeys(ctx: Ctx, input: { projectId: string; appId: s
 
 export async function removeAppKey(ctx: Ctx, input: { projectId: string; appId: string; keyId: string }): Promise<Date> {
   const { project, app } = await targetApp(ctx, input.projectId, input.appId, "project.app.write");
-  return commit(ctx, async (tx) => {
+  return commit(ctx, async (tx, now) => {
     if (!(await tx.apps.deleteKey(app.id, input.keyId ?? ""))) throw appKeyNotFound();
-    return appChanged(tx, project, "project.app.key.removed", { appId: app.id, keyId: input.keyId });
+    const revokedTokens = await tx.tokens.revokeIssued({ appId: app.id }, now, `key:${input.keyId}`);
+    return appChanged(tx, project, "project.app.key.removed", { appId: app.id, keyId: input.keyId, revokedTokens });
   });
 }

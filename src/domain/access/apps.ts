@@ -153,8 +153,9 @@ export async function regenerateAppSecret(ctx: Ctx, projectId: string, appId: st
   const clientSecret = newOpaqueToken();
   const changedAt = await commit(ctx, async (tx, now) => {
     await tx.apps.setSecret(app.id, sha256(clientSecret), now);
-    // Drops the cached client record with the old secret; tokens already issued stay valid (see fromOAuthRow in tokens.ts).
-    return appChanged(tx, project, "project.app.secret.changed", { appId: app.id, replaced: app.hasSecret });
+    // Drops the cached client record with the old secret, and the tokens the old secret got.
+    const revokedTokens = await tx.tokens.revokeIssued({ appId: app.id }, now, "secret");
+    return appChanged(tx, project, "project.app.secret.changed", { appId: app.id, replaced: app.hasSecret, revokedTokens });
   });
   return { clientSecret, changedAt };
 }

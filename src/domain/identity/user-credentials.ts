@@ -69,7 +69,11 @@ export async function removeMachineKey(ctx: Ctx, userId: string, keyId: string):
   return removeCredential(
     ctx,
     user,
-    (tx) => tx.credentials.removeMachineKey(user.id, keyId),
+    async (tx, now) => {
+      if (!(await tx.credentials.removeMachineKey(user.id, keyId))) return false;
+      await tx.tokens.revokeIssued({ userId: user.id }, now, `key:${keyId}`);
+      return true;
+    },
     () => notFound("Errors.User.Key.NotFound", "machine key not found"),
     userEvent(user, "user.key.removed", { keyId }),
   );
@@ -126,7 +130,9 @@ export async function addSecret(ctx: Ctx, userId: string): Promise<{ clientSecre
     const before = await tx.credentials.secretCreatedAt(user.id);
     await tx.auth.invalidate({ userId: user.id });
     await tx.credentials.setSecret(user.id, sha256(clientSecret), now);
-    await recordEvent(ctx, tx, userEvent(user, "user.secret.added", { replaced: before !== null }));
+    // The tokens the old secret got go with it.
+    const revokedTokens = await tx.tokens.revokeIssued({ userId: user.id }, now, "secret");
+    await recordEvent(ctx, tx, userEvent(user, "user.secret.added", { replaced: before !== null, revokedTokens }));
   });
   return { clientSecret, createdAt: now };
 }
@@ -136,7 +142,11 @@ export async function removeSecret(ctx: Ctx, userId: string): Promise<Date> {
   return removeCredential(
     ctx,
     user,
-    (tx, now) => tx.credentials.removeSecret(user.id, now),
+    async (tx, now) => {
+      if (!(await tx.credentials.removeSecret(user.id, now))) return false;
+      await tx.tokens.revokeIssued({ userId: user.id }, now, "secret");
+      return true;
+    },
     () => notFound("Errors.User.Secret.NotFound", "the user has no client secret"),
     userEvent(user, "user.secret.removed"),
   );

@@ -1,6 +1,8 @@
 // Deactivate / reactivate / lock / unlock. A user that is not ACTIVE cannot
-// authenticate: authn.ts refuses its tokens on the very next request, so
-// nothing has to be revoked here.
+// authenticate: authn.ts refuses its tokens on the very next request. Taking
+// access away (deactivate, an administrator's lock) also ends what was issued
+// before it, in the same transaction: its OAuth tokens are revoked and its PATs
+// removed, so that reactivating or unlocking never brings them back.
 
 import type { Store } from "../../store/index.js";
 import type { TargetUser, UserPatch } from "../../store/users.js";
@@ -84,7 +86,10 @@ export async function changeState(ctx: Ctx, user: StateTarget, kind: Transition,
       const data = await nextState(tx, user, kind, now);
       // Conditional on the state read above, so two concurrent calls cannot both succeed.
       if (!(await tx.users.updateInState(user.id, rule.from, data))) throw rule.refused((await tx.users.state(user.id)) ?? user.state);
-      return userEvent(user, rule.event, { state: data.state });
+      if (!rule.revokesAccess) return userEvent(user, rule.event, { state: data.state });
+      const revokedTokens = await tx.tokens.revokeIssued({ userId: user.id }, now);
+      const removedPats = await tx.credentials.removeAllPats({ userId: user.id });
+      return userEvent(user, rule.event, { state: data.state, revokedTokens, removedPats });
     },
     now,
   );

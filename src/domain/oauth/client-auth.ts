@@ -23,6 +23,8 @@ export interface ClientRecord {
   authMethod?: string;
   accessTokenType: "BEARER" | "JWT";
   active: boolean;
+  /** Set once authenticated: what with ("secret", "key:<key id>"); the tokens it gets are revoked with it. */
+  credential?: string;
 }
 
 export interface MachineKeyRecord {
@@ -127,11 +129,11 @@ export async function authenticateClient(rt: OAuthRuntime, input: ClientAuthInpu
   const method = clientAuthMethod(input);
   if (input.basic) {
     if (form.client_id !== undefined && form.client_id !== input.basic.clientId) throw invalidRequest("client_id differs from the Basic credentials");
-    return checkSecret(await findClient(rt, input.basic.clientId), input.basic.secret, method);
+    return { ...checkSecret(await findClient(rt, input.basic.clientId), input.basic.secret, method), credential: "secret" };
   }
   if (form.client_secret !== undefined) {
     if (!form.client_id) throw invalidRequest("client_id is required with client_secret");
-    return checkSecret(await findClient(rt, form.client_id), form.client_secret, method);
+    return { ...checkSecret(await findClient(rt, form.client_id), form.client_secret, method), credential: "secret" };
   }
   return assertedClient(rt, input, now);
 }
@@ -162,7 +164,7 @@ async function assertedClient(rt: OAuthRuntime, input: ClientAuthInput, now: Dat
     if (isOAuthError(err, OAuthErrors.InvalidGrant)) throw invalidClient();
     throw err;
   }
-  return client;
+  return { ...client, credential: `key:${kid}` };
 }
 
 function checkSecret(client: ClientRecord | null, secret: string, method: string): ClientRecord {

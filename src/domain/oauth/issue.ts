@@ -22,6 +22,8 @@ export interface IssueInput {
   orgId?: string;
   clientId: string;
   appId?: string;
+  /** What the client authenticated with (see ClientRecord.credential). */
+  credentialId?: string;
   granted: GrantedScopes;
   lifetime: number;
   tokenType: "BEARER" | "JWT";
@@ -68,6 +70,7 @@ export async function issueTokens(rt: OAuthRuntime, input: IssueInput): Promise<
     userId: userId ?? null,
     clientId: input.clientId,
     appId: input.appId ?? null,
+    credentialId: input.credentialId ?? null,
     scopes: granted.scopes,
     audience: granted.audience,
     expiresAt: new Date(exp * 1000),

@@ -69,7 +69,11 @@ async function setState(ctx: Ctx, orgId: string, state: OrgView["state"]): Promi
     // is active, for users of any organization.
     await invalidateGrantHolders(tx, { orgId: org.id, orOnItsProjects: true });
     if (state === "INACTIVE") await keepOwnersOutside(ctx, tx, org.id, "deactivate");
-    return { type: state === "INACTIVE" ? "org.deactivated" : "org.reactivated" };
+    if (state === "ACTIVE") return { type: "org.reactivated" };
+    // What its users and applications were issued before the deactivation never comes back with a reactivation.
+    const revokedTokens = await tx.tokens.revokeOrg(org.id, now);
+    const removedPats = await tx.credentials.removeAllPats({ orgId: org.id });
+    return { type: "org.deactivated", payload: { revokedTokens, removedPats } };
   });
 }
 

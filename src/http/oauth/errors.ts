@@ -23,6 +23,9 @@ const BY_ID: Record<string, { error: string; status: number; description?: strin
   [OAuthErrors.UnsupportedGrantType]: { error: "unsupported_grant_type", status: 400 },
   [OAuthErrors.InvalidScope]: { error: "invalid_scope", status: 400 },
   "Errors.Input.Text": { error: "invalid_request", status: 400, description: "parameters must not contain U+0000" },
+  // RFC 6749 names temporarily_unavailable for the authorization endpoint; other providers answer it at the token
+  // endpoint too, with 503, which is what a client's retry logic understands.
+  "Errors.Database.Unavailable": { error: "temporarily_unavailable", status: 503 },
 };
 
 /**
@@ -36,6 +39,7 @@ export function sendOAuthError(res: Res, err: DomainError, basicSent: boolean): 
   // header. A client that authenticated in the body (client_secret_post, private_key_jwt) is not challenged to use
   // Basic, as node-oidc-provider does.
   const challenge: Record<string, string> = m.status === 401 && basicSent ? { "www-authenticate": 'Basic realm="svc"' } : {};
-  sendJson(res, m.status, { error: m.error, error_description: m.description ?? err.message }, { ...NO_STORE, ...challenge });
+  const retry: Record<string, string> = err.metadata.retryAfter ? { "retry-after": err.metadata.retryAfter } : {};
+  sendJson(res, m.status, { error: m.error, error_description: m.description ?? err.message }, { ...NO_STORE, ...challenge, ...retry });
   return true;
 }

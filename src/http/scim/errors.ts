@@ -78,6 +78,7 @@ export function toScimError(err: unknown, log: Logger, requestId: string): { sta
       // RFC 6750 §3: no error attribute when the request carried no credentials at all.
       headers["www-authenticate"] = err.id === "Errors.Token.Missing" ? 'Bearer realm="svc"' : 'Bearer realm="svc", error="invalid_token"';
     }
+    if (err.metadata.retryAfter) headers["retry-after"] = err.metadata.retryAfter;
     return { status: k.status, headers, body: body(k.status, k.scimType, err.id, err.message) };
   }
   log.error({ err, requestId }, "unexpected error in SCIM request");

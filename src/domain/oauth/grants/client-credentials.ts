@@ -19,6 +19,7 @@ export const clientCredentials: Grant = {
       return issueTokens(rt, {
         clientId: client.clientId,
         appId: client.appId,
+        credentialId: client.credential,
         granted: grantAppScopes(params.scope, { clientId: client.clientId, orgId: client.orgId, projectId: client.projectId }),
         lifetime,
         tokenType: client.accessTokenType,
@@ -31,6 +32,7 @@ export const clientCredentials: Grant = {
       userId: client.userId,
       orgId: client.orgId,
       clientId: client.clientId,
+      credentialId: client.credential,
       granted,
       lifetime,
       tokenType: client.accessTokenType,

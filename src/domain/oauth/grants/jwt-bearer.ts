@@ -39,6 +39,7 @@ export const jwtBearer: Grant = {
       userId: key.user.id,
       orgId: key.user.orgId,
       clientId,
+      credentialId: `key:${kid}`,
       granted,
       lifetime: rt.lifetimes.jwtProfile,
       tokenType: key.user.accessTokenType,

@@ -1,0 +1,38 @@
+// Whether the database answers, as the requests see it: one warning when it stops answering and one line when it
+// answers again, instead of a stack trace per failed request (thousands a second under load).
+import type { Logger } from "pino";
+
+class Outage {
+  #log: Logger | undefined;
+  #down = false;
+  #since = 0;
+
+  /** The logger of this process (the composition root sets it; tests may run without one). */
+  setLogger(log: Logger): void {
+    this.#log = log;
+  }
+
+  get isDown(): boolean {
+    return this.#down;
+  }
+
+  down(err: unknown): void {
+    if (this.#down) return;
+    this.#down = true;
+    this.#since = Date.now();
+    const e = err as { code?: unknown; message?: unknown };
+    this.#log?.warn(
+      { code: e?.code, reason: typeof e?.message === "string" ? e.message.split("\n").at(-1) : undefined },
+      "database unavailable: answering 503 until it is back",
+    );
+  }
+
+  up(): void {
+    if (!this.#down) return;
+    this.#down = false;
+    this.#log?.info({ downForMs: Date.now() - this.#since }, "database available again");
+  }
+}
+
+/** One per process: every pool and adapter of the process reports to it. */
+export const outage = new Outage();
