@@ -10,6 +10,7 @@ import { deleteUserMetadata, listUserMetadata, setUserMetadata, type UserMetadat
 import { setPassword } from "../domain/identity/user-passwords.js";
 import { listUsers, type UserQuery, type UserSort } from "../domain/identity/user-query.js";
 import { deactivateUser, lockUser, reactivateUser, unlockUser } from "../domain/identity/user-state.js";
+import { listUserTokens, revokeUserTokens } from "../domain/identity/user-tokens.js";
 import { type CreateUserInput, createUser, deleteUser, getUser, type UpdateUserInput, type UserView, updateUser } from "../domain/identity/users.js";
 import { ctxOf } from "./connect.js";
 import { changed, createdDetails, dateOpt, deleted, details, enumValue, listDetails, listPage, textMatch, ts, tsOpt } from "./convert.js";
@@ -184,8 +185,33 @@ function toMetadataQuery(q: MetadataQuery): UserMetadataQuery {
   return { kind: "key", match: textMatch(q.query.value.key, q.query.value.method) };
 }
 
+/** ListUserTokens and RevokeUserTokens. */
+const userTokens: Pick<ServiceImpl<typeof UserService>, "listUserTokens" | "revokeUserTokens"> = {
+  async listUserTokens(req, hctx) {
+    const out = await listUserTokens(ctxOf(hctx), { userId: req.userId, page: listPage(req.query) });
+    return {
+      details: listDetails(ctxOf(hctx), out.total),
+      result: out.tokens.map((t) => ({
+        id: t.id,
+        userId: t.userId,
+        clientId: t.clientId,
+        scopes: t.scopes,
+        audience: t.audience,
+        credential: t.credentialId ?? "",
+        creationDate: ts(t.createdAt),
+        expirationDate: ts(t.expiresAt),
+      })),
+    };
+  },
+  async revokeUserTokens(req, hctx) {
+    const out = await revokeUserTokens(ctxOf(hctx), { userId: req.userId, tokenIds: req.tokenIds, clientId: req.clientId || undefined });
+    return { ...changed(out.at), revoked: out.revoked };
+  },
+};
+
 export function userService(): ServiceImpl<typeof UserService> {
   return {
+    ...userTokens,
     async createUser(req, hctx) {
       const out = await createUser(ctxOf(hctx), toCreateInput(req));
       return { id: out.id, creationDate: ts(out.createdAt) };

@@ -24,6 +24,18 @@ export interface TokenRow {
   createdAt?: Date;
 }
 
+/** A valid token as an administrator lists it (never its hash). */
+export interface UserTokenRow {
+  id: string;
+  userId: string;
+  clientId: string;
+  scopes: string[];
+  audience: string[];
+  credentialId: string | null;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
 /** The user columns authentication, claims and userinfo read, with memberships and the org's state. */
 const USER_SELECT = {
   id: true,
@@ -339,6 +351,38 @@ export class TokenRepo {
   async revokeIssued(owner: { userId: string } | { appId: string }, at: Date, credential?: string): Promise<number> {
     const { count } = await this.db.oAuthToken.updateMany({
       where: { ...owner, ...(credential !== undefined ? { credentialId: credential } : {}), revokedAt: null, expiresAt: { gt: at } },
+      data: { revokedAt: at },
+    });
+    return count;
+  }
+
+  /** One page of a user's valid tokens (unrevoked, unexpired at `now`), by creation. */
+  async livePage(userId: string, now: Date, p: { offset: number; limit: number; asc: boolean }): Promise<{ total: number; rows: UserTokenRow[] }> {
+    const where = { userId, revokedAt: null, expiresAt: { gt: now }, format: { in: ["opaque", "jwt"] } };
+    const [total, rows] = await Promise.all([
+      this.db.oAuthToken.count({ where }),
+      this.db.oAuthToken.findMany({
+        where,
+        orderBy: [{ createdAt: p.asc ? "asc" : "desc" }, { id: p.asc ? "asc" : "desc" }],
+        skip: p.offset,
+        take: p.limit,
+        select: { id: true, userId: true, clientId: true, scopes: true, audience: true, credentialId: true, createdAt: true, expiresAt: true },
+      }),
+    ]);
+    return { total, rows: rows as UserTokenRow[] };
+  }
+
+  /** Revokes a user's valid tokens, only those with `ids` or of `clientId` when given; returns how many. */
+  async revokeOf(userId: string, at: Date, only: { ids?: string[]; clientId?: string }): Promise<number> {
+    const { count } = await this.db.oAuthToken.updateMany({
+      where: {
+        userId,
+        revokedAt: null,
+        expiresAt: { gt: at },
+        format: { in: ["opaque", "jwt"] },
+        ...(only.ids ? { id: { in: only.ids } } : {}),
+        ...(only.clientId ? { clientId: only.clientId } : {}),
+      },
       data: { revokedAt: at },
     });
     return count;

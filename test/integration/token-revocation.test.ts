@@ -5,7 +5,8 @@
 import { createPrivateKey } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { SignJWT } from "jose";
-import { admin } from "../support/rpc.js";
+import { world } from "../support/fixtures.js";
+import { admin, fails, ok } from "../support/rpc.js";
 import { rest, startTestServer, type TestServer } from "../support/server.js";
 import { addMachineKeyFile, addMachineSecret, createMachine, createOrg, defaultOrgId, json, type KeyFile } from "../support/users.js";
 
@@ -128,5 +129,52 @@ describe("deactivation and an administrator's lock end what was issued before", 
     expect(await alive(await bySecret(m.userId, m.secret))).toBe(true);
     // Another organization's tokens are untouched.
     expect(await alive(other.oauth)).toBe(true);
+  });
+});
+
+describe("ListUserTokens and RevokeUserTokens", () => {
+  it("lists a user's valid tokens without their value and revokes all, some ids or one client's", async () => {
+    const userId = await createMachine(t, orgId, "rev-list");
+    const secret = await addMachineSecret(t, userId);
+    const kf = await addMachineKeyFile(t, userId);
+    const [a, b, c] = [await bySecret(userId, secret), await bySecret(userId, secret), await byKey(kf)];
+    const listed = await admin(t, "ListUserTokens", { userId });
+    expect(listed.details.totalResult).toBe("3");
+    const raw = JSON.stringify(listed);
+    for (const tok of [a, b, c]) expect(raw).not.toContain(tok);
+    expect(listed.result.map((r: { credential: string }) => r.credential).sort()).toEqual([`key:${kf.keyId}`, "secret", "secret"]);
+    const idOf = (i: number) => listed.result[i].id as string;
+    // One id.
+    expect((await admin(t, "RevokeUserTokens", { userId, tokenIds: [idOf(0)] })).revoked).toBe(1);
+    expect((await admin(t, "ListUserTokens", { userId })).details.totalResult).toBe("2");
+    // All the rest.
+    expect((await admin(t, "RevokeUserTokens", { userId })).revoked).toBe(2);
+    expect([await alive(a), await alive(b), await alive(c)]).toEqual([false, false, false]);
+    expect((await admin(t, "ListUserTokens", { userId })).result ?? []).toEqual([]);
+    // One client's: another client id of the same machine (its login name) keeps its token.
+    const d = await bySecret(userId, secret);
+    expect((await admin(t, "RevokeUserTokens", { userId, clientId: "someone-else" })).revoked ?? 0).toBe(0);
+    expect(await alive(d)).toBe(true);
+    expect((await admin(t, "RevokeUserTokens", { userId, clientId: userId })).revoked).toBe(1);
+    expect(await alive(d)).toBe(false);
+    const events = await t.server.db.prisma.event.count({ where: { aggregateId: userId, type: "user.tokens.revoked" } });
+    expect(events).toBe(4);
+  });
+
+  it("who may: its own organization's managers within the role rule; others see nothing", async () => {
+    const w = await world(t, "revw");
+    const secret = await addMachineSecret(t, w.ownerA.userId);
+    await bySecret(w.ownerA.userId, secret);
+    // A user manager cannot revoke its ORG_OWNER's tokens; the owner's own organization owner can; B sees nothing.
+    await fails(t, "rest", w.userManagerA.pat, "RevokeUserTokens", { userId: w.ownerA.userId }, "permission_denied", "Errors.User.MorePrivileged");
+    await fails(t, "rest", w.ownerB.pat, "RevokeUserTokens", { userId: w.ownerA.userId }, "not_found");
+    await fails(t, "rest", w.ownerB.pat, "ListUserTokens", { userId: w.ownerA.userId }, "not_found");
+    // A member without a role there is not told the user exists, as for every user resource.
+    await fails(t, "rest", w.plainA.pat, "ListUserTokens", { userId: w.ownerA.userId }, "not_found");
+    // The auditor reads, cannot revoke; the user reads its own.
+    expect((await ok(t, "rest", w.auditorA.pat, "ListUserTokens", { userId: w.ownerA.userId })).details.totalResult).toBe("1");
+    await fails(t, "rest", w.auditorA.pat, "RevokeUserTokens", { userId: w.ownerA.userId }, "permission_denied");
+    expect((await ok(t, "rest", w.ownerA.pat, "ListUserTokens", { userId: w.ownerA.userId })).details.totalResult).toBe("1");
+    expect((await ok(t, "connect", t.pat, "RevokeUserTokens", { userId: w.ownerA.userId })).revoked).toBe(1);
   });
 });

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/user/v2/user.proto.
  */
 export const file_svc_user_v2_user: GenFile = /*@__PURE__*/
-  fileDesc("ChZzdmMvdXNlci92Mi91c2VyLnByb3RvEgtzdmMudXNlci52MiKKAgoEVXNlchIPCgd1c2VyX2lkGAEgASgJEicKB2RldGFpbHMYAiABKAsyFi5zdmMub2JqZWN0LnYyLkRldGFpbHMSJQoFc3RhdGUYAyABKA4yFi5zdmMudXNlci52Mi5Vc2VyU3RhdGUSEAoIdXNlcm5hbWUYBCABKAkSEwoLbG9naW5fbmFtZXMYBSADKAkSHAoUcHJlZmVycmVkX2xvZ2luX25hbWUYBiABKAkSJwoFaHVtYW4YByABKAsyFi5zdmMudXNlci52Mi5IdW1hblVzZXJIABIrCgdtYWNoaW5lGAggASgLMhguc3ZjLnVzZXIudjIuTWFjaGluZVVzZXJIAEIGCgR0eXBlIqEBCgxIdW1hblByb2ZpbGUSEgoKZ2l2ZW5fbmFtZRgBIAEoCRITCgtmYW1pbHlfbmFtZRgCIAEoCRIRCgluaWNrX25hbWUYAyABKAkSFAoMZGlzcGxheV9uYW1lGAQgASgJEhoKEnByZWZlcnJlZF9sYW5ndWFnZRgFIAEoCRIjCgZnZW5kZXIYBiABKA4yEy5zdmMudXNlci52Mi5HZW5kZXIiMAoKSHVtYW5FbWFpbBINCgVlbWFpbBgBIAEoCRITCgtpc192ZXJpZmllZBgCIAEoCCIwCgpIdW1hblBob25lEg0KBXBob25lGAEgASgJEhMKC2lzX3ZlcmlmaWVkGAIgASgIIt8BCglIdW1hblVzZXISKgoHcHJvZmlsZRgBIAEoCzIZLnN2Yy51c2VyLnYyLkh1bWFuUHJvZmlsZRImCgVlbWFpbBgCIAEoCzIXLnN2Yy51c2VyLnYyLkh1bWFuRW1haWwSJgoFcGhvbmUYAyABKAsyFy5zdmMudXNlci52Mi5IdW1hblBob25lEiAKGHBhc3N3b3JkX2NoYW5nZV9yZXF1aXJlZBgEIAEoCBI0ChBwYXNzd29yZF9jaGFuZ2VkGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ9CgtNYWNoaW5lVXNlchIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEhIKCmhhc19zZWNyZXQYAyABKAgSNwoRYWNjZXNzX3Rva2VuX3R5cGUYBCABKA4yHC5zdmMudXNlci52Mi5BY2Nlc3NUb2tlblR5cGUiJgoITWV0YWRhdGESCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgMIpABChNQZXJzb25hbEFjY2Vzc1Rva2VuEgoKAmlkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSJwoHZGV0YWlscxgDIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscxIzCg9leHBpcmF0aW9uX2RhdGUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlQKDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgMEicKB2RldGFpbHMYAyABKAsyFi5zdmMub2JqZWN0LnYyLkRldGFpbHMihwEKCk1hY2hpbmVLZXkSCgoCaWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRInCgdkZXRhaWxzGAMgASgLMhYuc3ZjLm9iamVjdC52Mi5EZXRhaWxzEjMKD2V4cGlyYXRpb25fZGF0ZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAqhgEKCVVzZXJTdGF0ZRIaChZVU0VSX1NUQVRFX1VOU1BFQ0lGSUVEEAASFQoRVVNFUl9TVEFURV9BQ1RJVkUQARIXChNVU0VSX1NUQVRFX0lOQUNUSVZFEAISFQoRVVNFUl9TVEFURV9MT0NLRUQQAxIWChJVU0VSX1NUQVRFX0lOSVRJQUwQBCpYCgZHZW5kZXISFgoSR0VOREVSX1VOU1BFQ0lGSUVEEAASEQoNR0VOREVSX0ZFTUFMRRABEg8KC0dFTkRFUl9NQUxFEAISEgoOR0VOREVSX0RJVkVSU0UQAyptCg9BY2Nlc3NUb2tlblR5cGUSIQodQUNDRVNTX1RPS0VOX1RZUEVfVU5TUEVDSUZJRUQQABIcChhBQ0NFU1NfVE9LRU5fVFlQRV9CRUFSRVIQARIZChVBQ0NFU1NfVE9LRU5fVFlQRV9KV1QQAipRCghVc2VyVHlwZRIZChVVU0VSX1RZUEVfVU5TUEVDSUZJRUQQABITCg9VU0VSX1RZUEVfSFVNQU4QARIVChFVU0VSX1RZUEVfTUFDSElORRACYgZwcm90bzM", [file_google_protobuf_timestamp, file_svc_object_v2_object]);
+  fileDesc("ChZzdmMvdXNlci92Mi91c2VyLnByb3RvEgtzdmMudXNlci52MiKKAgoEVXNlchIPCgd1c2VyX2lkGAEgASgJEicKB2RldGFpbHMYAiABKAsyFi5zdmMub2JqZWN0LnYyLkRldGFpbHMSJQoFc3RhdGUYAyABKA4yFi5zdmMudXNlci52Mi5Vc2VyU3RhdGUSEAoIdXNlcm5hbWUYBCABKAkSEwoLbG9naW5fbmFtZXMYBSADKAkSHAoUcHJlZmVycmVkX2xvZ2luX25hbWUYBiABKAkSJwoFaHVtYW4YByABKAsyFi5zdmMudXNlci52Mi5IdW1hblVzZXJIABIrCgdtYWNoaW5lGAggASgLMhguc3ZjLnVzZXIudjIuTWFjaGluZVVzZXJIAEIGCgR0eXBlIqEBCgxIdW1hblByb2ZpbGUSEgoKZ2l2ZW5fbmFtZRgBIAEoCRITCgtmYW1pbHlfbmFtZRgCIAEoCRIRCgluaWNrX25hbWUYAyABKAkSFAoMZGlzcGxheV9uYW1lGAQgASgJEhoKEnByZWZlcnJlZF9sYW5ndWFnZRgFIAEoCRIjCgZnZW5kZXIYBiABKA4yEy5zdmMudXNlci52Mi5HZW5kZXIiMAoKSHVtYW5FbWFpbBINCgVlbWFpbBgBIAEoCRITCgtpc192ZXJpZmllZBgCIAEoCCIwCgpIdW1hblBob25lEg0KBXBob25lGAEgASgJEhMKC2lzX3ZlcmlmaWVkGAIgASgIIt8BCglIdW1hblVzZXISKgoHcHJvZmlsZRgBIAEoCzIZLnN2Yy51c2VyLnYyLkh1bWFuUHJvZmlsZRImCgVlbWFpbBgCIAEoCzIXLnN2Yy51c2VyLnYyLkh1bWFuRW1haWwSJgoFcGhvbmUYAyABKAsyFy5zdmMudXNlci52Mi5IdW1hblBob25lEiAKGHBhc3N3b3JkX2NoYW5nZV9yZXF1aXJlZBgEIAEoCBI0ChBwYXNzd29yZF9jaGFuZ2VkGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ9CgtNYWNoaW5lVXNlchIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEhIKCmhhc19zZWNyZXQYAyABKAgSNwoRYWNjZXNzX3Rva2VuX3R5cGUYBCABKA4yHC5zdmMudXNlci52Mi5BY2Nlc3NUb2tlblR5cGUiJgoITWV0YWRhdGESCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgMIpABChNQZXJzb25hbEFjY2Vzc1Rva2VuEgoKAmlkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSJwoHZGV0YWlscxgDIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscxIzCg9leHBpcmF0aW9uX2RhdGUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wItkBCglVc2VyVG9rZW4SCgoCaWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRIRCgljbGllbnRfaWQYAyABKAkSDgoGc2NvcGVzGAQgAygJEhAKCGF1ZGllbmNlGAUgAygJEhIKCmNyZWRlbnRpYWwYBiABKAkSMQoNY3JlYXRpb25fZGF0ZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMwoPZXhwaXJhdGlvbl9kYXRlGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJUCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoDBInCgdkZXRhaWxzGAMgASgLMhYuc3ZjLm9iamVjdC52Mi5EZXRhaWxzIocBCgpNYWNoaW5lS2V5EgoKAmlkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSJwoHZGV0YWlscxgDIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscxIzCg9leHBpcmF0aW9uX2RhdGUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKoYBCglVc2VyU3RhdGUSGgoWVVNFUl9TVEFURV9VTlNQRUNJRklFRBAAEhUKEVVTRVJfU1RBVEVfQUNUSVZFEAESFwoTVVNFUl9TVEFURV9JTkFDVElWRRACEhUKEVVTRVJfU1RBVEVfTE9DS0VEEAMSFgoSVVNFUl9TVEFURV9JTklUSUFMEAQqWAoGR2VuZGVyEhYKEkdFTkRFUl9VTlNQRUNJRklFRBAAEhEKDUdFTkRFUl9GRU1BTEUQARIPCgtHRU5ERVJfTUFMRRACEhIKDkdFTkRFUl9ESVZFUlNFEAMqbQoPQWNjZXNzVG9rZW5UeXBlEiEKHUFDQ0VTU19UT0tFTl9UWVBFX1VOU1BFQ0lGSUVEEAASHAoYQUNDRVNTX1RPS0VOX1RZUEVfQkVBUkVSEAESGQoVQUNDRVNTX1RPS0VOX1RZUEVfSldUEAIqUQoIVXNlclR5cGUSGQoVVVNFUl9UWVBFX1VOU1BFQ0lGSUVEEAASEwoPVVNFUl9UWVBFX0hVTUFOEAESFQoRVVNFUl9UWVBFX01BQ0hJTkUQAmIGcHJvdG8z", [file_google_protobuf_timestamp, file_svc_object_v2_object]);
 
 /**
  * @generated from message svc.user.v2.User
@@ -289,6 +289,64 @@ export const PersonalAccessTokenSchema: GenMessage<PersonalAccessToken> = /*@__P
   messageDesc(file_svc_user_v2_user, 7);
 
 /**
+ * An OAuth access token of a user as listed: never the token itself.
+ *
+ * @generated from message svc.user.v2.UserToken
+ */
+export type UserToken = Message<"svc.user.v2.UserToken"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string user_id = 2;
+   */
+  userId: string;
+
+  /**
+   * The client it was issued to (the machine user itself, or an application).
+   *
+   * @generated from field: string client_id = 3;
+   */
+  clientId: string;
+
+  /**
+   * @generated from field: repeated string scopes = 4;
+   */
+  scopes: string[];
+
+  /**
+   * @generated from field: repeated string audience = 5;
+   */
+  audience: string[];
+
+  /**
+   * "secret" or "key:<key id>": the credential it was issued under.
+   *
+   * @generated from field: string credential = 6;
+   */
+  credential: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp creation_date = 7;
+   */
+  creationDate?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp expiration_date = 8;
+   */
+  expirationDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.user.v2.UserToken.
+ * Use `create(UserTokenSchema)` to create a new message.
+ */
+export const UserTokenSchema: GenMessage<UserToken> = /*@__PURE__*/
+  messageDesc(file_svc_user_v2_user, 8);
+
+/**
  * A user's metadata entry as listed.
  *
  * @generated from message svc.user.v2.MetadataEntry
@@ -315,7 +373,7 @@ export type MetadataEntry = Message<"svc.user.v2.MetadataEntry"> & {
  * Use `create(MetadataEntrySchema)` to create a new message.
  */
 export const MetadataEntrySchema: GenMessage<MetadataEntry> = /*@__PURE__*/
-  messageDesc(file_svc_user_v2_user, 8);
+  messageDesc(file_svc_user_v2_user, 9);
 
 /**
  * A key of a machine user for the JWT profile grant. The key material is
@@ -352,7 +410,7 @@ export type MachineKey = Message<"svc.user.v2.MachineKey"> & {
  * Use `create(MachineKeySchema)` to create a new message.
  */
 export const MachineKeySchema: GenMessage<MachineKey> = /*@__PURE__*/
-  messageDesc(file_svc_user_v2_user, 9);
+  messageDesc(file_svc_user_v2_user, 10);
 
 /**
  * @generated from enum svc.user.v2.UserState
