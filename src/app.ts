@@ -19,7 +19,7 @@ import { SettingsService } from "../gen/svc/settings/v2/settings_service_pb.js";
 import { UserService } from "../gen/svc/user/v2/user_service_pb.js";
 import { applicationService } from "./api/apps.js";
 import { authorizationService } from "./api/authorizations.js";
-import { type ApiDeps, authInterceptor, malformedInputIsInvalidArgument } from "./api/connect.js";
+import { type ApiDeps, type Authenticator, authInterceptor, malformedInputIsInvalidArgument } from "./api/connect.js";
 import { eventService } from "./api/events.js";
 import { registerHealth } from "./api/health.js";
 import { instanceService } from "./api/instance.js";
@@ -32,6 +32,8 @@ import { userService } from "./api/users.js";
 import type { Config } from "./config.js";
 import { setHashCeilings } from "./crypto/passwords.js";
 import type { Clock } from "./domain/context.js";
+import { DomainError } from "./domain/errors.js";
+import { type FailureLimits, failureKeys, rateLimited } from "./domain/limits.js";
 import { authenticateBearer } from "./domain/oauth/authn.js";
 import type { OAuthRuntime } from "./domain/oauth/runtime.js";
 import { bootstrapInstance } from "./domain/orgs/bootstrap.js";
@@ -62,6 +64,24 @@ export interface App {
   abortInFlight(): void;
   /** Stops the OAuth runtime and closes the database. */
   close(): Promise<void>;
+}
+
+/**
+ * Bearer authentication for the v2 API and SCIM with the per-address limit: an address that sent too many invalid
+ * tokens is refused (429) before its next token is even looked up. A missing token is not a failed guess.
+ */
+function limitedBearer(tokens: OAuthRuntime, limits: FailureLimits): Authenticator {
+  return async (authorization, now, peer) => {
+    const keys = failureKeys({}, peer);
+    const wait = limits.blockedFor(keys);
+    if (wait > 0) throw rateLimited(wait);
+    try {
+      return await authenticateBearer(tokens, authorization, now);
+    } catch (err) {
+      if (err instanceof DomainError && err.kind === "Unauthenticated" && err.id !== "Errors.Token.Missing") await limits.failed(keys);
+      throw err;
+    }
+  };
 }
 
 /** How long a readiness probe (/readyz, gRPC health) waits for the database. */
@@ -118,15 +138,19 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
       return false;
     }
   };
+  const limits = db.failureLimits(
+    { perClient: config.rateLimitClientFailures, perAddress: config.rateLimitAddressFailures, windowSeconds: config.rateLimitWindowSeconds },
+    log,
+  );
   let oauth: Awaited<ReturnType<typeof createOAuthRuntime>>;
   try {
-    oauth = await createOAuthRuntime({ config, db, store, instanceId, clock, log });
+    oauth = await createOAuthRuntime({ config, db, store, instanceId, clock, log, limits });
   } catch (err) {
     await db.close().catch(() => {});
     throw err;
   }
   const tokens = oauth.runtime;
-  const deps: ApiDeps = { store, authenticate: (authorization, now) => authenticateBearer(tokens, authorization, now), instanceId, clock, log };
+  const deps: ApiDeps = { store, authenticate: limitedBearer(tokens, limits), instanceId, clock, log, limits };
   const shutdown = new AbortController();
   // connect-node links every in-flight call to this signal and unlinks it when the call ends: the listener count is the
   // number of calls in flight, not a leak, and Node's warning at 11 would fire under any real load.

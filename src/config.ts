@@ -11,6 +11,10 @@ export interface Config {
   /** PostgreSQL connection string; the embedded PGlite database when unset. */
   databaseUrl?: string;
   databasePoolSize: number;
+  /** Failed authentications allowed per client id or user, and per source address, in a window (0: unlimited). */
+  rateLimitClientFailures: number;
+  rateLimitAddressFailures: number;
+  rateLimitWindowSeconds: number;
   /** PostgreSQL statement_timeout of request connections; a frozen server is given up on a little after it. */
   databaseStatementTimeoutMs: number;
   databaseLockTimeoutMs: number;
@@ -72,6 +76,9 @@ type IntKey = {
 const INTEGERS: Record<Exclude<IntKey, "signingKeyOverlapSeconds">, [name: string, def: number, min: number, max: number]> = {
   port: ["SVC_PORT", 8080, 0, 65535],
   databasePoolSize: ["SVC_DATABASE_POOL_SIZE", 10, 1, 1000],
+  rateLimitClientFailures: ["SVC_RATE_LIMIT_CLIENT_FAILURES", 10, 0, 1_000_000],
+  rateLimitAddressFailures: ["SVC_RATE_LIMIT_ADDRESS_FAILURES", 100, 0, 1_000_000],
+  rateLimitWindowSeconds: ["SVC_RATE_LIMIT_WINDOW_SECONDS", 60, 1, 86_400],
   databaseStatementTimeoutMs: ["SVC_DATABASE_STATEMENT_TIMEOUT_MS", 5_000, 100, 3_600_000],
   databaseLockTimeoutMs: ["SVC_DATABASE_LOCK_TIMEOUT_MS", 2_000, 100, 3_600_000],
   databaseAcquireTimeoutMs: ["SVC_DATABASE_ACQUIRE_TIMEOUT_MS", 3_000, 100, 600_000],

@@ -8,6 +8,7 @@ import type { Config } from "./config.js";
 import { embeddedMasterKey } from "./crypto/secretbox.js";
 import { SigningKeys } from "./crypto/signing-keys.js";
 import type { Clock } from "./domain/context.js";
+import type { FailureLimits } from "./domain/limits.js";
 import { type OAuthRuntime, purgeExpiredTokens } from "./domain/oauth/tokens.js";
 import { type AuthTarget, listenForInvalidations, onAuthInvalidation, TaggedCache } from "./store/auth-cache.js";
 import type { Database } from "./store/db.js";
@@ -21,6 +22,7 @@ export interface OAuthRuntimeDeps {
   instanceId: string;
   clock: Clock;
   log: Logger;
+  limits: FailureLimits;
 }
 
 /** The master key and where it came from (for the message when it does not fit the data). */
@@ -57,6 +59,7 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{ runt
     clock,
     log,
     lifetimes: { clientCredentials: config.accessTokenLifetimeClientCredentials, jwtProfile: config.accessTokenLifetimeJwtProfile },
+    limits: deps.limits,
     ...(caches as Pick<OAuthRuntime, keyof typeof caches>),
   };
   const onTarget = (t: AuthTarget) => {

@@ -162,6 +162,8 @@ function withRequestLog(next: NodeHandler, log: Logger): NodeHandler {
     const given = req.headers["x-request-id"];
     const requestId = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
     req.headers["x-request-id"] = requestId;
+    // Always the TCP peer, whatever a client sent under this name: the brute-force limits count per address.
+    req.headers["x-svc-peer"] = req.socket?.remoteAddress ?? "";
     res.setHeader("x-request-id", requestId);
     res.once("close", () => {
       log.info(

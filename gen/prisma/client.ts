@@ -156,3 +156,9 @@ export type SigningKey = Prisma.SigningKeyModel
  * 
  */
 export type OAuthToken = Prisma.OAuthTokenModel
+/**
+ * Model RateLimit
+ * Failed authentications counted per client id, user or source address, shared by every replica: the table of
+ * rate-limiter-flexible's PostgreSQL store (its column names and types).
+ */
+export type RateLimit = Prisma.RateLimitModel

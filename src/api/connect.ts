@@ -12,9 +12,16 @@ import { type AuthOption, auth_option } from "../../gen/svc/options/v2/auth_pb.j
 import { type Permission, readableOrgs } from "../domain/access/permissions.js";
 import type { Clock, Ctx } from "../domain/context.js";
 import { asDomainError, type ErrorKind, permissionDenied } from "../domain/errors.js";
+import type { FailureLimits } from "../domain/limits.js";
 
 /** Who is calling, from the Authorization header: the composition root binds it to the token runtime. */
-export type Authenticator = (authorization: string | null, now: Date) => Promise<Ctx["principal"]>;
+export type Authenticator = (authorization: string | null, now: Date, peer?: string) => Promise<Ctx["principal"]>;
+
+/**
+ * The request's TCP peer address, set by the server on every request (whatever the client sent under that name) and
+ * forwarded by the REST transcoder: what the brute-force limits count per address.
+ */
+export const PEER_HEADER = "x-svc-peer";
 
 export interface ApiDeps {
   store: Ctx["store"];
@@ -22,6 +29,7 @@ export interface ApiDeps {
   instanceId: string;
   clock: Clock;
   log: Logger;
+  limits?: FailureLimits;
 }
 
 const ctxKey = createContextKey<Ctx | undefined>(undefined, { description: "the call's domain context" });
@@ -96,8 +104,9 @@ export function authInterceptor(deps: ApiDeps): Interceptor {
     const requestId = req.header.get("x-request-id") || randomUUID();
     try {
       if (!PUBLIC_SERVICES.has(req.service.typeName)) {
-        const principal = await deps.authenticate(req.header.get("authorization"), deps.clock());
-        const ctx: Ctx = { store: deps.store, instanceId: deps.instanceId, principal, clock: deps.clock, log: deps.log, requestId };
+        const peer = req.header.get(PEER_HEADER) ?? undefined;
+        const principal = await deps.authenticate(req.header.get("authorization"), deps.clock(), peer);
+        const ctx: Ctx = { store: deps.store, instanceId: deps.instanceId, principal, clock: deps.clock, log: deps.log, requestId, limits: deps.limits, peer };
         checkDeclaredPermission(ctx, req.method);
         req.contextValues.set(ctxKey, ctx);
       }

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { Store } from "../store/index.js";
+import type { FailureLimits } from "./limits.js";
 
 /** Who is calling: resolved from the bearer token by the authenticator. */
 export interface Principal {
@@ -26,4 +27,8 @@ export interface Ctx {
   clock: Clock;
   log: Logger;
   requestId: string;
+  /** Brute-force limits of failed checks (passwords); none where unset. */
+  limits?: FailureLimits;
+  /** The address the request came from (the TCP peer), for the limits. */
+  peer?: string;
 }

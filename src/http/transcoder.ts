@@ -53,7 +53,7 @@ export type RestHandler = (req: Request, res: Response) => boolean;
 
 // Request headers an implementation or interceptor may rely on. Everything
 // else is HTTP plumbing that means nothing on the internal Connect call.
-const FORWARDED_REQUEST_HEADERS = new Set(["authorization", "x-request-id", "user-agent", "accept-language"]);
+const FORWARDED_REQUEST_HEADERS = new Set(["authorization", "x-request-id", "user-agent", "accept-language", "x-svc-peer"]);
 const FORWARDED_REQUEST_HEADER_PREFIX = "x-forwarded-";
 // Response headers that carry meaning for REST clients (the auth challenge
 // of a 401, the correlation id, when to retry a 503 or 429). Connect puts error metadata into headers.

@@ -9,8 +9,11 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
+import type { Logger } from "pino";
 import { PrismaClient } from "../../gen/prisma/client.js";
+import type { FailureLimits } from "../domain/limits.js";
 import { outage } from "./outage.js";
+import { failureLimits, type LimitSettings } from "./rate-limits.js";
 import { registerDriver } from "./sql.js";
 
 export type { PrismaClient };
@@ -33,6 +36,8 @@ export interface Database {
    * are applied together. No statement timeout applies inside.
    */
   migrationTransaction<T>(fn: (sql: MigrationSql) => Promise<T>): Promise<T>;
+  /** The brute-force failure counters: shared through PostgreSQL, in memory on the embedded database. */
+  failureLimits(settings: LimitSettings, log: Logger): FailureLimits;
   /** Runs fn while no other replica runs its own start-up work. */
   withStartupLock<T>(fn: () => Promise<T>): Promise<T>;
   /**
@@ -159,6 +164,7 @@ async function openPostgres(opts: DatabaseOptions & { url: string }): Promise<Da
       }
     },
     ready: (known, deadlineMs) => probe.ready(known, deadlineMs),
+    failureLimits: (settings, log) => failureLimits(settings, pool, log),
     async close() {
       probe.close();
       await prisma.$disconnect();
@@ -257,6 +263,7 @@ async function openEmbedded(dataDir: string): Promise<Database> {
       ),
     // One process owns the embedded database (see lockDataDir), so there is nobody to wait for.
     withStartupLock: (fn) => fn(),
+    failureLimits: (settings, log) => failureLimits(settings, undefined, log),
     async ready(known) {
       // In process: it cannot freeze apart from svc, so no deadline of its own.
       const rows = (await pglite.query<{ n: number }>(MIGRATED, [known])).rows;

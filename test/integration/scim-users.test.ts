@@ -416,7 +416,9 @@ describe("active", () => {
     expect(state.state).toBe("INACTIVE");
     const on = await scim(t, t.pat, "PUT", `${base}/Users/${id}`, newUser("deactivated-by-scim", { active: true }));
     expect(on.body.active).toBe(true);
-    expect((await scim(t, token, "GET", `${base}/Users/${id}`)).status).toBe(200);
+    // The deactivation ended the token issued before it (issue 11, finding 9); a new one works.
+    expectError(await scim(t, token, "GET", `${base}/Users/${id}`), 401);
+    expect((await scim(t, await humanToken(t, id), "GET", `${base}/Users/${id}`)).status).toBe(200);
     const types = (await t.server.db.prisma.event.findMany({ where: { aggregateId: id }, orderBy: { createdAt: "asc" } })).map((e) => e.type);
     expect(types).toEqual(expect.arrayContaining(["user.human.added", "user.deactivated", "user.reactivated"]));
   });

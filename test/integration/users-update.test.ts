@@ -191,7 +191,7 @@ describe("UpdateUser", () => {
 });
 
 describe("DeactivateUser / ReactivateUser", () => {
-  it("refuses the user's token at once and accepts it again after reactivation (REST)", async () => {
+  it("refuses the user's token at once, and for good: reactivation needs a new one (REST)", async () => {
     const robot = await caller(t, orgId, "robot-deactivate");
     expect((await rest(t.url, robot.pat, "GET", `/v2/users/${robot.userId}`)).status).toBe(200);
     expect((await rest(t.url, t.pat, "POST", `/v2/users/${robot.userId}/deactivate`, {})).status).toBe(200);
@@ -211,12 +211,14 @@ describe("DeactivateUser / ReactivateUser", () => {
 
     expect((await rest(t.url, t.pat, "POST", `/v2/users/${robot.userId}/reactivate`, {})).status).toBe(200);
     expect((await getUser(robot.userId)).state).toBe("USER_STATE_ACTIVE");
-    expect((await rest(t.url, robot.pat, "GET", `/v2/users/${robot.userId}`)).status).toBe(200);
+    // What was issued before the deactivation stays dead (issue 11, finding 9); a new PAT works.
+    expect((await rest(t.url, robot.pat, "GET", `/v2/users/${robot.userId}`)).status).toBe(401);
+    expect((await rest(t.url, await addPat(t, robot.userId), "GET", `/v2/users/${robot.userId}`)).status).toBe(200);
     expect(await restError(await rest(t.url, t.pat, "POST", `/v2/users/${robot.userId}/reactivate`, {}))).toEqual({
       status: 400,
       reason: "Errors.User.NotInactive",
     });
-    expect((await events(robot.userId, "user.deactivated")).map((e) => e.payload)).toEqual([{ state: "INACTIVE" }]);
+    expect((await events(robot.userId, "user.deactivated")).map((e) => e.payload)).toEqual([{ state: "INACTIVE", revokedTokens: 0, removedPats: 1 }]);
     expect((await events(robot.userId, "user.reactivated")).map((e) => e.payload)).toEqual([{ state: "ACTIVE" }]);
   });
 
@@ -267,7 +269,9 @@ describe("LockUser / UnlockUser", () => {
     expect((await rest(t.url, t.pat, "POST", `/v2/users/${robot.userId}/unlock`, {})).status).toBe(200);
     const unlocked = await t.server.db.prisma.user.findUniqueOrThrow({ where: { id: robot.userId } });
     expect(unlocked).toMatchObject({ state: "ACTIVE", lockedAt: null, failedPasswordAttempts: 0, failedOtpAttempts: 0 });
-    expect((await rest(t.url, robot.pat, "GET", `/v2/users/${robot.userId}`)).status).toBe(200);
+    // An administrator's lock ended the PATs issued before it (issue 11, finding 9); a new one works.
+    expect((await rest(t.url, robot.pat, "GET", `/v2/users/${robot.userId}`)).status).toBe(401);
+    expect((await rest(t.url, await addPat(t, robot.userId), "GET", `/v2/users/${robot.userId}`)).status).toBe(200);
     expect(await events(robot.userId, "user.locked")).toHaveLength(1);
     expect(await events(robot.userId, "user.unlocked")).toHaveLength(1);
   });
@@ -342,17 +346,22 @@ describe("taking access away", () => {
       for (const id of [...builtIn, r1.userId, r2.userId]) {
         if (id !== active.userId) await rest(t.url, active.pat, "POST", `/v2/users/${id}/reactivate`, {});
       }
+      // Deactivating svc-admin removed its PAT (issue 11, finding 9): the rest of this file uses a new one.
+      const fresh = await rest(t.url, active.pat, "POST", `/v2/users/${builtIn[1]}/pats`, {});
+      (t as { pat: string }).pat = (await json<{ token: string }>(fresh)).token;
       for (const r of [r1, r2]) await rest(t.url, t.pat, "DELETE", `/v2/instance/members/${r.userId}`);
     }
     for (const id of builtIn) expect((await getUser(id)).state).toBe("USER_STATE_ACTIVE");
   });
 
-  it("does not touch the PATs themselves: a reactivated user's token works again", async () => {
+  it("removes the PATs: a reactivated user's old tokens stay refused (issue 11, finding 9)", async () => {
     const robot = await caller(t, orgId, "robot-pat-kept");
     const second = await addPat(t, robot.userId);
     await rest(t.url, t.pat, "POST", `/v2/users/${robot.userId}/deactivate`, {});
     expect((await rest(t.url, second, "GET", `/v2/users/${robot.userId}`)).status).toBe(401);
     await rest(t.url, t.pat, "POST", `/v2/users/${robot.userId}/reactivate`, {});
-    expect((await rest(t.url, second, "GET", `/v2/users/${robot.userId}`)).status).toBe(200);
+    expect((await rest(t.url, second, "GET", `/v2/users/${robot.userId}`)).status).toBe(401);
+    const pats = await json<{ result?: unknown[] }>(await rest(t.url, t.pat, "POST", "/v2/users/pats/search", { userId: robot.userId }));
+    expect(pats.result ?? []).toEqual([]);
   });
 });

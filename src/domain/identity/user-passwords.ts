@@ -6,6 +6,7 @@ import { hashPassword, verifyPassword } from "../../crypto/passwords.js";
 import { commit, recordEvent, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument } from "../errors.js";
+import { failureKeys, rateLimited } from "../limits.js";
 import { checkPassword, passwordComplexity } from "../settings/settings.js";
 import { isLockedOut, lockedError, recordFailedPasswordCheck } from "./lockout.js";
 import { type TargetUser, targetUser } from "./user-access.js";
@@ -61,12 +62,20 @@ async function proveCurrentPassword(ctx: Ctx, user: TargetUser, currentPassword:
  * hash changed in the meantime.
  */
 export async function checkUserPassword(ctx: Ctx, user: { id: string; orgId: string }, password: string): Promise<"ok" | "wrong" | "locked"> {
+  // Guessing at one user, or from one address, is slowed down before the lockout policy is reached (and one address
+  // can lock out only a few users a window): past the limit no hash is even computed.
+  const keys = failureKeys({ user: user.id }, ctx.peer);
+  const wait = ctx.limits?.blockedFor(keys) ?? 0;
+  if (wait > 0) throw rateLimited(wait);
   // A locked user proves nothing with a password until an administrator unlocks it (a last owner: until its lock
   // period ends), whether or not the password is right.
   if (await isLockedOut(ctx, user)) return "locked";
   const stored = await ctx.store.users.passwordHash(user.id);
   const result = stored ? await verifyPassword(stored, password) : { ok: false, needsRehash: false };
-  if (!result.ok) return (await recordFailedPasswordCheck(ctx, user)) === "counted" ? "wrong" : "locked";
+  if (!result.ok) {
+    await ctx.limits?.failed(keys);
+    return (await recordFailedPasswordCheck(ctx, user)) === "counted" ? "wrong" : "locked";
+  }
   if (stored && result.needsRehash) await rehash(ctx, user, stored, password, result.format);
   return "ok";
 }

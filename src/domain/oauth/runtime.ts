@@ -2,10 +2,12 @@
 // lifetimes, and the caches in front of the store (filled here, invalidated by
 // src/store/auth-cache.ts across replicas). Created once by the composition
 // root (src/http/oauth createOAuth) and handed to whatever authenticates.
+
 import type { Logger } from "pino";
 import type { SigningKeys } from "../../crypto/signing-keys.js";
 import type { Store } from "../../store/index.js";
 import type { Clock } from "../context.js";
+import type { FailureLimits } from "../limits.js";
 import type { ClientRecord, MachineKeyRecord } from "./client-auth.js";
 import type { ResolvedToken } from "./resolve.js";
 
@@ -24,6 +26,8 @@ export interface OAuthRuntime {
   clock: Clock;
   log: Logger;
   lifetimes: { clientCredentials: number; jwtProfile: number };
+  /** Failed client authentications and assertions counted per client id and source address. */
+  limits: FailureLimits;
   tokens: AuthCache<ResolvedToken>;
   clients: AuthCache<ClientRecord | null>;
   /** Machine keys with their user, for the JWT profile grant (invalidated per user). */

@@ -2,6 +2,7 @@
 // and answered once by the router (errors.ts).
 import type { ServerResponse } from "node:http";
 import { bearerToken } from "../../domain/oauth/authn.js";
+import { limitedAttempt } from "../../domain/oauth/brute-force.js";
 import { invalidRequest } from "../../domain/oauth/errors.js";
 import {
   authenticateClient,
@@ -42,22 +43,36 @@ export function jwks(rt: OAuthRuntime): Handler {
 const authenticated = (rt: OAuthRuntime, req: Req, form: Form, endpoint: string): Promise<ClientRecord> =>
   authenticateClient(rt, { basic: basicCredentials(req.headers.authorization), form, endpoint: `${rt.issuer}${endpoint}` }, rt.clock());
 
+/** The endpoint's work under the brute-force limits (per named client id and per source address). */
+function limited<T>(rt: OAuthRuntime, req: Req, form: Form, endpoint: string, run: () => Promise<T>): Promise<T> {
+  let basicClientId: string | undefined;
+  try {
+    basicClientId = basicCredentials(req.headers.authorization)?.clientId;
+  } catch {
+    // malformed: authentication answers it
+  }
+  return limitedAttempt(rt, { endpoint, form, basicClientId, peer: req.socket?.remoteAddress }, run);
+}
+
 export function token(rt: OAuthRuntime): Handler {
   return async (req, res) => {
     const form = await postedForm(req);
     if (!form.grant_type) throw invalidRequest("grant_type is required");
     const grant = grantFor(form.grant_type);
-    // Credentials that are sent must be valid (RFC 6749 §3.2.1), never silently ignored.
-    const sent = basicCredentials(req.headers.authorization) || form.client_secret !== undefined || form.client_assertion !== undefined;
-    const client = grant.clientAuthentication === "required" || sent ? await authenticated(rt, req, form, "/oauth/v2/token") : undefined;
-    sendJson(res, 200, await grant.handle(rt, form, client, rt.clock()), NO_STORE);
+    const answer = await limited(rt, req, form, "/oauth/v2/token", async () => {
+      // Credentials that are sent must be valid (RFC 6749 §3.2.1), never silently ignored.
+      const sent = basicCredentials(req.headers.authorization) || form.client_secret !== undefined || form.client_assertion !== undefined;
+      const client = grant.clientAuthentication === "required" || sent ? await authenticated(rt, req, form, "/oauth/v2/token") : undefined;
+      return grant.handle(rt, form, client, rt.clock());
+    });
+    sendJson(res, 200, answer, NO_STORE);
   };
 }
 
 export function introspection(rt: OAuthRuntime): Handler {
   return async (req, res) => {
     const form = await postedForm(req);
-    const client = await authenticated(rt, req, form, "/oauth/v2/introspect");
+    const client = await limited(rt, req, form, "/oauth/v2/introspect", () => authenticated(rt, req, form, "/oauth/v2/introspect"));
     sendJson(res, 200, await introspect(rt, client, form.token, rt.clock()), NO_STORE);
   };
 }
@@ -65,7 +80,7 @@ export function introspection(rt: OAuthRuntime): Handler {
 export function revocation(rt: OAuthRuntime): Handler {
   return async (req, res) => {
     const form = await postedForm(req);
-    const client = await authenticated(rt, req, form, "/oauth/v2/revoke");
+    const client = await limited(rt, req, form, "/oauth/v2/revoke", () => authenticated(rt, req, form, "/oauth/v2/revoke"));
     await revoke(rt, client, form.token, rt.clock());
     res.writeHead(200, { ...NO_STORE, "content-length": "0" });
     res.end();

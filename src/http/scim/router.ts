@@ -11,6 +11,7 @@
 import { parse as parseQuery } from "node:querystring";
 import type { Logger } from "pino";
 import type { Clock, Ctx } from "../../domain/context.js";
+import type { FailureLimits } from "../../domain/limits.js";
 import { ScimError, toScimError } from "./errors.js";
 import { acceptable, type Exchange, header, type Req, type Res, requestOrigin, send } from "./exchange.js";
 import { type Handler, type Routes, scimRoutes } from "./routes.js";
@@ -18,7 +19,8 @@ import { type Handler, type Routes, scimRoutes } from "./routes.js";
 export interface ScimDeps {
   store: Ctx["store"];
   /** The bearer token's principal (bound to the token runtime by the composition root). */
-  authenticate: (authorization: string | null, now: Date) => Promise<Ctx["principal"]>;
+  authenticate: (authorization: string | null, now: Date, peer?: string) => Promise<Ctx["principal"]>;
+  limits?: FailureLimits;
   instanceId: string;
   clock: Clock;
   log: Logger;
@@ -34,8 +36,11 @@ const noEndpoint = () => new ScimError(404, undefined, "Errors.Scim.Endpoint.Not
 /** The call context of a request, built once: the bearer token's principal and the service's dependencies. */
 function contextOf(deps: ScimDeps) {
   return async (x: Exchange): Promise<Ctx> => {
-    const principal = await deps.authenticate(header(x.req, "authorization") ?? null, deps.clock());
+    const peer = x.req.socket?.remoteAddress;
+    const principal = await deps.authenticate(header(x.req, "authorization") ?? null, deps.clock(), peer);
     return {
+      limits: deps.limits,
+      peer,
       store: deps.store,
       instanceId: deps.instanceId,
       principal,
