@@ -34,6 +34,8 @@ export interface Config {
   requestTimeoutMs: number;
   /** Streams one HTTP/2 connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS). */
   http2MaxConcurrentStreams: number;
+  /** Requests in progress past which new ones are answered 503 at once (0: no limit). */
+  maxInflightRequests: number;
   /** AES-256-GCM key encrypting signing keys at rest (SVC_MASTER_KEY); generated into the data directory on the embedded database when unset. */
   masterKey?: Buffer;
   /** The master key being replaced (SVC_MASTER_KEY_PREVIOUS): at start, what it sealed is sealed again with masterKey. */
@@ -87,6 +89,7 @@ const INTEGERS: Record<Exclude<IntKey, "signingKeyOverlapSeconds">, [name: strin
   maxRequestBytes: ["SVC_MAX_REQUEST_BYTES", 4 * 1024 * 1024, 1024, 1024 * 1024 * 1024],
   requestTimeoutMs: ["SVC_REQUEST_TIMEOUT_MS", 300_000, 1_000, 3_600_000],
   http2MaxConcurrentStreams: ["SVC_HTTP2_MAX_CONCURRENT_STREAMS", 250, 1, 10_000],
+  maxInflightRequests: ["SVC_MAX_INFLIGHT_REQUESTS", 0, 0, 1_000_000],
   accessTokenLifetimeClientCredentials: ["SVC_ACCESS_TOKEN_LIFETIME_CLIENT_CREDENTIALS", 43_200, 60, 31 * DAY],
   accessTokenLifetimeJwtProfile: ["SVC_ACCESS_TOKEN_LIFETIME_JWT_PROFILE", 3_600, 60, 31 * DAY],
   signingKeyRotationSeconds: ["SVC_SIGNING_KEY_ROTATION", 30 * DAY, 60, 3_650 * DAY],

@@ -69,12 +69,18 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{ runt
   const unsubscribe = onAuthInvalidation(onTarget);
   let listener: { ready: Promise<void>; close(): Promise<void> } | undefined;
   if (db.kind === "postgres" && config.databaseUrl) {
-    listener = listenForInvalidations(config.databaseUrl, log, onTarget, (up) => {
-      for (const c of all) {
-        c.enabled = up;
-        if (!up) c.clear();
-      }
-    });
+    listener = listenForInvalidations(
+      config.databaseUrl,
+      log,
+      onTarget,
+      (up) => {
+        for (const c of all) {
+          c.enabled = up;
+          if (!up) c.clear();
+        }
+      },
+      (payload) => db.notify(payload),
+    );
     await listener.ready;
   }
   await keys.active();

@@ -46,7 +46,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   const log = opts.logger ?? createLogger(config.logLevel);
   const app = await createApp(config, log, opts.clock ?? (() => new Date()));
   const draining: Draining = { shuttingDown: false, pending: new Set(), sessions: new Set() };
-  const handler = withRequestLog(drainAware(app.dispatch, draining, config.requestTimeoutMs), log);
+  const handler = withRequestLog(admission(drainAware(app.dispatch, draining, config.requestTimeoutMs), config.maxInflightRequests), log);
   const h1 = http.createServer(
     {
       keepAliveTimeout: 5_000,
@@ -152,6 +152,28 @@ function drainAware(dispatch: NodeHandler, draining: Draining, requestTimeoutMs:
     setImmediate(() => {
       if (!stream.destroyed && !stream.closed) dispatch(req, res);
     });
+  };
+}
+
+/**
+ * Load shedding (SVC_MAX_INFLIGHT_REQUESTS, off at 0): past that many requests in progress, a new one is answered
+ * 503 with Retry-After at once instead of queuing behind the others (for the database pool, say) until every
+ * request is slow. The probes are never shed: a shedding replica is alive and may well be ready.
+ */
+function admission(next: NodeHandler, max: number): NodeHandler {
+  if (max === 0) return next;
+  let inflight = 0;
+  return (req, res) => {
+    const path = (req.url ?? "").split("?")[0];
+    if (path === "/healthz" || path === "/readyz") return next(req, res);
+    if (inflight >= max) {
+      res.writeHead(503, { "retry-after": "1", "content-type": "application/json", "cache-control": "no-store" });
+      res.end(JSON.stringify({ code: 14, message: "the server is busy: try again shortly" }));
+      return;
+    }
+    inflight++;
+    res.once("close", () => inflight--);
+    next(req, res);
   };
 }
 

@@ -23,6 +23,7 @@
 // safety net, entries expire after ENTRY_TTL_MS, and while a replica's LISTEN
 // connection is down it caches nothing (every request goes to the database)
 // until it has reconnected and flushed.
+import { randomUUID } from "node:crypto";
 import pg from "pg";
 import type { Logger } from "pino";
 import type { Prisma } from "../../gen/prisma/client.js";
@@ -117,16 +118,25 @@ function parseTarget(payload: string | undefined): AuthTarget {
   return { all: true };
 }
 
+/** How often a replica sends itself a heartbeat on the channel, and how long without any notification means stalled. */
+export const HEARTBEAT_MS = 1_000;
+export const STALLED_AFTER_MS = 2_500;
+
 /**
  * A dedicated PostgreSQL connection LISTENing on the invalidation channel.
  * While it is down, `setConnected(false)` tells the caches to stop caching;
  * after reconnecting everything is flushed (notifications may have been missed).
+ * A connection can also stall without failing (a network path that drops
+ * packets, a server process stopped): `heartbeat` sends a notification every
+ * HEARTBEAT_MS through another connection, and a listener that hears nothing
+ * for STALLED_AFTER_MS (well under a cache entry's life) is taken for lost.
  */
 export function listenForInvalidations(
   url: string,
   log: Logger,
   onTarget: Listener,
   setConnected: (up: boolean) => void,
+  heartbeat?: (payload: string) => Promise<void>,
 ): { ready: Promise<void>; close(): Promise<void> } {
   let client: pg.Client | undefined;
   let closed = false;
@@ -137,6 +147,17 @@ export function listenForInvalidations(
   });
   // Logged once per outage (when it goes down and when it is back), not at every retry.
   let down = false;
+  let lastHeard = performance.now();
+  let beats = 0;
+  const me = randomUUID();
+  const beat = heartbeat
+    ? setInterval(() => {
+        heartbeat(JSON.stringify({ heartbeat: me, n: ++beats })).catch(() => {});
+        if (client && !down && performance.now() - lastHeard > STALLED_AFTER_MS)
+          client.emit("error", new Error("no notification (not even its own heartbeat) for too long: the listener has stalled"));
+      }, HEARTBEAT_MS)
+    : undefined;
+  beat?.unref();
   const connect = async (delay: number) => {
     if (closed) return;
     const c = new pg.Client({ connectionString: url });
@@ -148,6 +169,8 @@ export function listenForInvalidations(
       setConnected(false);
       if (!down) log.warn({ err }, "auth cache invalidation listener lost; caching disabled until it reconnects");
       down = true;
+      // A stalled connection would never finish a polite end: drop the socket.
+      (c as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
       c.end().catch(() => {});
       const next = Math.min(delay * 2, 5_000);
       retry = setTimeout(() => void connect(next), delay);
@@ -156,11 +179,16 @@ export function listenForInvalidations(
     c.on("error", fail);
     c.on("end", () => fail(new Error("connection ended")));
     c.on("notification", (msg) => {
-      if (msg.channel === AUTH_CHANNEL) onTarget(parseTarget(msg.payload));
+      if (msg.channel !== AUTH_CHANNEL) return;
+      lastHeard = performance.now();
+      // Heartbeats (ours and other replicas') only prove the connection is alive.
+      if (msg.payload?.startsWith('{"heartbeat"')) return;
+      onTarget(parseTarget(msg.payload));
     });
     try {
       await c.connect();
       await c.query(`LISTEN ${AUTH_CHANNEL}`);
+      lastHeard = performance.now();
       onTarget({ all: true });
       setConnected(true);
       if (down) log.info("auth cache invalidation listener reconnected; caches flushed");
@@ -178,6 +206,7 @@ export function listenForInvalidations(
     async close() {
       closed = true;
       if (retry) clearTimeout(retry);
+      if (beat) clearInterval(beat);
       await client?.end().catch(() => {});
     },
   };

@@ -36,6 +36,8 @@ export interface Database {
    * are applied together. No statement timeout applies inside.
    */
   migrationTransaction<T>(fn: (sql: MigrationSql) => Promise<T>): Promise<T>;
+  /** Sends a notification on the auth invalidation channel outside any transaction (the listener's heartbeat). */
+  notify(payload: string): Promise<void>;
   /** The brute-force failure counters: shared through PostgreSQL, in memory on the embedded database. */
   failureLimits(settings: LimitSettings, log: Logger): FailureLimits;
   /** Runs fn while no other replica runs its own start-up work. */
@@ -165,6 +167,9 @@ async function openPostgres(opts: DatabaseOptions & { url: string }): Promise<Da
     },
     ready: (known, deadlineMs) => probe.ready(known, deadlineMs),
     failureLimits: (settings, log) => failureLimits(settings, pool, log),
+    async notify(payload) {
+      await pool.query("SELECT pg_notify('svc_auth', $1)", [payload]);
+    },
     async close() {
       probe.close();
       await prisma.$disconnect();
@@ -264,6 +269,8 @@ async function openEmbedded(dataDir: string): Promise<Database> {
     // One process owns the embedded database (see lockDataDir), so there is nobody to wait for.
     withStartupLock: (fn) => fn(),
     failureLimits: (settings, log) => failureLimits(settings, undefined, log),
+    // One process: invalidation never leaves it, so there is no listener to keep alive.
+    notify: async () => {},
     async ready(known) {
       // In process: it cannot freeze apart from svc, so no deadline of its own.
       const rows = (await pglite.query<{ n: number }>(MIGRATED, [known])).rows;

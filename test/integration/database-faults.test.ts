@@ -10,6 +10,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import pg from "pg";
 import { type PgCluster, pgBinDir, startPgCluster } from "../support/pg-cluster.js";
 import { type ChildServer, spawnServer } from "../support/server.js";
 
@@ -134,3 +135,70 @@ maybe("a stopped PostgreSQL (private cluster)", () => {
     }
   }, 60_000);
 });
+
+maybe("a stalled LISTEN connection (issue 11, finding 20)", () => {
+  it("is detected by its heartbeat within seconds: the replica stops serving cached tokens another replica revoked", async () => {
+    const cluster = await startPgCluster();
+    const dirs = [await mkdtemp(path.join(tmpdir(), "svc-listen-a-")), await mkdtemp(path.join(tmpdir(), "svc-listen-b-"))];
+    const a = await spawnServer({ SVC_DATA_DIR: dirs[0] as string, SVC_DATABASE_URL: cluster.url });
+    const b = await spawnServer({ SVC_DATA_DIR: dirs[1] as string, SVC_DATABASE_URL: cluster.url });
+    const stopped: number[] = [];
+    try {
+      const pat = (await readFile(path.join(dirs[0] as string, "admin.pat"), "utf8")).trim();
+      const headers = { authorization: `Bearer ${pat}`, "content-type": "application/json" };
+      const orgs = (await (await fetch(`${a.url}/v2/organizations`, { method: "POST", headers, body: "{}" })).json()) as { result: { id: string }[] };
+      const created = await fetch(`${a.url}/v2/users/new`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ organizationId: orgs.result[0]?.id, username: "listen-robot", machine: { name: "listen robot" } }),
+      });
+      const userId = ((await created.json()) as { id: string }).id;
+      const secret = ((await (await fetch(`${a.url}/v2/users/${userId}/secret`, { method: "POST", headers, body: "{}" })).json()) as { clientSecret: string })
+        .clientSecret;
+      const basic = `Basic ${Buffer.from(`${userId}:${secret}`).toString("base64")}`;
+      const form = { "content-type": "application/x-www-form-urlencoded", authorization: basic };
+      const issued = await fetch(`${a.url}/oauth/v2/token`, {
+        method: "POST",
+        headers: form,
+        body: "grant_type=client_credentials&scope=urn:svc:iam:org:project:id:svc:aud",
+      });
+      const token = ((await issued.json()) as { access_token: string }).access_token;
+      const use = () =>
+        fetch(`${a.url}/v2/organizations`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: "{}" });
+      // Cached on replica a from now on (for up to 5 s).
+      expect((await use()).status).not.toBe(401);
+
+      // Both replicas' LISTEN backends stop answering; their TCP connections stay open.
+      const pids = await withPg(cluster.url, async (c) =>
+        (await c.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN svc_auth'`)).rows.map((r) => r.pid),
+      );
+      expect(pids).toHaveLength(2);
+      for (const pid of pids) {
+        process.kill(pid, "SIGSTOP");
+        stopped.push(pid);
+      }
+      await new Promise((r) => setTimeout(r, 3_200));
+      // Revoked through the other replica: its notification reaches no one.
+      const revoked = await fetch(`${b.url}/oauth/v2/revoke`, { method: "POST", headers: form, body: new URLSearchParams({ token }) });
+      expect(revoked.status).toBe(200);
+      expect((await use()).status).toBe(401);
+      expect(a.logs.some((l) => String(l.msg).startsWith("auth cache invalidation listener lost"))).toBe(true);
+    } finally {
+      for (const pid of stopped) process.kill(pid, "SIGCONT");
+      await a.stop();
+      await b.stop();
+      await cluster.destroy();
+      for (const d of dirs) await rm(d, { recursive: true, force: true });
+    }
+  }, 90_000);
+});
+
+async function withPg<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client(url);
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}

@@ -624,3 +624,50 @@ describe("Connect and gRPC", () => {
     expect(res.headers.get("grpc-status") ?? "0").toBe("0");
   });
 });
+
+describe("load shedding (issue 11, finding 20)", () => {
+  it("past SVC_MAX_INFLIGHT_REQUESTS a new request is 503 with Retry-After at once; probes still answer", async () => {
+    const s = await startTestServer({ SVC_MAX_INFLIGHT_REQUESTS: "2" });
+    const { default: http } = await import("node:http");
+    const held: import("node:http").ClientRequest[] = [];
+    try {
+      // Two requests whose bodies never finish hold both places.
+      const answers = [0, 1].map(
+        () =>
+          new Promise<number>((resolve, reject) => {
+            const req = http.request(`${s.url}/v2/users`, {
+              method: "POST",
+              headers: { authorization: `Bearer ${s.pat}`, "content-type": "application/json", "content-length": "2" },
+            });
+            req.on("response", (r) => {
+              r.resume();
+              resolve(r.statusCode ?? 0);
+            });
+            req.on("error", reject);
+            req.write("{");
+            held.push(req);
+          }),
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      const shed = await fetch(`${s.url}/v2/users`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${s.pat}`, "content-type": "application/json" },
+        body: "{}",
+      });
+      expect(shed.status).toBe(503);
+      expect(shed.headers.get("retry-after")).toBe("1");
+      expect((await fetch(`${s.url}/readyz`)).status).toBe(200);
+      for (const req of held) req.end("}");
+      expect(await Promise.all(answers)).toEqual([200, 200]);
+      const after = await fetch(`${s.url}/v2/users`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${s.pat}`, "content-type": "application/json" },
+        body: "{}",
+      });
+      expect(after.status).toBe(200);
+    } finally {
+      for (const req of held) req.destroy();
+      await s.stop();
+    }
+  });
+});
