@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import http2 from "node:http2";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import { type App, createApp, type NodeHandler } from "./app.js";
 import type { Config } from "./config.js";
@@ -30,6 +30,8 @@ export interface StartOptions {
   logger?: Logger;
 }
 
+/** While draining, how long an open HTTP/1.1 connection may stay idle before it is closed. */
+const IDLE_LINGER_MS = 500;
 /** After the grace period, how long closing the database may take before svc stops without it. */
 const CLOSE_BOUND_MS = 1_000;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -92,8 +94,14 @@ async function closeGracefully(app: App, h1: http.Server, draining: Draining, gr
   app.beginShutdown();
   // Responses not yet sent tell HTTP/1.1 clients not to reuse the connection.
   for (const r of draining.pending) if (!r.headersSent) r.shouldKeepAlive = false;
-  const drained = new Promise<void>((resolve) => h1.close(() => resolve()));
-  h1.closeIdleConnections();
+  // Stop accepting, but do not cut the open keep-alive connections at once (http.Server.close would): a client may be
+  // sending its next request on one at that very moment and would see ECONNRESET for a request it cannot know was
+  // never read. Each open connection instead gets its next answer with Connection: close; those that stay idle for a
+  // moment are closed then, when no client is about to use them.
+  const drained = new Promise<void>((resolve) => net.Server.prototype.close.call(h1, () => resolve()));
+  const linger = setInterval(() => h1.closeIdleConnections(), Math.max(1, Math.min(IDLE_LINGER_MS, graceMs / 2)));
+  linger.unref();
+  void drained.finally(() => clearInterval(linger));
   for (const s of draining.sessions) s.close();
   const grace = new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), graceMs).unref());
   if ((await Promise.race([drained, grace])) === "timeout") {

@@ -671,3 +671,51 @@ describe("load shedding (issue 11, finding 20)", () => {
     }
   });
 });
+
+describe("SIGTERM with keep-alive clients (issue 11, finding 20)", () => {
+  it("no request is cut with ECONNRESET: open connections get Connection: close, then the listener is gone", async () => {
+    const { default: http } = await import("node:http");
+    const { mkdtemp, rm } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const path = await import("node:path");
+    const dir = await mkdtemp(path.join(tmpdir(), "svc-keepalive-"));
+    const s = await spawnServer({ SVC_DATA_DIR: dir, SVC_SHUTDOWN_GRACE_MS: "3000" });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 20 });
+    const seen = { ok: 0, reset: 0, refused: 0, other: 0 };
+    let running = true;
+    const one = () =>
+      new Promise<void>((resolve) => {
+        const req = http.get(`${s.url}/healthz`, { agent }, (res) => {
+          res.resume();
+          res.on("end", () => {
+            seen.ok++;
+            resolve();
+          });
+        });
+        req.on("error", (e: NodeJS.ErrnoException) => {
+          if (e.code === "ECONNRESET") seen.reset++;
+          else if (e.code === "ECONNREFUSED") seen.refused++;
+          else seen.other++;
+          resolve();
+        });
+      });
+    const loops = Array.from({ length: 20 }, async () => {
+      while (running) await one();
+    });
+    try {
+      await new Promise((r) => setTimeout(r, 1_000));
+      const exited = s.stop();
+      await new Promise((r) => setTimeout(r, 1_000));
+      running = false;
+      await Promise.all(loops);
+      expect(await exited).toBe(0);
+      // Requests after the close find no listener (refused, never sent); none is cut halfway.
+      expect(seen.ok).toBeGreaterThan(100);
+      expect({ reset: seen.reset, other: seen.other }).toEqual({ reset: 0, other: 0 });
+    } finally {
+      running = false;
+      agent.destroy();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
