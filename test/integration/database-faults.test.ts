@@ -10,7 +10,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import pg from "pg";
+import { withPgClient } from "../support/db.js";
 import { type PgCluster, pgBinDir, startPgCluster } from "../support/pg-cluster.js";
 import { type ChildServer, spawnServer } from "../support/server.js";
 
@@ -169,7 +169,7 @@ maybe("a stalled LISTEN connection (issue 11, finding 20)", () => {
       expect((await use()).status).not.toBe(401);
 
       // Both replicas' LISTEN backends stop answering; their TCP connections stay open.
-      const pids = await withPg(cluster.url, async (c) =>
+      const pids = await withPgClient(cluster.url, async (c) =>
         (await c.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN svc_auth'`)).rows.map((r) => r.pid),
       );
       expect(pids).toHaveLength(2);
@@ -192,13 +192,3 @@ maybe("a stalled LISTEN connection (issue 11, finding 20)", () => {
     }
   }, 90_000);
 });
-
-async function withPg<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client(url);
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}

@@ -16,7 +16,7 @@ import pg from "pg";
 import { openDatabase } from "../../src/store/db.js";
 import { applyMigrations } from "../../src/store/migrate.js";
 import { readMigrations } from "../../src/store/schema-engine.js";
-import { PG_URL } from "../support/db.js";
+import { PG_URL, withPgClient } from "../support/db.js";
 import { freshDatabase, ROOT, spawnServer, TEST_MASTER_KEY, type TestDatabase } from "../support/server.js";
 
 const md5 = (s: string) => createHash("md5").update(s).digest("hex");
@@ -31,16 +31,6 @@ const FINGERPRINT = `
       WHERE connamespace = 'public'::regnamespace
     UNION ALL SELECT 'e ' || t.typname || ' ' || e.enumlabel || ' ' || e.enumsortorder FROM pg_enum e JOIN pg_type t ON t.oid = e.enumtypid
   ) s`;
-
-async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client(url);
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
 
 /** Runs svc's migrator against `url` as a start would (its own pool), closed afterwards. */
 async function migrate(url: string): Promise<string[]> {
@@ -68,7 +58,7 @@ pgOnly("PostgreSQL: a migration cut off at a statement boundary leaves nothing b
    * `target` is written, before the commit.
    */
   async function installFault(url: string, target: string | null, at: number): Promise<void> {
-    await withClient(url, async (c) => {
+    await withPgClient(url, async (c) => {
       await c.query(`CREATE TABLE fault_map (hash text PRIMARY KEY, seq text NOT NULL, target boolean NOT NULL)`);
       for (const [i, m] of migrations.entries()) {
         await c.query(`CREATE SEQUENCE fault_seq_${i}`);
@@ -99,7 +89,7 @@ pgOnly("PostgreSQL: a migration cut off at a statement boundary leaves nothing b
   }
 
   async function removeFault(url: string): Promise<void> {
-    await withClient(url, async (c) => {
+    await withPgClient(url, async (c) => {
       await c.query(`DROP EVENT TRIGGER IF EXISTS fault_ddl`);
       await c.query(`DROP TRIGGER IF EXISTS fault_row ON "_prisma_migrations"`);
       await c.query(`DROP FUNCTION IF EXISTS fault_row(), fault_ddl() CASCADE`);
@@ -117,7 +107,7 @@ pgOnly("PostgreSQL: a migration cut off at a statement boundary leaves nothing b
     const url = reference.url as string;
     await installFault(url, null, 0);
     expect(await migrate(url)).toEqual(migrations.map((m) => m.name));
-    await withClient(url, async (c) => {
+    await withPgClient(url, async (c) => {
       for (const [i, m] of migrations.entries()) {
         const { rows } = await c.query<{ n: string }>(`SELECT last_value AS n, is_called FROM fault_seq_${i}`);
         const row = rows[0] as unknown as { n: string; is_called: boolean };
@@ -125,7 +115,7 @@ pgOnly("PostgreSQL: a migration cut off at a statement boundary leaves nothing b
       }
     });
     await removeFault(url);
-    referenceFingerprint = await withClient(url, async (c) => (await c.query<{ fp: string }>(FINGERPRINT)).rows[0]?.fp ?? "");
+    referenceFingerprint = await withPgClient(url, async (c) => (await c.query<{ fp: string }>(FINGERPRINT)).rows[0]?.fp ?? "");
   }, 60_000);
   afterAll(() => reference?.drop());
 
@@ -154,7 +144,7 @@ pgOnly("PostgreSQL: a migration cut off at a statement boundary leaves nothing b
           failures.push(`${target} at ${at}: not cut (${cut})`);
           continue;
         }
-        const recorded = await withClient(url, async (c) => {
+        const recorded = await withPgClient(url, async (c) => {
           const exists = (await c.query(`SELECT to_regclass('"_prisma_migrations"') AS t`)).rows[0]?.t;
           return exists ? (await c.query<{ migration_name: string }>(`SELECT migration_name FROM "_prisma_migrations"`)).rows.map((r) => r.migration_name) : [];
         });
@@ -170,7 +160,7 @@ pgOnly("PostgreSQL: a migration cut off at a statement boundary leaves nothing b
         await removeFault(url);
         // The next start applies the rest, and the result is the schema of an uninterrupted run.
         await migrate(url);
-        const after = await withClient(url, async (c) => ({
+        const after = await withPgClient(url, async (c) => ({
           fp: (await c.query<{ fp: string }>(FINGERPRINT)).rows[0]?.fp,
           rows: (
             await c.query<{ migration_name: string; finished: boolean }>(
@@ -192,7 +182,7 @@ pgOnly("PostgreSQL: a migration cut off at a statement boundary leaves nothing b
     const url = db.url as string;
     try {
       await migrate(url);
-      await withClient(url, (c) => c.query(`UPDATE "_prisma_migrations" SET finished_at = NULL WHERE migration_name = $1`, [migrations[1]?.name]));
+      await withPgClient(url, (c) => c.query(`UPDATE "_prisma_migrations" SET finished_at = NULL WHERE migration_name = $1`, [migrations[1]?.name]));
       await expect(migrate(url)).rejects.toThrow(/was started and never finished.*README/s);
     } finally {
       await db.drop();

@@ -35,8 +35,9 @@ function databaseUrl(name: string): string {
   return url.toString();
 }
 
-async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client(PG_URL);
+/** Runs fn on a connection of its own to `url`, closed afterwards. */
+export async function withPgClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client(url);
   await c.connect();
   try {
     return await fn(c);
@@ -44,6 +45,8 @@ async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
     await c.end();
   }
 }
+
+const admin = <T>(fn: (c: pg.Client) => Promise<T>): Promise<T> => withPgClient(PG_URL as string, fn);
 
 let template: Promise<string> | undefined;
 
