@@ -162,3 +162,38 @@ export type OAuthToken = Prisma.OAuthTokenModel
  * rate-limiter-flexible's PostgreSQL store (its column names and types).
  */
 export type RateLimit = Prisma.RateLimitModel
+/**
+ * Model Session
+ * 
+ */
+export type Session = Prisma.SessionModel
+/**
+ * Model AuthRequest
+ * 
+ */
+export type AuthRequest = Prisma.AuthRequestModel
+/**
+ * Model RefreshToken
+ * 
+ */
+export type RefreshToken = Prisma.RefreshTokenModel
+/**
+ * Model UserTotp
+ * 
+ */
+export type UserTotp = Prisma.UserTotpModel
+/**
+ * Model Passkey
+ * 
+ */
+export type Passkey = Prisma.PasskeyModel
+/**
+ * Model UserCode
+ * 
+ */
+export type UserCode = Prisma.UserCodeModel
+/**
+ * Model PasswordHistory
+ * 
+ */
+export type PasswordHistory = Prisma.PasswordHistoryModel

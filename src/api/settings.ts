@@ -10,15 +10,18 @@ import {
   type LockoutSettingsSchema,
   type LoginSettings,
   type LoginSettingsSchema,
+  MultiFactorType,
   type PasswordComplexitySettings,
   type PasswordComplexitySettingsSchema,
   type PasswordExpirySettings,
   type PasswordExpirySettingsSchema,
   ResourceOwnerType,
+  SecondFactorType,
   type SecuritySettings,
   type SecuritySettingsSchema,
 } from "../../gen/svc/settings/v2/settings_pb.js";
 import type { SettingsService } from "../../gen/svc/settings/v2/settings_service_pb.js";
+import { invalidArgument } from "../domain/errors.js";
 import {
   type Effective,
   getSettings,
@@ -28,8 +31,25 @@ import {
   type SettingKind,
   setSettings,
 } from "../domain/settings/settings.js";
+import type { MultiFactor, SecondFactor } from "../domain/settings/values.js";
 import { ctxOf } from "./connect.js";
 import { details, ts } from "./convert.js";
+
+const SECOND_FACTORS: Record<SecondFactor, SecondFactorType> = {
+  otp: SecondFactorType.OTP,
+  u2f: SecondFactorType.U2F,
+  otp_email: SecondFactorType.OTP_EMAIL,
+};
+const MULTI_FACTORS: Record<MultiFactor, MultiFactorType> = { u2f_with_verification: MultiFactorType.U2F_WITH_VERIFICATION };
+
+/** The domain names of proto enum values; an unknown or unspecified value is InvalidArgument. */
+function fromEnum<T extends string>(table: Record<T, number>, values: readonly number[], field: string): T[] {
+  return values.map((v) => {
+    const name = (Object.keys(table) as T[]).find((k) => table[k] === v);
+    if (!name) throw invalidArgument("Errors.Settings.Login.FactorInvalid", `${field}: unknown value ${v}`, { field });
+    return name;
+  });
+}
 
 const owner = (o: ResourceOwner) => (o === "org" ? ResourceOwnerType.ORG : ResourceOwnerType.INSTANCE);
 
@@ -69,6 +89,7 @@ const passwordComplexity: Mapping<"password_complexity", typeof PasswordComplexi
     requiresLowercase: s.requiresLowercase,
     requiresNumber: s.requiresNumber,
     requiresSymbol: s.requiresSymbol,
+    historyCount: s.historyCount,
     resourceOwnerType: owner(s.resourceOwner),
   }),
   fromProto: (p: PasswordComplexitySettings) => ({
@@ -77,6 +98,7 @@ const passwordComplexity: Mapping<"password_complexity", typeof PasswordComplexi
     requiresLowercase: p.requiresLowercase,
     requiresNumber: p.requiresNumber,
     requiresSymbol: p.requiresSymbol,
+    historyCount: p.historyCount,
   }),
 };
 
@@ -111,6 +133,8 @@ const login: Mapping<"login", typeof LoginSettingsSchema> = {
     secondFactorCheckLifetime: duration(s.secondFactorCheckLifetimeSeconds),
     multiFactorCheckLifetime: duration(s.multiFactorCheckLifetimeSeconds),
     resourceOwnerType: owner(s.resourceOwner),
+    secondFactors: s.secondFactors.map((f) => SECOND_FACTORS[f]),
+    multiFactors: s.multiFactors.map((f) => MULTI_FACTORS[f]),
   }),
   fromProto: (p: LoginSettings) => ({
     allowUsernamePassword: p.allowUsernamePassword,
@@ -124,6 +148,8 @@ const login: Mapping<"login", typeof LoginSettingsSchema> = {
     mfaInitSkipLifetimeSeconds: seconds(p.mfaInitSkipLifetime),
     secondFactorCheckLifetimeSeconds: seconds(p.secondFactorCheckLifetime),
     multiFactorCheckLifetimeSeconds: seconds(p.multiFactorCheckLifetime),
+    secondFactors: fromEnum(SECOND_FACTORS, p.secondFactors, "second_factors"),
+    multiFactors: fromEnum(MULTI_FACTORS, p.multiFactors, "multi_factors"),
   }),
 };
 

@@ -98,6 +98,9 @@ const WRITE: Permission[] = [
   "user.write",
   "user.delete",
   "user.credential.write",
+  "user.authn.write",
+  "session.read",
+  "session.delete",
   "policy.write",
   "project.write",
   "project.delete",
@@ -114,17 +117,30 @@ describe("the role table", () => {
   const sorted = (ps: readonly string[]) => [...ps].sort();
 
   it("gives the instance roles everything, or everything readable", () => {
-    expect(Object.keys(INSTANCE_ROLES).sort()).toEqual(["IAM_OWNER", "IAM_OWNER_VIEWER"]);
+    expect(Object.keys(INSTANCE_ROLES).sort()).toEqual(["IAM_LOGIN_CLIENT", "IAM_OWNER", "IAM_OWNER_VIEWER"]);
     expect(sorted(INSTANCE_ROLES.IAM_OWNER)).toEqual(sorted(ALL));
     expect(sorted(INSTANCE_ROLES.IAM_OWNER_VIEWER)).toEqual(sorted(READ));
   });
 
+  it("gives login clients sessions and authentication methods, and no administration", () => {
+    const login = INSTANCE_ROLES.IAM_LOGIN_CLIENT;
+    for (const p of ["session.read", "session.write", "session.delete", "session.link", "user.authn.write", "user.read"] as const) {
+      expect(login).toContain(p);
+    }
+    for (const p of ["user.write", "user.delete", "user.credential.write", "iam.member.write", "org.write", "policy.write", "project.write"] as const) {
+      expect(login).not.toContain(p);
+    }
+    // Only a login client creates sessions and finishes auth requests; an administrator does not.
+    expect(INSTANCE_ROLES.IAM_OWNER).not.toContain("session.write");
+    expect(INSTANCE_ROLES.IAM_OWNER).not.toContain("session.link");
+  });
+
   it("gives each organization role its permissions, never an instance-wide one", () => {
     expect(Object.keys(ORG_ROLES).sort()).toEqual(["ORG_AUDITOR", "ORG_OWNER", "ORG_PROJECT_PERMISSION_MANAGER", "ORG_USER_MANAGER"]);
-    expect(sorted(ORG_ROLES.ORG_OWNER)).toEqual(sorted(ALL.filter((p) => !p.startsWith("iam.") && p !== "org.create")));
+    expect(sorted(ORG_ROLES.ORG_OWNER)).toEqual(sorted(ALL.filter((p) => !p.startsWith("iam.") && !p.startsWith("session.") && p !== "org.create")));
     expect(sorted(ORG_ROLES.ORG_AUDITOR)).toEqual(sorted(READ.filter((p) => !p.startsWith("iam."))));
     expect(sorted(ORG_ROLES.ORG_USER_MANAGER)).toEqual(
-      sorted(["org.read", "user.read", "user.write", "user.delete", "user.credential.write", "user.grant.read", "policy.read"]),
+      sorted(["org.read", "user.read", "user.write", "user.delete", "user.credential.write", "user.authn.write", "user.grant.read", "policy.read"]),
     );
     expect(sorted(ORG_ROLES.ORG_PROJECT_PERMISSION_MANAGER)).toEqual(
       sorted([

@@ -22,6 +22,7 @@ const branding = DEFAULT_SETTINGS.branding;
 describe("built-in defaults", () => {
   it("are the documented ones", () => {
     expect(DEFAULT_SETTINGS.password_complexity).toEqual({
+      historyCount: 0,
       minLength: 8,
       requiresUppercase: true,
       requiresLowercase: true,
@@ -53,6 +54,14 @@ describe("password complexity", () => {
     for (const minLength of [1, 12, 256]) expect(reason("password_complexity", { ...complexity, minLength })).toBeUndefined();
     for (const minLength of [0, 257, 1.5, -1, Number.NaN, 2 ** 64]) {
       expect(reason("password_complexity", { ...complexity, minLength })).toBe("Errors.Settings.PasswordComplexity.MinLengthInvalid");
+    }
+  });
+
+  it("keeps from 0 to 24 previous passwords", () => {
+    expect(complexity.historyCount).toBe(0);
+    for (const historyCount of [0, 5, 24]) expect(reason("password_complexity", { ...complexity, historyCount })).toBeUndefined();
+    for (const historyCount of [-1, 25, 1.5]) {
+      expect(reason("password_complexity", { ...complexity, historyCount })).toBe("Errors.Settings.PasswordComplexity.HistoryCountInvalid");
     }
   });
 
@@ -104,6 +113,16 @@ describe("login", () => {
       "Errors.Settings.Login.NoLoginMethod",
     );
     expect(reason("login", { ...login, allowUsernamePassword: false, allowExternalIdp: false })).toBeUndefined();
+  });
+
+  it("allows every second and multi factor by default, and an empty list means all of them", () => {
+    expect(login.secondFactors).toEqual(["otp", "u2f", "otp_email"]);
+    expect(login.multiFactors).toEqual(["u2f_with_verification"]);
+    expect(validateSetting("login", { ...login, secondFactors: [], multiFactors: [] })).toMatchObject({
+      secondFactors: ["otp", "u2f", "otp_email"],
+      multiFactors: ["u2f_with_verification"],
+    });
+    expect(validateSetting("login", { ...login, secondFactors: ["otp", "otp"] }).secondFactors).toEqual(["otp"]);
   });
 });
 

@@ -74,7 +74,14 @@ export const ModelName = {
   AppKey: 'AppKey',
   SigningKey: 'SigningKey',
   OAuthToken: 'OAuthToken',
-  RateLimit: 'RateLimit'
+  RateLimit: 'RateLimit',
+  Session: 'Session',
+  AuthRequest: 'AuthRequest',
+  RefreshToken: 'RefreshToken',
+  UserTotp: 'UserTotp',
+  Passkey: 'Passkey',
+  UserCode: 'UserCode',
+  PasswordHistory: 'PasswordHistory'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -155,6 +162,7 @@ export const UserScalarFieldEnum = {
   failedPasswordAttempts: 'failedPasswordAttempts',
   failedOtpAttempts: 'failedOtpAttempts',
   lockedAt: 'lockedAt',
+  otpEmailAddedAt: 'otpEmailAddedAt',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
@@ -426,6 +434,8 @@ export const OAuthTokenScalarFieldEnum = {
   credentialId: 'credentialId',
   scopes: 'scopes',
   audience: 'audience',
+  sessionId: 'sessionId',
+  grantId: 'grantId',
   expiresAt: 'expiresAt',
   revokedAt: 'revokedAt',
   createdAt: 'createdAt'
@@ -443,6 +453,143 @@ export const RateLimitScalarFieldEnum = {
 export type RateLimitScalarFieldEnum = (typeof RateLimitScalarFieldEnum)[keyof typeof RateLimitScalarFieldEnum]
 
 
+export const SessionScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  userId: 'userId',
+  orgId: 'orgId',
+  tokenHash: 'tokenHash',
+  sequence: 'sequence',
+  creatorId: 'creatorId',
+  userCheckedAt: 'userCheckedAt',
+  passwordCheckedAt: 'passwordCheckedAt',
+  passwordChangeRequired: 'passwordChangeRequired',
+  totpCheckedAt: 'totpCheckedAt',
+  otpEmailCheckedAt: 'otpEmailCheckedAt',
+  webauthnCheckedAt: 'webauthnCheckedAt',
+  webauthnUserVerified: 'webauthnUserVerified',
+  intentCheckedAt: 'intentCheckedAt',
+  webauthnChallenge: 'webauthnChallenge',
+  otpEmailCodeHash: 'otpEmailCodeHash',
+  otpEmailExpiresAt: 'otpEmailExpiresAt',
+  metadata: 'metadata',
+  userAgent: 'userAgent',
+  expiresAt: 'expiresAt',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type SessionScalarFieldEnum = (typeof SessionScalarFieldEnum)[keyof typeof SessionScalarFieldEnum]
+
+
+export const AuthRequestScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  appId: 'appId',
+  clientId: 'clientId',
+  redirectUri: 'redirectUri',
+  scopes: 'scopes',
+  state: 'state',
+  nonce: 'nonce',
+  codeChallenge: 'codeChallenge',
+  codeChallengeMethod: 'codeChallengeMethod',
+  prompt: 'prompt',
+  maxAge: 'maxAge',
+  loginHint: 'loginHint',
+  uiLocales: 'uiLocales',
+  hintUserId: 'hintUserId',
+  responseMode: 'responseMode',
+  expiresAt: 'expiresAt',
+  createdAt: 'createdAt',
+  finishedAt: 'finishedAt',
+  sessionId: 'sessionId',
+  userId: 'userId',
+  authTime: 'authTime',
+  amr: 'amr',
+  codeHash: 'codeHash',
+  codeExpiresAt: 'codeExpiresAt',
+  codeUsedAt: 'codeUsedAt'
+} as const
+
+export type AuthRequestScalarFieldEnum = (typeof AuthRequestScalarFieldEnum)[keyof typeof AuthRequestScalarFieldEnum]
+
+
+export const RefreshTokenScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  tokenHash: 'tokenHash',
+  familyId: 'familyId',
+  userId: 'userId',
+  clientId: 'clientId',
+  appId: 'appId',
+  sessionId: 'sessionId',
+  scopes: 'scopes',
+  audience: 'audience',
+  authTime: 'authTime',
+  amr: 'amr',
+  expiresAt: 'expiresAt',
+  usedAt: 'usedAt',
+  revokedAt: 'revokedAt',
+  createdAt: 'createdAt'
+} as const
+
+export type RefreshTokenScalarFieldEnum = (typeof RefreshTokenScalarFieldEnum)[keyof typeof RefreshTokenScalarFieldEnum]
+
+
+export const UserTotpScalarFieldEnum = {
+  userId: 'userId',
+  instanceId: 'instanceId',
+  secretEnc: 'secretEnc',
+  verifiedAt: 'verifiedAt',
+  lastUsedStep: 'lastUsedStep',
+  createdAt: 'createdAt'
+} as const
+
+export type UserTotpScalarFieldEnum = (typeof UserTotpScalarFieldEnum)[keyof typeof UserTotpScalarFieldEnum]
+
+
+export const PasskeyScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  userId: 'userId',
+  name: 'name',
+  rpId: 'rpId',
+  credentialId: 'credentialId',
+  publicKey: 'publicKey',
+  counter: 'counter',
+  transports: 'transports',
+  challenge: 'challenge',
+  verifiedAt: 'verifiedAt',
+  lastUsedAt: 'lastUsedAt',
+  createdAt: 'createdAt'
+} as const
+
+export type PasskeyScalarFieldEnum = (typeof PasskeyScalarFieldEnum)[keyof typeof PasskeyScalarFieldEnum]
+
+
+export const UserCodeScalarFieldEnum = {
+  userId: 'userId',
+  kind: 'kind',
+  codeHash: 'codeHash',
+  target: 'target',
+  failedAttempts: 'failedAttempts',
+  expiresAt: 'expiresAt',
+  createdAt: 'createdAt'
+} as const
+
+export type UserCodeScalarFieldEnum = (typeof UserCodeScalarFieldEnum)[keyof typeof UserCodeScalarFieldEnum]
+
+
+export const PasswordHistoryScalarFieldEnum = {
+  id: 'id',
+  userId: 'userId',
+  passwordHash: 'passwordHash',
+  createdAt: 'createdAt'
+} as const
+
+export type PasswordHistoryScalarFieldEnum = (typeof PasswordHistoryScalarFieldEnum)[keyof typeof PasswordHistoryScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -456,6 +603,14 @@ export const JsonNullValueInput = {
 } as const
 
 export type JsonNullValueInput = (typeof JsonNullValueInput)[keyof typeof JsonNullValueInput]
+
+
+export const NullableJsonNullValueInput = {
+  DbNull: DbNull,
+  JsonNull: JsonNull
+} as const
+
+export type NullableJsonNullValueInput = (typeof NullableJsonNullValueInput)[keyof typeof NullableJsonNullValueInput]
 
 
 export const QueryMode = {

@@ -253,6 +253,8 @@ export type ApplicationWhereInput = {
   project?: Prisma.XOR<Prisma.ProjectScalarRelationFilter, Prisma.ProjectWhereInput>
   keys?: Prisma.AppKeyListRelationFilter
   oauthTokens?: Prisma.OAuthTokenListRelationFilter
+  authRequests?: Prisma.AuthRequestListRelationFilter
+  refreshTokens?: Prisma.RefreshTokenListRelationFilter
 }
 
 export type ApplicationOrderByWithRelationInput = {
@@ -273,6 +275,8 @@ export type ApplicationOrderByWithRelationInput = {
   project?: Prisma.ProjectOrderByWithRelationInput
   keys?: Prisma.AppKeyOrderByRelationAggregateInput
   oauthTokens?: Prisma.OAuthTokenOrderByRelationAggregateInput
+  authRequests?: Prisma.AuthRequestOrderByRelationAggregateInput
+  refreshTokens?: Prisma.RefreshTokenOrderByRelationAggregateInput
 }
 
 export type ApplicationWhereUniqueInput = Prisma.AtLeast<{
@@ -297,6 +301,8 @@ export type ApplicationWhereUniqueInput = Prisma.AtLeast<{
   project?: Prisma.XOR<Prisma.ProjectScalarRelationFilter, Prisma.ProjectWhereInput>
   keys?: Prisma.AppKeyListRelationFilter
   oauthTokens?: Prisma.OAuthTokenListRelationFilter
+  authRequests?: Prisma.AuthRequestListRelationFilter
+  refreshTokens?: Prisma.RefreshTokenListRelationFilter
 }, "id" | "clientId" | "projectId_name">
 
 export type ApplicationOrderByWithAggregationInput = {
@@ -356,6 +362,8 @@ export type ApplicationCreateInput = {
   project: Prisma.ProjectCreateNestedOneWithoutApplicationsInput
   keys?: Prisma.AppKeyCreateNestedManyWithoutAppInput
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutAppInput
+  authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateInput = {
@@ -375,6 +383,8 @@ export type ApplicationUncheckedCreateInput = {
   updatedAt?: Date | string
   keys?: Prisma.AppKeyUncheckedCreateNestedManyWithoutAppInput
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutAppInput
+  authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUpdateInput = {
@@ -394,6 +404,8 @@ export type ApplicationUpdateInput = {
   project?: Prisma.ProjectUpdateOneRequiredWithoutApplicationsNestedInput
   keys?: Prisma.AppKeyUpdateManyWithoutAppNestedInput
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutAppNestedInput
+  authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateInput = {
@@ -413,6 +425,8 @@ export type ApplicationUncheckedUpdateInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   keys?: Prisma.AppKeyUncheckedUpdateManyWithoutAppNestedInput
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutAppNestedInput
+  authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateManyInput = {
@@ -615,6 +629,34 @@ export type ApplicationUpdateOneWithoutOauthTokensNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.ApplicationUpdateToOneWithWhereWithoutOauthTokensInput, Prisma.ApplicationUpdateWithoutOauthTokensInput>, Prisma.ApplicationUncheckedUpdateWithoutOauthTokensInput>
 }
 
+export type ApplicationCreateNestedOneWithoutAuthRequestsInput = {
+  create?: Prisma.XOR<Prisma.ApplicationCreateWithoutAuthRequestsInput, Prisma.ApplicationUncheckedCreateWithoutAuthRequestsInput>
+  connectOrCreate?: Prisma.ApplicationCreateOrConnectWithoutAuthRequestsInput
+  connect?: Prisma.ApplicationWhereUniqueInput
+}
+
+export type ApplicationUpdateOneRequiredWithoutAuthRequestsNestedInput = {
+  create?: Prisma.XOR<Prisma.ApplicationCreateWithoutAuthRequestsInput, Prisma.ApplicationUncheckedCreateWithoutAuthRequestsInput>
+  connectOrCreate?: Prisma.ApplicationCreateOrConnectWithoutAuthRequestsInput
+  upsert?: Prisma.ApplicationUpsertWithoutAuthRequestsInput
+  connect?: Prisma.ApplicationWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.ApplicationUpdateToOneWithWhereWithoutAuthRequestsInput, Prisma.ApplicationUpdateWithoutAuthRequestsInput>, Prisma.ApplicationUncheckedUpdateWithoutAuthRequestsInput>
+}
+
+export type ApplicationCreateNestedOneWithoutRefreshTokensInput = {
+  create?: Prisma.XOR<Prisma.ApplicationCreateWithoutRefreshTokensInput, Prisma.ApplicationUncheckedCreateWithoutRefreshTokensInput>
+  connectOrCreate?: Prisma.ApplicationCreateOrConnectWithoutRefreshTokensInput
+  connect?: Prisma.ApplicationWhereUniqueInput
+}
+
+export type ApplicationUpdateOneRequiredWithoutRefreshTokensNestedInput = {
+  create?: Prisma.XOR<Prisma.ApplicationCreateWithoutRefreshTokensInput, Prisma.ApplicationUncheckedCreateWithoutRefreshTokensInput>
+  connectOrCreate?: Prisma.ApplicationCreateOrConnectWithoutRefreshTokensInput
+  upsert?: Prisma.ApplicationUpsertWithoutRefreshTokensInput
+  connect?: Prisma.ApplicationWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.ApplicationUpdateToOneWithWhereWithoutRefreshTokensInput, Prisma.ApplicationUpdateWithoutRefreshTokensInput>, Prisma.ApplicationUncheckedUpdateWithoutRefreshTokensInput>
+}
+
 export type ApplicationCreateWithoutProjectInput = {
   id: string
   instanceId: string
@@ -631,6 +673,8 @@ export type ApplicationCreateWithoutProjectInput = {
   updatedAt?: Date | string
   keys?: Prisma.AppKeyCreateNestedManyWithoutAppInput
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutAppInput
+  authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutProjectInput = {
@@ -649,6 +693,8 @@ export type ApplicationUncheckedCreateWithoutProjectInput = {
   updatedAt?: Date | string
   keys?: Prisma.AppKeyUncheckedCreateNestedManyWithoutAppInput
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutAppInput
+  authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutProjectInput = {
@@ -713,6 +759,8 @@ export type ApplicationCreateWithoutKeysInput = {
   updatedAt?: Date | string
   project: Prisma.ProjectCreateNestedOneWithoutApplicationsInput
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutAppInput
+  authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutKeysInput = {
@@ -731,6 +779,8 @@ export type ApplicationUncheckedCreateWithoutKeysInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutAppInput
+  authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutKeysInput = {
@@ -765,6 +815,8 @@ export type ApplicationUpdateWithoutKeysInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   project?: Prisma.ProjectUpdateOneRequiredWithoutApplicationsNestedInput
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutAppNestedInput
+  authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutKeysInput = {
@@ -783,6 +835,8 @@ export type ApplicationUncheckedUpdateWithoutKeysInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutAppNestedInput
+  authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateWithoutOauthTokensInput = {
@@ -801,6 +855,8 @@ export type ApplicationCreateWithoutOauthTokensInput = {
   updatedAt?: Date | string
   project: Prisma.ProjectCreateNestedOneWithoutApplicationsInput
   keys?: Prisma.AppKeyCreateNestedManyWithoutAppInput
+  authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutOauthTokensInput = {
@@ -819,6 +875,8 @@ export type ApplicationUncheckedCreateWithoutOauthTokensInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   keys?: Prisma.AppKeyUncheckedCreateNestedManyWithoutAppInput
+  authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutOauthTokensInput = {
@@ -853,6 +911,8 @@ export type ApplicationUpdateWithoutOauthTokensInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   project?: Prisma.ProjectUpdateOneRequiredWithoutApplicationsNestedInput
   keys?: Prisma.AppKeyUpdateManyWithoutAppNestedInput
+  authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutOauthTokensInput = {
@@ -871,6 +931,200 @@ export type ApplicationUncheckedUpdateWithoutOauthTokensInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   keys?: Prisma.AppKeyUncheckedUpdateManyWithoutAppNestedInput
+  authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
+}
+
+export type ApplicationCreateWithoutAuthRequestsInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  name: string
+  state?: $Enums.ResourceState
+  type: $Enums.AppType
+  clientId: string
+  secretHash?: runtime.Bytes | null
+  authMethod: string
+  accessTokenType?: $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  project: Prisma.ProjectCreateNestedOneWithoutApplicationsInput
+  keys?: Prisma.AppKeyCreateNestedManyWithoutAppInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutAppInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
+}
+
+export type ApplicationUncheckedCreateWithoutAuthRequestsInput = {
+  id: string
+  instanceId: string
+  projectId: string
+  orgId: string
+  name: string
+  state?: $Enums.ResourceState
+  type: $Enums.AppType
+  clientId: string
+  secretHash?: runtime.Bytes | null
+  authMethod: string
+  accessTokenType?: $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  keys?: Prisma.AppKeyUncheckedCreateNestedManyWithoutAppInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutAppInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
+}
+
+export type ApplicationCreateOrConnectWithoutAuthRequestsInput = {
+  where: Prisma.ApplicationWhereUniqueInput
+  create: Prisma.XOR<Prisma.ApplicationCreateWithoutAuthRequestsInput, Prisma.ApplicationUncheckedCreateWithoutAuthRequestsInput>
+}
+
+export type ApplicationUpsertWithoutAuthRequestsInput = {
+  update: Prisma.XOR<Prisma.ApplicationUpdateWithoutAuthRequestsInput, Prisma.ApplicationUncheckedUpdateWithoutAuthRequestsInput>
+  create: Prisma.XOR<Prisma.ApplicationCreateWithoutAuthRequestsInput, Prisma.ApplicationUncheckedCreateWithoutAuthRequestsInput>
+  where?: Prisma.ApplicationWhereInput
+}
+
+export type ApplicationUpdateToOneWithWhereWithoutAuthRequestsInput = {
+  where?: Prisma.ApplicationWhereInput
+  data: Prisma.XOR<Prisma.ApplicationUpdateWithoutAuthRequestsInput, Prisma.ApplicationUncheckedUpdateWithoutAuthRequestsInput>
+}
+
+export type ApplicationUpdateWithoutAuthRequestsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
+  type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
+  clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  authMethod?: Prisma.StringFieldUpdateOperationsInput | string
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  project?: Prisma.ProjectUpdateOneRequiredWithoutApplicationsNestedInput
+  keys?: Prisma.AppKeyUpdateManyWithoutAppNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutAppNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
+}
+
+export type ApplicationUncheckedUpdateWithoutAuthRequestsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  projectId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
+  type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
+  clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  authMethod?: Prisma.StringFieldUpdateOperationsInput | string
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  keys?: Prisma.AppKeyUncheckedUpdateManyWithoutAppNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutAppNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
+}
+
+export type ApplicationCreateWithoutRefreshTokensInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  name: string
+  state?: $Enums.ResourceState
+  type: $Enums.AppType
+  clientId: string
+  secretHash?: runtime.Bytes | null
+  authMethod: string
+  accessTokenType?: $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  project: Prisma.ProjectCreateNestedOneWithoutApplicationsInput
+  keys?: Prisma.AppKeyCreateNestedManyWithoutAppInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutAppInput
+  authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
+}
+
+export type ApplicationUncheckedCreateWithoutRefreshTokensInput = {
+  id: string
+  instanceId: string
+  projectId: string
+  orgId: string
+  name: string
+  state?: $Enums.ResourceState
+  type: $Enums.AppType
+  clientId: string
+  secretHash?: runtime.Bytes | null
+  authMethod: string
+  accessTokenType?: $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  keys?: Prisma.AppKeyUncheckedCreateNestedManyWithoutAppInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutAppInput
+  authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
+}
+
+export type ApplicationCreateOrConnectWithoutRefreshTokensInput = {
+  where: Prisma.ApplicationWhereUniqueInput
+  create: Prisma.XOR<Prisma.ApplicationCreateWithoutRefreshTokensInput, Prisma.ApplicationUncheckedCreateWithoutRefreshTokensInput>
+}
+
+export type ApplicationUpsertWithoutRefreshTokensInput = {
+  update: Prisma.XOR<Prisma.ApplicationUpdateWithoutRefreshTokensInput, Prisma.ApplicationUncheckedUpdateWithoutRefreshTokensInput>
+  create: Prisma.XOR<Prisma.ApplicationCreateWithoutRefreshTokensInput, Prisma.ApplicationUncheckedCreateWithoutRefreshTokensInput>
+  where?: Prisma.ApplicationWhereInput
+}
+
+export type ApplicationUpdateToOneWithWhereWithoutRefreshTokensInput = {
+  where?: Prisma.ApplicationWhereInput
+  data: Prisma.XOR<Prisma.ApplicationUpdateWithoutRefreshTokensInput, Prisma.ApplicationUncheckedUpdateWithoutRefreshTokensInput>
+}
+
+export type ApplicationUpdateWithoutRefreshTokensInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
+  type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
+  clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  authMethod?: Prisma.StringFieldUpdateOperationsInput | string
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  project?: Prisma.ProjectUpdateOneRequiredWithoutApplicationsNestedInput
+  keys?: Prisma.AppKeyUpdateManyWithoutAppNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutAppNestedInput
+  authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
+}
+
+export type ApplicationUncheckedUpdateWithoutRefreshTokensInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  projectId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
+  type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
+  clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  authMethod?: Prisma.StringFieldUpdateOperationsInput | string
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  keys?: Prisma.AppKeyUncheckedUpdateManyWithoutAppNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutAppNestedInput
+  authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateManyProjectInput = {
@@ -905,6 +1159,8 @@ export type ApplicationUpdateWithoutProjectInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   keys?: Prisma.AppKeyUpdateManyWithoutAppNestedInput
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutAppNestedInput
+  authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutProjectInput = {
@@ -923,6 +1179,8 @@ export type ApplicationUncheckedUpdateWithoutProjectInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   keys?: Prisma.AppKeyUncheckedUpdateManyWithoutAppNestedInput
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutAppNestedInput
+  authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateManyWithoutProjectInput = {
@@ -949,11 +1207,15 @@ export type ApplicationUncheckedUpdateManyWithoutProjectInput = {
 export type ApplicationCountOutputType = {
   keys: number
   oauthTokens: number
+  authRequests: number
+  refreshTokens: number
 }
 
 export type ApplicationCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   keys?: boolean | ApplicationCountOutputTypeCountKeysArgs
   oauthTokens?: boolean | ApplicationCountOutputTypeCountOauthTokensArgs
+  authRequests?: boolean | ApplicationCountOutputTypeCountAuthRequestsArgs
+  refreshTokens?: boolean | ApplicationCountOutputTypeCountRefreshTokensArgs
 }
 
 /**
@@ -980,6 +1242,20 @@ export type ApplicationCountOutputTypeCountOauthTokensArgs<ExtArgs extends runti
   where?: Prisma.OAuthTokenWhereInput
 }
 
+/**
+ * ApplicationCountOutputType without action
+ */
+export type ApplicationCountOutputTypeCountAuthRequestsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.AuthRequestWhereInput
+}
+
+/**
+ * ApplicationCountOutputType without action
+ */
+export type ApplicationCountOutputTypeCountRefreshTokensArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.RefreshTokenWhereInput
+}
+
 
 export type ApplicationSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -999,6 +1275,8 @@ export type ApplicationSelect<ExtArgs extends runtime.Types.Extensions.InternalA
   project?: boolean | Prisma.ProjectDefaultArgs<ExtArgs>
   keys?: boolean | Prisma.Application$keysArgs<ExtArgs>
   oauthTokens?: boolean | Prisma.Application$oauthTokensArgs<ExtArgs>
+  authRequests?: boolean | Prisma.Application$authRequestsArgs<ExtArgs>
+  refreshTokens?: boolean | Prisma.Application$refreshTokensArgs<ExtArgs>
   _count?: boolean | Prisma.ApplicationCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["application"]>
 
@@ -1060,6 +1338,8 @@ export type ApplicationInclude<ExtArgs extends runtime.Types.Extensions.Internal
   project?: boolean | Prisma.ProjectDefaultArgs<ExtArgs>
   keys?: boolean | Prisma.Application$keysArgs<ExtArgs>
   oauthTokens?: boolean | Prisma.Application$oauthTokensArgs<ExtArgs>
+  authRequests?: boolean | Prisma.Application$authRequestsArgs<ExtArgs>
+  refreshTokens?: boolean | Prisma.Application$refreshTokensArgs<ExtArgs>
   _count?: boolean | Prisma.ApplicationCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type ApplicationIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1075,6 +1355,8 @@ export type $ApplicationPayload<ExtArgs extends runtime.Types.Extensions.Interna
     project: Prisma.$ProjectPayload<ExtArgs>
     keys: Prisma.$AppKeyPayload<ExtArgs>[]
     oauthTokens: Prisma.$OAuthTokenPayload<ExtArgs>[]
+    authRequests: Prisma.$AuthRequestPayload<ExtArgs>[]
+    refreshTokens: Prisma.$RefreshTokenPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1488,6 +1770,8 @@ export interface Prisma__ApplicationClient<T, Null = never, ExtArgs extends runt
   project<T extends Prisma.ProjectDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.ProjectDefaultArgs<ExtArgs>>): Prisma.Prisma__ProjectClient<runtime.Types.Result.GetResult<Prisma.$ProjectPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
   keys<T extends Prisma.Application$keysArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$keysArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AppKeyPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   oauthTokens<T extends Prisma.Application$oauthTokensArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$oauthTokensArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$OAuthTokenPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  authRequests<T extends Prisma.Application$authRequestsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$authRequestsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AuthRequestPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  refreshTokens<T extends Prisma.Application$refreshTokensArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$refreshTokensArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$RefreshTokenPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1977,6 +2261,54 @@ export type Application$oauthTokensArgs<ExtArgs extends runtime.Types.Extensions
   take?: number
   skip?: number
   distinct?: Prisma.OAuthTokenScalarFieldEnum | Prisma.OAuthTokenScalarFieldEnum[]
+}
+
+/**
+ * Application.authRequests
+ */
+export type Application$authRequestsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the AuthRequest
+   */
+  select?: Prisma.AuthRequestSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the AuthRequest
+   */
+  omit?: Prisma.AuthRequestOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.AuthRequestInclude<ExtArgs> | null
+  where?: Prisma.AuthRequestWhereInput
+  orderBy?: Prisma.AuthRequestOrderByWithRelationInput | Prisma.AuthRequestOrderByWithRelationInput[]
+  cursor?: Prisma.AuthRequestWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.AuthRequestScalarFieldEnum | Prisma.AuthRequestScalarFieldEnum[]
+}
+
+/**
+ * Application.refreshTokens
+ */
+export type Application$refreshTokensArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the RefreshToken
+   */
+  select?: Prisma.RefreshTokenSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the RefreshToken
+   */
+  omit?: Prisma.RefreshTokenOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.RefreshTokenInclude<ExtArgs> | null
+  where?: Prisma.RefreshTokenWhereInput
+  orderBy?: Prisma.RefreshTokenOrderByWithRelationInput | Prisma.RefreshTokenOrderByWithRelationInput[]
+  cursor?: Prisma.RefreshTokenWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.RefreshTokenScalarFieldEnum | Prisma.RefreshTokenScalarFieldEnum[]
 }
 
 /**

@@ -33,6 +33,8 @@ export type OAuthTokenMinAggregateOutputType = {
   clientId: string | null
   appId: string | null
   credentialId: string | null
+  sessionId: string | null
+  grantId: string | null
   expiresAt: Date | null
   revokedAt: Date | null
   createdAt: Date | null
@@ -47,6 +49,8 @@ export type OAuthTokenMaxAggregateOutputType = {
   clientId: string | null
   appId: string | null
   credentialId: string | null
+  sessionId: string | null
+  grantId: string | null
   expiresAt: Date | null
   revokedAt: Date | null
   createdAt: Date | null
@@ -63,6 +67,8 @@ export type OAuthTokenCountAggregateOutputType = {
   credentialId: number
   scopes: number
   audience: number
+  sessionId: number
+  grantId: number
   expiresAt: number
   revokedAt: number
   createdAt: number
@@ -79,6 +85,8 @@ export type OAuthTokenMinAggregateInputType = {
   clientId?: true
   appId?: true
   credentialId?: true
+  sessionId?: true
+  grantId?: true
   expiresAt?: true
   revokedAt?: true
   createdAt?: true
@@ -93,6 +101,8 @@ export type OAuthTokenMaxAggregateInputType = {
   clientId?: true
   appId?: true
   credentialId?: true
+  sessionId?: true
+  grantId?: true
   expiresAt?: true
   revokedAt?: true
   createdAt?: true
@@ -109,6 +119,8 @@ export type OAuthTokenCountAggregateInputType = {
   credentialId?: true
   scopes?: true
   audience?: true
+  sessionId?: true
+  grantId?: true
   expiresAt?: true
   revokedAt?: true
   createdAt?: true
@@ -198,6 +210,8 @@ export type OAuthTokenGroupByOutputType = {
   credentialId: string | null
   scopes: string[]
   audience: string[]
+  sessionId: string | null
+  grantId: string | null
   expiresAt: Date
   revokedAt: Date | null
   createdAt: Date
@@ -235,6 +249,8 @@ export type OAuthTokenWhereInput = {
   credentialId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
   scopes?: Prisma.StringNullableListFilter<"OAuthToken">
   audience?: Prisma.StringNullableListFilter<"OAuthToken">
+  sessionId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
+  grantId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
   expiresAt?: Prisma.DateTimeFilter<"OAuthToken"> | Date | string
   revokedAt?: Prisma.DateTimeNullableFilter<"OAuthToken"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"OAuthToken"> | Date | string
@@ -253,6 +269,8 @@ export type OAuthTokenOrderByWithRelationInput = {
   credentialId?: Prisma.SortOrderInput | Prisma.SortOrder
   scopes?: Prisma.SortOrder
   audience?: Prisma.SortOrder
+  sessionId?: Prisma.SortOrderInput | Prisma.SortOrder
+  grantId?: Prisma.SortOrderInput | Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -274,6 +292,8 @@ export type OAuthTokenWhereUniqueInput = Prisma.AtLeast<{
   credentialId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
   scopes?: Prisma.StringNullableListFilter<"OAuthToken">
   audience?: Prisma.StringNullableListFilter<"OAuthToken">
+  sessionId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
+  grantId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
   expiresAt?: Prisma.DateTimeFilter<"OAuthToken"> | Date | string
   revokedAt?: Prisma.DateTimeNullableFilter<"OAuthToken"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"OAuthToken"> | Date | string
@@ -292,6 +312,8 @@ export type OAuthTokenOrderByWithAggregationInput = {
   credentialId?: Prisma.SortOrderInput | Prisma.SortOrder
   scopes?: Prisma.SortOrder
   audience?: Prisma.SortOrder
+  sessionId?: Prisma.SortOrderInput | Prisma.SortOrder
+  grantId?: Prisma.SortOrderInput | Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -314,6 +336,8 @@ export type OAuthTokenScalarWhereWithAggregatesInput = {
   credentialId?: Prisma.StringNullableWithAggregatesFilter<"OAuthToken"> | string | null
   scopes?: Prisma.StringNullableListFilter<"OAuthToken">
   audience?: Prisma.StringNullableListFilter<"OAuthToken">
+  sessionId?: Prisma.StringNullableWithAggregatesFilter<"OAuthToken"> | string | null
+  grantId?: Prisma.StringNullableWithAggregatesFilter<"OAuthToken"> | string | null
   expiresAt?: Prisma.DateTimeWithAggregatesFilter<"OAuthToken"> | Date | string
   revokedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"OAuthToken"> | Date | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"OAuthToken"> | Date | string
@@ -328,6 +352,8 @@ export type OAuthTokenCreateInput = {
   credentialId?: string | null
   scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
+  sessionId?: string | null
+  grantId?: string | null
   expiresAt: Date | string
   revokedAt?: Date | string | null
   createdAt?: Date | string
@@ -346,6 +372,8 @@ export type OAuthTokenUncheckedCreateInput = {
   credentialId?: string | null
   scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
+  sessionId?: string | null
+  grantId?: string | null
   expiresAt: Date | string
   revokedAt?: Date | string | null
   createdAt?: Date | string
@@ -360,6 +388,8 @@ export type OAuthTokenUpdateInput = {
   credentialId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
+  sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  grantId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -378,6 +408,8 @@ export type OAuthTokenUncheckedUpdateInput = {
   credentialId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
+  sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  grantId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -394,6 +426,8 @@ export type OAuthTokenCreateManyInput = {
   credentialId?: string | null
   scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
+  sessionId?: string | null
+  grantId?: string | null
   expiresAt: Date | string
   revokedAt?: Date | string | null
   createdAt?: Date | string
@@ -408,6 +442,8 @@ export type OAuthTokenUpdateManyMutationInput = {
   credentialId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
+  sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  grantId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -424,6 +460,8 @@ export type OAuthTokenUncheckedUpdateManyInput = {
   credentialId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
+  sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  grantId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -450,6 +488,8 @@ export type OAuthTokenCountOrderByAggregateInput = {
   credentialId?: Prisma.SortOrder
   scopes?: Prisma.SortOrder
   audience?: Prisma.SortOrder
+  sessionId?: Prisma.SortOrder
+  grantId?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -464,6 +504,8 @@ export type OAuthTokenMaxOrderByAggregateInput = {
   clientId?: Prisma.SortOrder
   appId?: Prisma.SortOrder
   credentialId?: Prisma.SortOrder
+  sessionId?: Prisma.SortOrder
+  grantId?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -478,6 +520,8 @@ export type OAuthTokenMinOrderByAggregateInput = {
   clientId?: Prisma.SortOrder
   appId?: Prisma.SortOrder
   credentialId?: Prisma.SortOrder
+  sessionId?: Prisma.SortOrder
+  grantId?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -594,6 +638,8 @@ export type OAuthTokenCreateWithoutUserInput = {
   credentialId?: string | null
   scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
+  sessionId?: string | null
+  grantId?: string | null
   expiresAt: Date | string
   revokedAt?: Date | string | null
   createdAt?: Date | string
@@ -610,6 +656,8 @@ export type OAuthTokenUncheckedCreateWithoutUserInput = {
   credentialId?: string | null
   scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
+  sessionId?: string | null
+  grantId?: string | null
   expiresAt: Date | string
   revokedAt?: Date | string | null
   createdAt?: Date | string
@@ -655,6 +703,8 @@ export type OAuthTokenScalarWhereInput = {
   credentialId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
   scopes?: Prisma.StringNullableListFilter<"OAuthToken">
   audience?: Prisma.StringNullableListFilter<"OAuthToken">
+  sessionId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
+  grantId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
   expiresAt?: Prisma.DateTimeFilter<"OAuthToken"> | Date | string
   revokedAt?: Prisma.DateTimeNullableFilter<"OAuthToken"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"OAuthToken"> | Date | string
@@ -669,6 +719,8 @@ export type OAuthTokenCreateWithoutAppInput = {
   credentialId?: string | null
   scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
+  sessionId?: string | null
+  grantId?: string | null
   expiresAt: Date | string
   revokedAt?: Date | string | null
   createdAt?: Date | string
@@ -685,6 +737,8 @@ export type OAuthTokenUncheckedCreateWithoutAppInput = {
   credentialId?: string | null
   scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
+  sessionId?: string | null
+  grantId?: string | null
   expiresAt: Date | string
   revokedAt?: Date | string | null
   createdAt?: Date | string
@@ -726,6 +780,8 @@ export type OAuthTokenCreateManyUserInput = {
   credentialId?: string | null
   scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
+  sessionId?: string | null
+  grantId?: string | null
   expiresAt: Date | string
   revokedAt?: Date | string | null
   createdAt?: Date | string
@@ -740,6 +796,8 @@ export type OAuthTokenUpdateWithoutUserInput = {
   credentialId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
+  sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  grantId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -756,6 +814,8 @@ export type OAuthTokenUncheckedUpdateWithoutUserInput = {
   credentialId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
+  sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  grantId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -771,6 +831,8 @@ export type OAuthTokenUncheckedUpdateManyWithoutUserInput = {
   credentialId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
+  sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  grantId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -786,6 +848,8 @@ export type OAuthTokenCreateManyAppInput = {
   credentialId?: string | null
   scopes?: Prisma.OAuthTokenCreatescopesInput | string[]
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
+  sessionId?: string | null
+  grantId?: string | null
   expiresAt: Date | string
   revokedAt?: Date | string | null
   createdAt?: Date | string
@@ -800,6 +864,8 @@ export type OAuthTokenUpdateWithoutAppInput = {
   credentialId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
+  sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  grantId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -816,6 +882,8 @@ export type OAuthTokenUncheckedUpdateWithoutAppInput = {
   credentialId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
+  sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  grantId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -831,6 +899,8 @@ export type OAuthTokenUncheckedUpdateManyWithoutAppInput = {
   credentialId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scopes?: Prisma.OAuthTokenUpdatescopesInput | string[]
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
+  sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  grantId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -849,6 +919,8 @@ export type OAuthTokenSelect<ExtArgs extends runtime.Types.Extensions.InternalAr
   credentialId?: boolean
   scopes?: boolean
   audience?: boolean
+  sessionId?: boolean
+  grantId?: boolean
   expiresAt?: boolean
   revokedAt?: boolean
   createdAt?: boolean
@@ -867,6 +939,8 @@ export type OAuthTokenSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Ex
   credentialId?: boolean
   scopes?: boolean
   audience?: boolean
+  sessionId?: boolean
+  grantId?: boolean
   expiresAt?: boolean
   revokedAt?: boolean
   createdAt?: boolean
@@ -885,6 +959,8 @@ export type OAuthTokenSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Ex
   credentialId?: boolean
   scopes?: boolean
   audience?: boolean
+  sessionId?: boolean
+  grantId?: boolean
   expiresAt?: boolean
   revokedAt?: boolean
   createdAt?: boolean
@@ -903,12 +979,14 @@ export type OAuthTokenSelectScalar = {
   credentialId?: boolean
   scopes?: boolean
   audience?: boolean
+  sessionId?: boolean
+  grantId?: boolean
   expiresAt?: boolean
   revokedAt?: boolean
   createdAt?: boolean
 }
 
-export type OAuthTokenOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "format" | "tokenHash" | "userId" | "clientId" | "appId" | "credentialId" | "scopes" | "audience" | "expiresAt" | "revokedAt" | "createdAt", ExtArgs["result"]["oAuthToken"]>
+export type OAuthTokenOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "format" | "tokenHash" | "userId" | "clientId" | "appId" | "credentialId" | "scopes" | "audience" | "sessionId" | "grantId" | "expiresAt" | "revokedAt" | "createdAt", ExtArgs["result"]["oAuthToken"]>
 export type OAuthTokenInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   user?: boolean | Prisma.OAuthToken$userArgs<ExtArgs>
   app?: boolean | Prisma.OAuthToken$appArgs<ExtArgs>
@@ -939,6 +1017,8 @@ export type $OAuthTokenPayload<ExtArgs extends runtime.Types.Extensions.Internal
     credentialId: string | null
     scopes: string[]
     audience: string[]
+    sessionId: string | null
+    grantId: string | null
     expiresAt: Date
     revokedAt: Date | null
     createdAt: Date
@@ -1377,6 +1457,8 @@ export interface OAuthTokenFieldRefs {
   readonly credentialId: Prisma.FieldRef<"OAuthToken", 'String'>
   readonly scopes: Prisma.FieldRef<"OAuthToken", 'String[]'>
   readonly audience: Prisma.FieldRef<"OAuthToken", 'String[]'>
+  readonly sessionId: Prisma.FieldRef<"OAuthToken", 'String'>
+  readonly grantId: Prisma.FieldRef<"OAuthToken", 'String'>
   readonly expiresAt: Prisma.FieldRef<"OAuthToken", 'DateTime'>
   readonly revokedAt: Prisma.FieldRef<"OAuthToken", 'DateTime'>
   readonly createdAt: Prisma.FieldRef<"OAuthToken", 'DateTime'>

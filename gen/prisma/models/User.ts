@@ -76,6 +76,7 @@ export type UserMinAggregateOutputType = {
   failedPasswordAttempts: number | null
   failedOtpAttempts: number | null
   lockedAt: Date | null
+  otpEmailAddedAt: Date | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -118,6 +119,7 @@ export type UserMaxAggregateOutputType = {
   failedPasswordAttempts: number | null
   failedOtpAttempts: number | null
   lockedAt: Date | null
+  otpEmailAddedAt: Date | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -160,6 +162,7 @@ export type UserCountAggregateOutputType = {
   failedPasswordAttempts: number
   failedOtpAttempts: number
   lockedAt: number
+  otpEmailAddedAt: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -216,6 +219,7 @@ export type UserMinAggregateInputType = {
   failedPasswordAttempts?: true
   failedOtpAttempts?: true
   lockedAt?: true
+  otpEmailAddedAt?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -258,6 +262,7 @@ export type UserMaxAggregateInputType = {
   failedPasswordAttempts?: true
   failedOtpAttempts?: true
   lockedAt?: true
+  otpEmailAddedAt?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -300,6 +305,7 @@ export type UserCountAggregateInputType = {
   failedPasswordAttempts?: true
   failedOtpAttempts?: true
   lockedAt?: true
+  otpEmailAddedAt?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -429,6 +435,7 @@ export type UserGroupByOutputType = {
   failedPasswordAttempts: number
   failedOtpAttempts: number
   lockedAt: Date | null
+  otpEmailAddedAt: Date | null
   createdAt: Date
   updatedAt: Date
   _count: UserCountAggregateOutputType | null
@@ -494,6 +501,7 @@ export type UserWhereInput = {
   failedPasswordAttempts?: Prisma.IntFilter<"User"> | number
   failedOtpAttempts?: Prisma.IntFilter<"User"> | number
   lockedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
+  otpEmailAddedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"User"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"User"> | Date | string
   instance?: Prisma.XOR<Prisma.InstanceScalarRelationFilter, Prisma.InstanceWhereInput>
@@ -509,6 +517,12 @@ export type UserWhereInput = {
   oauthTokens?: Prisma.OAuthTokenListRelationFilter
   instanceMemberships?: Prisma.InstanceMemberListRelationFilter
   orgMemberships?: Prisma.OrgMemberListRelationFilter
+  sessions?: Prisma.SessionListRelationFilter
+  totp?: Prisma.XOR<Prisma.UserTotpNullableScalarRelationFilter, Prisma.UserTotpWhereInput> | null
+  passkeys?: Prisma.PasskeyListRelationFilter
+  codes?: Prisma.UserCodeListRelationFilter
+  passwordHistory?: Prisma.PasswordHistoryListRelationFilter
+  refreshTokens?: Prisma.RefreshTokenListRelationFilter
 }
 
 export type UserOrderByWithRelationInput = {
@@ -549,6 +563,7 @@ export type UserOrderByWithRelationInput = {
   failedPasswordAttempts?: Prisma.SortOrder
   failedOtpAttempts?: Prisma.SortOrder
   lockedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  otpEmailAddedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   instance?: Prisma.InstanceOrderByWithRelationInput
@@ -564,6 +579,12 @@ export type UserOrderByWithRelationInput = {
   oauthTokens?: Prisma.OAuthTokenOrderByRelationAggregateInput
   instanceMemberships?: Prisma.InstanceMemberOrderByRelationAggregateInput
   orgMemberships?: Prisma.OrgMemberOrderByRelationAggregateInput
+  sessions?: Prisma.SessionOrderByRelationAggregateInput
+  totp?: Prisma.UserTotpOrderByWithRelationInput
+  passkeys?: Prisma.PasskeyOrderByRelationAggregateInput
+  codes?: Prisma.UserCodeOrderByRelationAggregateInput
+  passwordHistory?: Prisma.PasswordHistoryOrderByRelationAggregateInput
+  refreshTokens?: Prisma.RefreshTokenOrderByRelationAggregateInput
 }
 
 export type UserWhereUniqueInput = Prisma.AtLeast<{
@@ -608,6 +629,7 @@ export type UserWhereUniqueInput = Prisma.AtLeast<{
   failedPasswordAttempts?: Prisma.IntFilter<"User"> | number
   failedOtpAttempts?: Prisma.IntFilter<"User"> | number
   lockedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
+  otpEmailAddedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"User"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"User"> | Date | string
   instance?: Prisma.XOR<Prisma.InstanceScalarRelationFilter, Prisma.InstanceWhereInput>
@@ -623,6 +645,12 @@ export type UserWhereUniqueInput = Prisma.AtLeast<{
   oauthTokens?: Prisma.OAuthTokenListRelationFilter
   instanceMemberships?: Prisma.InstanceMemberListRelationFilter
   orgMemberships?: Prisma.OrgMemberListRelationFilter
+  sessions?: Prisma.SessionListRelationFilter
+  totp?: Prisma.XOR<Prisma.UserTotpNullableScalarRelationFilter, Prisma.UserTotpWhereInput> | null
+  passkeys?: Prisma.PasskeyListRelationFilter
+  codes?: Prisma.UserCodeListRelationFilter
+  passwordHistory?: Prisma.PasswordHistoryListRelationFilter
+  refreshTokens?: Prisma.RefreshTokenListRelationFilter
 }, "id" | "instanceId_orgId_usernameLower">
 
 export type UserOrderByWithAggregationInput = {
@@ -663,6 +691,7 @@ export type UserOrderByWithAggregationInput = {
   failedPasswordAttempts?: Prisma.SortOrder
   failedOtpAttempts?: Prisma.SortOrder
   lockedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  otpEmailAddedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.UserCountOrderByAggregateInput
@@ -713,6 +742,7 @@ export type UserScalarWhereWithAggregatesInput = {
   failedPasswordAttempts?: Prisma.IntWithAggregatesFilter<"User"> | number
   failedOtpAttempts?: Prisma.IntWithAggregatesFilter<"User"> | number
   lockedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"User"> | Date | string | null
+  otpEmailAddedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"User"> | Date | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"User"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"User"> | Date | string
 }
@@ -753,6 +783,7 @@ export type UserCreateInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
@@ -768,6 +799,12 @@ export type UserCreateInput = {
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateInput = {
@@ -808,6 +845,7 @@ export type UserUncheckedCreateInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
@@ -821,6 +859,12 @@ export type UserUncheckedCreateInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserUpdateInput = {
@@ -859,6 +903,7 @@ export type UserUpdateInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
@@ -874,6 +919,12 @@ export type UserUpdateInput = {
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateInput = {
@@ -914,6 +965,7 @@ export type UserUncheckedUpdateInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
@@ -927,6 +979,12 @@ export type UserUncheckedUpdateInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateManyInput = {
@@ -967,6 +1025,7 @@ export type UserCreateManyInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -1007,6 +1066,7 @@ export type UserUpdateManyMutationInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -1049,6 +1109,7 @@ export type UserUncheckedUpdateManyInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -1107,6 +1168,7 @@ export type UserCountOrderByAggregateInput = {
   failedPasswordAttempts?: Prisma.SortOrder
   failedOtpAttempts?: Prisma.SortOrder
   lockedAt?: Prisma.SortOrder
+  otpEmailAddedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -1155,6 +1217,7 @@ export type UserMaxOrderByAggregateInput = {
   failedPasswordAttempts?: Prisma.SortOrder
   failedOtpAttempts?: Prisma.SortOrder
   lockedAt?: Prisma.SortOrder
+  otpEmailAddedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -1197,6 +1260,7 @@ export type UserMinOrderByAggregateInput = {
   failedPasswordAttempts?: Prisma.SortOrder
   failedOtpAttempts?: Prisma.SortOrder
   lockedAt?: Prisma.SortOrder
+  otpEmailAddedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -1489,6 +1553,92 @@ export type UserUpdateOneWithoutOauthTokensNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.UserUpdateToOneWithWhereWithoutOauthTokensInput, Prisma.UserUpdateWithoutOauthTokensInput>, Prisma.UserUncheckedUpdateWithoutOauthTokensInput>
 }
 
+export type UserCreateNestedOneWithoutSessionsInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutSessionsInput, Prisma.UserUncheckedCreateWithoutSessionsInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutSessionsInput
+  connect?: Prisma.UserWhereUniqueInput
+}
+
+export type UserUpdateOneWithoutSessionsNestedInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutSessionsInput, Prisma.UserUncheckedCreateWithoutSessionsInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutSessionsInput
+  upsert?: Prisma.UserUpsertWithoutSessionsInput
+  disconnect?: Prisma.UserWhereInput | boolean
+  delete?: Prisma.UserWhereInput | boolean
+  connect?: Prisma.UserWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.UserUpdateToOneWithWhereWithoutSessionsInput, Prisma.UserUpdateWithoutSessionsInput>, Prisma.UserUncheckedUpdateWithoutSessionsInput>
+}
+
+export type UserCreateNestedOneWithoutRefreshTokensInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutRefreshTokensInput, Prisma.UserUncheckedCreateWithoutRefreshTokensInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutRefreshTokensInput
+  connect?: Prisma.UserWhereUniqueInput
+}
+
+export type UserUpdateOneRequiredWithoutRefreshTokensNestedInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutRefreshTokensInput, Prisma.UserUncheckedCreateWithoutRefreshTokensInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutRefreshTokensInput
+  upsert?: Prisma.UserUpsertWithoutRefreshTokensInput
+  connect?: Prisma.UserWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.UserUpdateToOneWithWhereWithoutRefreshTokensInput, Prisma.UserUpdateWithoutRefreshTokensInput>, Prisma.UserUncheckedUpdateWithoutRefreshTokensInput>
+}
+
+export type UserCreateNestedOneWithoutTotpInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutTotpInput, Prisma.UserUncheckedCreateWithoutTotpInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutTotpInput
+  connect?: Prisma.UserWhereUniqueInput
+}
+
+export type UserUpdateOneRequiredWithoutTotpNestedInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutTotpInput, Prisma.UserUncheckedCreateWithoutTotpInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutTotpInput
+  upsert?: Prisma.UserUpsertWithoutTotpInput
+  connect?: Prisma.UserWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.UserUpdateToOneWithWhereWithoutTotpInput, Prisma.UserUpdateWithoutTotpInput>, Prisma.UserUncheckedUpdateWithoutTotpInput>
+}
+
+export type UserCreateNestedOneWithoutPasskeysInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutPasskeysInput, Prisma.UserUncheckedCreateWithoutPasskeysInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutPasskeysInput
+  connect?: Prisma.UserWhereUniqueInput
+}
+
+export type UserUpdateOneRequiredWithoutPasskeysNestedInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutPasskeysInput, Prisma.UserUncheckedCreateWithoutPasskeysInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutPasskeysInput
+  upsert?: Prisma.UserUpsertWithoutPasskeysInput
+  connect?: Prisma.UserWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.UserUpdateToOneWithWhereWithoutPasskeysInput, Prisma.UserUpdateWithoutPasskeysInput>, Prisma.UserUncheckedUpdateWithoutPasskeysInput>
+}
+
+export type UserCreateNestedOneWithoutCodesInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutCodesInput, Prisma.UserUncheckedCreateWithoutCodesInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutCodesInput
+  connect?: Prisma.UserWhereUniqueInput
+}
+
+export type UserUpdateOneRequiredWithoutCodesNestedInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutCodesInput, Prisma.UserUncheckedCreateWithoutCodesInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutCodesInput
+  upsert?: Prisma.UserUpsertWithoutCodesInput
+  connect?: Prisma.UserWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.UserUpdateToOneWithWhereWithoutCodesInput, Prisma.UserUpdateWithoutCodesInput>, Prisma.UserUncheckedUpdateWithoutCodesInput>
+}
+
+export type UserCreateNestedOneWithoutPasswordHistoryInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutPasswordHistoryInput, Prisma.UserUncheckedCreateWithoutPasswordHistoryInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutPasswordHistoryInput
+  connect?: Prisma.UserWhereUniqueInput
+}
+
+export type UserUpdateOneRequiredWithoutPasswordHistoryNestedInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutPasswordHistoryInput, Prisma.UserUncheckedCreateWithoutPasswordHistoryInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutPasswordHistoryInput
+  upsert?: Prisma.UserUpsertWithoutPasswordHistoryInput
+  connect?: Prisma.UserWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.UserUpdateToOneWithWhereWithoutPasswordHistoryInput, Prisma.UserUpdateWithoutPasswordHistoryInput>, Prisma.UserUncheckedUpdateWithoutPasswordHistoryInput>
+}
+
 export type UserCreateWithoutInstanceInput = {
   id: string
   type: $Enums.UserType
@@ -1525,6 +1675,7 @@ export type UserCreateWithoutInstanceInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
@@ -1539,6 +1690,12 @@ export type UserCreateWithoutInstanceInput = {
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutInstanceInput = {
@@ -1578,6 +1735,7 @@ export type UserUncheckedCreateWithoutInstanceInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
@@ -1591,6 +1749,12 @@ export type UserUncheckedCreateWithoutInstanceInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutInstanceInput = {
@@ -1660,6 +1824,7 @@ export type UserScalarWhereInput = {
   failedPasswordAttempts?: Prisma.IntFilter<"User"> | number
   failedOtpAttempts?: Prisma.IntFilter<"User"> | number
   lockedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
+  otpEmailAddedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"User"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"User"> | Date | string
 }
@@ -1700,6 +1865,7 @@ export type UserCreateWithoutOrgInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
@@ -1714,6 +1880,12 @@ export type UserCreateWithoutOrgInput = {
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutOrgInput = {
@@ -1753,6 +1925,7 @@ export type UserUncheckedCreateWithoutOrgInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
@@ -1766,6 +1939,12 @@ export type UserUncheckedCreateWithoutOrgInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutOrgInput = {
@@ -1830,6 +2009,7 @@ export type UserCreateWithoutMetadataInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
@@ -1844,6 +2024,12 @@ export type UserCreateWithoutMetadataInput = {
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutMetadataInput = {
@@ -1884,6 +2070,7 @@ export type UserUncheckedCreateWithoutMetadataInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
@@ -1896,6 +2083,12 @@ export type UserUncheckedCreateWithoutMetadataInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutMetadataInput = {
@@ -1950,6 +2143,7 @@ export type UserUpdateWithoutMetadataInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
@@ -1964,6 +2158,12 @@ export type UserUpdateWithoutMetadataInput = {
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutMetadataInput = {
@@ -2004,6 +2204,7 @@ export type UserUncheckedUpdateWithoutMetadataInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
@@ -2016,6 +2217,12 @@ export type UserUncheckedUpdateWithoutMetadataInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutPersonalAccessTokensInput = {
@@ -2054,6 +2261,7 @@ export type UserCreateWithoutPersonalAccessTokensInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
@@ -2068,6 +2276,12 @@ export type UserCreateWithoutPersonalAccessTokensInput = {
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutPersonalAccessTokensInput = {
@@ -2108,6 +2322,7 @@ export type UserUncheckedCreateWithoutPersonalAccessTokensInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
@@ -2120,6 +2335,12 @@ export type UserUncheckedCreateWithoutPersonalAccessTokensInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutPersonalAccessTokensInput = {
@@ -2174,6 +2395,7 @@ export type UserUpdateWithoutPersonalAccessTokensInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
@@ -2188,6 +2410,12 @@ export type UserUpdateWithoutPersonalAccessTokensInput = {
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutPersonalAccessTokensInput = {
@@ -2228,6 +2456,7 @@ export type UserUncheckedUpdateWithoutPersonalAccessTokensInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
@@ -2240,6 +2469,12 @@ export type UserUncheckedUpdateWithoutPersonalAccessTokensInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutKeysInput = {
@@ -2278,6 +2513,7 @@ export type UserCreateWithoutKeysInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
@@ -2292,6 +2528,12 @@ export type UserCreateWithoutKeysInput = {
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutKeysInput = {
@@ -2332,6 +2574,7 @@ export type UserUncheckedCreateWithoutKeysInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
@@ -2344,6 +2587,12 @@ export type UserUncheckedCreateWithoutKeysInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutKeysInput = {
@@ -2398,6 +2647,7 @@ export type UserUpdateWithoutKeysInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
@@ -2412,6 +2662,12 @@ export type UserUpdateWithoutKeysInput = {
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutKeysInput = {
@@ -2452,6 +2708,7 @@ export type UserUncheckedUpdateWithoutKeysInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
@@ -2464,6 +2721,12 @@ export type UserUncheckedUpdateWithoutKeysInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutInstanceMembershipsInput = {
@@ -2502,6 +2765,7 @@ export type UserCreateWithoutInstanceMembershipsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
@@ -2516,6 +2780,12 @@ export type UserCreateWithoutInstanceMembershipsInput = {
   grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutInstanceMembershipsInput = {
@@ -2556,6 +2826,7 @@ export type UserUncheckedCreateWithoutInstanceMembershipsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
@@ -2568,6 +2839,12 @@ export type UserUncheckedCreateWithoutInstanceMembershipsInput = {
   grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutInstanceMembershipsInput = {
@@ -2622,6 +2899,7 @@ export type UserUpdateWithoutInstanceMembershipsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
@@ -2636,6 +2914,12 @@ export type UserUpdateWithoutInstanceMembershipsInput = {
   grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutInstanceMembershipsInput = {
@@ -2676,6 +2960,7 @@ export type UserUncheckedUpdateWithoutInstanceMembershipsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
@@ -2688,6 +2973,12 @@ export type UserUncheckedUpdateWithoutInstanceMembershipsInput = {
   grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutOrgMembershipsInput = {
@@ -2726,6 +3017,7 @@ export type UserCreateWithoutOrgMembershipsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
@@ -2740,6 +3032,12 @@ export type UserCreateWithoutOrgMembershipsInput = {
   grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutOrgMembershipsInput = {
@@ -2780,6 +3078,7 @@ export type UserUncheckedCreateWithoutOrgMembershipsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
@@ -2792,6 +3091,12 @@ export type UserUncheckedCreateWithoutOrgMembershipsInput = {
   grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutOrgMembershipsInput = {
@@ -2846,6 +3151,7 @@ export type UserUpdateWithoutOrgMembershipsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
@@ -2860,6 +3166,12 @@ export type UserUpdateWithoutOrgMembershipsInput = {
   grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutOrgMembershipsInput = {
@@ -2900,6 +3212,7 @@ export type UserUncheckedUpdateWithoutOrgMembershipsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
@@ -2912,6 +3225,12 @@ export type UserUncheckedUpdateWithoutOrgMembershipsInput = {
   grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutEmailsInput = {
@@ -2950,6 +3269,7 @@ export type UserCreateWithoutEmailsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
@@ -2964,6 +3284,12 @@ export type UserCreateWithoutEmailsInput = {
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutEmailsInput = {
@@ -3004,6 +3330,7 @@ export type UserUncheckedCreateWithoutEmailsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
@@ -3016,6 +3343,12 @@ export type UserUncheckedCreateWithoutEmailsInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutEmailsInput = {
@@ -3070,6 +3403,7 @@ export type UserUpdateWithoutEmailsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
@@ -3084,6 +3418,12 @@ export type UserUpdateWithoutEmailsInput = {
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutEmailsInput = {
@@ -3124,6 +3464,7 @@ export type UserUncheckedUpdateWithoutEmailsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
@@ -3136,6 +3477,12 @@ export type UserUncheckedUpdateWithoutEmailsInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutPhoneNumbersInput = {
@@ -3174,6 +3521,7 @@ export type UserCreateWithoutPhoneNumbersInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
@@ -3188,6 +3536,12 @@ export type UserCreateWithoutPhoneNumbersInput = {
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutPhoneNumbersInput = {
@@ -3228,6 +3582,7 @@ export type UserUncheckedCreateWithoutPhoneNumbersInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
@@ -3240,6 +3595,12 @@ export type UserUncheckedCreateWithoutPhoneNumbersInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutPhoneNumbersInput = {
@@ -3294,6 +3655,7 @@ export type UserUpdateWithoutPhoneNumbersInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
@@ -3308,6 +3670,12 @@ export type UserUpdateWithoutPhoneNumbersInput = {
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutPhoneNumbersInput = {
@@ -3348,6 +3716,7 @@ export type UserUncheckedUpdateWithoutPhoneNumbersInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
@@ -3360,6 +3729,12 @@ export type UserUncheckedUpdateWithoutPhoneNumbersInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutAddressesInput = {
@@ -3398,6 +3773,7 @@ export type UserCreateWithoutAddressesInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
@@ -3412,6 +3788,12 @@ export type UserCreateWithoutAddressesInput = {
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutAddressesInput = {
@@ -3452,6 +3834,7 @@ export type UserUncheckedCreateWithoutAddressesInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
@@ -3464,6 +3847,12 @@ export type UserUncheckedCreateWithoutAddressesInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutAddressesInput = {
@@ -3518,6 +3907,7 @@ export type UserUpdateWithoutAddressesInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
@@ -3532,6 +3922,12 @@ export type UserUpdateWithoutAddressesInput = {
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutAddressesInput = {
@@ -3572,6 +3968,7 @@ export type UserUncheckedUpdateWithoutAddressesInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
@@ -3584,6 +3981,12 @@ export type UserUncheckedUpdateWithoutAddressesInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutExternalIdsInput = {
@@ -3622,6 +4025,7 @@ export type UserCreateWithoutExternalIdsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
@@ -3636,6 +4040,12 @@ export type UserCreateWithoutExternalIdsInput = {
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutExternalIdsInput = {
@@ -3676,6 +4086,7 @@ export type UserUncheckedCreateWithoutExternalIdsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
@@ -3688,6 +4099,12 @@ export type UserUncheckedCreateWithoutExternalIdsInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutExternalIdsInput = {
@@ -3742,6 +4159,7 @@ export type UserUpdateWithoutExternalIdsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
@@ -3756,6 +4174,12 @@ export type UserUpdateWithoutExternalIdsInput = {
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutExternalIdsInput = {
@@ -3796,6 +4220,7 @@ export type UserUncheckedUpdateWithoutExternalIdsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
@@ -3808,6 +4233,12 @@ export type UserUncheckedUpdateWithoutExternalIdsInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutGrantsInput = {
@@ -3846,6 +4277,7 @@ export type UserCreateWithoutGrantsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
@@ -3860,6 +4292,12 @@ export type UserCreateWithoutGrantsInput = {
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutGrantsInput = {
@@ -3900,6 +4338,7 @@ export type UserUncheckedCreateWithoutGrantsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
@@ -3912,6 +4351,12 @@ export type UserUncheckedCreateWithoutGrantsInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutGrantsInput = {
@@ -3966,6 +4411,7 @@ export type UserUpdateWithoutGrantsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
@@ -3980,6 +4426,12 @@ export type UserUpdateWithoutGrantsInput = {
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutGrantsInput = {
@@ -4020,6 +4472,7 @@ export type UserUncheckedUpdateWithoutGrantsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
@@ -4032,6 +4485,12 @@ export type UserUncheckedUpdateWithoutGrantsInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutOauthTokensInput = {
@@ -4070,6 +4529,7 @@ export type UserCreateWithoutOauthTokensInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
@@ -4084,6 +4544,12 @@ export type UserCreateWithoutOauthTokensInput = {
   grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutOauthTokensInput = {
@@ -4124,6 +4590,7 @@ export type UserUncheckedCreateWithoutOauthTokensInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
@@ -4136,6 +4603,12 @@ export type UserUncheckedCreateWithoutOauthTokensInput = {
   grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutOauthTokensInput = {
@@ -4190,6 +4663,7 @@ export type UserUpdateWithoutOauthTokensInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
@@ -4204,6 +4678,12 @@ export type UserUpdateWithoutOauthTokensInput = {
   grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutOauthTokensInput = {
@@ -4244,6 +4724,7 @@ export type UserUncheckedUpdateWithoutOauthTokensInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
@@ -4256,6 +4737,1524 @@ export type UserUncheckedUpdateWithoutOauthTokensInput = {
   grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+}
+
+export type UserCreateWithoutSessionsInput = {
+  id: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
+  org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
+  metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+}
+
+export type UserUncheckedCreateWithoutSessionsInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailUncheckedCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressUncheckedCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdUncheckedCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+}
+
+export type UserCreateOrConnectWithoutSessionsInput = {
+  where: Prisma.UserWhereUniqueInput
+  create: Prisma.XOR<Prisma.UserCreateWithoutSessionsInput, Prisma.UserUncheckedCreateWithoutSessionsInput>
+}
+
+export type UserUpsertWithoutSessionsInput = {
+  update: Prisma.XOR<Prisma.UserUpdateWithoutSessionsInput, Prisma.UserUncheckedUpdateWithoutSessionsInput>
+  create: Prisma.XOR<Prisma.UserCreateWithoutSessionsInput, Prisma.UserUncheckedCreateWithoutSessionsInput>
+  where?: Prisma.UserWhereInput
+}
+
+export type UserUpdateToOneWithWhereWithoutSessionsInput = {
+  where?: Prisma.UserWhereInput
+  data: Prisma.XOR<Prisma.UserUpdateWithoutSessionsInput, Prisma.UserUncheckedUpdateWithoutSessionsInput>
+}
+
+export type UserUpdateWithoutSessionsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
+  org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
+  metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+}
+
+export type UserUncheckedUpdateWithoutSessionsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUncheckedUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUncheckedUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUncheckedUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+}
+
+export type UserCreateWithoutRefreshTokensInput = {
+  id: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
+  org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
+  metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+}
+
+export type UserUncheckedCreateWithoutRefreshTokensInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailUncheckedCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressUncheckedCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdUncheckedCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+}
+
+export type UserCreateOrConnectWithoutRefreshTokensInput = {
+  where: Prisma.UserWhereUniqueInput
+  create: Prisma.XOR<Prisma.UserCreateWithoutRefreshTokensInput, Prisma.UserUncheckedCreateWithoutRefreshTokensInput>
+}
+
+export type UserUpsertWithoutRefreshTokensInput = {
+  update: Prisma.XOR<Prisma.UserUpdateWithoutRefreshTokensInput, Prisma.UserUncheckedUpdateWithoutRefreshTokensInput>
+  create: Prisma.XOR<Prisma.UserCreateWithoutRefreshTokensInput, Prisma.UserUncheckedCreateWithoutRefreshTokensInput>
+  where?: Prisma.UserWhereInput
+}
+
+export type UserUpdateToOneWithWhereWithoutRefreshTokensInput = {
+  where?: Prisma.UserWhereInput
+  data: Prisma.XOR<Prisma.UserUpdateWithoutRefreshTokensInput, Prisma.UserUncheckedUpdateWithoutRefreshTokensInput>
+}
+
+export type UserUpdateWithoutRefreshTokensInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
+  org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
+  metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+}
+
+export type UserUncheckedUpdateWithoutRefreshTokensInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUncheckedUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUncheckedUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUncheckedUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+}
+
+export type UserCreateWithoutTotpInput = {
+  id: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
+  org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
+  metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+}
+
+export type UserUncheckedCreateWithoutTotpInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailUncheckedCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressUncheckedCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdUncheckedCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+}
+
+export type UserCreateOrConnectWithoutTotpInput = {
+  where: Prisma.UserWhereUniqueInput
+  create: Prisma.XOR<Prisma.UserCreateWithoutTotpInput, Prisma.UserUncheckedCreateWithoutTotpInput>
+}
+
+export type UserUpsertWithoutTotpInput = {
+  update: Prisma.XOR<Prisma.UserUpdateWithoutTotpInput, Prisma.UserUncheckedUpdateWithoutTotpInput>
+  create: Prisma.XOR<Prisma.UserCreateWithoutTotpInput, Prisma.UserUncheckedCreateWithoutTotpInput>
+  where?: Prisma.UserWhereInput
+}
+
+export type UserUpdateToOneWithWhereWithoutTotpInput = {
+  where?: Prisma.UserWhereInput
+  data: Prisma.XOR<Prisma.UserUpdateWithoutTotpInput, Prisma.UserUncheckedUpdateWithoutTotpInput>
+}
+
+export type UserUpdateWithoutTotpInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
+  org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
+  metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+}
+
+export type UserUncheckedUpdateWithoutTotpInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUncheckedUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUncheckedUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUncheckedUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+}
+
+export type UserCreateWithoutPasskeysInput = {
+  id: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
+  org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
+  metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
+  codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+}
+
+export type UserUncheckedCreateWithoutPasskeysInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailUncheckedCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressUncheckedCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdUncheckedCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
+  codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+}
+
+export type UserCreateOrConnectWithoutPasskeysInput = {
+  where: Prisma.UserWhereUniqueInput
+  create: Prisma.XOR<Prisma.UserCreateWithoutPasskeysInput, Prisma.UserUncheckedCreateWithoutPasskeysInput>
+}
+
+export type UserUpsertWithoutPasskeysInput = {
+  update: Prisma.XOR<Prisma.UserUpdateWithoutPasskeysInput, Prisma.UserUncheckedUpdateWithoutPasskeysInput>
+  create: Prisma.XOR<Prisma.UserCreateWithoutPasskeysInput, Prisma.UserUncheckedCreateWithoutPasskeysInput>
+  where?: Prisma.UserWhereInput
+}
+
+export type UserUpdateToOneWithWhereWithoutPasskeysInput = {
+  where?: Prisma.UserWhereInput
+  data: Prisma.XOR<Prisma.UserUpdateWithoutPasskeysInput, Prisma.UserUncheckedUpdateWithoutPasskeysInput>
+}
+
+export type UserUpdateWithoutPasskeysInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
+  org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
+  metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
+  codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+}
+
+export type UserUncheckedUpdateWithoutPasskeysInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUncheckedUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUncheckedUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUncheckedUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
+  codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+}
+
+export type UserCreateWithoutCodesInput = {
+  id: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
+  org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
+  metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+}
+
+export type UserUncheckedCreateWithoutCodesInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailUncheckedCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressUncheckedCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdUncheckedCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+}
+
+export type UserCreateOrConnectWithoutCodesInput = {
+  where: Prisma.UserWhereUniqueInput
+  create: Prisma.XOR<Prisma.UserCreateWithoutCodesInput, Prisma.UserUncheckedCreateWithoutCodesInput>
+}
+
+export type UserUpsertWithoutCodesInput = {
+  update: Prisma.XOR<Prisma.UserUpdateWithoutCodesInput, Prisma.UserUncheckedUpdateWithoutCodesInput>
+  create: Prisma.XOR<Prisma.UserCreateWithoutCodesInput, Prisma.UserUncheckedCreateWithoutCodesInput>
+  where?: Prisma.UserWhereInput
+}
+
+export type UserUpdateToOneWithWhereWithoutCodesInput = {
+  where?: Prisma.UserWhereInput
+  data: Prisma.XOR<Prisma.UserUpdateWithoutCodesInput, Prisma.UserUncheckedUpdateWithoutCodesInput>
+}
+
+export type UserUpdateWithoutCodesInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
+  org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
+  metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+}
+
+export type UserUncheckedUpdateWithoutCodesInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUncheckedUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUncheckedUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUncheckedUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+}
+
+export type UserCreateWithoutPasswordHistoryInput = {
+  id: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
+  org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
+  metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+}
+
+export type UserUncheckedCreateWithoutPasswordHistoryInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailUncheckedCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressUncheckedCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdUncheckedCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+}
+
+export type UserCreateOrConnectWithoutPasswordHistoryInput = {
+  where: Prisma.UserWhereUniqueInput
+  create: Prisma.XOR<Prisma.UserCreateWithoutPasswordHistoryInput, Prisma.UserUncheckedCreateWithoutPasswordHistoryInput>
+}
+
+export type UserUpsertWithoutPasswordHistoryInput = {
+  update: Prisma.XOR<Prisma.UserUpdateWithoutPasswordHistoryInput, Prisma.UserUncheckedUpdateWithoutPasswordHistoryInput>
+  create: Prisma.XOR<Prisma.UserCreateWithoutPasswordHistoryInput, Prisma.UserUncheckedCreateWithoutPasswordHistoryInput>
+  where?: Prisma.UserWhereInput
+}
+
+export type UserUpdateToOneWithWhereWithoutPasswordHistoryInput = {
+  where?: Prisma.UserWhereInput
+  data: Prisma.XOR<Prisma.UserUpdateWithoutPasswordHistoryInput, Prisma.UserUncheckedUpdateWithoutPasswordHistoryInput>
+}
+
+export type UserUpdateWithoutPasswordHistoryInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
+  org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
+  metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+}
+
+export type UserUncheckedUpdateWithoutPasswordHistoryInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUncheckedUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUncheckedUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUncheckedUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateManyInstanceInput = {
@@ -4295,6 +6294,7 @@ export type UserCreateManyInstanceInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -4335,6 +6335,7 @@ export type UserUpdateWithoutInstanceInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
@@ -4349,6 +6350,12 @@ export type UserUpdateWithoutInstanceInput = {
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutInstanceInput = {
@@ -4388,6 +6395,7 @@ export type UserUncheckedUpdateWithoutInstanceInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
@@ -4401,6 +6409,12 @@ export type UserUncheckedUpdateWithoutInstanceInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateManyWithoutInstanceInput = {
@@ -4440,6 +6454,7 @@ export type UserUncheckedUpdateManyWithoutInstanceInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -4481,6 +6496,7 @@ export type UserCreateManyOrgInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -4521,6 +6537,7 @@ export type UserUpdateWithoutOrgInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
@@ -4535,6 +6552,12 @@ export type UserUpdateWithoutOrgInput = {
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutOrgInput = {
@@ -4574,6 +6597,7 @@ export type UserUncheckedUpdateWithoutOrgInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
@@ -4587,6 +6611,12 @@ export type UserUncheckedUpdateWithoutOrgInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateManyWithoutOrgInput = {
@@ -4626,6 +6656,7 @@ export type UserUncheckedUpdateManyWithoutOrgInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -4647,6 +6678,11 @@ export type UserCountOutputType = {
   oauthTokens: number
   instanceMemberships: number
   orgMemberships: number
+  sessions: number
+  passkeys: number
+  codes: number
+  passwordHistory: number
+  refreshTokens: number
 }
 
 export type UserCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -4661,6 +6697,11 @@ export type UserCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.I
   oauthTokens?: boolean | UserCountOutputTypeCountOauthTokensArgs
   instanceMemberships?: boolean | UserCountOutputTypeCountInstanceMembershipsArgs
   orgMemberships?: boolean | UserCountOutputTypeCountOrgMembershipsArgs
+  sessions?: boolean | UserCountOutputTypeCountSessionsArgs
+  passkeys?: boolean | UserCountOutputTypeCountPasskeysArgs
+  codes?: boolean | UserCountOutputTypeCountCodesArgs
+  passwordHistory?: boolean | UserCountOutputTypeCountPasswordHistoryArgs
+  refreshTokens?: boolean | UserCountOutputTypeCountRefreshTokensArgs
 }
 
 /**
@@ -4750,6 +6791,41 @@ export type UserCountOutputTypeCountOrgMembershipsArgs<ExtArgs extends runtime.T
   where?: Prisma.OrgMemberWhereInput
 }
 
+/**
+ * UserCountOutputType without action
+ */
+export type UserCountOutputTypeCountSessionsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.SessionWhereInput
+}
+
+/**
+ * UserCountOutputType without action
+ */
+export type UserCountOutputTypeCountPasskeysArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.PasskeyWhereInput
+}
+
+/**
+ * UserCountOutputType without action
+ */
+export type UserCountOutputTypeCountCodesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.UserCodeWhereInput
+}
+
+/**
+ * UserCountOutputType without action
+ */
+export type UserCountOutputTypeCountPasswordHistoryArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.PasswordHistoryWhereInput
+}
+
+/**
+ * UserCountOutputType without action
+ */
+export type UserCountOutputTypeCountRefreshTokensArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.RefreshTokenWhereInput
+}
+
 
 export type UserSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -4789,6 +6865,7 @@ export type UserSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   failedPasswordAttempts?: boolean
   failedOtpAttempts?: boolean
   lockedAt?: boolean
+  otpEmailAddedAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   instance?: boolean | Prisma.InstanceDefaultArgs<ExtArgs>
@@ -4804,6 +6881,12 @@ export type UserSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   oauthTokens?: boolean | Prisma.User$oauthTokensArgs<ExtArgs>
   instanceMemberships?: boolean | Prisma.User$instanceMembershipsArgs<ExtArgs>
   orgMemberships?: boolean | Prisma.User$orgMembershipsArgs<ExtArgs>
+  sessions?: boolean | Prisma.User$sessionsArgs<ExtArgs>
+  totp?: boolean | Prisma.User$totpArgs<ExtArgs>
+  passkeys?: boolean | Prisma.User$passkeysArgs<ExtArgs>
+  codes?: boolean | Prisma.User$codesArgs<ExtArgs>
+  passwordHistory?: boolean | Prisma.User$passwordHistoryArgs<ExtArgs>
+  refreshTokens?: boolean | Prisma.User$refreshTokensArgs<ExtArgs>
   _count?: boolean | Prisma.UserCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["user"]>
 
@@ -4845,6 +6928,7 @@ export type UserSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   failedPasswordAttempts?: boolean
   failedOtpAttempts?: boolean
   lockedAt?: boolean
+  otpEmailAddedAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   instance?: boolean | Prisma.InstanceDefaultArgs<ExtArgs>
@@ -4889,6 +6973,7 @@ export type UserSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   failedPasswordAttempts?: boolean
   failedOtpAttempts?: boolean
   lockedAt?: boolean
+  otpEmailAddedAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   instance?: boolean | Prisma.InstanceDefaultArgs<ExtArgs>
@@ -4933,11 +7018,12 @@ export type UserSelectScalar = {
   failedPasswordAttempts?: boolean
   failedOtpAttempts?: boolean
   lockedAt?: boolean
+  otpEmailAddedAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type UserOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "orgId" | "type" | "state" | "username" | "usernameLower" | "givenName" | "familyName" | "nickName" | "displayName" | "preferredLanguage" | "gender" | "middleName" | "honorificPrefix" | "honorificSuffix" | "nameFormatted" | "profileUrl" | "userType" | "title" | "locale" | "timezone" | "email" | "emailVerified" | "phone" | "phoneVerified" | "passwordHash" | "passwordChangeRequired" | "passwordChangedAt" | "machineName" | "description" | "accessTokenType" | "secretHash" | "secretCreatedAt" | "failedPasswordAttempts" | "failedOtpAttempts" | "lockedAt" | "createdAt" | "updatedAt", ExtArgs["result"]["user"]>
+export type UserOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "orgId" | "type" | "state" | "username" | "usernameLower" | "givenName" | "familyName" | "nickName" | "displayName" | "preferredLanguage" | "gender" | "middleName" | "honorificPrefix" | "honorificSuffix" | "nameFormatted" | "profileUrl" | "userType" | "title" | "locale" | "timezone" | "email" | "emailVerified" | "phone" | "phoneVerified" | "passwordHash" | "passwordChangeRequired" | "passwordChangedAt" | "machineName" | "description" | "accessTokenType" | "secretHash" | "secretCreatedAt" | "failedPasswordAttempts" | "failedOtpAttempts" | "lockedAt" | "otpEmailAddedAt" | "createdAt" | "updatedAt", ExtArgs["result"]["user"]>
 export type UserInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   instance?: boolean | Prisma.InstanceDefaultArgs<ExtArgs>
   org?: boolean | Prisma.OrganizationDefaultArgs<ExtArgs>
@@ -4952,6 +7038,12 @@ export type UserInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = 
   oauthTokens?: boolean | Prisma.User$oauthTokensArgs<ExtArgs>
   instanceMemberships?: boolean | Prisma.User$instanceMembershipsArgs<ExtArgs>
   orgMemberships?: boolean | Prisma.User$orgMembershipsArgs<ExtArgs>
+  sessions?: boolean | Prisma.User$sessionsArgs<ExtArgs>
+  totp?: boolean | Prisma.User$totpArgs<ExtArgs>
+  passkeys?: boolean | Prisma.User$passkeysArgs<ExtArgs>
+  codes?: boolean | Prisma.User$codesArgs<ExtArgs>
+  passwordHistory?: boolean | Prisma.User$passwordHistoryArgs<ExtArgs>
+  refreshTokens?: boolean | Prisma.User$refreshTokensArgs<ExtArgs>
   _count?: boolean | Prisma.UserCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type UserIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -4979,6 +7071,12 @@ export type $UserPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
     oauthTokens: Prisma.$OAuthTokenPayload<ExtArgs>[]
     instanceMemberships: Prisma.$InstanceMemberPayload<ExtArgs>[]
     orgMemberships: Prisma.$OrgMemberPayload<ExtArgs>[]
+    sessions: Prisma.$SessionPayload<ExtArgs>[]
+    totp: Prisma.$UserTotpPayload<ExtArgs> | null
+    passkeys: Prisma.$PasskeyPayload<ExtArgs>[]
+    codes: Prisma.$UserCodePayload<ExtArgs>[]
+    passwordHistory: Prisma.$PasswordHistoryPayload<ExtArgs>[]
+    refreshTokens: Prisma.$RefreshTokenPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -5018,6 +7116,7 @@ export type $UserPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
     failedPasswordAttempts: number
     failedOtpAttempts: number
     lockedAt: Date | null
+    otpEmailAddedAt: Date | null
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["user"]>
@@ -5427,6 +7526,12 @@ export interface Prisma__UserClient<T, Null = never, ExtArgs extends runtime.Typ
   oauthTokens<T extends Prisma.User$oauthTokensArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$oauthTokensArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$OAuthTokenPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   instanceMemberships<T extends Prisma.User$instanceMembershipsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$instanceMembershipsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$InstanceMemberPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   orgMemberships<T extends Prisma.User$orgMembershipsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$orgMembershipsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$OrgMemberPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  sessions<T extends Prisma.User$sessionsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$sessionsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SessionPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  totp<T extends Prisma.User$totpArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$totpArgs<ExtArgs>>): Prisma.Prisma__UserTotpClient<runtime.Types.Result.GetResult<Prisma.$UserTotpPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
+  passkeys<T extends Prisma.User$passkeysArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$passkeysArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$PasskeyPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  codes<T extends Prisma.User$codesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$codesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$UserCodePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  passwordHistory<T extends Prisma.User$passwordHistoryArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$passwordHistoryArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$PasswordHistoryPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  refreshTokens<T extends Prisma.User$refreshTokensArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$refreshTokensArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$RefreshTokenPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -5493,6 +7598,7 @@ export interface UserFieldRefs {
   readonly failedPasswordAttempts: Prisma.FieldRef<"User", 'Int'>
   readonly failedOtpAttempts: Prisma.FieldRef<"User", 'Int'>
   readonly lockedAt: Prisma.FieldRef<"User", 'DateTime'>
+  readonly otpEmailAddedAt: Prisma.FieldRef<"User", 'DateTime'>
   readonly createdAt: Prisma.FieldRef<"User", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"User", 'DateTime'>
 }
@@ -6157,6 +8263,145 @@ export type User$orgMembershipsArgs<ExtArgs extends runtime.Types.Extensions.Int
   take?: number
   skip?: number
   distinct?: Prisma.OrgMemberScalarFieldEnum | Prisma.OrgMemberScalarFieldEnum[]
+}
+
+/**
+ * User.sessions
+ */
+export type User$sessionsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Session
+   */
+  select?: Prisma.SessionSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Session
+   */
+  omit?: Prisma.SessionOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.SessionInclude<ExtArgs> | null
+  where?: Prisma.SessionWhereInput
+  orderBy?: Prisma.SessionOrderByWithRelationInput | Prisma.SessionOrderByWithRelationInput[]
+  cursor?: Prisma.SessionWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.SessionScalarFieldEnum | Prisma.SessionScalarFieldEnum[]
+}
+
+/**
+ * User.totp
+ */
+export type User$totpArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the UserTotp
+   */
+  select?: Prisma.UserTotpSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the UserTotp
+   */
+  omit?: Prisma.UserTotpOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.UserTotpInclude<ExtArgs> | null
+  where?: Prisma.UserTotpWhereInput
+}
+
+/**
+ * User.passkeys
+ */
+export type User$passkeysArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Passkey
+   */
+  select?: Prisma.PasskeySelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Passkey
+   */
+  omit?: Prisma.PasskeyOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.PasskeyInclude<ExtArgs> | null
+  where?: Prisma.PasskeyWhereInput
+  orderBy?: Prisma.PasskeyOrderByWithRelationInput | Prisma.PasskeyOrderByWithRelationInput[]
+  cursor?: Prisma.PasskeyWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.PasskeyScalarFieldEnum | Prisma.PasskeyScalarFieldEnum[]
+}
+
+/**
+ * User.codes
+ */
+export type User$codesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the UserCode
+   */
+  select?: Prisma.UserCodeSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the UserCode
+   */
+  omit?: Prisma.UserCodeOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.UserCodeInclude<ExtArgs> | null
+  where?: Prisma.UserCodeWhereInput
+  orderBy?: Prisma.UserCodeOrderByWithRelationInput | Prisma.UserCodeOrderByWithRelationInput[]
+  cursor?: Prisma.UserCodeWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.UserCodeScalarFieldEnum | Prisma.UserCodeScalarFieldEnum[]
+}
+
+/**
+ * User.passwordHistory
+ */
+export type User$passwordHistoryArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the PasswordHistory
+   */
+  select?: Prisma.PasswordHistorySelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the PasswordHistory
+   */
+  omit?: Prisma.PasswordHistoryOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.PasswordHistoryInclude<ExtArgs> | null
+  where?: Prisma.PasswordHistoryWhereInput
+  orderBy?: Prisma.PasswordHistoryOrderByWithRelationInput | Prisma.PasswordHistoryOrderByWithRelationInput[]
+  cursor?: Prisma.PasswordHistoryWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.PasswordHistoryScalarFieldEnum | Prisma.PasswordHistoryScalarFieldEnum[]
+}
+
+/**
+ * User.refreshTokens
+ */
+export type User$refreshTokensArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the RefreshToken
+   */
+  select?: Prisma.RefreshTokenSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the RefreshToken
+   */
+  omit?: Prisma.RefreshTokenOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.RefreshTokenInclude<ExtArgs> | null
+  where?: Prisma.RefreshTokenWhereInput
+  orderBy?: Prisma.RefreshTokenOrderByWithRelationInput | Prisma.RefreshTokenOrderByWithRelationInput[]
+  cursor?: Prisma.RefreshTokenWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.RefreshTokenScalarFieldEnum | Prisma.RefreshTokenScalarFieldEnum[]
 }
 
 /**

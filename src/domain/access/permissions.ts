@@ -18,6 +18,13 @@ export type Permission =
   | "user.write"
   | "user.delete"
   | "user.credential.write"
+  // Authentication methods: registering and removing TOTP, passkeys and e-mail OTP, password reset and e-mail codes.
+  | "user.authn.write"
+  | "session.read"
+  | "session.write"
+  | "session.delete"
+  // Finishing an OIDC auth request or a SAML request with a session (login UIs).
+  | "session.link"
   | "policy.read"
   | "policy.write"
   | "events.read"
@@ -47,7 +54,7 @@ const READ: Permission[] = [
   "project.app.read",
   "user.grant.read",
 ];
-const ORG_READ = READ.filter((p) => !p.startsWith("iam."));
+const ORG_READ = READ.filter((p) => !p.startsWith("iam.") && !p.startsWith("session."));
 const ALL: Permission[] = [
   ...READ,
   "iam.write",
@@ -59,6 +66,9 @@ const ALL: Permission[] = [
   "user.write",
   "user.delete",
   "user.credential.write",
+  "user.authn.write",
+  "session.read",
+  "session.delete",
   "policy.write",
   "project.write",
   "project.delete",
@@ -72,11 +82,27 @@ const ALL: Permission[] = [
 export const INSTANCE_ROLES: Record<string, readonly Permission[]> = {
   IAM_OWNER: ALL,
   IAM_OWNER_VIEWER: READ,
+  // Login UIs (the hosted one and customers' own): sessions and their checks, finishing auth requests, reading what
+  // a login page shows, and the users' authentication methods. Not an administrator: it changes no user's state,
+  // credentials for machines, organization or setting. Creating sessions is this role's alone (not IAM_OWNER's).
+  IAM_LOGIN_CLIENT: [
+    "iam.read",
+    "org.read",
+    "user.read",
+    "policy.read",
+    "project.read",
+    "project.app.read",
+    "user.authn.write",
+    "session.read",
+    "session.write",
+    "session.delete",
+    "session.link",
+  ],
 };
 
 export const ORG_ROLES: Record<string, readonly Permission[]> = {
-  ORG_OWNER: ALL.filter((p) => !p.startsWith("iam.") && p !== "org.create"),
-  ORG_USER_MANAGER: ["org.read", "user.read", "user.write", "user.delete", "user.credential.write", "user.grant.read", "policy.read"],
+  ORG_OWNER: ALL.filter((p) => !p.startsWith("iam.") && !p.startsWith("session.") && p !== "org.create"),
+  ORG_USER_MANAGER: ["org.read", "user.read", "user.write", "user.delete", "user.credential.write", "user.authn.write", "user.grant.read", "policy.read"],
   ORG_PROJECT_PERMISSION_MANAGER: [
     "org.read",
     "project.read",

@@ -12,6 +12,8 @@ export interface PasswordComplexity {
   requiresLowercase: boolean;
   requiresNumber: boolean;
   requiresSymbol: boolean;
+  /** How many previous passwords a new one must differ from; 0: no history. */
+  historyCount: number;
   resourceOwner: ResourceOwner;
 }
 
@@ -28,6 +30,13 @@ export interface Lockout {
   maxOtpAttempts: number;
 }
 
+/** Second factors after a password: TOTP ("otp"), a WebAuthn key ("u2f"), codes by e-mail ("otp_email"). */
+export const SECOND_FACTORS = ["otp", "u2f", "otp_email"] as const;
+export type SecondFactor = (typeof SECOND_FACTORS)[number];
+/** Factors that are two by themselves: a passkey whose authenticator verified the user. */
+export const MULTI_FACTORS = ["u2f_with_verification"] as const;
+export type MultiFactor = (typeof MULTI_FACTORS)[number];
+
 export interface Login {
   allowUsernamePassword: boolean;
   allowRegister: boolean;
@@ -40,6 +49,8 @@ export interface Login {
   mfaInitSkipLifetimeSeconds: number;
   secondFactorCheckLifetimeSeconds: number;
   multiFactorCheckLifetimeSeconds: number;
+  secondFactors: SecondFactor[];
+  multiFactors: MultiFactor[];
 }
 
 export interface Security {
@@ -89,7 +100,7 @@ export type LockoutPolicy = Effective<"lockout">;
 const HOUR = 3600;
 
 export const DEFAULT_SETTINGS: { readonly [K in SettingKind]: Readonly<SettingValues[K]> } = {
-  password_complexity: { minLength: 8, requiresUppercase: true, requiresLowercase: true, requiresNumber: true, requiresSymbol: true },
+  password_complexity: { minLength: 8, requiresUppercase: true, requiresLowercase: true, requiresNumber: true, requiresSymbol: true, historyCount: 0 },
   password_expiry: { maxAgeDays: 0, expireWarnDays: 0 },
   // On by default: 10 wrong passwords lock a user (a last owner's password only, for a while: identity/lockout.ts).
   lockout: { maxPasswordAttempts: 10, maxOtpAttempts: 5 },
@@ -105,6 +116,8 @@ export const DEFAULT_SETTINGS: { readonly [K in SettingKind]: Readonly<SettingVa
     mfaInitSkipLifetimeSeconds: 720 * HOUR,
     secondFactorCheckLifetimeSeconds: 18 * HOUR,
     multiFactorCheckLifetimeSeconds: 12 * HOUR,
+    secondFactors: [...SECOND_FACTORS],
+    multiFactors: [...MULTI_FACTORS],
   },
   security: { allowedCorsOrigins: [], iframeEnabled: false, iframeAllowedOrigins: [] },
   branding: {
@@ -128,6 +141,7 @@ const MIN_PASSWORD_LENGTH = 1;
 const MAX_PASSWORD_LENGTH = 256;
 const MAX_DAYS = 3650;
 const MAX_ATTEMPTS = 1000;
+const MAX_PASSWORD_HISTORY = 24;
 const MAX_LIFETIME_SECONDS = 87_600 * HOUR;
 const MAX_ORIGINS = 100;
 const COLOR = /^#[0-9a-fA-F]{6}$/;
@@ -204,6 +218,7 @@ const VALIDATORS: { [K in SettingKind]: (input: SettingInput<K>) => SettingValue
     requiresLowercase: i.requiresLowercase,
     requiresNumber: i.requiresNumber,
     requiresSymbol: i.requiresSymbol,
+    historyCount: integer(i.historyCount, "Errors.Settings.PasswordComplexity.HistoryCountInvalid", "history_count", 0, MAX_PASSWORD_HISTORY),
   }),
   password_expiry: (i) => {
     const maxAgeDays = integer(i.maxAgeDays, "Errors.Settings.PasswordExpiry.MaxAgeInvalid", "max_age_days", 0, MAX_DAYS);
@@ -239,6 +254,9 @@ const VALIDATORS: { [K in SettingKind]: (input: SettingInput<K>) => SettingValue
       mfaInitSkipLifetimeSeconds: lifetime(i.mfaInitSkipLifetimeSeconds, d.mfaInitSkipLifetimeSeconds, "mfa_init_skip_lifetime"),
       secondFactorCheckLifetimeSeconds: lifetime(i.secondFactorCheckLifetimeSeconds, d.secondFactorCheckLifetimeSeconds, "second_factor_check_lifetime"),
       multiFactorCheckLifetimeSeconds: lifetime(i.multiFactorCheckLifetimeSeconds, d.multiFactorCheckLifetimeSeconds, "multi_factor_check_lifetime"),
+      // Empty: all of them (no factor at all would leave force_mfa unsatisfiable).
+      secondFactors: i.secondFactors.length ? [...new Set(i.secondFactors)] : [...SECOND_FACTORS],
+      multiFactors: i.multiFactors.length ? [...new Set(i.multiFactors)] : [...MULTI_FACTORS],
     };
   },
   security: (i) => ({
@@ -281,7 +299,7 @@ export function parseStored<K extends SettingKind>(kind: K, stored: unknown): Se
   return out as unknown as SettingValues[K];
 }
 
-export function checkPassword(password: string, policy: Omit<PasswordComplexity, "resourceOwner">): void {
+export function checkPassword(password: string, policy: Omit<PasswordComplexity, "resourceOwner" | "historyCount">): void {
   const missing: string[] = [];
   if ([...password].length < policy.minLength) missing.push(`at least ${policy.minLength} characters`);
   if (policy.requiresUppercase && !/\p{Lu}/u.test(password)) missing.push("an uppercase letter");

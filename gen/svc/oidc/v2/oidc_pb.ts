@@ -2,20 +2,20 @@
 // @generated from file svc/oidc/v2/oidc.proto (package svc.oidc.v2, syntax proto3)
 /* eslint-disable */
 
-// OpenID Connect authorization requests handed to a login UI. The
-// OIDCService RPCs are added with the authorization code flow.
+// OpenID Connect authorization requests handed to a login UI, and how the
+// login UI finishes them.
 
-import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_duration, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file svc/oidc/v2/oidc.proto.
  */
 export const file_svc_oidc_v2_oidc: GenFile = /*@__PURE__*/
-  fileDesc("ChZzdmMvb2lkYy92Mi9vaWRjLnByb3RvEgtzdmMub2lkYy52MiLQAQoLQXV0aFJlcXVlc3QSCgoCaWQYASABKAkSMQoNY3JlYXRpb25fZGF0ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJY2xpZW50X2lkGAMgASgJEg0KBXNjb3BlGAQgAygJEhQKDHJlZGlyZWN0X3VyaRgFIAEoCRIOCgZwcm9tcHQYBiADKAkSEgoKdWlfbG9jYWxlcxgHIAMoCRIXCgpsb2dpbl9oaW50GAggASgJSACIAQFCDQoLX2xvZ2luX2hpbnRiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChZzdmMvb2lkYy92Mi9vaWRjLnByb3RvEgtzdmMub2lkYy52MiKDAwoLQXV0aFJlcXVlc3QSCgoCaWQYASABKAkSMQoNY3JlYXRpb25fZGF0ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJY2xpZW50X2lkGAMgASgJEg0KBXNjb3BlGAQgAygJEhQKDHJlZGlyZWN0X3VyaRgFIAEoCRIjCgZwcm9tcHQYBiADKA4yEy5zdmMub2lkYy52Mi5Qcm9tcHQSEgoKdWlfbG9jYWxlcxgHIAMoCRIXCgpsb2dpbl9oaW50GAggASgJSACIAQESGQoMaGludF91c2VyX2lkGAkgASgJSAGIAQESLwoHbWF4X2FnZRgKIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkgCiAEBEjMKD2V4cGlyYXRpb25fZGF0ZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCDQoLX2xvZ2luX2hpbnRCDwoNX2hpbnRfdXNlcl9pZEIKCghfbWF4X2FnZSI0CgdTZXNzaW9uEhIKCnNlc3Npb25faWQYASABKAkSFQoNc2Vzc2lvbl90b2tlbhgCIAEoCSKZAQoSQXV0aG9yaXphdGlvbkVycm9yEicKBWVycm9yGAEgASgOMhguc3ZjLm9pZGMudjIuRXJyb3JSZWFzb24SHgoRZXJyb3JfZGVzY3JpcHRpb24YAiABKAlIAIgBARIWCgllcnJvcl91cmkYAyABKAlIAYgBAUIUChJfZXJyb3JfZGVzY3JpcHRpb25CDAoKX2Vycm9yX3VyaSqFAQoGUHJvbXB0EhYKElBST01QVF9VTlNQRUNJRklFRBAAEg8KC1BST01QVF9OT05FEAESEAoMUFJPTVBUX0xPR0lOEAISEgoOUFJPTVBUX0NPTlNFTlQQAxIZChVQUk9NUFRfU0VMRUNUX0FDQ09VTlQQBBIRCg1QUk9NUFRfQ1JFQVRFEAUqxgUKC0Vycm9yUmVhc29uEhwKGEVSUk9SX1JFQVNPTl9VTlNQRUNJRklFRBAAEiAKHEVSUk9SX1JFQVNPTl9JTlZBTElEX1JFUVVFU1QQARIkCiBFUlJPUl9SRUFTT05fVU5BVVRIT1JJWkVEX0NMSUVOVBACEh4KGkVSUk9SX1JFQVNPTl9BQ0NFU1NfREVOSUVEEAMSKgomRVJST1JfUkVBU09OX1VOU1VQUE9SVEVEX1JFU1BPTlNFX1RZUEUQBBIeChpFUlJPUl9SRUFTT05fSU5WQUxJRF9TQ09QRRAFEh0KGUVSUk9SX1JFQVNPTl9TRVJWRVJfRVJST1IQBhImCiJFUlJPUl9SRUFTT05fVEVNUE9SQVJZX1VOQVZBSUxBQkxFEAcSJQohRVJST1JfUkVBU09OX0lOVEVSQUNUSU9OX1JFUVVJUkVEEAgSHwobRVJST1JfUkVBU09OX0xPR0lOX1JFUVVJUkVEEAkSKwonRVJST1JfUkVBU09OX0FDQ09VTlRfU0VMRUNUSU9OX1JFUVVJUkVEEAoSIQodRVJST1JfUkVBU09OX0NPTlNFTlRfUkVRVUlSRUQQCxITCg9JTlZBTElEX1JFUVVFU1QQARIXChNVTkFVVEhPUklaRURfQ0xJRU5UEAISEQoNQUNDRVNTX0RFTklFRBADEh0KGVVOU1VQUE9SVEVEX1JFU1BPTlNFX1RZUEUQBBIRCg1JTlZBTElEX1NDT1BFEAUSEAoMU0VSVkVSX0VSUk9SEAYSGQoVVEVNUE9SQVJZX1VOQVZBSUxBQkxFEAcSGAoUSU5URVJBQ1RJT05fUkVRVUlSRUQQCBISCg5MT0dJTl9SRVFVSVJFRBAJEh4KGkFDQ09VTlRfU0VMRUNUSU9OX1JFUVVJUkVEEAoSFAoQQ09OU0VOVF9SRVFVSVJFRBALGgIQAWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message svc.oidc.v2.AuthRequest
@@ -47,9 +47,9 @@ export type AuthRequest = Message<"svc.oidc.v2.AuthRequest"> & {
   redirectUri: string;
 
   /**
-   * @generated from field: repeated string prompt = 6;
+   * @generated from field: repeated svc.oidc.v2.Prompt prompt = 6;
    */
-  prompt: string[];
+  prompt: Prompt[];
 
   /**
    * @generated from field: repeated string ui_locales = 7;
@@ -60,6 +60,28 @@ export type AuthRequest = Message<"svc.oidc.v2.AuthRequest"> & {
    * @generated from field: optional string login_hint = 8;
    */
   loginHint?: string | undefined;
+
+  /**
+   * The user named by a valid id_token_hint.
+   *
+   * @generated from field: optional string hint_user_id = 9;
+   */
+  hintUserId?: string | undefined;
+
+  /**
+   * The longest time since the user's last active authentication that the
+   * client accepts.
+   *
+   * @generated from field: optional google.protobuf.Duration max_age = 10;
+   */
+  maxAge?: Duration | undefined;
+
+  /**
+   * When the request expires (10 minutes after it was made).
+   *
+   * @generated from field: google.protobuf.Timestamp expiration_date = 11;
+   */
+  expirationDate?: Timestamp | undefined;
 };
 
 /**
@@ -68,4 +90,246 @@ export type AuthRequest = Message<"svc.oidc.v2.AuthRequest"> & {
  */
 export const AuthRequestSchema: GenMessage<AuthRequest> = /*@__PURE__*/
   messageDesc(file_svc_oidc_v2_oidc, 0);
+
+/**
+ * @generated from message svc.oidc.v2.Session
+ */
+export type Session = Message<"svc.oidc.v2.Session"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * @generated from field: string session_token = 2;
+   */
+  sessionToken: string;
+};
+
+/**
+ * Describes the message svc.oidc.v2.Session.
+ * Use `create(SessionSchema)` to create a new message.
+ */
+export const SessionSchema: GenMessage<Session> = /*@__PURE__*/
+  messageDesc(file_svc_oidc_v2_oidc, 1);
+
+/**
+ * @generated from message svc.oidc.v2.AuthorizationError
+ */
+export type AuthorizationError = Message<"svc.oidc.v2.AuthorizationError"> & {
+  /**
+   * @generated from field: svc.oidc.v2.ErrorReason error = 1;
+   */
+  error: ErrorReason;
+
+  /**
+   * @generated from field: optional string error_description = 2;
+   */
+  errorDescription?: string | undefined;
+
+  /**
+   * @generated from field: optional string error_uri = 3;
+   */
+  errorUri?: string | undefined;
+};
+
+/**
+ * Describes the message svc.oidc.v2.AuthorizationError.
+ * Use `create(AuthorizationErrorSchema)` to create a new message.
+ */
+export const AuthorizationErrorSchema: GenMessage<AuthorizationError> = /*@__PURE__*/
+  messageDesc(file_svc_oidc_v2_oidc, 2);
+
+/**
+ * @generated from enum svc.oidc.v2.Prompt
+ */
+export enum Prompt {
+  /**
+   * @generated from enum value: PROMPT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: PROMPT_NONE = 1;
+   */
+  NONE = 1,
+
+  /**
+   * @generated from enum value: PROMPT_LOGIN = 2;
+   */
+  LOGIN = 2,
+
+  /**
+   * @generated from enum value: PROMPT_CONSENT = 3;
+   */
+  CONSENT = 3,
+
+  /**
+   * @generated from enum value: PROMPT_SELECT_ACCOUNT = 4;
+   */
+  SELECT_ACCOUNT = 4,
+
+  /**
+   * @generated from enum value: PROMPT_CREATE = 5;
+   */
+  CREATE = 5,
+}
+
+/**
+ * Describes the enum svc.oidc.v2.Prompt.
+ */
+export const PromptSchema: GenEnum<Prompt> = /*@__PURE__*/
+  enumDesc(file_svc_oidc_v2_oidc, 0);
+
+/**
+ * The error to send to the client instead of a code (OAuth 2.0 §4.1.2.1,
+ * OIDC Core §3.1.2.6). Both the prefixed names and the bare ones
+ * ("ACCESS_DENIED") are accepted in JSON.
+ *
+ * @generated from enum svc.oidc.v2.ErrorReason
+ */
+export enum ErrorReason {
+  /**
+   * @generated from enum value: ERROR_REASON_UNSPECIFIED = 0;
+   */
+  ERROR_REASON_UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: ERROR_REASON_INVALID_REQUEST = 1;
+   */
+  ERROR_REASON_INVALID_REQUEST = 1,
+
+  /**
+   * @generated from enum value: ERROR_REASON_UNAUTHORIZED_CLIENT = 2;
+   */
+  ERROR_REASON_UNAUTHORIZED_CLIENT = 2,
+
+  /**
+   * @generated from enum value: ERROR_REASON_ACCESS_DENIED = 3;
+   */
+  ERROR_REASON_ACCESS_DENIED = 3,
+
+  /**
+   * @generated from enum value: ERROR_REASON_UNSUPPORTED_RESPONSE_TYPE = 4;
+   */
+  ERROR_REASON_UNSUPPORTED_RESPONSE_TYPE = 4,
+
+  /**
+   * @generated from enum value: ERROR_REASON_INVALID_SCOPE = 5;
+   */
+  ERROR_REASON_INVALID_SCOPE = 5,
+
+  /**
+   * @generated from enum value: ERROR_REASON_SERVER_ERROR = 6;
+   */
+  ERROR_REASON_SERVER_ERROR = 6,
+
+  /**
+   * @generated from enum value: ERROR_REASON_TEMPORARY_UNAVAILABLE = 7;
+   */
+  ERROR_REASON_TEMPORARY_UNAVAILABLE = 7,
+
+  /**
+   * @generated from enum value: ERROR_REASON_INTERACTION_REQUIRED = 8;
+   */
+  ERROR_REASON_INTERACTION_REQUIRED = 8,
+
+  /**
+   * @generated from enum value: ERROR_REASON_LOGIN_REQUIRED = 9;
+   */
+  ERROR_REASON_LOGIN_REQUIRED = 9,
+
+  /**
+   * @generated from enum value: ERROR_REASON_ACCOUNT_SELECTION_REQUIRED = 10;
+   */
+  ERROR_REASON_ACCOUNT_SELECTION_REQUIRED = 10,
+
+  /**
+   * @generated from enum value: ERROR_REASON_CONSENT_REQUIRED = 11;
+   */
+  ERROR_REASON_CONSENT_REQUIRED = 11,
+
+  /**
+   * buf:lint:ignore ENUM_VALUE_PREFIX
+   *
+   * @generated from enum value: INVALID_REQUEST = 1;
+   */
+  INVALID_REQUEST = 1,
+
+  /**
+   * buf:lint:ignore ENUM_VALUE_PREFIX
+   *
+   * @generated from enum value: UNAUTHORIZED_CLIENT = 2;
+   */
+  UNAUTHORIZED_CLIENT = 2,
+
+  /**
+   * buf:lint:ignore ENUM_VALUE_PREFIX
+   *
+   * @generated from enum value: ACCESS_DENIED = 3;
+   */
+  ACCESS_DENIED = 3,
+
+  /**
+   * buf:lint:ignore ENUM_VALUE_PREFIX
+   *
+   * @generated from enum value: UNSUPPORTED_RESPONSE_TYPE = 4;
+   */
+  UNSUPPORTED_RESPONSE_TYPE = 4,
+
+  /**
+   * buf:lint:ignore ENUM_VALUE_PREFIX
+   *
+   * @generated from enum value: INVALID_SCOPE = 5;
+   */
+  INVALID_SCOPE = 5,
+
+  /**
+   * buf:lint:ignore ENUM_VALUE_PREFIX
+   *
+   * @generated from enum value: SERVER_ERROR = 6;
+   */
+  SERVER_ERROR = 6,
+
+  /**
+   * buf:lint:ignore ENUM_VALUE_PREFIX
+   *
+   * @generated from enum value: TEMPORARY_UNAVAILABLE = 7;
+   */
+  TEMPORARY_UNAVAILABLE = 7,
+
+  /**
+   * buf:lint:ignore ENUM_VALUE_PREFIX
+   *
+   * @generated from enum value: INTERACTION_REQUIRED = 8;
+   */
+  INTERACTION_REQUIRED = 8,
+
+  /**
+   * buf:lint:ignore ENUM_VALUE_PREFIX
+   *
+   * @generated from enum value: LOGIN_REQUIRED = 9;
+   */
+  LOGIN_REQUIRED = 9,
+
+  /**
+   * buf:lint:ignore ENUM_VALUE_PREFIX
+   *
+   * @generated from enum value: ACCOUNT_SELECTION_REQUIRED = 10;
+   */
+  ACCOUNT_SELECTION_REQUIRED = 10,
+
+  /**
+   * buf:lint:ignore ENUM_VALUE_PREFIX
+   *
+   * @generated from enum value: CONSENT_REQUIRED = 11;
+   */
+  CONSENT_REQUIRED = 11,
+}
+
+/**
+ * Describes the enum svc.oidc.v2.ErrorReason.
+ */
+export const ErrorReasonSchema: GenEnum<ErrorReason> = /*@__PURE__*/
+  enumDesc(file_svc_oidc_v2_oidc, 1);
 

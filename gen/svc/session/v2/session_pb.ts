@@ -2,20 +2,22 @@
 // @generated from file svc/session/v2/session.proto (package svc.session.v2, syntax proto3)
 /* eslint-disable */
 
-// Sessions of users signing in through the hosted or a custom login UI.
-// The SessionService RPCs are added with the login flows.
+// Sessions of users signing in through the hosted or a custom login UI: who
+// the user is and which factors were verified when.
 
-import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Message } from "@bufbuild/protobuf";
+import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { TimestampQueryMethod } from "../../object/v2/object_pb.js";
+import { file_svc_object_v2_object } from "../../object/v2/object_pb.js";
+import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file svc/session/v2/session.proto.
  */
 export const file_svc_session_v2_session: GenFile = /*@__PURE__*/
-  fileDesc("ChxzdmMvc2Vzc2lvbi92Mi9zZXNzaW9uLnByb3RvEg5zdmMuc2Vzc2lvbi52MiKSAgoHU2Vzc2lvbhIKCgJpZBgBIAEoCRIxCg1jcmVhdGlvbl9kYXRlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtjaGFuZ2VfZGF0ZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHdXNlcl9pZBgEIAEoCRIXCg9vcmdhbml6YXRpb25faWQYBSABKAkSOAoUcGFzc3dvcmRfdmVyaWZpZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKD2V4cGlyYXRpb25fZGF0ZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChxzdmMvc2Vzc2lvbi92Mi9zZXNzaW9uLnByb3RvEg5zdmMuc2Vzc2lvbi52MiKDAwoHU2Vzc2lvbhIKCgJpZBgBIAEoCRIxCg1jcmVhdGlvbl9kYXRlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtjaGFuZ2VfZGF0ZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIc2VxdWVuY2UYBCABKAQSKAoHZmFjdG9ycxgFIAEoCzIXLnN2Yy5zZXNzaW9uLnYyLkZhY3RvcnMSNwoIbWV0YWRhdGEYBiADKAsyJS5zdmMuc2Vzc2lvbi52Mi5TZXNzaW9uLk1ldGFkYXRhRW50cnkSLQoKdXNlcl9hZ2VudBgHIAEoCzIZLnN2Yy5zZXNzaW9uLnYyLlVzZXJBZ2VudBIzCg9leHBpcmF0aW9uX2RhdGUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgMOgI4ASKfAgoHRmFjdG9ycxIoCgR1c2VyGAEgASgLMhouc3ZjLnNlc3Npb24udjIuVXNlckZhY3RvchIwCghwYXNzd29yZBgCIAEoCzIeLnN2Yy5zZXNzaW9uLnYyLlBhc3N3b3JkRmFjdG9yEjIKCndlYl9hdXRoX24YAyABKAsyHi5zdmMuc2Vzc2lvbi52Mi5XZWJBdXRoTkZhY3RvchIsCgZpbnRlbnQYBCABKAsyHC5zdmMuc2Vzc2lvbi52Mi5JbnRlbnRGYWN0b3ISKAoEdG90cBgFIAEoCzIaLnN2Yy5zZXNzaW9uLnYyLlRPVFBGYWN0b3ISLAoJb3RwX2VtYWlsGAYgASgLMhkuc3ZjLnNlc3Npb24udjIuT1RQRmFjdG9yIowBCgpVc2VyRmFjdG9yEi8KC3ZlcmlmaWVkX2F0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIKCgJpZBgCIAEoCRISCgpsb2dpbl9uYW1lGAMgASgJEhQKDGRpc3BsYXlfbmFtZRgEIAEoCRIXCg9vcmdhbml6YXRpb25faWQYBSABKAkiWgoOUGFzc3dvcmRGYWN0b3ISLwoLdmVyaWZpZWRfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD2NoYW5nZV9yZXF1aXJlZBgCIAEoCCJYCg5XZWJBdXRoTkZhY3RvchIvCgt2ZXJpZmllZF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNdXNlcl92ZXJpZmllZBgCIAEoCCI/CgxJbnRlbnRGYWN0b3ISLwoLdmVyaWZpZWRfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIj0KClRPVFBGYWN0b3ISLwoLdmVyaWZpZWRfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjwKCU9UUEZhY3RvchIvCgt2ZXJpZmllZF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiqwIKCVVzZXJBZ2VudBIbCg5maW5nZXJwcmludF9pZBgBIAEoCUgAiAEBEg8KAmlwGAIgASgJSAGIAQESGAoLZGVzY3JpcHRpb24YAyABKAlIAogBARI1CgZoZWFkZXIYBCADKAsyJS5zdmMuc2Vzc2lvbi52Mi5Vc2VyQWdlbnQuSGVhZGVyRW50cnkaHgoMSGVhZGVyVmFsdWVzEg4KBnZhbHVlcxgBIAMoCRpVCgtIZWFkZXJFbnRyeRILCgNrZXkYASABKAkSNQoFdmFsdWUYAiABKAsyJi5zdmMuc2Vzc2lvbi52Mi5Vc2VyQWdlbnQuSGVhZGVyVmFsdWVzOgI4AUIRCg9fZmluZ2VycHJpbnRfaWRCBQoDX2lwQg4KDF9kZXNjcmlwdGlvbiK9AQoLU2VhcmNoUXVlcnkSLQoJaWRzX3F1ZXJ5GAEgASgLMhguc3ZjLnNlc3Npb24udjIuSURzUXVlcnlIABI0Cg11c2VyX2lkX3F1ZXJ5GAIgASgLMhsuc3ZjLnNlc3Npb24udjIuVXNlcklEUXVlcnlIABJAChNjcmVhdGlvbl9kYXRlX3F1ZXJ5GAMgASgLMiEuc3ZjLnNlc3Npb24udjIuQ3JlYXRpb25EYXRlUXVlcnlIAEIHCgVxdWVyeSIXCghJRHNRdWVyeRILCgNpZHMYASADKAkiGQoLVXNlcklEUXVlcnkSCgoCaWQYASABKAkiewoRQ3JlYXRpb25EYXRlUXVlcnkSMQoNY3JlYXRpb25fZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMwoGbWV0aG9kGAIgASgOMiMuc3ZjLm9iamVjdC52Mi5UaW1lc3RhbXBRdWVyeU1ldGhvZCLrAQoGQ2hlY2tzEicKBHVzZXIYASABKAsyGS5zdmMuc2Vzc2lvbi52Mi5DaGVja1VzZXISLwoIcGFzc3dvcmQYAiABKAsyHS5zdmMuc2Vzc2lvbi52Mi5DaGVja1Bhc3N3b3JkEjEKCndlYl9hdXRoX24YAyABKAsyHS5zdmMuc2Vzc2lvbi52Mi5DaGVja1dlYkF1dGhOEicKBHRvdHAYBCABKAsyGS5zdmMuc2Vzc2lvbi52Mi5DaGVja1RPVFASKwoJb3RwX2VtYWlsGAUgASgLMhguc3ZjLnNlc3Npb24udjIuQ2hlY2tPVFAiPgoJQ2hlY2tVc2VyEhEKB3VzZXJfaWQYASABKAlIABIUCgpsb2dpbl9uYW1lGAIgASgJSABCCAoGc2VhcmNoIiEKDUNoZWNrUGFzc3dvcmQSEAoIcGFzc3dvcmQYASABKAkiSwoNQ2hlY2tXZWJBdXRoThI6ChljcmVkZW50aWFsX2Fzc2VydGlvbl9kYXRhGAEgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCIZCglDaGVja1RPVFASDAoEY29kZRgBIAEoCSIYCghDaGVja09UUBIMCgRjb2RlGAEgASgJIv4DChFSZXF1ZXN0Q2hhbGxlbmdlcxI+Cgp3ZWJfYXV0aF9uGAEgASgLMiouc3ZjLnNlc3Npb24udjIuUmVxdWVzdENoYWxsZW5nZXMuV2ViQXV0aE4SPQoJb3RwX2VtYWlsGAIgASgLMiouc3ZjLnNlc3Npb24udjIuUmVxdWVzdENoYWxsZW5nZXMuT1RQRW1haWwabgoIV2ViQXV0aE4SDgoGZG9tYWluGAEgASgJElIKHXVzZXJfdmVyaWZpY2F0aW9uX3JlcXVpcmVtZW50GAIgASgOMisuc3ZjLnNlc3Npb24udjIuVXNlclZlcmlmaWNhdGlvblJlcXVpcmVtZW50GvkBCghPVFBFbWFpbBJICglzZW5kX2NvZGUYAiABKAsyMy5zdmMuc2Vzc2lvbi52Mi5SZXF1ZXN0Q2hhbGxlbmdlcy5PVFBFbWFpbC5TZW5kQ29kZUgAEkwKC3JldHVybl9jb2RlGAMgASgLMjUuc3ZjLnNlc3Npb24udjIuUmVxdWVzdENoYWxsZW5nZXMuT1RQRW1haWwuUmV0dXJuQ29kZUgAGjYKCFNlbmRDb2RlEhkKDHVybF90ZW1wbGF0ZRgBIAEoCUgAiAEBQg8KDV91cmxfdGVtcGxhdGUaDAoKUmV0dXJuQ29kZUIPCg1kZWxpdmVyeV90eXBlIr8BCgpDaGFsbGVuZ2VzEjcKCndlYl9hdXRoX24YASABKAsyIy5zdmMuc2Vzc2lvbi52Mi5DaGFsbGVuZ2VzLldlYkF1dGhOEhYKCW90cF9lbWFpbBgCIAEoCUgAiAEBGlIKCFdlYkF1dGhOEkYKJXB1YmxpY19rZXlfY3JlZGVudGlhbF9yZXF1ZXN0X29wdGlvbnMYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QgwKCl9vdHBfZW1haWwqXAoQU2Vzc2lvbkZpZWxkTmFtZRIiCh5TRVNTSU9OX0ZJRUxEX05BTUVfVU5TUEVDSUZJRUQQABIkCiBTRVNTSU9OX0ZJRUxEX05BTUVfQ1JFQVRJT05fREFURRABKtQBChtVc2VyVmVyaWZpY2F0aW9uUmVxdWlyZW1lbnQSLQopVVNFUl9WRVJJRklDQVRJT05fUkVRVUlSRU1FTlRfVU5TUEVDSUZJRUQQABIqCiZVU0VSX1ZFUklGSUNBVElPTl9SRVFVSVJFTUVOVF9SRVFVSVJFRBABEisKJ1VTRVJfVkVSSUZJQ0FUSU9OX1JFUVVJUkVNRU5UX1BSRUZFUlJFRBACEi0KKVVTRVJfVkVSSUZJQ0FUSU9OX1JFUVVJUkVNRU5UX0RJU0NPVVJBR0VEEANiBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_svc_object_v2_object]);
 
 /**
  * @generated from message svc.session.v2.Session
@@ -37,24 +39,31 @@ export type Session = Message<"svc.session.v2.Session"> & {
   changeDate?: Timestamp | undefined;
 
   /**
-   * @generated from field: string user_id = 4;
-   */
-  userId: string;
-
-  /**
-   * @generated from field: string organization_id = 5;
-   */
-  organizationId: string;
-
-  /**
-   * When the user's password was last verified in this session.
+   * Increases with every change of the session (each SetSession).
    *
-   * @generated from field: google.protobuf.Timestamp password_verified_at = 6;
+   * @generated from field: uint64 sequence = 4;
    */
-  passwordVerifiedAt?: Timestamp | undefined;
+  sequence: bigint;
 
   /**
-   * @generated from field: google.protobuf.Timestamp expiration_date = 7;
+   * @generated from field: svc.session.v2.Factors factors = 5;
+   */
+  factors?: Factors | undefined;
+
+  /**
+   * @generated from field: map<string, bytes> metadata = 6;
+   */
+  metadata: { [key: string]: Uint8Array };
+
+  /**
+   * @generated from field: svc.session.v2.UserAgent user_agent = 7;
+   */
+  userAgent?: UserAgent | undefined;
+
+  /**
+   * When the session ends; unset for a session without a lifetime.
+   *
+   * @generated from field: google.protobuf.Timestamp expiration_date = 8;
    */
   expirationDate?: Timestamp | undefined;
 };
@@ -65,4 +74,690 @@ export type Session = Message<"svc.session.v2.Session"> & {
  */
 export const SessionSchema: GenMessage<Session> = /*@__PURE__*/
   messageDesc(file_svc_session_v2_session, 0);
+
+/**
+ * The factors verified in the session, each with the time of its last
+ * successful check. A factor that was never checked is unset.
+ *
+ * @generated from message svc.session.v2.Factors
+ */
+export type Factors = Message<"svc.session.v2.Factors"> & {
+  /**
+   * @generated from field: svc.session.v2.UserFactor user = 1;
+   */
+  user?: UserFactor | undefined;
+
+  /**
+   * @generated from field: svc.session.v2.PasswordFactor password = 2;
+   */
+  password?: PasswordFactor | undefined;
+
+  /**
+   * @generated from field: svc.session.v2.WebAuthNFactor web_auth_n = 3;
+   */
+  webAuthN?: WebAuthNFactor | undefined;
+
+  /**
+   * @generated from field: svc.session.v2.IntentFactor intent = 4;
+   */
+  intent?: IntentFactor | undefined;
+
+  /**
+   * @generated from field: svc.session.v2.TOTPFactor totp = 5;
+   */
+  totp?: TOTPFactor | undefined;
+
+  /**
+   * @generated from field: svc.session.v2.OTPFactor otp_email = 6;
+   */
+  otpEmail?: OTPFactor | undefined;
+};
+
+/**
+ * Describes the message svc.session.v2.Factors.
+ * Use `create(FactorsSchema)` to create a new message.
+ */
+export const FactorsSchema: GenMessage<Factors> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 1);
+
+/**
+ * @generated from message svc.session.v2.UserFactor
+ */
+export type UserFactor = Message<"svc.session.v2.UserFactor"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp verified_at = 1;
+   */
+  verifiedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string login_name = 3;
+   */
+  loginName: string;
+
+  /**
+   * @generated from field: string display_name = 4;
+   */
+  displayName: string;
+
+  /**
+   * @generated from field: string organization_id = 5;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message svc.session.v2.UserFactor.
+ * Use `create(UserFactorSchema)` to create a new message.
+ */
+export const UserFactorSchema: GenMessage<UserFactor> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 2);
+
+/**
+ * @generated from message svc.session.v2.PasswordFactor
+ */
+export type PasswordFactor = Message<"svc.session.v2.PasswordFactor"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp verified_at = 1;
+   */
+  verifiedAt?: Timestamp | undefined;
+
+  /**
+   * The password is older than the password expiry settings allow: the
+   * login must have the user change it before it finishes.
+   *
+   * @generated from field: bool change_required = 2;
+   */
+  changeRequired: boolean;
+};
+
+/**
+ * Describes the message svc.session.v2.PasswordFactor.
+ * Use `create(PasswordFactorSchema)` to create a new message.
+ */
+export const PasswordFactorSchema: GenMessage<PasswordFactor> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 3);
+
+/**
+ * @generated from message svc.session.v2.WebAuthNFactor
+ */
+export type WebAuthNFactor = Message<"svc.session.v2.WebAuthNFactor"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp verified_at = 1;
+   */
+  verifiedAt?: Timestamp | undefined;
+
+  /**
+   * The authenticator verified the user (PIN, biometrics): a multi-factor
+   * check by itself.
+   *
+   * @generated from field: bool user_verified = 2;
+   */
+  userVerified: boolean;
+};
+
+/**
+ * Describes the message svc.session.v2.WebAuthNFactor.
+ * Use `create(WebAuthNFactorSchema)` to create a new message.
+ */
+export const WebAuthNFactorSchema: GenMessage<WebAuthNFactor> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 4);
+
+/**
+ * Sign-in through an external identity provider (set by the external login
+ * flow).
+ *
+ * @generated from message svc.session.v2.IntentFactor
+ */
+export type IntentFactor = Message<"svc.session.v2.IntentFactor"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp verified_at = 1;
+   */
+  verifiedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.session.v2.IntentFactor.
+ * Use `create(IntentFactorSchema)` to create a new message.
+ */
+export const IntentFactorSchema: GenMessage<IntentFactor> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 5);
+
+/**
+ * @generated from message svc.session.v2.TOTPFactor
+ */
+export type TOTPFactor = Message<"svc.session.v2.TOTPFactor"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp verified_at = 1;
+   */
+  verifiedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.session.v2.TOTPFactor.
+ * Use `create(TOTPFactorSchema)` to create a new message.
+ */
+export const TOTPFactorSchema: GenMessage<TOTPFactor> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 6);
+
+/**
+ * @generated from message svc.session.v2.OTPFactor
+ */
+export type OTPFactor = Message<"svc.session.v2.OTPFactor"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp verified_at = 1;
+   */
+  verifiedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.session.v2.OTPFactor.
+ * Use `create(OTPFactorSchema)` to create a new message.
+ */
+export const OTPFactorSchema: GenMessage<OTPFactor> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 7);
+
+/**
+ * @generated from message svc.session.v2.UserAgent
+ */
+export type UserAgent = Message<"svc.session.v2.UserAgent"> & {
+  /**
+   * @generated from field: optional string fingerprint_id = 1;
+   */
+  fingerprintId?: string | undefined;
+
+  /**
+   * @generated from field: optional string ip = 2;
+   */
+  ip?: string | undefined;
+
+  /**
+   * @generated from field: optional string description = 3;
+   */
+  description?: string | undefined;
+
+  /**
+   * @generated from field: map<string, svc.session.v2.UserAgent.HeaderValues> header = 4;
+   */
+  header: { [key: string]: UserAgent_HeaderValues };
+};
+
+/**
+ * Describes the message svc.session.v2.UserAgent.
+ * Use `create(UserAgentSchema)` to create a new message.
+ */
+export const UserAgentSchema: GenMessage<UserAgent> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 8);
+
+/**
+ * A request header may carry several values.
+ *
+ * @generated from message svc.session.v2.UserAgent.HeaderValues
+ */
+export type UserAgent_HeaderValues = Message<"svc.session.v2.UserAgent.HeaderValues"> & {
+  /**
+   * @generated from field: repeated string values = 1;
+   */
+  values: string[];
+};
+
+/**
+ * Describes the message svc.session.v2.UserAgent.HeaderValues.
+ * Use `create(UserAgent_HeaderValuesSchema)` to create a new message.
+ */
+export const UserAgent_HeaderValuesSchema: GenMessage<UserAgent_HeaderValues> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 8, 0);
+
+/**
+ * Filters of ListSessions; several are and-ed.
+ *
+ * @generated from message svc.session.v2.SearchQuery
+ */
+export type SearchQuery = Message<"svc.session.v2.SearchQuery"> & {
+  /**
+   * @generated from oneof svc.session.v2.SearchQuery.query
+   */
+  query: {
+    /**
+     * @generated from field: svc.session.v2.IDsQuery ids_query = 1;
+     */
+    value: IDsQuery;
+    case: "idsQuery";
+  } | {
+    /**
+     * @generated from field: svc.session.v2.UserIDQuery user_id_query = 2;
+     */
+    value: UserIDQuery;
+    case: "userIdQuery";
+  } | {
+    /**
+     * @generated from field: svc.session.v2.CreationDateQuery creation_date_query = 3;
+     */
+    value: CreationDateQuery;
+    case: "creationDateQuery";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message svc.session.v2.SearchQuery.
+ * Use `create(SearchQuerySchema)` to create a new message.
+ */
+export const SearchQuerySchema: GenMessage<SearchQuery> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 9);
+
+/**
+ * @generated from message svc.session.v2.IDsQuery
+ */
+export type IDsQuery = Message<"svc.session.v2.IDsQuery"> & {
+  /**
+   * @generated from field: repeated string ids = 1;
+   */
+  ids: string[];
+};
+
+/**
+ * Describes the message svc.session.v2.IDsQuery.
+ * Use `create(IDsQuerySchema)` to create a new message.
+ */
+export const IDsQuerySchema: GenMessage<IDsQuery> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 10);
+
+/**
+ * @generated from message svc.session.v2.UserIDQuery
+ */
+export type UserIDQuery = Message<"svc.session.v2.UserIDQuery"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message svc.session.v2.UserIDQuery.
+ * Use `create(UserIDQuerySchema)` to create a new message.
+ */
+export const UserIDQuerySchema: GenMessage<UserIDQuery> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 11);
+
+/**
+ * @generated from message svc.session.v2.CreationDateQuery
+ */
+export type CreationDateQuery = Message<"svc.session.v2.CreationDateQuery"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp creation_date = 1;
+   */
+  creationDate?: Timestamp | undefined;
+
+  /**
+   * How the session's creation date compares with creation_date.
+   *
+   * @generated from field: svc.object.v2.TimestampQueryMethod method = 2;
+   */
+  method: TimestampQueryMethod;
+};
+
+/**
+ * Describes the message svc.session.v2.CreationDateQuery.
+ * Use `create(CreationDateQuerySchema)` to create a new message.
+ */
+export const CreationDateQuerySchema: GenMessage<CreationDateQuery> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 12);
+
+/**
+ * Checks to run on CreateSession and SetSession. Each one that succeeds sets
+ * its factor's verified_at; one that fails fails the request and changes
+ * nothing but the lockout counters.
+ *
+ * @generated from message svc.session.v2.Checks
+ */
+export type Checks = Message<"svc.session.v2.Checks"> & {
+  /**
+   * @generated from field: svc.session.v2.CheckUser user = 1;
+   */
+  user?: CheckUser | undefined;
+
+  /**
+   * @generated from field: svc.session.v2.CheckPassword password = 2;
+   */
+  password?: CheckPassword | undefined;
+
+  /**
+   * @generated from field: svc.session.v2.CheckWebAuthN web_auth_n = 3;
+   */
+  webAuthN?: CheckWebAuthN | undefined;
+
+  /**
+   * @generated from field: svc.session.v2.CheckTOTP totp = 4;
+   */
+  totp?: CheckTOTP | undefined;
+
+  /**
+   * @generated from field: svc.session.v2.CheckOTP otp_email = 5;
+   */
+  otpEmail?: CheckOTP | undefined;
+};
+
+/**
+ * Describes the message svc.session.v2.Checks.
+ * Use `create(ChecksSchema)` to create a new message.
+ */
+export const ChecksSchema: GenMessage<Checks> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 13);
+
+/**
+ * @generated from message svc.session.v2.CheckUser
+ */
+export type CheckUser = Message<"svc.session.v2.CheckUser"> & {
+  /**
+   * @generated from oneof svc.session.v2.CheckUser.search
+   */
+  search: {
+    /**
+     * @generated from field: string user_id = 1;
+     */
+    value: string;
+    case: "userId";
+  } | {
+    /**
+     * The login name (username@org-domain), or the bare username when it is
+     * unique in the instance.
+     *
+     * @generated from field: string login_name = 2;
+     */
+    value: string;
+    case: "loginName";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message svc.session.v2.CheckUser.
+ * Use `create(CheckUserSchema)` to create a new message.
+ */
+export const CheckUserSchema: GenMessage<CheckUser> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 14);
+
+/**
+ * @generated from message svc.session.v2.CheckPassword
+ */
+export type CheckPassword = Message<"svc.session.v2.CheckPassword"> & {
+  /**
+   * @generated from field: string password = 1;
+   */
+  password: string;
+};
+
+/**
+ * Describes the message svc.session.v2.CheckPassword.
+ * Use `create(CheckPasswordSchema)` to create a new message.
+ */
+export const CheckPasswordSchema: GenMessage<CheckPassword> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 15);
+
+/**
+ * @generated from message svc.session.v2.CheckWebAuthN
+ */
+export type CheckWebAuthN = Message<"svc.session.v2.CheckWebAuthN"> & {
+  /**
+   * The PublicKeyCredential of navigator.credentials.get(), in its JSON form
+   * (AuthenticationResponseJSON).
+   *
+   * @generated from field: google.protobuf.Struct credential_assertion_data = 1;
+   */
+  credentialAssertionData?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message svc.session.v2.CheckWebAuthN.
+ * Use `create(CheckWebAuthNSchema)` to create a new message.
+ */
+export const CheckWebAuthNSchema: GenMessage<CheckWebAuthN> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 16);
+
+/**
+ * @generated from message svc.session.v2.CheckTOTP
+ */
+export type CheckTOTP = Message<"svc.session.v2.CheckTOTP"> & {
+  /**
+   * @generated from field: string code = 1;
+   */
+  code: string;
+};
+
+/**
+ * Describes the message svc.session.v2.CheckTOTP.
+ * Use `create(CheckTOTPSchema)` to create a new message.
+ */
+export const CheckTOTPSchema: GenMessage<CheckTOTP> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 17);
+
+/**
+ * @generated from message svc.session.v2.CheckOTP
+ */
+export type CheckOTP = Message<"svc.session.v2.CheckOTP"> & {
+  /**
+   * @generated from field: string code = 1;
+   */
+  code: string;
+};
+
+/**
+ * Describes the message svc.session.v2.CheckOTP.
+ * Use `create(CheckOTPSchema)` to create a new message.
+ */
+export const CheckOTPSchema: GenMessage<CheckOTP> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 18);
+
+/**
+ * Challenges to start with the request; their answers come back in the
+ * response and are checked by a later SetSession.
+ *
+ * @generated from message svc.session.v2.RequestChallenges
+ */
+export type RequestChallenges = Message<"svc.session.v2.RequestChallenges"> & {
+  /**
+   * @generated from field: svc.session.v2.RequestChallenges.WebAuthN web_auth_n = 1;
+   */
+  webAuthN?: RequestChallenges_WebAuthN | undefined;
+
+  /**
+   * @generated from field: svc.session.v2.RequestChallenges.OTPEmail otp_email = 2;
+   */
+  otpEmail?: RequestChallenges_OTPEmail | undefined;
+};
+
+/**
+ * Describes the message svc.session.v2.RequestChallenges.
+ * Use `create(RequestChallengesSchema)` to create a new message.
+ */
+export const RequestChallengesSchema: GenMessage<RequestChallenges> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 19);
+
+/**
+ * @generated from message svc.session.v2.RequestChallenges.WebAuthN
+ */
+export type RequestChallenges_WebAuthN = Message<"svc.session.v2.RequestChallenges.WebAuthN"> & {
+  /**
+   * The relying party id: the domain the login UI runs on.
+   *
+   * @generated from field: string domain = 1;
+   */
+  domain: string;
+
+  /**
+   * @generated from field: svc.session.v2.UserVerificationRequirement user_verification_requirement = 2;
+   */
+  userVerificationRequirement: UserVerificationRequirement;
+};
+
+/**
+ * Describes the message svc.session.v2.RequestChallenges.WebAuthN.
+ * Use `create(RequestChallenges_WebAuthNSchema)` to create a new message.
+ */
+export const RequestChallenges_WebAuthNSchema: GenMessage<RequestChallenges_WebAuthN> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 19, 0);
+
+/**
+ * @generated from message svc.session.v2.RequestChallenges.OTPEmail
+ */
+export type RequestChallenges_OTPEmail = Message<"svc.session.v2.RequestChallenges.OTPEmail"> & {
+  /**
+   * @generated from oneof svc.session.v2.RequestChallenges.OTPEmail.delivery_type
+   */
+  deliveryType: {
+    /**
+     * @generated from field: svc.session.v2.RequestChallenges.OTPEmail.SendCode send_code = 2;
+     */
+    value: RequestChallenges_OTPEmail_SendCode;
+    case: "sendCode";
+  } | {
+    /**
+     * Return the code to the caller (IAM_LOGIN_CLIENT only) instead of
+     * sending it: for login UIs that deliver codes themselves.
+     *
+     * @generated from field: svc.session.v2.RequestChallenges.OTPEmail.ReturnCode return_code = 3;
+     */
+    value: RequestChallenges_OTPEmail_ReturnCode;
+    case: "returnCode";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message svc.session.v2.RequestChallenges.OTPEmail.
+ * Use `create(RequestChallenges_OTPEmailSchema)` to create a new message.
+ */
+export const RequestChallenges_OTPEmailSchema: GenMessage<RequestChallenges_OTPEmail> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 19, 1);
+
+/**
+ * @generated from message svc.session.v2.RequestChallenges.OTPEmail.SendCode
+ */
+export type RequestChallenges_OTPEmail_SendCode = Message<"svc.session.v2.RequestChallenges.OTPEmail.SendCode"> & {
+  /**
+   * Link to put into the e-mail; {{.Code}}, {{.UserID}}, {{.LoginName}}
+   * and {{.SessionID}} are replaced. Without it the e-mail holds the code.
+   *
+   * @generated from field: optional string url_template = 1;
+   */
+  urlTemplate?: string | undefined;
+};
+
+/**
+ * Describes the message svc.session.v2.RequestChallenges.OTPEmail.SendCode.
+ * Use `create(RequestChallenges_OTPEmail_SendCodeSchema)` to create a new message.
+ */
+export const RequestChallenges_OTPEmail_SendCodeSchema: GenMessage<RequestChallenges_OTPEmail_SendCode> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 19, 1, 0);
+
+/**
+ * @generated from message svc.session.v2.RequestChallenges.OTPEmail.ReturnCode
+ */
+export type RequestChallenges_OTPEmail_ReturnCode = Message<"svc.session.v2.RequestChallenges.OTPEmail.ReturnCode"> & {
+};
+
+/**
+ * Describes the message svc.session.v2.RequestChallenges.OTPEmail.ReturnCode.
+ * Use `create(RequestChallenges_OTPEmail_ReturnCodeSchema)` to create a new message.
+ */
+export const RequestChallenges_OTPEmail_ReturnCodeSchema: GenMessage<RequestChallenges_OTPEmail_ReturnCode> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 19, 1, 1);
+
+/**
+ * @generated from message svc.session.v2.Challenges
+ */
+export type Challenges = Message<"svc.session.v2.Challenges"> & {
+  /**
+   * @generated from field: svc.session.v2.Challenges.WebAuthN web_auth_n = 1;
+   */
+  webAuthN?: Challenges_WebAuthN | undefined;
+
+  /**
+   * The e-mail code, when the request asked for it to be returned.
+   *
+   * @generated from field: optional string otp_email = 2;
+   */
+  otpEmail?: string | undefined;
+};
+
+/**
+ * Describes the message svc.session.v2.Challenges.
+ * Use `create(ChallengesSchema)` to create a new message.
+ */
+export const ChallengesSchema: GenMessage<Challenges> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 20);
+
+/**
+ * @generated from message svc.session.v2.Challenges.WebAuthN
+ */
+export type Challenges_WebAuthN = Message<"svc.session.v2.Challenges.WebAuthN"> & {
+  /**
+   * PublicKeyCredentialRequestOptions (JSON form) for
+   * navigator.credentials.get().
+   *
+   * @generated from field: google.protobuf.Struct public_key_credential_request_options = 1;
+   */
+  publicKeyCredentialRequestOptions?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message svc.session.v2.Challenges.WebAuthN.
+ * Use `create(Challenges_WebAuthNSchema)` to create a new message.
+ */
+export const Challenges_WebAuthNSchema: GenMessage<Challenges_WebAuthN> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 20, 0);
+
+/**
+ * @generated from enum svc.session.v2.SessionFieldName
+ */
+export enum SessionFieldName {
+  /**
+   * @generated from enum value: SESSION_FIELD_NAME_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: SESSION_FIELD_NAME_CREATION_DATE = 1;
+   */
+  CREATION_DATE = 1,
+}
+
+/**
+ * Describes the enum svc.session.v2.SessionFieldName.
+ */
+export const SessionFieldNameSchema: GenEnum<SessionFieldName> = /*@__PURE__*/
+  enumDesc(file_svc_session_v2_session, 0);
+
+/**
+ * @generated from enum svc.session.v2.UserVerificationRequirement
+ */
+export enum UserVerificationRequirement {
+  /**
+   * @generated from enum value: USER_VERIFICATION_REQUIREMENT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: USER_VERIFICATION_REQUIREMENT_REQUIRED = 1;
+   */
+  REQUIRED = 1,
+
+  /**
+   * @generated from enum value: USER_VERIFICATION_REQUIREMENT_PREFERRED = 2;
+   */
+  PREFERRED = 2,
+
+  /**
+   * @generated from enum value: USER_VERIFICATION_REQUIREMENT_DISCOURAGED = 3;
+   */
+  DISCOURAGED = 3,
+}
+
+/**
+ * Describes the enum svc.session.v2.UserVerificationRequirement.
+ */
+export const UserVerificationRequirementSchema: GenEnum<UserVerificationRequirement> = /*@__PURE__*/
+  enumDesc(file_svc_session_v2_session, 1);
 

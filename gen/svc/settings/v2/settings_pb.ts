@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/settings/v2/settings.proto.
  */
 export const file_svc_settings_v2_settings: GenFile = /*@__PURE__*/
-  fileDesc("Ch5zdmMvc2V0dGluZ3MvdjIvc2V0dGluZ3MucHJvdG8SD3N2Yy5zZXR0aW5ncy52MiLbAQoaUGFzc3dvcmRDb21wbGV4aXR5U2V0dGluZ3MSEgoKbWluX2xlbmd0aBgBIAEoBBIaChJyZXF1aXJlc191cHBlcmNhc2UYAiABKAgSGgoScmVxdWlyZXNfbG93ZXJjYXNlGAMgASgIEhcKD3JlcXVpcmVzX251bWJlchgEIAEoCBIXCg9yZXF1aXJlc19zeW1ib2wYBSABKAgSPwoTcmVzb3VyY2Vfb3duZXJfdHlwZRgGIAEoDjIiLnN2Yy5zZXR0aW5ncy52Mi5SZXNvdXJjZU93bmVyVHlwZSKJAQoWUGFzc3dvcmRFeHBpcnlTZXR0aW5ncxIUCgxtYXhfYWdlX2RheXMYASABKAQSGAoQZXhwaXJlX3dhcm5fZGF5cxgCIAEoBBI/ChNyZXNvdXJjZV9vd25lcl90eXBlGAMgASgOMiIuc3ZjLnNldHRpbmdzLnYyLlJlc291cmNlT3duZXJUeXBlIosBCg9Mb2Nrb3V0U2V0dGluZ3MSHQoVbWF4X3Bhc3N3b3JkX2F0dGVtcHRzGAEgASgEEhgKEG1heF9vdHBfYXR0ZW1wdHMYAiABKAQSPwoTcmVzb3VyY2Vfb3duZXJfdHlwZRgDIAEoDjIiLnN2Yy5zZXR0aW5ncy52Mi5SZXNvdXJjZU93bmVyVHlwZSKuBAoNTG9naW5TZXR0aW5ncxIfChdhbGxvd191c2VybmFtZV9wYXNzd29yZBgBIAEoCBIWCg5hbGxvd19yZWdpc3RlchgCIAEoCBIaChJhbGxvd19leHRlcm5hbF9pZHAYAyABKAgSEQoJZm9yY2VfbWZhGAQgASgIEhgKEHBhc3NrZXlzX2FsbG93ZWQYBSABKAgSIAoYaWdub3JlX3Vua25vd25fdXNlcm5hbWVzGAYgASgIEjoKF3Bhc3N3b3JkX2NoZWNrX2xpZmV0aW1lGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEkAKHWV4dGVybmFsX2xvZ2luX2NoZWNrX2xpZmV0aW1lGAggASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjkKFm1mYV9pbml0X3NraXBfbGlmZXRpbWUYCSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SPwocc2Vjb25kX2ZhY3Rvcl9jaGVja19saWZldGltZRgKIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI+ChttdWx0aV9mYWN0b3JfY2hlY2tfbGlmZXRpbWUYCyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SPwoTcmVzb3VyY2Vfb3duZXJfdHlwZRgMIAEoDjIiLnN2Yy5zZXR0aW5ncy52Mi5SZXNvdXJjZU93bmVyVHlwZSJCChZFbWJlZGRlZElmcmFtZVNldHRpbmdzEg8KB2VuYWJsZWQYASABKAgSFwoPYWxsb3dlZF9vcmlnaW5zGAIgAygJIrMBChBTZWN1cml0eVNldHRpbmdzEhwKFGFsbG93ZWRfY29yc19vcmlnaW5zGAEgAygJEkAKD2VtYmVkZGVkX2lmcmFtZRgCIAEoCzInLnN2Yy5zZXR0aW5ncy52Mi5FbWJlZGRlZElmcmFtZVNldHRpbmdzEj8KE3Jlc291cmNlX293bmVyX3R5cGUYAyABKA4yIi5zdmMuc2V0dGluZ3MudjIuUmVzb3VyY2VPd25lclR5cGUi+QEKEEJyYW5kaW5nU2V0dGluZ3MSFQoNcHJpbWFyeV9jb2xvchgBIAEoCRIYChBiYWNrZ3JvdW5kX2NvbG9yGAIgASgJEhIKCndhcm5fY29sb3IYAyABKAkSEgoKZm9udF9jb2xvchgEIAEoCRIQCghsb2dvX3VybBgFIAEoCRIeChZoaWRlX2xvZ2luX25hbWVfc3VmZml4GAYgASgIEhkKEWRpc2FibGVfd2F0ZXJtYXJrGAcgASgIEj8KE3Jlc291cmNlX293bmVyX3R5cGUYCCABKA4yIi5zdmMuc2V0dGluZ3MudjIuUmVzb3VyY2VPd25lclR5cGUi0AEKDkRvbWFpblNldHRpbmdzEiIKGmxvZ2luX25hbWVfaW5jbHVkZXNfZG9tYWluGAEgASgIEjMKK3NtdHBfc2VuZGVyX2FkZHJlc3NfbWF0Y2hlc19pbnN0YW5jZV9kb21haW4YAiABKAgSPwoTcmVzb3VyY2Vfb3duZXJfdHlwZRgDIAEoDjIiLnN2Yy5zZXR0aW5ncy52Mi5SZXNvdXJjZU93bmVyVHlwZRIkChx1c2VybmFtZXNfdW5pcXVlX2luX2luc3RhbmNlGAQgASgIKncKEVJlc291cmNlT3duZXJUeXBlEiMKH1JFU09VUkNFX09XTkVSX1RZUEVfVU5TUEVDSUZJRUQQABIgChxSRVNPVVJDRV9PV05FUl9UWVBFX0lOU1RBTkNFEAESGwoXUkVTT1VSQ0VfT1dORVJfVFlQRV9PUkcQAmIGcHJvdG8z", [file_google_protobuf_duration]);
+  fileDesc("Ch5zdmMvc2V0dGluZ3MvdjIvc2V0dGluZ3MucHJvdG8SD3N2Yy5zZXR0aW5ncy52MiLyAQoaUGFzc3dvcmRDb21wbGV4aXR5U2V0dGluZ3MSEgoKbWluX2xlbmd0aBgBIAEoBBIaChJyZXF1aXJlc191cHBlcmNhc2UYAiABKAgSGgoScmVxdWlyZXNfbG93ZXJjYXNlGAMgASgIEhcKD3JlcXVpcmVzX251bWJlchgEIAEoCBIXCg9yZXF1aXJlc19zeW1ib2wYBSABKAgSPwoTcmVzb3VyY2Vfb3duZXJfdHlwZRgGIAEoDjIiLnN2Yy5zZXR0aW5ncy52Mi5SZXNvdXJjZU93bmVyVHlwZRIVCg1oaXN0b3J5X2NvdW50GAcgASgNIokBChZQYXNzd29yZEV4cGlyeVNldHRpbmdzEhQKDG1heF9hZ2VfZGF5cxgBIAEoBBIYChBleHBpcmVfd2Fybl9kYXlzGAIgASgEEj8KE3Jlc291cmNlX293bmVyX3R5cGUYAyABKA4yIi5zdmMuc2V0dGluZ3MudjIuUmVzb3VyY2VPd25lclR5cGUiiwEKD0xvY2tvdXRTZXR0aW5ncxIdChVtYXhfcGFzc3dvcmRfYXR0ZW1wdHMYASABKAQSGAoQbWF4X290cF9hdHRlbXB0cxgCIAEoBBI/ChNyZXNvdXJjZV9vd25lcl90eXBlGAMgASgOMiIuc3ZjLnNldHRpbmdzLnYyLlJlc291cmNlT3duZXJUeXBlIqIFCg1Mb2dpblNldHRpbmdzEh8KF2FsbG93X3VzZXJuYW1lX3Bhc3N3b3JkGAEgASgIEhYKDmFsbG93X3JlZ2lzdGVyGAIgASgIEhoKEmFsbG93X2V4dGVybmFsX2lkcBgDIAEoCBIRCglmb3JjZV9tZmEYBCABKAgSGAoQcGFzc2tleXNfYWxsb3dlZBgFIAEoCBIgChhpZ25vcmVfdW5rbm93bl91c2VybmFtZXMYBiABKAgSOgoXcGFzc3dvcmRfY2hlY2tfbGlmZXRpbWUYByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SQAodZXh0ZXJuYWxfbG9naW5fY2hlY2tfbGlmZXRpbWUYCCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SOQoWbWZhX2luaXRfc2tpcF9saWZldGltZRgJIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI/ChxzZWNvbmRfZmFjdG9yX2NoZWNrX2xpZmV0aW1lGAogASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEj4KG211bHRpX2ZhY3Rvcl9jaGVja19saWZldGltZRgLIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI/ChNyZXNvdXJjZV9vd25lcl90eXBlGAwgASgOMiIuc3ZjLnNldHRpbmdzLnYyLlJlc291cmNlT3duZXJUeXBlEjkKDnNlY29uZF9mYWN0b3JzGA0gAygOMiEuc3ZjLnNldHRpbmdzLnYyLlNlY29uZEZhY3RvclR5cGUSNwoNbXVsdGlfZmFjdG9ycxgOIAMoDjIgLnN2Yy5zZXR0aW5ncy52Mi5NdWx0aUZhY3RvclR5cGUiQgoWRW1iZWRkZWRJZnJhbWVTZXR0aW5ncxIPCgdlbmFibGVkGAEgASgIEhcKD2FsbG93ZWRfb3JpZ2lucxgCIAMoCSKzAQoQU2VjdXJpdHlTZXR0aW5ncxIcChRhbGxvd2VkX2NvcnNfb3JpZ2lucxgBIAMoCRJACg9lbWJlZGRlZF9pZnJhbWUYAiABKAsyJy5zdmMuc2V0dGluZ3MudjIuRW1iZWRkZWRJZnJhbWVTZXR0aW5ncxI/ChNyZXNvdXJjZV9vd25lcl90eXBlGAMgASgOMiIuc3ZjLnNldHRpbmdzLnYyLlJlc291cmNlT3duZXJUeXBlIvkBChBCcmFuZGluZ1NldHRpbmdzEhUKDXByaW1hcnlfY29sb3IYASABKAkSGAoQYmFja2dyb3VuZF9jb2xvchgCIAEoCRISCgp3YXJuX2NvbG9yGAMgASgJEhIKCmZvbnRfY29sb3IYBCABKAkSEAoIbG9nb191cmwYBSABKAkSHgoWaGlkZV9sb2dpbl9uYW1lX3N1ZmZpeBgGIAEoCBIZChFkaXNhYmxlX3dhdGVybWFyaxgHIAEoCBI/ChNyZXNvdXJjZV9vd25lcl90eXBlGAggASgOMiIuc3ZjLnNldHRpbmdzLnYyLlJlc291cmNlT3duZXJUeXBlItABCg5Eb21haW5TZXR0aW5ncxIiChpsb2dpbl9uYW1lX2luY2x1ZGVzX2RvbWFpbhgBIAEoCBIzCitzbXRwX3NlbmRlcl9hZGRyZXNzX21hdGNoZXNfaW5zdGFuY2VfZG9tYWluGAIgASgIEj8KE3Jlc291cmNlX293bmVyX3R5cGUYAyABKA4yIi5zdmMuc2V0dGluZ3MudjIuUmVzb3VyY2VPd25lclR5cGUSJAocdXNlcm5hbWVzX3VuaXF1ZV9pbl9pbnN0YW5jZRgEIAEoCCp3ChFSZXNvdXJjZU93bmVyVHlwZRIjCh9SRVNPVVJDRV9PV05FUl9UWVBFX1VOU1BFQ0lGSUVEEAASIAocUkVTT1VSQ0VfT1dORVJfVFlQRV9JTlNUQU5DRRABEhsKF1JFU09VUkNFX09XTkVSX1RZUEVfT1JHEAIqkAEKEFNlY29uZEZhY3RvclR5cGUSIgoeU0VDT05EX0ZBQ1RPUl9UWVBFX1VOU1BFQ0lGSUVEEAASGgoWU0VDT05EX0ZBQ1RPUl9UWVBFX09UUBABEhoKFlNFQ09ORF9GQUNUT1JfVFlQRV9VMkYQAhIgChxTRUNPTkRfRkFDVE9SX1RZUEVfT1RQX0VNQUlMEAMqYQoPTXVsdGlGYWN0b3JUeXBlEiEKHU1VTFRJX0ZBQ1RPUl9UWVBFX1VOU1BFQ0lGSUVEEAASKwonTVVMVElfRkFDVE9SX1RZUEVfVTJGX1dJVEhfVkVSSUZJQ0FUSU9OEAFiBnByb3RvMw", [file_google_protobuf_duration]);
 
 /**
  * Rules a new password must meet.
@@ -57,6 +57,14 @@ export type PasswordComplexitySettings = Message<"svc.settings.v2.PasswordComple
    * @generated from field: svc.settings.v2.ResourceOwnerType resource_owner_type = 6;
    */
   resourceOwnerType: ResourceOwnerType;
+
+  /**
+   * How many of the user's previous passwords a new one must differ from
+   * (0 to 24; 0: no history).
+   *
+   * @generated from field: uint32 history_count = 7;
+   */
+  historyCount: number;
 };
 
 /**
@@ -228,6 +236,22 @@ export type LoginSettings = Message<"svc.settings.v2.LoginSettings"> & {
    * @generated from field: svc.settings.v2.ResourceOwnerType resource_owner_type = 12;
    */
   resourceOwnerType: ResourceOwnerType;
+
+  /**
+   * The second factors users may set up and sign in with after a password;
+   * empty when setting: all of them.
+   *
+   * @generated from field: repeated svc.settings.v2.SecondFactorType second_factors = 13;
+   */
+  secondFactors: SecondFactorType[];
+
+  /**
+   * The factors that sign a user in by themselves with two factors (a
+   * passkey that verifies the user); empty when setting: all of them.
+   *
+   * @generated from field: repeated svc.settings.v2.MultiFactorType multi_factors = 14;
+   */
+  multiFactors: MultiFactorType[];
 };
 
 /**
@@ -446,4 +470,64 @@ export enum ResourceOwnerType {
  */
 export const ResourceOwnerTypeSchema: GenEnum<ResourceOwnerType> = /*@__PURE__*/
   enumDesc(file_svc_settings_v2_settings, 0);
+
+/**
+ * @generated from enum svc.settings.v2.SecondFactorType
+ */
+export enum SecondFactorType {
+  /**
+   * @generated from enum value: SECOND_FACTOR_TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Time-based one-time passwords of an authenticator app (RFC 6238).
+   *
+   * @generated from enum value: SECOND_FACTOR_TYPE_OTP = 1;
+   */
+  OTP = 1,
+
+  /**
+   * A security key or passkey used as a second factor (WebAuthn).
+   *
+   * @generated from enum value: SECOND_FACTOR_TYPE_U2F = 2;
+   */
+  U2F = 2,
+
+  /**
+   * One-time codes sent by e-mail.
+   *
+   * @generated from enum value: SECOND_FACTOR_TYPE_OTP_EMAIL = 3;
+   */
+  OTP_EMAIL = 3,
+}
+
+/**
+ * Describes the enum svc.settings.v2.SecondFactorType.
+ */
+export const SecondFactorTypeSchema: GenEnum<SecondFactorType> = /*@__PURE__*/
+  enumDesc(file_svc_settings_v2_settings, 1);
+
+/**
+ * @generated from enum svc.settings.v2.MultiFactorType
+ */
+export enum MultiFactorType {
+  /**
+   * @generated from enum value: MULTI_FACTOR_TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A passkey whose authenticator verified the user (PIN, biometrics).
+   *
+   * @generated from enum value: MULTI_FACTOR_TYPE_U2F_WITH_VERIFICATION = 1;
+   */
+  U2F_WITH_VERIFICATION = 1,
+}
+
+/**
+ * Describes the enum svc.settings.v2.MultiFactorType.
+ */
+export const MultiFactorTypeSchema: GenEnum<MultiFactorType> = /*@__PURE__*/
+  enumDesc(file_svc_settings_v2_settings, 2);
 
