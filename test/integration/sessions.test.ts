@@ -272,6 +272,10 @@ describe("what a check enforces", () => {
     await admin(t, "SetLockoutSettings", { organizationId: org, settings: { maxPasswordAttempts: "3", maxOtpAttempts: "3" } });
     await createHuman(t, org, "erin");
     const erin = `erin@${(await admin(t, "GetOrganizationByID", { organizationId: org })).organization.primaryDomain}`;
+    // A right password starts the count again.
+    for (let i = 0; i < 2; i++)
+      await fails(t, "rest", login.pat, "CreateSession", byPassword(erin, "Wrong-Passw0rd!"), "invalid_argument", "Errors.User.Password.Invalid");
+    await ok(t, "rest", login.pat, "CreateSession", byPassword(erin));
     for (let i = 0; i < 2; i++)
       await fails(t, "rest", login.pat, "CreateSession", byPassword(erin, "Wrong-Passw0rd!"), "invalid_argument", "Errors.User.Password.Invalid");
     await fails(t, "rest", login.pat, "CreateSession", byPassword(erin, "Wrong-Passw0rd!"), "failed_precondition", "Errors.User.Locked");

@@ -20,6 +20,8 @@ export const passwordCheck: FactorCheck<"password"> = async (step, { password })
   // While locked, the answer is the same whether or not the password was right.
   if (result === "locked") throw lockedError();
   if (result === "wrong") throw invalidArgument("Errors.User.Password.Invalid", "the password is wrong", { field: "checks.password.password" });
+  // A successful sign-in starts the count of wrong passwords again, as a password change does.
+  await step.ctx.store.users.clearFailedPasswords(step.user.id);
   step.patch.passwordCheckedAt = step.now;
   step.patch.passwordChangeRequired = await passwordChangeRequired(step.ctx, step.user, step.now);
 };
