@@ -17,6 +17,7 @@ import { OrgRepo } from "./orgs.js";
 import { ProjectRepo } from "./projects.js";
 import { RefreshTokenRepo } from "./refresh-tokens.js";
 import { ScimRecordRepo } from "./scim-records.js";
+import { SessionRepo } from "./sessions.js";
 import { SettingsRepo } from "./settings.js";
 import { TokenRepo } from "./tokens.js";
 import { UserQueryRepo } from "./user-query.js";
@@ -49,6 +50,7 @@ export class Store {
   #scimRecords?: ScimRecordRepo;
   #authRequests?: AuthRequestRepo;
   #refreshTokens?: RefreshTokenRepo;
+  #sessions?: SessionRepo;
 
   /** The client repositories run on: the root client, or the transaction's (never handed to the domain). */
   readonly #db: Db;
@@ -102,6 +104,11 @@ export class Store {
   get apps() {
     this.#apps ??= new AppRepo(this.#db);
     return this.#apps;
+  }
+  /** Sign-in sessions. */
+  get sessions() {
+    this.#sessions ??= new SessionRepo(this.#db);
+    return this.#sessions;
   }
   get tokens() {
     this.#tokens ??= new TokenRepo(this.#db);

@@ -155,10 +155,7 @@ class TokenWriter {
     const batch = this.queue.splice(0, this.maxBatch);
     this.inFlight++;
     // One plain INSERT (Prisma's createManyAndReturn costs several times the CPU of a raw statement).
-    const insert = query<{ id: string }>(
-      this.db,
-      insertTokens(batch.map((b) => b.row)),
-    );
+    const insert = query<{ id: string }>(this.db, insertTokens(batch.map((b) => b.row)));
     insert
       .then(
         (created) => {

@@ -39,7 +39,11 @@ export type AppConfig = ApiAppConfig | OidcAppConfig;
 export type AppSettings =
   | { kind: "api"; authMethod?: "client_secret_basic" | "private_key_jwt"; accessTokenType?: AccessTokenType }
   | (Omit<OidcAppConfig, "appType" | "pkceRequired" | "loginBaseUrl"> & {
-      loginBaseUrl?: string; appType?: OidcAppType; authMethod?: AuthMethod; accessTokenType?: AccessTokenType });
+      loginBaseUrl?: string;
+      appType?: OidcAppType;
+      authMethod?: AuthMethod;
+      accessTokenType?: AccessTokenType;
+    });
 
 /** The auth methods that authenticate with a client secret. */
 export const SECRET_METHODS: readonly AuthMethod[] = ["client_secret_basic", "client_secret_post"];

@@ -66,8 +66,7 @@ export function token(rt: OAuthRuntime): Handler {
     const grant = grantFor(form.grant_type);
     const answer = await limited(rt, req, form, "/oauth/v2/token", async () => {
       // Credentials that are sent must be valid (RFC 6749 §3.2.1), never silently ignored.
-      const client =
-        grant.clientAuthentication === "required" || hasCredentials(req, form) ? await authenticated(rt, req, form, "/oauth/v2/token") : undefined;
+      const client = grant.clientAuthentication === "required" || hasCredentials(req, form) ? await authenticated(rt, req, form, "/oauth/v2/token") : undefined;
       return grant.handle(rt, form, client, rt.clock());
     });
     sendJson(res, 200, answer, NO_STORE);

@@ -3,7 +3,7 @@
 import type { ServerResponse } from "node:http";
 import type { Res } from "./errors.js";
 
-const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 const HEADERS = {
   "content-type": "text/html; charset=utf-8",
@@ -16,9 +16,9 @@ const HEADERS = {
 
 export function sendPage(res: Res, status: number, title: string, message: string, head = false): void {
   const body = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escape(title)}</title>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#222}h1{font-size:1.4rem}</style></head>
-<body><main><h1>${escape(title)}</h1><p>${escape(message)}</p></main></body></html>
+<body><main><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></main></body></html>
 `;
   res.writeHead(status, { ...HEADERS, "content-length": String(Buffer.byteLength(body)) });
   if (head) res.end();

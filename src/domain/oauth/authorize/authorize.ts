@@ -3,9 +3,10 @@
 // everything else as errors at the redirect URI), stores it for the login UI and sends the browser there; prompt=none
 // is answered at once from the session an id_token_hint names.
 import type { AuthRequestRow } from "../../../store/auth-requests.js";
-import { newId } from "../../ids.js";
+import type { Ctx } from "../../context.js";
 import { DomainError } from "../../errors.js";
-import { authTime, liveSession } from "../../sessions/link.js";
+import { newId } from "../../ids.js";
+import { assertSignInComplete, authTime, type LinkedSession, liveSession } from "../../sessions/link.js";
 import { findClient } from "../client-auth.js";
 import { isOidcApp, type OidcClient } from "../grants/oidc-client.js";
 import { hintClient, readIdTokenHint } from "../id-token.js";
@@ -15,7 +16,6 @@ import { type AuthorizationError, errorCallback, withQuery } from "./callback.js
 import { AuthRequestErrors, finishWithError, finishWithSession, signInProblem } from "./finish.js";
 import { challengeProblem } from "./pkce.js";
 import { matchesRedirectUri } from "./redirect-uri.js";
-import { signInCompleteForPromptNone } from "./prompt-none.js";
 
 /** What the endpoint answers: a page that never redirects (no client or redirect URI to trust), or a redirect. */
 export type AuthorizeOutcome = { kind: "page"; error: string; description: string } | { kind: "redirect"; location: string };
@@ -82,7 +82,7 @@ export async function authorizeRequest(rt: OAuthRuntime, params: Map<string, str
   const back = { redirectUri, state };
   try {
     const request = await validated(rt, client, params, one, redirectUri, now);
-    if (request.prompt.includes("none")) return { kind: "redirect", location: await promptNone(rt, client, request, one("id_token_hint"), now) };
+    if (request.prompt.includes("none")) return { kind: "redirect", location: await promptNone(rt, request, one("id_token_hint"), now) };
     await rt.store.authRequests.create(stored(request));
     const base = client.oidc.loginBaseUrl ?? rt.loginUrl;
     return { kind: "redirect", location: withQuery(base, { authRequest: request.id }) };
@@ -132,7 +132,8 @@ async function validated(
   const maxAgeRaw = one("max_age");
   if (maxAgeRaw !== undefined && !/^\d{1,9}$/.test(maxAgeRaw)) throw refuse("invalid_request", "max_age must be a non-negative number of seconds");
   const loginHint = one("login_hint");
-  if (loginHint !== undefined && loginHint.length > LIMITS.login_hint) throw refuse("invalid_request", `login_hint must be at most ${LIMITS.login_hint} characters`);
+  if (loginHint !== undefined && loginHint.length > LIMITS.login_hint)
+    throw refuse("invalid_request", `login_hint must be at most ${LIMITS.login_hint} characters`);
   const uiLocales = (one("ui_locales") ?? "").split(" ").filter(Boolean);
   if (uiLocales.length > LIMITS.uiLocales || uiLocales.some((l) => l.length > LIMITS.uiLocale)) throw refuse("invalid_request", "ui_locales is too long");
   let hintUserId: string | null = null;
@@ -140,7 +141,8 @@ async function validated(
   if (hintToken !== undefined) {
     const hint = await readIdTokenHint(rt, hintToken);
     if (!hint) throw refuse("invalid_request", "id_token_hint is not an ID token issued by this server");
-    if (hintClient(hint) !== client.clientId && !hint.aud.includes(client.clientId)) throw refuse("invalid_request", "id_token_hint was issued to another client");
+    if (hintClient(hint) !== client.clientId && !hint.aud.includes(client.clientId))
+      throw refuse("invalid_request", "id_token_hint was issued to another client");
     hintUserId = hint.sub;
   }
   return {
@@ -184,18 +186,12 @@ function stored(r: Validated) {
  * user, complete, fresh enough for max_age, and the user passes the project's gates. Then a code at once; otherwise
  * login_required (access_denied for a gated user).
  */
-async function promptNone(
-  rt: OAuthRuntime,
-  client: OidcClient,
-  r: Validated,
-  hintToken: string | undefined,
-  now: Date,
-): Promise<string> {
+async function promptNone(rt: OAuthRuntime, r: Validated, hintToken: string | undefined, now: Date): Promise<string> {
   const hint = hintToken ? await readIdTokenHint(rt, hintToken) : undefined;
   const loginRequired = () => errorCallback(r, "login_required", "no usable session: the user must sign in", rt.issuer);
   if (!hint?.sid) return loginRequired();
   const session = await liveSession(rt.store, rt.instanceId, hint.sid, now);
-  if (!session || session.userId !== hint.sub || !(await signInCompleteForPromptNone(rt, session))) return loginRequired();
+  if (!session || session.userId !== hint.sub || !(await signInComplete(rt, session))) return loginRequired();
   if (signInProblem(r, session.userId, authTime(session), now)) return loginRequired();
   await rt.store.authRequests.create(stored(r));
   const f = { store: rt.store, instanceId: rt.instanceId, issuer: rt.issuer, codeLifetime: rt.lifetimes.authCode };
@@ -204,5 +200,25 @@ async function promptNone(
   } catch (err) {
     if (!(err instanceof DomainError) || err.id !== AuthRequestErrors.AccessDenied) throw err;
     return finishWithError(f, r, "access_denied", "the user may not sign in to this application", now, null);
+  }
+}
+
+/** Whether the session may still finish a sign-in (the checks CreateCallback makes), read as its own user. */
+async function signInComplete(rt: OAuthRuntime, s: LinkedSession): Promise<boolean> {
+  const ctx: Ctx = {
+    store: rt.store,
+    instanceId: rt.instanceId,
+    // The browser acts for the session's user; nothing here is checked against the principal's roles.
+    principal: { userId: s.userId, instanceId: rt.instanceId, orgId: s.orgId, userType: "HUMAN", instanceRoles: [], orgRoles: new Map(), credentialId: s.id },
+    clock: rt.clock,
+    log: rt.log,
+    requestId: "",
+  };
+  try {
+    await assertSignInComplete(ctx, s);
+    return true;
+  } catch (err) {
+    if (err instanceof DomainError) return false;
+    throw err;
   }
 }

@@ -5,8 +5,8 @@ import { newOpaqueToken, sha256 } from "../../../crypto/tokens.js";
 import type { AuthRequestRow } from "../../../store/auth-requests.js";
 import type { Store } from "../../../store/index.js";
 import { eventRow } from "../../audit/events.js";
-import { DomainError, failedPrecondition, notFound, permissionDenied } from "../../errors.js";
-import { type LinkedSession, authMethods, authTime } from "../../sessions/link.js";
+import { type DomainError, failedPrecondition, notFound, permissionDenied } from "../../errors.js";
+import { authMethods, authTime, type LinkedSession } from "../../sessions/link.js";
 import { type AuthorizationError, errorCallback, successCallback } from "./callback.js";
 
 export const AuthRequestErrors = {
@@ -51,7 +51,12 @@ export async function openRequest(store: Store, instanceId: string, id: string, 
  * in; prompt=login (and max_age=0) need a factor verified since the request was made; max_age a factor verified at
  * most that many seconds ago.
  */
-export function signInProblem(r: Pick<AuthRequestRow, "hintUserId" | "prompt" | "maxAge" | "createdAt">, userId: string, at: Date, now: Date): DomainError | undefined {
+export function signInProblem(
+  r: Pick<AuthRequestRow, "hintUserId" | "prompt" | "maxAge" | "createdAt">,
+  userId: string,
+  at: Date,
+  now: Date,
+): DomainError | undefined {
   if (r.hintUserId && r.hintUserId !== userId) {
     return failedPrecondition(AuthRequestErrors.UserMismatch, "the client asked for the user of its id_token_hint; another user is signed in");
   }

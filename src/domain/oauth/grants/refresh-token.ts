@@ -45,7 +45,8 @@ export const refreshToken: Grant = {
       granted = await grantScopes(rt, requested.filter((s) => s !== OFFLINE_ACCESS).join(" "), user, client.clientId, client.projectId);
     } catch (err) {
       // The user lost access to the project since the sign-in: the grant is no longer good.
-      if (err instanceof DomainError && isOAuthError(err, OAuthErrors.InvalidScope)) throw invalidGrant("the user no longer has access to the application's project");
+      if (err instanceof DomainError && isOAuthError(err, OAuthErrors.InvalidScope))
+        throw invalidGrant("the user no longer has access to the application's project");
       throw err;
     }
     if (requested.includes(OFFLINE_ACCESS)) granted = { ...granted, scopes: [...granted.scopes, OFFLINE_ACCESS] };
