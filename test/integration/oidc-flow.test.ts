@@ -346,6 +346,20 @@ describe("the user's state", () => {
     await expect(oidc.refreshTokenGrant(config, tokens.refresh_token as string)).rejects.toMatchObject({ error: "invalid_grant" });
     expect(decodeJwt(tokens.id_token as string).sub).toBe(bobId);
   });
+
+  it("locking the user, or RevokeUserTokens for the client, ends its refresh tokens too", async () => {
+    const carolId = await createHuman(t, orgId, "carol");
+    const config = await webConfig();
+    const locked = await codeFlow(t, config, login, "carol", { scope: "openid offline_access" });
+    await admin(t, "LockUser", { userId: carolId });
+    await admin(t, "UnlockUser", { userId: carolId });
+    await expect(oidc.refreshTokenGrant(config, locked.tokens.refresh_token as string)).rejects.toMatchObject({ error: "invalid_grant" });
+    const revoked = await codeFlow(t, config, login, "carol", { scope: "openid offline_access" });
+    const out = await admin(t, "RevokeUserTokens", { userId: carolId, clientId: web.clientId });
+    expect(Number(out.revoked)).toBeGreaterThanOrEqual(1);
+    await expect(oidc.refreshTokenGrant(config, revoked.tokens.refresh_token as string)).rejects.toMatchObject({ error: "invalid_grant" });
+    expect(decodeJwt(revoked.tokens.id_token as string).sub).toBe(carolId);
+  });
 });
 
 describe("load", () => {
