@@ -2,8 +2,9 @@
 // SessionService + OIDCService: a confidential client (client_secret_basic) and a public one (PKCE, no secret),
 // then refresh, userinfo, revocation and RP-initiated logout; what the ID token says; prompt=none, prompt=login and
 // max_age; the app's own login UI; many flows at once.
+import { createPrivateKey } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { createRemoteJWKSet, decodeJwt, jwtVerify } from "jose";
+import { createRemoteJWKSet, decodeJwt, importPKCS8, jwtVerify } from "jose";
 import { createHuman, defaultOrgId, type Machine, PASSWORD, project } from "../support/fixtures.js";
 import {
   authorizeGet,
@@ -138,6 +139,25 @@ describe("a confidential client (client_secret_basic)", () => {
     expect(res.body.refresh_token).toBeUndefined();
     expect(res.body).toMatchObject({ token_type: "Bearer", expires_in: 43_200, scope: "openid" });
     expect(config.serverMetadata().issuer).toBe(issuerOf(t));
+  });
+});
+
+describe("the other client authentication methods", () => {
+  it("client_secret_post and private_key_jwt, as the application is registered", async () => {
+    const post = await oidcApp(t, projectId, "post", { authMethodType: "OIDC_AUTH_METHOD_TYPE_POST" });
+    const postConfig = await discover(t, post.clientId, post.clientSecret, oidc.ClientSecretPost(post.clientSecret));
+    expect((await codeFlow(t, postConfig, login, alice)).tokens.claims()?.sub).toBe(aliceId);
+    const pkj = await oidcApp(t, projectId, "pkj", { authMethodType: "OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT" });
+    const key = await admin(t, "AddApplicationKey", { projectId, appId: pkj.appId });
+    const file = JSON.parse(Buffer.from(key.keyDetails, "base64").toString("utf8")) as { keyId: string; key: string };
+    const pem = createPrivateKey(file.key).export({ type: "pkcs8", format: "pem" }) as string;
+    const pkjConfig = await discover(t, pkj.clientId, {}, oidc.PrivateKeyJwt({ key: await importPKCS8(pem, "RS256"), kid: file.keyId }));
+    const { tokens } = await codeFlow(t, pkjConfig, login, alice, { scope: "openid offline_access" });
+    expect(tokens.claims()?.sub).toBe(aliceId);
+    expect((await oidc.refreshTokenGrant(pkjConfig, tokens.refresh_token as string)).access_token).toEqual(expect.any(String));
+    // A secret is no way in for it.
+    const res = await postForm(t, "/oauth/v2/token", { grant_type: "refresh_token", refresh_token: "x", client_id: pkj.clientId, client_secret: "guess" });
+    expect([res.status, res.body.error]).toEqual([401, "invalid_client"]);
   });
 });
 

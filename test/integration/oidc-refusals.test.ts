@@ -158,6 +158,23 @@ describe("the authorization endpoint: errors at the redirect URI once it is trus
     expect(q.code).toBeUndefined();
   });
 
+  it("NUL characters in any parameter: refused, never a 5xx", async () => {
+    for (const name of ["state", "nonce", "login_hint", "ui_locales", "scope", "max_age", "prompt", "client_id", "redirect_uri"]) {
+      const params = base(web, { state: "s" });
+      const res = await authorize({ ...params, [name]: `${(params as Record<string, string>)[name] ?? "x"}\u0000` });
+      expect({ name, status: res.status < 500 }).toEqual({ name, status: true });
+      await res.body?.cancel();
+    }
+    const posted = await fetch(`${t.url}/oauth/v2/authorize`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+      redirect: "manual",
+    });
+    statuses.push(posted.status);
+    expect(posted.status).toBe(400);
+  });
+
   it("a public client must send a S256 code_challenge", async () => {
     const q = redirectQuery(await authorize(base(spa)));
     expect(q.error).toBe("invalid_request");
