@@ -3,7 +3,6 @@
 // once, and presenting an exchanged (or revoked) one again revokes the whole family: whoever holds a copy, the
 // attacker or the client, loses it. Bound to the client and the session; scopes may narrow, never widen.
 import { sha256 } from "../../../crypto/tokens.js";
-import { DomainError } from "../../errors.js";
 import { liveSession } from "../../sessions/link.js";
 import { usable } from "../client-auth.js";
 import { invalidGrant, invalidRequest, invalidScope, isOAuthError, OAuthErrors } from "../errors.js";
@@ -45,8 +44,7 @@ export const refreshToken: Grant = {
       granted = await grantScopes(rt, requested.filter((s) => s !== OFFLINE_ACCESS).join(" "), user, client.clientId, client.projectId);
     } catch (err) {
       // The user lost access to the project since the sign-in: the grant is no longer good.
-      if (err instanceof DomainError && isOAuthError(err, OAuthErrors.InvalidScope))
-        throw invalidGrant("the user no longer has access to the application's project");
+      if (isOAuthError(err, OAuthErrors.InvalidScope)) throw invalidGrant("the user no longer has access to the application's project");
       throw err;
     }
     if (requested.includes(OFFLINE_ACCESS)) granted = { ...granted, scopes: [...granted.scopes, OFFLINE_ACCESS] };
