@@ -21,8 +21,10 @@ import { parseArgs } from "node:util";
 import autocannonUntyped from "autocannon";
 import { loadConfig } from "../src/config.js";
 import { type Server, startServer } from "../src/server.js";
+import type { FlowSpec } from "./flow-client.js";
 import { OAUTH_SCENARIOS } from "./scenarios/oauth.js";
 import { SCIM_SCENARIOS } from "./scenarios/scim.js";
+import { SIGN_IN_SCENARIOS } from "./scenarios/sign-in.js";
 
 type Method = "GET" | "POST" | "PUT" | "DELETE";
 
@@ -56,6 +58,10 @@ export interface Scenario extends ScenarioRequest {
   uniqueIds?: boolean;
   /** Runs once before the warm-up; what it returns replaces parts of the request (e.g. a path naming a created resource). */
   setup?: (ctx: BenchContext) => Promise<Partial<ScenarioRequest> | undefined> | Partial<ScenarioRequest> | undefined;
+  /** A multi-request flow instead of one repeated request: bench/flow-client.ts runs it in its own process. */
+  flow?: (ctx: BenchContext) => Promise<Omit<FlowSpec, "connections" | "warmupSeconds" | "seconds">>;
+  /** Work measured in this process instead of requests (a bound to compare a flow with). */
+  local?: (ctx: BenchContext, seconds: number, connections: number) => Promise<LoadResult>;
 }
 
 export interface ScenarioResult {
@@ -128,6 +134,7 @@ export const SCENARIOS: Scenario[] = [
   },
   { name: "/healthz", method: "GET", path: "/healthz", anonymous: true },
   ...OAUTH_SCENARIOS,
+  ...SIGN_IN_SCENARIOS,
   ...SCIM_SCENARIOS,
 ];
 
@@ -198,7 +205,7 @@ async function seedUsers(ctx: Pick<BenchContext, "url" | "pat" | "orgId">, count
 type Loader = "wrk" | "autocannon";
 
 /** What one load run measured, whichever generator ran it. */
-interface LoadResult {
+export interface LoadResult {
   requestsPerSecond: number;
   latencyP50Ms: number;
   latencyP99Ms: number;
@@ -312,9 +319,42 @@ async function runAutocannon(run: LoadRun): Promise<LoadResult> {
   };
 }
 
+const FLOW_CLIENT = fileURLToPath(new URL("./flow-client.ts", import.meta.url));
+
+/** A flow scenario: bench/flow-client.ts in its own process, pinned to the loader core like wrk. */
+async function runFlow(spec: FlowSpec): Promise<LoadResult> {
+  const nodeArgs = ["--import", "tsx", FLOW_CLIENT];
+  const core = loaderCore();
+  const [command, args] = core === undefined ? [process.execPath, nodeArgs] : ["taskset", ["-c", String(core), process.execPath, ...nodeArgs]];
+  const stdout = await new Promise<string>((resolve, reject) =>
+    execFile(command, args, { env: { ...process.env, SVC_BENCH_FLOW: JSON.stringify(spec) }, maxBuffer: 1 << 20 }, (err, out, errOut) => {
+      if (errOut) process.stderr.write(errOut);
+      return err ? reject(new Error(`flow client: ${err.message}`)) : resolve(out);
+    }),
+  );
+  const t = JSON.parse(stdout.trim().split("\n").pop() ?? "") as {
+    requests: number;
+    durationUs: number;
+    p50Us: number;
+    p99Us: number;
+    non2xx: number;
+    errors: number;
+  };
+  return {
+    requestsPerSecond: t.requests / (t.durationUs / 1e6),
+    latencyP50Ms: t.p50Us / 1000,
+    latencyP99Ms: t.p99Us / 1000,
+    requests: t.requests,
+    non2xx: t.non2xx,
+    errors: t.errors,
+  };
+}
+
 async function runScenario(ctx: BenchContext, scenario: Scenario, seconds: number, connections: number, loader: Loader): Promise<ScenarioResult> {
-  const { name, anonymous, setup, connections: own, uniqueIds, ...base } = scenario;
+  const { name, anonymous, setup, connections: own, uniqueIds, flow, local, ...base } = scenario;
   connections = own ?? connections;
+  if (local) return { name, ...(await local(ctx, seconds, connections)) };
+  if (flow) return { name, ...(await runFlow({ ...(await flow(ctx)), connections, warmupSeconds: WARMUP_SECONDS, seconds })) };
   const request: ScenarioRequest = { ...base, ...(await setup?.(ctx)) };
   const headers = { ...(anonymous ? {} : { authorization: `Bearer ${ctx.pat}` }), ...request.headers };
   const tmp = await mkdtemp(path.join(os.tmpdir(), "svc-bench-load-"));
