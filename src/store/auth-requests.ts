@@ -1,7 +1,28 @@
 // Authorization requests of the code flow (/oauth/v2/authorize): stored until a login UI finishes them, then holding
 // the SHA-256 of their authorization code until it is redeemed. Finishing and redeeming are single conditional
 // UPDATEs, so of two concurrent calls exactly one wins, on any replica.
+import { Prisma } from "../../gen/prisma/client.js";
+import { type EventRow, insertEventFrom } from "./events.js";
 import type { Db } from "./index.js";
+import {
+  asDate,
+  GRANT_USER_COLUMNS,
+  type GrantUserRow,
+  gateAllowed,
+  gatesJson,
+  gatesOf,
+  grantUserOf,
+  LINK_SESSION_COLUMNS,
+  type LinkSessionRow,
+  linkSessionOf,
+  READY_FACTOR_COLUMNS,
+  SESSION_USER_COLUMNS,
+  SIGN_IN_SETTING_KINDS,
+  type SignInFacts,
+  settingsJson,
+  signInFactsOf,
+} from "./sign-in-sql.js";
+import { query, statement } from "./sql.js";
 
 /** What /oauth/v2/authorize stores. */
 export interface NewAuthRequest {
@@ -69,33 +90,177 @@ const SELECT = {
   app: { select: { projectId: true, orgId: true } },
 } as const;
 
+/** AuthRequestRow's columns of request `ar` and its application `app`, for reads on the driver. */
+export const AUTH_REQUEST_COLUMNS = Prisma.sql`ar."id", ar."instanceId", ar."appId", ar."clientId", ar."redirectUri", ar."scopes", ar."state",
+  ar."nonce", ar."codeChallenge", ar."codeChallengeMethod", ar."prompt", ar."maxAge", ar."loginHint", ar."uiLocales", ar."hintUserId",
+  ar."expiresAt", ar."createdAt", ar."finishedAt", ar."sessionId", ar."userId", ar."authTime", ar."amr", ar."codeExpiresAt", ar."codeUsedAt",
+  app."projectId" AS "app_projectId", app."orgId" AS "app_orgId"`;
+
+type Row = Record<string, unknown>;
+const dateOrNull = (v: unknown) => (v === null || v === undefined ? null : asDate(v as Date));
+
+/** An AuthRequestRow from a row of AUTH_REQUEST_COLUMNS. */
+export function authRequestOf(r: Row): AuthRequestRow {
+  return {
+    id: r.id as string,
+    instanceId: r.instanceId as string,
+    appId: r.appId as string,
+    clientId: r.clientId as string,
+    redirectUri: r.redirectUri as string,
+    scopes: r.scopes as string[],
+    state: r.state as string | null,
+    nonce: r.nonce as string | null,
+    codeChallenge: r.codeChallenge as string | null,
+    codeChallengeMethod: r.codeChallengeMethod as string | null,
+    prompt: r.prompt as string[],
+    maxAge: r.maxAge as number | null,
+    loginHint: r.loginHint as string | null,
+    uiLocales: r.uiLocales as string[],
+    hintUserId: r.hintUserId as string | null,
+    expiresAt: asDate(r.expiresAt as Date),
+    createdAt: asDate(r.createdAt as Date),
+    app: { projectId: r.app_projectId as string, orgId: r.app_orgId as string },
+    finishedAt: dateOrNull(r.finishedAt),
+    sessionId: r.sessionId as string | null,
+    userId: r.userId as string | null,
+    authTime: dateOrNull(r.authTime),
+    amr: r.amr as string[],
+    codeExpiresAt: dateOrNull(r.codeExpiresAt),
+    codeUsedAt: dateOrNull(r.codeUsedAt),
+  };
+}
+
+/** Everything an authorization_code grant reads, in one statement (see forGrant). */
+export interface CodeGrantRead {
+  request: AuthRequestRow | null;
+  /** The user the request was finished for (of the instance), with its organization's state. */
+  user: GrantUserRow | null;
+  /** The session it was finished with, while it exists. */
+  session: LinkSessionRow | null;
+  /** Whether an application has the client id of the grant. */
+  appClientExists: boolean;
+  /** The gates of `projects` for the request's user, by project id. */
+  gates: Map<string, boolean>;
+  asked: string[];
+}
+
+/** Everything CreateCallback reads, in one statement (see forCallback). */
+export interface CallbackRead {
+  request: AuthRequestRow | null;
+  /** The session named, with its token's hash. */
+  session: (LinkSessionRow & { tokenHash: Uint8Array }) | null;
+  /** The session's user (of the instance) with what finishing a sign-in checks about it. */
+  facts: SignInFacts | null;
+  /** Whether the session's user passes the gates of the request's project; null when there is no such project. */
+  gate: boolean | null;
+}
+
 export class AuthRequestRepo {
   constructor(readonly db: Db) {}
 
+  /** One prepared INSERT (the authorization endpoint writes one per sign-in). */
   async create(r: NewAuthRequest): Promise<void> {
-    await this.db.authRequest.create({ data: r });
+    await query(
+      this.db,
+      statement(
+        Prisma.sql`INSERT INTO "AuthRequest" ("id", "instanceId", "appId", "clientId", "redirectUri", "scopes", "state", "nonce", "codeChallenge",
+          "codeChallengeMethod", "prompt", "maxAge", "loginHint", "uiLocales", "hintUserId", "expiresAt", "createdAt")
+        VALUES (${r.id}, ${r.instanceId}, ${r.appId}, ${r.clientId}, ${r.redirectUri}, ${r.scopes}::text[], ${r.state}, ${r.nonce}, ${r.codeChallenge},
+          ${r.codeChallengeMethod}, ${r.prompt}::text[], ${r.maxAge}::int, ${r.loginHint}, ${r.uiLocales}::text[], ${r.hintUserId},
+          ${r.expiresAt}::timestamptz, ${r.createdAt}::timestamptz)`,
+        "auth_request_insert",
+      ),
+    );
+  }
+
+  /**
+   * What CreateCallback checks, in one prepared statement: the request (of the instance) with its application's
+   * project, the session named (of the instance) with its user, the user's organization, login and password expiry
+   * settings and ready second factors, and whether the user passes the gates of the request's project.
+   */
+  async forCallback(instanceId: string, id: string, sessionId: string): Promise<CallbackRead> {
+    const gate = gateAllowed(Prisma.raw("p"), Prisma.sql`s."userId"`, Prisma.sql`s."orgId"`);
+    const [row] = await query<Row>(
+      this.db,
+      statement(
+        Prisma.sql`SELECT ${AUTH_REQUEST_COLUMNS}, ${LINK_SESSION_COLUMNS}, s."tokenHash" AS "s_tokenHash", ${SESSION_USER_COLUMNS},
+          ${settingsJson(SIGN_IN_SETTING_KINDS, Prisma.sql`${instanceId}`)}, ${READY_FACTOR_COLUMNS},
+          (SELECT ${gate} FROM "Project" p WHERE p."id" = app."projectId" AND p."instanceId" = ar."instanceId") AS "gate"
+        FROM (SELECT 1) one
+        LEFT JOIN "AuthRequest" ar ON ar."id" = ${id} AND ar."instanceId" = ${instanceId}
+        LEFT JOIN "Application" app ON app."id" = ar."appId"
+        LEFT JOIN "Session" s ON s."id" = ${sessionId} AND s."instanceId" = ${instanceId}
+        LEFT JOIN "User" u ON u."id" = s."userId" AND u."instanceId" = ${instanceId}
+        LEFT JOIN "Organization" o ON o."id" = u."orgId"`,
+        "callback_read",
+      ),
+    );
+    const session = row ? linkSessionOf(row) : null;
+    return {
+      request: row?.id ? authRequestOf(row) : null,
+      session: session && { ...session, tokenHash: row?.s_tokenHash as Uint8Array },
+      facts: row ? signInFactsOf(row) : null,
+      gate: (row?.gate as boolean | null | undefined) ?? null,
+    };
   }
 
   find(instanceId: string, id: string): Promise<AuthRequestRow | null> {
     return this.db.authRequest.findFirst({ where: { id, instanceId }, select: SELECT });
   }
 
-  /** The request whose authorization code has this SHA-256. */
-  findByCode(instanceId: string, codeHash: Uint8Array<ArrayBuffer>): Promise<AuthRequestRow | null> {
-    return this.db.authRequest.findFirst({ where: { codeHash, instanceId }, select: SELECT });
+  /**
+   * The request whose authorization code has this SHA-256 and what its grant checks, in one prepared statement: the
+   * user it was finished for with the user's organization state, its session, whether an application has `clientId`,
+   * and the gates of `projects` for its user.
+   */
+  async forGrant(instanceId: string, codeHash: Uint8Array<ArrayBuffer>, clientId: string, projects: string[]): Promise<CodeGrantRead> {
+    const [row] = await query<Row>(
+      this.db,
+      statement(
+        Prisma.sql`SELECT ${AUTH_REQUEST_COLUMNS}, ${GRANT_USER_COLUMNS}, ${LINK_SESSION_COLUMNS},
+          EXISTS (SELECT 1 FROM "Application" a WHERE a."clientId" = ${clientId}) AS "appClientExists",
+          ${gatesJson(Prisma.sql`${projects}::text[]`, Prisma.sql`ar."instanceId"`, Prisma.sql`u."id"`, Prisma.sql`u."orgId"`)} AS "gates"
+        FROM "AuthRequest" ar JOIN "Application" app ON app."id" = ar."appId"
+        LEFT JOIN "User" u ON u."id" = ar."userId" AND u."instanceId" = ar."instanceId"
+        LEFT JOIN "Organization" o ON o."id" = u."orgId"
+        LEFT JOIN "Session" s ON s."id" = ar."sessionId" AND s."instanceId" = ar."instanceId"
+        WHERE ar."codeHash" = ${codeHash} AND ar."instanceId" = ${instanceId}`,
+        "code_grant_read",
+      ),
+    );
+    if (!row) return { request: null, user: null, session: null, appClientExists: false, gates: new Map(), asked: projects };
+    return {
+      request: authRequestOf(row),
+      user: grantUserOf(row),
+      session: linkSessionOf(row),
+      appClientExists: row.appClientExists as boolean,
+      gates: gatesOf(row.gates),
+      asked: projects,
+    };
   }
 
-  /** Finishes a request that is neither finished nor expired at `now`; false when it was (someone else won). */
-  async finish(instanceId: string, id: string, now: Date, how: Finish): Promise<boolean> {
-    const data = "error" in how ? { finishedAt: now } : { finishedAt: now, ...how };
-    const { count } = await this.db.authRequest.updateMany({ where: { id, instanceId, finishedAt: null, expiresAt: { gt: now } }, data });
-    return count === 1;
-  }
-
-  /** Marks the code redeemed unless it already was; false when it was (a replay, or a concurrent redemption that won). */
-  async redeem(id: string, now: Date): Promise<boolean> {
-    const { count } = await this.db.authRequest.updateMany({ where: { id, codeUsedAt: null }, data: { codeUsedAt: now } });
-    return count === 1;
+  /**
+   * Finishes a request that is neither finished nor expired at `now`, with its audit event `event`, in one statement;
+   * false when it was (someone else won): nothing written.
+   */
+  async finish(instanceId: string, id: string, now: Date, how: Finish, event: EventRow): Promise<boolean> {
+    const set =
+      "error" in how
+        ? Prisma.sql`"finishedAt" = ${now}::timestamptz`
+        : Prisma.sql`"finishedAt" = ${now}::timestamptz, "sessionId" = ${how.sessionId}, "userId" = ${how.userId}, "authTime" = ${how.authTime}::timestamptz,
+            "amr" = ${how.amr}::text[], "codeHash" = ${how.codeHash}::bytea, "codeExpiresAt" = ${how.codeExpiresAt}::timestamptz`;
+    const [row] = await query<{ n: number }>(
+      this.db,
+      statement(
+        Prisma.sql`WITH finished AS (
+          UPDATE "AuthRequest" SET ${set}
+          WHERE "id" = ${id} AND "instanceId" = ${instanceId} AND "finishedAt" IS NULL AND "expiresAt" > ${now}::timestamptz RETURNING 1
+        ), event AS (${insertEventFrom(event, Prisma.raw("finished"))})
+        SELECT count(*)::int AS "n" FROM finished`,
+        "error" in how ? "auth_request_finish_error" : "auth_request_finish",
+      ),
+    );
+    return row?.n === 1;
   }
 
   /** Deletes requests that expired before `before` (their codes are long dead by then). */

@@ -1,6 +1,6 @@
 // The one event writer: every audit event goes through here, inside the
 // transaction of the change it records.
-import type { Prisma } from "../../gen/prisma/client.js";
+import { Prisma } from "../../gen/prisma/client.js";
 import type { Db } from "./index.js";
 import { countAndPage, direction, type Paged, slice, type Window } from "./paging.js";
 
@@ -14,6 +14,17 @@ export interface EventRow {
   editorUserId: string | null;
   payload: Record<string, unknown>;
   createdAt: Date;
+}
+
+/**
+ * The INSERT of event `e` once per row of `source` (the name of a data-modifying CTE's result): the audit event of a
+ * change written in the same statement as the change, so that both or neither are kept.
+ */
+export function insertEventFrom(e: EventRow, source: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`INSERT INTO "Event" ("id", "instanceId", "orgId", "aggregateType", "aggregateId", "type", "editorUserId", "payload", "createdAt")
+    SELECT ${e.id}::text, ${e.instanceId}::text, ${e.orgId}::text, ${e.aggregateType}::text, ${e.aggregateId}::text, ${e.type}::text,
+      ${e.editorUserId}::text, ${JSON.stringify(e.payload)}::jsonb, ${e.createdAt}::timestamptz
+    FROM ${source}`;
 }
 
 /** What a read of the trail is filtered by; every field given must match. */

@@ -1,7 +1,20 @@
 // Refresh tokens (only their SHA-256). A family is everything issued under one authorization code: its id is the
 // auth request's, and the access tokens of the family carry it as OAuthToken.grantId, so revoking a family (a replayed
 // code or refresh token, a revocation request) ends its refresh tokens and its access tokens in one go.
+import { Prisma } from "../../gen/prisma/client.js";
 import type { Db } from "./index.js";
+import {
+  asDate,
+  GRANT_USER_COLUMNS,
+  type GrantUserRow,
+  gatesJson,
+  gatesOf,
+  grantUserOf,
+  LINK_SESSION_COLUMNS,
+  type LinkSessionRow,
+  linkSessionOf,
+} from "./sign-in-sql.js";
+import { query, statement } from "./sql.js";
 
 export interface RefreshTokenRow {
   id: string;
@@ -44,21 +57,78 @@ const SELECT = {
   revokedAt: true,
 } as const;
 
+/** Everything a refresh_token grant reads, in one statement (see forGrant). */
+export interface RefreshGrantRead {
+  token: StoredRefreshToken | null;
+  /** The token's user (of the instance), with its organization's state. */
+  user: GrantUserRow | null;
+  /** The session the token was issued from, while it exists. */
+  session: LinkSessionRow | null;
+  /** Whether an application has the client id of the grant. */
+  appClientExists: boolean;
+  /** The gates of the projects asked about (`projects` and the token's audience) for the token's user, by project id. */
+  gates: Map<string, boolean>;
+  asked: string[];
+}
+
+type Row = Record<string, unknown>;
+
+const tokenOf = (r: Row): StoredRefreshToken => ({
+  id: r.id as string,
+  instanceId: r.instanceId as string,
+  familyId: r.familyId as string,
+  userId: r.userId as string,
+  clientId: r.clientId as string,
+  appId: r.appId as string,
+  sessionId: r.sessionId as string | null,
+  scopes: r.scopes as string[],
+  audience: r.audience as string[],
+  authTime: asDate(r.authTime as Date),
+  amr: r.amr as string[],
+  expiresAt: asDate(r.expiresAt as Date),
+  createdAt: asDate(r.createdAt as Date),
+  usedAt: r.usedAt === null ? null : asDate(r.usedAt as Date),
+  revokedAt: r.revokedAt === null ? null : asDate(r.revokedAt as Date),
+});
+
 export class RefreshTokenRepo {
   constructor(readonly db: Db) {}
-
-  async insert(row: RefreshTokenRow): Promise<void> {
-    await this.db.refreshToken.create({ data: row });
-  }
 
   findByHash(instanceId: string, tokenHash: Uint8Array<ArrayBuffer>): Promise<StoredRefreshToken | null> {
     return this.db.refreshToken.findFirst({ where: { tokenHash, instanceId }, select: SELECT });
   }
 
-  /** Marks the token exchanged unless it already was or was revoked; false then (a replay, or a concurrent use that won). */
-  async markUsed(id: string, now: Date): Promise<boolean> {
-    const { count } = await this.db.refreshToken.updateMany({ where: { id, usedAt: null, revokedAt: null }, data: { usedAt: now } });
-    return count === 1;
+  /**
+   * The refresh token with this hash and what its grant checks, in one prepared statement: its user and the user's
+   * organization state, its session, whether an application has `clientId`, and the gates of `projects` and of the
+   * token's audience for its user.
+   */
+  async forGrant(instanceId: string, tokenHash: Uint8Array<ArrayBuffer>, clientId: string, projects: string[]): Promise<RefreshGrantRead> {
+    const [row] = await query<Row>(
+      this.db,
+      statement(
+        Prisma.sql`SELECT r."id", r."instanceId", r."familyId", r."userId", r."clientId", r."appId", r."sessionId", r."scopes", r."audience",
+          r."authTime", r."amr", r."expiresAt", r."createdAt", r."usedAt", r."revokedAt", ${GRANT_USER_COLUMNS}, ${LINK_SESSION_COLUMNS},
+          EXISTS (SELECT 1 FROM "Application" a WHERE a."clientId" = ${clientId}) AS "appClientExists",
+          ${gatesJson(Prisma.sql`(${projects}::text[] || r."audience")`, Prisma.sql`r."instanceId"`, Prisma.sql`u."id"`, Prisma.sql`u."orgId"`)} AS "gates"
+        FROM "RefreshToken" r
+        LEFT JOIN "User" u ON u."id" = r."userId" AND u."instanceId" = r."instanceId"
+        LEFT JOIN "Organization" o ON o."id" = u."orgId"
+        LEFT JOIN "Session" s ON s."id" = r."sessionId" AND s."instanceId" = r."instanceId"
+        WHERE r."tokenHash" = ${tokenHash} AND r."instanceId" = ${instanceId}`,
+        "refresh_grant_read",
+      ),
+    );
+    if (!row) return { token: null, user: null, session: null, appClientExists: false, gates: new Map(), asked: projects };
+    const token = tokenOf(row);
+    return {
+      token,
+      user: grantUserOf(row),
+      session: linkSessionOf(row),
+      appClientExists: row.appClientExists as boolean,
+      gates: gatesOf(row.gates),
+      asked: [...projects, ...token.audience],
+    };
   }
 
   /** Revokes a family: its refresh tokens and the access tokens issued under it; how many of each. */

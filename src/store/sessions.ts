@@ -3,6 +3,8 @@
 import { Prisma } from "../../gen/prisma/client.js";
 import type { Db } from "./index.js";
 import { countAndPage, type Paged, type Window } from "./paging.js";
+import { READY_FACTOR_COLUMNS, SESSION_USER_COLUMNS, SIGN_IN_SETTING_KINDS, type SignInFacts, settingsJson, signInFactsOf } from "./sign-in-sql.js";
+import { query, statement } from "./sql.js";
 
 export interface SessionRow {
   id: string;
@@ -161,13 +163,20 @@ export class SessionRepo {
     return ids.length ? this.db.user.findMany({ where: { id: { in: ids } }, select: SESSION_USER_SELECT }) : Promise.resolve([]);
   }
 
-  async readyFactors(userId: string): Promise<ReadyFactors> {
-    const [totp, user, passkeys] = await Promise.all([
-      this.db.userTotp.findFirst({ where: { userId, verifiedAt: { not: null } }, select: { userId: true } }),
-      this.db.user.findUnique({ where: { id: userId }, select: { otpEmailAddedAt: true } }),
-      this.db.passkey.count({ where: { userId, verifiedAt: { not: null } } }),
-    ]);
-    return { totp: totp !== null, otpEmail: user?.otpEmailAddedAt != null, passkeys };
+  /**
+   * What finishing a sign-in checks about a user of the instance, in one prepared statement: the user and its
+   * organization, the settings that apply (SIGN_IN_SETTING_KINDS) and its ready second factors. Null: no such user.
+   */
+  async signInFacts(instanceId: string, userId: string): Promise<SignInFacts | null> {
+    const [row] = await query<Record<string, unknown>>(
+      this.db,
+      statement(
+        Prisma.sql`SELECT ${SESSION_USER_COLUMNS}, ${settingsJson(SIGN_IN_SETTING_KINDS, Prisma.sql`${instanceId}`)}, ${READY_FACTOR_COLUMNS}
+          FROM "User" u JOIN "Organization" o ON o."id" = u."orgId" WHERE u."id" = ${userId} AND u."instanceId" = ${instanceId}`,
+        "sign_in_facts",
+      ),
+    );
+    return row ? signInFactsOf(row) : null;
   }
 
   async page(f: SessionFilter, w: Window): Promise<Paged<SessionRow>> {

@@ -3,6 +3,8 @@
 import { createHash } from "node:crypto";
 import { Prisma } from "../../gen/prisma/client.js";
 import type { Db } from "./index.js";
+import type { RefreshTokenRow } from "./refresh-tokens.js";
+import { gateAllowed } from "./sign-in-sql.js";
 import { query, statement } from "./sql.js";
 import { machineUserByClientId, PROFILE_COLUMNS } from "./users.js";
 
@@ -42,6 +44,9 @@ function insertTokens(rows: TokenRow[]) {
           "sessionId", "grantId", "expiresAt", "createdAt")
         VALUES ${values} ON CONFLICT DO NOTHING RETURNING "id"`);
 }
+
+/** What a code or refresh grant redeems: the auth request of the code, or the refresh token it exchanges. */
+export type Redemption = { code: string } | { refreshToken: string };
 
 /** A valid token as an administrator lists it (never its hash). */
 export interface UserTokenRow {
@@ -210,12 +215,6 @@ export class TokenRepo {
     return writersOf(this.db).tokens.insertMany(rows);
   }
 
-  /** Writes token rows on this Store's connection (inside a transaction: with the rest of it); false when an id existed. */
-  async insert(rows: TokenRow[]): Promise<boolean> {
-    const created = await query<{ id: string }>(this.db, insertTokens(rows));
-    return created.length === rows.length;
-  }
-
   /**
    * Replay detection: the marker row of a used assertion, kept in the database so every replica sees it. The
    * marker is `assertion:` + a hash of the subject and identifier; `markerOf` builds it for writing with a token.
@@ -345,19 +344,55 @@ export class TokenRepo {
    * project or holds an active project grant of it.
    */
   projectGates(instanceId: string, ids: string[], user: { id: string; orgId: string }): Promise<{ id: string; allowed: boolean }[]> {
+    const allowed = gateAllowed(Prisma.raw("p"), Prisma.sql`${user.id}`, Prisma.sql`${user.orgId}`);
     return query<{ id: string; allowed: boolean }>(
       this.db,
       statement(
-        Prisma.sql`SELECT p."id",
-          (NOT p."authorizationRequired" OR EXISTS (
-            SELECT 1 FROM "UserGrant" ug LEFT JOIN "ProjectGrant" g ON g."id" = ug."projectGrantId"
-            WHERE ug."projectId" = p."id" AND ug."userId" = ${user.id} AND ug."state" = 'ACTIVE' AND (g."id" IS NULL OR g."state" = 'ACTIVE')))
-          AND (NOT p."projectAccessRequired" OR p."orgId" = ${user.orgId} OR EXISTS (
-            SELECT 1 FROM "ProjectGrant" g WHERE g."projectId" = p."id" AND g."grantedOrgId" = ${user.orgId} AND g."state" = 'ACTIVE')) AS "allowed"
-          FROM "Project" p WHERE p."id" = ANY(${ids}::text[]) AND p."instanceId" = ${instanceId}`,
+        Prisma.sql`SELECT p."id", ${allowed} AS "allowed" FROM "Project" p WHERE p."id" = ANY(${ids}::text[]) AND p."instanceId" = ${instanceId}`,
         "token_project_gates",
       ),
     );
+  }
+
+  /**
+   * A code or refresh grant's write, as one statement (atomic without a transaction's round trips): the redemption
+   * (the code marked used, or the old refresh token marked exchanged) and, only if it wins, the new access token row
+   * and refresh token row. False when the grant was already redeemed (or the refresh token revoked): nothing written.
+   */
+  async issueRedeeming(redeem: Redemption, token: TokenRow, refresh: RefreshTokenRow | undefined, now: Date): Promise<boolean> {
+    const list = (v: string[] | undefined) => v ?? [];
+    const redemption =
+      "code" in redeem
+        ? Prisma.sql`UPDATE "AuthRequest" SET "codeUsedAt" = ${now}::timestamptz
+            WHERE "id" = ${redeem.code} AND "instanceId" = ${token.instanceId} AND "codeUsedAt" IS NULL RETURNING 1`
+        : Prisma.sql`UPDATE "RefreshToken" SET "usedAt" = ${now}::timestamptz
+            WHERE "id" = ${redeem.refreshToken} AND "instanceId" = ${token.instanceId} AND "usedAt" IS NULL AND "revokedAt" IS NULL RETURNING 1`;
+    const t = token;
+    const refreshInsert = refresh
+      ? Prisma.sql`, refreshed AS (
+          INSERT INTO "RefreshToken" ("id", "instanceId", "tokenHash", "familyId", "userId", "clientId", "appId", "sessionId", "scopes", "audience",
+            "authTime", "amr", "expiresAt", "createdAt")
+          SELECT ${refresh.id}::text, ${refresh.instanceId}::text, ${refresh.tokenHash}::bytea, ${refresh.familyId}::text, ${refresh.userId}::text,
+            ${refresh.clientId}::text, ${refresh.appId}::text, ${refresh.sessionId}::text, ${refresh.scopes}::text[], ${refresh.audience}::text[],
+            ${refresh.authTime}::timestamptz, ${refresh.amr}::text[], ${refresh.expiresAt}::timestamptz, ${refresh.createdAt}::timestamptz
+          FROM redeemed)`
+      : Prisma.empty;
+    // No ON CONFLICT: a colliding id or hash fails the whole statement, redemption included.
+    const [row] = await query<{ redeemed: number }>(
+      this.db,
+      statement(
+        Prisma.sql`WITH redeemed AS (${redemption}), issued AS (
+          INSERT INTO "OAuthToken" ("id", "instanceId", "format", "tokenHash", "userId", "clientId", "appId", "credentialId", "scopes", "audience",
+            "sessionId", "grantId", "expiresAt", "createdAt")
+          SELECT ${t.id}::text, ${t.instanceId}::text, ${t.format}::text, ${t.tokenHash ?? null}::bytea, ${t.userId ?? null}::text, ${t.clientId}::text,
+            ${t.appId ?? null}::text, ${t.credentialId ?? null}::text, ${list(t.scopes)}::text[], ${list(t.audience)}::text[], ${t.sessionId ?? null}::text,
+            ${t.grantId ?? null}::text, ${t.expiresAt}::timestamptz, ${t.createdAt ?? now}::timestamptz
+          FROM redeemed)${refreshInsert}
+        SELECT count(*)::int AS "redeemed" FROM redeemed`,
+        `grant_issue_${"code" in redeem ? "code" : "refresh"}${refresh ? "_with_refresh" : ""}`,
+      ),
+    );
+    return row?.redeemed === 1;
   }
 
   /**

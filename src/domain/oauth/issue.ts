@@ -7,6 +7,7 @@ import { newId } from "../ids.js";
 import { issuanceRoleClaims, metadataClaim, userClaims } from "./claims.js";
 import { invalidGrant } from "./errors.js";
 import { atHash } from "./id-token.js";
+import type { UserInfoSource } from "./resolve.js";
 import type { OAuthRuntime } from "./runtime.js";
 import { type GrantedScopes, MANAGEMENT_AUDIENCE, SCOPE_METADATA, scopeValue } from "./scopes.js";
 import { formatFor } from "./token-formats.js";
@@ -35,6 +36,8 @@ export interface SignIn {
 
 export interface IssueInput {
   userId?: string;
+  /** The user's profile when the caller read it already (else it is read when the ID token needs it). */
+  profile?: UserInfoSource;
   /** The user's organization (what cached role claims are tagged with). */
   orgId?: string;
   clientId: string;
@@ -82,7 +85,7 @@ export async function prepareTokens(rt: OAuthRuntime, input: IssueInput): Promis
   const userinfoInIdToken = !signIn || signIn.userinfoClaims;
   const rolesInIdToken = !signIn || signIn.roleClaims;
   const [user, roles, metadata] = await Promise.all([
-    needUser && userinfoInIdToken ? rt.store.tokens.findUser(userId) : undefined,
+    needUser && userinfoInIdToken ? (input.profile ?? rt.store.tokens.findUser(userId)) : undefined,
     userId && (format.name === "jwt" || (needUser && rolesInIdToken)) ? issuanceRoleClaims(rt, userId, input.orgId, granted) : {},
     // In the ID token only (as userinfo and introspection give it); JWT access tokens stay small.
     needUser && userinfoInIdToken && granted.scopes.includes(SCOPE_METADATA) ? metadataClaim(rt, userId) : null,

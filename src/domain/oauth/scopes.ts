@@ -63,10 +63,27 @@ export function keepKnownProjects(scopes: readonly string[], projectIds: readonl
 }
 
 /**
+ * What grantScopes reads, when the caller read it already with the rest of its grant (one statement for the whole
+ * read): the gates of the projects it asked about, for the grant's user, and whether an application has the client id.
+ */
+export interface ScopeFacts {
+  /** Project id → whether the user passes its gates; an id asked about but absent is no project of the instance. */
+  gates: ReadonlyMap<string, boolean>;
+  asked: readonly string[];
+  appClientExists: boolean;
+}
+
+/** The projects whose gates every grant of `clientId` reads, whatever its scopes: the app's project, a project-shaped client id. */
+export function clientProjects(clientId: string, appProjectId?: string): string[] {
+  return [...(PROJECT_ID_SHAPE.test(clientId) ? [clientId] : []), ...(appProjectId ? [appProjectId] : [])];
+}
+
+/**
  * Unknown scopes are dropped; project audiences must name projects of this
  * instance. A project the user may not reach (its authorizationRequired or
  * projectAccessRequired gate, the user's application's project included)
  * fails the grant with invalid_scope: the token is never issued for it.
+ * `facts`: what the caller already read (whatever it did not ask about is read here).
  */
 export async function grantScopes(
   rt: OAuthRuntime,
@@ -74,24 +91,24 @@ export async function grantScopes(
   user: { id: string; orgId: string },
   clientId: string,
   appProjectId?: string,
+  facts?: ScopeFacts,
 ): Promise<GrantedScopes> {
   const { scopes, projects: wantedProjects } = parseUserScopes(requested, user.orgId);
   const projectIds: string[] = [];
   // A machine user's username or id is chosen by whoever creates it: it must not put a project id or
   // the management audience in the token's aud (resource servers of that project would accept it).
-  const clientMayBeProject = PROJECT_ID_SHAPE.test(clientId);
   let clientIsAmbiguous = clientId === MANAGEMENT_AUDIENCE;
-  const lookup = [...wantedProjects, ...(clientMayBeProject ? [clientId] : []), ...(appProjectId ? [appProjectId] : [])];
+  const lookup = [...wantedProjects, ...clientProjects(clientId, appProjectId)];
   if (lookup.length) {
-    const found = new Map((await rt.store.tokens.projectGates(rt.instanceId, lookup, user)).map((p) => [p.id, p.allowed]));
+    const found = facts && lookup.every((id) => facts.asked.includes(id)) ? facts.gates : await readGates(rt, lookup, user);
     for (const p of appProjectId ? [appProjectId, ...wantedProjects] : wantedProjects) {
       if (found.get(p) === false) throw invalidScope(`the user has no access to project ${p}`);
     }
     for (const p of wantedProjects) if (found.has(p)) projectIds.push(p);
-    if (found.has(clientId)) clientIsAmbiguous = true;
+    if (lookup.includes(clientId) && found.has(clientId)) clientIsAmbiguous = true;
   }
   // Nor an application's client id (a user id may be chosen at creation, "@" included).
-  if (!clientIsAmbiguous && APP_CLIENT_ID_SHAPE.test(clientId) && (await rt.store.tokens.appClientExists(clientId))) {
+  if (!clientIsAmbiguous && APP_CLIENT_ID_SHAPE.test(clientId) && (facts ? facts.appClientExists : await rt.store.tokens.appClientExists(clientId))) {
     clientIsAmbiguous = true;
   }
   const kept = keepKnownProjects(scopes, projectIds);
@@ -99,6 +116,10 @@ export async function grantScopes(
   const audience = [...(clientIsAmbiguous ? [] : [clientId]), ...projectIds];
   if (kept.includes(SCOPE_MANAGEMENT)) audience.push(MANAGEMENT_AUDIENCE);
   return { scopes: kept, audience: [...new Set(audience)], projectIds };
+}
+
+async function readGates(rt: OAuthRuntime, ids: string[], user: { id: string; orgId: string }): Promise<Map<string, boolean>> {
+  return new Map((await rt.store.tokens.projectGates(rt.instanceId, ids, user)).map((p) => [p.id, p.allowed]));
 }
 
 /**

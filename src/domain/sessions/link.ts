@@ -2,11 +2,12 @@
 // session proven by its token, whether it may finish a sign-in, its auth_time and amr, and ending it.
 import { sameHash, sha256 } from "../../crypto/tokens.js";
 import type { Store } from "../../store/index.js";
-import type { SessionRow, SessionUserRow } from "../../store/sessions.js";
+import type { ReadyFactors } from "../../store/sessions.js";
+import type { LinkSessionRow, SignInFacts } from "../../store/sign-in-sql.js";
 import { eventRow } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument } from "../errors.js";
-import { effectiveSetting } from "../settings/settings.js";
+import { effectiveOf } from "../settings/settings.js";
 import { expired, sessionNotFound, tokenInvalid } from "./model.js";
 import { passwordChangeRequired } from "./password-check.js";
 import { assertCanSignIn } from "./session-user.js";
@@ -22,7 +23,7 @@ export interface LinkedSession {
   expiresAt: Date | null;
 }
 
-function linked(s: SessionRow): LinkedSession | null {
+function linked(s: LinkSessionRow): LinkedSession | null {
   if (!s.userId || !s.orgId || !s.userCheckedAt) return null;
   const f: LinkedSession["factors"] = { user: s.userCheckedAt, webauthnUserVerified: s.webauthnUserVerified };
   if (s.passwordCheckedAt) f.password = s.passwordCheckedAt;
@@ -38,9 +39,13 @@ function linked(s: SessionRow): LinkedSession | null {
  * (a wrong or stale token), FailedPrecondition Errors.Session.NoUser (no user check yet).
  */
 export async function sessionForLink(ctx: Ctx, sessionId: string, sessionToken: string): Promise<LinkedSession> {
+  return provenSession(sessionId, sessionToken, sessionId ? await ctx.store.sessions.find(ctx.instanceId, sessionId) : null, ctx.clock());
+}
+
+/** sessionForLink of a session row the caller read by `sessionId` (null: none). */
+export function provenSession(sessionId: string, sessionToken: string, s: (LinkSessionRow & { tokenHash: Uint8Array }) | null, now: Date): LinkedSession {
   if (!sessionId) throw invalidArgument("Errors.Session.Id.Missing", "session.session_id is required", { field: "session.session_id" });
-  const s = await ctx.store.sessions.find(ctx.instanceId, sessionId);
-  if (!s || expired(s, ctx.clock())) throw sessionNotFound();
+  if (!s || expired(s, now)) throw sessionNotFound();
   if (!sessionToken || !sameHash(sha256(sessionToken), s.tokenHash)) throw tokenInvalid();
   const l = linked(s);
   if (!l) throw failedPrecondition("Errors.Session.NoUser", "the session has no checked user");
@@ -49,7 +54,11 @@ export async function sessionForLink(ctx: Ctx, sessionId: string, sessionToken: 
 
 /** The session by id without its token (id_token_hint's sid, refresh, logout): null when gone or expired. */
 export async function liveSession(store: Store, instanceId: string, sessionId: string, now: Date): Promise<LinkedSession | null> {
-  const s = await store.sessions.find(instanceId, sessionId);
+  return liveOf(await store.sessions.find(instanceId, sessionId), now);
+}
+
+/** liveSession of a session row read with something else (LINK_SESSION_COLUMNS): null when gone or expired. */
+export function liveOf(s: LinkSessionRow | null, now: Date): LinkedSession | null {
   return s && !expired(s, now) ? linked(s) : null;
 }
 
@@ -80,14 +89,16 @@ const fresh = (at: Date | undefined, lifetimeSeconds: number, now: Date): at is 
  * Refuses a session that may not finish a sign-in now: its user can no longer sign in (deleted, deactivated, locked,
  * organization deactivated), no first factor within the login settings' check lifetimes (Errors.Session.NotAuthenticated),
  * no second factor although the settings force MFA or the user has one set up (Errors.Session.MfaRequired), or a
- * password that must be changed first (Errors.Session.PasswordChangeRequired).
+ * password that must be changed first (Errors.Session.PasswordChangeRequired). `facts`: what this checks about the user
+ * (SIGN_IN_SETTING_KINDS), when the caller read it with the session (null: the user is gone); else read here.
  */
-export async function assertSignInComplete(ctx: Ctx, s: LinkedSession): Promise<void> {
-  const user: SessionUserRow | null = await ctx.store.sessions.userById(ctx.instanceId, s.userId);
-  if (!user) throw sessionNotFound();
+export async function assertSignInComplete(ctx: Ctx, s: LinkedSession, facts?: SignInFacts | null): Promise<void> {
+  const known = facts === undefined ? await ctx.store.sessions.signInFacts(ctx.instanceId, s.userId) : facts;
+  if (!known) throw sessionNotFound();
+  const { user, settings, ready } = known;
   assertCanSignIn(user);
   const now = ctx.clock();
-  const login = await effectiveSetting(ctx, "login", user.orgId);
+  const login = effectiveOf("login", settings, ctx.instanceId, user.orgId);
   const f = s.factors;
   const password = login.allowUsernamePassword && fresh(f.password, login.passwordCheckLifetimeSeconds, now);
   const passkey = login.passkeysAllowed && f.webauthnUserVerified && fresh(f.webauthn, login.multiFactorCheckLifetimeSeconds, now);
@@ -102,18 +113,17 @@ export async function assertSignInComplete(ctx: Ctx, s: LinkedSession): Promise<
       (allowed.has("otp") && fresh(f.totp, second, now)) ||
       (allowed.has("otp_email") && fresh(f.otpEmail, second, now)) ||
       (allowed.has("u2f") && fresh(f.webauthn, second, now));
-    if (!hasSecond && (login.forceMfa || (await hasSecondFactor(ctx, s.userId, allowed)))) {
+    if (!hasSecond && (login.forceMfa || hasSecondFactor(ready, allowed))) {
       throw failedPrecondition("Errors.Session.MfaRequired", "a second factor must be checked before the sign-in can finish");
     }
   }
-  if (f.password && (await passwordChangeRequired(ctx, user, now))) {
+  if (f.password && (await passwordChangeRequired(ctx, user, now, settings))) {
     throw failedPrecondition("Errors.Session.PasswordChangeRequired", "the user must change the password before the sign-in can finish");
   }
 }
 
 /** Whether the user set up a second factor the settings allow: then every sign-in asks for one. */
-async function hasSecondFactor(ctx: Ctx, userId: string, allowed: ReadonlySet<string>): Promise<boolean> {
-  const ready = await ctx.store.sessions.readyFactors(userId);
+function hasSecondFactor(ready: ReadyFactors, allowed: ReadonlySet<string>): boolean {
   return (allowed.has("otp") && ready.totp) || (allowed.has("otp_email") && ready.otpEmail) || (allowed.has("u2f") && ready.passkeys > 0);
 }
 

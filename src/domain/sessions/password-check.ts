@@ -1,11 +1,12 @@
 // The password factor of a session: the one password check of identity (lockout, brute-force limits, lazy re-hash),
 // allowed by the login settings, and whether the password must be changed before the sign-in may finish.
 
+import type { StoredSettingValue } from "../../store/sign-in-sql.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument } from "../errors.js";
 import { lockedError } from "../identity/lockout.js";
 import { checkUserPassword } from "../identity/user-passwords.js";
-import { effectiveSetting } from "../settings/settings.js";
+import { effectiveOf, effectiveSetting } from "../settings/settings.js";
 import type { FactorCheck } from "./factors.js";
 import type { SessionUserRow } from "./model.js";
 
@@ -26,13 +27,19 @@ export const passwordCheck: FactorCheck<"password"> = async (step, { password })
   step.patch.passwordChangeRequired = await passwordChangeRequired(step.ctx, step.user, step.now);
 };
 
-/** An administrator asked for a new password, or it is older than the password expiry settings allow. */
+/**
+ * An administrator asked for a new password, or it is older than the password expiry settings allow. `settings`: the
+ * stored settings of the user's organization and instance when the caller read them (else read here).
+ */
 export async function passwordChangeRequired(
   ctx: Ctx,
   user: Pick<SessionUserRow, "orgId" | "passwordChangeRequired" | "passwordChangedAt">,
   now: Date,
+  settings?: readonly StoredSettingValue[],
 ): Promise<boolean> {
   if (user.passwordChangeRequired) return true;
-  const { maxAgeDays } = await effectiveSetting(ctx, "password_expiry", user.orgId);
+  const { maxAgeDays } = settings
+    ? effectiveOf("password_expiry", settings, ctx.instanceId, user.orgId)
+    : await effectiveSetting(ctx, "password_expiry", user.orgId);
   return maxAgeDays > 0 && user.passwordChangedAt !== null && now.getTime() - user.passwordChangedAt.getTime() > maxAgeDays * DAY_MS;
 }

@@ -48,8 +48,22 @@ export {
 export async function effectiveSetting<K extends SettingKind>(ctx: Ctx, kind: K, orgId?: string | null): Promise<Effective<K>> {
   const owners = orgId ? [orgId, ctx.instanceId] : [ctx.instanceId];
   const rows = await ctx.store.settings.values(ctx.instanceId, kind, owners);
-  const own = orgId ? rows.find((r) => r.ownerId === orgId) : undefined;
-  const instance = rows.find((r) => r.ownerId === ctx.instanceId);
+  return effectiveOf(kind, rows, ctx.instanceId, orgId);
+}
+
+/**
+ * The effective value of `kind` from stored rows the caller read (of this kind or others, for the organization and
+ * the instance), e.g. with the user a sign-in is about, in the same statement.
+ */
+export function effectiveOf<K extends SettingKind>(
+  kind: K,
+  rows: readonly { ownerId: string; kind?: string; value: unknown }[],
+  instanceId: string,
+  orgId?: string | null,
+): Effective<K> {
+  const ofKind = rows.filter((r) => r.kind === undefined || r.kind === kind);
+  const own = orgId ? ofKind.find((r) => r.ownerId === orgId) : undefined;
+  const instance = ofKind.find((r) => r.ownerId === instanceId);
   const value = parseStored(kind, (own ?? instance)?.value);
   // Instance-wide by nature: an organization reads the instance's value, whatever its override holds.
   if (kind === "domain" && own) (value as SettingValues["domain"]).usernamesUniqueInInstance = parseStored("domain", instance?.value).usernamesUniqueInInstance;

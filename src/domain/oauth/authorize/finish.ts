@@ -37,9 +37,16 @@ function closed(r: AuthRequestRow, now: Date): DomainError | undefined {
   return undefined;
 }
 
+/** The longest auth request id looked up (ids are generated; anything longer names none). */
+export const AUTH_REQUEST_ID_MAX = 200;
+
 /** An auth request of this instance that is still open: NotFound, or FailedPrecondition when finished or expired. */
 export async function openRequest(store: Store, instanceId: string, id: string, now: Date): Promise<AuthRequestRow> {
-  const r = id.length <= 200 ? await store.authRequests.find(instanceId, id) : null;
+  return stillOpen(id.length <= AUTH_REQUEST_ID_MAX ? await store.authRequests.find(instanceId, id) : null, now);
+}
+
+/** openRequest of a request the caller read (null: none). */
+export function stillOpen(r: AuthRequestRow | null, now: Date): AuthRequestRow {
   if (!r) throw notFound(AuthRequestErrors.NotFound, "no such auth request");
   const problem = closed(r, now);
   if (problem) throw problem;
@@ -85,13 +92,13 @@ const gated = () =>
 /**
  * Finishes the request with the session's sign-in: checks it satisfies the request and the project's gates, then
  * stores the SHA-256 of a new code and answers the callback URL carrying it. `editor`: who finished it (the login
- * UI's user; null for prompt=none).
+ * UI's user; null for prompt=none). `gate`: whether the user passes the project's gates, when the caller read it.
  */
-export async function finishWithSession(f: Finisher, r: AuthRequestRow, s: LinkedSession, now: Date, editor: string | null): Promise<string> {
+export async function finishWithSession(f: Finisher, r: AuthRequestRow, s: LinkedSession, now: Date, editor: string | null, gate?: boolean): Promise<string> {
   const at = authTime(s);
   const problem = signInProblem(r, s.userId, at, now);
   if (problem) throw problem;
-  if (!(await passesLoginGates(f.store, f.instanceId, r.app.projectId, { id: s.userId, orgId: s.orgId }))) throw gated();
+  if (!(gate ?? (await passesLoginGates(f.store, f.instanceId, r.app.projectId, { id: s.userId, orgId: s.orgId })))) throw gated();
   const code = newOpaqueToken();
   const amr = authMethods(s);
   await write(f, r, now, editor, {
@@ -122,16 +129,14 @@ async function write(
   editor: string | null,
   e: { how: Parameters<Store["authRequests"]["finish"]>[3]; type: string; payload: Record<string, unknown> },
 ): Promise<void> {
-  await f.store.transaction(async (tx) => {
-    if (!(await tx.authRequests.finish(f.instanceId, r.id, now, e.how))) {
-      // Someone finished it first, or it expired meanwhile.
-      const again = await tx.authRequests.find(f.instanceId, r.id);
-      throw (again && closed(again, now)) ?? finished();
-    }
-    const event = eventRow(
-      { instanceId: f.instanceId, clock: () => now, principal: editor ? { userId: editor } : null },
-      { aggregateType: "oidc.auth_request", aggregateId: r.id, orgId: r.app.orgId, type: e.type, payload: e.payload },
-    );
-    await tx.events.append(event);
-  });
+  const event = eventRow(
+    { instanceId: f.instanceId, clock: () => now, principal: editor ? { userId: editor } : null },
+    { aggregateType: "oidc.auth_request", aggregateId: r.id, orgId: r.app.orgId, type: e.type, payload: e.payload },
+  );
+  // The change and its event in one statement: both or neither.
+  if (!(await f.store.authRequests.finish(f.instanceId, r.id, now, e.how, event))) {
+    // Someone finished it first, or it expired meanwhile.
+    const again = await f.store.authRequests.find(f.instanceId, r.id);
+    throw (again && closed(again, now)) ?? finished();
+  }
 }

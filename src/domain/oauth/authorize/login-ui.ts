@@ -3,9 +3,9 @@
 import { authorize } from "../../access/permissions.js";
 import type { Ctx } from "../../context.js";
 import { invalidArgument } from "../../errors.js";
-import { assertSignInComplete, sessionForLink } from "../../sessions/link.js";
+import { assertSignInComplete, provenSession } from "../../sessions/link.js";
 import { AUTHORIZATION_ERRORS, type AuthorizationError } from "./callback.js";
-import { type Finisher, finishWithError, finishWithSession, openRequest } from "./finish.js";
+import { AUTH_REQUEST_ID_MAX, type Finisher, finishWithError, finishWithSession, openRequest, stillOpen } from "./finish.js";
 
 /** What a login UI is shown of an auth request. */
 export interface AuthRequestView {
@@ -72,8 +72,15 @@ export async function createCallback(ctx: Ctx, f: Omit<Finisher, "store" | "inst
     const r = await openRequest(ctx.store, ctx.instanceId, input.authRequestId, now);
     return { callbackUrl: await finishWithError(finisher, r, error, description, now, ctx.principal.userId), at: now };
   }
-  const r = await openRequest(ctx.store, ctx.instanceId, input.authRequestId, now);
-  const session = await sessionForLink(ctx, input.session.sessionId, input.session.sessionToken);
-  await assertSignInComplete(ctx, session);
-  return { callbackUrl: await finishWithSession(finisher, r, session, now, ctx.principal.userId), at: now };
+  const { sessionId, sessionToken } = input.session;
+  // One read: the request, the session, its user with what the sign-in checks, the project's gates.
+  const read =
+    input.authRequestId.length <= AUTH_REQUEST_ID_MAX
+      ? await ctx.store.authRequests.forCallback(ctx.instanceId, input.authRequestId, sessionId)
+      : { request: null, session: null, facts: null, gate: null };
+  const r = stillOpen(read.request, now);
+  const session = provenSession(sessionId, sessionToken, read.session, now);
+  // The facts are of the session's user; a session whose user is gone has none (NotFound, as before).
+  await assertSignInComplete(ctx, session, read.facts);
+  return { callbackUrl: await finishWithSession(finisher, r, session, now, ctx.principal.userId, read.gate === true), at: now };
 }

@@ -1,13 +1,13 @@
 // OAuth 2.0 §4.1.3 with OIDC Core §3.1.3: a code from CreateCallback (or prompt=none) for tokens. The code is
-// single-use and short-lived; its redemption is a conditional UPDATE in the transaction that writes the tokens, so of
+// single-use and short-lived; its redemption is a conditional UPDATE in the statement that writes the tokens, so of
 // two concurrent redemptions exactly one gets tokens, and any later use revokes everything issued under the code
 // (OAuth 2.0 §4.1.2, Security BCP §4.5). Bound to the client and the redirect URI of the request; PKCE verified.
 import { sha256 } from "../../../crypto/tokens.js";
-import { liveSession } from "../../sessions/link.js";
+import { liveOf } from "../../sessions/link.js";
 import { verifierMatches } from "../authorize/pkce.js";
 import { usable } from "../client-auth.js";
 import { invalidGrant, invalidRequest } from "../errors.js";
-import { grantScopes } from "../scopes.js";
+import { clientProjects, grantScopes } from "../scopes.js";
 import { oidcClient } from "./oidc-client.js";
 import type { Grant } from "./types.js";
 import { issueForUser, OFFLINE_ACCESS, revokeFamily, withOffline } from "./user-tokens.js";
@@ -26,11 +26,13 @@ export const authorizationCode: Grant = {
     if (!code) throw invalidRequest("code is required");
     if (!redirectUri) throw invalidRequest("redirect_uri is required");
     if (code.length > CODE_MAX) throw invalidCode();
-    const r = await rt.store.authRequests.findByCode(rt.instanceId, sha256(code));
+    // One read: the request, its user, its session and the gates of the app's project.
+    const read = await rt.store.authRequests.forGrant(rt.instanceId, sha256(code), client.clientId, clientProjects(client.clientId, client.projectId));
+    const r = read.request;
     if (!r?.userId || !r.authTime || !r.codeExpiresAt) throw invalidCode();
     // Another client's code: refused, and left alone (the client it belongs to may still redeem it).
     if (r.appId !== client.appId) throw invalidCode();
-    const user = await rt.store.tokens.findUser(r.userId);
+    const user = read.user;
     if (r.codeUsedAt) {
       await revokeFamily(rt, r.id, { id: r.userId, orgId: user?.orgId ?? r.app.orgId }, now, "authorization_code.replayed");
       throw invalidCode();
@@ -45,9 +47,9 @@ export const authorizationCode: Grant = {
       throw invalidGrant("code_verifier sent, but the authorization request had no code_challenge");
     }
     if (!user || user.instanceId !== rt.instanceId || !usable(user)) throw invalidGrant("the user is not active");
-    if (r.sessionId && !(await liveSession(rt.store, rt.instanceId, r.sessionId, now))) throw invalidGrant("the session has ended");
+    if (r.sessionId && !liveOf(read.session, now)) throw invalidGrant("the session has ended");
     const granted = withOffline(
-      await grantScopes(rt, r.scopes.filter((s) => s !== OFFLINE_ACCESS).join(" "), user, client.clientId, client.projectId),
+      await grantScopes(rt, r.scopes.filter((s) => s !== OFFLINE_ACCESS).join(" "), user, client.clientId, client.projectId, read),
       r.scopes,
       client,
     );
@@ -66,7 +68,7 @@ export const authorizationCode: Grant = {
         refresh: offline ? { scopes: granted.scopes, audience: granted.audience, expiresAt: new Date(now.getTime() + rt.lifetimes.refresh * 1000) } : undefined,
         now,
       },
-      (tx) => tx.authRequests.redeem(r.id, now),
+      { code: r.id },
       "authorization_code",
     );
   },

@@ -1,14 +1,15 @@
 // What the code and refresh grants issue for a user's sign-in: an access token (the app's format), an ID token with
-// the sign-in's claims, and with offline_access a refresh token. The rows are written in the same transaction as the
+// the sign-in's claims, and with offline_access a refresh token. The rows are written in the same statement as the
 // redemption of the grant (the code marked used, the old refresh token marked exchanged), so a replay that comes
 // second always finds, and revokes, everything the first use issued.
 import { newOpaqueToken, sha256 } from "../../../crypto/tokens.js";
-import type { Store } from "../../../store/index.js";
 import type { RefreshTokenRow } from "../../../store/refresh-tokens.js";
+import type { Redemption } from "../../../store/tokens.js";
 import { eventRow } from "../../audit/events.js";
 import { newId } from "../../ids.js";
 import { invalidGrant } from "../errors.js";
 import { prepareTokens, type TokenResponse } from "../issue.js";
+import type { UserInfoSource } from "../resolve.js";
 import type { OAuthRuntime } from "../runtime.js";
 import type { GrantedScopes } from "../scopes.js";
 import type { OidcClient } from "./oidc-client.js";
@@ -17,7 +18,8 @@ export const OFFLINE_ACCESS = "offline_access";
 
 export interface UserIssue {
   client: OidcClient;
-  user: { id: string; orgId: string };
+  /** The user, with the profile the ID token's claims come from. */
+  user: UserInfoSource;
   granted: GrantedScopes;
   /** The auth request the code came from: the family of every token issued under it. */
   familyId: string;
@@ -30,16 +32,14 @@ export interface UserIssue {
   now: Date;
 }
 
-/** Thrown inside the issuing transaction when the grant was redeemed by someone else first. */
-class AlreadyRedeemed extends Error {}
-
 /**
- * Issues the tokens if `redeem` (run first, in the transaction) wins; otherwise revokes the family as a replay and
- * answers invalid_grant.
+ * Issues the tokens if the redemption of `redeem` (written with them) wins; otherwise revokes the family as a replay
+ * and answers invalid_grant.
  */
-export async function issueForUser(rt: OAuthRuntime, u: UserIssue, redeem: (tx: Store) => Promise<boolean>, what: string): Promise<TokenResponse> {
+export async function issueForUser(rt: OAuthRuntime, u: UserIssue, redeem: Redemption, what: string): Promise<TokenResponse> {
   const { response, row } = await prepareTokens(rt, {
     userId: u.user.id,
+    profile: u.user,
     orgId: u.user.orgId,
     clientId: u.client.clientId,
     appId: u.client.appId,
@@ -82,14 +82,7 @@ export async function issueForUser(rt: OAuthRuntime, u: UserIssue, redeem: (tx: 
       },
     };
   }
-  try {
-    await rt.store.transaction(async (tx) => {
-      if (!(await redeem(tx))) throw new AlreadyRedeemed();
-      if (!(await tx.tokens.insert([row]))) throw new Error("token id collision");
-      if (refresh) await tx.refreshTokens.insert(refresh.row);
-    });
-  } catch (err) {
-    if (!(err instanceof AlreadyRedeemed)) throw err;
+  if (!(await rt.store.tokens.issueRedeeming(redeem, row, refresh?.row, u.now))) {
     await revokeFamily(rt, u.familyId, u.user, u.now, `${what}.replayed`);
     throw invalidGrant(`the ${what.replace("_", " ")} was already used`);
   }
