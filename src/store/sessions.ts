@@ -1,9 +1,20 @@
 // Sign-in sessions: the row, the user a user check names (with what the checks need to know about it), the list
 // read, and ending a session with the tokens issued from it.
 import { Prisma } from "../../gen/prisma/client.js";
+import { type EventRow, insertEventFrom } from "./events.js";
 import type { Db } from "./index.js";
 import { countAndPage, type Paged, type Window } from "./paging.js";
-import { READY_FACTOR_COLUMNS, SESSION_USER_COLUMNS, SIGN_IN_SETTING_KINDS, type SignInFacts, settingsJson, signInFactsOf } from "./sign-in-sql.js";
+import {
+  READY_FACTOR_COLUMNS,
+  SESSION_USER_COLUMNS,
+  SIGN_IN_SETTING_KINDS,
+  type SignInFacts,
+  type SignInUser,
+  settingsJson,
+  signInFactsOf,
+  signInUserColumns,
+  signInUserOf,
+} from "./sign-in-sql.js";
 import { query, statement } from "./sql.js";
 
 export interface SessionRow {
@@ -115,10 +126,37 @@ const jsonOrNull = (v: Prisma.InputJsonValue | null) => (v === null ? Prisma.DbN
 export class SessionRepo {
   constructor(readonly db: Db) {}
 
-  async insert(row: NewSession): Promise<void> {
-    await this.db.session.create({
-      data: { ...row, webauthnChallenge: jsonOrNull(row.webauthnChallenge), userAgent: jsonOrNull(row.userAgent) },
-    });
+  /**
+   * Writes a new session with its audit event in one statement (both or neither); with `clearFailedPasswordsOf`, the
+   * same statement starts that user's count of wrong passwords again (see UserRepo.clearFailedPasswords).
+   */
+  async insert(row: NewSession, event: EventRow, clearFailedPasswordsOf?: string): Promise<void> {
+    const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
+    const clear = clearFailedPasswordsOf
+      ? Prisma.sql`, cleared AS (
+          UPDATE "User" SET "failedPasswordAttempts" = 0, "lockedAt" = NULL
+          WHERE "id" = ${clearFailedPasswordsOf} AND "instanceId" = ${row.instanceId}
+            AND ("failedPasswordAttempts" > 0 OR ("lockedAt" IS NOT NULL AND "state" <> 'LOCKED')))`
+      : Prisma.empty;
+    await query(
+      this.db,
+      statement(
+        Prisma.sql`WITH inserted AS (
+          INSERT INTO "Session" ("id", "instanceId", "userId", "orgId", "tokenHash", "sequence", "creatorId", "userCheckedAt", "passwordCheckedAt",
+            "passwordChangeRequired", "totpCheckedAt", "otpEmailCheckedAt", "webauthnCheckedAt", "webauthnUserVerified", "intentCheckedAt",
+            "webauthnChallenge", "otpEmailCodeHash", "otpEmailExpiresAt", "metadata", "userAgent", "expiresAt", "createdAt", "updatedAt")
+          VALUES (${row.id}, ${row.instanceId}, ${row.userId}, ${row.orgId}, ${row.tokenHash}::bytea, ${row.sequence}::int, ${row.creatorId},
+            ${row.userCheckedAt}::timestamptz, ${row.passwordCheckedAt}::timestamptz, ${row.passwordChangeRequired}::boolean,
+            ${row.totpCheckedAt}::timestamptz, ${row.otpEmailCheckedAt}::timestamptz, ${row.webauthnCheckedAt}::timestamptz,
+            ${row.webauthnUserVerified}::boolean, ${row.intentCheckedAt}::timestamptz, ${json(row.webauthnChallenge)}::jsonb,
+            ${row.otpEmailCodeHash}::bytea, ${row.otpEmailExpiresAt}::timestamptz, ${json(row.metadata)}::jsonb, ${json(row.userAgent)}::jsonb,
+            ${row.expiresAt}::timestamptz, ${row.createdAt}::timestamptz, ${row.updatedAt}::timestamptz)
+          RETURNING 1
+        ), event AS (${insertEventFrom(event, Prisma.raw("inserted"))})${clear}
+        SELECT 1`,
+        clearFailedPasswordsOf ? "session_insert_clearing" : "session_insert",
+      ),
+    );
   }
 
   find(instanceId: string, id: string): Promise<SessionRow | null> {
@@ -143,19 +181,44 @@ export class SessionRepo {
     return count === 1;
   }
 
-  /** The user a user check names by id. */
-  userById(instanceId: string, id: string): Promise<SessionUserRow | null> {
-    return this.db.user.findFirst({ where: { id, instanceId }, select: SESSION_USER_SELECT });
+  /** The user a user check names by id, with what the checks read (one prepared statement). */
+  async userById(instanceId: string, id: string): Promise<SignInUser | null> {
+    const [row] = await query<Record<string, unknown>>(
+      this.db,
+      statement(
+        Prisma.sql`SELECT ${signInUserColumns(Prisma.sql`${instanceId}`)} FROM "User" u JOIN "Organization" o ON o."id" = u."orgId"
+          WHERE u."id" = ${id} AND u."instanceId" = ${instanceId}`,
+        "sign_in_user_by_id",
+      ),
+    );
+    return row ? signInUserOf(row) : null;
   }
 
-  /** The user of a login name `username@<organization domain>`. */
-  userByLoginName(instanceId: string, usernameLower: string, domain: string): Promise<SessionUserRow | null> {
-    return this.db.user.findFirst({ where: { instanceId, usernameLower, org: { primaryDomain: domain } }, select: SESSION_USER_SELECT });
+  /** The user of a login name `username@<organization domain>`, with what the checks read. */
+  async userByLoginName(instanceId: string, usernameLower: string, domain: string): Promise<SignInUser | null> {
+    const [row] = await query<Record<string, unknown>>(
+      this.db,
+      statement(
+        Prisma.sql`SELECT ${signInUserColumns(Prisma.sql`${instanceId}`)} FROM "User" u JOIN "Organization" o ON o."id" = u."orgId"
+          WHERE u."instanceId" = ${instanceId} AND u."usernameLower" = ${usernameLower} AND o."primaryDomain" = ${domain} AND o."instanceId" = ${instanceId}
+          LIMIT 1`,
+        "sign_in_user_by_login_name",
+      ),
+    );
+    return row ? signInUserOf(row) : null;
   }
 
   /** The users of a bare username in the whole instance (at most `limit`): one names the user, several none. */
-  usersByUsername(instanceId: string, usernameLower: string, limit: number): Promise<SessionUserRow[]> {
-    return this.db.user.findMany({ where: { instanceId, usernameLower }, select: SESSION_USER_SELECT, take: limit });
+  async usersByUsername(instanceId: string, usernameLower: string, limit: number): Promise<SignInUser[]> {
+    const rows = await query<Record<string, unknown>>(
+      this.db,
+      statement(
+        Prisma.sql`SELECT ${signInUserColumns(Prisma.sql`${instanceId}`)} FROM "User" u JOIN "Organization" o ON o."id" = u."orgId"
+          WHERE u."instanceId" = ${instanceId} AND u."usernameLower" = ${usernameLower} LIMIT ${limit}::int`,
+        "sign_in_users_by_username",
+      ),
+    );
+    return rows.flatMap((r) => signInUserOf(r) ?? []);
   }
 
   /** The users of some sessions, for their views (one query for a page). */

@@ -189,3 +189,41 @@ export function signInFactsOf(r: Prefixed): SignInFacts | null {
     ready: { totp: r.f_totp as boolean, otpEmail: r.f_otpEmail as boolean, passkeys: r.f_passkeys as number },
   };
 }
+
+/** What a session's checks read about its user besides SessionUserRow: the password check's state and the settings. */
+export interface UserChecks {
+  passwordHash: string | null;
+  failedPasswordAttempts: number;
+  lockedAt: Date | null;
+  /** Stored settings of CHECK_SETTING_KINDS of the user's organization and instance. */
+  settings: StoredSettingValue[];
+}
+
+/** A session's user as a user check finds it, with what the factor checks then read. */
+export interface SignInUser {
+  user: SessionUserRow;
+  checks: UserChecks;
+}
+
+/** The settings a session's checks apply: which factors are allowed, password expiry, the lockout policy. */
+export const CHECK_SETTING_KINDS = ["login", "password_expiry", "lockout"] as const;
+
+/** SessionUserRow's and UserChecks' columns of user `u` and organization `o` (settings of the instance `instanceId`). */
+export function signInUserColumns(instanceId: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`${SESSION_USER_COLUMNS}, u."passwordHash" AS "c_passwordHash", u."failedPasswordAttempts" AS "c_failedPasswordAttempts",
+    u."lockedAt" AS "c_lockedAt", ${settingsJson(CHECK_SETTING_KINDS, instanceId)}`;
+}
+
+export function signInUserOf(r: Prefixed): SignInUser | null {
+  const user = sessionUserOf(r);
+  if (!user) return null;
+  return {
+    user,
+    checks: {
+      passwordHash: r.c_passwordHash as string | null,
+      failedPasswordAttempts: r.c_failedPasswordAttempts as number,
+      lockedAt: asDateOrNull(r.c_lockedAt as Date | null),
+      settings: r.settings as StoredSettingValue[],
+    },
+  };
+}

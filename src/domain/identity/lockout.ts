@@ -11,7 +11,7 @@ import { recordEvent, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { DomainError, failedPrecondition } from "../errors.js";
 import { keepActiveOrgOwners } from "../orgs/members.js";
-import { lockoutPolicy } from "../settings/settings.js";
+import { effectiveOf, lockoutPolicy } from "../settings/settings.js";
 import { keepAnActiveInstanceOwner } from "./user-access.js";
 
 /** How long the password of a last owner stays refused once the policy's limit is reached. */
@@ -21,13 +21,24 @@ type Outcome = "counted" | "locked" | "passwordLocked";
 
 export const lockedError = () => failedPrecondition("Errors.User.Locked", "the user is locked");
 
-/** Whether the user may not prove anything with a password now: locked, or a last owner within its password lock period. */
-export async function isLockedOut(ctx: Ctx, user: { id: string; orgId: string }): Promise<boolean> {
-  const row = await ctx.store.users.passwordLock(user.id);
+/** The user's lock state and the settings of its organization and instance, when the caller read them with the user. */
+export interface KnownLock {
+  state: string;
+  failedPasswordAttempts: number;
+  lockedAt: Date | null;
+  settings: readonly { ownerId: string; kind: string; value: unknown }[];
+}
+
+/**
+ * Whether the user may not prove anything with a password now: locked, or a last owner within its password lock
+ * period. `known`: the lock state as the caller read it (else read here).
+ */
+export async function isLockedOut(ctx: Ctx, user: { id: string; orgId: string }, known?: KnownLock): Promise<boolean> {
+  const row = known ?? (await ctx.store.users.passwordLock(user.id));
   if (!row) return false;
   if (row.state === "LOCKED") return true;
   if (row.lockedAt === null) return false;
-  const { maxPasswordAttempts: limit } = await lockoutPolicy(ctx, user.orgId);
+  const { maxPasswordAttempts: limit } = known ? effectiveOf("lockout", known.settings, ctx.instanceId, user.orgId) : await lockoutPolicy(ctx, user.orgId);
   return limit > 0 && row.failedPasswordAttempts >= limit && ctx.clock().getTime() - row.lockedAt.getTime() < OWNER_PASSWORD_LOCK_MS;
 }
 

@@ -8,7 +8,7 @@ import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument } from "../errors.js";
 import { failureKeys, rateLimited } from "../limits.js";
 import { checkPassword, passwordComplexity } from "../settings/settings.js";
-import { isLockedOut, lockedError, recordFailedPasswordCheck } from "./lockout.js";
+import { isLockedOut, type KnownLock, lockedError, recordFailedPasswordCheck } from "./lockout.js";
 import { type TargetUser, targetUser } from "./user-access.js";
 
 export interface SetPasswordInput {
@@ -59,9 +59,15 @@ async function proveCurrentPassword(ctx: Ctx, user: TargetUser, currentPassword:
  * Checks a user's password: every password check goes through here. A wrong one is counted like a failed sign-in
  * (the lockout policy may lock the user now: "locked"). A right one whose hash is imported, or argon2 with other
  * parameters than svc's, is replaced by a fresh argon2id hash of the same password (lazy migration), unless the
- * hash changed in the meantime.
+ * hash changed in the meantime. `known`: the stored hash and lock state as the caller read them with the user (a
+ * session's user check), else read here.
  */
-export async function checkUserPassword(ctx: Ctx, user: { id: string; orgId: string }, password: string): Promise<"ok" | "wrong" | "locked"> {
+export async function checkUserPassword(
+  ctx: Ctx,
+  user: { id: string; orgId: string },
+  password: string,
+  known?: KnownLock & { passwordHash: string | null },
+): Promise<"ok" | "wrong" | "locked"> {
   // Guessing at one user, or from one address, is slowed down before the lockout policy is reached (and one address
   // can lock out only a few users a window): past the limit no hash is even computed.
   const keys = failureKeys({ user: user.id }, ctx.peer);
@@ -69,8 +75,8 @@ export async function checkUserPassword(ctx: Ctx, user: { id: string; orgId: str
   if (wait > 0) throw rateLimited(wait);
   // A locked user proves nothing with a password until an administrator unlocks it (a last owner: until its lock
   // period ends), whether or not the password is right.
-  if (await isLockedOut(ctx, user)) return "locked";
-  const stored = await ctx.store.users.passwordHash(user.id);
+  if (await isLockedOut(ctx, user, known)) return "locked";
+  const stored = known ? known.passwordHash : await ctx.store.users.passwordHash(user.id);
   const result = stored ? await verifyPassword(stored, password) : { ok: false, needsRehash: false };
   if (!result.ok) {
     await ctx.limits?.failed(keys);

@@ -3,6 +3,7 @@
 // factor's verification time in the patch; one that fails throws, and the request changes nothing but the lockout
 // counters the check itself keeps.
 import type { SessionPatch, SessionRow, SessionUserRow } from "../../store/sessions.js";
+import type { UserChecks } from "../../store/sign-in-sql.js";
 import type { Ctx } from "../context.js";
 import type { Effective } from "../settings/values.js";
 import type { ChallengeAnswers, ChallengeRequests, SessionChecks } from "./model.js";
@@ -14,10 +15,17 @@ export interface FactorStep {
   /** The session as stored before this request (for CreateSession: as it is being created). */
   session: SessionRow;
   user: SessionUserRow;
+  /** What the checks read about the user (its password state, the settings), read with the user. */
+  checks: UserChecks;
   /** The effective login settings of the user's organization. */
   login: Effective<"login">;
   /** What the request writes to the session. */
   patch: SessionPatch;
+  /**
+   * A right password was checked: the user's count of wrong ones starts again, with the session's write, or on its
+   * own when the request fails after the check.
+   */
+  clearFailedPasswords?: boolean;
 }
 
 export type FactorName = Exclude<keyof SessionChecks, "user">;

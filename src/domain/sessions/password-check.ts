@@ -17,14 +17,14 @@ export const passwordCheck: FactorCheck<"password"> = async (step, { password })
     throw failedPrecondition("Errors.Session.Password.NotAllowed", "the login settings do not allow signing in with a password");
   }
   if (!password) throw invalidArgument("Errors.Session.Password.Missing", "checks.password.password is required", { field: "checks.password.password" });
-  const result = await checkUserPassword(step.ctx, step.user, password);
+  const result = await checkUserPassword(step.ctx, step.user, password, { ...step.checks, state: step.user.state });
   // While locked, the answer is the same whether or not the password was right.
   if (result === "locked") throw lockedError();
   if (result === "wrong") throw invalidArgument("Errors.User.Password.Invalid", "the password is wrong", { field: "checks.password.password" });
   // A successful sign-in starts the count of wrong passwords again, as a password change does.
-  await step.ctx.store.users.clearFailedPasswords(step.user.id);
+  step.clearFailedPasswords = true;
   step.patch.passwordCheckedAt = step.now;
-  step.patch.passwordChangeRequired = await passwordChangeRequired(step.ctx, step.user, step.now);
+  step.patch.passwordChangeRequired = await passwordChangeRequired(step.ctx, step.user, step.now, step.checks.settings);
 };
 
 /**

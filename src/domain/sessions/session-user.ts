@@ -1,5 +1,7 @@
 // The user a session's user check names (by id, by login name `username@<organization domain>`, or by a bare
 // username that only one user of the instance has) and whether that user may sign in at all.
+
+import type { SignInUser } from "../../store/sign-in-sql.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument, notFound } from "../errors.js";
 import { lockedError } from "../identity/lockout.js";
@@ -9,7 +11,8 @@ const MAX_LOGIN_NAME = 500;
 
 export const sessionUserNotFound = () => notFound("Errors.User.NotFound", "no user with this id or login name");
 
-export async function findSessionUser(ctx: Ctx, check: NonNullable<SessionChecks["user"]>): Promise<SessionUserRow> {
+/** The user a user check names, with what the factor checks read about it (read with the user, in one statement). */
+export async function findSessionUser(ctx: Ctx, check: NonNullable<SessionChecks["user"]>): Promise<SignInUser> {
   const sessions = ctx.store.sessions;
   if ("userId" in check) {
     if (!check.userId) throw invalidArgument("Errors.Session.User.Missing", "checks.user needs a user_id or a login_name", { field: "checks.user" });

@@ -3,12 +3,13 @@
 // the session to later calls and is replaced by every SetSession (the previous one stops working).
 import { newOpaqueToken, sameHash, sha256 } from "../../crypto/tokens.js";
 import type { SessionPatch, SessionRow } from "../../store/sessions.js";
+import type { SignInUser, UserChecks } from "../../store/sign-in-sql.js";
 import { hasInstancePermission } from "../access/permissions.js";
-import { recordEvent } from "../audit/events.js";
+import { eventRow, recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument, permissionDenied } from "../errors.js";
 import { newId } from "../ids.js";
-import { effectiveSetting } from "../settings/settings.js";
+import { effectiveOf } from "../settings/settings.js";
 import type { FactorStep } from "./factors.js";
 import { FACTOR_ORDER } from "./factors.js";
 import { checkUserAgent, expiryOf, mergeMetadata, readMetadata } from "./input.js";
@@ -61,7 +62,7 @@ export async function createSession(ctx: Ctx, input: CreateSessionInput): Promis
   const metadata = mergeMetadata({}, input.metadata);
   const now = ctx.clock();
   const expiresAt = input.lifetimeSeconds === undefined ? null : expiryOf(now, input.lifetimeSeconds);
-  const user = await findSessionUser(ctx, input.checks.user);
+  const { user, checks: known } = await findSessionUser(ctx, input.checks.user);
   // A user creates sessions for itself only; for anybody else it is the login client's work.
   if (!isLoginClient(ctx) && user.id !== ctx.principal.userId) {
     throw permissionDenied("Errors.Permission.Denied", "creating sessions for other users needs the role IAM_LOGIN_CLIENT");
@@ -94,20 +95,26 @@ export async function createSession(ctx: Ctx, input: CreateSessionInput): Promis
     createdAt: now,
     updatedAt: now,
   };
-  const step = await stepOn(ctx, session, user, now);
-  const checked = await runChecks(step, input.checks);
-  const challenges = await startChallenges(step, input.challenges);
-  const row = { ...session, ...step.patch } as SessionRow;
-  await ctx.store.transaction(async (tx) => {
-    await tx.sessions.insert({
-      ...row,
-      tokenHash: sha256(token),
-      webauthnChallenge: (row.webauthnChallenge ?? null) as never,
-      otpEmailCodeHash: row.otpEmailCodeHash ? new Uint8Array(row.otpEmailCodeHash) : null,
-      metadata,
-      userAgent: userAgent as never,
-    });
-    await recordEvent(ctx, tx, sessionEvent(row, "session.added", { checked, creator: isLoginClient(ctx) ? "login client" : "user" }));
+  const step = stepOn(ctx, session, user, known, now);
+  const { challenges } = await clearingOnFailure(step, async () => {
+    const checked = await runChecks(step, input.checks);
+    const challenges = await startChallenges(step, input.challenges);
+    const row = { ...session, ...step.patch } as SessionRow;
+    const event = eventRow(ctx, sessionEvent(row, "session.added", { checked, creator: isLoginClient(ctx) ? "login client" : "user" }));
+    // The session, its event and the password check's fresh count in one statement.
+    await ctx.store.sessions.insert(
+      {
+        ...row,
+        tokenHash: sha256(token),
+        webauthnChallenge: (row.webauthnChallenge ?? null) as never,
+        otpEmailCodeHash: row.otpEmailCodeHash ? new Uint8Array(row.otpEmailCodeHash) : null,
+        metadata,
+        userAgent: userAgent as never,
+      },
+      event,
+      step.clearFailedPasswords ? user.id : undefined,
+    );
+    return { challenges };
   });
   return { sessionId: session.id, sessionToken: token, createdAt: now, changedAt: now, ownerId: user.orgId, challenges };
 }
@@ -119,23 +126,30 @@ export async function setSession(ctx: Ctx, input: SetSessionInput): Promise<Sess
   if (input.lifetimeSeconds !== undefined) patch.expiresAt = expiryOf(now, input.lifetimeSeconds);
   if (Object.keys(input.metadata).length) patch.metadata = mergeMetadata(readMetadata(session.metadata), input.metadata);
 
-  const user = await sessionUser(ctx, session, input.checks.user);
+  const { user, checks: known } = await sessionUser(ctx, session, input.checks.user);
   if (input.checks.user) patch.userCheckedAt = now;
-  const step = await stepOn(ctx, session, user, now, patch);
-  const checked = await runChecks(step, input.checks);
-  const challenges = await startChallenges(step, input.challenges);
-
+  const step = stepOn(ctx, session, user, known, now, patch);
   const token = newOpaqueToken();
-  await ctx.store.transaction(async (tx) => {
-    const written = await tx.sessions.update(
-      session.id,
-      session.tokenHash,
-      { tokenHash: sha256(token), sequence: session.sequence + 1, updatedAt: now },
-      step.patch,
-    );
-    // Another request with the same token won: this one's token is stale.
-    if (!written) throw tokenInvalid();
-    await recordEvent(ctx, tx, sessionEvent(session, "session.updated", { checked, ...(patch.expiresAt ? { expiresAt: patch.expiresAt.toISOString() } : {}) }));
+  const { challenges } = await clearingOnFailure(step, async () => {
+    const checked = await runChecks(step, input.checks);
+    const challenges = await startChallenges(step, input.challenges);
+    await ctx.store.transaction(async (tx) => {
+      const written = await tx.sessions.update(
+        session.id,
+        session.tokenHash,
+        { tokenHash: sha256(token), sequence: session.sequence + 1, updatedAt: now },
+        step.patch,
+      );
+      // Another request with the same token won: this one's token is stale.
+      if (!written) throw tokenInvalid();
+      if (step.clearFailedPasswords) await tx.users.clearFailedPasswords(user.id);
+      await recordEvent(
+        ctx,
+        tx,
+        sessionEvent(session, "session.updated", { checked, ...(patch.expiresAt ? { expiresAt: patch.expiresAt.toISOString() } : {}) }),
+      );
+    });
+    return { challenges };
   });
   return { sessionId: session.id, sessionToken: token, createdAt: session.createdAt, changedAt: now, ownerId: session.orgId ?? ctx.instanceId, challenges };
 }
@@ -155,19 +169,32 @@ async function sessionForChange(ctx: Ctx, id: string, token: string, now: Date):
 }
 
 /** The session's user, checked again when the request names it: a session stays with the user it was made for. */
-async function sessionUser(ctx: Ctx, session: SessionRow, check: SessionChecks["user"]): Promise<SessionUserRow> {
+async function sessionUser(ctx: Ctx, session: SessionRow, check: SessionChecks["user"]): Promise<SignInUser> {
   const named = check ? await findSessionUser(ctx, check) : undefined;
-  if (named && named.id !== session.userId) {
+  if (named && named.user.id !== session.userId) {
     throw invalidArgument("Errors.Session.User.Changed", "a session stays with its user: create a new session for another user", { field: "checks.user" });
   }
-  const user = named ?? (session.userId ? await ctx.store.sessions.userById(ctx.instanceId, session.userId) : null);
-  if (!user) throw failedPrecondition("Errors.Session.NoUser", "the session's user no longer exists");
-  assertCanSignIn(user);
-  return user;
+  const found = named ?? (session.userId ? await ctx.store.sessions.userById(ctx.instanceId, session.userId) : null);
+  if (!found) throw failedPrecondition("Errors.Session.NoUser", "the session's user no longer exists");
+  assertCanSignIn(found.user);
+  return found;
 }
 
-async function stepOn(ctx: Ctx, session: SessionRow, user: SessionUserRow, now: Date, patch: SessionPatch = {}): Promise<FactorStep> {
-  return { ctx, now, session, user, login: await effectiveSetting(ctx, "login", user.orgId), patch };
+function stepOn(ctx: Ctx, session: SessionRow, user: SessionUserRow, checks: UserChecks, now: Date, patch: SessionPatch = {}): FactorStep {
+  return { ctx, now, session, user, checks, login: effectiveOf("login", checks.settings, ctx.instanceId, user.orgId), patch };
+}
+
+/**
+ * Runs a request's checks and write; when it fails after a right password (a later check, or the write), the count of
+ * wrong passwords still starts again, as it would had the request succeeded.
+ */
+async function clearingOnFailure<T>(step: FactorStep, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (step.clearFailedPasswords) await step.ctx.store.users.clearFailedPasswords(step.user.id);
+    throw err;
+  }
 }
 
 /** Runs the factor checks the request carries, in order; returns their names (for the audit event). */
