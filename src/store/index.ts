@@ -5,6 +5,7 @@
 // transaction's connection.
 import type { Prisma, PrismaClient } from "../../gen/prisma/client.js";
 import { AppRepo } from "./apps.js";
+import { AuthnRepo } from "./authn.js";
 import { CredentialRepo } from "./credentials.js";
 import { translateDriverError } from "./errors.js";
 import { EventRepo } from "./events.js";
@@ -45,6 +46,7 @@ export class Store {
   #auth?: InvalidationRepo;
   #userQueries?: UserQueryRepo;
   #scimRecords?: ScimRecordRepo;
+  #authn?: AuthnRepo;
 
   /** The client repositories run on: the root client, or the transaction's (never handed to the domain). */
   readonly #db: Db;
@@ -110,6 +112,11 @@ export class Store {
   get events() {
     this.#events ??= new EventRepo(this.#db);
     return this.#events;
+  }
+  /** Users' authentication methods: TOTP, passkeys, one-time codes, password history. */
+  get authn() {
+    this.#authn ??= new AuthnRepo(this.#db);
+    return this.#authn;
   }
   /** Invalidation of what authentication caches (in this process and, on commit, in every replica). */
   get auth() {
