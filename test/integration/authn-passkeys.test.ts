@@ -106,7 +106,15 @@ describe("registering passkeys", () => {
     const options = start.publicKeyCredentialCreationOptions;
     const key = new SoftAuthenticator();
     const attempt = (publicKeyCredential: unknown) =>
-      fails(t, "rest", t.pat, "VerifyPasskeyRegistration", { userId: id, passkeyId: start.passkeyId, publicKeyCredential, passkeyName: "x" }, "invalid_argument", "Errors.User.Passkey.Invalid");
+      fails(
+        t,
+        "rest",
+        t.pat,
+        "VerifyPasskeyRegistration",
+        { userId: id, passkeyId: start.passkeyId, publicKeyCredential, passkeyName: "x" },
+        "invalid_argument",
+        "Errors.User.Passkey.Invalid",
+      );
     for (const origin of ["https://evil.example.test", "http://id.example.test", "https://id.example.test:8443", "https://sub.id.example.test"]) {
       const reply = await attempt(key.register(options, { origin }));
       expect(reply.body.message).toMatch(/origin/i);
@@ -119,7 +127,12 @@ describe("registering passkeys", () => {
       await attempt(junk);
     }
     // Still pending and usable with a right answer.
-    await ok(t, "rest", t.pat, "VerifyPasskeyRegistration", { userId: id, passkeyId: start.passkeyId, publicKeyCredential: key.register(options), passkeyName: "ok" });
+    await ok(t, "rest", t.pat, "VerifyPasskeyRegistration", {
+      userId: id,
+      passkeyId: start.passkeyId,
+      publicKeyCredential: key.register(options),
+      passkeyName: "ok",
+    });
   });
 
   it("binds to the domain given, and accepts http on localhost with the external URL's port only there", async () => {
@@ -141,7 +154,12 @@ describe("registering passkeys", () => {
       "rest",
       t.pat,
       "VerifyPasskeyRegistration",
-      { userId: id, passkeyId: local.passkeyId, publicKeyCredential: localKey.register(local.publicKeyCredentialCreationOptions, { origin: "http://localhost:3000" }), passkeyName: "dev" },
+      {
+        userId: id,
+        passkeyId: local.passkeyId,
+        publicKeyCredential: localKey.register(local.publicKeyCredentialCreationOptions, { origin: "http://localhost:3000" }),
+        passkeyName: "dev",
+      },
       "invalid_argument",
       "Errors.User.Passkey.Invalid",
     );
@@ -164,7 +182,15 @@ describe("registering passkeys", () => {
     const verify = (req: Record<string, unknown>) => ({ userId: id, passkeyId: start.passkeyId, publicKeyCredential: credential, passkeyName: "n", ...req });
     await fails(t, "rest", t.pat, "VerifyPasskeyRegistration", verify({ passkeyName: "" }), "invalid_argument", "Errors.User.Passkey.NameInvalid");
     await fails(t, "rest", t.pat, "VerifyPasskeyRegistration", verify({ passkeyName: "x".repeat(201) }), "invalid_argument", "Errors.User.Passkey.NameInvalid");
-    await fails(t, "rest", t.pat, "VerifyPasskeyRegistration", verify({ publicKeyCredential: undefined }), "invalid_argument", "Errors.User.Passkey.CredentialMissing");
+    await fails(
+      t,
+      "rest",
+      t.pat,
+      "VerifyPasskeyRegistration",
+      verify({ publicKeyCredential: undefined }),
+      "invalid_argument",
+      "Errors.User.Passkey.CredentialMissing",
+    );
     await fails(t, "rest", t.pat, "VerifyPasskeyRegistration", verify({ passkeyId: "nope" }), "not_found", "Errors.User.Passkey.NotFound");
     await fails(t, "connect", t.pat, "VerifyPasskeyRegistration", verify({ publicKeyCredential: "not an object" }), "invalid_argument");
     await fails(t, "connect", t.pat, "RegisterPasskey", { userId: id, authenticator: 7 }, "invalid_argument", "Errors.User.Passkey.AuthenticatorInvalid");
@@ -224,7 +250,12 @@ describe("permissions", () => {
       "permission_denied",
       "Errors.User.MorePrivileged",
     );
-    await ok(t, "rest", t.pat, "VerifyPasskeyRegistration", { userId: owner, passkeyId: start.passkeyId, publicKeyCredential: credential, passkeyName: "owner's" });
+    await ok(t, "rest", t.pat, "VerifyPasskeyRegistration", {
+      userId: owner,
+      passkeyId: start.passkeyId,
+      publicKeyCredential: credential,
+      passkeyName: "owner's",
+    });
     await fails(t, "rest", manager.pat, "RemovePasskey", { userId: owner, passkeyId: start.passkeyId }, "permission_denied", "Errors.User.MorePrivileged");
     // Reading is no change.
     expect((await ok(t, "rest", manager.pat, "ListPasskeys", { userId: owner })).result).toHaveLength(1);
