@@ -15,6 +15,7 @@ import { EventService } from "../gen/svc/event/v2/event_service_pb.js";
 import { InstanceService } from "../gen/svc/instance/v2/instance_service_pb.js";
 import { OrganizationService } from "../gen/svc/org/v2/org_service_pb.js";
 import { ProjectService } from "../gen/svc/project/v2/project_service_pb.js";
+import { SessionService } from "../gen/svc/session/v2/session_service_pb.js";
 import { SettingsService } from "../gen/svc/settings/v2/settings_service_pb.js";
 import { UserService } from "../gen/svc/user/v2/user_service_pb.js";
 import { applicationService } from "./api/apps.js";
@@ -27,6 +28,7 @@ import { organizationService } from "./api/orgs.js";
 import { projectService } from "./api/projects.js";
 import { registerReflection } from "./api/reflection.js";
 import { API_SERVICES } from "./api/services.js";
+import { sessionService } from "./api/sessions.js";
 import { settingsService } from "./api/settings.js";
 import { userService } from "./api/users.js";
 import type { Config } from "./config.js";
@@ -221,6 +223,7 @@ function connectTransport(
       r.service(ProjectService, projectService());
       r.service(AuthorizationService, authorizationService());
       r.service(ApplicationService, applicationService());
+      r.service(SessionService, sessionService());
       registerReflection(r, API_SERVICES);
       health = registerHealth(
         r,

@@ -6,6 +6,7 @@ import { EventService } from "../../gen/svc/event/v2/event_service_pb.js";
 import { InstanceService } from "../../gen/svc/instance/v2/instance_service_pb.js";
 import { OrganizationService } from "../../gen/svc/org/v2/org_service_pb.js";
 import { ProjectService } from "../../gen/svc/project/v2/project_service_pb.js";
+import { SessionService } from "../../gen/svc/session/v2/session_service_pb.js";
 import { SettingsService } from "../../gen/svc/settings/v2/settings_service_pb.js";
 import { UserService } from "../../gen/svc/user/v2/user_service_pb.js";
 
@@ -19,4 +20,5 @@ export const API_SERVICES: DescService[] = [
   ProjectService,
   AuthorizationService,
   ApplicationService,
+  SessionService,
 ];

@@ -16,6 +16,7 @@ import { MemberRepo } from "./members.js";
 import { OrgRepo } from "./orgs.js";
 import { ProjectRepo } from "./projects.js";
 import { ScimRecordRepo } from "./scim-records.js";
+import { SessionRepo } from "./sessions.js";
 import { SettingsRepo } from "./settings.js";
 import { TokenRepo } from "./tokens.js";
 import { UserQueryRepo } from "./user-query.js";
@@ -47,6 +48,7 @@ export class Store {
   #userQueries?: UserQueryRepo;
   #scimRecords?: ScimRecordRepo;
   #authn?: AuthnRepo;
+  #sessions?: SessionRepo;
 
   /** The client repositories run on: the root client, or the transaction's (never handed to the domain). */
   readonly #db: Db;
@@ -100,6 +102,11 @@ export class Store {
   get apps() {
     this.#apps ??= new AppRepo(this.#db);
     return this.#apps;
+  }
+  /** Sign-in sessions. */
+  get sessions() {
+    this.#sessions ??= new SessionRepo(this.#db);
+    return this.#sessions;
   }
   get tokens() {
     this.#tokens ??= new TokenRepo(this.#db);

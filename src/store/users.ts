@@ -274,6 +274,14 @@ export class UserRepo {
   }
 
   /** What the lockout rules read before a password check. */
+  /** A right password starts the count of wrong ones again (and ends a last owner's password lock). */
+  async clearFailedPasswords(id: string): Promise<void> {
+    await this.db.user.updateMany({
+      where: { id, OR: [{ failedPasswordAttempts: { gt: 0 } }, { lockedAt: { not: null }, state: { not: "LOCKED" } }] },
+      data: { failedPasswordAttempts: 0, lockedAt: null },
+    });
+  }
+
   passwordLock(id: string): Promise<Pick<User, "failedPasswordAttempts" | "state" | "lockedAt"> | null> {
     return this.db.user.findUnique({ where: { id }, select: { failedPasswordAttempts: true, state: true, lockedAt: true } });
   }

@@ -83,11 +83,12 @@ const KINDS: Kind[] = [
     path: "password/complexity",
     rpc: "PasswordComplexity",
     defaults: { minLength: "8", requiresUppercase: true, requiresLowercase: true, requiresNumber: true, requiresSymbol: true },
-    instanceValue: { minLength: "10", requiresUppercase: true, requiresLowercase: true, requiresNumber: true, requiresSymbol: false },
+    instanceValue: { minLength: "10", requiresUppercase: true, requiresLowercase: true, requiresNumber: true, requiresSymbol: false, historyCount: 5 },
     orgValue: { minLength: "6", requiresUppercase: false, requiresLowercase: true, requiresNumber: false, requiresSymbol: false },
     invalid: [
       { settings: { minLength: "0" }, reason: "Errors.Settings.PasswordComplexity.MinLengthInvalid" },
       { settings: { minLength: "257", requiresSymbol: true }, reason: "Errors.Settings.PasswordComplexity.MinLengthInvalid" },
+      { settings: { minLength: "8", historyCount: 25 }, reason: "Errors.Settings.PasswordComplexity.HistoryCountInvalid" },
     ],
   },
   {
@@ -121,6 +122,8 @@ const KINDS: Kind[] = [
       mfaInitSkipLifetime: "2592000s",
       secondFactorCheckLifetime: "64800s",
       multiFactorCheckLifetime: "43200s",
+      secondFactors: ["SECOND_FACTOR_TYPE_OTP", "SECOND_FACTOR_TYPE_U2F", "SECOND_FACTOR_TYPE_OTP_EMAIL"],
+      multiFactors: ["MULTI_FACTOR_TYPE_U2F_WITH_VERIFICATION"],
     },
     instanceValue: {
       allowUsernamePassword: true,
@@ -134,6 +137,8 @@ const KINDS: Kind[] = [
       mfaInitSkipLifetime: "0s",
       secondFactorCheckLifetime: "1800s",
       multiFactorCheckLifetime: "900s",
+      secondFactors: ["SECOND_FACTOR_TYPE_OTP", "SECOND_FACTOR_TYPE_OTP_EMAIL"],
+      multiFactors: ["MULTI_FACTOR_TYPE_U2F_WITH_VERIFICATION"],
     },
     orgValue: {
       allowUsernamePassword: true,
@@ -147,6 +152,8 @@ const KINDS: Kind[] = [
       mfaInitSkipLifetime: "60s",
       secondFactorCheckLifetime: "60s",
       multiFactorCheckLifetime: "60s",
+      secondFactors: ["SECOND_FACTOR_TYPE_U2F"],
+      multiFactors: ["MULTI_FACTOR_TYPE_U2F_WITH_VERIFICATION"],
     },
     invalid: [
       { settings: { allowUsernamePassword: false, allowExternalIdp: false, passkeysAllowed: false }, reason: "Errors.Settings.Login.NoLoginMethod" },
@@ -289,7 +296,7 @@ describe("instance default → org override → reset", () => {
     expect((await call("rest", t.pat, "Reset", k, { organizationId: orgB })).status).toBe(200);
   });
 
-  it("login lifetimes left out take their built-in defaults", async () => {
+  it("login lifetimes left out take their built-in defaults, and factors left out are all allowed", async () => {
     const k = kind("Login");
     expect(
       (await call("rest", t.pat, "Set", k, { organizationId: orgB, settings: { allowUsernamePassword: true, secondFactorCheckLifetime: "5s" } })).status,
@@ -302,6 +309,8 @@ describe("instance default → org override → reset", () => {
       mfaInitSkipLifetime: "2592000s",
       secondFactorCheckLifetime: "5s",
       multiFactorCheckLifetime: "43200s",
+      secondFactors: ["SECOND_FACTOR_TYPE_OTP", "SECOND_FACTOR_TYPE_U2F", "SECOND_FACTOR_TYPE_OTP_EMAIL"],
+      multiFactors: ["MULTI_FACTOR_TYPE_U2F_WITH_VERIFICATION"],
       resourceOwnerType: ORG,
     });
     expect((await call("rest", t.pat, "Reset", k, { organizationId: orgB })).status).toBe(200);

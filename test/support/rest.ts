@@ -12,6 +12,7 @@ import { EventService } from "../../gen/svc/event/v2/event_service_pb.js";
 import { InstanceService } from "../../gen/svc/instance/v2/instance_service_pb.js";
 import { OrganizationService } from "../../gen/svc/org/v2/org_service_pb.js";
 import { ProjectService } from "../../gen/svc/project/v2/project_service_pb.js";
+import { SessionService } from "../../gen/svc/session/v2/session_service_pb.js";
 import { SettingsService } from "../../gen/svc/settings/v2/settings_service_pb.js";
 import { UserService } from "../../gen/svc/user/v2/user_service_pb.js";
 import { parsePathTemplate } from "../../src/http/transcoder.js";
@@ -30,6 +31,7 @@ export const SERVICES = [
   ApplicationService,
   SettingsService,
   EventService,
+  SessionService,
 ] as const;
 
 type MethodsOf<S> = S extends { method: infer M } ? keyof M & string : never;

@@ -1,0 +1,201 @@
+// SessionService's commands. A login client (IAM_LOGIN_CLIENT: session.write) creates sessions for any user and runs
+// their checks; any user may do the same for itself. The session token, shown once and kept as its SHA-256, proves
+// the session to later calls and is replaced by every SetSession (the previous one stops working).
+import { newOpaqueToken, sameHash, sha256 } from "../../crypto/tokens.js";
+import type { SessionPatch, SessionRow } from "../../store/sessions.js";
+import { hasInstancePermission } from "../access/permissions.js";
+import { recordEvent } from "../audit/events.js";
+import type { Ctx } from "../context.js";
+import { failedPrecondition, invalidArgument, permissionDenied } from "../errors.js";
+import { newId } from "../ids.js";
+import { effectiveSetting } from "../settings/settings.js";
+import type { FactorStep } from "./factors.js";
+import { FACTOR_ORDER } from "./factors.js";
+import { checkUserAgent, expiryOf, mergeMetadata, readMetadata } from "./input.js";
+import {
+  type ChallengeAnswers,
+  type ChallengeRequests,
+  expired,
+  type SessionChecks,
+  type SessionUserRow,
+  sessionNotFound,
+  tokenInvalid,
+  type UserAgent,
+} from "./model.js";
+import { CHALLENGES, CHECKS } from "./registry.js";
+import { assertCanSignIn, findSessionUser } from "./session-user.js";
+
+export interface CreateSessionInput {
+  checks: SessionChecks;
+  challenges: ChallengeRequests;
+  metadata: Record<string, Uint8Array>;
+  userAgent?: UserAgent;
+  /** Seconds from now; undefined: until it is deleted. */
+  lifetimeSeconds?: number;
+}
+
+export interface SetSessionInput {
+  sessionId: string;
+  sessionToken: string;
+  checks: SessionChecks;
+  challenges: ChallengeRequests;
+  metadata: Record<string, Uint8Array>;
+  lifetimeSeconds?: number;
+}
+
+export interface SessionChange {
+  sessionId: string;
+  sessionToken: string;
+  createdAt: Date;
+  changedAt: Date;
+  ownerId: string;
+  challenges: ChallengeAnswers;
+}
+
+/** Whether the caller is a login client for sessions: `session.write` instance-wide. */
+const isLoginClient = (ctx: Ctx) => hasInstancePermission(ctx, "session.write");
+
+export async function createSession(ctx: Ctx, input: CreateSessionInput): Promise<SessionChange> {
+  if (!input.checks.user) throw invalidArgument("Errors.Session.User.Missing", "checks.user is required to create a session", { field: "checks.user" });
+  const userAgent = input.userAgent ? checkUserAgent(input.userAgent) : null;
+  const metadata = mergeMetadata({}, input.metadata);
+  const now = ctx.clock();
+  const expiresAt = input.lifetimeSeconds === undefined ? null : expiryOf(now, input.lifetimeSeconds);
+  const user = await findSessionUser(ctx, input.checks.user);
+  // A user creates sessions for itself only; for anybody else it is the login client's work.
+  if (!isLoginClient(ctx) && user.id !== ctx.principal.userId) {
+    throw permissionDenied("Errors.Permission.Denied", "creating sessions for other users needs the role IAM_LOGIN_CLIENT");
+  }
+  assertCanSignIn(user);
+
+  const token = newOpaqueToken();
+  const session: SessionRow = {
+    id: newId(),
+    instanceId: ctx.instanceId,
+    userId: user.id,
+    orgId: user.orgId,
+    tokenHash: sha256(token),
+    sequence: 0,
+    creatorId: ctx.principal.userId,
+    userCheckedAt: now,
+    passwordCheckedAt: null,
+    passwordChangeRequired: false,
+    totpCheckedAt: null,
+    otpEmailCheckedAt: null,
+    webauthnCheckedAt: null,
+    webauthnUserVerified: false,
+    intentCheckedAt: null,
+    webauthnChallenge: null,
+    otpEmailCodeHash: null,
+    otpEmailExpiresAt: null,
+    metadata,
+    userAgent,
+    expiresAt,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const step = await stepOn(ctx, session, user, now);
+  const checked = await runChecks(step, input.checks);
+  const challenges = await startChallenges(step, input.challenges);
+  const row = { ...session, ...step.patch } as SessionRow;
+  await ctx.store.transaction(async (tx) => {
+    await tx.sessions.insert({
+      ...row,
+      tokenHash: sha256(token),
+      webauthnChallenge: (row.webauthnChallenge ?? null) as never,
+      otpEmailCodeHash: row.otpEmailCodeHash ? new Uint8Array(row.otpEmailCodeHash) : null,
+      metadata,
+      userAgent: userAgent as never,
+    });
+    await recordEvent(ctx, tx, sessionEvent(row, "session.added", { checked, creator: isLoginClient(ctx) ? "login client" : "user" }));
+  });
+  return { sessionId: session.id, sessionToken: token, createdAt: now, changedAt: now, ownerId: user.orgId, challenges };
+}
+
+export async function setSession(ctx: Ctx, input: SetSessionInput): Promise<SessionChange> {
+  const now = ctx.clock();
+  const session = await sessionForChange(ctx, input.sessionId, input.sessionToken, now);
+  const patch: SessionPatch = {};
+  if (input.lifetimeSeconds !== undefined) patch.expiresAt = expiryOf(now, input.lifetimeSeconds);
+  if (Object.keys(input.metadata).length) patch.metadata = mergeMetadata(readMetadata(session.metadata), input.metadata);
+
+  const user = await sessionUser(ctx, session, input.checks.user);
+  if (input.checks.user) patch.userCheckedAt = now;
+  const step = await stepOn(ctx, session, user, now, patch);
+  const checked = await runChecks(step, input.checks);
+  const challenges = await startChallenges(step, input.challenges);
+
+  const token = newOpaqueToken();
+  await ctx.store.transaction(async (tx) => {
+    const written = await tx.sessions.update(
+      session.id,
+      session.tokenHash,
+      { tokenHash: sha256(token), sequence: session.sequence + 1, updatedAt: now },
+      step.patch,
+    );
+    // Another request with the same token won: this one's token is stale.
+    if (!written) throw tokenInvalid();
+    await recordEvent(ctx, tx, sessionEvent(session, "session.updated", { checked, ...(patch.expiresAt ? { expiresAt: patch.expiresAt.toISOString() } : {}) }));
+  });
+  return { sessionId: session.id, sessionToken: token, createdAt: session.createdAt, changedAt: now, ownerId: session.orgId ?? ctx.instanceId, challenges };
+}
+
+/**
+ * The session a SetSession changes: a login client's, or the caller's own, proven by its current token. Anybody
+ * else is told it does not exist.
+ */
+async function sessionForChange(ctx: Ctx, id: string, token: string, now: Date): Promise<SessionRow> {
+  if (!id) throw invalidArgument("Errors.Session.Id.Missing", "session_id is required", { field: "session_id" });
+  const session = await ctx.store.sessions.find(ctx.instanceId, id);
+  if (!session || expired(session, now)) throw sessionNotFound();
+  if (!isLoginClient(ctx) && session.userId !== ctx.principal.userId) throw sessionNotFound();
+  if (!token) throw invalidArgument("Errors.Session.Token.Missing", "session_token is required", { field: "session_token" });
+  if (!sameHash(sha256(token), session.tokenHash)) throw tokenInvalid();
+  return session;
+}
+
+/** The session's user, checked again when the request names it: a session stays with the user it was made for. */
+async function sessionUser(ctx: Ctx, session: SessionRow, check: SessionChecks["user"]): Promise<SessionUserRow> {
+  const named = check ? await findSessionUser(ctx, check) : undefined;
+  if (named && named.id !== session.userId) {
+    throw invalidArgument("Errors.Session.User.Changed", "a session stays with its user: create a new session for another user", { field: "checks.user" });
+  }
+  const user = named ?? (session.userId ? await ctx.store.sessions.userById(ctx.instanceId, session.userId) : null);
+  if (!user) throw failedPrecondition("Errors.Session.NoUser", "the session's user no longer exists");
+  assertCanSignIn(user);
+  return user;
+}
+
+async function stepOn(ctx: Ctx, session: SessionRow, user: SessionUserRow, now: Date, patch: SessionPatch = {}): Promise<FactorStep> {
+  return { ctx, now, session, user, login: await effectiveSetting(ctx, "login", user.orgId), patch };
+}
+
+/** Runs the factor checks the request carries, in order; returns their names (for the audit event). */
+async function runChecks(step: FactorStep, checks: SessionChecks): Promise<string[]> {
+  const ran: string[] = checks.user ? ["user"] : [];
+  for (const name of FACTOR_ORDER) {
+    const input = checks[name];
+    if (input === undefined) continue;
+    const check = CHECKS[name];
+    if (!check) throw invalidArgument("Errors.Session.Check.Unsupported", `the ${name} check is not available`, { field: `checks.${name}` });
+    await (check as (s: FactorStep, i: typeof input) => Promise<void>)(step, input);
+    ran.push(name);
+  }
+  return ran;
+}
+
+async function startChallenges(step: FactorStep, requests: ChallengeRequests): Promise<ChallengeAnswers> {
+  let answers: ChallengeAnswers = {};
+  for (const name of Object.keys(requests) as (keyof ChallengeRequests)[]) {
+    const input = requests[name];
+    if (input === undefined) continue;
+    const start = CHALLENGES[name];
+    if (!start) throw invalidArgument("Errors.Session.Challenge.Unsupported", `the ${name} challenge is not available`, { field: `challenges.${name}` });
+    answers = { ...answers, ...(await (start as (s: FactorStep, i: typeof input) => Promise<ChallengeAnswers>)(step, input)) };
+  }
+  return answers;
+}
+
+export function sessionEvent(s: Pick<SessionRow, "id" | "orgId" | "userId">, type: string, payload: Record<string, unknown> = {}) {
+  return { aggregateType: "session", aggregateId: s.id, orgId: s.orgId, type, payload: { userId: s.userId, ...payload } };
+}

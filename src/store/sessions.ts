@@ -1,0 +1,208 @@
+// Sign-in sessions: the row, the user a user check names (with what the checks need to know about it), the list
+// read, and ending a session with the tokens issued from it.
+import { Prisma } from "../../gen/prisma/client.js";
+import type { Db } from "./index.js";
+import { countAndPage, type Paged, type Window } from "./paging.js";
+
+export interface SessionRow {
+  id: string;
+  instanceId: string;
+  userId: string | null;
+  orgId: string | null;
+  tokenHash: Uint8Array;
+  sequence: number;
+  creatorId: string;
+  userCheckedAt: Date | null;
+  passwordCheckedAt: Date | null;
+  passwordChangeRequired: boolean;
+  totpCheckedAt: Date | null;
+  otpEmailCheckedAt: Date | null;
+  webauthnCheckedAt: Date | null;
+  webauthnUserVerified: boolean;
+  intentCheckedAt: Date | null;
+  webauthnChallenge: unknown;
+  otpEmailCodeHash: Uint8Array | null;
+  otpEmailExpiresAt: Date | null;
+  metadata: unknown;
+  userAgent: unknown;
+  expiresAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** What a session change writes besides the new token hash and sequence. */
+export type SessionPatch = Partial<
+  Pick<
+    SessionRow,
+    | "userId"
+    | "orgId"
+    | "userCheckedAt"
+    | "passwordCheckedAt"
+    | "passwordChangeRequired"
+    | "totpCheckedAt"
+    | "otpEmailCheckedAt"
+    | "webauthnCheckedAt"
+    | "webauthnUserVerified"
+    | "intentCheckedAt"
+    | "otpEmailExpiresAt"
+    | "expiresAt"
+  >
+> & {
+  webauthnChallenge?: Prisma.InputJsonValue | null;
+  otpEmailCodeHash?: Uint8Array<ArrayBuffer> | null;
+  metadata?: Prisma.InputJsonValue;
+};
+
+export type NewSession = Omit<SessionRow, "webauthnChallenge" | "otpEmailCodeHash" | "metadata" | "userAgent" | "tokenHash"> & {
+  tokenHash: Uint8Array<ArrayBuffer>;
+  webauthnChallenge: Prisma.InputJsonValue | null;
+  otpEmailCodeHash: Uint8Array<ArrayBuffer> | null;
+  metadata: Prisma.InputJsonValue;
+  userAgent: Prisma.InputJsonValue | null;
+};
+
+/** The user a session is about, with what its checks and the sign-in rules read. */
+export interface SessionUserRow {
+  id: string;
+  orgId: string;
+  type: "HUMAN" | "MACHINE";
+  state: "ACTIVE" | "INACTIVE" | "LOCKED" | "INITIAL";
+  username: string;
+  displayName: string | null;
+  givenName: string | null;
+  familyName: string | null;
+  passwordChangeRequired: boolean;
+  passwordChangedAt: Date | null;
+  org: { state: "ACTIVE" | "INACTIVE"; primaryDomain: string };
+}
+
+const SESSION_USER_SELECT = {
+  id: true,
+  orgId: true,
+  type: true,
+  state: true,
+  username: true,
+  displayName: true,
+  givenName: true,
+  familyName: true,
+  passwordChangeRequired: true,
+  passwordChangedAt: true,
+  org: { select: { state: true, primaryDomain: true } },
+} as const;
+
+/** Filters of a session list, and-ed. */
+export interface SessionFilter {
+  instanceId: string;
+  /** Only sessions live at this instant (not expired). */
+  liveAt: Date;
+  ids?: string[];
+  userIds?: string[];
+  created?: { op: "eq" | "gt" | "gte" | "lt" | "lte"; at: Date }[];
+}
+
+/** Which second factors a user has ready (what a sign-in must then ask for). */
+export interface ReadyFactors {
+  totp: boolean;
+  otpEmail: boolean;
+  passkeys: number;
+}
+
+/** A nullable JSON column's value: SQL NULL for null. */
+const jsonOrNull = (v: Prisma.InputJsonValue | null) => (v === null ? Prisma.DbNull : v);
+
+export class SessionRepo {
+  constructor(readonly db: Db) {}
+
+  async insert(row: NewSession): Promise<void> {
+    await this.db.session.create({
+      data: { ...row, webauthnChallenge: jsonOrNull(row.webauthnChallenge), userAgent: jsonOrNull(row.userAgent) },
+    });
+  }
+
+  find(instanceId: string, id: string): Promise<SessionRow | null> {
+    return this.db.session.findFirst({ where: { id, instanceId } });
+  }
+
+  /**
+   * Writes a change of the session if its token is still `expectedHash` (compare-and-set: of two requests with the
+   * same token, one wins and the other's token is stale). False when it was changed or deleted meanwhile.
+   */
+  async update(
+    id: string,
+    expectedHash: Uint8Array,
+    next: { tokenHash: Uint8Array<ArrayBuffer>; sequence: number; updatedAt: Date },
+    patch: SessionPatch,
+  ): Promise<boolean> {
+    const { webauthnChallenge, ...rest } = patch;
+    const { count } = await this.db.session.updateMany({
+      where: { id, tokenHash: new Uint8Array(expectedHash) },
+      data: { ...rest, ...(webauthnChallenge !== undefined ? { webauthnChallenge: jsonOrNull(webauthnChallenge) } : {}), ...next },
+    });
+    return count === 1;
+  }
+
+  /** The user a user check names by id. */
+  userById(instanceId: string, id: string): Promise<SessionUserRow | null> {
+    return this.db.user.findFirst({ where: { id, instanceId }, select: SESSION_USER_SELECT });
+  }
+
+  /** The user of a login name `username@<organization domain>`. */
+  userByLoginName(instanceId: string, usernameLower: string, domain: string): Promise<SessionUserRow | null> {
+    return this.db.user.findFirst({ where: { instanceId, usernameLower, org: { primaryDomain: domain } }, select: SESSION_USER_SELECT });
+  }
+
+  /** The users of a bare username in the whole instance (at most `limit`): one names the user, several none. */
+  usersByUsername(instanceId: string, usernameLower: string, limit: number): Promise<SessionUserRow[]> {
+    return this.db.user.findMany({ where: { instanceId, usernameLower }, select: SESSION_USER_SELECT, take: limit });
+  }
+
+  /** The users of some sessions, for their views (one query for a page). */
+  viewUsers(ids: string[]): Promise<SessionUserRow[]> {
+    return ids.length ? this.db.user.findMany({ where: { id: { in: ids } }, select: SESSION_USER_SELECT }) : Promise.resolve([]);
+  }
+
+  async readyFactors(userId: string): Promise<ReadyFactors> {
+    const [totp, user, passkeys] = await Promise.all([
+      this.db.userTotp.findFirst({ where: { userId, verifiedAt: { not: null } }, select: { userId: true } }),
+      this.db.user.findUnique({ where: { id: userId }, select: { otpEmailAddedAt: true } }),
+      this.db.passkey.count({ where: { userId, verifiedAt: { not: null } } }),
+    ]);
+    return { totp: totp !== null, otpEmail: user?.otpEmailAddedAt != null, passkeys };
+  }
+
+  async page(f: SessionFilter, w: Window): Promise<Paged<SessionRow>> {
+    const where: Prisma.SessionWhereInput = {
+      instanceId: f.instanceId,
+      OR: [{ expiresAt: null }, { expiresAt: { gt: f.liveAt } }],
+      ...(f.ids ? { id: { in: f.ids } } : {}),
+      ...(f.userIds ? { userId: { in: f.userIds } } : {}),
+      ...(f.created?.length ? { AND: f.created.map((c) => ({ createdAt: { [c.op === "eq" ? "equals" : c.op]: c.at } })) } : {}),
+    };
+    const order = w.asc ? ("asc" as const) : ("desc" as const);
+    return countAndPage(
+      this.db,
+      this.db.session.count({ where }),
+      this.db.session.findMany({ where, orderBy: [{ createdAt: order }, { id: order }], skip: w.offset, take: w.limit }),
+    );
+  }
+
+  /**
+   * Deletes the session and revokes the unexpired access and refresh tokens issued from it; returns the user it was
+   * about (null: it had none), or undefined when there was no such session.
+   */
+  async terminate(instanceId: string, id: string, at: Date): Promise<{ userId: string | null; orgId: string | null } | undefined> {
+    const rows = await this.db.session.findMany({ where: { id, instanceId }, select: { userId: true, orgId: true }, take: 1 });
+    if (!rows.length) return undefined;
+    await this.db.session.deleteMany({ where: { id, instanceId } });
+    const live = { sessionId: id, revokedAt: null, expiresAt: { gt: at } };
+    await this.db.oAuthToken.updateMany({ where: live, data: { revokedAt: at } });
+    await this.db.refreshToken.updateMany({ where: live, data: { revokedAt: at } });
+    return rows[0];
+  }
+
+  /** Deletes sessions that expired before `before`. */
+  async purgeExpired(instanceId: string, before: Date): Promise<number> {
+    const { count } = await this.db.session.deleteMany({ where: { instanceId, expiresAt: { lt: before } } });
+    return count;
+  }
+}
