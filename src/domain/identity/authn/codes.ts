@@ -1,8 +1,8 @@
 // One-time codes: made from the CSPRNG, kept only as SHA-256, compared in constant time, never logged. A user's
 // password reset and e-mail verification codes live in UserCode (one per kind, a new one replaces the previous),
 // expire, are spent by their one right use, and go after MAX_CODE_ATTEMPTS wrong guesses.
-import { randomInt, timingSafeEqual } from "node:crypto";
-import { sha256 } from "../../../crypto/tokens.js";
+import { randomInt } from "node:crypto";
+import { sameHash, sha256 } from "../../../crypto/tokens.js";
 import type { Store } from "../../../store/index.js";
 import type { Ctx } from "../../context.js";
 import { failedPrecondition, invalidArgument } from "../../errors.js";
@@ -33,10 +33,6 @@ export function newDigitCode(): string {
 /** Codes are compared by their hashes, in constant time; a code typed in lower case is the same code. */
 export function codeHash(code: string): Uint8Array<ArrayBuffer> {
   return sha256(code.trim().toUpperCase());
-}
-
-export function sameHash(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** Stores a new code of `kind` for the user (replacing any previous one) and returns it. */

@@ -53,14 +53,21 @@ export async function verifyTotpRegistration(ctx: Ctx, userId: string, code: str
  * Checks a code of the user's ready TOTP (a session's checks.totp): throws the wrong-code error (or the lock it
  * caused) unless the code is right and not used before. Returns when it was checked.
  */
-export async function checkTotp(ctx: Ctx, user: { id: string; orgId: string }, code: string): Promise<Date> {
+export async function checkTotp(ctx: Ctx, user: { id: string; orgId: string }, code: string, field = "code"): Promise<Date> {
   const row = await ctx.store.authn.totp(user.id);
   if (!row?.verifiedAt) throw failedPrecondition("Errors.User.TOTP.NotReady", "the user has no TOTP authenticator");
-  return checkCode(ctx, user, row.secretEnc, code, false);
+  return checkCode(ctx, user, row.secretEnc, code, false, field);
 }
 
-async function checkCode(ctx: Ctx, user: { id: string; orgId: string }, secretEnc: Uint8Array, code: string, completing: boolean): Promise<Date> {
-  if (!/^\d{6}$/.test(code)) throw wrongCode();
+async function checkCode(
+  ctx: Ctx,
+  user: { id: string; orgId: string },
+  secretEnc: Uint8Array,
+  code: string,
+  completing: boolean,
+  field = "code",
+): Promise<Date> {
+  if (!/^\d{6}$/.test(code)) throw wrongCode(field);
   await beforeOtpCheck(ctx, user);
   const now = ctx.clock();
   const secret = authnSettings(ctx).sealer.open(secretEnc, totpAad(ctx.instanceId, user.id));
@@ -74,7 +81,7 @@ async function checkCode(ctx: Ctx, user: { id: string; orgId: string }, secretEn
       return true;
     }));
   // A code of a step already spent is as wrong as any other.
-  if (!spent) throw await failedOtpCheck(ctx, user);
+  if (!spent) throw await failedOtpCheck(ctx, user, field);
   await otpCheckSucceeded(ctx, user);
   return now;
 }
