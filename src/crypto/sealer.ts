@@ -24,7 +24,7 @@ function opens(key: Buffer, sealed: Uint8Array, aad: string): boolean {
 
 /**
  * Like SigningKeys.checkMasterKey for the TOTP secrets: with `previous`, every secret it sealed is sealed again with
- * `key` (one transaction; idempotent, so replicas starting together agree); then the newest secret must open.
+ * `key` (one transaction, under the signing keys' rotation lock); then the newest secret must open.
  */
 export async function checkSealedTotpSecrets(o: {
   store: Store;
@@ -37,6 +37,8 @@ export async function checkSealedTotpSecrets(o: {
   const { store, instanceId, key, previous } = o;
   if (previous) {
     const resealed = await store.transaction(async (tx) => {
+      // The signing keys' lock: replicas starting together re-seal one after the other.
+      await tx.keys.lockRotation();
       let n = 0;
       for (const row of await tx.authn.sealedTotpSecrets(instanceId)) {
         const aad = totpAad(instanceId, row.userId);

@@ -1,5 +1,5 @@
 // One-time codes by e-mail as a second factor: AddOTPEmail (the user's e-mail must be verified) and RemoveOTPEmail.
-// A session asks for a code (challenges.otpEmail) and checks it (checks.otpEmail); see otp-email-check.ts.
+// A session asks for a code (challenges.otpEmail) and checks it (checks.otpEmail); see session-otp.ts.
 import { commit, userEvent } from "../../audit/events.js";
 import type { Ctx } from "../../context.js";
 import { alreadyExists, failedPrecondition, notFound } from "../../errors.js";
