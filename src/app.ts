@@ -13,6 +13,7 @@ import { ApplicationService } from "../gen/svc/app/v2/app_service_pb.js";
 import { AuthorizationService } from "../gen/svc/authorization/v2/authorization_service_pb.js";
 import { EventService } from "../gen/svc/event/v2/event_service_pb.js";
 import { InstanceService } from "../gen/svc/instance/v2/instance_service_pb.js";
+import { OIDCService } from "../gen/svc/oidc/v2/oidc_service_pb.js";
 import { OrganizationService } from "../gen/svc/org/v2/org_service_pb.js";
 import { ProjectService } from "../gen/svc/project/v2/project_service_pb.js";
 import { SessionService } from "../gen/svc/session/v2/session_service_pb.js";
@@ -24,6 +25,7 @@ import { type ApiDeps, type Authenticator, authInterceptor, malformedInputIsInva
 import { eventService } from "./api/events.js";
 import { registerHealth } from "./api/health.js";
 import { instanceService } from "./api/instance.js";
+import { oidcService } from "./api/oidc.js";
 import { organizationService } from "./api/orgs.js";
 import { projectService } from "./api/projects.js";
 import { registerReflection } from "./api/reflection.js";
@@ -223,6 +225,7 @@ function connectTransport(
       r.service(ProjectService, projectService());
       r.service(AuthorizationService, authorizationService());
       r.service(ApplicationService, applicationService());
+      r.service(OIDCService, oidcService({ issuer: config.externalUrl, codeLifetime: config.authCodeLifetime }));
       r.service(SessionService, sessionService());
       registerReflection(r, API_SERVICES);
       health = registerHealth(

@@ -43,6 +43,18 @@ export interface Config {
   /** Access token lifetimes in seconds. */
   accessTokenLifetimeClientCredentials: number;
   accessTokenLifetimeJwtProfile: number;
+  /** Lifetimes in seconds of what the authorization code flow issues (users' access tokens, ID tokens, refresh tokens). */
+  accessTokenLifetimeUser: number;
+  idTokenLifetime: number;
+  /** A refresh token family ends this long after the sign-in, however often it is used. */
+  refreshTokenLifetime: number;
+  /** A refresh token not used for this long expires. */
+  refreshTokenIdleLifetime: number;
+  /** How long a login UI has to finish an auth request, and how long its authorization code is good for. */
+  authRequestLifetime: number;
+  authCodeLifetime: number;
+  /** Where /oauth/v2/authorize sends the browser (with ?authRequest=<id>) unless the application names its own login UI. */
+  loginUrl: string;
   /** A new signing key takes over after this many seconds. */
   signingKeyRotationSeconds: number;
   /** A replaced signing key still verifies tokens for this many seconds (at least the longest token lifetime). */
@@ -96,6 +108,12 @@ const INTEGERS: Record<Exclude<IntKey, "signingKeyOverlapSeconds">, [name: strin
   maxInflightRequests: ["SVC_MAX_INFLIGHT_REQUESTS", 0, 0, 1_000_000],
   accessTokenLifetimeClientCredentials: ["SVC_ACCESS_TOKEN_LIFETIME_CLIENT_CREDENTIALS", 43_200, 60, 31 * DAY],
   accessTokenLifetimeJwtProfile: ["SVC_ACCESS_TOKEN_LIFETIME_JWT_PROFILE", 3_600, 60, 31 * DAY],
+  accessTokenLifetimeUser: ["SVC_ACCESS_TOKEN_LIFETIME_USER", 43_200, 60, 31 * DAY],
+  idTokenLifetime: ["SVC_ID_TOKEN_LIFETIME", 43_200, 60, 31 * DAY],
+  refreshTokenLifetime: ["SVC_REFRESH_TOKEN_LIFETIME", 90 * DAY, 60, 3_650 * DAY],
+  refreshTokenIdleLifetime: ["SVC_REFRESH_TOKEN_IDLE_LIFETIME", 30 * DAY, 60, 3_650 * DAY],
+  authRequestLifetime: ["SVC_AUTH_REQUEST_LIFETIME", 600, 60, DAY],
+  authCodeLifetime: ["SVC_AUTH_CODE_LIFETIME", 60, 10, 600],
   signingKeyRotationSeconds: ["SVC_SIGNING_KEY_ROTATION", 30 * DAY, 60, 3_650 * DAY],
   passwordHashMaxPbkdf2Iterations: ["SVC_PASSWORD_HASH_MAX_PBKDF2_ITERATIONS", 1_000_000, 1_000, 100_000_000],
   passwordHashMaxBcryptCost: ["SVC_PASSWORD_HASH_MAX_BCRYPT_COST", 13, 4, 31],
@@ -150,10 +168,13 @@ export function loadConfig(env: Env = process.env): Config {
   >;
   const dataDir = path.resolve(r.str("SVC_DATA_DIR") ?? "./data");
   const databaseUrl = r.url("SVC_DATABASE_URL", undefined, ["postgres:", "postgresql:"]);
+  const externalUrl = (r.url("SVC_EXTERNAL_URL", `http://localhost:${ints.port}`, ["http:", "https:"]) as string).replace(/\/+$/, "");
   const config: Config = {
     ...ints,
     host: r.str("SVC_HOST") ?? "127.0.0.1",
-    externalUrl: (r.url("SVC_EXTERNAL_URL", `http://localhost:${ints.port}`, ["http:", "https:"]) as string).replace(/\/+$/, ""),
+    externalUrl,
+    // The hosted login's address until an operator points sign-ins at a login UI of their own.
+    loginUrl: r.url("SVC_LOGIN_URL", `${externalUrl}/ui/login/login`, ["http:", "https:"]) as string,
     externalUrlConfigured: (env.SVC_EXTERNAL_URL ?? "").trim() !== "",
     databaseUrl,
     dataDir,
@@ -165,8 +186,14 @@ export function loadConfig(env: Env = process.env): Config {
     masterKey: masterKey(r, databaseUrl),
     previousMasterKey: previousMasterKey(r),
     ...smtp(r),
-    signingKeyOverlapSeconds: signingKeyOverlap(r, Math.max(ints.accessTokenLifetimeClientCredentials, ints.accessTokenLifetimeJwtProfile)),
+    signingKeyOverlapSeconds: signingKeyOverlap(
+      r,
+      Math.max(ints.accessTokenLifetimeClientCredentials, ints.accessTokenLifetimeJwtProfile, ints.accessTokenLifetimeUser, ints.idTokenLifetime),
+    ),
   };
+  if (config.refreshTokenIdleLifetime > config.refreshTokenLifetime) {
+    r.problems.push("SVC_REFRESH_TOKEN_IDLE_LIFETIME must not be longer than SVC_REFRESH_TOKEN_LIFETIME");
+  }
   if (config.defaultOrgName.length > 200) r.problems.push("SVC_DEFAULT_ORG_NAME must be at most 200 characters");
   if (r.problems.length) throw new ConfigError(r.problems);
   return config;

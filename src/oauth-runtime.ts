@@ -61,7 +61,17 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{ runt
     keys,
     clock,
     log,
-    lifetimes: { clientCredentials: config.accessTokenLifetimeClientCredentials, jwtProfile: config.accessTokenLifetimeJwtProfile },
+    lifetimes: {
+      clientCredentials: config.accessTokenLifetimeClientCredentials,
+      jwtProfile: config.accessTokenLifetimeJwtProfile,
+      user: config.accessTokenLifetimeUser,
+      idToken: config.idTokenLifetime,
+      refresh: config.refreshTokenLifetime,
+      refreshIdle: config.refreshTokenIdleLifetime,
+      authRequest: config.authRequestLifetime,
+      authCode: config.authCodeLifetime,
+    },
+    loginUrl: config.loginUrl,
     limits: deps.limits,
     ...(caches as Pick<OAuthRuntime, keyof typeof caches>),
   };

@@ -101,6 +101,7 @@ function toSettings(
         idTokenRoleAssertion: c.idTokenRoleAssertion,
         idTokenUserinfoAssertion: c.idTokenUserinfoAssertion,
         devMode: c.devMode,
+        loginBaseUrl: c.loginBaseUrl,
       };
     }
     case undefined:
@@ -130,6 +131,7 @@ function toApp(a: AppView): Application {
             idTokenRoleAssertion: a.config.idTokenRoleAssertion,
             idTokenUserinfoAssertion: a.config.idTokenUserinfoAssertion,
             devMode: a.config.devMode,
+            loginBaseUrl: a.config.loginBaseUrl ?? "",
           },
         };
   return create(ApplicationSchema, {

@@ -5,6 +5,7 @@
 // transaction's connection.
 import type { Prisma, PrismaClient } from "../../gen/prisma/client.js";
 import { AppRepo } from "./apps.js";
+import { AuthRequestRepo } from "./auth-requests.js";
 import { AuthnRepo } from "./authn.js";
 import { CredentialRepo } from "./credentials.js";
 import { translateDriverError } from "./errors.js";
@@ -15,6 +16,7 @@ import { SigningKeyRepo } from "./keys.js";
 import { MemberRepo } from "./members.js";
 import { OrgRepo } from "./orgs.js";
 import { ProjectRepo } from "./projects.js";
+import { RefreshTokenRepo } from "./refresh-tokens.js";
 import { ScimRecordRepo } from "./scim-records.js";
 import { SessionRepo } from "./sessions.js";
 import { SettingsRepo } from "./settings.js";
@@ -48,6 +50,8 @@ export class Store {
   #userQueries?: UserQueryRepo;
   #scimRecords?: ScimRecordRepo;
   #authn?: AuthnRepo;
+  #authRequests?: AuthRequestRepo;
+  #refreshTokens?: RefreshTokenRepo;
   #sessions?: SessionRepo;
 
   /** The client repositories run on: the root client, or the transaction's (never handed to the domain). */
@@ -111,6 +115,15 @@ export class Store {
   get tokens() {
     this.#tokens ??= new TokenRepo(this.#db);
     return this.#tokens;
+  }
+  /** Authorization requests of the code flow and their codes. */
+  get authRequests() {
+    this.#authRequests ??= new AuthRequestRepo(this.#db);
+    return this.#authRequests;
+  }
+  get refreshTokens() {
+    this.#refreshTokens ??= new RefreshTokenRepo(this.#db);
+    return this.#refreshTokens;
   }
   get keys() {
     this.#keys ??= new SigningKeyRepo(this.#db);

@@ -20,8 +20,27 @@ export interface TokenRow {
   credentialId?: string | null;
   scopes?: string[];
   audience?: string[];
+  /** A user's sign-in session and the grant (auth request, refresh token family) the token was issued under. */
+  sessionId?: string | null;
+  grantId?: string | null;
   expiresAt: Date;
   createdAt?: Date;
+}
+
+/** One INSERT of token rows (ON CONFLICT DO NOTHING) returning the ids written. */
+function insertTokens(rows: TokenRow[]) {
+  const list = (v: unknown) => (Array.isArray(v) ? (v as string[]) : []);
+  const values = Prisma.join(
+    rows.map(
+      (r) => Prisma.sql`(${r.id}, ${r.instanceId}, ${r.format}, ${r.tokenHash ?? null}, ${r.userId ?? null}, ${r.clientId}, ${r.appId ?? null},
+          ${r.credentialId ?? null}, ${list(r.scopes)}::text[], ${list(r.audience)}::text[], ${r.sessionId ?? null}, ${r.grantId ?? null},
+          ${r.expiresAt}::timestamptz, ${r.createdAt ?? new Date()}::timestamptz)`,
+    ),
+  );
+  return statement(Prisma.sql`
+        INSERT INTO "OAuthToken" ("id", "instanceId", "format", "tokenHash", "userId", "clientId", "appId", "credentialId", "scopes", "audience",
+          "sessionId", "grantId", "expiresAt", "createdAt")
+        VALUES ${values} ON CONFLICT DO NOTHING RETURNING "id"`);
 }
 
 /** A valid token as an administrator lists it (never its hash). */
@@ -85,6 +104,8 @@ export interface ClientAppRow {
   secretHash: Uint8Array | null;
   authMethod: string;
   accessTokenType: "BEARER" | "JWT";
+  /** Application.config: the OIDC settings of an OIDC app. */
+  config: unknown;
   project: { state: string; authorizationRequired: boolean; projectAccessRequired: boolean; org: { state: string } };
 }
 
@@ -134,19 +155,7 @@ class TokenWriter {
     const batch = this.queue.splice(0, this.maxBatch);
     this.inFlight++;
     // One plain INSERT (Prisma's createManyAndReturn costs several times the CPU of a raw statement).
-    const values = Prisma.join(
-      batch.map(({ row: r }) => {
-        const list = (v: unknown) => (Array.isArray(v) ? (v as string[]) : []);
-        return Prisma.sql`(${r.id}, ${r.instanceId}, ${r.format}, ${r.tokenHash ?? null}, ${r.userId ?? null}, ${r.clientId}, ${r.appId ?? null},
-          ${r.credentialId ?? null}, ${list(r.scopes)}::text[], ${list(r.audience)}::text[], ${r.expiresAt}::timestamptz, ${r.createdAt ?? new Date()}::timestamptz)`;
-      }),
-    );
-    const insert = query<{ id: string }>(
-      this.db,
-      statement(Prisma.sql`
-        INSERT INTO "OAuthToken" ("id", "instanceId", "format", "tokenHash", "userId", "clientId", "appId", "credentialId", "scopes", "audience", "expiresAt", "createdAt")
-        VALUES ${values} ON CONFLICT DO NOTHING RETURNING "id"`),
-    );
+    const insert = query<{ id: string }>(this.db, insertTokens(batch.map((b) => b.row)));
     insert
       .then(
         (created) => {
@@ -199,6 +208,12 @@ export class TokenRepo {
    */
   insertBatched(rows: TokenRow[]): Promise<boolean[]> {
     return writersOf(this.db).tokens.insertMany(rows);
+  }
+
+  /** Writes token rows on this Store's connection (inside a transaction: with the rest of it); false when an id existed. */
+  async insert(rows: TokenRow[]): Promise<boolean> {
+    const created = await query<{ id: string }>(this.db, insertTokens(rows));
+    return created.length === rows.length;
   }
 
   /**
@@ -268,6 +283,7 @@ export class TokenRepo {
           secretHash: true,
           authMethod: true,
           accessTokenType: true,
+          config: true,
           project: { select: { state: true, authorizationRequired: true, projectAccessRequired: true, org: { select: { state: true } } } },
         },
       }),

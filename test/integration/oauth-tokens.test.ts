@@ -53,10 +53,10 @@ describe("discovery and JWKS", () => {
       expect(res.status).toBe(200);
       const doc = await json<Record<string, unknown>>(res);
       expect(doc.issuer).toBe(t.server.tokens.issuer);
-      expect(doc.grant_types_supported).toEqual(["client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"]);
-      // Nothing is advertised that is not served: no authorization endpoint, so no response type (not even "token").
-      expect(doc.response_types_supported).toEqual([]);
-      expect(doc.authorization_endpoint).toBeUndefined();
+      expect(doc.grant_types_supported).toEqual(["authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"]);
+      // Nothing is advertised that is not served: the code flow, not the implicit or hybrid ones.
+      expect(doc.response_types_supported).toEqual(["code"]);
+      expect(doc.authorization_endpoint).toBe(`${t.server.tokens.issuer}/oauth/v2/authorize`);
     }
     const keys = await fetch(`${t.url}/oauth/v2/keys`);
     expect(keys.headers.get("cache-control")).toMatch(/max-age/);

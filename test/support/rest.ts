@@ -10,6 +10,7 @@ import { ApplicationService } from "../../gen/svc/app/v2/app_service_pb.js";
 import { AuthorizationService } from "../../gen/svc/authorization/v2/authorization_service_pb.js";
 import { EventService } from "../../gen/svc/event/v2/event_service_pb.js";
 import { InstanceService } from "../../gen/svc/instance/v2/instance_service_pb.js";
+import { OIDCService } from "../../gen/svc/oidc/v2/oidc_service_pb.js";
 import { OrganizationService } from "../../gen/svc/org/v2/org_service_pb.js";
 import { ProjectService } from "../../gen/svc/project/v2/project_service_pb.js";
 import { SessionService } from "../../gen/svc/session/v2/session_service_pb.js";
@@ -31,6 +32,7 @@ export const SERVICES = [
   ApplicationService,
   SettingsService,
   EventService,
+  OIDCService,
   SessionService,
 ] as const;
 

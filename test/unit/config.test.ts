@@ -23,3 +23,28 @@ describe("password hash ceilings", () => {
     expect(() => loadConfig({ SVC_PASSWORD_HASH_MAX_BCRYPT_COST: "32" })).toThrow(/SVC_PASSWORD_HASH_MAX_BCRYPT_COST must be an integer between 4 and 31/);
   });
 });
+
+describe("sign-in settings", () => {
+  it("send browsers to the hosted login under the external URL unless SVC_LOGIN_URL says otherwise", () => {
+    expect(loadConfig({ SVC_EXTERNAL_URL: "https://id.example.com/" }).loginUrl).toBe("https://id.example.com/ui/login/login");
+    expect(loadConfig({ SVC_LOGIN_URL: "https://login.example.com/signin" }).loginUrl).toBe("https://login.example.com/signin");
+    expect(() => loadConfig({ SVC_LOGIN_URL: "login.example.com" })).toThrow(/SVC_LOGIN_URL must be an absolute URL/);
+    expect(() => loadConfig({ SVC_LOGIN_URL: "ftp://login.example.com" })).toThrow(/SVC_LOGIN_URL must use http: or https:/);
+  });
+
+  it("default the lifetimes as documented; the refresh idle lifetime fits in the absolute one", () => {
+    expect(loadConfig({})).toMatchObject({
+      accessTokenLifetimeUser: 43_200,
+      idTokenLifetime: 43_200,
+      refreshTokenLifetime: 90 * 86_400,
+      refreshTokenIdleLifetime: 30 * 86_400,
+      authRequestLifetime: 600,
+      authCodeLifetime: 60,
+    });
+    expect(() => loadConfig({ SVC_REFRESH_TOKEN_IDLE_LIFETIME: "7200", SVC_REFRESH_TOKEN_LIFETIME: "3600" })).toThrow(
+      /SVC_REFRESH_TOKEN_IDLE_LIFETIME must not be longer than SVC_REFRESH_TOKEN_LIFETIME/,
+    );
+    // A signing key outlives every token it signed, user tokens included.
+    expect(loadConfig({ SVC_ID_TOKEN_LIFETIME: String(20 * 86_400) }).signingKeyOverlapSeconds).toBe(20 * 86_400 + 3_600);
+  });
+});

@@ -28,6 +28,8 @@ export interface OidcAppConfig {
   devMode: boolean;
   /** True for public clients (auth method none). */
   pkceRequired: boolean;
+  /** The application's own login UI (the authorization endpoint adds ?authRequest=<id>); the instance's when unset. */
+  loginBaseUrl?: string;
 }
 
 /** What Application.config holds. */
@@ -36,7 +38,12 @@ export type AppConfig = ApiAppConfig | OidcAppConfig;
 /** What a caller asks for; validated into the columns and the config by validateSettings. */
 export type AppSettings =
   | { kind: "api"; authMethod?: "client_secret_basic" | "private_key_jwt"; accessTokenType?: AccessTokenType }
-  | (Omit<OidcAppConfig, "appType" | "pkceRequired"> & { appType?: OidcAppType; authMethod?: AuthMethod; accessTokenType?: AccessTokenType });
+  | (Omit<OidcAppConfig, "appType" | "pkceRequired" | "loginBaseUrl"> & {
+      loginBaseUrl?: string;
+      appType?: OidcAppType;
+      authMethod?: AuthMethod;
+      accessTokenType?: AccessTokenType;
+    });
 
 /** The auth methods that authenticate with a client secret. */
 export const SECRET_METHODS: readonly AuthMethod[] = ["client_secret_basic", "client_secret_post"];
@@ -73,6 +80,22 @@ function validUri(uri: string, field: string, appType: OidcAppType, devMode: boo
   }
   if (appType === "native" && scheme.includes(".")) return uri;
   throw uriError(field, "Uri.Scheme", `${uri}: custom schemes are for native apps and must be a reversed domain name (e.g. com.example.app)`);
+}
+
+/** The login UI of an app: absolute, no fragment, https (http too in dev mode); empty means the instance's. */
+function validLoginUrl(raw: string | undefined, devMode: boolean): string | undefined {
+  if (!raw) return undefined;
+  const field = "login_base_url";
+  if (raw.length > MAX_URI_LENGTH) throw uriError(field, "Uri.Invalid", `at most ${MAX_URI_LENGTH} characters`);
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw uriError(field, "Uri.Invalid", `${raw} is not an absolute URI`);
+  }
+  if (u.hash || raw.includes("#")) throw uriError(field, "Uri.Fragment", `${raw} must not contain a fragment`);
+  if (u.protocol === "https:" || (devMode && u.protocol === "http:")) return raw;
+  throw uriError(field, "Uri.HttpsRequired", `${raw} must use https (http only in dev mode)`);
 }
 
 function validUris(uris: readonly string[], field: string, appType: OidcAppType, devMode: boolean): string[] {
@@ -121,6 +144,8 @@ export function validateSettings(s: AppSettings): { type: "API" | "OIDC"; authMe
     devMode: s.devMode,
     pkceRequired: authMethod === "none",
   };
+  const loginBaseUrl = validLoginUrl(s.loginBaseUrl, s.devMode);
+  if (loginBaseUrl) config.loginBaseUrl = loginBaseUrl;
   return { type: "OIDC", authMethod, accessTokenType: s.accessTokenType ?? "BEARER", config };
 }
 

@@ -88,8 +88,10 @@ export async function changeState(ctx: Ctx, user: StateTarget, kind: Transition,
       if (!(await tx.users.updateInState(user.id, rule.from, data))) throw rule.refused((await tx.users.state(user.id)) ?? user.state);
       if (!rule.revokesAccess) return userEvent(user, rule.event, { state: data.state });
       const revokedTokens = await tx.tokens.revokeIssued({ userId: user.id }, now);
+      // Refresh tokens too: otherwise a client would mint new access tokens once the user is back.
+      const revokedRefreshTokens = await tx.refreshTokens.revokeOfUser(user.id, now);
       const removedPats = await tx.credentials.removeAllPats({ userId: user.id });
-      return userEvent(user, rule.event, { state: data.state, revokedTokens, removedPats });
+      return userEvent(user, rule.event, { state: data.state, revokedTokens, removedPats, ...(revokedRefreshTokens ? { revokedRefreshTokens } : {}) });
     },
     now,
   );

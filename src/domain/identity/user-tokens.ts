@@ -32,10 +32,13 @@ export async function revokeUserTokens(
   let revoked = 0;
   const at = await commit(ctx, async (tx, now) => {
     revoked = await tx.tokens.revokeOf(user.id, now, { ids: input.tokenIds.length ? [...new Set(input.tokenIds)] : undefined, clientId: input.clientId });
+    // All of them (or a client's): the refresh tokens too, or the client would simply mint new access tokens.
+    const revokedRefreshTokens = input.tokenIds.length ? 0 : await tx.refreshTokens.revokeOfUser(user.id, now, input.clientId);
     // Cached resolutions of these tokens go on every replica when this commits.
     await tx.auth.invalidate({ userId: user.id });
     return userEvent(user, "user.tokens.revoked", {
       revoked,
+      ...(revokedRefreshTokens ? { revokedRefreshTokens } : {}),
       ...(input.tokenIds.length ? { tokenIds: input.tokenIds } : {}),
       ...(input.clientId ? { clientId: input.clientId } : {}),
     });

@@ -3,6 +3,7 @@
 // alike, and the client records behind them (cached).
 import { timingSafeEqual } from "node:crypto";
 import { sha256 } from "../../crypto/tokens.js";
+import { type OidcAppConfig, parseAppConfig } from "../access/app-settings.js";
 import { CLIENT_ASSERTION_TYPE, readAssertion, verifyAssertion } from "./assertions.js";
 import { invalidClient, invalidRequest, isOAuthError, OAuthErrors } from "./errors.js";
 import type { OAuthRuntime } from "./runtime.js";
@@ -25,6 +26,8 @@ export interface ClientRecord {
   active: boolean;
   /** Set once authenticated: what with ("secret", "key:<key id>"); the tokens it gets are revoked with it. */
   credential?: string;
+  /** An OIDC application's settings (redirect URIs, grant types, token claims, login UI). */
+  oidc?: OidcAppConfig;
 }
 
 export interface MachineKeyRecord {
@@ -58,6 +61,8 @@ export async function findClient(rt: OAuthRuntime, clientId: string): Promise<Cl
       accessTokenType: app.accessTokenType,
       active: app.state === "ACTIVE" && app.project.state === "ACTIVE" && app.project.org.state === "ACTIVE",
     };
+    const config = app.type === "OIDC" ? parseAppConfig(app.config) : undefined;
+    if (config?.kind === "oidc") rec.oidc = config;
   } else if (user && user.type === "MACHINE") {
     rec = {
       kind: "user",
@@ -121,6 +126,17 @@ export function clientAuthMethod(input: ClientAuthInput): "client_secret_basic" 
   if (methods > 1) throw invalidRequest("more than one client authentication method");
   if (input.basic) return "client_secret_basic";
   return form.client_secret !== undefined ? "client_secret_post" : "private_key_jwt";
+}
+
+/**
+ * A public client (an OIDC application with auth method none) named by client_id: it has no credentials to show
+ * (RFC 6749 §2.1); PKCE binds its codes. Every other client id gets the same invalid_client, so none can be probed.
+ */
+export async function publicClient(rt: OAuthRuntime, clientId: string | undefined): Promise<ClientRecord> {
+  if (!clientId) throw invalidClient("client authentication is required");
+  const client = await findClient(rt, clientId);
+  if (client?.kind !== "app" || !client.oidc || client.authMethod !== "none" || !client.active) throw invalidClient();
+  return client;
 }
 
 /** RFC 6749 §2.3 / RFC 7523 §2.2: exactly one client authentication method. */

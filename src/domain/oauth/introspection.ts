@@ -8,9 +8,12 @@ import { scopeValue } from "./scopes.js";
 
 /**
  * Whether the token was issued to this client, by identity rather than by client id string: a machine
- * user's tokens (client credentials or JWT profile) are its own, an app's own tokens are the app's.
+ * user's tokens (client credentials or JWT profile) are its own, an app's own tokens and the tokens of its
+ * users' sign-ins are the app's.
  */
 export function issuedTo(t: ResolvedToken, caller: ClientRecord): boolean {
+  // A user's token from an application's sign-in (authorization code, refresh) is that application's.
+  if (t.subject === "user" && t.appId !== null) return caller.kind === "app" && caller.appId === t.appId;
   if (t.subject === "user") return caller.kind === "user" && caller.userId === t.principal.userId && t.appId === null;
   return caller.kind === "app" && caller.appId !== undefined && t.appId === caller.appId;
 }

@@ -1,9 +1,12 @@
 // Issuing: an access token in the client's format and, with `openid` and a
-// user, an ID token; the row is written through the batching token writer.
+// user, an ID token. Machine grants write the row through the batching token
+// writer; the authorization code and refresh grants write it themselves, in
+// the transaction that redeems their grant.
 import type { TokenRow } from "../../store/tokens.js";
 import { newId } from "../ids.js";
 import { issuanceRoleClaims, metadataClaim, userClaims } from "./claims.js";
 import { invalidGrant } from "./errors.js";
+import { atHash } from "./id-token.js";
 import type { OAuthRuntime } from "./runtime.js";
 import { type GrantedScopes, MANAGEMENT_AUDIENCE, SCOPE_METADATA, scopeValue } from "./scopes.js";
 import { formatFor } from "./token-formats.js";
@@ -14,6 +17,20 @@ export interface TokenResponse {
   expires_in: number;
   scope?: string;
   id_token?: string;
+  refresh_token?: string;
+}
+
+/** What a user's sign-in adds to the ID token (authorization code and refresh grants). */
+export interface SignIn {
+  /** The auth request's nonce (never on refreshed ID tokens: OIDC Core §12.2). */
+  nonce?: string;
+  authTime: Date;
+  sessionId?: string;
+  amr: string[];
+  /** The app asks for the profile/email/phone claims in the ID token itself (else they are userinfo's only). */
+  userinfoClaims: boolean;
+  /** The app asks for the role claims in the ID token. */
+  roleClaims: boolean;
 }
 
 export interface IssueInput {
@@ -30,6 +47,14 @@ export interface IssueInput {
   now: Date;
   /** A used-assertion marker to write with the token; the grant fails if it already exists. */
   marker?: TokenRow;
+  /** A user's interactive sign-in: the ID token's sign-in claims, and the grant the token belongs to. */
+  signIn?: SignIn & { idTokenLifetime: number; grantId: string };
+}
+
+/** A token ready to be handed out once its row is written. */
+export interface PreparedTokens {
+  response: TokenResponse;
+  row: TokenRow;
 }
 
 /**
@@ -39,18 +64,28 @@ export interface IssueInput {
  * or role claims.
  */
 export async function issueTokens(rt: OAuthRuntime, input: IssueInput): Promise<TokenResponse> {
-  const { granted, now, userId } = input;
+  const { response, row } = await prepareTokens(rt, input);
+  await stored(rt, row, input.marker);
+  return response;
+}
+
+/** The tokens of `input` and the row to write; nothing is written. */
+export async function prepareTokens(rt: OAuthRuntime, input: IssueInput): Promise<PreparedTokens> {
+  const { granted, now, userId, signIn } = input;
   const iat = Math.floor(now.getTime() / 1000);
   const exp = iat + input.lifetime;
   const id = newId();
   if (!userId && !input.appId) throw new Error("a token needs a user or an app");
   const format = formatFor(input.tokenType);
   const needUser = userId !== undefined && granted.scopes.includes("openid");
+  // A sign-in's ID token carries the profile and role claims only where the app asks for them there.
+  const userinfoInIdToken = !signIn || signIn.userinfoClaims;
+  const rolesInIdToken = !signIn || signIn.roleClaims;
   const [user, roles, metadata] = await Promise.all([
-    needUser ? rt.store.tokens.findUser(userId) : undefined,
-    userId && (format.name === "jwt" || needUser) ? issuanceRoleClaims(rt, userId, input.orgId, granted) : {},
+    needUser && userinfoInIdToken ? rt.store.tokens.findUser(userId) : undefined,
+    userId && (format.name === "jwt" || (needUser && rolesInIdToken)) ? issuanceRoleClaims(rt, userId, input.orgId, granted) : {},
     // In the ID token only (as userinfo and introspection give it); JWT access tokens stay small.
-    needUser && granted.scopes.includes(SCOPE_METADATA) ? metadataClaim(rt, userId) : null,
+    needUser && userinfoInIdToken && granted.scopes.includes(SCOPE_METADATA) ? metadataClaim(rt, userId) : null,
   ]);
   const { token, tokenHash } = await format.encode(rt, {
     jti: id,
@@ -73,24 +108,38 @@ export async function issueTokens(rt: OAuthRuntime, input: IssueInput): Promise<
     credentialId: input.credentialId ?? null,
     scopes: granted.scopes,
     audience: granted.audience,
+    sessionId: signIn?.sessionId ?? null,
+    grantId: signIn?.grantId ?? null,
     expiresAt: new Date(exp * 1000),
     createdAt: now,
   };
-  await stored(rt, row, input.marker);
-  const res: TokenResponse = { access_token: token, token_type: "Bearer", expires_in: input.lifetime, scope: scopeValue(granted.scopes) };
-  if (needUser && user) {
-    res.id_token = await rt.keys.sign({
+  const response: TokenResponse = { access_token: token, token_type: "Bearer", expires_in: input.lifetime, scope: scopeValue(granted.scopes) };
+  if (needUser && (user || !userinfoInIdToken)) {
+    const common = {
       iss: rt.issuer,
       aud: [input.clientId, ...granted.audience.filter((a) => a !== input.clientId && a !== MANAGEMENT_AUDIENCE)],
       azp: input.clientId,
       iat,
-      exp,
-      ...userClaims(user, granted.scopes),
-      ...roles,
-      ...(metadata ? { [SCOPE_METADATA]: metadata } : {}),
-    });
+    };
+    response.id_token = await rt.keys.sign(
+      signIn
+        ? {
+            ...common,
+            sub: userId,
+            exp: iat + signIn.idTokenLifetime,
+            auth_time: Math.floor(signIn.authTime.getTime() / 1000),
+            ...(signIn.nonce !== undefined ? { nonce: signIn.nonce } : {}),
+            at_hash: atHash(token),
+            ...(signIn.sessionId ? { sid: signIn.sessionId } : {}),
+            amr: signIn.amr,
+            ...(user ? userClaims(user, granted.scopes) : {}),
+            ...(rolesInIdToken ? roles : {}),
+            ...(metadata ? { [SCOPE_METADATA]: metadata } : {}),
+          }
+        : { ...common, exp, ...(user ? userClaims(user, granted.scopes) : {}), ...roles, ...(metadata ? { [SCOPE_METADATA]: metadata } : {}) },
+    );
   }
-  return res;
+  return { response, row };
 }
 
 async function stored(rt: OAuthRuntime, row: TokenRow, marker?: TokenRow): Promise<void> {

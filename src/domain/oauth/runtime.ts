@@ -25,7 +25,19 @@ export interface OAuthRuntime {
   keys: SigningKeys;
   clock: Clock;
   log: Logger;
-  lifetimes: { clientCredentials: number; jwtProfile: number };
+  /** Lifetimes in seconds (see Config). */
+  lifetimes: {
+    clientCredentials: number;
+    jwtProfile: number;
+    user: number;
+    idToken: number;
+    refresh: number;
+    refreshIdle: number;
+    authRequest: number;
+    authCode: number;
+  };
+  /** The login UI the authorization endpoint sends browsers to, unless the application names its own. */
+  loginUrl: string;
   /** Failed client authentications and assertions counted per client id and source address. */
   limits: FailureLimits;
   tokens: AuthCache<ResolvedToken>;

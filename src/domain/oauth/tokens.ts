@@ -6,7 +6,7 @@
 // HTTP lives in src/http/oauth; none of this knows of it.
 export { CLIENT_ASSERTION_TYPE, GRANT_JWT_BEARER } from "./assertions.js";
 export { tokenRoleClaims, userClaims } from "./claims.js";
-export { authenticateClient, basicCredentials, type ClientAuthInput, type ClientRecord, findClient } from "./client-auth.js";
+export { authenticateClient, basicCredentials, type ClientAuthInput, type ClientRecord, findClient, publicClient } from "./client-auth.js";
 export { OAuthErrors } from "./errors.js";
 export { GRANT_TYPES, type Grant, grantFor } from "./grants/index.js";
 export { introspect, userinfo } from "./introspection.js";

@@ -1,26 +1,40 @@
 // OpenID Connect discovery / RFC 8414 authorization server metadata.
+import { PROMPTS } from "../../domain/oauth/authorize/authorize.js";
 import { GRANT_TYPES, SCOPE_MANAGEMENT, SCOPE_METADATA } from "../../domain/oauth/tokens.js";
 
 const CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "private_key_jwt"];
+/** Public clients (auth method none, PKCE) too, at the token and revocation endpoints; introspection needs credentials. */
+const TOKEN_AUTH_METHODS = [...CLIENT_AUTH_METHODS, "none"];
 
 export function discoveryDocument(issuer: string): string {
   return JSON.stringify({
     issuer,
+    authorization_endpoint: `${issuer}/oauth/v2/authorize`,
     token_endpoint: `${issuer}/oauth/v2/token`,
     introspection_endpoint: `${issuer}/oauth/v2/introspect`,
     revocation_endpoint: `${issuer}/oauth/v2/revoke`,
     userinfo_endpoint: `${issuer}/oidc/v1/userinfo`,
+    end_session_endpoint: `${issuer}/oidc/v1/end_session`,
     jwks_uri: `${issuer}/oauth/v2/keys`,
     grant_types_supported: GRANT_TYPES,
-    // RFC 8414 requires the member; no authorization endpoint exists (yet), so no response type is served.
-    response_types_supported: [],
-    scopes_supported: ["openid", "profile", "email", "phone", SCOPE_MANAGEMENT, "urn:svc:iam:org:projects:roles", SCOPE_METADATA],
+    response_types_supported: ["code"],
+    response_modes_supported: ["query"],
+    code_challenge_methods_supported: ["S256"],
+    prompt_values_supported: PROMPTS,
+    authorization_response_iss_parameter_supported: true,
+    scopes_supported: ["openid", "profile", "email", "phone", "offline_access", SCOPE_MANAGEMENT, "urn:svc:iam:org:projects:roles", SCOPE_METADATA],
     claims_supported: [
       "sub",
       "iss",
       "aud",
+      "azp",
       "exp",
       "iat",
+      "auth_time",
+      "nonce",
+      "at_hash",
+      "sid",
+      "amr",
       "name",
       "given_name",
       "family_name",
@@ -36,13 +50,14 @@ export function discoveryDocument(issuer: string): string {
     ],
     subject_types_supported: ["public"],
     id_token_signing_alg_values_supported: ["RS256"],
-    token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+    token_endpoint_auth_methods_supported: TOKEN_AUTH_METHODS,
     token_endpoint_auth_signing_alg_values_supported: ["RS256"],
     introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
     introspection_endpoint_auth_signing_alg_values_supported: ["RS256"],
-    revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+    revocation_endpoint_auth_methods_supported: TOKEN_AUTH_METHODS,
     revocation_endpoint_auth_signing_alg_values_supported: ["RS256"],
     request_parameter_supported: false,
+    request_uri_parameter_supported: false,
     claims_parameter_supported: false,
   });
 }

@@ -11,6 +11,7 @@ import {
   grantFor,
   introspect,
   type OAuthRuntime,
+  publicClient,
   resolveToken,
   revoke,
   userinfo,
@@ -40,6 +41,10 @@ export function jwks(rt: OAuthRuntime): Handler {
   return async (req, res) => sendDocument(req, res, await rt.keys.jwks(), headers);
 }
 
+/** Whether the request carries client credentials (Basic, client_secret or a client assertion). */
+const hasCredentials = (req: Req, form: Form) =>
+  basicCredentials(req.headers.authorization) !== undefined || form.client_secret !== undefined || form.client_assertion !== undefined;
+
 const authenticated = (rt: OAuthRuntime, req: Req, form: Form, endpoint: string): Promise<ClientRecord> =>
   authenticateClient(rt, { basic: basicCredentials(req.headers.authorization), form, endpoint: `${rt.issuer}${endpoint}` }, rt.clock());
 
@@ -61,8 +66,7 @@ export function token(rt: OAuthRuntime): Handler {
     const grant = grantFor(form.grant_type);
     const answer = await limited(rt, req, form, "/oauth/v2/token", async () => {
       // Credentials that are sent must be valid (RFC 6749 §3.2.1), never silently ignored.
-      const sent = basicCredentials(req.headers.authorization) || form.client_secret !== undefined || form.client_assertion !== undefined;
-      const client = grant.clientAuthentication === "required" || sent ? await authenticated(rt, req, form, "/oauth/v2/token") : undefined;
+      const client = grant.clientAuthentication === "required" || hasCredentials(req, form) ? await authenticated(rt, req, form, "/oauth/v2/token") : undefined;
       return grant.handle(rt, form, client, rt.clock());
     });
     sendJson(res, 200, answer, NO_STORE);
@@ -80,7 +84,10 @@ export function introspection(rt: OAuthRuntime): Handler {
 export function revocation(rt: OAuthRuntime): Handler {
   return async (req, res) => {
     const form = await postedForm(req);
-    const client = await limited(rt, req, form, "/oauth/v2/revoke", () => authenticated(rt, req, form, "/oauth/v2/revoke"));
+    // RFC 7009 §2.1: a public client (auth method none) revokes its tokens naming itself with client_id.
+    const client = await limited(rt, req, form, "/oauth/v2/revoke", () =>
+      hasCredentials(req, form) ? authenticated(rt, req, form, "/oauth/v2/revoke") : publicClient(rt, form.client_id),
+    );
     await revoke(rt, client, form.token, rt.clock());
     res.writeHead(200, { ...NO_STORE, "content-length": "0" });
     res.end();

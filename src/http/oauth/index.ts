@@ -1,12 +1,14 @@
-// OAuth 2.0 / OpenID Connect endpoints (discovery, JWKS, token, introspection,
-// revocation, userinfo): routing and the one error answer. The endpoints are
-// in endpoints.ts, the body reader in form.ts, the error mapping in errors.ts.
+// OAuth 2.0 / OpenID Connect endpoints (discovery, JWKS, authorization, token,
+// introspection, revocation, userinfo, end session): routing and the one error
+// answer. The endpoints are in endpoints.ts and browser.ts, the body reader in
+// form.ts, the error mapping in errors.ts.
 //
 // Served on Node's request and response directly (HTTP/1.1 and HTTP/2): these
 // are the hottest endpoints of the service, and Express's per-request routing
 // cost as much CPU as a cached userinfo answer.
 import { asDomainError } from "../../domain/errors.js";
 import type { OAuthRuntime } from "../../domain/oauth/tokens.js";
+import { authorizeEndpoint, endSessionEndpoint } from "./browser.js";
 import { discovery, type Handler, introspection, jwks, revocation, token, userinfoEndpoint } from "./endpoints.js";
 import { NO_STORE, type Res, sendJson, sendOAuthError } from "./errors.js";
 import type { Req } from "./form.js";
@@ -22,6 +24,8 @@ const OAUTH_PATHS = new Set([
   "/oauth/v2/introspect",
   "/oauth/v2/revoke",
   "/oidc/v1/userinfo",
+  "/oauth/v2/authorize",
+  "/oidc/v1/end_session",
 ]);
 
 function endpointOf(url: string | undefined): string | undefined {
@@ -40,6 +44,8 @@ export function isOAuthPath(url: string | undefined): boolean {
 export function oauthHandler(rt: OAuthRuntime): OAuthHandler {
   const sendDiscovery = discovery(rt);
   const userinfo = userinfoEndpoint(rt);
+  const authorize = authorizeEndpoint(rt);
+  const endSession = endSessionEndpoint(rt);
   const routes: Record<string, Record<string, Handler>> = {
     "/.well-known/openid-configuration": { GET: sendDiscovery },
     "/.well-known/oauth-authorization-server": { GET: sendDiscovery },
@@ -48,6 +54,8 @@ export function oauthHandler(rt: OAuthRuntime): OAuthHandler {
     "/oauth/v2/introspect": { POST: introspection(rt) },
     "/oauth/v2/revoke": { POST: revocation(rt) },
     "/oidc/v1/userinfo": { GET: userinfo, POST: userinfo },
+    "/oauth/v2/authorize": { GET: authorize, POST: authorize },
+    "/oidc/v1/end_session": { GET: endSession, POST: endSession },
   };
 
   return async (req, res) => {

@@ -1,0 +1,137 @@
+// Finishing an auth request: with a session's sign-in (a code the client redeems at the token endpoint) or with an
+// error. Shared by the login UI's CreateCallback and by prompt=none at the authorization endpoint. A request is
+// finished at most once: the write is conditional on it being open, so of two concurrent finishes one wins.
+import { newOpaqueToken, sha256 } from "../../../crypto/tokens.js";
+import type { AuthRequestRow } from "../../../store/auth-requests.js";
+import type { Store } from "../../../store/index.js";
+import { eventRow } from "../../audit/events.js";
+import { type DomainError, failedPrecondition, notFound, permissionDenied } from "../../errors.js";
+import { authMethods, authTime, type LinkedSession } from "../../sessions/link.js";
+import { type AuthorizationError, errorCallback, successCallback } from "./callback.js";
+
+export const AuthRequestErrors = {
+  NotFound: "Errors.AuthRequest.NotFound",
+  Expired: "Errors.AuthRequest.Expired",
+  AlreadyFinished: "Errors.AuthRequest.AlreadyFinished",
+  ReauthenticationRequired: "Errors.AuthRequest.ReauthenticationRequired",
+  UserMismatch: "Errors.AuthRequest.UserMismatch",
+  AccessDenied: "Errors.AuthRequest.AccessDenied",
+} as const;
+
+/** What finishing needs besides the request: where to write, who answers (iss) and how long a code lives. */
+export interface Finisher {
+  store: Store;
+  instanceId: string;
+  issuer: string;
+  /** Seconds. */
+  codeLifetime: number;
+}
+
+const expired = () => failedPrecondition(AuthRequestErrors.Expired, "the auth request has expired: the client must start a new one");
+const finished = () => failedPrecondition(AuthRequestErrors.AlreadyFinished, "the auth request was already finished");
+
+/** Why an auth request cannot be finished (any more) at `now`; undefined while it is open. */
+function closed(r: AuthRequestRow, now: Date): DomainError | undefined {
+  if (r.finishedAt) return finished();
+  if (r.expiresAt.getTime() <= now.getTime()) return expired();
+  return undefined;
+}
+
+/** An auth request of this instance that is still open: NotFound, or FailedPrecondition when finished or expired. */
+export async function openRequest(store: Store, instanceId: string, id: string, now: Date): Promise<AuthRequestRow> {
+  const r = id.length <= 200 ? await store.authRequests.find(instanceId, id) : null;
+  if (!r) throw notFound(AuthRequestErrors.NotFound, "no such auth request");
+  const problem = closed(r, now);
+  if (problem) throw problem;
+  return r;
+}
+
+/**
+ * Why this sign-in does not satisfy the request, or undefined: the user an id_token_hint named must be the one signed
+ * in; prompt=login (and max_age=0) need a factor verified since the request was made; max_age a factor verified at
+ * most that many seconds ago.
+ */
+export function signInProblem(
+  r: Pick<AuthRequestRow, "hintUserId" | "prompt" | "maxAge" | "createdAt">,
+  userId: string,
+  at: Date,
+  now: Date,
+): DomainError | undefined {
+  if (r.hintUserId && r.hintUserId !== userId) {
+    return failedPrecondition(AuthRequestErrors.UserMismatch, "the client asked for the user of its id_token_hint; another user is signed in");
+  }
+  const fresh = r.prompt.includes("login") || r.maxAge === 0;
+  if (fresh && at.getTime() < r.createdAt.getTime()) {
+    return failedPrecondition(AuthRequestErrors.ReauthenticationRequired, "the client asked for a new authentication: check a factor again in the session");
+  }
+  if (r.maxAge !== null && r.maxAge > 0 && now.getTime() - at.getTime() > r.maxAge * 1000) {
+    return failedPrecondition(
+      AuthRequestErrors.ReauthenticationRequired,
+      `the client accepts an authentication at most ${r.maxAge} s old: check a factor again in the session`,
+    );
+  }
+  return undefined;
+}
+
+/** The project's login gates (authorizationRequired, projectAccessRequired): whether the user may sign in to the app. */
+export async function passesLoginGates(store: Store, instanceId: string, projectId: string, user: { id: string; orgId: string }): Promise<boolean> {
+  const [gate] = await store.tokens.projectGates(instanceId, [projectId], user);
+  return gate?.allowed === true;
+}
+
+const gated = () =>
+  permissionDenied(AuthRequestErrors.AccessDenied, "the user may not sign in to this application (its project requires a grant or access for the user)");
+
+/**
+ * Finishes the request with the session's sign-in: checks it satisfies the request and the project's gates, then
+ * stores the SHA-256 of a new code and answers the callback URL carrying it. `editor`: who finished it (the login
+ * UI's user; null for prompt=none).
+ */
+export async function finishWithSession(f: Finisher, r: AuthRequestRow, s: LinkedSession, now: Date, editor: string | null): Promise<string> {
+  const at = authTime(s);
+  const problem = signInProblem(r, s.userId, at, now);
+  if (problem) throw problem;
+  if (!(await passesLoginGates(f.store, f.instanceId, r.app.projectId, { id: s.userId, orgId: s.orgId }))) throw gated();
+  const code = newOpaqueToken();
+  const amr = authMethods(s);
+  await write(f, r, now, editor, {
+    how: { sessionId: s.id, userId: s.userId, authTime: at, amr, codeHash: sha256(code), codeExpiresAt: new Date(now.getTime() + f.codeLifetime * 1000) },
+    type: "oidc.auth_request.succeeded",
+    payload: { clientId: r.clientId, userId: s.userId, sessionId: s.id },
+  });
+  return successCallback(r, code, f.issuer);
+}
+
+/** Finishes the request with an error for the client; the callback URL carries it. */
+export async function finishWithError(
+  f: Finisher,
+  r: AuthRequestRow,
+  error: AuthorizationError,
+  description: string | undefined,
+  now: Date,
+  editor: string | null,
+): Promise<string> {
+  await write(f, r, now, editor, { how: { error: true }, type: "oidc.auth_request.failed", payload: { clientId: r.clientId, error } });
+  return errorCallback(r, error, description, f.issuer);
+}
+
+async function write(
+  f: Finisher,
+  r: AuthRequestRow,
+  now: Date,
+  editor: string | null,
+  e: { how: Parameters<Store["authRequests"]["finish"]>[3]; type: string; payload: Record<string, unknown> },
+): Promise<void> {
+  await f.store.transaction(async (tx) => {
+    if (!(await tx.authRequests.finish(f.instanceId, r.id, now, e.how))) {
+      // Someone finished it first, or it expired meanwhile.
+      const again = await tx.authRequests.find(f.instanceId, r.id);
+      throw (again && closed(again, now)) ?? finished();
+    }
+    const event = eventRow(
+      { instanceId: f.instanceId, clock: () => now, principal: editor ? { userId: editor } : null },
+      { aggregateType: "oidc.auth_request", aggregateId: r.id, orgId: r.app.orgId, type: e.type, payload: e.payload },
+    );
+    await tx.events.append(event);
+  });
+}

@@ -1,0 +1,79 @@
+// The login UI's half of the code flow (svc.oidc.v2.OIDCService): read an auth request to render the sign-in, and
+// finish it with a session or an error. Login UIs hold IAM_LOGIN_CLIENT (permission session.link).
+import { authorize } from "../../access/permissions.js";
+import type { Ctx } from "../../context.js";
+import { invalidArgument } from "../../errors.js";
+import { assertSignInComplete, sessionForLink } from "../../sessions/link.js";
+import { AUTHORIZATION_ERRORS, type AuthorizationError } from "./callback.js";
+import { type Finisher, finishWithError, finishWithSession, openRequest } from "./finish.js";
+
+/** What a login UI is shown of an auth request. */
+export interface AuthRequestView {
+  id: string;
+  createdAt: Date;
+  expiresAt: Date;
+  clientId: string;
+  scopes: string[];
+  redirectUri: string;
+  prompt: string[];
+  uiLocales: string[];
+  loginHint: string | null;
+  hintUserId: string | null;
+  maxAge: number | null;
+}
+
+/** An open auth request (not finished, not expired). */
+export async function getAuthRequest(ctx: Ctx, id: string): Promise<AuthRequestView> {
+  authorize(ctx, "session.link", null);
+  const r = await openRequest(ctx.store, ctx.instanceId, id, ctx.clock());
+  return {
+    id: r.id,
+    createdAt: r.createdAt,
+    expiresAt: r.expiresAt,
+    clientId: r.clientId,
+    scopes: r.scopes,
+    redirectUri: r.redirectUri,
+    prompt: r.prompt,
+    uiLocales: r.uiLocales,
+    loginHint: r.loginHint,
+    hintUserId: r.hintUserId,
+    maxAge: r.maxAge,
+  };
+}
+
+export type CallbackInput =
+  | { authRequestId: string; session: { sessionId: string; sessionToken: string } }
+  | { authRequestId: string; error: { error: AuthorizationError | undefined; description?: string } };
+
+const MAX_DESCRIPTION = 500;
+
+/**
+ * Finishes an auth request: with a session whose token the caller proves (its user signed in completely, satisfies
+ * the request's prompt/max_age/id_token_hint and the project's gates), or with an error for the client. Answers the
+ * URL the login UI sends the browser to.
+ */
+export async function createCallback(ctx: Ctx, f: Omit<Finisher, "store" | "instanceId">, input: CallbackInput): Promise<{ callbackUrl: string; at: Date }> {
+  authorize(ctx, "session.link", null);
+  const now = ctx.clock();
+  const finisher = { ...f, store: ctx.store, instanceId: ctx.instanceId };
+  if ("error" in input) {
+    const { error, description } = input.error;
+    if (!error || !AUTHORIZATION_ERRORS.includes(error)) {
+      throw invalidArgument("Errors.AuthRequest.Error.Invalid", "error must name an OAuth authorization error (e.g. ACCESS_DENIED)", { field: "error" });
+    }
+    if (description !== undefined && (description.length > MAX_DESCRIPTION || /[^\x20-\x7e]/.test(description) || /["\\]/.test(description))) {
+      // RFC 6749 §4.1.2.1: error_description is %x20-21 / %x23-5B / %x5D-7E.
+      throw invalidArgument(
+        "Errors.AuthRequest.ErrorDescription.Invalid",
+        `error_description: at most ${MAX_DESCRIPTION} printable ASCII characters, no " or \\`,
+        { field: "error_description" },
+      );
+    }
+    const r = await openRequest(ctx.store, ctx.instanceId, input.authRequestId, now);
+    return { callbackUrl: await finishWithError(finisher, r, error, description, now, ctx.principal.userId), at: now };
+  }
+  const r = await openRequest(ctx.store, ctx.instanceId, input.authRequestId, now);
+  const session = await sessionForLink(ctx, input.session.sessionId, input.session.sessionToken);
+  await assertSignInComplete(ctx, session);
+  return { callbackUrl: await finishWithSession(finisher, r, session, now, ctx.principal.userId), at: now };
+}
