@@ -270,24 +270,26 @@ async function runWrk(run: LoadRun, tmp: string): Promise<LoadResult> {
   );
   const line = stdout.split("\n").find((l) => l.startsWith('{"requests"'));
   if (!line) throw new Error(`wrk printed no totals:\n${stdout}`);
-  const t = JSON.parse(line) as {
-    requests: number;
-    durationUs: number;
-    p50Us: number;
-    p99Us: number;
-    status: number;
-    connect: number;
-    read: number;
-    write: number;
-    timeout: number;
-  };
+  const t = JSON.parse(line) as Totals & { status: number; connect: number; read: number; write: number; timeout: number };
+  return loadResult(t, t.status, t.connect + t.read + t.write + t.timeout);
+}
+
+/** What wrk (bench/wrk.lua) and the flow client print: completed requests, the run's length, latency percentiles. */
+interface Totals {
+  requests: number;
+  durationUs: number;
+  p50Us: number;
+  p99Us: number;
+}
+
+function loadResult(t: Totals, non2xx: number, errors: number): LoadResult {
   return {
     requestsPerSecond: t.requests / (t.durationUs / 1e6),
     latencyP50Ms: t.p50Us / 1000,
     latencyP99Ms: t.p99Us / 1000,
     requests: t.requests,
-    non2xx: t.status,
-    errors: t.connect + t.read + t.write + t.timeout,
+    non2xx,
+    errors,
   };
 }
 
@@ -332,22 +334,8 @@ async function runFlow(spec: FlowSpec): Promise<LoadResult> {
       return err ? reject(new Error(`flow client: ${err.message}`)) : resolve(out);
     }),
   );
-  const t = JSON.parse(stdout.trim().split("\n").pop() ?? "") as {
-    requests: number;
-    durationUs: number;
-    p50Us: number;
-    p99Us: number;
-    non2xx: number;
-    errors: number;
-  };
-  return {
-    requestsPerSecond: t.requests / (t.durationUs / 1e6),
-    latencyP50Ms: t.p50Us / 1000,
-    latencyP99Ms: t.p99Us / 1000,
-    requests: t.requests,
-    non2xx: t.non2xx,
-    errors: t.errors,
-  };
+  const t = JSON.parse(stdout.trim().split("\n").pop() ?? "") as Totals & { non2xx: number; errors: number };
+  return loadResult(t, t.non2xx, t.errors);
 }
 
 async function runScenario(ctx: BenchContext, scenario: Scenario, seconds: number, connections: number, loader: Loader): Promise<ScenarioResult> {

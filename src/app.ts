@@ -35,6 +35,7 @@ import { settingsService } from "./api/settings.js";
 import { userService } from "./api/users.js";
 import type { Config } from "./config.js";
 import { setHashCeilings } from "./crypto/passwords.js";
+import { masterKeySealer } from "./crypto/sealer.js";
 import type { Clock } from "./domain/context.js";
 import { DomainError } from "./domain/errors.js";
 import { type FailureLimits, failureKeys, rateLimited } from "./domain/limits.js";
@@ -44,6 +45,7 @@ import { bootstrapInstance } from "./domain/orgs/bootstrap.js";
 import { isOAuthPath, oauthHandler } from "./http/oauth/index.js";
 import { createScimHandler, isScimPath } from "./http/scim/router.js";
 import { createRestTranscoder } from "./http/transcoder.js";
+import { smtpMailer } from "./mail/smtp.js";
 import { createOAuthRuntime } from "./oauth-runtime.js";
 import { type Database, openDatabase } from "./store/db.js";
 import { createStore, type Store } from "./store/index.js";
@@ -154,7 +156,9 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
     throw err;
   }
   const tokens = oauth.runtime;
-  const deps: ApiDeps = { store, authenticate: limitedBearer(tokens, limits), instanceId, clock, log, limits };
+  const mailer = config.smtpUrl && config.smtpFrom ? smtpMailer(config.smtpUrl, config.smtpFrom) : undefined;
+  const authn = { sealer: masterKeySealer(oauth.masterKey), externalUrl: config.externalUrl };
+  const deps: ApiDeps = { store, authenticate: limitedBearer(tokens, limits), instanceId, clock, log, limits, mailer, authn };
   const shutdown = new AbortController();
   // connect-node links every in-flight call to this signal and unlinks it when the call ends: the listener count is the
   // number of calls in flight, not a leak, and Node's warning at 11 would fire under any real load.
@@ -185,6 +189,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
     abortInFlight: () => shutdown.abort(),
     async close() {
       shutdown.abort();
+      mailer?.close();
       await oauth.close();
       await db.close();
     },

@@ -59,6 +59,10 @@ export interface Config {
   signingKeyRotationSeconds: number;
   /** A replaced signing key still verifies tokens for this many seconds (at least the longest token lifetime). */
   signingKeyOverlapSeconds: number;
+  /** SMTP server of the e-mails svc sends (codes, links): smtp:// or smtps:// with credentials; none when unset. */
+  smtpUrl?: string;
+  /** The From of those e-mails (SVC_SMTP_FROM), required with smtpUrl. */
+  smtpFrom?: string;
   /** Ceilings on the cost parameters of imported password hashes (src/crypto/passwords.ts). */
   passwordHashMaxPbkdf2Iterations: number;
   passwordHashMaxBcryptCost: number;
@@ -181,6 +185,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: logLevel(r),
     masterKey: masterKey(r, databaseUrl),
     previousMasterKey: previousMasterKey(r),
+    ...smtp(r),
     signingKeyOverlapSeconds: signingKeyOverlap(
       r,
       Math.max(ints.accessTokenLifetimeClientCredentials, ints.accessTokenLifetimeJwtProfile, ints.accessTokenLifetimeUser, ints.idTokenLifetime),
@@ -222,6 +227,15 @@ function previousMasterKey(r: EnvReader): Buffer | undefined {
   if (!key) r.problems.push("SVC_MASTER_KEY_PREVIOUS must be 32 bytes, as 64 hex digits or base64 (44 characters)");
   if (r.str("SVC_MASTER_KEY") === undefined) r.problems.push("SVC_MASTER_KEY_PREVIOUS needs SVC_MASTER_KEY, the key that replaces it");
   return key;
+}
+
+function smtp(r: EnvReader): Pick<Config, "smtpUrl" | "smtpFrom"> {
+  const smtpUrl = r.url("SVC_SMTP_URL", undefined, ["smtp:", "smtps:"]);
+  const smtpFrom = r.str("SVC_SMTP_FROM");
+  if (smtpUrl && !smtpFrom) r.problems.push('SVC_SMTP_FROM is required with SVC_SMTP_URL (the sender address, e.g. "svc <no-reply@example.com>")');
+  if (smtpFrom && !smtpUrl) r.problems.push("SVC_SMTP_FROM needs SVC_SMTP_URL, the server that sends the mail");
+  if (smtpFrom && /[\r\n]/.test(smtpFrom)) r.problems.push("SVC_SMTP_FROM must be one line");
+  return { smtpUrl, smtpFrom };
 }
 
 /** A replaced signing key must verify every token it signed until the longest-lived one expires. */

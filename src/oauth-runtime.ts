@@ -5,6 +5,7 @@
 // OAuth adapter and to whatever authenticates bearer tokens.
 import type { Logger } from "pino";
 import type { Config } from "./config.js";
+import { checkSealedTotpSecrets } from "./crypto/sealer.js";
 import { embeddedMasterKey } from "./crypto/secretbox.js";
 import { SigningKeys } from "./crypto/signing-keys.js";
 import type { Clock } from "./domain/context.js";
@@ -29,13 +30,14 @@ export interface OAuthRuntimeDeps {
 async function masterKeyOf(deps: OAuthRuntimeDeps): Promise<{ key: Buffer; whose: string }> {
   const { config, log, store, instanceId } = deps;
   if (config.masterKey) return { key: config.masterKey, whose: "SVC_MASTER_KEY" };
-  const mk = await embeddedMasterKey(config.dataDir, async () => (await store.keys.newest(instanceId)) !== null);
+  const sealed = async () => (await store.keys.newest(instanceId)) !== null || (await store.authn.newestTotpSecret(instanceId)) !== null;
+  const mk = await embeddedMasterKey(config.dataDir, sealed);
   if (mk.generated)
     log.warn({ file: mk.file }, "SVC_MASTER_KEY is not set: generated a master key for the embedded database; back it up with the data directory");
   return { key: mk.key, whose: mk.file };
 }
 
-export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{ runtime: OAuthRuntime; close(): Promise<void> }> {
+export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{ runtime: OAuthRuntime; masterKey: Buffer; close(): Promise<void> }> {
   const { config, db, log, clock } = deps;
   const { store } = deps;
   const masterKey = await masterKeyOf(deps);
@@ -49,6 +51,7 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{ runt
     log,
   });
   await keys.checkMasterKey(masterKey.whose, config.previousMasterKey);
+  await checkSealedTotpSecrets({ store, instanceId: deps.instanceId, key: masterKey.key, whose: masterKey.whose, previous: config.previousMasterKey, log });
   const caches = { tokens: new TaggedCache(), clients: new TaggedCache(), machineKeys: new TaggedCache(), roleClaims: new TaggedCache() };
   const all = Object.values(caches) as TaggedCache<unknown>[];
   const rt: OAuthRuntime = {
@@ -104,6 +107,7 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{ runt
   housekeeping.unref();
   return {
     runtime: rt,
+    masterKey: masterKey.key,
     async close() {
       clearInterval(housekeeping);
       unsubscribe();

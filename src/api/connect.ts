@@ -30,6 +30,9 @@ export interface ApiDeps {
   clock: Clock;
   log: Logger;
   limits?: FailureLimits;
+  /** The mail sender and the authentication methods' settings, handed to every call's context. */
+  mailer?: Ctx["mailer"];
+  authn?: Ctx["authn"];
 }
 
 const ctxKey = createContextKey<Ctx | undefined>(undefined, { description: "the call's domain context" });
@@ -106,7 +109,8 @@ export function authInterceptor(deps: ApiDeps): Interceptor {
       if (!PUBLIC_SERVICES.has(req.service.typeName)) {
         const peer = req.header.get(PEER_HEADER) ?? undefined;
         const principal = await deps.authenticate(req.header.get("authorization"), deps.clock(), peer);
-        const ctx: Ctx = { store: deps.store, instanceId: deps.instanceId, principal, clock: deps.clock, log: deps.log, requestId, limits: deps.limits, peer };
+        const { store, instanceId, clock, log, limits, mailer, authn } = deps;
+        const ctx: Ctx = { store, instanceId, principal, clock, log, requestId, limits, peer, mailer, authn };
         checkDeclaredPermission(ctx, req.method);
         req.contextValues.set(ctxKey, ctx);
       }

@@ -14,6 +14,7 @@ import { listUserTokens, revokeUserTokens } from "../domain/identity/user-tokens
 import { type CreateUserInput, createUser, deleteUser, getUser, type UpdateUserInput, type UserView, updateUser } from "../domain/identity/users.js";
 import { ctxOf } from "./connect.js";
 import { changed, createdDetails, dateOpt, deleted, details, enumValue, listDetails, listPage, textMatch, ts, tsOpt } from "./convert.js";
+import { userAuthn } from "./user-authn.js";
 
 const STATES = { ACTIVE: UserState.ACTIVE, INACTIVE: UserState.INACTIVE, LOCKED: UserState.LOCKED, INITIAL: UserState.INITIAL } as const;
 const STATE_FROM: Record<number, UserView["state"]> = {
@@ -212,6 +213,7 @@ const userTokens: Pick<ServiceImpl<typeof UserService>, "listUserTokens" | "revo
 export function userService(): ServiceImpl<typeof UserService> {
   return {
     ...userTokens,
+    ...userAuthn,
     async createUser(req, hctx) {
       const out = await createUser(ctxOf(hctx), toCreateInput(req));
       return { id: out.id, creationDate: ts(out.createdAt) };

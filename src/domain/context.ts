@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { Store } from "../store/index.js";
+import type { AuthnSettings, Mailer } from "./identity/authn/ports.js";
 import type { FailureLimits } from "./limits.js";
 
 /** Who is calling: resolved from the bearer token by the authenticator. */
@@ -31,4 +32,8 @@ export interface Ctx {
   limits?: FailureLimits;
   /** The address the request came from (the TCP peer), for the limits. */
   peer?: string;
+  /** Sends e-mail (codes, links); none when SVC_SMTP_URL is unset. */
+  mailer?: Mailer;
+  /** The master key's sealer and the external URL, for the users' authentication methods. */
+  authn?: AuthnSettings;
 }

@@ -6,6 +6,7 @@
 import type { Prisma, PrismaClient } from "../../gen/prisma/client.js";
 import { AppRepo } from "./apps.js";
 import { AuthRequestRepo } from "./auth-requests.js";
+import { AuthnRepo } from "./authn.js";
 import { CredentialRepo } from "./credentials.js";
 import { translateDriverError } from "./errors.js";
 import { EventRepo } from "./events.js";
@@ -48,6 +49,7 @@ export class Store {
   #auth?: InvalidationRepo;
   #userQueries?: UserQueryRepo;
   #scimRecords?: ScimRecordRepo;
+  #authn?: AuthnRepo;
   #authRequests?: AuthRequestRepo;
   #refreshTokens?: RefreshTokenRepo;
   #sessions?: SessionRepo;
@@ -130,6 +132,11 @@ export class Store {
   get events() {
     this.#events ??= new EventRepo(this.#db);
     return this.#events;
+  }
+  /** Users' authentication methods: TOTP, passkeys, one-time codes, password history. */
+  get authn() {
+    this.#authn ??= new AuthnRepo(this.#db);
+    return this.#authn;
   }
   /** Invalidation of what authentication caches (in this process and, on commit, in every replica). */
   get auth() {

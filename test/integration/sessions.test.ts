@@ -3,6 +3,7 @@
 // settings a check enforces (lockout, password expiry, deactivated users and organizations, login settings).
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { purgeExpiredTokens } from "../../src/domain/oauth/tokens.js";
 import { type Machine, machine } from "../support/fixtures.js";
 import { admin, call, fails, ok } from "../support/rpc.js";
 import { startTestServer, type TestServer } from "../support/server.js";
@@ -374,6 +375,22 @@ describe("ListSessions and DeleteSession", () => {
       queries: [{ userIdQuery: { id: ivyId } }, { creationDateQuery: { creationDate: future, method: "TIMESTAMP_QUERY_METHOD_LESS" } }],
     });
     expect(past.details.totalResult).toBe("3");
+  });
+
+  it("purges sessions an hour after they expired, and keeps the others", async () => {
+    const short = await ok(t, "rest", login.pat, "CreateSession", { checks: { user: { userId: aliceId } }, lifetime: "60s" });
+    const lasting = await ok(t, "rest", login.pat, "CreateSession", { checks: { user: { userId: aliceId } } });
+    const rows = () => t.server.db.prisma.session.count({ where: { id: { in: [short.sessionId, lasting.sessionId] } } });
+    await purgeExpiredTokens(t.server.tokens);
+    expect(await rows()).toBe(2);
+    t.advanceClock(2 * 3_600_000);
+    try {
+      await purgeExpiredTokens(t.server.tokens);
+      expect(await rows()).toBe(1);
+      expect((await ok(t, "rest", login.pat, "GetSession", { sessionId: lasting.sessionId })).session.id).toBe(lasting.sessionId);
+    } finally {
+      t.advanceClock(-2 * 3_600_000);
+    }
   });
 
   it("ends a session, records the events, and says NotFound for one that is gone", async () => {

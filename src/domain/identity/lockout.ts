@@ -66,7 +66,7 @@ export async function recordFailedPasswordCheck(ctx: Ctx, user: { id: string; or
 }
 
 /** Whether locking the user would leave the instance or its own organization without an owner who can act. */
-async function isLastOwner(ctx: Ctx, user: { id: string; orgId: string }): Promise<boolean> {
+export async function isLastOwner(ctx: Ctx, user: { id: string; orgId: string }): Promise<boolean> {
   try {
     await keepAnActiveInstanceOwner(ctx, ctx.store, user.id, "Errors.User.LastInstanceOwner", "last IAM_OWNER");
     await keepActiveOrgOwners(ctx.store, user, "Errors.User.LastOrgOwner", "last ORG_OWNER");

@@ -1,13 +1,18 @@
 // SetPassword: self-service with the current password, or an administrator
-// (user.write) without it; and the one check of a user's password, which
-// re-hashes an imported hash (bcrypt, scrypt, PBKDF2, other argon2) to
-// argon2id on its first success. A new password is always stored as argon2id.
+// (user.write) without it, or with a password reset code (authn/password-reset.ts);
+// and the one check of a user's password, which re-hashes an imported hash
+// (bcrypt, scrypt, PBKDF2, other argon2) to argon2id on its first success. A
+// new password is always stored as argon2id, differs from the last ones the
+// history setting names, and the one it replaces joins the history.
 import { hashPassword, verifyPassword } from "../../crypto/passwords.js";
 import { commit, recordEvent, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument } from "../errors.js";
+import { newId } from "../ids.js";
 import { failureKeys, rateLimited } from "../limits.js";
 import { checkPassword, passwordComplexity } from "../settings/settings.js";
+import { checkPasswordHistory } from "./authn/password-history.js";
+import { setPasswordWithCode } from "./authn/password-reset.js";
 import { isLockedOut, type KnownLock, lockedError, recordFailedPasswordCheck } from "./lockout.js";
 import { type TargetUser, targetUser } from "./user-access.js";
 
@@ -26,20 +31,21 @@ export async function hashNewPassword(ctx: Ctx, orgId: string, password: string)
 }
 
 export async function setPassword(ctx: Ctx, input: SetPasswordInput): Promise<Date> {
-  const verifying = input.currentPassword !== undefined || input.verificationCode !== undefined;
-  // Proving knowledge of the current password (or a code) is what lets a user act on itself without a role.
-  const user = await targetUser(ctx, input.userId, "user.write", { selfAllowed: verifying });
+  if (input.verificationCode !== undefined) {
+    if (!input.password) throw invalidArgument("Errors.User.Password.Missing", "new_password is required", { field: "new_password" });
+    return setPasswordWithCode(ctx, { ...input, code: input.verificationCode });
+  }
+  // Proving knowledge of the current password is what lets a user act on itself without a role.
+  const user = await targetUser(ctx, input.userId, "user.write", { selfAllowed: input.currentPassword !== undefined });
   if (user.type !== "HUMAN") throw failedPrecondition("Errors.User.NotHuman", "only human users have passwords");
   if (!input.password) throw invalidArgument("Errors.User.Password.Missing", "new_password is required", { field: "new_password" });
 
-  if (input.verificationCode !== undefined) {
-    // No RPC issues password reset codes yet, so there is never one to match.
-    throw failedPrecondition("Errors.User.Code.NotFound", "no password reset code was requested for this user");
-  }
   // The current password is checked before the new one: a right one is a successful check (which migrates an
   // imported hash) even when the new password is then refused.
   if (input.currentPassword !== undefined) await proveCurrentPassword(ctx, user, input.currentPassword);
-  checkPassword(input.password, await passwordComplexity(ctx, user.orgId));
+  const complexity = await passwordComplexity(ctx, user.orgId);
+  checkPassword(input.password, complexity);
+  await checkPasswordHistory(ctx, user, input.password, complexity.historyCount);
 
   return storePassword(ctx, user, {
     passwordHash: await hashPassword(input.password),
@@ -100,8 +106,8 @@ export interface PasswordChange {
   /** From hashNewPassword (or hashPassword after the policy check). */
   passwordHash: string;
   changeRequired: boolean;
-  /** Proven by the current password (which also clears the failed attempts), or set by an administrator. */
-  verifiedBy: "currentPassword" | "administrator";
+  /** Proven by the current password (which also clears the failed attempts) or a reset code, or set by an administrator. */
+  verifiedBy: "currentPassword" | "verificationCode" | "administrator";
 }
 
 /**
@@ -113,6 +119,7 @@ export async function storePassword(ctx: Ctx, user: { id: string; orgId: string 
   return commit(
     ctx,
     async (tx) => {
+      await tx.authn.keepPasswordInHistory(user.id, newId(), now);
       await tx.users.update(user.id, {
         passwordHash: change.passwordHash,
         passwordChangeRequired: change.changeRequired,

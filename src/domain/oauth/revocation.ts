@@ -33,12 +33,13 @@ async function revokeRefreshToken(rt: OAuthRuntime, caller: ClientRecord, token:
 }
 
 /**
- * Purges token rows, used-assertion markers, auth requests and refresh tokens an hour after they expired
- * (idempotent: any replica may).
+ * Purges token rows, used-assertion markers, auth requests, refresh tokens and sign-in sessions an hour after they
+ * expired (idempotent: any replica may).
  */
 export async function purgeExpiredTokens(rt: OAuthRuntime): Promise<void> {
   const before = new Date(rt.clock().getTime() - 3_600_000);
   await rt.store.tokens.purgeExpired(rt.instanceId, before);
   await rt.store.authRequests.purgeExpired(rt.instanceId, before);
   await rt.store.refreshTokens.purgeExpired(rt.instanceId, before);
+  await rt.store.sessions.purgeExpired(rt.instanceId, before);
 }

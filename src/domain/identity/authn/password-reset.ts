@@ -1,0 +1,52 @@
+// Password reset: PasswordReset makes a code (valid for one hour, usable once) and sends it to the user's e-mail,
+// as a link from the caller's URL template or as the code, or returns it to a caller allowed to take it (access.ts);
+// SetPassword with that code sets the new password. The code proves the reset, so the caller needs no more than
+// to act on the user's authentication methods (the user itself, a login client, an administrator).
+import { hashPassword } from "../../../crypto/passwords.js";
+import { commit, userEvent } from "../../audit/events.js";
+import type { Ctx } from "../../context.js";
+import { checkPassword, passwordComplexity } from "../../settings/settings.js";
+import { storePassword } from "../user-passwords.js";
+import { authnSubject, humanOnly } from "./access.js";
+import { checkUserCode, issueUserCode, spendUserCode } from "./codes.js";
+import { checkDelivery, codeText, type Delivery, renderLink, sendMail } from "./delivery.js";
+import { requireEmail } from "./email.js";
+import { checkPasswordHistory } from "./password-history.js";
+import type { Change } from "./ports.js";
+
+/** PasswordReset. */
+export async function requestPasswordReset(ctx: Ctx, userId: string, delivery: Delivery): Promise<Change & { code?: string }> {
+  const user = await authnSubject(ctx, userId, delivery.kind === "return" ? "returnCode" : "send");
+  humanOnly(user);
+  const email = delivery.kind === "send" ? requireEmail(user) : undefined;
+  checkDelivery(ctx, delivery);
+  let code = "";
+  const at = await commit(ctx, async (tx, now) => {
+    code = await issueUserCode(tx, user, "password_reset", null, now);
+    return userEvent(user, "user.password.reset.requested", { delivery: delivery.kind });
+  });
+  if (email === undefined || delivery.kind !== "send") return { at, orgId: user.orgId, code };
+  const link = delivery.urlTemplate === undefined ? undefined : renderLink(delivery.urlTemplate, { Code: code, UserID: user.id, LoginName: user.loginName });
+  await sendMail(ctx, {
+    to: email,
+    subject: `Reset your password for ${user.instanceName}`,
+    text: codeText(`Someone asked to reset the password of ${user.loginName} at ${user.instanceName}.`, code, link, "1 hour"),
+  });
+  return { at, orgId: user.orgId };
+}
+
+/** SetPassword with verification_code: the code of PasswordReset, spent in the transaction that sets the password. */
+export async function setPasswordWithCode(ctx: Ctx, input: { userId: string; password: string; changeRequired: boolean; code: string }): Promise<Date> {
+  const user = await authnSubject(ctx, input.userId, "send");
+  humanOnly(user);
+  const checked = await checkUserCode(ctx, user, "password_reset", input.code, "verification_code");
+  // A refused new password leaves the code for another try.
+  const complexity = await passwordComplexity(ctx, user.orgId);
+  checkPassword(input.password, complexity);
+  await checkPasswordHistory(ctx, user, input.password, complexity.historyCount);
+  const passwordHash = await hashPassword(input.password);
+  return ctx.store.transaction(async (tx) => {
+    await spendUserCode(tx, user, "password_reset", checked.hash);
+    return storePassword({ ...ctx, store: tx }, user, { passwordHash, changeRequired: input.changeRequired, verifiedBy: "verificationCode" });
+  });
+}

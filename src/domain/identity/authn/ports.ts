@@ -1,0 +1,34 @@
+// What the authentication methods need from outside the domain, as interfaces the composition root fills: a mail
+// sender (SMTP in production, src/mail) and the master key's sealing of secrets at rest (src/crypto/sealer.ts).
+
+/** One plain-text message to one recipient. */
+export interface Mail {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+/** Delivers mail; rejects when the message could not be handed to the mail server. */
+export interface Mailer {
+  send(mail: Mail): Promise<void>;
+}
+
+/** AES-256-GCM with the master key; `aad` binds a ciphertext to its purpose and row. */
+export interface Sealer {
+  seal(plaintext: Uint8Array, aad: string): Uint8Array<ArrayBuffer>;
+  /** Throws when the key is wrong or the data was altered. */
+  open(sealed: Uint8Array, aad: string): Buffer;
+}
+
+/** When a command changed the user's methods, and the user's organization (the change's resource owner). */
+export interface Change {
+  at: Date;
+  orgId: string;
+}
+
+/** What the authentication methods are configured with. */
+export interface AuthnSettings {
+  sealer: Sealer;
+  /** SVC_EXTERNAL_URL: its host is the default relying party of passkeys. */
+  externalUrl: string;
+}
