@@ -6,6 +6,7 @@ import { type EventRow, insertEventFrom } from "./events.js";
 import type { Db } from "./index.js";
 import {
   asDate,
+  bytesOf,
   GRANT_USER_COLUMNS,
   type GrantUserRow,
   gateAllowed,
@@ -22,7 +23,7 @@ import {
   settingsJson,
   signInFactsOf,
 } from "./sign-in-sql.js";
-import { query, statement } from "./sql.js";
+import { query, queryJson, statement } from "./sql.js";
 
 /** What /oauth/v2/authorize stores. */
 export interface NewAuthRequest {
@@ -180,7 +181,7 @@ export class AuthRequestRepo {
    */
   async forCallback(instanceId: string, id: string, sessionId: string): Promise<CallbackRead> {
     const gate = gateAllowed(Prisma.raw("p"), Prisma.sql`s."userId"`, Prisma.sql`s."orgId"`);
-    const [row] = await query<Row>(
+    const [row] = await queryJson<Row>(
       this.db,
       statement(
         Prisma.sql`SELECT ${AUTH_REQUEST_COLUMNS}, ${LINK_SESSION_COLUMNS}, s."tokenHash" AS "s_tokenHash", ${SESSION_USER_COLUMNS},
@@ -198,7 +199,7 @@ export class AuthRequestRepo {
     const session = row ? linkSessionOf(row) : null;
     return {
       request: row?.id ? authRequestOf(row) : null,
-      session: session && { ...session, tokenHash: row?.s_tokenHash as Uint8Array },
+      session: session && { ...session, tokenHash: bytesOf(row?.s_tokenHash as string) },
       facts: row ? signInFactsOf(row) : null,
       gate: (row?.gate as boolean | null | undefined) ?? null,
     };
@@ -214,7 +215,7 @@ export class AuthRequestRepo {
    * and the gates of `projects` for its user.
    */
   async forGrant(instanceId: string, codeHash: Uint8Array<ArrayBuffer>, clientId: string, projects: string[]): Promise<CodeGrantRead> {
-    const [row] = await query<Row>(
+    const [row] = await queryJson<Row>(
       this.db,
       statement(
         Prisma.sql`SELECT ${AUTH_REQUEST_COLUMNS}, ${GRANT_USER_COLUMNS}, ${LINK_SESSION_COLUMNS},

@@ -14,7 +14,7 @@ import {
   type LinkSessionRow,
   linkSessionOf,
 } from "./sign-in-sql.js";
-import { query, statement } from "./sql.js";
+import { queryJson, statement } from "./sql.js";
 
 export interface RefreshTokenRow {
   id: string;
@@ -104,7 +104,7 @@ export class RefreshTokenRepo {
    * token's audience for its user.
    */
   async forGrant(instanceId: string, tokenHash: Uint8Array<ArrayBuffer>, clientId: string, projects: string[]): Promise<RefreshGrantRead> {
-    const [row] = await query<Row>(
+    const [row] = await queryJson<Row>(
       this.db,
       statement(
         Prisma.sql`SELECT r."id", r."instanceId", r."familyId", r."userId", r."clientId", r."appId", r."sessionId", r."scopes", r."audience",

@@ -15,7 +15,7 @@ import {
   signInUserColumns,
   signInUserOf,
 } from "./sign-in-sql.js";
-import { query, statement } from "./sql.js";
+import { query, queryJson, statement } from "./sql.js";
 
 export interface SessionRow {
   id: string;
@@ -183,7 +183,7 @@ export class SessionRepo {
 
   /** The user a user check names by id, with what the checks read (one prepared statement). */
   async userById(instanceId: string, id: string): Promise<SignInUser | null> {
-    const [row] = await query<Record<string, unknown>>(
+    const [row] = await queryJson<Record<string, unknown>>(
       this.db,
       statement(
         Prisma.sql`SELECT ${signInUserColumns(Prisma.sql`${instanceId}`)} FROM "User" u JOIN "Organization" o ON o."id" = u."orgId"
@@ -196,7 +196,7 @@ export class SessionRepo {
 
   /** The user of a login name `username@<organization domain>`, with what the checks read. */
   async userByLoginName(instanceId: string, usernameLower: string, domain: string): Promise<SignInUser | null> {
-    const [row] = await query<Record<string, unknown>>(
+    const [row] = await queryJson<Record<string, unknown>>(
       this.db,
       statement(
         Prisma.sql`SELECT ${signInUserColumns(Prisma.sql`${instanceId}`)} FROM "User" u JOIN "Organization" o ON o."id" = u."orgId"
@@ -210,7 +210,7 @@ export class SessionRepo {
 
   /** The users of a bare username in the whole instance (at most `limit`): one names the user, several none. */
   async usersByUsername(instanceId: string, usernameLower: string, limit: number): Promise<SignInUser[]> {
-    const rows = await query<Record<string, unknown>>(
+    const rows = await queryJson<Record<string, unknown>>(
       this.db,
       statement(
         Prisma.sql`SELECT ${signInUserColumns(Prisma.sql`${instanceId}`)} FROM "User" u JOIN "Organization" o ON o."id" = u."orgId"
@@ -231,7 +231,7 @@ export class SessionRepo {
    * organization, the settings that apply (SIGN_IN_SETTING_KINDS) and its ready second factors. Null: no such user.
    */
   async signInFacts(instanceId: string, userId: string): Promise<SignInFacts | null> {
-    const [row] = await query<Record<string, unknown>>(
+    const [row] = await queryJson<Record<string, unknown>>(
       this.db,
       statement(
         Prisma.sql`SELECT ${SESSION_USER_COLUMNS}, ${settingsJson(SIGN_IN_SETTING_KINDS, Prisma.sql`${instanceId}`)}, ${READY_FACTOR_COLUMNS}

@@ -1,12 +1,16 @@
 // The pieces the sign-in hot paths (CreateSession, CreateCallback, the authorization code and refresh grants) join
 // into their one read per request: the user with its organization's state, the session a sign-in links to, the
 // project gates of the user, the settings of the user's organization. Each read is one prepared statement on the
-// driver (sql.ts): a round trip and Prisma's runtime cost more than everything the database does for these joins.
+// driver, its row handed back as one JSON text (queryJson in sql.ts): a round trip, Prisma's runtime and the
+// driver's work per column cost more than everything the database does for these joins.
 import { Prisma } from "../../gen/prisma/client.js";
 import type { ReadyFactors, SessionRow, SessionUserRow } from "./sessions.js";
 
-/** The embedded database may hand timestamps back as text. */
+/** Timestamps of reads through queryJson (sql.ts) are ISO text; the embedded database may hand them back as text too. */
 export const asDate = (v: Date | string): Date => (v instanceof Date ? v : new Date(v));
+
+/** bytea of a read through queryJson: "\x" and hex. */
+export const bytesOf = (v: Uint8Array | string): Uint8Array => (typeof v === "string" ? Buffer.from(v.slice(2), "hex") : v);
 const asDateOrNull = (v: Date | string | null): Date | null => (v === null ? null : asDate(v));
 
 /**
