@@ -284,6 +284,22 @@ describe("what a check enforces", () => {
     await fails(t, "rest", login.pat, "CreateSession", byPassword(erin, "Wrong-Passw0rd!"), "failed_precondition", "Errors.User.Locked");
   });
 
+  it("starts the count of wrong passwords again after a right one, even when a later check of the request fails", async () => {
+    const org = await createOrg(t, "Sessions Lockout Later Check Org");
+    await admin(t, "SetLockoutSettings", { organizationId: org, settings: { maxPasswordAttempts: "2", maxOtpAttempts: "3" } });
+    await createHuman(t, org, "ivan");
+    const ivan = `ivan@${(await admin(t, "GetOrganizationByID", { organizationId: org })).organization.primaryDomain}`;
+    await fails(t, "rest", login.pat, "CreateSession", byPassword(ivan, "Wrong-Passw0rd!"), "invalid_argument", "Errors.User.Password.Invalid");
+    // The password is right; the TOTP check after it fails (ivan has none), and the request with it.
+    const rightThenTotp = { checks: { user: { loginName: ivan }, password: { password: PASSWORD }, totp: { code: "123456" } } };
+    const refused = await call(t, "rest", login.pat, "CreateSession", rightThenTotp);
+    expect(refused.status).toBeGreaterThanOrEqual(400);
+    expect(refused.status).toBeLessThan(500);
+    // Had the count not started again, this second wrong password would lock ivan.
+    await fails(t, "rest", login.pat, "CreateSession", byPassword(ivan, "Wrong-Passw0rd!"), "invalid_argument", "Errors.User.Password.Invalid");
+    await fails(t, "rest", login.pat, "CreateSession", byPassword(ivan, "Wrong-Passw0rd!"), "failed_precondition", "Errors.User.Locked");
+  });
+
   it("flags a password older than the password expiry settings allow", async () => {
     const org = await createOrg(t, "Sessions Expiry Org");
     await createHuman(t, org, "frank");
