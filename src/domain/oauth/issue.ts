@@ -1,7 +1,7 @@
 // Issuing: an access token in the client's format and, with `openid` and a
 // user, an ID token. Machine grants write the row through the batching token
 // writer; the authorization code and refresh grants write it themselves, in
-// the transaction that redeems their grant.
+// the statement that redeems their grant.
 import type { TokenRow } from "../../store/tokens.js";
 import { newId } from "../ids.js";
 import { issuanceRoleClaims, metadataClaim, userClaims } from "./claims.js";
