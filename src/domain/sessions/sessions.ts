@@ -204,7 +204,6 @@ async function runChecks(step: FactorStep, checks: SessionChecks): Promise<strin
     const input = checks[name];
     if (input === undefined) continue;
     const check = CHECKS[name];
-    if (!check) throw invalidArgument("Errors.Session.Check.Unsupported", `the ${name} check is not available`, { field: `checks.${name}` });
     await (check as (s: FactorStep, i: typeof input) => Promise<void>)(step, input);
     ran.push(name);
   }
@@ -217,7 +216,6 @@ async function startChallenges(step: FactorStep, requests: ChallengeRequests): P
     const input = requests[name];
     if (input === undefined) continue;
     const start = CHALLENGES[name];
-    if (!start) throw invalidArgument("Errors.Session.Challenge.Unsupported", `the ${name} challenge is not available`, { field: `challenges.${name}` });
     answers = { ...answers, ...(await (start as (s: FactorStep, i: typeof input) => Promise<ChallengeAnswers>)(step, input)) };
   }
   return answers;
