@@ -3,7 +3,9 @@
 // project gates of the user, the settings of the user's organization. Each read is one prepared statement on the
 // driver, its row handed back as one JSON text (queryJson in sql.ts): a round trip, Prisma's runtime and the
 // driver's work per column cost more than everything the database does for these joins.
+
 import { Prisma } from "../../gen/prisma/client.js";
+import type { UserInfoSource } from "../domain/oauth/resolve.js";
 import type { ReadyFactors, SessionRow, SessionUserRow } from "./sessions.js";
 
 /** Timestamps of reads through queryJson (sql.ts) are ISO text; the embedded database may hand them back as text too. */
@@ -37,22 +39,10 @@ export function gatesJson(ids: Prisma.Sql, instanceId: Prisma.Sql, userId: Prism
 export const gatesOf = (json: unknown): Map<string, boolean> => new Map((json as [string, boolean][]).map(([id, allowed]) => [id, allowed]));
 
 /** The user a token is issued to: what the grant checks (state, organization state) and the ID token's claims. */
-export interface GrantUserRow {
-  id: string;
+/** The user of a grant: what its claims are made of, and what says whether it may still have tokens. */
+export interface GrantUserRow extends UserInfoSource {
   instanceId: string;
-  orgId: string;
   state: string;
-  username: string;
-  givenName: string | null;
-  familyName: string | null;
-  nickName: string | null;
-  displayName: string | null;
-  preferredLanguage: string | null;
-  email: string | null;
-  emailVerified: boolean;
-  phone: string | null;
-  phoneVerified: boolean;
-  updatedAt: Date;
   org: { state: string };
 }
 
