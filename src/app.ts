@@ -42,6 +42,8 @@ import { type FailureLimits, failureKeys, rateLimited } from "./domain/limits.js
 import { authenticateBearer } from "./domain/oauth/authn.js";
 import type { OAuthRuntime } from "./domain/oauth/runtime.js";
 import { bootstrapInstance } from "./domain/orgs/bootstrap.js";
+import { cookieJar } from "./http/login/cookie.js";
+import { isLoginPath, loginRouter } from "./http/login/router.js";
 import { isOAuthPath, oauthHandler } from "./http/oauth/index.js";
 import { createScimHandler, isScimPath } from "./http/scim/router.js";
 import { createRestTranscoder } from "./http/transcoder.js";
@@ -170,9 +172,24 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
   });
   // Behind a proxy the request's Host and scheme are the proxy's upstream ones: a configured public URL wins.
   const scim = createScimHandler({ ...deps, externalUrl: config.externalUrlConfigured ? config.externalUrl : undefined });
+  const login = loginRouter({
+    store,
+    instanceId,
+    clock,
+    log,
+    limits,
+    mailer,
+    authn,
+    externalUrl: config.externalUrl,
+    issuer: config.externalUrl,
+    codeLifetime: config.authCodeLifetime,
+    cookies: cookieJar(authn.sealer, config.externalUrl.startsWith("https:")),
+    trustProxy: config.trustProxy,
+  });
   const dispatch = dispatcher(log, [
     servesPaths(isScimPath, scim),
     servesPaths(isOAuthPath, oauthHandler(tokens)),
+    servesPaths(isLoginPath, http1Only(login)),
     rest,
     probes(ready),
     servesPaths(() => true, connect.handler),
@@ -260,6 +277,18 @@ function connectTransport(
       }
       connect(req, res);
     },
+  };
+}
+
+/** An Express app behind the dispatcher: Express must never see an HTTP/2 request (browsers reach svc over HTTP/1.1). */
+function http1Only(app: express.Express): (req: NodeRequest, res: NodeResponse) => void {
+  return (req, res) => {
+    if (req.httpVersionMajor === 2) {
+      res.writeHead(505, { "content-type": "text/plain; charset=utf-8" });
+      res.end("the hosted login is served over HTTP/1.1");
+      return;
+    }
+    app(req as http.IncomingMessage, res as http.ServerResponse);
   };
 }
 

@@ -55,6 +55,11 @@ export interface Config {
   authCodeLifetime: number;
   /** Where /oauth/v2/authorize sends the browser (with ?authRequest=<id>) unless the application names its own login UI. */
   loginUrl: string;
+  /**
+   * Which proxies' X-Forwarded-For/-Proto the hosted login believes (SVC_TRUST_PROXY, Express's "trust proxy"): false
+   * (the default: none), true (any), a hop count, or addresses/CIDRs/loopback|linklocal|uniquelocal, comma-separated.
+   */
+  trustProxy: boolean | number | string;
   /** A new signing key takes over after this many seconds. */
   signingKeyRotationSeconds: number;
   /** A replaced signing key still verifies tokens for this many seconds (at least the longest token lifetime). */
@@ -176,6 +181,7 @@ export function loadConfig(env: Env = process.env): Config {
     // The hosted login's address until an operator points sign-ins at a login UI of their own.
     loginUrl: r.url("SVC_LOGIN_URL", `${externalUrl}/ui/login/login`, ["http:", "https:"]) as string,
     externalUrlConfigured: (env.SVC_EXTERNAL_URL ?? "").trim() !== "",
+    trustProxy: trustProxy(r),
     databaseUrl,
     dataDir,
     firstInstancePatPath: path.resolve(r.str("SVC_FIRST_INSTANCE_PAT_PATH") ?? path.join(dataDir, "admin.pat")),
@@ -227,6 +233,21 @@ function previousMasterKey(r: EnvReader): Buffer | undefined {
   if (!key) r.problems.push("SVC_MASTER_KEY_PREVIOUS must be 32 bytes, as 64 hex digits or base64 (44 characters)");
   if (r.str("SVC_MASTER_KEY") === undefined) r.problems.push("SVC_MASTER_KEY_PREVIOUS needs SVC_MASTER_KEY, the key that replaces it");
   return key;
+}
+
+const PROXY_WORD = /^(loopback|linklocal|uniquelocal|[0-9a-fA-F.:]+(\/\d{1,3})?)$/;
+
+function trustProxy(r: EnvReader): Config["trustProxy"] {
+  const raw = r.str("SVC_TRUST_PROXY");
+  if (raw === undefined || raw === "false") return false;
+  if (raw === "true") return true;
+  if (/^\d{1,2}$/.test(raw)) return Number(raw);
+  const parts = raw.split(",").map((p) => p.trim());
+  if (parts.some((p) => !PROXY_WORD.test(p))) {
+    r.problems.push("SVC_TRUST_PROXY must be true, false, a hop count, or comma-separated addresses/CIDRs (or loopback, linklocal, uniquelocal)");
+    return false;
+  }
+  return parts.join(",");
 }
 
 function smtp(r: EnvReader): Pick<Config, "smtpUrl" | "smtpFrom"> {

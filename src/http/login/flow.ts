@@ -1,0 +1,48 @@
+// Where a sign-in goes next. The domain decides whether a session may finish (the same rules that answer a custom
+// login UI's CreateCallback): the hosted login asks it, and turns each refusal into the page that fixes it.
+import { asDomainError } from "../../domain/errors.js";
+import { authenticationMethodTypes, type MethodType } from "../../domain/identity/authn/methods.js";
+import { createCallback } from "../../domain/oauth/authorize/login-ui.js";
+import { assertSignInComplete, sessionForLink } from "../../domain/sessions/link.js";
+import type { BrowserSession } from "./cookie.js";
+import type { LoginRequest } from "./page.js";
+
+/** The page that asks for the user's first factor: the passkey when the user has one (and passkeys are on). */
+export async function firstFactorPath(r: LoginRequest, s: BrowserSession): Promise<string> {
+  const methods: MethodType[] = s.userId ? await authenticationMethodTypes(r.ctx, s.userId) : [];
+  return methods.includes("PASSKEY") && !methods.includes("PASSWORD") ? "/passkey" : "/password";
+}
+
+const STEP_OF: Record<string, string> = {
+  "Errors.Session.MfaRequired": "/mfa",
+  "Errors.Session.PasswordChangeRequired": "/password/change",
+};
+
+/**
+ * After a check succeeded: back to the application with a code when the sign-in is complete (or to the account page
+ * without an auth request), else to the page of what is missing.
+ */
+export async function continueSignIn(r: LoginRequest, s: BrowserSession): Promise<void> {
+  try {
+    if (r.authRequest) {
+      const { callbackUrl } = await createCallback(
+        r.ctx,
+        { issuer: r.deps.issuer, codeLifetime: r.deps.codeLifetime },
+        { authRequestId: r.authRequest.id, session: { sessionId: s.id, sessionToken: s.token } },
+      );
+      r.redirect(callbackUrl);
+      return;
+    }
+    await assertSignInComplete(r.ctx, await sessionForLink(r.ctx, s.id, s.token));
+    r.redirect(r.url("/account", { session: s.id }));
+  } catch (err) {
+    const d = asDomainError(err);
+    const step = d && STEP_OF[d.id];
+    if (step) return r.redirect(r.url(step, r.flowQuery({ session: s.id })));
+    if (d?.id === "Errors.Session.NotAuthenticated" || d?.id === "Errors.AuthRequest.ReauthenticationRequired") {
+      return r.redirect(r.url(await firstFactorPath(r, s), r.flowQuery({ session: s.id })));
+    }
+    if (d?.id === "Errors.AuthRequest.UserMismatch") return r.redirect(r.url("/login", r.flowQuery({ mismatch: "1" })));
+    throw err;
+  }
+}

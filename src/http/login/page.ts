@@ -1,0 +1,248 @@
+// One request of the hosted login: this browser's state (the sealed cookie), the language, the organization whose
+// branding applies, the auth request it serves (if any), and how to answer (a page, a redirect, the error page).
+import type { Request, Response } from "express";
+import type { Ctx } from "../../domain/context.js";
+import { asDomainError, DomainError } from "../../domain/errors.js";
+import { type AuthRequestView, getAuthRequest } from "../../domain/oauth/authorize/login-ui.js";
+import type { ChallengeAnswers, UserAgent } from "../../domain/sessions/model.js";
+import { getSession } from "../../domain/sessions/reads.js";
+import { effectiveSetting } from "../../domain/settings/settings.js";
+import type { Branding, Login } from "../../domain/settings/values.js";
+import { type LoginDeps, loginCtx } from "./context.js";
+import { type BrowserSession, type BrowserState, csrfToken, freshState, withoutSession } from "./cookie.js";
+import { html } from "./html.js";
+import { chooseLanguage, type Language, translator } from "./i18n.js";
+import { type PageContext, type PageOptions, renderPage } from "./layout.js";
+
+export const LOGIN_BASE = "/ui/login";
+const ORG_SCOPE = "urn:svc:iam:org:id:";
+const ID = /^[A-Za-z0-9_.@-]{1,200}$/;
+
+export const PAGE_HEADERS = {
+  "content-type": "text/html; charset=utf-8",
+  "cache-control": "no-store",
+  pragma: "no-cache",
+  // Scripts and styles from svc only, never inline; images also from the branding's logo URL (https).
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "referrer-policy": "no-referrer",
+  "cross-origin-opener-policy": "same-origin",
+};
+
+/** Branding changes rarely and is only shown: read at most every few seconds per organization. */
+const BRANDING_TTL_MS = 5_000;
+const brandingCache = new Map<string, { at: number; value: Branding }>();
+
+async function branding(ctx: Ctx, orgId: string | undefined): Promise<Branding> {
+  const key = orgId ?? "";
+  const hit = brandingCache.get(key);
+  const now = Date.now();
+  if (hit && now - hit.at < BRANDING_TTL_MS) return hit.value;
+  const value = await effectiveSetting(ctx, "branding", orgId);
+  if (brandingCache.size > 10_000) brandingCache.clear();
+  brandingCache.set(key, { at: now, value });
+  return value;
+}
+
+export class LoginRequest {
+  readonly ctx: Ctx;
+  state: BrowserState;
+  private dirty: boolean;
+  lang: Language;
+  orgId: string | undefined;
+  authRequest: AuthRequestView | undefined;
+  login: Login | undefined;
+  /** The challenges the last SetSession of this request answered (the WebAuthn options). */
+  lastChallenges: ChallengeAnswers | undefined;
+
+  constructor(
+    readonly deps: LoginDeps,
+    readonly req: Request,
+    readonly res: Response,
+  ) {
+    this.ctx = loginCtx(deps, req);
+    const existing = deps.cookies.read(req.headers.cookie);
+    this.state = existing ?? freshState();
+    this.dirty = !existing;
+    this.lang = chooseLanguage([], req.headers["accept-language"]);
+  }
+
+  /** A parameter of the query (GET) or the form (POST); only single string values count. */
+  param(name: string): string | undefined {
+    const from = this.req.method === "POST" ? (this.req.body as Record<string, unknown> | undefined) : (this.req.query as Record<string, unknown>);
+    const v = from?.[name];
+    return typeof v === "string" ? v : undefined;
+  }
+
+  /** An id-shaped parameter, or undefined. */
+  idParam(name: string): string | undefined {
+    const v = this.param(name);
+    return v !== undefined && ID.test(v) ? v : undefined;
+  }
+
+  /** Loads the auth request named by `authRequest` (when there is one): its languages and organization apply. */
+  async loadAuthRequest(): Promise<AuthRequestView | undefined> {
+    const id = this.param("authRequest");
+    if (id === undefined || id === "") return undefined;
+    if (!ID.test(id)) throw new DomainError("NotFound", "Errors.AuthRequest.NotFound", "no such auth request");
+    this.authRequest = await getAuthRequest(this.ctx, id);
+    this.lang = chooseLanguage(this.authRequest.uiLocales, this.req.headers["accept-language"]);
+    const org = this.authRequest.scopes.find((s) => s.startsWith(ORG_SCOPE));
+    if (org) this.orgId = org.slice(ORG_SCOPE.length);
+    return this.authRequest;
+  }
+
+  /** The login settings of the organization in question (the instance's when none is known yet). */
+  async loadLoginSettings(): Promise<Login> {
+    this.login = await effectiveSetting(this.ctx, "login", this.orgId);
+    return this.login;
+  }
+
+  get registrationAllowed(): boolean {
+    return this.login?.allowRegister === true;
+  }
+
+  /** Whether the browser's session still exists with its token; one that does not is forgotten. */
+  async stillValid(s: BrowserSession): Promise<boolean> {
+    try {
+      await getSession(this.ctx, s.id, s.token);
+      return true;
+    } catch (err) {
+      if (!asDomainError(err)) throw err;
+      this.setState(withoutSession(this.state, s.id));
+      return false;
+    }
+  }
+
+  /** The organization of a session's user (its branding applies), from the session. */
+  async orgOf(s: BrowserSession): Promise<string | undefined> {
+    try {
+      return (await getSession(this.ctx, s.id, s.token)).factors.user?.orgId;
+    } catch (err) {
+      if (!asDomainError(err)) throw err;
+      return undefined;
+    }
+  }
+
+  /** What the browser tells about itself, kept with a new session (shown on the account page). */
+  userAgent(): UserAgent {
+    const ua = this.req.headers["user-agent"];
+    return {
+      ip: this.req.ip,
+      description: typeof ua === "string" ? ua.slice(0, 200) : undefined,
+      header: typeof ua === "string" ? { "user-agent": [ua.slice(0, 500)] } : {},
+    };
+  }
+
+  /** The browser's session named `id` (from the cookie), if this browser holds it. */
+  session(id: string | undefined): BrowserSession | undefined {
+    return id === undefined ? undefined : this.state.sessions.find((s) => s.id === id);
+  }
+
+  setState(state: BrowserState): void {
+    this.state = state;
+    this.dirty = true;
+  }
+
+  get t() {
+    return translator(this.lang);
+  }
+
+  /** The query every link of the flow carries on. */
+  flowQuery(extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+    return { authRequest: this.authRequest?.id, ...extra };
+  }
+
+  url(path: string, query: Record<string, string | undefined> = {}): string {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) q.set(k, v);
+    const s = q.toString();
+    return `${this.deps.externalUrl}${LOGIN_BASE}${path}${s ? `?${s}` : ""}`;
+  }
+
+  async pageContext(): Promise<PageContext> {
+    let orgBranding: Branding;
+    try {
+      orgBranding = await branding(this.ctx, this.orgId);
+    } catch {
+      // An organization named in a scope that does not exist (or not any more): the instance's branding.
+      orgBranding = await branding(this.ctx, undefined);
+    }
+    return {
+      lang: this.lang,
+      t: this.t,
+      orgId: this.orgId,
+      branding: orgBranding,
+      csrf: csrfToken(this.state),
+      url: (path, query) => this.url(path, query),
+      asset: (name) => `${this.deps.externalUrl}${LOGIN_BASE}/assets/${name}`,
+    };
+  }
+
+  private writeCookie(): void {
+    if (this.dirty) this.res.append("set-cookie", this.deps.cookies.write(this.state));
+    this.dirty = false;
+  }
+
+  async render(build: (p: PageContext) => PageOptions, status = 200): Promise<void> {
+    const body = renderPage(await this.pageContext(), build(await this.pageContext()));
+    this.writeCookie();
+    this.res.status(status).set(PAGE_HEADERS).send(body);
+  }
+
+  /** A 303 (after a form) or 302 to an absolute URL. */
+  redirect(location: string): void {
+    this.writeCookie();
+    this.res
+      .status(this.req.method === "POST" ? 303 : 302)
+      .set({ location, "cache-control": "no-store", "referrer-policy": "no-referrer" })
+      .end();
+  }
+
+  /** The error page: what happened and what to do, in the user's words. */
+  async error(err: unknown): Promise<void> {
+    const d = asDomainError(err);
+    if (!d) throw err;
+    const { status, key } = describe(d);
+    const back = this.authRequest ? this.url("/login", this.flowQuery()) : undefined;
+    await this.render(
+      (p) => ({
+        title: p.t(`error.${key}.title`),
+        body: html`<p>${p.t(`error.${key}.text`)}</p>${back ? html`<p><a class="button secondary" href="${back}">${p.t("error.startAgain")}</a></p>` : ""}`,
+      }),
+      status,
+    );
+  }
+}
+
+/** The error page's text and status for a domain error. */
+function describe(d: DomainError): { status: number; key: string } {
+  switch (d.id) {
+    case "Errors.AuthRequest.NotFound":
+      return { status: 404, key: "authRequestNotFound" };
+    case "Errors.AuthRequest.Expired":
+      return { status: 410, key: "authRequestExpired" };
+    case "Errors.AuthRequest.AlreadyFinished":
+      return { status: 409, key: "authRequestFinished" };
+    case "Errors.AuthRequest.AccessDenied":
+      return { status: 403, key: "accessDenied" };
+    case "Errors.User.Locked":
+      return { status: 403, key: "userLocked" };
+    case "Errors.User.NotActive":
+    case "Errors.User.Inactive":
+    case "Errors.Org.NotActive":
+      return { status: 403, key: "userInactive" };
+    case "Errors.Login.Csrf":
+      return { status: 403, key: "csrf" };
+    case "Errors.Login.BadForm":
+      return { status: 400, key: "badForm" };
+    case "Errors.Session.NotFound":
+    case "Errors.Session.Token.Invalid":
+      return { status: 400, key: "sessionGone" };
+  }
+  if (d.kind === "ResourceExhausted") return { status: 429, key: "tooManyAttempts" };
+  if (d.kind === "NotFound") return { status: 404, key: "notFound" };
+  return { status: 400, key: "generic" };
+}

@@ -1,0 +1,285 @@
+// The hosted login in a real browser (Debian's chromium through playwright-core): an openid-client relying party
+// starts a code flow, the browser signs in through the pages (password; password + TOTP; a code by e-mail), comes
+// back with a code, and the RP redeems it. Also: one answer for a wrong password and an unknown user, single sign-on
+// on the browser's session, account selection, German texts, a phone-sized screen, and an axe-core scan per page.
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import type { Browser, Page } from "playwright-core";
+import { setLogin, totpCode } from "../support/authn.js";
+import {
+  accessibilityProblems,
+  browserAvailable,
+  callbackQuery,
+  launchBrowser,
+  newContext,
+  PHONE,
+  type RpCallback,
+  screenshot,
+  startBrowserServer,
+  startRpCallback,
+} from "../support/browser.js";
+import { createHuman, defaultOrgId, PASSWORD, project } from "../support/fixtures.js";
+import { discover, type OidcApp, oidc, oidcApp } from "../support/oidc.js";
+import { admin, ok } from "../support/rpc.js";
+import type { TestServer } from "../support/server.js";
+import { codeFrom, type SmtpSink, startSmtpSink } from "../support/smtp.js";
+
+const run = browserAvailable() ? describe : describe.skip;
+
+let t: TestServer;
+let browser: Browser;
+let smtp: SmtpSink;
+let rp: RpCallback;
+let orgId: string;
+let domain: string;
+let app: OidcApp;
+let config: oidc.Configuration;
+
+beforeAll(async () => {
+  if (!browserAvailable()) return;
+  smtp = await startSmtpSink();
+  rp = await startRpCallback();
+  t = await startBrowserServer({ SVC_SMTP_URL: smtp.url, SVC_SMTP_FROM: "svc <no-reply@example.com>" });
+  browser = await launchBrowser();
+  orgId = await defaultOrgId(t);
+  domain = (await admin(t, "GetOrganizationByID", { organizationId: orgId })).organization.primaryDomain;
+  const projectId = await project(t, orgId, "Browser Project");
+  app = await oidcApp(t, projectId, "browser-rp", { redirectUris: [rp.url], devMode: true });
+  config = await discover(t, app.clientId, app.clientSecret, oidc.ClientSecretBasic(app.clientSecret));
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await t?.stop();
+  await smtp?.close();
+  await rp?.close();
+});
+
+interface Started {
+  url: string;
+  verifier: string;
+  state: string;
+  nonce: string;
+}
+
+async function authorizationUrl(extra: Record<string, string> = {}): Promise<Started> {
+  const verifier = oidc.randomPKCECodeVerifier();
+  const state = oidc.randomState();
+  const nonce = oidc.randomNonce();
+  const url = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: rp.url,
+    scope: "openid profile email",
+    state,
+    nonce,
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: "S256",
+    ...extra,
+  });
+  return { url: url.href, verifier, state, nonce };
+}
+
+/** The RP's half after the browser is back: the code redeemed, the ID token checked; its subject. */
+async function redeem(page: Page, s: Started): Promise<string> {
+  await callbackQuery(page, rp.url);
+  const tokens = await oidc.authorizationCodeGrant(config, new URL(page.url()), {
+    pkceCodeVerifier: s.verifier,
+    expectedState: s.state,
+    expectedNonce: s.nonce,
+    idTokenExpected: true,
+  });
+  return tokens.claims()?.sub as string;
+}
+
+async function expectAccessible(page: Page): Promise<void> {
+  expect(await accessibilityProblems(page)).toEqual([]);
+}
+
+async function enterLoginName(page: Page, loginName: string): Promise<void> {
+  await page.getByLabel("Login name or e-mail").fill(loginName);
+  await page.getByRole("button", { name: "Continue" }).click();
+}
+
+async function enterPassword(page: Page, password = PASSWORD): Promise<void> {
+  await page.getByLabel("Password", { exact: true }).fill(password);
+  await page.getByRole("button", { name: "Continue" }).click();
+}
+
+run("sign-in with a password", () => {
+  it("goes login name → password → back to the RP, which gets tokens for the user", async () => {
+    const userId = await createHuman(t, orgId, "pw-alice");
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    const s = await authorizationUrl();
+    await page.goto(s.url);
+    await expect(page.getByRole("heading", { level: 1 })).toBeTruthy();
+    expect(await page.title()).toBe("Sign in");
+    await screenshot(page, "login-name-en-1280");
+    await expectAccessible(page);
+    await enterLoginName(page, `pw-alice@${domain}`);
+    expect(await page.title()).toBe("Enter your password");
+    await screenshot(page, "password-en-1280");
+    await expectAccessible(page);
+    await enterPassword(page);
+    expect(await redeem(page, s)).toBe(userId);
+
+    // The browser's session signs the next request in without a page (single sign-on).
+    const again = await authorizationUrl();
+    await page.goto(again.url);
+    expect(await redeem(page, again)).toBe(userId);
+    await context.close();
+  });
+
+  it("answers a wrong password and an unknown login name with the same message", async () => {
+    await createHuman(t, orgId, "pw-bob");
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    const s = await authorizationUrl();
+    await page.goto(s.url);
+    await enterLoginName(page, `pw-bob@${domain}`);
+    await enterPassword(page, "Wrong-Passw0rd!");
+    const wrong = await page.getByRole("alert").textContent();
+    expect(wrong).toContain("The login name or the password is wrong.");
+    await screenshot(page, "password-wrong-en-1280");
+    await expectAccessible(page);
+
+    await context.close();
+
+    // A browser that holds no session: the unknown name gets the password page and then the very same message.
+    const other = await newContext(browser);
+    const page2 = await other.newPage();
+    await page2.goto((await authorizationUrl()).url);
+    await enterLoginName(page2, `nobody-${Date.now()}@${domain}`);
+    expect(await page2.title()).toBe("Enter your password");
+    await enterPassword(page2, "Wrong-Passw0rd!");
+    expect(await page2.getByRole("alert").textContent()).toBe(wrong);
+    await other.close();
+  });
+});
+
+run("second factors", () => {
+  it("asks for the TOTP code of a user who set one up", async () => {
+    const userId = await createHuman(t, orgId, "totp-carol");
+    const { secret } = await ok(t, "rest", t.pat, "RegisterTOTP", { userId });
+    await ok(t, "rest", t.pat, "VerifyTOTPRegistration", { userId, code: totpCode(secret) });
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    const s = await authorizationUrl();
+    await page.goto(s.url);
+    await enterLoginName(page, `totp-carol@${domain}`);
+    await enterPassword(page);
+    expect(await page.title()).toBe("Authenticator app");
+    await screenshot(page, "mfa-totp-en-1280");
+    await expectAccessible(page);
+    await page.getByLabel("Code").fill("000000");
+    await page.getByRole("button", { name: "Verify" }).click();
+    expect(await page.getByRole("alert").textContent()).toContain("The code is wrong.");
+    await page.getByLabel("Code").fill(totpCode(secret, Date.now() + 30_000));
+    await page.getByRole("button", { name: "Verify" }).click();
+    expect(await redeem(page, s)).toBe(userId);
+    await context.close();
+  });
+
+  it("sends a code by e-mail and accepts it", async () => {
+    const { id: userId } = await admin(t, "CreateUser", {
+      organizationId: orgId,
+      username: "otp-dave",
+      human: {
+        profile: { givenName: "Dave", familyName: "Otp" },
+        email: { email: "otp-dave@example.com", isVerified: true },
+        password: { password: PASSWORD },
+      },
+    });
+    await ok(t, "rest", t.pat, "AddOTPEmail", { userId });
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    const s = await authorizationUrl();
+    await page.goto(s.url);
+    await enterLoginName(page, `otp-dave@${domain}`);
+    await enterPassword(page);
+    expect(await page.title()).toBe("Code by e-mail");
+    await screenshot(page, "mfa-email-en-1280");
+    await page.getByRole("button", { name: "Send the code" }).click();
+    const mail = await smtp.next("otp-dave@example.com");
+    await page.getByLabel("Code").fill(codeFrom(mail));
+    await screenshot(page, "mfa-email-sent-en-1280");
+    await expectAccessible(page);
+    await page.getByRole("button", { name: "Verify" }).click();
+    expect(await redeem(page, s)).toBe(userId);
+    await context.close();
+  });
+});
+
+run("languages, screens and accounts", () => {
+  it("speaks German when the browser or ui_locales asks for it, also on a phone-sized screen", async () => {
+    const context = await newContext(browser, { locale: "de-DE", viewport: PHONE });
+    const page = await context.newPage();
+    await page.goto((await authorizationUrl()).url);
+    expect(await page.title()).toBe("Anmelden");
+    expect(await page.getAttribute("html", "lang")).toBe("de");
+    await screenshot(page, "login-name-de-375");
+    await expectAccessible(page);
+    await context.close();
+
+    const english = await newContext(browser, { locale: "de-DE" });
+    const page2 = await english.newPage();
+    await page2.goto((await authorizationUrl({ ui_locales: "en" })).url);
+    expect(await page2.title()).toBe("Sign in");
+    await english.close();
+  });
+
+  it("lists the browser's accounts for prompt=select_account and continues with the chosen one", async () => {
+    const first = await createHuman(t, orgId, "acct-erin");
+    const second = await createHuman(t, orgId, "acct-frank");
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    for (const name of ["acct-erin", "acct-frank"]) {
+      const s = await authorizationUrl({ prompt: "login" });
+      await page.goto(s.url);
+      await enterLoginName(page, `${name}@${domain}`);
+      await enterPassword(page);
+      await redeem(page, s);
+    }
+    const s = await authorizationUrl({ prompt: "select_account" });
+    await page.goto(s.url);
+    expect(await page.title()).toBe("Choose an account");
+    await screenshot(page, "accounts-en-1280");
+    await expectAccessible(page);
+    await page.getByRole("button", { name: /acct-erin/ }).click();
+    expect(await redeem(page, s)).toBe(first);
+    expect(second).not.toBe(first);
+    await context.close();
+  });
+});
+
+run("refusals without a 5xx", () => {
+  it("answers a form without this browser's CSRF token with the error page (403)", async () => {
+    const res = await fetch(`${t.url}/ui/login/login`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "loginName=x&_csrf=forged",
+    });
+    expect(res.status).toBe(403);
+    expect(res.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    expect(await res.text()).toContain("Your session on this page expired");
+  });
+
+  it("answers an unknown auth request with a page that says what to do", async () => {
+    const res = await fetch(`${t.url}/ui/login/login?authRequest=unknown`);
+    expect(res.status).toBe(404);
+    expect(await res.text()).toContain("This sign-in link is not valid");
+  });
+
+  it("turns login settings with forced MFA into the set-up step", async () => {
+    await setLogin(t, orgId, { forceMfa: true });
+    try {
+      await createHuman(t, orgId, "force-gina");
+      const context = await newContext(browser);
+      const page = await context.newPage();
+      await page.goto((await authorizationUrl()).url);
+      await enterLoginName(page, `force-gina@${domain}`);
+      await enterPassword(page);
+      expect(new URL(page.url()).pathname).toBe("/ui/login/mfa/setup");
+      await context.close();
+    } finally {
+      await admin(t, "ResetLoginSettings", { organizationId: orgId }).catch(() => undefined);
+    }
+  });
+});
