@@ -1,6 +1,7 @@
-// The login pages' texts: ICU messages per language in messages/<lang>.json, none in templates. The language is the
+// The login pages' texts: ICU messages per language in messages/<lang>.json and messages/<lang>.<part>.json (one file
+// per group of pages), none in templates. The language is the
 // first of the auth request's ui_locales, then the browser's Accept-Language, that svc has texts for; English else.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { IntlMessageFormat } from "intl-messageformat";
 
 export const LANGUAGES = ["en", "de"] as const;
@@ -9,8 +10,11 @@ const FALLBACK: Language = "en";
 
 type Messages = Record<string, string>;
 
+const DIR = new URL("./messages/", import.meta.url);
+
 function load(lang: Language): Messages {
-  return JSON.parse(readFileSync(new URL(`./messages/${lang}.json`, import.meta.url), "utf8")) as Messages;
+  const files = readdirSync(DIR).filter((f) => f === `${lang}.json` || (f.startsWith(`${lang}.`) && f.endsWith(".json")));
+  return Object.assign({}, ...files.sort().map((f) => JSON.parse(readFileSync(new URL(f, DIR), "utf8")) as Messages)) as Messages;
 }
 
 const MESSAGES: Record<Language, Messages> = Object.fromEntries(LANGUAGES.map((l) => [l, load(l)])) as Record<Language, Messages>;
