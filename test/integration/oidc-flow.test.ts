@@ -173,14 +173,18 @@ describe("a public client (PKCE, no secret)", () => {
     // The family's access tokens went with it.
     const userinfo = await fetch(`${t.url}/oidc/v1/userinfo`, { headers: { authorization: `Bearer ${refreshed.access_token}` } });
     expect(userinfo.status).toBe(401);
-    // An unregistered post-logout URI: no redirect, a page.
+    // An unregistered post-logout URI: never a redirect there; the hosted login's signed-out page instead.
     const out = await visit(
       t,
       oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token as string, post_logout_redirect_uri: "https://evil.example/" }),
     );
-    expect(out.status).toBe(200);
-    expect(out.headers.get("content-type")).toMatch(/text\/html/);
-    expect(await out.text()).toMatch(/signed out/i);
+    expect(out.status).toBe(302);
+    const location = out.headers.get("location") as string;
+    expect(location.startsWith(`${issuerOf(t)}/ui/login/logout`)).toBe(true);
+    const page = await visit(t, location);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toMatch(/text\/html/);
+    expect(await page.text()).toMatch(/signed out/i);
   });
 
   it("a public client cannot redeem without the verifier, nor authenticate as confidential", async () => {

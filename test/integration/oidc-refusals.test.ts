@@ -11,6 +11,7 @@ import {
   authRequestOf,
   basicAuth,
   finish,
+  issuerOf,
   loginClient,
   type OidcApp,
   oidcApp,
@@ -453,7 +454,7 @@ describe("revocation and logout refusals", () => {
     expect(anon.status).toBe(401);
   });
 
-  it("end_session: a forged hint or another client's hint is a 400 page; no hint, a signed-out page", async () => {
+  it("end_session: a forged hint or another client's hint is a 400 page; no hint, the hosted login's sign-out page", async () => {
     const forged = await fetch(`${t.url}/oidc/v1/end_session?id_token_hint=eyJhbGciOiJSUzI1NiJ9.e30.AAAA`, { redirect: "manual" });
     expect(forged.status).toBe(400);
     const first = await redeem(await code(web));
@@ -464,7 +465,9 @@ describe("revocation and logout refusals", () => {
     const bare = await fetch(`${t.url}/oidc/v1/end_session?post_logout_redirect_uri=${encodeURIComponent("https://rp.example.com/signed-out")}`, {
       redirect: "manual",
     });
-    expect(bare.status).toBe(200);
+    // No session named and no client to trust the redirect URI of: the hosted login offers to end the browser's sessions.
+    expect(bare.status).toBe(302);
+    expect(bare.headers.get("location")).toBe(`${issuerOf(t)}/ui/login/logout`);
     // The session of the ID token is still there: nothing was ended by the refused requests.
     expect(await userinfoStatus(first.body.access_token)).toBe(200);
     // An expired ID token is still good for logging out.

@@ -1,13 +1,17 @@
 // RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0): the client names the sign-in with an ID token it
 // was given (id_token_hint, accepted expired), svc ends that session and everything issued from it, and sends the
-// browser back to a registered post-logout redirect URI, or shows a page when there is none to trust.
+// browser back to a registered post-logout redirect URI, or to a signed-out page when there is none to trust.
 import { liveSession, terminateSession } from "../sessions/link.js";
 import { withQuery } from "./authorize/callback.js";
 import { findClient } from "./client-auth.js";
 import { hintClient, readIdTokenHint } from "./id-token.js";
 import type { OAuthRuntime } from "./runtime.js";
 
-export type EndSessionOutcome = { kind: "page"; status: 200 | 400; message: string } | { kind: "redirect"; location: string };
+export type EndSessionOutcome =
+  | { kind: "page"; status: 400; message: string }
+  /** Signed out with no redirect URI to trust: `ended` whether a session was ended (else the browser's may remain). */
+  | { kind: "signedOut"; ended: boolean }
+  | { kind: "redirect"; location: string };
 
 const STATE_MAX = 2048;
 
@@ -23,12 +27,13 @@ export async function endSession(rt: OAuthRuntime, params: Record<string, string
   if (namedClient !== undefined && !client?.oidc) return bad("Unknown client_id.");
   // Only the session the hint names, and only while it is still its user's: without a hint there is nothing to end
   // (svc keeps no browser cookie of its own).
+  let ended = false;
   if (hint?.sid) {
     const session = await liveSession(rt.store, rt.instanceId, hint.sid, now);
-    if (session && session.userId === hint.sub) await terminateSession(rt.store, rt.instanceId, session.id, now);
+    if (session && session.userId === hint.sub) ended = await terminateSession(rt.store, rt.instanceId, session.id, now);
   }
   if (redirectUri !== undefined && client?.oidc?.postLogoutRedirectUris.includes(redirectUri)) {
     return { kind: "redirect", location: withQuery(redirectUri, { state }) };
   }
-  return { kind: "page", status: 200, message: "You are signed out." };
+  return { kind: "signedOut", ended };
 }

@@ -43,6 +43,10 @@ export function endSessionEndpoint(rt: OAuthRuntime): Handler {
     }
     const outcome = await endSession(rt, single, rt.clock());
     if (outcome.kind === "redirect") return sendRedirect(res, outcome.location);
-    sendPage(res, outcome.status, outcome.status === 200 ? "Signed out" : "Sign-out request refused", outcome.message, req.method === "HEAD");
+    if (outcome.kind === "page") return sendPage(res, outcome.status, "Sign-out request refused", outcome.message, req.method === "HEAD");
+    // With the hosted login, its pages say "signed out" (and, when no session was named, offer to end the browser's).
+    const hosted = `${rt.issuer}/ui/login/`;
+    if (rt.loginUrl.startsWith(hosted)) return sendRedirect(res, `${hosted}logout${outcome.ended ? "/done" : ""}`);
+    sendPage(res, 200, "Signed out", "You are signed out.", req.method === "HEAD");
   };
 }
