@@ -145,7 +145,31 @@ async function refreshTokens(base: Base, n: number): Promise<string[]> {
 
 const CONNECTIONS = Number(process.env.SVC_BENCH_CONNECTIONS ?? 10);
 
+/** An open auth request of the sign-in app: where the hosted login's first page is rendered for. */
+async function freshAuthRequest(base: Base): Promise<string> {
+  const q = new URLSearchParams({
+    client_id: base.clientId,
+    redirect_uri: base.redirectUri,
+    response_type: "code",
+    scope: "openid profile",
+    code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+    code_challenge_method: "S256",
+  });
+  const auth = await fetch(`${base.url}/oauth/v2/authorize?${q}`, { redirect: "manual" });
+  const id = new URL(auth.headers.get("location") ?? "").searchParams.get("authRequest");
+  if (!id) throw new Error(`authorize did not redirect to the login: HTTP ${auth.status}`);
+  return id;
+}
+
 export const SIGN_IN_SCENARIOS: Scenario[] = [
+  {
+    // A browser's first visit: no cookie, so every answer also sets a new sealed one with its CSRF secret.
+    name: "Hosted login page (login name, fresh auth request)",
+    method: "GET",
+    path: "/ui/login/login",
+    anonymous: true,
+    setup: async (ctx) => ({ path: `/ui/login/login?authRequest=${await freshAuthRequest(await signInWorld(ctx))}` }),
+  },
   { name: "argon2id verify alone (bound of the code flow)", method: "POST", path: "-", local: argon2Bound },
   {
     name: "OIDC code flow with a password check",

@@ -19,6 +19,7 @@ import {
   SecondFactorType,
   type SecuritySettings,
   type SecuritySettingsSchema,
+  ThemeMode,
 } from "../../gen/svc/settings/v2/settings_pb.js";
 import type { SettingsService } from "../../gen/svc/settings/v2/settings_service_pb.js";
 import { invalidArgument } from "../domain/errors.js";
@@ -31,7 +32,7 @@ import {
   type SettingKind,
   setSettings,
 } from "../domain/settings/settings.js";
-import type { MultiFactor, SecondFactor } from "../domain/settings/values.js";
+import type { MultiFactor, SecondFactor, ThemeMode as ThemeModeName } from "../domain/settings/values.js";
 import { ctxOf } from "./connect.js";
 import { details, ts } from "./convert.js";
 
@@ -167,6 +168,14 @@ const security: Mapping<"security", typeof SecuritySettingsSchema> = {
   }),
 };
 
+const THEME_TO_PROTO: Record<ThemeModeName, ThemeMode> = { auto: ThemeMode.AUTO, light: ThemeMode.LIGHT, dark: ThemeMode.DARK };
+const THEME_FROM_PROTO: Record<number, ThemeModeName> = {
+  [ThemeMode.UNSPECIFIED]: "auto",
+  [ThemeMode.AUTO]: "auto",
+  [ThemeMode.LIGHT]: "light",
+  [ThemeMode.DARK]: "dark",
+};
+
 const branding: Mapping<"branding", typeof BrandingSettingsSchema> = {
   kind: "branding",
   toProto: (s) => ({
@@ -178,6 +187,12 @@ const branding: Mapping<"branding", typeof BrandingSettingsSchema> = {
     hideLoginNameSuffix: s.hideLoginNameSuffix,
     disableWatermark: s.disableWatermark,
     resourceOwnerType: owner(s.resourceOwner),
+    themeMode: THEME_TO_PROTO[s.themeMode],
+    darkPrimaryColor: s.darkPrimaryColor,
+    darkBackgroundColor: s.darkBackgroundColor,
+    darkWarnColor: s.darkWarnColor,
+    darkFontColor: s.darkFontColor,
+    darkLogoUrl: s.darkLogoUrl,
   }),
   fromProto: (p: BrandingSettings) => ({
     primaryColor: p.primaryColor,
@@ -187,6 +202,12 @@ const branding: Mapping<"branding", typeof BrandingSettingsSchema> = {
     logoUrl: p.logoUrl,
     hideLoginNameSuffix: p.hideLoginNameSuffix,
     disableWatermark: p.disableWatermark,
+    themeMode: THEME_FROM_PROTO[p.themeMode] ?? "auto",
+    darkPrimaryColor: p.darkPrimaryColor,
+    darkBackgroundColor: p.darkBackgroundColor,
+    darkWarnColor: p.darkWarnColor,
+    darkFontColor: p.darkFontColor,
+    darkLogoUrl: p.darkLogoUrl,
   }),
 };
 

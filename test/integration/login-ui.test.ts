@@ -249,6 +249,44 @@ run("languages, screens and accounts", () => {
   });
 });
 
+run("branding", () => {
+  it("applies an organization's colours (light and dark) and hides the login name suffix when it says so", async () => {
+    const brandOrg = (await admin(t, "CreateOrganization", { name: "Brand Org" })).organizationId as string;
+    const brandDomain = (await admin(t, "GetOrganizationByID", { organizationId: brandOrg })).organization.primaryDomain;
+    await createHuman(t, brandOrg, "brand-hana");
+    await admin(t, "SetBrandingSettings", {
+      organizationId: brandOrg,
+      settings: {
+        primaryColor: "#7a1fa2",
+        backgroundColor: "#fffaf0",
+        warnColor: "#b00020",
+        fontColor: "#222222",
+        hideLoginNameSuffix: true,
+        themeMode: "THEME_MODE_AUTO",
+        darkPrimaryColor: "#e0b0ff",
+        darkBackgroundColor: "#1a1024",
+        darkWarnColor: "#ff8a80",
+        darkFontColor: "#f5f5f5",
+      },
+    });
+    const buttonColour = (page: Page) =>
+      page
+        .getByRole("button", { name: /Continue/ })
+        .evaluate((b) => (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle(b).backgroundColor);
+    for (const colorScheme of ["light", "dark"] as const) {
+      const context = await newContext(browser, { colorScheme });
+      const page = await context.newPage();
+      await page.goto((await authorizationUrl({ scope: `openid urn:svc:iam:org:id:${brandOrg}` })).url);
+      expect(await buttonColour(page)).toBe(colorScheme === "light" ? "rgb(122, 31, 162)" : "rgb(224, 176, 255)");
+      await screenshot(page, `login-name-branded-${colorScheme}-1280`);
+      await expectAccessible(page);
+      await enterLoginName(page, `brand-hana@${brandDomain}`);
+      expect(await page.locator(".identity").textContent()).toBe("brand-hana");
+      await context.close();
+    }
+  });
+});
+
 run("refusals without a 5xx", () => {
   it("answers a form without this browser's CSRF token with the error page (403)", async () => {
     const res = await fetch(`${t.url}/ui/login/login`, {

@@ -177,7 +177,17 @@ const KINDS: Kind[] = [
   {
     path: "branding",
     rpc: "Branding",
-    defaults: { primaryColor: "#2f6feb", backgroundColor: "#ffffff", warnColor: "#d93025", fontColor: "#1f2328" },
+    defaults: {
+      primaryColor: "#2f6feb",
+      backgroundColor: "#ffffff",
+      warnColor: "#d93025",
+      fontColor: "#1f2328",
+      themeMode: "THEME_MODE_AUTO",
+      darkPrimaryColor: "#6ea8fe",
+      darkBackgroundColor: "#0d1117",
+      darkWarnColor: "#ff7b72",
+      darkFontColor: "#e6edf3",
+    },
     instanceValue: {
       primaryColor: "#112233",
       backgroundColor: "#fafafa",
@@ -186,6 +196,12 @@ const KINDS: Kind[] = [
       logoUrl: "https://cdn.example.com/logo.svg",
       hideLoginNameSuffix: true,
       disableWatermark: false,
+      themeMode: "THEME_MODE_DARK",
+      darkPrimaryColor: "#99ccff",
+      darkBackgroundColor: "#101010",
+      darkWarnColor: "#ff9999",
+      darkFontColor: "#f0f0f0",
+      darkLogoUrl: "https://cdn.example.com/logo-dark.svg",
     },
     orgValue: {
       primaryColor: "#abcdef",
@@ -195,6 +211,12 @@ const KINDS: Kind[] = [
       logoUrl: "",
       hideLoginNameSuffix: false,
       disableWatermark: true,
+      themeMode: "THEME_MODE_LIGHT",
+      darkPrimaryColor: "#6ea8fe",
+      darkBackgroundColor: "#0d1117",
+      darkWarnColor: "#ff7b72",
+      darkFontColor: "#e6edf3",
+      darkLogoUrl: "",
     },
     invalid: [
       {
@@ -210,6 +232,14 @@ const KINDS: Kind[] = [
           fontColor: "#000000",
           logoUrl: "http://cdn.example.com/logo.svg",
         },
+        reason: "Errors.Settings.Branding.LogoUrlInvalid",
+      },
+      {
+        settings: { primaryColor: "#ffffff", backgroundColor: "#ffffff", warnColor: "#ff0000", fontColor: "#000000", darkFontColor: "white" },
+        reason: "Errors.Settings.Branding.ColorInvalid",
+      },
+      {
+        settings: { primaryColor: "#ffffff", backgroundColor: "#ffffff", warnColor: "#ff0000", fontColor: "#000000", darkLogoUrl: "javascript:alert(1)" },
         reason: "Errors.Settings.Branding.LogoUrlInvalid",
       },
     ],

@@ -3,7 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "@jest/globals";
 import { masterKeySealer } from "../../src/crypto/sealer.js";
-import { cookieJar, csrfToken, freshState, MAX_SESSIONS, validCsrf, withSession, withoutSession } from "../../src/http/login/cookie.js";
+import { cookieJar, csrfToken, freshState, MAX_SESSIONS, validCsrf, withoutSession, withSession } from "../../src/http/login/cookie.js";
 import { html, trusted } from "../../src/http/login/html.js";
 import { chooseLanguage, LANGUAGES, messageIds, translator } from "../../src/http/login/i18n.js";
 

@@ -68,7 +68,18 @@ export interface Branding {
   logoUrl: string;
   hideLoginNameSuffix: boolean;
   disableWatermark: boolean;
+  /** auto: follows the browser's prefers-color-scheme. */
+  themeMode: ThemeMode;
+  darkPrimaryColor: string;
+  darkBackgroundColor: string;
+  darkWarnColor: string;
+  darkFontColor: string;
+  /** Empty: the light logo in both themes. */
+  darkLogoUrl: string;
 }
+
+export const THEME_MODES = ["auto", "light", "dark"] as const;
+export type ThemeMode = (typeof THEME_MODES)[number];
 
 export interface DomainSettings {
   loginNameIncludesDomain: boolean;
@@ -128,6 +139,12 @@ export const DEFAULT_SETTINGS: { readonly [K in SettingKind]: Readonly<SettingVa
     logoUrl: "",
     hideLoginNameSuffix: false,
     disableWatermark: false,
+    themeMode: "auto",
+    darkPrimaryColor: "#6ea8fe",
+    darkBackgroundColor: "#0d1117",
+    darkWarnColor: "#ff7b72",
+    darkFontColor: "#e6edf3",
+    darkLogoUrl: "",
   },
   domain: { loginNameIncludesDomain: true, smtpSenderAddressMatchesInstanceDomain: false, usernamesUniqueInInstance: false },
 };
@@ -187,7 +204,7 @@ function color(value: string, field: string): string {
   return value.toLowerCase();
 }
 
-function logoUrl(value: string): string {
+function logoUrl(value: string, field: string): string {
   const v = value.trim();
   if (!v) return "";
   let url: URL | undefined;
@@ -197,7 +214,7 @@ function logoUrl(value: string): string {
     url = undefined;
   }
   if (!url || v.length > 2048 || url.protocol !== "https:" || url.username || url.password) {
-    throw invalidArgument("Errors.Settings.Branding.LogoUrlInvalid", "logo_url must be an https URL of at most 2048 characters", { field: "logo_url" });
+    throw invalidArgument("Errors.Settings.Branding.LogoUrlInvalid", `${field} must be an https URL of at most 2048 characters`, { field });
   }
   return v;
 }
@@ -269,9 +286,15 @@ const VALIDATORS: { [K in SettingKind]: (input: SettingInput<K>) => SettingValue
     backgroundColor: color(i.backgroundColor, "background_color"),
     warnColor: color(i.warnColor, "warn_color"),
     fontColor: color(i.fontColor, "font_color"),
-    logoUrl: logoUrl(i.logoUrl),
+    logoUrl: logoUrl(i.logoUrl, "logo_url"),
     hideLoginNameSuffix: i.hideLoginNameSuffix,
     disableWatermark: i.disableWatermark,
+    themeMode: THEME_MODES.includes(i.themeMode) ? i.themeMode : "auto",
+    darkPrimaryColor: i.darkPrimaryColor ? color(i.darkPrimaryColor, "dark_primary_color") : DEFAULT_SETTINGS.branding.darkPrimaryColor,
+    darkBackgroundColor: i.darkBackgroundColor ? color(i.darkBackgroundColor, "dark_background_color") : DEFAULT_SETTINGS.branding.darkBackgroundColor,
+    darkWarnColor: i.darkWarnColor ? color(i.darkWarnColor, "dark_warn_color") : DEFAULT_SETTINGS.branding.darkWarnColor,
+    darkFontColor: i.darkFontColor ? color(i.darkFontColor, "dark_font_color") : DEFAULT_SETTINGS.branding.darkFontColor,
+    darkLogoUrl: logoUrl(i.darkLogoUrl, "dark_logo_url"),
   }),
   domain: (i) => ({
     loginNameIncludesDomain: i.loginNameIncludesDomain,

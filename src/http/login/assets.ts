@@ -6,6 +6,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import type { Request, Response } from "express";
 import { effectiveSetting } from "../../domain/settings/settings.js";
+import type { Branding } from "../../domain/settings/values.js";
 import { type LoginDeps, loginCtx } from "./context.js";
 
 const require = createRequire(import.meta.url);
@@ -64,13 +65,35 @@ const ORG = /^[A-Za-z0-9_.@-]{1,200}$/;
 const COLOR = /^#[0-9a-fA-F]{6}$/;
 const safeColor = (c: string, fallback: string) => (COLOR.test(c) ? c : fallback);
 
+function palette(primary: string, background: string, warn: string, font: string): string {
+  return `--primary:${primary};--background:${background};--warn:${warn};--font:${font}`;
+}
+
+/** The branding as CSS: the light palette, the dark one, and which applies (the browser's choice under "auto"). */
+export function themeOf(b: Branding): string {
+  const light = palette(
+    safeColor(b.primaryColor, "#2f6feb"),
+    safeColor(b.backgroundColor, "#ffffff"),
+    safeColor(b.warnColor, "#d93025"),
+    safeColor(b.fontColor, "#1f2328"),
+  );
+  const dark = palette(
+    safeColor(b.darkPrimaryColor, "#6ea8fe"),
+    safeColor(b.darkBackgroundColor, "#0d1117"),
+    safeColor(b.darkWarnColor, "#ff7b72"),
+    safeColor(b.darkFontColor, "#e6edf3"),
+  );
+  if (b.themeMode === "light") return `:root{${light};color-scheme:light}\n`;
+  if (b.themeMode === "dark") return `:root{${dark};color-scheme:dark}\n`;
+  return `:root{${light};color-scheme:light dark}\n@media (prefers-color-scheme: dark){:root{${dark}}}\n`;
+}
+
 /** theme.css?org=<id>: the organization's branding (the instance's when it has none or is unknown). */
 export function themeCss(deps: LoginDeps) {
   return async (req: Request, res: Response): Promise<void> => {
     const org = typeof req.query.org === "string" && ORG.test(req.query.org) ? req.query.org : undefined;
     const ctx = loginCtx(deps, req);
     const b = await effectiveSetting(ctx, "branding", org).catch(() => effectiveSetting(ctx, "branding", undefined));
-    const css = `:root{--primary:${safeColor(b.primaryColor, "#2f6feb")};--background:${safeColor(b.backgroundColor, "#ffffff")};--warn:${safeColor(b.warnColor, "#d93025")};--font:${safeColor(b.fontColor, "#1f2328")}}\n`;
-    res.set({ "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=60", "x-content-type-options": "nosniff" }).send(css);
+    res.set({ "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=60", "x-content-type-options": "nosniff" }).send(themeOf(b));
   };
 }

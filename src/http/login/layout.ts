@@ -17,6 +17,8 @@ export interface PageContext {
   url(path: string, query?: Record<string, string | undefined>): string;
   /** An asset's URL (CSS, scripts). */
   asset(name: string): string;
+  /** A login name as the branding shows it ("alice" for alice@acme.example with hideLoginNameSuffix). */
+  shown(loginName: string): string;
 }
 
 export interface PageOptions {
@@ -27,9 +29,18 @@ export interface PageOptions {
   scripts?: string[];
 }
 
+/** The logo (decorative: the page's heading says what it is), in the theme's variant. */
+function logoOf(b: Branding): Html | string {
+  const light = b.logoUrl;
+  const dark = b.darkLogoUrl || b.logoUrl;
+  if (b.themeMode === "dark") return dark ? html`<img class="logo" src="${dark}" alt="" />` : "";
+  if (b.themeMode === "light" || !dark || dark === light) return light ? html`<img class="logo" src="${light}" alt="" />` : "";
+  return html`<picture><source srcset="${dark}" media="(prefers-color-scheme: dark)" />${light ? html`<img class="logo" src="${light}" alt="" />` : html`<img class="logo" src="${dark}" alt="" />`}</picture>`;
+}
+
 export function renderPage(p: PageContext, o: PageOptions): string {
   const theme = p.url("/theme.css", { org: p.orgId });
-  const logo = p.branding.logoUrl ? html`<img class="logo" src="${p.branding.logoUrl}" alt="" />` : "";
+  const logo = logoOf(p.branding);
   const watermark = p.branding.disableWatermark ? "" : html`<p class="watermark">${p.t("layout.poweredBy")}</p>`;
   const page = html`<!doctype html>
 <html lang="${p.lang}">

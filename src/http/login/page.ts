@@ -178,6 +178,7 @@ export class LoginRequest {
       csrf: csrfToken(this.state),
       url: (path, query) => this.url(path, query),
       asset: (name) => `${this.deps.externalUrl}${LOGIN_BASE}/assets/${name}`,
+      shown: (loginName) => (orgBranding.hideLoginNameSuffix && loginName.includes("@") ? loginName.slice(0, loginName.lastIndexOf("@")) : loginName),
     };
   }
 
@@ -187,7 +188,8 @@ export class LoginRequest {
   }
 
   async render(build: (p: PageContext) => PageOptions, status = 200): Promise<void> {
-    const body = renderPage(await this.pageContext(), build(await this.pageContext()));
+    const p = await this.pageContext();
+    const body = renderPage(p, build(p));
     this.writeCookie();
     this.res.status(status).set(PAGE_HEADERS).send(body);
   }

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/settings/v2/settings.proto.
  */
 export const file_svc_settings_v2_settings: GenFile = /*@__PURE__*/
-  fileDesc("Ch5zdmMvc2V0dGluZ3MvdjIvc2V0dGluZ3MucHJvdG8SD3N2Yy5zZXR0aW5ncy52MiLyAQoaUGFzc3dvcmRDb21wbGV4aXR5U2V0dGluZ3MSEgoKbWluX2xlbmd0aBgBIAEoBBIaChJyZXF1aXJlc191cHBlcmNhc2UYAiABKAgSGgoScmVxdWlyZXNfbG93ZXJjYXNlGAMgASgIEhcKD3JlcXVpcmVzX251bWJlchgEIAEoCBIXCg9yZXF1aXJlc19zeW1ib2wYBSABKAgSPwoTcmVzb3VyY2Vfb3duZXJfdHlwZRgGIAEoDjIiLnN2Yy5zZXR0aW5ncy52Mi5SZXNvdXJjZU93bmVyVHlwZRIVCg1oaXN0b3J5X2NvdW50GAcgASgNIokBChZQYXNzd29yZEV4cGlyeVNldHRpbmdzEhQKDG1heF9hZ2VfZGF5cxgBIAEoBBIYChBleHBpcmVfd2Fybl9kYXlzGAIgASgEEj8KE3Jlc291cmNlX293bmVyX3R5cGUYAyABKA4yIi5zdmMuc2V0dGluZ3MudjIuUmVzb3VyY2VPd25lclR5cGUiiwEKD0xvY2tvdXRTZXR0aW5ncxIdChVtYXhfcGFzc3dvcmRfYXR0ZW1wdHMYASABKAQSGAoQbWF4X290cF9hdHRlbXB0cxgCIAEoBBI/ChNyZXNvdXJjZV9vd25lcl90eXBlGAMgASgOMiIuc3ZjLnNldHRpbmdzLnYyLlJlc291cmNlT3duZXJUeXBlIqIFCg1Mb2dpblNldHRpbmdzEh8KF2FsbG93X3VzZXJuYW1lX3Bhc3N3b3JkGAEgASgIEhYKDmFsbG93X3JlZ2lzdGVyGAIgASgIEhoKEmFsbG93X2V4dGVybmFsX2lkcBgDIAEoCBIRCglmb3JjZV9tZmEYBCABKAgSGAoQcGFzc2tleXNfYWxsb3dlZBgFIAEoCBIgChhpZ25vcmVfdW5rbm93bl91c2VybmFtZXMYBiABKAgSOgoXcGFzc3dvcmRfY2hlY2tfbGlmZXRpbWUYByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SQAodZXh0ZXJuYWxfbG9naW5fY2hlY2tfbGlmZXRpbWUYCCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SOQoWbWZhX2luaXRfc2tpcF9saWZldGltZRgJIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI/ChxzZWNvbmRfZmFjdG9yX2NoZWNrX2xpZmV0aW1lGAogASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEj4KG211bHRpX2ZhY3Rvcl9jaGVja19saWZldGltZRgLIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI/ChNyZXNvdXJjZV9vd25lcl90eXBlGAwgASgOMiIuc3ZjLnNldHRpbmdzLnYyLlJlc291cmNlT3duZXJUeXBlEjkKDnNlY29uZF9mYWN0b3JzGA0gAygOMiEuc3ZjLnNldHRpbmdzLnYyLlNlY29uZEZhY3RvclR5cGUSNwoNbXVsdGlfZmFjdG9ycxgOIAMoDjIgLnN2Yy5zZXR0aW5ncy52Mi5NdWx0aUZhY3RvclR5cGUiQgoWRW1iZWRkZWRJZnJhbWVTZXR0aW5ncxIPCgdlbmFibGVkGAEgASgIEhcKD2FsbG93ZWRfb3JpZ2lucxgCIAMoCSKzAQoQU2VjdXJpdHlTZXR0aW5ncxIcChRhbGxvd2VkX2NvcnNfb3JpZ2lucxgBIAMoCRJACg9lbWJlZGRlZF9pZnJhbWUYAiABKAsyJy5zdmMuc2V0dGluZ3MudjIuRW1iZWRkZWRJZnJhbWVTZXR0aW5ncxI/ChNyZXNvdXJjZV9vd25lcl90eXBlGAMgASgOMiIuc3ZjLnNldHRpbmdzLnYyLlJlc291cmNlT3duZXJUeXBlIvkBChBCcmFuZGluZ1NldHRpbmdzEhUKDXByaW1hcnlfY29sb3IYASABKAkSGAoQYmFja2dyb3VuZF9jb2xvchgCIAEoCRISCgp3YXJuX2NvbG9yGAMgASgJEhIKCmZvbnRfY29sb3IYBCABKAkSEAoIbG9nb191cmwYBSABKAkSHgoWaGlkZV9sb2dpbl9uYW1lX3N1ZmZpeBgGIAEoCBIZChFkaXNhYmxlX3dhdGVybWFyaxgHIAEoCBI/ChNyZXNvdXJjZV9vd25lcl90eXBlGAggASgOMiIuc3ZjLnNldHRpbmdzLnYyLlJlc291cmNlT3duZXJUeXBlItABCg5Eb21haW5TZXR0aW5ncxIiChpsb2dpbl9uYW1lX2luY2x1ZGVzX2RvbWFpbhgBIAEoCBIzCitzbXRwX3NlbmRlcl9hZGRyZXNzX21hdGNoZXNfaW5zdGFuY2VfZG9tYWluGAIgASgIEj8KE3Jlc291cmNlX293bmVyX3R5cGUYAyABKA4yIi5zdmMuc2V0dGluZ3MudjIuUmVzb3VyY2VPd25lclR5cGUSJAocdXNlcm5hbWVzX3VuaXF1ZV9pbl9pbnN0YW5jZRgEIAEoCCp3ChFSZXNvdXJjZU93bmVyVHlwZRIjCh9SRVNPVVJDRV9PV05FUl9UWVBFX1VOU1BFQ0lGSUVEEAASIAocUkVTT1VSQ0VfT1dORVJfVFlQRV9JTlNUQU5DRRABEhsKF1JFU09VUkNFX09XTkVSX1RZUEVfT1JHEAIqkAEKEFNlY29uZEZhY3RvclR5cGUSIgoeU0VDT05EX0ZBQ1RPUl9UWVBFX1VOU1BFQ0lGSUVEEAASGgoWU0VDT05EX0ZBQ1RPUl9UWVBFX09UUBABEhoKFlNFQ09ORF9GQUNUT1JfVFlQRV9VMkYQAhIgChxTRUNPTkRfRkFDVE9SX1RZUEVfT1RQX0VNQUlMEAMqYQoPTXVsdGlGYWN0b3JUeXBlEiEKHU1VTFRJX0ZBQ1RPUl9UWVBFX1VOU1BFQ0lGSUVEEAASKwonTVVMVElfRkFDVE9SX1RZUEVfVTJGX1dJVEhfVkVSSUZJQ0FUSU9OEAFiBnByb3RvMw", [file_google_protobuf_duration]);
+  fileDesc("Ch5zdmMvc2V0dGluZ3MvdjIvc2V0dGluZ3MucHJvdG8SD3N2Yy5zZXR0aW5ncy52MiLyAQoaUGFzc3dvcmRDb21wbGV4aXR5U2V0dGluZ3MSEgoKbWluX2xlbmd0aBgBIAEoBBIaChJyZXF1aXJlc191cHBlcmNhc2UYAiABKAgSGgoScmVxdWlyZXNfbG93ZXJjYXNlGAMgASgIEhcKD3JlcXVpcmVzX251bWJlchgEIAEoCBIXCg9yZXF1aXJlc19zeW1ib2wYBSABKAgSPwoTcmVzb3VyY2Vfb3duZXJfdHlwZRgGIAEoDjIiLnN2Yy5zZXR0aW5ncy52Mi5SZXNvdXJjZU93bmVyVHlwZRIVCg1oaXN0b3J5X2NvdW50GAcgASgNIokBChZQYXNzd29yZEV4cGlyeVNldHRpbmdzEhQKDG1heF9hZ2VfZGF5cxgBIAEoBBIYChBleHBpcmVfd2Fybl9kYXlzGAIgASgEEj8KE3Jlc291cmNlX293bmVyX3R5cGUYAyABKA4yIi5zdmMuc2V0dGluZ3MudjIuUmVzb3VyY2VPd25lclR5cGUiiwEKD0xvY2tvdXRTZXR0aW5ncxIdChVtYXhfcGFzc3dvcmRfYXR0ZW1wdHMYASABKAQSGAoQbWF4X290cF9hdHRlbXB0cxgCIAEoBBI/ChNyZXNvdXJjZV9vd25lcl90eXBlGAMgASgOMiIuc3ZjLnNldHRpbmdzLnYyLlJlc291cmNlT3duZXJUeXBlIqIFCg1Mb2dpblNldHRpbmdzEh8KF2FsbG93X3VzZXJuYW1lX3Bhc3N3b3JkGAEgASgIEhYKDmFsbG93X3JlZ2lzdGVyGAIgASgIEhoKEmFsbG93X2V4dGVybmFsX2lkcBgDIAEoCBIRCglmb3JjZV9tZmEYBCABKAgSGAoQcGFzc2tleXNfYWxsb3dlZBgFIAEoCBIgChhpZ25vcmVfdW5rbm93bl91c2VybmFtZXMYBiABKAgSOgoXcGFzc3dvcmRfY2hlY2tfbGlmZXRpbWUYByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SQAodZXh0ZXJuYWxfbG9naW5fY2hlY2tfbGlmZXRpbWUYCCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SOQoWbWZhX2luaXRfc2tpcF9saWZldGltZRgJIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI/ChxzZWNvbmRfZmFjdG9yX2NoZWNrX2xpZmV0aW1lGAogASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEj4KG211bHRpX2ZhY3Rvcl9jaGVja19saWZldGltZRgLIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI/ChNyZXNvdXJjZV9vd25lcl90eXBlGAwgASgOMiIuc3ZjLnNldHRpbmdzLnYyLlJlc291cmNlT3duZXJUeXBlEjkKDnNlY29uZF9mYWN0b3JzGA0gAygOMiEuc3ZjLnNldHRpbmdzLnYyLlNlY29uZEZhY3RvclR5cGUSNwoNbXVsdGlfZmFjdG9ycxgOIAMoDjIgLnN2Yy5zZXR0aW5ncy52Mi5NdWx0aUZhY3RvclR5cGUiQgoWRW1iZWRkZWRJZnJhbWVTZXR0aW5ncxIPCgdlbmFibGVkGAEgASgIEhcKD2FsbG93ZWRfb3JpZ2lucxgCIAMoCSKzAQoQU2VjdXJpdHlTZXR0aW5ncxIcChRhbGxvd2VkX2NvcnNfb3JpZ2lucxgBIAMoCRJACg9lbWJlZGRlZF9pZnJhbWUYAiABKAsyJy5zdmMuc2V0dGluZ3MudjIuRW1iZWRkZWRJZnJhbWVTZXR0aW5ncxI/ChNyZXNvdXJjZV9vd25lcl90eXBlGAMgASgOMiIuc3ZjLnNldHRpbmdzLnYyLlJlc291cmNlT3duZXJUeXBlIq0DChBCcmFuZGluZ1NldHRpbmdzEhUKDXByaW1hcnlfY29sb3IYASABKAkSGAoQYmFja2dyb3VuZF9jb2xvchgCIAEoCRISCgp3YXJuX2NvbG9yGAMgASgJEhIKCmZvbnRfY29sb3IYBCABKAkSEAoIbG9nb191cmwYBSABKAkSHgoWaGlkZV9sb2dpbl9uYW1lX3N1ZmZpeBgGIAEoCBIZChFkaXNhYmxlX3dhdGVybWFyaxgHIAEoCBI/ChNyZXNvdXJjZV9vd25lcl90eXBlGAggASgOMiIuc3ZjLnNldHRpbmdzLnYyLlJlc291cmNlT3duZXJUeXBlEi4KCnRoZW1lX21vZGUYCSABKA4yGi5zdmMuc2V0dGluZ3MudjIuVGhlbWVNb2RlEhoKEmRhcmtfcHJpbWFyeV9jb2xvchgKIAEoCRIdChVkYXJrX2JhY2tncm91bmRfY29sb3IYCyABKAkSFwoPZGFya193YXJuX2NvbG9yGAwgASgJEhcKD2RhcmtfZm9udF9jb2xvchgNIAEoCRIVCg1kYXJrX2xvZ29fdXJsGA4gASgJItABCg5Eb21haW5TZXR0aW5ncxIiChpsb2dpbl9uYW1lX2luY2x1ZGVzX2RvbWFpbhgBIAEoCBIzCitzbXRwX3NlbmRlcl9hZGRyZXNzX21hdGNoZXNfaW5zdGFuY2VfZG9tYWluGAIgASgIEj8KE3Jlc291cmNlX293bmVyX3R5cGUYAyABKA4yIi5zdmMuc2V0dGluZ3MudjIuUmVzb3VyY2VPd25lclR5cGUSJAocdXNlcm5hbWVzX3VuaXF1ZV9pbl9pbnN0YW5jZRgEIAEoCCp3ChFSZXNvdXJjZU93bmVyVHlwZRIjCh9SRVNPVVJDRV9PV05FUl9UWVBFX1VOU1BFQ0lGSUVEEAASIAocUkVTT1VSQ0VfT1dORVJfVFlQRV9JTlNUQU5DRRABEhsKF1JFU09VUkNFX09XTkVSX1RZUEVfT1JHEAIqkAEKEFNlY29uZEZhY3RvclR5cGUSIgoeU0VDT05EX0ZBQ1RPUl9UWVBFX1VOU1BFQ0lGSUVEEAASGgoWU0VDT05EX0ZBQ1RPUl9UWVBFX09UUBABEhoKFlNFQ09ORF9GQUNUT1JfVFlQRV9VMkYQAhIgChxTRUNPTkRfRkFDVE9SX1RZUEVfT1RQX0VNQUlMEAMqYQoPTXVsdGlGYWN0b3JUeXBlEiEKHU1VTFRJX0ZBQ1RPUl9UWVBFX1VOU1BFQ0lGSUVEEAASKwonTVVMVElfRkFDVE9SX1RZUEVfVTJGX1dJVEhfVkVSSUZJQ0FUSU9OEAEqZwoJVGhlbWVNb2RlEhoKFlRIRU1FX01PREVfVU5TUEVDSUZJRUQQABITCg9USEVNRV9NT0RFX0FVVE8QARIUChBUSEVNRV9NT0RFX0xJR0hUEAISEwoPVEhFTUVfTU9ERV9EQVJLEANiBnByb3RvMw", [file_google_protobuf_duration]);
 
 /**
  * Rules a new password must meet.
@@ -328,7 +328,9 @@ export const SecuritySettingsSchema: GenMessage<SecuritySettings> = /*@__PURE__*
  * Look of the hosted login.
  *
  * Built-in default: primary #2f6feb, background #ffffff, warn #d93025, font
- * #1f2328, no logo, login name suffix shown, watermark shown.
+ * #1f2328, no logo, login name suffix shown, watermark shown; dark colours
+ * primary #6ea8fe, background #0d1117, warn #ff7b72, font #e6edf3; the theme
+ * follows the browser.
  *
  * @generated from message svc.settings.v2.BrandingSettings
  */
@@ -380,6 +382,40 @@ export type BrandingSettings = Message<"svc.settings.v2.BrandingSettings"> & {
    * @generated from field: svc.settings.v2.ResourceOwnerType resource_owner_type = 8;
    */
   resourceOwnerType: ResourceOwnerType;
+
+  /**
+   * @generated from field: svc.settings.v2.ThemeMode theme_mode = 9;
+   */
+  themeMode: ThemeMode;
+
+  /**
+   * The dark theme's colours (#rrggbb); empty when setting: the built-in dark default.
+   *
+   * @generated from field: string dark_primary_color = 10;
+   */
+  darkPrimaryColor: string;
+
+  /**
+   * @generated from field: string dark_background_color = 11;
+   */
+  darkBackgroundColor: string;
+
+  /**
+   * @generated from field: string dark_warn_color = 12;
+   */
+  darkWarnColor: string;
+
+  /**
+   * @generated from field: string dark_font_color = 13;
+   */
+  darkFontColor: string;
+
+  /**
+   * The logo on a dark background (https, at most 2048 characters); empty: the light logo.
+   *
+   * @generated from field: string dark_logo_url = 14;
+   */
+  darkLogoUrl: string;
 };
 
 /**
@@ -530,4 +566,39 @@ export enum MultiFactorType {
  */
 export const MultiFactorTypeSchema: GenEnum<MultiFactorType> = /*@__PURE__*/
   enumDesc(file_svc_settings_v2_settings, 2);
+
+/**
+ * Whether the hosted login is light, dark, or follows the browser.
+ *
+ * @generated from enum svc.settings.v2.ThemeMode
+ */
+export enum ThemeMode {
+  /**
+   * Follows the browser (prefers-color-scheme).
+   *
+   * @generated from enum value: THEME_MODE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: THEME_MODE_AUTO = 1;
+   */
+  AUTO = 1,
+
+  /**
+   * @generated from enum value: THEME_MODE_LIGHT = 2;
+   */
+  LIGHT = 2,
+
+  /**
+   * @generated from enum value: THEME_MODE_DARK = 3;
+   */
+  DARK = 3,
+}
+
+/**
+ * Describes the enum svc.settings.v2.ThemeMode.
+ */
+export const ThemeModeSchema: GenEnum<ThemeMode> = /*@__PURE__*/
+  enumDesc(file_svc_settings_v2_settings, 3);
 

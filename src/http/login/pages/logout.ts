@@ -36,7 +36,7 @@ export function logoutPages(app: Express, deps: LoginDeps): void {
         subtitle: p.t("logout.subtitle"),
         body: html`<ul class="accounts">${accounts.map(
           (a) =>
-            html`<li><form method="post" action="${p.url("/logout")}">${hidden(p, { session: a.id })}<button type="submit" class="account"><span class="name">${a.displayName}</span><span class="login-name">${a.loginName}</span><span class="action">${p.t("logout.one")}</span></button></form></li>`,
+            html`<li><form method="post" action="${p.url("/logout")}">${hidden(p, { session: a.id })}<button type="submit" class="account"><span class="name">${a.displayName}</span><span class="login-name">${p.shown(a.loginName)}</span><span class="action">${p.t("logout.one")}</span></button></form></li>`,
         )}</ul>
 <form method="post" action="${p.url("/logout")}">${hidden(p, { all: "1" })}<button type="submit" class="button primary">${p.t("logout.all")}</button></form>`,
       }));

@@ -39,7 +39,7 @@ async function passwordPage(r: LoginRequest, s: { id?: string; loginName: string
   await r.render(
     (p) => ({
       title: p.t("password.title"),
-      subtitle: html`<span class="identity">${s.loginName}</span> <a href="${p.url("/login", r.flowQuery({ fresh: "1" }))}">${p.t("common.notYou")}</a>`,
+      subtitle: html`<span class="identity">${p.shown(s.loginName)}</span> <a href="${p.url("/login", r.flowQuery({ fresh: "1" }))}">${p.t("common.notYou")}</a>`,
       body: html`${alert(error)}<form method="post" action="${p.url("/password")}" novalidate>
 ${hidden(p, r.flowQuery({ session: s.id, loginName: s.id ? undefined : s.loginName }))}
 <input type="text" name="username" value="${s.loginName}" autocomplete="username" hidden readonly />
@@ -182,7 +182,7 @@ async function getAccounts(r: LoginRequest): Promise<void> {
     subtitle: p.t("accounts.subtitle"),
     body: html`<ul class="accounts">${accounts.map(
       (a) =>
-        html`<li><form method="post" action="${p.url("/accounts")}">${hidden(p, r.flowQuery({ session: a.s.id }))}<button type="submit" class="account"><span class="name">${a.displayName}</span><span class="login-name">${a.loginName}</span></button></form></li>`,
+        html`<li><form method="post" action="${p.url("/accounts")}">${hidden(p, r.flowQuery({ session: a.s.id }))}<button type="submit" class="account"><span class="name">${a.displayName}</span><span class="login-name">${p.shown(a.loginName)}</span></button></form></li>`,
     )}</ul>
 <p><a class="button secondary" href="${p.url("/login", r.flowQuery({ fresh: "1" }))}">${p.t("accounts.other")}</a></p>`,
   }));
