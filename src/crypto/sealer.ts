@@ -13,6 +13,12 @@ export function masterKeySealer(key: Buffer): Sealer {
 /** The additional data of a user's sealed TOTP secret. */
 export const totpAad = (instanceId: string, userId: string) => `svc:totp:${instanceId}:${userId}`;
 
+/** The additional data of an identity provider's sealed client secret. */
+export const idpSecretAad = (instanceId: string, idpId: string) => `svc:idp-secret:${instanceId}:${idpId}`;
+
+/** The additional data of an external sign-in intent's sealed PKCE verifier. */
+export const intentVerifierAad = (instanceId: string, intentId: string) => `svc:idp-intent:${instanceId}:${intentId}`;
+
 function opens(key: Buffer, sealed: Uint8Array, aad: string): boolean {
   try {
     unseal(key, sealed, aad);

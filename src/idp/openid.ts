@@ -1,0 +1,88 @@
+// The relying party of sign-ins at external OpenID Connect providers, with openid-client: discovery (kept in memory
+// briefly per provider and configuration: derivable, so each replica keeps its own), the authorization URL with
+// PKCE S256, state and nonce, and the code exchange with every check openid-client makes (state, iss, ID token
+// signature, audience, nonce; userinfo's sub). Plain http only for loopback issuers.
+import * as oidc from "openid-client";
+import { type AuthorizationChecks, type OidcProvider, type OidcRelyingParty, ProviderError } from "../domain/idp/ports.js";
+import { isLoopback } from "../domain/idp/providers.js";
+
+const DISCOVERY_TTL_MS = 5 * 60_000;
+const TIMEOUT_SECONDS = 10;
+const MAX_CACHED = 1000;
+
+interface Cached {
+  key: string;
+  at: number;
+  config: Promise<oidc.Configuration>;
+}
+
+export function openidRelyingParty(now: () => number = Date.now): OidcRelyingParty {
+  const cache = new Map<string, Cached>();
+
+  function configOf(p: OidcProvider): Promise<oidc.Configuration> {
+    // A changed configuration (issuer, client, secret) is discovered again at once.
+    const key = JSON.stringify([p.issuer, p.clientId, p.clientSecret]);
+    const hit = cache.get(p.id);
+    if (hit && hit.key === key && now() - hit.at < DISCOVERY_TTL_MS) return hit.config;
+    const insecure = new URL(p.issuer).protocol === "http:" && isLoopback(new URL(p.issuer).hostname);
+    const config = oidc
+      .discovery(new URL(p.issuer), p.clientId, undefined, oidc.ClientSecretBasic(p.clientSecret), {
+        timeout: TIMEOUT_SECONDS,
+        ...(insecure ? { execute: [oidc.allowInsecureRequests] } : {}),
+      })
+      .catch((err: unknown) => {
+        cache.delete(p.id);
+        throw providerError(err);
+      });
+    if (cache.size >= MAX_CACHED) cache.clear();
+    cache.set(p.id, { key, at: now(), config });
+    return config;
+  }
+
+  return {
+    async authorizationUrl(p: OidcProvider, c: AuthorizationChecks): Promise<string> {
+      const config = await configOf(p);
+      return oidc
+        .buildAuthorizationUrl(config, {
+          redirect_uri: c.redirectUri,
+          scope: p.scopes.join(" "),
+          state: c.state,
+          nonce: c.nonce,
+          code_challenge: await oidc.calculatePKCECodeChallenge(c.codeVerifier),
+          code_challenge_method: "S256",
+        })
+        .toString();
+    },
+
+    async exchange(p: OidcProvider, callback: URL, c: AuthorizationChecks): Promise<Record<string, unknown>> {
+      const config = await configOf(p);
+      try {
+        const tokens = await oidc.authorizationCodeGrant(config, callback, {
+          pkceCodeVerifier: c.codeVerifier,
+          expectedState: c.state,
+          expectedNonce: c.nonce,
+          idTokenExpected: true,
+        });
+        const idToken = { ...(tokens.claims() ?? {}) } as Record<string, unknown>;
+        if (p.idTokenOnly) return idToken;
+        const info = await oidc.fetchUserInfo(config, tokens.access_token, idToken.sub as string);
+        // What the ID token proves wins over userinfo for the claims both carry (sub is equal by then).
+        return { ...info, ...idToken };
+      } catch (err) {
+        throw providerError(err);
+      }
+    },
+  };
+}
+
+function providerError(err: unknown): ProviderError {
+  if (err instanceof ProviderError) return err;
+  if (err instanceof oidc.AuthorizationResponseError || err instanceof oidc.ResponseBodyError) {
+    return new ProviderError(err.error, err.error_description ?? err.message);
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  // fetch's TypeError: the provider did not answer at all.
+  if (err instanceof TypeError || (err instanceof Error && err.name === "TimeoutError"))
+    return new ProviderError("server_error", `the identity provider is unreachable: ${message}`);
+  return new ProviderError("invalid_response", message);
+}
