@@ -80,9 +80,20 @@ function providerError(err: unknown): ProviderError {
   if (err instanceof oidc.AuthorizationResponseError || err instanceof oidc.ResponseBodyError) {
     return new ProviderError(err.error, err.error_description ?? err.message);
   }
-  const message = err instanceof Error ? err.message : String(err);
-  // fetch's TypeError: the provider did not answer at all.
-  if (err instanceof TypeError || (err instanceof Error && err.name === "TimeoutError"))
-    return new ProviderError("server_error", `the identity provider is unreachable: ${message}`);
-  return new ProviderError("invalid_response", message);
+  // openid-client wraps what went wrong ("something went wrong") with the cause; fetch's TypeError or a timeout
+  // means the provider did not answer at all. Read by name: fetch's errors come from Node's own realm.
+  let e = asError(err);
+  for (let depth = 0; e && depth < 5; depth++, e = asError(e.cause)) {
+    if (e.name === "TypeError" || e.name === "TimeoutError" || e.name === "AbortError") {
+      const cause = asError(e.cause);
+      return new ProviderError("server_error", `the identity provider is unreachable: ${cause ? cause.message : e.message}`);
+    }
+  }
+  const outer = asError(err);
+  const cause = asError(outer?.cause);
+  return new ProviderError("invalid_response", `${outer ? outer.message : String(err)}${cause ? `: ${cause.message}` : ""}`);
+}
+
+function asError(v: unknown): { name: string; message: string; cause?: unknown } | undefined {
+  return typeof v === "object" && v !== null && typeof (v as Error).message === "string" ? (v as Error) : undefined;
 }
