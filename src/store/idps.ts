@@ -115,6 +115,21 @@ export class IdpRepo {
     return count > 0;
   }
 
+  /** Every provider's sealed client secret: what a master key rotation seals again. */
+  async sealedSecrets(instanceId: string): Promise<{ id: string; sealed: Uint8Array }[]> {
+    const rows = await this.db.identityProvider.findMany({ where: { instanceId }, select: { id: true, clientSecretEnc: true } });
+    return rows.map((r) => ({ id: r.id, sealed: r.clientSecretEnc }));
+  }
+
+  async newestSealedSecret(instanceId: string): Promise<{ id: string; sealed: Uint8Array } | null> {
+    const r = await this.db.identityProvider.findFirst({ where: { instanceId }, orderBy: { createdAt: "desc" }, select: { id: true, clientSecretEnc: true } });
+    return r && { id: r.id, sealed: r.clientSecretEnc };
+  }
+
+  async resealSecret(id: string, sealed: Uint8Array<ArrayBuffer>): Promise<void> {
+    await this.db.identityProvider.update({ where: { id }, data: { clientSecretEnc: sealed } });
+  }
+
   // ------------------------------------------------------------ links
 
   async linkedUser(instanceId: string, idpId: string, externalUserId: string): Promise<string | null> {
