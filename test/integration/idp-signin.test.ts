@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { freePort } from "../support/apache.js";
 import { type Machine, project } from "../support/fixtures.js";
-import { authRequestOf, codeFlow, discover, finish, loginClient, oidc, oidcApp, signIn } from "../support/oidc.js";
+import { authorizeGet, authRequestOf, codeFlow, discover, finish, loginClient, oidc, oidcApp, signIn } from "../support/oidc.js";
 import { admin, call, fails, type Json, ok } from "../support/rpc.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -191,6 +191,46 @@ describe("users not linked yet", () => {
     await userAtB("gina", "gina@b.example", true);
     const landing = await externalSignIn(idp, "gina");
     await fails(a, "connect", loginA.pat, "CreateSession", { checks: intentCheck(landing) }, "failed_precondition", "Errors.IdpIntent.UserNotLinked");
+  });
+});
+
+describe("a linked user's sign-in", () => {
+  it("updates the user's profile from the provider when the options say so", async () => {
+    const idp = await providerAtA("B (auto-update)", { isAutoUpdate: true });
+    const subAtB = await userAtB("ivy", "ivy@b.example", true);
+    const ivy = await userAtA("ivy", "ivy@old.example", false);
+    await admin(a, "AddIDPLink", { userId: ivy, idpLink: { idpId: idp, userId: subAtB, userName: "ivy" } });
+    await ok(a, "connect", loginA.pat, "CreateSession", { checks: intentCheck(await externalSignIn(idp, "ivy")) });
+    const user = (await admin(a, "GetUserByID", { userId: ivy })).user;
+    expect(user.human).toMatchObject({ profile: { givenName: "Ext", familyName: "ivy" }, email: { email: "ivy@b.example", isVerified: true } });
+  });
+
+  it("still needs a second factor when the login settings force MFA", async () => {
+    const idp = await providerAtA("B (mfa)", {});
+    const subAtB = await userAtB("jack", "jack@b.example", true);
+    const jack = await userAtA("jack", "jack@a.example");
+    await admin(a, "AddIDPLink", { userId: jack, idpLink: { idpId: idp, userId: subAtB, userName: "jack" } });
+    const session = await ok(a, "connect", loginA.pat, "CreateSession", { checks: intentCheck(await externalSignIn(idp, "jack")) });
+    const rp = await oidcApp(a, await project(a, orgA, "MFA RP"), "mfa-rp");
+    const verifier = oidc.randomPKCECodeVerifier();
+    const authRequestId = authRequestOf(
+      await authorizeGet(a, {
+        client_id: rp.clientId,
+        redirect_uri: "https://rp.example.com/cb",
+        response_type: "code",
+        scope: "openid",
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: "S256",
+      }),
+    );
+    const ref = { sessionId: session.sessionId, sessionToken: session.sessionToken };
+    await admin(a, "SetLoginSettings", { settings: { allowUsernamePassword: true, allowExternalIdp: true, forceMfa: true } });
+    try {
+      await fails(a, "connect", loginA.pat, "CreateCallback", { authRequestId, session: ref }, "failed_precondition", "Errors.Session.MfaRequired");
+    } finally {
+      await admin(a, "SetLoginSettings", { settings: { allowUsernamePassword: true, allowExternalIdp: true } });
+    }
+    expect(await finish(a, loginA, authRequestId, ref)).toContain("code=");
   });
 });
 

@@ -4,7 +4,8 @@
 // or a user created from the provider's profile (just-in-time, in the provider's organization or the instance's
 // default one). Otherwise FailedPrecondition Errors.IdpIntent.UserNotLinked: the login offers to register or to link.
 // Auto-linking by username never signs in by itself: a provider's user may pick any name, so the login must have the
-// user prove the svc account first. The check spends the intent (one use).
+// user prove the svc account first. The check spends the intent (one use) and, with the provider's is_auto_update,
+// brings the user's names and e-mail up to date.
 import type { IdpRow, IntentRow } from "../../store/idps.js";
 import type { SignInUser } from "../../store/sign-in-sql.js";
 import type { Ctx } from "../context.js";
@@ -12,6 +13,7 @@ import { DomainError, failedPrecondition, invalidArgument } from "../errors.js";
 import { insertUser, prepareUser } from "../identity/user-create.js";
 import { newId } from "../ids.js";
 import type { FactorCheck } from "../sessions/factors.js";
+import { updateFromProvider } from "./auto-update.js";
 import { type ExternalProfile, storedProfile } from "./claims.js";
 import { assertExternalLoginAllowed, intentNotFound, newUserProfile, provenIntent, providerOrg } from "./intents.js";
 import { linkAtSignIn } from "./links.js";
@@ -101,4 +103,6 @@ export const idpIntentCheck: FactorCheck<"idpIntent"> = async (step, input) => {
   }
   if (!(await step.ctx.store.idps.consumeIntent(intent.id, step.now))) throw used();
   step.patch.intentCheckedAt = step.now;
+  const idp = await step.ctx.store.idps.find(step.ctx.instanceId, intent.idpId);
+  if (idp?.isAutoUpdate) await updateFromProvider(step.ctx, step.user, storedProfile(intent.profile));
 };
