@@ -2,7 +2,7 @@
 // is stored and returned (never the client secret, sealed at rest), validation, and who may do what.
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createHuman, type Machine, machine, type World, world } from "../support/fixtures.js";
-import { loginClient } from "../support/oidc.js";
+import { loginClient, signIn } from "../support/oidc.js";
 import { admin, fails, type Json, ok, VIAS } from "../support/rpc.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { humanToken } from "../support/users.js";
@@ -172,6 +172,10 @@ describe("IdP links", () => {
     await fails(t, "rest", t.pat, "AddIDPLink", link(idp, "ext-1"), "already_exists", "Errors.User.IDPLink.AlreadyExists");
     const list = await ok(t, "rest", w.auditorA.pat, "ListIDPLinks", { userId });
     expect(list.result).toEqual([{ idpId: idp, userId: "ext-1", userName: "ext-1@sso" }]);
+    expect((await admin(t, "ListAuthenticationMethodTypes", { userId })).authMethodTypes).toEqual([
+      "AUTHENTICATION_METHOD_TYPE_PASSWORD",
+      "AUTHENTICATION_METHOD_TYPE_IDP",
+    ]);
     await ok(t, "rest", w.ownerA.pat, "RemoveIDPLink", { userId, idpId: idp, linkedUserId: "ext-1" });
     await fails(t, "rest", w.ownerA.pat, "RemoveIDPLink", { userId, idpId: idp, linkedUserId: "ext-1" }, "not_found", "Errors.User.IDPLink.NotFound");
     expect((await ok(t, "rest", w.auditorA.pat, "ListIDPLinks", { userId })).result ?? []).toEqual([]);
@@ -191,6 +195,16 @@ describe("IdP links", () => {
     await fails(t, "rest", w.ownerB.pat, "ListIDPLinks", { userId }, "not_found", "Errors.User.NotFound");
     await fails(t, "rest", login.pat, "AddIDPLink", link(idp, "x"), "permission_denied", "Errors.User.IDPLink.SignInRequired");
     await fails(t, "rest", w.plainA.pat, "RemoveIDPLink", { userId, idpId: idp, linkedUserId: "x" }, "not_found", "Errors.User.NotFound");
+  });
+
+  it("a login client links the user it signed in a moment ago", async () => {
+    const domain = (await admin(t, "GetOrganizationByID", { organizationId: w.orgA })).organization.primaryDomain;
+    await signIn(t, login, `linked-user@${domain}`);
+    await ok(t, "rest", login.pat, "AddIDPLink", link(idp, "via-login"));
+    await ok(t, "rest", login.pat, "RemoveIDPLink", { userId, idpId: idp, linkedUserId: "via-login" });
+    // Ten minutes later the sign-in no longer counts.
+    t.advanceClock(11 * 60_000);
+    await fails(t, "rest", login.pat, "AddIDPLink", link(idp, "via-login"), "permission_denied", "Errors.User.IDPLink.SignInRequired");
   });
 
   it("deleting a provider deletes its links", async () => {

@@ -15,19 +15,19 @@ export function isIdpCallbackPath(url: string | undefined): boolean {
 export function idpCallbackHandler(ctx: () => CallbackCtx, log: Logger): (req: Req, res: Res) => Promise<void> {
   return async (req, res) => {
     req.resume();
-    const head = req.method === "HEAD";
-    if (req.method !== "GET" && !head) {
-      sendPage(res, 405, "Method not allowed", "The identity provider's answer comes as a GET request.", head);
+    // Not even HEAD: finishing an intent redeems its code, which a probe must not do.
+    if (req.method !== "GET") {
+      sendPage(res, 405, "Method not allowed", "The identity provider's answer comes as a GET request.", req.method === "HEAD");
       return;
     }
     try {
       const query = new URL(req.url ?? "/", "http://callback").searchParams;
       const answer = await finishIntent(ctx(), query);
       if ("redirect" in answer) sendRedirect(res, answer.redirect);
-      else sendPage(res, answer.page.status, answer.page.title, answer.page.message, head);
+      else sendPage(res, answer.page.status, answer.page.title, answer.page.message);
     } catch (err) {
       log.error({ err, requestId: req.headers["x-request-id"] }, "could not finish an external sign-in");
-      if (!res.headersSent) sendPage(res, 500, "Sign-in failed", "Something went wrong finishing the sign-in. Try again later.", head);
+      if (!res.headersSent) sendPage(res, 500, "Sign-in failed", "Something went wrong finishing the sign-in. Try again later.");
     }
   };
 }
