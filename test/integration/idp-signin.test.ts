@@ -134,6 +134,15 @@ describe("a linked user", () => {
 
     // The intent is spent, and a wrong token proves nothing.
     await fails(a, "connect", loginA.pat, "CreateSession", { checks: intentCheck(landing) }, "failed_precondition", "Errors.IdpIntent.Used");
+    await fails(
+      a,
+      "connect",
+      loginA.pat,
+      "RetrieveIdentityProviderIntent",
+      { idpIntentId: landing.intentId, idpIntentToken: tokenOf(landing) },
+      "failed_precondition",
+      "Errors.IdpIntent.Used",
+    );
     await fails(a, "connect", loginA.pat, "CreateSession", { checks: intentCheck(landing, "wrong") }, "permission_denied", "Errors.IdpIntent.Token.Invalid");
     await fails(
       a,
@@ -266,6 +275,20 @@ describe("refusals at the callback and at the start", () => {
     const to = new URL(res.headers.get("location") as string);
     expect(`${to.origin}${to.pathname}`).toBe(FAILURE);
     expect(to.searchParams.get("error")).toBe("invalid_grant");
+  });
+
+  it("an intent expires ten minutes after the provider's answer", async () => {
+    const idp = await providerAtA("B (expiry)", { isLinkingAllowed: true });
+    await userAtB("kim", "kim@b.example", true);
+    const landing = await externalSignIn(idp, "kim");
+    a.advanceClock(11 * 60_000);
+    try {
+      const check = { idpIntentId: landing.intentId, idpIntentToken: tokenOf(landing) };
+      await fails(a, "connect", loginA.pat, "RetrieveIdentityProviderIntent", check, "not_found", "Errors.IdpIntent.NotFound");
+      await fails(a, "connect", loginA.pat, "CreateSession", { checks: { idpIntent: check } }, "not_found", "Errors.IdpIntent.NotFound");
+    } finally {
+      a.advanceClock(-11 * 60_000);
+    }
   });
 
   it("a provider that is down: Unavailable with what went wrong", async () => {

@@ -138,6 +138,7 @@ export async function retrieveIntent(ctx: Ctx, id: string, token: string): Promi
     throw permissionDenied("Errors.Permission.Denied", "reading sign-ins at identity providers needs the role IAM_LOGIN_CLIENT");
   }
   const intent = await provenIntent(ctx, id, token);
+  if (intent.consumedAt) throw failedPrecondition("Errors.IdpIntent.Used", "the intent was used for a sign-in already");
   const idp = await ctx.store.idps.find(ctx.instanceId, intent.idpId);
   if (!idp) throw intentNotFound();
   const externalUserId = intent.externalUserId as string;
