@@ -204,6 +204,29 @@ describe("users not linked yet", () => {
 });
 
 describe("a linked user's sign-in", () => {
+  it("adds the intent to an existing session of the same user only", async () => {
+    const idp = await providerAtA("B (set session)", {});
+    const subAtB = await userAtB("liz", "liz@b.example", true);
+    const liz = await userAtA("liz", "liz@a.example");
+    const other = await userAtA("max", "max@a.example");
+    await admin(a, "AddIDPLink", { userId: liz, idpLink: { idpId: idp, userId: subAtB, userName: "liz" } });
+    const landing = await externalSignIn(idp, "liz");
+    const mine = await ok(a, "connect", loginA.pat, "CreateSession", { checks: { user: { userId: liz } } });
+    const theirs = await ok(a, "connect", loginA.pat, "CreateSession", { checks: { user: { userId: other } } });
+    await fails(
+      a,
+      "connect",
+      loginA.pat,
+      "SetSession",
+      { sessionId: theirs.sessionId, sessionToken: theirs.sessionToken, checks: intentCheck(landing) },
+      "invalid_argument",
+      "Errors.IdpIntent.OtherUser",
+    );
+    const set = await ok(a, "connect", loginA.pat, "SetSession", { sessionId: mine.sessionId, sessionToken: mine.sessionToken, checks: intentCheck(landing) });
+    const got = (await ok(a, "connect", loginA.pat, "GetSession", { sessionId: mine.sessionId, sessionToken: set.sessionToken })).session;
+    expect(got.factors.intent.verifiedAt).toEqual(expect.any(String));
+  });
+
   it("updates the user's profile from the provider when the options say so", async () => {
     const idp = await providerAtA("B (auto-update)", { isAutoUpdate: true });
     const subAtB = await userAtB("ivy", "ivy@b.example", true);
