@@ -1,6 +1,6 @@
 // The composition root: config → database (migrations, bootstrap) → store → domain runtimes (OAuth keys and token
 // writer) → transports (the Connect router for gRPC, gRPC-Web and Connect; the REST transcoder; SCIM; OAuth/OIDC;
-// the probes; Express for what nothing else serves). It answers requests on Node's request and response;
+// the external sign-in callback; the probes; Express for what nothing else serves). It answers requests on Node's request and response;
 // src/server.ts owns the sockets (listening, protocol sniffing, draining, closing).
 import { setMaxListeners } from "node:events";
 import type http from "node:http";
@@ -12,6 +12,7 @@ import type { Logger } from "pino";
 import { ApplicationService } from "../gen/svc/app/v2/app_service_pb.js";
 import { AuthorizationService } from "../gen/svc/authorization/v2/authorization_service_pb.js";
 import { EventService } from "../gen/svc/event/v2/event_service_pb.js";
+import { IdentityProviderService } from "../gen/svc/idp/v2/idp_service_pb.js";
 import { InstanceService } from "../gen/svc/instance/v2/instance_service_pb.js";
 import { OIDCService } from "../gen/svc/oidc/v2/oidc_service_pb.js";
 import { OrganizationService } from "../gen/svc/org/v2/org_service_pb.js";
@@ -24,6 +25,7 @@ import { authorizationService } from "./api/authorizations.js";
 import { type ApiDeps, type Authenticator, authInterceptor, malformedInputIsInvalidArgument } from "./api/connect.js";
 import { eventService } from "./api/events.js";
 import { registerHealth } from "./api/health.js";
+import { identityProviderService } from "./api/idps.js";
 import { instanceService } from "./api/instance.js";
 import { oidcService } from "./api/oidc.js";
 import { organizationService } from "./api/orgs.js";
@@ -42,11 +44,13 @@ import { type FailureLimits, failureKeys, rateLimited } from "./domain/limits.js
 import { authenticateBearer } from "./domain/oauth/authn.js";
 import type { OAuthRuntime } from "./domain/oauth/runtime.js";
 import { bootstrapInstance } from "./domain/orgs/bootstrap.js";
+import { idpCallbackHandler, isIdpCallbackPath } from "./http/idp/callback.js";
 import { cookieJar } from "./http/login/cookie.js";
 import { isLoginPath, loginRouter } from "./http/login/router.js";
 import { isOAuthPath, oauthHandler } from "./http/oauth/index.js";
 import { createScimHandler, isScimPath } from "./http/scim/router.js";
 import { createRestTranscoder } from "./http/transcoder.js";
+import { openidRelyingParty } from "./idp/openid.js";
 import { smtpMailer } from "./mail/smtp.js";
 import { createOAuthRuntime } from "./oauth-runtime.js";
 import { type Database, openDatabase } from "./store/db.js";
@@ -160,7 +164,8 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
   const tokens = oauth.runtime;
   const mailer = config.smtpUrl && config.smtpFrom ? smtpMailer(config.smtpUrl, config.smtpFrom) : undefined;
   const authn = { sealer: masterKeySealer(oauth.masterKey), externalUrl: config.externalUrl };
-  const deps: ApiDeps = { store, authenticate: limitedBearer(tokens, limits), instanceId, clock, log, limits, mailer, authn };
+  const idp = openidRelyingParty();
+  const deps: ApiDeps = { store, authenticate: limitedBearer(tokens, limits), instanceId, clock, log, limits, mailer, authn, idp };
   const shutdown = new AbortController();
   // connect-node links every in-flight call to this signal and unlinks it when the call ends: the listener count is the
   // number of calls in flight, not a leak, and Node's warning at 11 would fire under any real load.
@@ -190,6 +195,10 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
     servesPaths(isScimPath, scim),
     servesPaths(isOAuthPath, oauthHandler(tokens)),
     servesPaths(isLoginPath, http1Only(login)),
+    servesPaths(
+      isIdpCallbackPath,
+      idpCallbackHandler(() => ({ store, instanceId, clock, log, authn, idp }), log),
+    ),
     rest,
     probes(ready),
     servesPaths(() => true, connect.handler),
@@ -244,6 +253,7 @@ function connectTransport(
       r.service(ApplicationService, applicationService());
       r.service(OIDCService, oidcService({ issuer: config.externalUrl, codeLifetime: config.authCodeLifetime }));
       r.service(SessionService, sessionService());
+      r.service(IdentityProviderService, identityProviderService());
       registerReflection(r, API_SERVICES);
       health = registerHealth(
         r,

@@ -5,7 +5,7 @@
 // OAuth adapter and to whatever authenticates bearer tokens.
 import type { Logger } from "pino";
 import type { Config } from "./config.js";
-import { checkSealedTotpSecrets } from "./crypto/sealer.js";
+import { checkSealedSecrets } from "./crypto/sealer.js";
 import { embeddedMasterKey } from "./crypto/secretbox.js";
 import { SigningKeys } from "./crypto/signing-keys.js";
 import type { Clock } from "./domain/context.js";
@@ -51,7 +51,7 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{ runt
     log,
   });
   await keys.checkMasterKey(masterKey.whose, config.previousMasterKey);
-  await checkSealedTotpSecrets({ store, instanceId: deps.instanceId, key: masterKey.key, whose: masterKey.whose, previous: config.previousMasterKey, log });
+  await checkSealedSecrets({ store, instanceId: deps.instanceId, key: masterKey.key, whose: masterKey.whose, previous: config.previousMasterKey, log });
   const caches = { tokens: new TaggedCache(), clients: new TaggedCache(), machineKeys: new TaggedCache(), roleClaims: new TaggedCache() };
   const all = Object.values(caches) as TaggedCache<unknown>[];
   const rt: OAuthRuntime = {

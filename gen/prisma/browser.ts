@@ -173,3 +173,18 @@ export type UserCode = Prisma.UserCodeModel
  * 
  */
 export type PasswordHistory = Prisma.PasswordHistoryModel
+/**
+ * Model IdentityProvider
+ * 
+ */
+export type IdentityProvider = Prisma.IdentityProviderModel
+/**
+ * Model IdpLink
+ * 
+ */
+export type IdpLink = Prisma.IdpLinkModel
+/**
+ * Model IdpIntent
+ * 
+ */
+export type IdpIntent = Prisma.IdpIntentModel

@@ -33,6 +33,7 @@ export interface ApiDeps {
   /** The mail sender and the authentication methods' settings, handed to every call's context. */
   mailer?: Ctx["mailer"];
   authn?: Ctx["authn"];
+  idp?: Ctx["idp"];
 }
 
 const ctxKey = createContextKey<Ctx | undefined>(undefined, { description: "the call's domain context" });
@@ -109,8 +110,8 @@ export function authInterceptor(deps: ApiDeps): Interceptor {
       if (!PUBLIC_SERVICES.has(req.service.typeName)) {
         const peer = req.header.get(PEER_HEADER) ?? undefined;
         const principal = await deps.authenticate(req.header.get("authorization"), deps.clock(), peer);
-        const { store, instanceId, clock, log, limits, mailer, authn } = deps;
-        const ctx: Ctx = { store, instanceId, principal, clock, log, requestId, limits, peer, mailer, authn };
+        const { store, instanceId, clock, log, limits, mailer, authn, idp } = deps;
+        const ctx: Ctx = { store, instanceId, principal, clock, log, requestId, limits, peer, mailer, authn, idp };
         checkDeclaredPermission(ctx, req.method);
         req.contextValues.set(ctxKey, ctx);
       }

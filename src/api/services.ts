@@ -3,6 +3,7 @@ import type { DescService } from "@bufbuild/protobuf";
 import { ApplicationService } from "../../gen/svc/app/v2/app_service_pb.js";
 import { AuthorizationService } from "../../gen/svc/authorization/v2/authorization_service_pb.js";
 import { EventService } from "../../gen/svc/event/v2/event_service_pb.js";
+import { IdentityProviderService } from "../../gen/svc/idp/v2/idp_service_pb.js";
 import { InstanceService } from "../../gen/svc/instance/v2/instance_service_pb.js";
 import { OIDCService } from "../../gen/svc/oidc/v2/oidc_service_pb.js";
 import { OrganizationService } from "../../gen/svc/org/v2/org_service_pb.js";
@@ -23,4 +24,5 @@ export const API_SERVICES: DescService[] = [
   ApplicationService,
   OIDCService,
   SessionService,
+  IdentityProviderService,
 ];

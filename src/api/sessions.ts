@@ -59,6 +59,7 @@ function checks(c: Checks | undefined): SessionChecks {
   if (c.webAuthN) out.webAuthN = { credentialAssertionData: (c.webAuthN.credentialAssertionData ?? {}) as Record<string, unknown> };
   if (c.totp) out.totp = { code: c.totp.code };
   if (c.otpEmail) out.otpEmail = { code: c.otpEmail.code };
+  if (c.idpIntent) out.idpIntent = { idpIntentId: c.idpIntent.idpIntentId, idpIntentToken: c.idpIntent.idpIntentToken };
   return out;
 }
 

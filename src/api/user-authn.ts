@@ -36,6 +36,7 @@ const details = (c: Change) => ({ details: { changeDate: ts(c.at), resourceOwner
 const METHOD_TYPES: Record<MethodType, AuthenticationMethodType> = {
   PASSWORD: AuthenticationMethodType.PASSWORD,
   PASSKEY: AuthenticationMethodType.PASSKEY,
+  IDP: AuthenticationMethodType.IDP,
   TOTP: AuthenticationMethodType.TOTP,
   OTP_EMAIL: AuthenticationMethodType.OTP_EMAIL,
 };

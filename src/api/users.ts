@@ -15,6 +15,7 @@ import { type CreateUserInput, createUser, deleteUser, getUser, type UpdateUserI
 import { ctxOf } from "./connect.js";
 import { changed, createdDetails, dateOpt, deleted, details, enumValue, listDetails, listPage, textMatch, ts, tsOpt } from "./convert.js";
 import { userAuthn } from "./user-authn.js";
+import { userIdps } from "./user-idps.js";
 
 const STATES = { ACTIVE: UserState.ACTIVE, INACTIVE: UserState.INACTIVE, LOCKED: UserState.LOCKED, INITIAL: UserState.INITIAL } as const;
 const STATE_FROM: Record<number, UserView["state"]> = {
@@ -210,10 +211,12 @@ const userTokens: Pick<ServiceImpl<typeof UserService>, "listUserTokens" | "revo
   },
 };
 
+/** The RPCs kept in their own modules: tokens, authentication methods, external sign-in. */
+const delegated = { ...userTokens, ...userAuthn, ...userIdps };
+
 export function userService(): ServiceImpl<typeof UserService> {
   return {
-    ...userTokens,
-    ...userAuthn,
+    ...delegated,
     async createUser(req, hctx) {
       const out = await createUser(ctxOf(hctx), toCreateInput(req));
       return { id: out.id, creationDate: ts(out.createdAt) };

@@ -13,6 +13,12 @@ export function masterKeySealer(key: Buffer): Sealer {
 /** The additional data of a user's sealed TOTP secret. */
 export const totpAad = (instanceId: string, userId: string) => `svc:totp:${instanceId}:${userId}`;
 
+/** The additional data of an identity provider's sealed client secret. */
+export const idpSecretAad = (instanceId: string, idpId: string) => `svc:idp-secret:${instanceId}:${idpId}`;
+
+/** The additional data of an external sign-in intent's sealed PKCE verifier. */
+export const intentVerifierAad = (instanceId: string, intentId: string) => `svc:idp-intent:${instanceId}:${intentId}`;
+
 function opens(key: Buffer, sealed: Uint8Array, aad: string): boolean {
   try {
     unseal(key, sealed, aad);
@@ -22,41 +28,73 @@ function opens(key: Buffer, sealed: Uint8Array, aad: string): boolean {
   }
 }
 
+/** One kind of secret sealed with the master key: how to list, re-seal and find the newest of them. */
+interface SealedKind {
+  /** In messages: "TOTP secret", "identity provider client secret". */
+  what: string;
+  list(tx: Store, instanceId: string): Promise<{ id: string; sealed: Uint8Array }[]>;
+  aad(instanceId: string, id: string): string;
+  reseal(tx: Store, id: string, sealed: Uint8Array<ArrayBuffer>): Promise<void>;
+  newest(store: Store, instanceId: string): Promise<{ id: string; sealed: Uint8Array } | null>;
+}
+
+const SEALED_KINDS: SealedKind[] = [
+  {
+    what: "TOTP secret",
+    list: async (tx, instanceId) => (await tx.authn.sealedTotpSecrets(instanceId)).map((r) => ({ id: r.userId, sealed: r.secretEnc })),
+    aad: totpAad,
+    reseal: (tx, id, sealed) => tx.authn.resealTotp(id, sealed),
+    newest: async (store, instanceId) => {
+      const r = await store.authn.newestTotpSecret(instanceId);
+      return r && { id: r.userId, sealed: r.secretEnc };
+    },
+  },
+  {
+    what: "identity provider client secret",
+    list: (tx, instanceId) => tx.idps.sealedSecrets(instanceId),
+    aad: idpSecretAad,
+    reseal: (tx, id, sealed) => tx.idps.resealSecret(id, sealed),
+    newest: (store, instanceId) => store.idps.newestSealedSecret(instanceId),
+  },
+];
+
 /**
- * Like SigningKeys.checkMasterKey for the TOTP secrets: with `previous`, every secret it sealed is sealed again with
- * `key` (one transaction, under the signing keys' rotation lock); then the newest secret must open.
+ * Like SigningKeys.checkMasterKey for the other sealed secrets (TOTP secrets, identity providers' client secrets):
+ * with `previous`, every secret it sealed is sealed again with `key` (one transaction, under the signing keys'
+ * rotation lock); then the newest secret of each kind must open. An external sign-in intent's PKCE verifier lives ten
+ * minutes and is not carried over: a sign-in under way during the rotation starts again.
  */
-export async function checkSealedTotpSecrets(o: {
-  store: Store;
-  instanceId: string;
-  key: Buffer;
-  whose: string;
-  previous?: Buffer;
-  log: Logger;
-}): Promise<void> {
+export async function checkSealedSecrets(o: { store: Store; instanceId: string; key: Buffer; whose: string; previous?: Buffer; log: Logger }): Promise<void> {
+  for (const kind of SEALED_KINDS) await checkSealed(o, kind);
+}
+
+async function checkSealed(
+  o: { store: Store; instanceId: string; key: Buffer; whose: string; previous?: Buffer; log: Logger },
+  kind: SealedKind,
+): Promise<void> {
   const { store, instanceId, key, previous } = o;
   if (previous) {
     const resealed = await store.transaction(async (tx) => {
       // The signing keys' lock: replicas starting together re-seal one after the other.
       await tx.keys.lockRotation();
       let n = 0;
-      for (const row of await tx.authn.sealedTotpSecrets(instanceId)) {
-        const aad = totpAad(instanceId, row.userId);
-        if (opens(key, row.secretEnc, aad)) continue;
-        if (!opens(previous, row.secretEnc, aad)) {
-          throw new Error(`neither SVC_MASTER_KEY nor SVC_MASTER_KEY_PREVIOUS opens the TOTP secret of user ${row.userId}: nothing was re-sealed`);
+      for (const row of await kind.list(tx, instanceId)) {
+        const aad = kind.aad(instanceId, row.id);
+        if (opens(key, row.sealed, aad)) continue;
+        if (!opens(previous, row.sealed, aad)) {
+          throw new Error(`neither SVC_MASTER_KEY nor SVC_MASTER_KEY_PREVIOUS opens the ${kind.what} of ${row.id}: nothing was re-sealed`);
         }
-        await tx.authn.resealTotp(row.userId, seal(key, unseal(previous, row.secretEnc, aad), aad));
+        await kind.reseal(tx, row.id, seal(key, unseal(previous, row.sealed, aad), aad));
         n++;
       }
       return n;
     });
-    if (resealed > 0) o.log.warn({ resealed }, "sealed the TOTP secrets again with the new SVC_MASTER_KEY");
+    if (resealed > 0) o.log.warn({ resealed }, `sealed the ${kind.what}s again with the new SVC_MASTER_KEY`);
   }
-  const newest = await store.authn.newestTotpSecret(instanceId);
-  if (newest && !opens(key, newest.secretEnc, totpAad(instanceId, newest.userId))) {
+  const newest = await kind.newest(store, instanceId);
+  if (newest && !opens(key, newest.sealed, kind.aad(instanceId, newest.id))) {
     throw new Error(
-      `${o.whose} does not open the TOTP secrets this database holds (that of user ${newest.userId} was sealed with another master key). ` +
+      `${o.whose} does not open the ${kind.what}s this database holds (that of ${newest.id} was sealed with another master key). ` +
         "Start with the master key this database was created with (kept with its backups); to replace it, see the README, Master key.",
     );
   }

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Store } from "../store/index.js";
 import type { AuthnSettings, Mailer } from "./identity/authn/ports.js";
+import type { OidcRelyingParty } from "./idp/ports.js";
 import type { FailureLimits } from "./limits.js";
 
 /** Who is calling: resolved from the bearer token by the authenticator. */
@@ -36,4 +37,6 @@ export interface Ctx {
   mailer?: Mailer;
   /** The master key's sealer and the external URL, for the users' authentication methods. */
   authn?: AuthnSettings;
+  /** The OpenID Connect relying party of sign-ins at external identity providers. */
+  idp?: OidcRelyingParty;
 }

@@ -283,14 +283,15 @@ export class AuthnRepo {
 
   // ------------------------------------------------------------ methods, history, sessions
 
-  async methods(userId: string): Promise<{ password: boolean; passkey: boolean; totp: boolean; otpEmail: boolean }> {
-    const [row] = await this.db.$queryRaw<{ password: boolean; passkey: boolean; totp: boolean; otpEmail: boolean }[]>`
+  async methods(userId: string): Promise<{ password: boolean; passkey: boolean; totp: boolean; otpEmail: boolean; idp: boolean }> {
+    const [row] = await this.db.$queryRaw<{ password: boolean; passkey: boolean; totp: boolean; otpEmail: boolean; idp: boolean }[]>`
       SELECT u."passwordHash" IS NOT NULL AS "password",
         EXISTS (SELECT 1 FROM "Passkey" p WHERE p."userId" = u."id" AND p."verifiedAt" IS NOT NULL) AS "passkey",
         EXISTS (SELECT 1 FROM "UserTotp" t WHERE t."userId" = u."id" AND t."verifiedAt" IS NOT NULL) AS "totp",
-        u."otpEmailAddedAt" IS NOT NULL AS "otpEmail"
+        u."otpEmailAddedAt" IS NOT NULL AS "otpEmail",
+        EXISTS (SELECT 1 FROM "IdpLink" l WHERE l."userId" = u."id") AS "idp"
       FROM "User" u WHERE u."id" = ${userId}`;
-    return row ?? { password: false, passkey: false, totp: false, otpEmail: false };
+    return row ?? { password: false, passkey: false, totp: false, otpEmail: false, idp: false };
   }
 
   /** The user's `n` most recent previous password hashes, newest first. */

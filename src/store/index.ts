@@ -11,6 +11,7 @@ import { CredentialRepo } from "./credentials.js";
 import { translateDriverError } from "./errors.js";
 import { EventRepo } from "./events.js";
 import { UserGrantRepo } from "./grants.js";
+import { IdpRepo } from "./idps.js";
 import { InvalidationRepo } from "./invalidation.js";
 import { SigningKeyRepo } from "./keys.js";
 import { MemberRepo } from "./members.js";
@@ -53,6 +54,7 @@ export class Store {
   #authRequests?: AuthRequestRepo;
   #refreshTokens?: RefreshTokenRepo;
   #sessions?: SessionRepo;
+  #idps?: IdpRepo;
 
   /** The client repositories run on: the root client, or the transaction's (never handed to the domain). */
   readonly #db: Db;
@@ -111,6 +113,11 @@ export class Store {
   get sessions() {
     this.#sessions ??= new SessionRepo(this.#db);
     return this.#sessions;
+  }
+  /** External identity providers, users' links to them, and sign-in intents. */
+  get idps() {
+    this.#idps ??= new IdpRepo(this.#db);
+    return this.#idps;
   }
   get tokens() {
     this.#tokens ??= new TokenRepo(this.#db);

@@ -1,12 +1,14 @@
-// TOTP secrets are sealed with the master key like the signing keys: SVC_MASTER_KEY_PREVIOUS re-seals them at
-// start (codes keep working under the new key), and a master key that does not open them is refused at start.
+// TOTP secrets (and identity providers' client secrets) are sealed with the master key like the signing keys:
+// SVC_MASTER_KEY_PREVIOUS re-seals them at start (codes keep working under the new key), and a master key that does not
+// open them is refused at start.
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "@jest/globals";
 import { pino } from "pino";
 import { loadConfig } from "../../src/config.js";
-import { seal } from "../../src/crypto/secretbox.js";
+import { idpSecretAad } from "../../src/crypto/sealer.js";
+import { seal, unseal } from "../../src/crypto/secretbox.js";
 import { type Server, startServer } from "../../src/server.js";
 import { totpCode } from "../support/authn.js";
 import { ok } from "../support/rpc.js";
@@ -50,11 +52,21 @@ it("re-seals TOTP secrets with SVC_MASTER_KEY_PREVIOUS and refuses a key that do
     human: { profile: { givenName: "R", familyName: "K" }, email: { email: "rotating@example.com" } },
   });
   const { secret } = await ok(first.t, "rest", first.t.pat, "RegisterTOTP", { userId: id });
+  const idp = await ok(first.t, "rest", first.t.pat, "AddGenericOIDCProvider", {
+    name: "Rotating SSO",
+    issuer: "https://sso.example.com",
+    clientId: "c",
+    clientSecret: "idp-secret",
+  });
   await first.server.close();
 
   const logs: string[] = [];
   const rotating = await boot({ SVC_MASTER_KEY: K2, SVC_MASTER_KEY_PREVIOUS: K1 }, logs);
   expect(logs.some((l) => l.includes("sealed the TOTP secrets again"))).toBe(true);
+  expect(logs.some((l) => l.includes("sealed the identity provider client secrets again"))).toBe(true);
+  const row = await rotating.server.db.prisma.identityProvider.findUniqueOrThrow({ where: { id: idp.id } });
+  const aad = idpSecretAad(rotating.server.instanceId, idp.id);
+  expect(unseal(Buffer.from(K2, "base64"), row.clientSecretEnc, aad).toString()).toBe("idp-secret");
   await ok(rotating.t, "rest", rotating.t.pat, "VerifyTOTPRegistration", { userId: id, code: totpCode(secret) });
   await rotating.server.close();
 

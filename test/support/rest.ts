@@ -9,6 +9,7 @@ import type { HttpRule } from "../../gen/google/api/http_pb.js";
 import { ApplicationService } from "../../gen/svc/app/v2/app_service_pb.js";
 import { AuthorizationService } from "../../gen/svc/authorization/v2/authorization_service_pb.js";
 import { EventService } from "../../gen/svc/event/v2/event_service_pb.js";
+import { IdentityProviderService } from "../../gen/svc/idp/v2/idp_service_pb.js";
 import { InstanceService } from "../../gen/svc/instance/v2/instance_service_pb.js";
 import { OIDCService } from "../../gen/svc/oidc/v2/oidc_service_pb.js";
 import { OrganizationService } from "../../gen/svc/org/v2/org_service_pb.js";
@@ -34,6 +35,7 @@ export const SERVICES = [
   EventService,
   OIDCService,
   SessionService,
+  IdentityProviderService,
 ] as const;
 
 type MethodsOf<S> = S extends { method: infer M } ? keyof M & string : never;

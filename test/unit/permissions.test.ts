@@ -87,6 +87,7 @@ const READ: Permission[] = [
   "project.grant.read",
   "project.app.read",
   "user.grant.read",
+  "idp.read",
 ];
 const WRITE: Permission[] = [
   "iam.write",
@@ -108,6 +109,7 @@ const WRITE: Permission[] = [
   "project.grant.write",
   "project.app.write",
   "user.grant.write",
+  "idp.write",
 ];
 const ALL = [...READ, ...WRITE];
 const DENIED = "PermissionDenied Errors.Permission.Denied";
@@ -124,10 +126,19 @@ describe("the role table", () => {
 
   it("gives login clients sessions and authentication methods, and no administration", () => {
     const login = INSTANCE_ROLES.IAM_LOGIN_CLIENT;
-    for (const p of ["session.read", "session.write", "session.delete", "session.link", "user.authn.write", "user.read"] as const) {
+    for (const p of ["session.read", "session.write", "session.delete", "session.link", "user.authn.write", "user.read", "idp.read"] as const) {
       expect(login).toContain(p);
     }
-    for (const p of ["user.write", "user.delete", "user.credential.write", "iam.member.write", "org.write", "policy.write", "project.write"] as const) {
+    for (const p of [
+      "user.write",
+      "user.delete",
+      "user.credential.write",
+      "iam.member.write",
+      "org.write",
+      "policy.write",
+      "project.write",
+      "idp.write",
+    ] as const) {
       expect(login).not.toContain(p);
     }
     // Only a login client creates sessions and finishes auth requests; an administrator does not.

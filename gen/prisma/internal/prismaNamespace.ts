@@ -427,7 +427,10 @@ export const ModelName = {
   UserTotp: 'UserTotp',
   Passkey: 'Passkey',
   UserCode: 'UserCode',
-  PasswordHistory: 'PasswordHistory'
+  PasswordHistory: 'PasswordHistory',
+  IdentityProvider: 'IdentityProvider',
+  IdpLink: 'IdpLink',
+  IdpIntent: 'IdpIntent'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -443,7 +446,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "instance" | "organization" | "user" | "userMetadata" | "personalAccessToken" | "machineKey" | "orgMetadata" | "setting" | "instanceMember" | "orgMember" | "event" | "userEmail" | "userPhone" | "userAddress" | "scimExternalId" | "project" | "projectRole" | "projectGrant" | "userGrant" | "application" | "appKey" | "signingKey" | "oAuthToken" | "rateLimit" | "session" | "authRequest" | "refreshToken" | "userTotp" | "passkey" | "userCode" | "passwordHistory"
+    modelProps: "instance" | "organization" | "user" | "userMetadata" | "personalAccessToken" | "machineKey" | "orgMetadata" | "setting" | "instanceMember" | "orgMember" | "event" | "userEmail" | "userPhone" | "userAddress" | "scimExternalId" | "project" | "projectRole" | "projectGrant" | "userGrant" | "application" | "appKey" | "signingKey" | "oAuthToken" | "rateLimit" | "session" | "authRequest" | "refreshToken" | "userTotp" | "passkey" | "userCode" | "passwordHistory" | "identityProvider" | "idpLink" | "idpIntent"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -2741,6 +2744,228 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    IdentityProvider: {
+      payload: Prisma.$IdentityProviderPayload<ExtArgs>
+      fields: Prisma.IdentityProviderFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.IdentityProviderFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdentityProviderPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.IdentityProviderFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdentityProviderPayload>
+        }
+        findFirst: {
+          args: Prisma.IdentityProviderFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdentityProviderPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.IdentityProviderFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdentityProviderPayload>
+        }
+        findMany: {
+          args: Prisma.IdentityProviderFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdentityProviderPayload>[]
+        }
+        create: {
+          args: Prisma.IdentityProviderCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdentityProviderPayload>
+        }
+        createMany: {
+          args: Prisma.IdentityProviderCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.IdentityProviderCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdentityProviderPayload>[]
+        }
+        delete: {
+          args: Prisma.IdentityProviderDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdentityProviderPayload>
+        }
+        update: {
+          args: Prisma.IdentityProviderUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdentityProviderPayload>
+        }
+        deleteMany: {
+          args: Prisma.IdentityProviderDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.IdentityProviderUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.IdentityProviderUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdentityProviderPayload>[]
+        }
+        upsert: {
+          args: Prisma.IdentityProviderUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdentityProviderPayload>
+        }
+        aggregate: {
+          args: Prisma.IdentityProviderAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateIdentityProvider>
+        }
+        groupBy: {
+          args: Prisma.IdentityProviderGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.IdentityProviderGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.IdentityProviderCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.IdentityProviderCountAggregateOutputType> | number
+        }
+      }
+    }
+    IdpLink: {
+      payload: Prisma.$IdpLinkPayload<ExtArgs>
+      fields: Prisma.IdpLinkFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.IdpLinkFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpLinkPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.IdpLinkFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpLinkPayload>
+        }
+        findFirst: {
+          args: Prisma.IdpLinkFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpLinkPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.IdpLinkFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpLinkPayload>
+        }
+        findMany: {
+          args: Prisma.IdpLinkFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpLinkPayload>[]
+        }
+        create: {
+          args: Prisma.IdpLinkCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpLinkPayload>
+        }
+        createMany: {
+          args: Prisma.IdpLinkCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.IdpLinkCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpLinkPayload>[]
+        }
+        delete: {
+          args: Prisma.IdpLinkDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpLinkPayload>
+        }
+        update: {
+          args: Prisma.IdpLinkUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpLinkPayload>
+        }
+        deleteMany: {
+          args: Prisma.IdpLinkDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.IdpLinkUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.IdpLinkUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpLinkPayload>[]
+        }
+        upsert: {
+          args: Prisma.IdpLinkUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpLinkPayload>
+        }
+        aggregate: {
+          args: Prisma.IdpLinkAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateIdpLink>
+        }
+        groupBy: {
+          args: Prisma.IdpLinkGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.IdpLinkGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.IdpLinkCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.IdpLinkCountAggregateOutputType> | number
+        }
+      }
+    }
+    IdpIntent: {
+      payload: Prisma.$IdpIntentPayload<ExtArgs>
+      fields: Prisma.IdpIntentFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.IdpIntentFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpIntentPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.IdpIntentFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpIntentPayload>
+        }
+        findFirst: {
+          args: Prisma.IdpIntentFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpIntentPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.IdpIntentFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpIntentPayload>
+        }
+        findMany: {
+          args: Prisma.IdpIntentFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpIntentPayload>[]
+        }
+        create: {
+          args: Prisma.IdpIntentCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpIntentPayload>
+        }
+        createMany: {
+          args: Prisma.IdpIntentCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.IdpIntentCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpIntentPayload>[]
+        }
+        delete: {
+          args: Prisma.IdpIntentDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpIntentPayload>
+        }
+        update: {
+          args: Prisma.IdpIntentUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpIntentPayload>
+        }
+        deleteMany: {
+          args: Prisma.IdpIntentDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.IdpIntentUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.IdpIntentUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpIntentPayload>[]
+        }
+        upsert: {
+          args: Prisma.IdpIntentUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpIntentPayload>
+        }
+        aggregate: {
+          args: Prisma.IdpIntentAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateIdpIntent>
+        }
+        groupBy: {
+          args: Prisma.IdpIntentGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.IdpIntentGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.IdpIntentCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.IdpIntentCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -3270,6 +3495,67 @@ export const PasswordHistoryScalarFieldEnum = {
 export type PasswordHistoryScalarFieldEnum = (typeof PasswordHistoryScalarFieldEnum)[keyof typeof PasswordHistoryScalarFieldEnum]
 
 
+export const IdentityProviderScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  orgId: 'orgId',
+  name: 'name',
+  issuer: 'issuer',
+  clientId: 'clientId',
+  clientSecretEnc: 'clientSecretEnc',
+  scopes: 'scopes',
+  isIdTokenMapping: 'isIdTokenMapping',
+  isLinkingAllowed: 'isLinkingAllowed',
+  isCreationAllowed: 'isCreationAllowed',
+  isAutoCreation: 'isAutoCreation',
+  isAutoUpdate: 'isAutoUpdate',
+  autoLinking: 'autoLinking',
+  claimMapping: 'claimMapping',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type IdentityProviderScalarFieldEnum = (typeof IdentityProviderScalarFieldEnum)[keyof typeof IdentityProviderScalarFieldEnum]
+
+
+export const IdpLinkScalarFieldEnum = {
+  instanceId: 'instanceId',
+  idpId: 'idpId',
+  externalUserId: 'externalUserId',
+  externalUserName: 'externalUserName',
+  userId: 'userId',
+  createdAt: 'createdAt'
+} as const
+
+export type IdpLinkScalarFieldEnum = (typeof IdpLinkScalarFieldEnum)[keyof typeof IdpLinkScalarFieldEnum]
+
+
+export const IdpIntentScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  idpId: 'idpId',
+  state: 'state',
+  nonce: 'nonce',
+  codeVerifierEnc: 'codeVerifierEnc',
+  successUrl: 'successUrl',
+  failureUrl: 'failureUrl',
+  expiresAt: 'expiresAt',
+  createdAt: 'createdAt',
+  succeededAt: 'succeededAt',
+  failedAt: 'failedAt',
+  error: 'error',
+  tokenHash: 'tokenHash',
+  externalUserId: 'externalUserId',
+  externalUserName: 'externalUserName',
+  profile: 'profile',
+  rawClaims: 'rawClaims',
+  userId: 'userId',
+  consumedAt: 'consumedAt'
+} as const
+
+export type IdpIntentScalarFieldEnum = (typeof IdpIntentScalarFieldEnum)[keyof typeof IdpIntentScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -3694,6 +3980,9 @@ export type GlobalOmitConfig = {
   passkey?: Prisma.PasskeyOmit
   userCode?: Prisma.UserCodeOmit
   passwordHistory?: Prisma.PasswordHistoryOmit
+  identityProvider?: Prisma.IdentityProviderOmit
+  idpLink?: Prisma.IdpLinkOmit
+  idpIntent?: Prisma.IdpIntentOmit
 }
 
 /* Types for Logging */

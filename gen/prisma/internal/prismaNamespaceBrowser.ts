@@ -81,7 +81,10 @@ export const ModelName = {
   UserTotp: 'UserTotp',
   Passkey: 'Passkey',
   UserCode: 'UserCode',
-  PasswordHistory: 'PasswordHistory'
+  PasswordHistory: 'PasswordHistory',
+  IdentityProvider: 'IdentityProvider',
+  IdpLink: 'IdpLink',
+  IdpIntent: 'IdpIntent'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -588,6 +591,67 @@ export const PasswordHistoryScalarFieldEnum = {
 } as const
 
 export type PasswordHistoryScalarFieldEnum = (typeof PasswordHistoryScalarFieldEnum)[keyof typeof PasswordHistoryScalarFieldEnum]
+
+
+export const IdentityProviderScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  orgId: 'orgId',
+  name: 'name',
+  issuer: 'issuer',
+  clientId: 'clientId',
+  clientSecretEnc: 'clientSecretEnc',
+  scopes: 'scopes',
+  isIdTokenMapping: 'isIdTokenMapping',
+  isLinkingAllowed: 'isLinkingAllowed',
+  isCreationAllowed: 'isCreationAllowed',
+  isAutoCreation: 'isAutoCreation',
+  isAutoUpdate: 'isAutoUpdate',
+  autoLinking: 'autoLinking',
+  claimMapping: 'claimMapping',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type IdentityProviderScalarFieldEnum = (typeof IdentityProviderScalarFieldEnum)[keyof typeof IdentityProviderScalarFieldEnum]
+
+
+export const IdpLinkScalarFieldEnum = {
+  instanceId: 'instanceId',
+  idpId: 'idpId',
+  externalUserId: 'externalUserId',
+  externalUserName: 'externalUserName',
+  userId: 'userId',
+  createdAt: 'createdAt'
+} as const
+
+export type IdpLinkScalarFieldEnum = (typeof IdpLinkScalarFieldEnum)[keyof typeof IdpLinkScalarFieldEnum]
+
+
+export const IdpIntentScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  idpId: 'idpId',
+  state: 'state',
+  nonce: 'nonce',
+  codeVerifierEnc: 'codeVerifierEnc',
+  successUrl: 'successUrl',
+  failureUrl: 'failureUrl',
+  expiresAt: 'expiresAt',
+  createdAt: 'createdAt',
+  succeededAt: 'succeededAt',
+  failedAt: 'failedAt',
+  error: 'error',
+  tokenHash: 'tokenHash',
+  externalUserId: 'externalUserId',
+  externalUserName: 'externalUserName',
+  profile: 'profile',
+  rawClaims: 'rawClaims',
+  userId: 'userId',
+  consumedAt: 'consumedAt'
+} as const
+
+export type IdpIntentScalarFieldEnum = (typeof IdpIntentScalarFieldEnum)[keyof typeof IdpIntentScalarFieldEnum]
 
 
 export const SortOrder = {

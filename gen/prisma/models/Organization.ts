@@ -203,6 +203,7 @@ export type OrganizationWhereInput = {
   members?: Prisma.OrgMemberListRelationFilter
   metadata?: Prisma.OrgMetadataListRelationFilter
   projects?: Prisma.ProjectListRelationFilter
+  idps?: Prisma.IdentityProviderListRelationFilter
 }
 
 export type OrganizationOrderByWithRelationInput = {
@@ -218,6 +219,7 @@ export type OrganizationOrderByWithRelationInput = {
   members?: Prisma.OrgMemberOrderByRelationAggregateInput
   metadata?: Prisma.OrgMetadataOrderByRelationAggregateInput
   projects?: Prisma.ProjectOrderByRelationAggregateInput
+  idps?: Prisma.IdentityProviderOrderByRelationAggregateInput
 }
 
 export type OrganizationWhereUniqueInput = Prisma.AtLeast<{
@@ -238,6 +240,7 @@ export type OrganizationWhereUniqueInput = Prisma.AtLeast<{
   members?: Prisma.OrgMemberListRelationFilter
   metadata?: Prisma.OrgMetadataListRelationFilter
   projects?: Prisma.ProjectListRelationFilter
+  idps?: Prisma.IdentityProviderListRelationFilter
 }, "id" | "instanceId_name" | "instanceId_primaryDomain">
 
 export type OrganizationOrderByWithAggregationInput = {
@@ -278,6 +281,7 @@ export type OrganizationCreateInput = {
   members?: Prisma.OrgMemberCreateNestedManyWithoutOrgInput
   metadata?: Prisma.OrgMetadataCreateNestedManyWithoutOrgInput
   projects?: Prisma.ProjectCreateNestedManyWithoutOrgInput
+  idps?: Prisma.IdentityProviderCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationUncheckedCreateInput = {
@@ -292,6 +296,7 @@ export type OrganizationUncheckedCreateInput = {
   members?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutOrgInput
   metadata?: Prisma.OrgMetadataUncheckedCreateNestedManyWithoutOrgInput
   projects?: Prisma.ProjectUncheckedCreateNestedManyWithoutOrgInput
+  idps?: Prisma.IdentityProviderUncheckedCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationUpdateInput = {
@@ -306,6 +311,7 @@ export type OrganizationUpdateInput = {
   members?: Prisma.OrgMemberUpdateManyWithoutOrgNestedInput
   metadata?: Prisma.OrgMetadataUpdateManyWithoutOrgNestedInput
   projects?: Prisma.ProjectUpdateManyWithoutOrgNestedInput
+  idps?: Prisma.IdentityProviderUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationUncheckedUpdateInput = {
@@ -320,6 +326,7 @@ export type OrganizationUncheckedUpdateInput = {
   members?: Prisma.OrgMemberUncheckedUpdateManyWithoutOrgNestedInput
   metadata?: Prisma.OrgMetadataUncheckedUpdateManyWithoutOrgNestedInput
   projects?: Prisma.ProjectUncheckedUpdateManyWithoutOrgNestedInput
+  idps?: Prisma.IdentityProviderUncheckedUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationCreateManyInput = {
@@ -404,6 +411,11 @@ export type OrganizationMinOrderByAggregateInput = {
 export type OrganizationScalarRelationFilter = {
   is?: Prisma.OrganizationWhereInput
   isNot?: Prisma.OrganizationWhereInput
+}
+
+export type OrganizationNullableScalarRelationFilter = {
+  is?: Prisma.OrganizationWhereInput | null
+  isNot?: Prisma.OrganizationWhereInput | null
 }
 
 export type OrganizationCreateNestedManyWithoutInstanceInput = {
@@ -508,6 +520,22 @@ export type OrganizationUpdateOneRequiredWithoutProjectsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.OrganizationUpdateToOneWithWhereWithoutProjectsInput, Prisma.OrganizationUpdateWithoutProjectsInput>, Prisma.OrganizationUncheckedUpdateWithoutProjectsInput>
 }
 
+export type OrganizationCreateNestedOneWithoutIdpsInput = {
+  create?: Prisma.XOR<Prisma.OrganizationCreateWithoutIdpsInput, Prisma.OrganizationUncheckedCreateWithoutIdpsInput>
+  connectOrCreate?: Prisma.OrganizationCreateOrConnectWithoutIdpsInput
+  connect?: Prisma.OrganizationWhereUniqueInput
+}
+
+export type OrganizationUpdateOneWithoutIdpsNestedInput = {
+  create?: Prisma.XOR<Prisma.OrganizationCreateWithoutIdpsInput, Prisma.OrganizationUncheckedCreateWithoutIdpsInput>
+  connectOrCreate?: Prisma.OrganizationCreateOrConnectWithoutIdpsInput
+  upsert?: Prisma.OrganizationUpsertWithoutIdpsInput
+  disconnect?: Prisma.OrganizationWhereInput | boolean
+  delete?: Prisma.OrganizationWhereInput | boolean
+  connect?: Prisma.OrganizationWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.OrganizationUpdateToOneWithWhereWithoutIdpsInput, Prisma.OrganizationUpdateWithoutIdpsInput>, Prisma.OrganizationUncheckedUpdateWithoutIdpsInput>
+}
+
 export type OrganizationCreateWithoutInstanceInput = {
   id: string
   name: string
@@ -519,6 +547,7 @@ export type OrganizationCreateWithoutInstanceInput = {
   members?: Prisma.OrgMemberCreateNestedManyWithoutOrgInput
   metadata?: Prisma.OrgMetadataCreateNestedManyWithoutOrgInput
   projects?: Prisma.ProjectCreateNestedManyWithoutOrgInput
+  idps?: Prisma.IdentityProviderCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationUncheckedCreateWithoutInstanceInput = {
@@ -532,6 +561,7 @@ export type OrganizationUncheckedCreateWithoutInstanceInput = {
   members?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutOrgInput
   metadata?: Prisma.OrgMetadataUncheckedCreateNestedManyWithoutOrgInput
   projects?: Prisma.ProjectUncheckedCreateNestedManyWithoutOrgInput
+  idps?: Prisma.IdentityProviderUncheckedCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationCreateOrConnectWithoutInstanceInput = {
@@ -584,6 +614,7 @@ export type OrganizationCreateWithoutUsersInput = {
   members?: Prisma.OrgMemberCreateNestedManyWithoutOrgInput
   metadata?: Prisma.OrgMetadataCreateNestedManyWithoutOrgInput
   projects?: Prisma.ProjectCreateNestedManyWithoutOrgInput
+  idps?: Prisma.IdentityProviderCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationUncheckedCreateWithoutUsersInput = {
@@ -597,6 +628,7 @@ export type OrganizationUncheckedCreateWithoutUsersInput = {
   members?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutOrgInput
   metadata?: Prisma.OrgMetadataUncheckedCreateNestedManyWithoutOrgInput
   projects?: Prisma.ProjectUncheckedCreateNestedManyWithoutOrgInput
+  idps?: Prisma.IdentityProviderUncheckedCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationCreateOrConnectWithoutUsersInput = {
@@ -626,6 +658,7 @@ export type OrganizationUpdateWithoutUsersInput = {
   members?: Prisma.OrgMemberUpdateManyWithoutOrgNestedInput
   metadata?: Prisma.OrgMetadataUpdateManyWithoutOrgNestedInput
   projects?: Prisma.ProjectUpdateManyWithoutOrgNestedInput
+  idps?: Prisma.IdentityProviderUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationUncheckedUpdateWithoutUsersInput = {
@@ -639,6 +672,7 @@ export type OrganizationUncheckedUpdateWithoutUsersInput = {
   members?: Prisma.OrgMemberUncheckedUpdateManyWithoutOrgNestedInput
   metadata?: Prisma.OrgMetadataUncheckedUpdateManyWithoutOrgNestedInput
   projects?: Prisma.ProjectUncheckedUpdateManyWithoutOrgNestedInput
+  idps?: Prisma.IdentityProviderUncheckedUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationCreateWithoutMetadataInput = {
@@ -652,6 +686,7 @@ export type OrganizationCreateWithoutMetadataInput = {
   users?: Prisma.UserCreateNestedManyWithoutOrgInput
   members?: Prisma.OrgMemberCreateNestedManyWithoutOrgInput
   projects?: Prisma.ProjectCreateNestedManyWithoutOrgInput
+  idps?: Prisma.IdentityProviderCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationUncheckedCreateWithoutMetadataInput = {
@@ -665,6 +700,7 @@ export type OrganizationUncheckedCreateWithoutMetadataInput = {
   users?: Prisma.UserUncheckedCreateNestedManyWithoutOrgInput
   members?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutOrgInput
   projects?: Prisma.ProjectUncheckedCreateNestedManyWithoutOrgInput
+  idps?: Prisma.IdentityProviderUncheckedCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationCreateOrConnectWithoutMetadataInput = {
@@ -694,6 +730,7 @@ export type OrganizationUpdateWithoutMetadataInput = {
   users?: Prisma.UserUpdateManyWithoutOrgNestedInput
   members?: Prisma.OrgMemberUpdateManyWithoutOrgNestedInput
   projects?: Prisma.ProjectUpdateManyWithoutOrgNestedInput
+  idps?: Prisma.IdentityProviderUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationUncheckedUpdateWithoutMetadataInput = {
@@ -707,6 +744,7 @@ export type OrganizationUncheckedUpdateWithoutMetadataInput = {
   users?: Prisma.UserUncheckedUpdateManyWithoutOrgNestedInput
   members?: Prisma.OrgMemberUncheckedUpdateManyWithoutOrgNestedInput
   projects?: Prisma.ProjectUncheckedUpdateManyWithoutOrgNestedInput
+  idps?: Prisma.IdentityProviderUncheckedUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationCreateWithoutMembersInput = {
@@ -720,6 +758,7 @@ export type OrganizationCreateWithoutMembersInput = {
   users?: Prisma.UserCreateNestedManyWithoutOrgInput
   metadata?: Prisma.OrgMetadataCreateNestedManyWithoutOrgInput
   projects?: Prisma.ProjectCreateNestedManyWithoutOrgInput
+  idps?: Prisma.IdentityProviderCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationUncheckedCreateWithoutMembersInput = {
@@ -733,6 +772,7 @@ export type OrganizationUncheckedCreateWithoutMembersInput = {
   users?: Prisma.UserUncheckedCreateNestedManyWithoutOrgInput
   metadata?: Prisma.OrgMetadataUncheckedCreateNestedManyWithoutOrgInput
   projects?: Prisma.ProjectUncheckedCreateNestedManyWithoutOrgInput
+  idps?: Prisma.IdentityProviderUncheckedCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationCreateOrConnectWithoutMembersInput = {
@@ -762,6 +802,7 @@ export type OrganizationUpdateWithoutMembersInput = {
   users?: Prisma.UserUpdateManyWithoutOrgNestedInput
   metadata?: Prisma.OrgMetadataUpdateManyWithoutOrgNestedInput
   projects?: Prisma.ProjectUpdateManyWithoutOrgNestedInput
+  idps?: Prisma.IdentityProviderUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationUncheckedUpdateWithoutMembersInput = {
@@ -775,6 +816,7 @@ export type OrganizationUncheckedUpdateWithoutMembersInput = {
   users?: Prisma.UserUncheckedUpdateManyWithoutOrgNestedInput
   metadata?: Prisma.OrgMetadataUncheckedUpdateManyWithoutOrgNestedInput
   projects?: Prisma.ProjectUncheckedUpdateManyWithoutOrgNestedInput
+  idps?: Prisma.IdentityProviderUncheckedUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationCreateWithoutProjectsInput = {
@@ -788,6 +830,7 @@ export type OrganizationCreateWithoutProjectsInput = {
   users?: Prisma.UserCreateNestedManyWithoutOrgInput
   members?: Prisma.OrgMemberCreateNestedManyWithoutOrgInput
   metadata?: Prisma.OrgMetadataCreateNestedManyWithoutOrgInput
+  idps?: Prisma.IdentityProviderCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationUncheckedCreateWithoutProjectsInput = {
@@ -801,6 +844,7 @@ export type OrganizationUncheckedCreateWithoutProjectsInput = {
   users?: Prisma.UserUncheckedCreateNestedManyWithoutOrgInput
   members?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutOrgInput
   metadata?: Prisma.OrgMetadataUncheckedCreateNestedManyWithoutOrgInput
+  idps?: Prisma.IdentityProviderUncheckedCreateNestedManyWithoutOrgInput
 }
 
 export type OrganizationCreateOrConnectWithoutProjectsInput = {
@@ -830,6 +874,7 @@ export type OrganizationUpdateWithoutProjectsInput = {
   users?: Prisma.UserUpdateManyWithoutOrgNestedInput
   members?: Prisma.OrgMemberUpdateManyWithoutOrgNestedInput
   metadata?: Prisma.OrgMetadataUpdateManyWithoutOrgNestedInput
+  idps?: Prisma.IdentityProviderUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationUncheckedUpdateWithoutProjectsInput = {
@@ -843,6 +888,79 @@ export type OrganizationUncheckedUpdateWithoutProjectsInput = {
   users?: Prisma.UserUncheckedUpdateManyWithoutOrgNestedInput
   members?: Prisma.OrgMemberUncheckedUpdateManyWithoutOrgNestedInput
   metadata?: Prisma.OrgMetadataUncheckedUpdateManyWithoutOrgNestedInput
+  idps?: Prisma.IdentityProviderUncheckedUpdateManyWithoutOrgNestedInput
+}
+
+export type OrganizationCreateWithoutIdpsInput = {
+  id: string
+  name: string
+  state?: $Enums.OrgState
+  primaryDomain: string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  instance: Prisma.InstanceCreateNestedOneWithoutOrgsInput
+  users?: Prisma.UserCreateNestedManyWithoutOrgInput
+  members?: Prisma.OrgMemberCreateNestedManyWithoutOrgInput
+  metadata?: Prisma.OrgMetadataCreateNestedManyWithoutOrgInput
+  projects?: Prisma.ProjectCreateNestedManyWithoutOrgInput
+}
+
+export type OrganizationUncheckedCreateWithoutIdpsInput = {
+  id: string
+  instanceId: string
+  name: string
+  state?: $Enums.OrgState
+  primaryDomain: string
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  users?: Prisma.UserUncheckedCreateNestedManyWithoutOrgInput
+  members?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutOrgInput
+  metadata?: Prisma.OrgMetadataUncheckedCreateNestedManyWithoutOrgInput
+  projects?: Prisma.ProjectUncheckedCreateNestedManyWithoutOrgInput
+}
+
+export type OrganizationCreateOrConnectWithoutIdpsInput = {
+  where: Prisma.OrganizationWhereUniqueInput
+  create: Prisma.XOR<Prisma.OrganizationCreateWithoutIdpsInput, Prisma.OrganizationUncheckedCreateWithoutIdpsInput>
+}
+
+export type OrganizationUpsertWithoutIdpsInput = {
+  update: Prisma.XOR<Prisma.OrganizationUpdateWithoutIdpsInput, Prisma.OrganizationUncheckedUpdateWithoutIdpsInput>
+  create: Prisma.XOR<Prisma.OrganizationCreateWithoutIdpsInput, Prisma.OrganizationUncheckedCreateWithoutIdpsInput>
+  where?: Prisma.OrganizationWhereInput
+}
+
+export type OrganizationUpdateToOneWithWhereWithoutIdpsInput = {
+  where?: Prisma.OrganizationWhereInput
+  data: Prisma.XOR<Prisma.OrganizationUpdateWithoutIdpsInput, Prisma.OrganizationUncheckedUpdateWithoutIdpsInput>
+}
+
+export type OrganizationUpdateWithoutIdpsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.EnumOrgStateFieldUpdateOperationsInput | $Enums.OrgState
+  primaryDomain?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  instance?: Prisma.InstanceUpdateOneRequiredWithoutOrgsNestedInput
+  users?: Prisma.UserUpdateManyWithoutOrgNestedInput
+  members?: Prisma.OrgMemberUpdateManyWithoutOrgNestedInput
+  metadata?: Prisma.OrgMetadataUpdateManyWithoutOrgNestedInput
+  projects?: Prisma.ProjectUpdateManyWithoutOrgNestedInput
+}
+
+export type OrganizationUncheckedUpdateWithoutIdpsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.EnumOrgStateFieldUpdateOperationsInput | $Enums.OrgState
+  primaryDomain?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  users?: Prisma.UserUncheckedUpdateManyWithoutOrgNestedInput
+  members?: Prisma.OrgMemberUncheckedUpdateManyWithoutOrgNestedInput
+  metadata?: Prisma.OrgMetadataUncheckedUpdateManyWithoutOrgNestedInput
+  projects?: Prisma.ProjectUncheckedUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationCreateManyInstanceInput = {
@@ -865,6 +983,7 @@ export type OrganizationUpdateWithoutInstanceInput = {
   members?: Prisma.OrgMemberUpdateManyWithoutOrgNestedInput
   metadata?: Prisma.OrgMetadataUpdateManyWithoutOrgNestedInput
   projects?: Prisma.ProjectUpdateManyWithoutOrgNestedInput
+  idps?: Prisma.IdentityProviderUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationUncheckedUpdateWithoutInstanceInput = {
@@ -878,6 +997,7 @@ export type OrganizationUncheckedUpdateWithoutInstanceInput = {
   members?: Prisma.OrgMemberUncheckedUpdateManyWithoutOrgNestedInput
   metadata?: Prisma.OrgMetadataUncheckedUpdateManyWithoutOrgNestedInput
   projects?: Prisma.ProjectUncheckedUpdateManyWithoutOrgNestedInput
+  idps?: Prisma.IdentityProviderUncheckedUpdateManyWithoutOrgNestedInput
 }
 
 export type OrganizationUncheckedUpdateManyWithoutInstanceInput = {
@@ -899,6 +1019,7 @@ export type OrganizationCountOutputType = {
   members: number
   metadata: number
   projects: number
+  idps: number
 }
 
 export type OrganizationCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -906,6 +1027,7 @@ export type OrganizationCountOutputTypeSelect<ExtArgs extends runtime.Types.Exte
   members?: boolean | OrganizationCountOutputTypeCountMembersArgs
   metadata?: boolean | OrganizationCountOutputTypeCountMetadataArgs
   projects?: boolean | OrganizationCountOutputTypeCountProjectsArgs
+  idps?: boolean | OrganizationCountOutputTypeCountIdpsArgs
 }
 
 /**
@@ -946,6 +1068,13 @@ export type OrganizationCountOutputTypeCountProjectsArgs<ExtArgs extends runtime
   where?: Prisma.ProjectWhereInput
 }
 
+/**
+ * OrganizationCountOutputType without action
+ */
+export type OrganizationCountOutputTypeCountIdpsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.IdentityProviderWhereInput
+}
+
 
 export type OrganizationSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -960,6 +1089,7 @@ export type OrganizationSelect<ExtArgs extends runtime.Types.Extensions.Internal
   members?: boolean | Prisma.Organization$membersArgs<ExtArgs>
   metadata?: boolean | Prisma.Organization$metadataArgs<ExtArgs>
   projects?: boolean | Prisma.Organization$projectsArgs<ExtArgs>
+  idps?: boolean | Prisma.Organization$idpsArgs<ExtArgs>
   _count?: boolean | Prisma.OrganizationCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["organization"]>
 
@@ -1002,6 +1132,7 @@ export type OrganizationInclude<ExtArgs extends runtime.Types.Extensions.Interna
   members?: boolean | Prisma.Organization$membersArgs<ExtArgs>
   metadata?: boolean | Prisma.Organization$metadataArgs<ExtArgs>
   projects?: boolean | Prisma.Organization$projectsArgs<ExtArgs>
+  idps?: boolean | Prisma.Organization$idpsArgs<ExtArgs>
   _count?: boolean | Prisma.OrganizationCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type OrganizationIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1019,6 +1150,7 @@ export type $OrganizationPayload<ExtArgs extends runtime.Types.Extensions.Intern
     members: Prisma.$OrgMemberPayload<ExtArgs>[]
     metadata: Prisma.$OrgMetadataPayload<ExtArgs>[]
     projects: Prisma.$ProjectPayload<ExtArgs>[]
+    idps: Prisma.$IdentityProviderPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1427,6 +1559,7 @@ export interface Prisma__OrganizationClient<T, Null = never, ExtArgs extends run
   members<T extends Prisma.Organization$membersArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Organization$membersArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$OrgMemberPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   metadata<T extends Prisma.Organization$metadataArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Organization$metadataArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$OrgMetadataPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   projects<T extends Prisma.Organization$projectsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Organization$projectsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ProjectPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  idps<T extends Prisma.Organization$idpsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Organization$idpsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$IdentityProviderPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1957,6 +2090,30 @@ export type Organization$projectsArgs<ExtArgs extends runtime.Types.Extensions.I
   take?: number
   skip?: number
   distinct?: Prisma.ProjectScalarFieldEnum | Prisma.ProjectScalarFieldEnum[]
+}
+
+/**
+ * Organization.idps
+ */
+export type Organization$idpsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the IdentityProvider
+   */
+  select?: Prisma.IdentityProviderSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the IdentityProvider
+   */
+  omit?: Prisma.IdentityProviderOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.IdentityProviderInclude<ExtArgs> | null
+  where?: Prisma.IdentityProviderWhereInput
+  orderBy?: Prisma.IdentityProviderOrderByWithRelationInput | Prisma.IdentityProviderOrderByWithRelationInput[]
+  cursor?: Prisma.IdentityProviderWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.IdentityProviderScalarFieldEnum | Prisma.IdentityProviderScalarFieldEnum[]
 }
 
 /**

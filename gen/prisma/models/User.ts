@@ -518,6 +518,7 @@ export type UserWhereInput = {
   instanceMemberships?: Prisma.InstanceMemberListRelationFilter
   orgMemberships?: Prisma.OrgMemberListRelationFilter
   sessions?: Prisma.SessionListRelationFilter
+  idpLinks?: Prisma.IdpLinkListRelationFilter
   totp?: Prisma.XOR<Prisma.UserTotpNullableScalarRelationFilter, Prisma.UserTotpWhereInput> | null
   passkeys?: Prisma.PasskeyListRelationFilter
   codes?: Prisma.UserCodeListRelationFilter
@@ -580,6 +581,7 @@ export type UserOrderByWithRelationInput = {
   instanceMemberships?: Prisma.InstanceMemberOrderByRelationAggregateInput
   orgMemberships?: Prisma.OrgMemberOrderByRelationAggregateInput
   sessions?: Prisma.SessionOrderByRelationAggregateInput
+  idpLinks?: Prisma.IdpLinkOrderByRelationAggregateInput
   totp?: Prisma.UserTotpOrderByWithRelationInput
   passkeys?: Prisma.PasskeyOrderByRelationAggregateInput
   codes?: Prisma.UserCodeOrderByRelationAggregateInput
@@ -646,6 +648,7 @@ export type UserWhereUniqueInput = Prisma.AtLeast<{
   instanceMemberships?: Prisma.InstanceMemberListRelationFilter
   orgMemberships?: Prisma.OrgMemberListRelationFilter
   sessions?: Prisma.SessionListRelationFilter
+  idpLinks?: Prisma.IdpLinkListRelationFilter
   totp?: Prisma.XOR<Prisma.UserTotpNullableScalarRelationFilter, Prisma.UserTotpWhereInput> | null
   passkeys?: Prisma.PasskeyListRelationFilter
   codes?: Prisma.UserCodeListRelationFilter
@@ -800,6 +803,7 @@ export type UserCreateInput = {
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
@@ -860,6 +864,7 @@ export type UserUncheckedCreateInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
@@ -920,6 +925,7 @@ export type UserUpdateInput = {
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
@@ -980,6 +986,7 @@ export type UserUncheckedUpdateInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUncheckedUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
@@ -1639,6 +1646,20 @@ export type UserUpdateOneRequiredWithoutPasswordHistoryNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.UserUpdateToOneWithWhereWithoutPasswordHistoryInput, Prisma.UserUpdateWithoutPasswordHistoryInput>, Prisma.UserUncheckedUpdateWithoutPasswordHistoryInput>
 }
 
+export type UserCreateNestedOneWithoutIdpLinksInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutIdpLinksInput, Prisma.UserUncheckedCreateWithoutIdpLinksInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutIdpLinksInput
+  connect?: Prisma.UserWhereUniqueInput
+}
+
+export type UserUpdateOneRequiredWithoutIdpLinksNestedInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutIdpLinksInput, Prisma.UserUncheckedCreateWithoutIdpLinksInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutIdpLinksInput
+  upsert?: Prisma.UserUpsertWithoutIdpLinksInput
+  connect?: Prisma.UserWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.UserUpdateToOneWithWhereWithoutIdpLinksInput, Prisma.UserUpdateWithoutIdpLinksInput>, Prisma.UserUncheckedUpdateWithoutIdpLinksInput>
+}
+
 export type UserCreateWithoutInstanceInput = {
   id: string
   type: $Enums.UserType
@@ -1691,6 +1712,7 @@ export type UserCreateWithoutInstanceInput = {
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
@@ -1750,6 +1772,7 @@ export type UserUncheckedCreateWithoutInstanceInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
@@ -1881,6 +1904,7 @@ export type UserCreateWithoutOrgInput = {
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
@@ -1940,6 +1964,7 @@ export type UserUncheckedCreateWithoutOrgInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
@@ -2025,6 +2050,7 @@ export type UserCreateWithoutMetadataInput = {
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
@@ -2084,6 +2110,7 @@ export type UserUncheckedCreateWithoutMetadataInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
@@ -2159,6 +2186,7 @@ export type UserUpdateWithoutMetadataInput = {
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
@@ -2218,6 +2246,7 @@ export type UserUncheckedUpdateWithoutMetadataInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUncheckedUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
@@ -2277,6 +2306,7 @@ export type UserCreateWithoutPersonalAccessTokensInput = {
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
@@ -2336,6 +2366,7 @@ export type UserUncheckedCreateWithoutPersonalAccessTokensInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
@@ -2411,6 +2442,7 @@ export type UserUpdateWithoutPersonalAccessTokensInput = {
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
@@ -2470,6 +2502,7 @@ export type UserUncheckedUpdateWithoutPersonalAccessTokensInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUncheckedUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
@@ -2529,6 +2562,7 @@ export type UserCreateWithoutKeysInput = {
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
@@ -2588,6 +2622,7 @@ export type UserUncheckedCreateWithoutKeysInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
@@ -2663,6 +2698,7 @@ export type UserUpdateWithoutKeysInput = {
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
@@ -2722,6 +2758,7 @@ export type UserUncheckedUpdateWithoutKeysInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUncheckedUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
@@ -2781,6 +2818,7 @@ export type UserCreateWithoutInstanceMembershipsInput = {
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
@@ -2840,6 +2878,7 @@ export type UserUncheckedCreateWithoutInstanceMembershipsInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
@@ -2915,6 +2954,7 @@ export type UserUpdateWithoutInstanceMembershipsInput = {
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
@@ -2974,6 +3014,7 @@ export type UserUncheckedUpdateWithoutInstanceMembershipsInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUncheckedUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
@@ -3033,6 +3074,7 @@ export type UserCreateWithoutOrgMembershipsInput = {
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
@@ -3092,6 +3134,7 @@ export type UserUncheckedCreateWithoutOrgMembershipsInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
@@ -3167,6 +3210,7 @@ export type UserUpdateWithoutOrgMembershipsInput = {
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
@@ -3226,6 +3270,7 @@ export type UserUncheckedUpdateWithoutOrgMembershipsInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUncheckedUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
@@ -3285,6 +3330,7 @@ export type UserCreateWithoutEmailsInput = {
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
@@ -3344,6 +3390,7 @@ export type UserUncheckedCreateWithoutEmailsInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
@@ -3419,6 +3466,7 @@ export type UserUpdateWithoutEmailsInput = {
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
@@ -3478,6 +3526,7 @@ export type UserUncheckedUpdateWithoutEmailsInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUncheckedUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
@@ -3537,6 +3586,7 @@ export type UserCreateWithoutPhoneNumbersInput = {
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
@@ -3596,6 +3646,7 @@ export type UserUncheckedCreateWithoutPhoneNumbersInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
@@ -3671,6 +3722,7 @@ export type UserUpdateWithoutPhoneNumbersInput = {
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
@@ -3730,6 +3782,7 @@ export type UserUncheckedUpdateWithoutPhoneNumbersInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUncheckedUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
@@ -3789,6 +3842,7 @@ export type UserCreateWithoutAddressesInput = {
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
@@ -3848,6 +3902,7 @@ export type UserUncheckedCreateWithoutAddressesInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
@@ -3923,6 +3978,7 @@ export type UserUpdateWithoutAddressesInput = {
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
@@ -3982,6 +4038,7 @@ export type UserUncheckedUpdateWithoutAddressesInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUncheckedUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
@@ -4041,6 +4098,7 @@ export type UserCreateWithoutExternalIdsInput = {
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
@@ -4100,6 +4158,7 @@ export type UserUncheckedCreateWithoutExternalIdsInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
@@ -4175,6 +4234,7 @@ export type UserUpdateWithoutExternalIdsInput = {
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
@@ -4234,6 +4294,7 @@ export type UserUncheckedUpdateWithoutExternalIdsInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUncheckedUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
@@ -4293,6 +4354,7 @@ export type UserCreateWithoutGrantsInput = {
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
@@ -4352,6 +4414,7 @@ export type UserUncheckedCreateWithoutGrantsInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
@@ -4427,6 +4490,7 @@ export type UserUpdateWithoutGrantsInput = {
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
@@ -4486,6 +4550,7 @@ export type UserUncheckedUpdateWithoutGrantsInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUncheckedUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
@@ -4545,6 +4610,7 @@ export type UserCreateWithoutOauthTokensInput = {
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
@@ -4604,6 +4670,7 @@ export type UserUncheckedCreateWithoutOauthTokensInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
@@ -4679,6 +4746,7 @@ export type UserUpdateWithoutOauthTokensInput = {
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
@@ -4738,6 +4806,7 @@ export type UserUncheckedUpdateWithoutOauthTokensInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUncheckedUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
@@ -4797,6 +4866,7 @@ export type UserCreateWithoutSessionsInput = {
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
@@ -4856,6 +4926,7 @@ export type UserUncheckedCreateWithoutSessionsInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
@@ -4931,6 +5002,7 @@ export type UserUpdateWithoutSessionsInput = {
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
@@ -4990,6 +5062,7 @@ export type UserUncheckedUpdateWithoutSessionsInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUncheckedUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
@@ -5050,6 +5123,7 @@ export type UserCreateWithoutRefreshTokensInput = {
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
@@ -5109,6 +5183,7 @@ export type UserUncheckedCreateWithoutRefreshTokensInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
@@ -5184,6 +5259,7 @@ export type UserUpdateWithoutRefreshTokensInput = {
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
@@ -5243,6 +5319,7 @@ export type UserUncheckedUpdateWithoutRefreshTokensInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUncheckedUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
@@ -5302,6 +5379,7 @@ export type UserCreateWithoutTotpInput = {
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkCreateNestedManyWithoutUserInput
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
@@ -5361,6 +5439,7 @@ export type UserUncheckedCreateWithoutTotpInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutUserInput
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
@@ -5436,6 +5515,7 @@ export type UserUpdateWithoutTotpInput = {
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUpdateManyWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
@@ -5495,6 +5575,7 @@ export type UserUncheckedUpdateWithoutTotpInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUncheckedUpdateManyWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
@@ -5554,6 +5635,7 @@ export type UserCreateWithoutPasskeysInput = {
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
@@ -5613,6 +5695,7 @@ export type UserUncheckedCreateWithoutPasskeysInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
@@ -5688,6 +5771,7 @@ export type UserUpdateWithoutPasskeysInput = {
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
@@ -5747,6 +5831,7 @@ export type UserUncheckedUpdateWithoutPasskeysInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUncheckedUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
@@ -5806,6 +5891,7 @@ export type UserCreateWithoutCodesInput = {
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
@@ -5865,6 +5951,7 @@ export type UserUncheckedCreateWithoutCodesInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
@@ -5940,6 +6027,7 @@ export type UserUpdateWithoutCodesInput = {
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
@@ -5999,6 +6087,7 @@ export type UserUncheckedUpdateWithoutCodesInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUncheckedUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
@@ -6058,6 +6147,7 @@ export type UserCreateWithoutPasswordHistoryInput = {
   instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
@@ -6117,6 +6207,7 @@ export type UserUncheckedCreateWithoutPasswordHistoryInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
   orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
   sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutUserInput
   totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
@@ -6192,6 +6283,7 @@ export type UserUpdateWithoutPasswordHistoryInput = {
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
@@ -6251,9 +6343,266 @@ export type UserUncheckedUpdateWithoutPasswordHistoryInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUncheckedUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+}
+
+export type UserCreateWithoutIdpLinksInput = {
+  id: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
+  org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
+  metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+}
+
+export type UserUncheckedCreateWithoutIdpLinksInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailUncheckedCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressUncheckedCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdUncheckedCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+}
+
+export type UserCreateOrConnectWithoutIdpLinksInput = {
+  where: Prisma.UserWhereUniqueInput
+  create: Prisma.XOR<Prisma.UserCreateWithoutIdpLinksInput, Prisma.UserUncheckedCreateWithoutIdpLinksInput>
+}
+
+export type UserUpsertWithoutIdpLinksInput = {
+  update: Prisma.XOR<Prisma.UserUpdateWithoutIdpLinksInput, Prisma.UserUncheckedUpdateWithoutIdpLinksInput>
+  create: Prisma.XOR<Prisma.UserCreateWithoutIdpLinksInput, Prisma.UserUncheckedCreateWithoutIdpLinksInput>
+  where?: Prisma.UserWhereInput
+}
+
+export type UserUpdateToOneWithWhereWithoutIdpLinksInput = {
+  where?: Prisma.UserWhereInput
+  data: Prisma.XOR<Prisma.UserUpdateWithoutIdpLinksInput, Prisma.UserUncheckedUpdateWithoutIdpLinksInput>
+}
+
+export type UserUpdateWithoutIdpLinksInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
+  org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
+  metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+}
+
+export type UserUncheckedUpdateWithoutIdpLinksInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUncheckedUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUncheckedUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUncheckedUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
 }
 
@@ -6351,6 +6700,7 @@ export type UserUpdateWithoutInstanceInput = {
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
@@ -6410,6 +6760,7 @@ export type UserUncheckedUpdateWithoutInstanceInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUncheckedUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
@@ -6553,6 +6904,7 @@ export type UserUpdateWithoutOrgInput = {
   instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
@@ -6612,6 +6964,7 @@ export type UserUncheckedUpdateWithoutOrgInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUncheckedUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
@@ -6679,6 +7032,7 @@ export type UserCountOutputType = {
   instanceMemberships: number
   orgMemberships: number
   sessions: number
+  idpLinks: number
   passkeys: number
   codes: number
   passwordHistory: number
@@ -6698,6 +7052,7 @@ export type UserCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.I
   instanceMemberships?: boolean | UserCountOutputTypeCountInstanceMembershipsArgs
   orgMemberships?: boolean | UserCountOutputTypeCountOrgMembershipsArgs
   sessions?: boolean | UserCountOutputTypeCountSessionsArgs
+  idpLinks?: boolean | UserCountOutputTypeCountIdpLinksArgs
   passkeys?: boolean | UserCountOutputTypeCountPasskeysArgs
   codes?: boolean | UserCountOutputTypeCountCodesArgs
   passwordHistory?: boolean | UserCountOutputTypeCountPasswordHistoryArgs
@@ -6801,6 +7156,13 @@ export type UserCountOutputTypeCountSessionsArgs<ExtArgs extends runtime.Types.E
 /**
  * UserCountOutputType without action
  */
+export type UserCountOutputTypeCountIdpLinksArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.IdpLinkWhereInput
+}
+
+/**
+ * UserCountOutputType without action
+ */
 export type UserCountOutputTypeCountPasskeysArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   where?: Prisma.PasskeyWhereInput
 }
@@ -6882,6 +7244,7 @@ export type UserSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   instanceMemberships?: boolean | Prisma.User$instanceMembershipsArgs<ExtArgs>
   orgMemberships?: boolean | Prisma.User$orgMembershipsArgs<ExtArgs>
   sessions?: boolean | Prisma.User$sessionsArgs<ExtArgs>
+  idpLinks?: boolean | Prisma.User$idpLinksArgs<ExtArgs>
   totp?: boolean | Prisma.User$totpArgs<ExtArgs>
   passkeys?: boolean | Prisma.User$passkeysArgs<ExtArgs>
   codes?: boolean | Prisma.User$codesArgs<ExtArgs>
@@ -7039,6 +7402,7 @@ export type UserInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = 
   instanceMemberships?: boolean | Prisma.User$instanceMembershipsArgs<ExtArgs>
   orgMemberships?: boolean | Prisma.User$orgMembershipsArgs<ExtArgs>
   sessions?: boolean | Prisma.User$sessionsArgs<ExtArgs>
+  idpLinks?: boolean | Prisma.User$idpLinksArgs<ExtArgs>
   totp?: boolean | Prisma.User$totpArgs<ExtArgs>
   passkeys?: boolean | Prisma.User$passkeysArgs<ExtArgs>
   codes?: boolean | Prisma.User$codesArgs<ExtArgs>
@@ -7072,6 +7436,7 @@ export type $UserPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
     instanceMemberships: Prisma.$InstanceMemberPayload<ExtArgs>[]
     orgMemberships: Prisma.$OrgMemberPayload<ExtArgs>[]
     sessions: Prisma.$SessionPayload<ExtArgs>[]
+    idpLinks: Prisma.$IdpLinkPayload<ExtArgs>[]
     totp: Prisma.$UserTotpPayload<ExtArgs> | null
     passkeys: Prisma.$PasskeyPayload<ExtArgs>[]
     codes: Prisma.$UserCodePayload<ExtArgs>[]
@@ -7527,6 +7892,7 @@ export interface Prisma__UserClient<T, Null = never, ExtArgs extends runtime.Typ
   instanceMemberships<T extends Prisma.User$instanceMembershipsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$instanceMembershipsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$InstanceMemberPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   orgMemberships<T extends Prisma.User$orgMembershipsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$orgMembershipsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$OrgMemberPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   sessions<T extends Prisma.User$sessionsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$sessionsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SessionPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  idpLinks<T extends Prisma.User$idpLinksArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$idpLinksArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$IdpLinkPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   totp<T extends Prisma.User$totpArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$totpArgs<ExtArgs>>): Prisma.Prisma__UserTotpClient<runtime.Types.Result.GetResult<Prisma.$UserTotpPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   passkeys<T extends Prisma.User$passkeysArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$passkeysArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$PasskeyPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   codes<T extends Prisma.User$codesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$codesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$UserCodePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
@@ -8287,6 +8653,30 @@ export type User$sessionsArgs<ExtArgs extends runtime.Types.Extensions.InternalA
   take?: number
   skip?: number
   distinct?: Prisma.SessionScalarFieldEnum | Prisma.SessionScalarFieldEnum[]
+}
+
+/**
+ * User.idpLinks
+ */
+export type User$idpLinksArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the IdpLink
+   */
+  select?: Prisma.IdpLinkSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the IdpLink
+   */
+  omit?: Prisma.IdpLinkOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.IdpLinkInclude<ExtArgs> | null
+  where?: Prisma.IdpLinkWhereInput
+  orderBy?: Prisma.IdpLinkOrderByWithRelationInput | Prisma.IdpLinkOrderByWithRelationInput[]
+  cursor?: Prisma.IdpLinkWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.IdpLinkScalarFieldEnum | Prisma.IdpLinkScalarFieldEnum[]
 }
 
 /**

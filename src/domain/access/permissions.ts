@@ -38,7 +38,10 @@ export type Permission =
   | "project.app.read"
   | "project.app.write"
   | "user.grant.read"
-  | "user.grant.write";
+  | "user.grant.write"
+  // External identity providers: instance-wide ones instance-wide, an organization's own in it.
+  | "idp.read"
+  | "idp.write";
 
 const READ: Permission[] = [
   "iam.read",
@@ -53,6 +56,7 @@ const READ: Permission[] = [
   "project.grant.read",
   "project.app.read",
   "user.grant.read",
+  "idp.read",
 ];
 const ORG_READ = READ.filter((p) => !p.startsWith("iam.") && !p.startsWith("session."));
 const ALL: Permission[] = [
@@ -76,6 +80,7 @@ const ALL: Permission[] = [
   "project.grant.write",
   "project.app.write",
   "user.grant.write",
+  "idp.write",
 ];
 
 /** Instance roles apply to every organization of the instance. */
@@ -97,6 +102,8 @@ export const INSTANCE_ROLES: Record<string, readonly Permission[]> = {
     "session.write",
     "session.delete",
     "session.link",
+    // The providers to offer as buttons.
+    "idp.read",
   ],
 };
 

@@ -33,8 +33,8 @@ async function revokeRefreshToken(rt: OAuthRuntime, caller: ClientRecord, token:
 }
 
 /**
- * Purges token rows, used-assertion markers, auth requests, refresh tokens and sign-in sessions an hour after they
- * expired (idempotent: any replica may).
+ * Purges token rows, used-assertion markers, auth requests, refresh tokens, sign-in sessions and external sign-in
+ * intents an hour after they expired (idempotent: any replica may).
  */
 export async function purgeExpiredTokens(rt: OAuthRuntime): Promise<void> {
   const before = new Date(rt.clock().getTime() - 3_600_000);
@@ -42,4 +42,5 @@ export async function purgeExpiredTokens(rt: OAuthRuntime): Promise<void> {
   await rt.store.authRequests.purgeExpired(rt.instanceId, before);
   await rt.store.refreshTokens.purgeExpired(rt.instanceId, before);
   await rt.store.sessions.purgeExpired(rt.instanceId, before);
+  await rt.store.idps.purgeExpired(rt.instanceId, before);
 }

@@ -34,4 +34,4 @@ export type FactorCheck<K extends FactorName> = (step: FactorStep, input: NonNul
 export type FactorChallenge<K extends keyof ChallengeRequests> = (step: FactorStep, input: NonNullable<ChallengeRequests[K]>) => Promise<ChallengeAnswers>;
 
 /** The order checks run in: the first factor, then the second ones. */
-export const FACTOR_ORDER: readonly FactorName[] = ["password", "webAuthN", "totp", "otpEmail"];
+export const FACTOR_ORDER: readonly FactorName[] = ["idpIntent", "password", "webAuthN", "totp", "otpEmail"];

@@ -42,6 +42,8 @@ export interface SessionChecks {
   webAuthN?: { credentialAssertionData: Record<string, unknown> };
   totp?: { code: string };
   otpEmail?: { code: string };
+  /** A succeeded intent at an external identity provider: a first factor that names the user too. */
+  idpIntent?: { idpIntentId: string; idpIntentToken: string };
 }
 
 export type UserVerification = "required" | "preferred" | "discouraged";

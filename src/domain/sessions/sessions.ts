@@ -8,6 +8,7 @@ import { hasInstancePermission } from "../access/permissions.js";
 import { eventRow, recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument, permissionDenied } from "../errors.js";
+import { intentSessionUser } from "../idp/session-intent.js";
 import { newId } from "../ids.js";
 import { effectiveOf } from "../settings/settings.js";
 import type { FactorStep } from "./factors.js";
@@ -57,12 +58,20 @@ export interface SessionChange {
 const isLoginClient = (ctx: Ctx) => hasInstancePermission(ctx, "session.write");
 
 export async function createSession(ctx: Ctx, input: CreateSessionInput): Promise<SessionChange> {
-  if (!input.checks.user) throw invalidArgument("Errors.Session.User.Missing", "checks.user is required to create a session", { field: "checks.user" });
+  if (!input.checks.user && !input.checks.idpIntent) {
+    throw invalidArgument("Errors.Session.User.Missing", "checks.user (or checks.idp_intent) is required to create a session", { field: "checks.user" });
+  }
   const userAgent = input.userAgent ? checkUserAgent(input.userAgent) : null;
   const metadata = mergeMetadata({}, input.metadata);
   const now = ctx.clock();
   const expiresAt = input.lifetimeSeconds === undefined ? null : expiryOf(now, input.lifetimeSeconds);
-  const { user, checks: known } = await findSessionUser(ctx, input.checks.user);
+  // Whatever an intent would link or create happens for a login client only.
+  if (!input.checks.user && !isLoginClient(ctx)) {
+    throw permissionDenied("Errors.Permission.Denied", "signing in with an identity provider needs the role IAM_LOGIN_CLIENT");
+  }
+  const { user, checks: known } = input.checks.user
+    ? await findSessionUser(ctx, input.checks.user)
+    : await intentSessionUser(ctx, input.checks.idpIntent as NonNullable<SessionChecks["idpIntent"]>);
   // A user creates sessions for itself only; for anybody else it is the login client's work.
   if (!isLoginClient(ctx) && user.id !== ctx.principal.userId) {
     throw permissionDenied("Errors.Permission.Denied", "creating sessions for other users needs the role IAM_LOGIN_CLIENT");

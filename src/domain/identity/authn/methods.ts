@@ -1,9 +1,9 @@
 // ListAuthenticationMethodTypes: what the user can sign in with, ready methods only (a started TOTP or passkey
-// registration does not count).
+// registration does not count); IDP when the user is linked to an account at an identity provider.
 import type { Ctx } from "../../context.js";
 import { authnSubject } from "./access.js";
 
-export type MethodType = "PASSWORD" | "PASSKEY" | "TOTP" | "OTP_EMAIL";
+export type MethodType = "PASSWORD" | "PASSKEY" | "IDP" | "TOTP" | "OTP_EMAIL";
 
 export async function authenticationMethodTypes(ctx: Ctx, userId: string): Promise<MethodType[]> {
   const user = await authnSubject(ctx, userId, "read");
@@ -11,6 +11,7 @@ export async function authenticationMethodTypes(ctx: Ctx, userId: string): Promi
   const types: MethodType[] = [];
   if (m.password) types.push("PASSWORD");
   if (m.passkey) types.push("PASSKEY");
+  if (m.idp) types.push("IDP");
   if (m.totp) types.push("TOTP");
   if (m.otpEmail) types.push("OTP_EMAIL");
   return types;
