@@ -185,6 +185,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
     limits,
     mailer,
     authn,
+    idp,
     externalUrl: config.externalUrl,
     issuer: config.externalUrl,
     codeLifetime: config.authCodeLifetime,

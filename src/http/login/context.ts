@@ -5,6 +5,7 @@ import type { Request } from "express";
 import type { Logger } from "pino";
 import type { Clock, Ctx, Principal } from "../../domain/context.js";
 import type { AuthnSettings, Mailer } from "../../domain/identity/authn/ports.js";
+import type { OidcRelyingParty } from "../../domain/idp/ports.js";
 import type { FailureLimits } from "../../domain/limits.js";
 import type { CookieJar } from "./cookie.js";
 
@@ -16,6 +17,8 @@ export interface LoginDeps {
   limits?: FailureLimits;
   mailer?: Mailer;
   authn: AuthnSettings;
+  /** svc as the relying party of external OpenID providers. */
+  idp?: OidcRelyingParty;
   /** SVC_EXTERNAL_URL without a trailing slash: the base of the links in pages and e-mails. */
   externalUrl: string;
   /** The issuer and the authorization code lifetime (seconds), for finishing auth requests. */
@@ -52,6 +55,7 @@ function base(deps: LoginDeps, req: Request, principal: Principal): Ctx {
     peer: req.ip,
     mailer: deps.mailer,
     authn: deps.authn,
+    idp: deps.idp,
   };
 }
 

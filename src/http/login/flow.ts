@@ -7,6 +7,9 @@ import { assertSignInComplete, sessionForLink } from "../../domain/sessions/link
 import type { BrowserSession } from "./cookie.js";
 import type { LoginRequest } from "./page.js";
 
+/** How long a session of the hosted login lives (the cookie keeps it as long; factors expire by the login settings). */
+export const SESSION_LIFETIME_SECONDS = 90 * 24 * 3600;
+
 /** The page that asks for the user's first factor: the passkey when the user has one (and passkeys are on). */
 export async function firstFactorPath(r: LoginRequest, s: BrowserSession): Promise<string> {
   const methods: MethodType[] = s.userId ? await authenticationMethodTypes(r.ctx, s.userId) : [];

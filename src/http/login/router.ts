@@ -8,6 +8,7 @@ import { assets, themeCss } from "./assets.js";
 import type { LoginDeps } from "./context.js";
 import { validCsrf } from "./cookie.js";
 import { LOGIN_BASE, LoginRequest, PAGE_HEADERS } from "./page.js";
+import { externalPages } from "./pages/external.js";
 import { factorPages } from "./pages/factors.js";
 import { logoutPages } from "./pages/logout.js";
 import { signInPages } from "./pages/sign-in.js";
@@ -58,6 +59,7 @@ export function loginRouter(deps: LoginDeps): express.Express {
   signInPages(app, deps);
   factorPages(app, deps);
   logoutPages(app, deps);
+  externalPages(app, deps);
   app.use(
     page(deps, async (r) => {
       await r.error(new DomainError("NotFound", "Errors.Login.PageNotFound", "no such page"));

@@ -8,17 +8,18 @@ import { getSession } from "../../../domain/sessions/reads.js";
 import { createSession, setSession } from "../../../domain/sessions/sessions.js";
 import type { LoginDeps } from "../context.js";
 import { type BrowserSession, withoutSession, withSession } from "../cookie.js";
-import { continueSignIn, firstFactorPath } from "../flow.js";
+import { continueSignIn, firstFactorPath, SESSION_LIFETIME_SECONDS } from "../flow.js";
 import { html } from "../html.js";
 import { alert, field, hidden } from "../layout.js";
 import { type LoginRequest, page } from "../router.js";
+import { offeredProviders, providerButtons } from "./external.js";
 
-/** How long a session of the hosted login lives (the cookie keeps it as long; factors expire by the login settings). */
-export const SESSION_LIFETIME_SECONDS = 90 * 24 * 3600;
 const MAX_LOGIN_NAME = 200;
 const MAX_PASSWORD = 256;
 
 async function loginNamePage(r: LoginRequest, o: { loginName?: string; error?: string; notice?: string } = {}, status = 200) {
+  const login = r.login ?? (await r.loadLoginSettings());
+  const idps = login.allowExternalIdp ? await offeredProviders(r.ctx, r.orgId) : [];
   await r.render(
     (p) => ({
       title: p.t("login.title"),
@@ -29,6 +30,7 @@ ${field({ name: "loginName", label: p.t("login.loginName"), value: o.loginName, 
 <button type="submit" class="button primary">${p.t("common.next")}</button>
 </form>
 ${r.state.sessions.length ? html`<p><a href="${p.url("/accounts", r.flowQuery())}">${p.t("login.chooseAccount")}</a></p>` : ""}
+${providerButtons(p, r, idps)}
 ${r.registrationAllowed ? html`<p>${p.t("login.noAccount")} <a href="${p.url("/register", r.flowQuery())}">${p.t("login.register")}</a></p>` : ""}`,
     }),
     status,
