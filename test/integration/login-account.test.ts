@@ -21,12 +21,14 @@ import { createHuman, defaultOrgId, PASSWORD, project } from "../support/fixture
 import { discover, type OidcApp, oidc, oidcApp } from "../support/oidc.js";
 import { admin } from "../support/rpc.js";
 import type { TestServer } from "../support/server.js";
+import { codeFrom, type SmtpSink, startSmtpSink } from "../support/smtp.js";
 
 const run = browserAvailable() ? describe : describe.skip;
 
 let t: TestServer;
 let browser: Browser;
 let rp: RpCallback;
+let smtp: SmtpSink;
 let orgId: string;
 let domain: string;
 let app: OidcApp;
@@ -35,7 +37,8 @@ let config: oidc.Configuration;
 beforeAll(async () => {
   if (!browserAvailable()) return;
   rp = await startRpCallback();
-  t = await startBrowserServer();
+  smtp = await startSmtpSink();
+  t = await startBrowserServer({ SVC_SMTP_URL: smtp.url, SVC_SMTP_FROM: "svc <no-reply@example.com>" });
   browser = await launchBrowser();
   orgId = await defaultOrgId(t);
   domain = (await admin(t, "GetOrganizationByID", { organizationId: orgId })).organization.primaryDomain;
@@ -47,6 +50,7 @@ afterAll(async () => {
   await browser?.close();
   await t?.stop();
   await rp?.close();
+  await smtp?.close();
 });
 
 interface Started {
@@ -201,6 +205,13 @@ run("MFA set-up during a sign-in", () => {
       expect(sub).toBe(userId);
       expect(amr).toContain("hwk");
       expect(amr).not.toContain("pwd");
+
+      // The account page lists the passkey and removes it.
+      await page.goto(`${base()}/ui/login/account`);
+      expect(await page.title()).toBe("Your account");
+      await page.getByRole("button", { name: "Remove passkey Virtual key" }).click();
+      expect(await page.getByRole("status").first().textContent()).toContain("The passkey is removed.");
+      expect((await admin(t, "ListPasskeys", { userId })).result ?? []).toEqual([]);
       await context.close();
     });
   });
@@ -249,6 +260,16 @@ run("the account page", () => {
     await page.getByRole("button", { name: "Remove authenticator app" }).click();
     expect(await page.getByRole("status").first().textContent()).toContain("The authenticator app is removed.");
     expect((await admin(t, "ListAuthenticationMethodTypes", { userId })).authMethodTypes ?? []).not.toContain("AUTHENTICATION_METHOD_TYPE_TOTP");
+
+    // A new e-mail address: a code goes to it, and the code verifies it.
+    await page.getByLabel("New e-mail address").fill("julia.new@example.com");
+    await page.getByRole("button", { name: "Change e-mail address" }).click();
+    expect(await page.getByRole("status").first().textContent()).toContain("We sent a verification code");
+    await page.getByLabel("Verification code").fill(codeFrom(await smtp.next("julia.new@example.com")));
+    await page.getByRole("button", { name: "Verify" }).click();
+    expect(await page.getByRole("status").first().textContent()).toContain("Your e-mail address is verified.");
+    const email = (await admin(t, "GetUserByID", { userId })).user.human.email;
+    expect(email).toEqual(expect.objectContaining({ email: "julia.new@example.com", isVerified: true }));
 
     // The new password signs in.
     const other = await newContext(browser);
