@@ -227,6 +227,15 @@ run("the account page", () => {
     await screenshot(page, "account-en-1280");
     await expectAccessible(page);
 
+    // A required name left empty: refused at its field, with a 400 and nothing changed.
+    await page.getByLabel("First name").fill("");
+    const [refused] = await Promise.all([
+      page.waitForResponse((x) => x.url().endsWith("/account/profile")),
+      page.getByRole("button", { name: "Save" }).click(),
+    ]);
+    expect(refused.status()).toBe(400);
+    expect(await page.getByLabel("First name").getAttribute("aria-describedby")).toBe("f-givenName-error");
+    await page.getByLabel("First name").fill("Julia");
     await page.getByLabel("Display name").fill("Julia J.");
     await page.getByRole("button", { name: "Save" }).click();
     expect(await page.getByRole("status").first().textContent()).toContain("Your changes are saved.");
@@ -241,8 +250,11 @@ run("the account page", () => {
     };
     await changePassword(PASSWORD, "Changed-Passw0rd!", "Changed-Passw0rd?");
     expect(await page.getByRole("alert").textContent()).toContain("The new passwords do not match.");
+    expect(await page.getByLabel("Repeat the new password").getAttribute("aria-describedby")).toBe("f-repeatPassword-error");
     await changePassword("Wrong-Passw0rd!", "Changed-Passw0rd!", "Changed-Passw0rd!");
     expect(await page.getByRole("alert").textContent()).toContain("The current password is wrong.");
+    expect(await page.getByLabel("Current password").getAttribute("aria-invalid")).toBe("true");
+    await expectAccessible(page);
     await changePassword(PASSWORD, "Changed-Passw0rd!", "Changed-Passw0rd!");
     expect(await page.getByRole("status").first().textContent()).toContain("Your password is changed.");
 

@@ -61,7 +61,22 @@ async function account(r: LoginRequest): Promise<Account | undefined> {
   return undefined;
 }
 
-type Notice = { section: string; text: string; kind: "error" | "info" };
+/** What a form's change came to: shown at the field it is about when there is one, else above the section's forms. */
+type Notice = { section: string; text: string; kind: "error" | "info"; field?: string };
+
+/** The form field a refusal is about, from the error (the domain names the API's field). */
+function fieldOf(section: string, d: DomainError): string | undefined {
+  if (section === "password") {
+    if (d.id === "Errors.User.Password.Invalid") return "currentPassword";
+    if (d.id === "Errors.Login.PasswordMismatch") return "repeatPassword";
+    return d.kind === "InvalidArgument" ? "newPassword" : undefined;
+  }
+  if (section === "email") return d.id.startsWith("Errors.User.Code.") ? "code" : d.kind === "InvalidArgument" ? "email" : undefined;
+  if (section === "profile") return PROFILE_FIELDS[d.metadata.field ?? ""];
+  return undefined;
+}
+
+const PROFILE_FIELDS: Record<string, string> = { given_name: "givenName", family_name: "familyName", display_name: "displayName" };
 
 /** The message of a refused change, in the user's words; undefined for what is not the user's doing. */
 function changeError(r: LoginRequest, d: DomainError): string | undefined {
@@ -95,7 +110,8 @@ async function accountPage(r: LoginRequest, a: Account, notice?: Notice, status 
   const login = await effectiveSetting(r.ctx, "login", user.orgId);
   const rules = await passwordComplexity(r.ctx, user.orgId);
   const { sessions } = await listSessions(a.self, [{ userId: user.id }], listPage({ limit: SESSIONS_SHOWN }));
-  const note = (section: string) => (notice?.section === section ? alert(notice.text, notice.kind) : "");
+  const note = (section: string) => (notice?.section === section && !notice.field ? alert(notice.text, notice.kind) : "");
+  const err = (section: string, name: string) => (notice?.section === section && notice.field === name ? notice.text : undefined);
   const session = a.s.id;
   const added = r.param("added");
   const dateOf = (d: Date) => new Intl.DateTimeFormat(r.lang, { dateStyle: "medium", timeStyle: "short" }).format(d);
@@ -115,9 +131,9 @@ async function accountPage(r: LoginRequest, a: Account, notice?: Notice, status 
 ${form(
   "/account/profile",
   {},
-  html`${field({ name: "givenName", label: t("account.profile.givenName"), value: user.givenName ?? "", autocomplete: "given-name", required: true, maxlength: MAX_FIELD })}
-${field({ name: "familyName", label: t("account.profile.familyName"), value: user.familyName ?? "", autocomplete: "family-name", required: true, maxlength: MAX_FIELD })}
-${field({ name: "displayName", label: t("account.profile.displayName"), value: user.displayName ?? "", autocomplete: "nickname", maxlength: MAX_FIELD })}
+  html`${field({ name: "givenName", error: err("profile", "givenName"), label: t("account.profile.givenName"), value: user.givenName ?? "", autocomplete: "given-name", required: true, maxlength: MAX_FIELD })}
+${field({ name: "familyName", error: err("profile", "familyName"), label: t("account.profile.familyName"), value: user.familyName ?? "", autocomplete: "family-name", required: true, maxlength: MAX_FIELD })}
+${field({ name: "displayName", error: err("profile", "displayName"), label: t("account.profile.displayName"), value: user.displayName ?? "", autocomplete: "nickname", maxlength: MAX_FIELD })}
 <button type="submit" class="button primary">${t("account.save")}</button>`,
 )}</section>
 <section aria-labelledby="h-email"><h2 id="h-email">${t("account.email.title")}</h2>${note("email")}
@@ -125,7 +141,7 @@ ${field({ name: "displayName", label: t("account.profile.displayName"), value: u
 ${form(
   "/account/email",
   {},
-  html`${field({ name: "email", label: t("account.email.new"), type: "email", autocomplete: "email", required: true, maxlength: MAX_FIELD })}
+  html`${field({ name: "email", error: err("email", "email"), label: t("account.email.new"), type: "email", autocomplete: "email", required: true, maxlength: MAX_FIELD })}
 <button type="submit" class="button secondary">${t("account.email.change")}</button>`,
 )}
 ${
@@ -133,7 +149,7 @@ ${
     ? html`${form(
         "/account/email/verify",
         {},
-        html`${field({ name: "code", label: t("account.email.code"), autocomplete: "one-time-code", required: true, maxlength: 20 })}
+        html`${field({ name: "code", error: err("email", "code"), label: t("account.email.code"), autocomplete: "one-time-code", required: true, maxlength: 20 })}
 <button type="submit" class="button secondary">${t("common.verify")}</button>`,
       )}${form("/account/email/send", {}, html`<button type="submit" class="button secondary">${t("account.email.send")}</button>`)}`
     : ""
@@ -143,10 +159,10 @@ ${form(
   "/account/password",
   {},
   html`<input type="text" name="username" value="${user.preferredLoginName}" autocomplete="username" hidden readonly />
-${field({ name: "currentPassword", label: t("account.password.current"), type: "password", autocomplete: "current-password", required: true, maxlength: MAX_PASSWORD })}
-${field({ name: "newPassword", label: t("account.password.new"), type: "password", autocomplete: "new-password", required: true, maxlength: MAX_PASSWORD, describedBy: "password-rules" })}
+${field({ name: "currentPassword", error: err("password", "currentPassword"), label: t("account.password.current"), type: "password", autocomplete: "current-password", required: true, maxlength: MAX_PASSWORD })}
+${field({ name: "newPassword", error: err("password", "newPassword"), label: t("account.password.new"), type: "password", autocomplete: "new-password", required: true, maxlength: MAX_PASSWORD, describedBy: "password-rules" })}
 <ul class="rules" id="password-rules" data-for="f-newPassword" data-min-length="${String(rules.minLength)}">${ruleItems}</ul>
-${field({ name: "repeatPassword", label: t("account.password.repeat"), type: "password", autocomplete: "new-password", required: true, maxlength: MAX_PASSWORD })}
+${field({ name: "repeatPassword", error: err("password", "repeatPassword"), label: t("account.password.repeat"), type: "password", autocomplete: "new-password", required: true, maxlength: MAX_PASSWORD })}
 <button type="submit" class="button primary">${t("account.password.change")}</button>`,
 )}</section>
 <section aria-labelledby="h-totp"><h2 id="h-totp">${t("account.totp.title")}</h2>${note("totp")}
@@ -198,7 +214,7 @@ function change(deps: LoginDeps, section: string, run: (r: LoginRequest, a: Acco
       const d = asDomainError(err);
       const text = d && changeError(r, d);
       if (!text) throw err;
-      return accountPage(r, a, { section, text, kind: "error" }, 400);
+      return accountPage(r, a, { section, text, kind: "error", field: fieldOf(section, d) }, 400);
     }
     await accountPage(r, a, notice);
   });
