@@ -8,9 +8,11 @@ import { assets, themeCss } from "./assets.js";
 import type { LoginDeps } from "./context.js";
 import { validCsrf } from "./cookie.js";
 import { LOGIN_BASE, LoginRequest, PAGE_HEADERS } from "./page.js";
+import { accountPages } from "./pages/account.js";
 import { externalPages } from "./pages/external.js";
 import { factorPages } from "./pages/factors.js";
 import { logoutPages } from "./pages/logout.js";
+import { mfaSetupPages } from "./pages/mfa-setup.js";
 import { signInPages } from "./pages/sign-in.js";
 
 export { LoginRequest } from "./page.js";
@@ -60,6 +62,8 @@ export function loginRouter(deps: LoginDeps): express.Express {
   factorPages(app, deps);
   logoutPages(app, deps);
   externalPages(app, deps);
+  mfaSetupPages(app, deps);
+  accountPages(app, deps);
   app.use(
     page(deps, async (r) => {
       await r.error(new DomainError("NotFound", "Errors.Login.PageNotFound", "no such page"));
