@@ -10,6 +10,7 @@ import { validCsrf } from "./cookie.js";
 import { LOGIN_BASE, LoginRequest, PAGE_HEADERS } from "./page.js";
 import { factorPages } from "./pages/factors.js";
 import { logoutPages } from "./pages/logout.js";
+import { selfServicePages } from "./pages/self-service.js";
 import { signInPages } from "./pages/sign-in.js";
 
 export { LoginRequest } from "./page.js";
@@ -58,6 +59,7 @@ export function loginRouter(deps: LoginDeps): express.Express {
   signInPages(app, deps);
   factorPages(app, deps);
   logoutPages(app, deps);
+  selfServicePages(app, deps);
   app.use(
     page(deps, async (r) => {
       await r.error(new DomainError("NotFound", "Errors.Login.PageNotFound", "no such page"));
