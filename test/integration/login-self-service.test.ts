@@ -208,6 +208,8 @@ run("resetting a forgotten password by e-mail", () => {
     await page.getByLabel("Repeat the new password").fill("Another-Passw0rd!");
     await page.getByRole("button", { name: "Set password" }).click();
     expect(await page.getByRole("alert").textContent()).toContain("This link has expired or was used already.");
+    await screenshot(page, "password-set-spent-en-1280");
+    await expectAccessible(page);
     const before = smtp.messages.length;
     await page.goto(`${new URL(page.url()).origin}/ui/login/password/reset`);
     await page.getByLabel("Login name or e-mail").fill(`nobody-${Date.now()}@${domain}`);
@@ -274,6 +276,12 @@ run("registration", () => {
       await screenshot(page, "verify-email-done-en-1280");
       await expectAccessible(page);
       expect((await admin(t, "GetUserByID", { userId: sub })).user.human.email.isVerified).toBe(true);
+      // The link again: spent.
+      await page.goto(link);
+      await page.getByRole("button", { name: "Verify e-mail address" }).click();
+      expect(await page.title()).toBe("The address could not be verified");
+      await screenshot(page, "verify-email-failed-en-1280");
+      await expectAccessible(page);
       await context.close();
 
       const german = await newContext(browser, { locale: "de-DE", viewport: PHONE });
@@ -356,4 +364,52 @@ describe("registration over the API (CreateUser by a login client)", () => {
       );
     });
   }
+});
+
+run("malformed forms", () => {
+  it("answers every odd post of the self-service pages with a page (4xx or a redirect), never a 5xx", async () => {
+    await admin(t, "SetLoginSettings", { settings: { allowUsernamePassword: true, allowExternalIdp: true, passkeysAllowed: true, allowRegister: true } });
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    try {
+      await page.goto(`${new URL(config.serverMetadata().issuer).origin}/ui/login/register`);
+      const origin = new URL(page.url()).origin;
+      const csrf = (await page.locator("input[name=_csrf]").first().getAttribute("value")) ?? "";
+      const post = async (path: string, body: string) => {
+        const res = await page.request.post(`${origin}/ui/login${path}`, {
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+          data: `_csrf=${encodeURIComponent(csrf)}&${body}`,
+          maxRedirects: 0,
+        });
+        expect({ path, body, status: res.status() < 500 }).toEqual({ path, body, status: true });
+        return res;
+      };
+      const registration = "givenName=Kim&familyName=Odd&email=odd-kim%40example.com&password=Changed-Passw0rd!&passwordRepeat=Changed-Passw0rd!";
+      expect((await post("/register", registration)).status()).toBe(303);
+      const taken = await post("/register", registration);
+      expect(taken.status()).toBe(400);
+      expect(await taken.text()).toContain("This username is taken.");
+      const badEmail = await post("/register", "givenName=Kim&familyName=Odd&email=not-an-address&password=Changed-Passw0rd!&passwordRepeat=Changed-Passw0rd!");
+      expect(await badEmail.text()).toContain("Enter a valid e-mail address");
+      await post("/register", "givenName=a&givenName=b&familyName=&email=&password=&passwordRepeat=");
+      await post(
+        "/register",
+        `givenName=${"x".repeat(5000)}&familyName=Odd&email=long%40example.com&password=Changed-Passw0rd!&passwordRepeat=Changed-Passw0rd!`,
+      );
+      await post("/register", "givenName=Kim%00&familyName=Odd&email=nul%40example.com&password=Changed-Passw0rd!&passwordRepeat=Changed-Passw0rd!");
+      await post("/password/change", "session=unknown&currentPassword=x&password=y&passwordRepeat=y");
+      await post("/password/change", "session=%3Cscript%3E");
+      await post("/password/reset", "loginName=a&loginName=b");
+      await post("/password/reset", `loginName=${"x".repeat(1000)}`);
+      await post("/password/set", "userId=unknown&code=x&password=Changed-Passw0rd!&passwordRepeat=Changed-Passw0rd!");
+      await post("/password/set", "userId=&code=&password=");
+      await post("/verify-email", "userId=unknown&code=x");
+      await post("/verify-email", "userId[a]=1&code[b]=2");
+      const unknownAuth = await post("/register", `authRequest=unknown&${registration}`);
+      expect(unknownAuth.status()).toBe(404);
+    } finally {
+      await admin(t, "SetLoginSettings", { settings: { allowUsernamePassword: true, allowExternalIdp: true, passkeysAllowed: true, allowRegister: false } });
+      await context.close();
+    }
+  });
 });
