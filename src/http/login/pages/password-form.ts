@@ -26,11 +26,15 @@ export interface NewPasswordErrors {
   repeat?: string;
 }
 
-/** The new password, its rules and its repeat (fields "password" and "passwordRepeat"). */
-export function newPasswordFields(p: PageContext, c: Complexity, errors: NewPasswordErrors = {}, autofocus = false): Html {
+/**
+ * The new password, its rules and its repeat (fields "password" and "passwordRepeat"). `focus`: the page's first
+ * field is the new password; then the field with an error takes the focus.
+ */
+export function newPasswordFields(p: PageContext, c: Complexity, errors: NewPasswordErrors = {}, focus = false): Html {
+  const autofocus = (focus && !errors.repeat) || errors.password !== undefined;
   return html`${field({ name: "password", label: p.t("selfservice.newPassword"), type: "password", autocomplete: "new-password", required: true, autofocus, error: errors.password, describedBy: "password-rules", maxlength: MAX_PASSWORD })}
 ${rules(p, c)}
-${field({ name: "passwordRepeat", label: p.t("selfservice.repeatPassword"), type: "password", autocomplete: "new-password", required: true, error: errors.repeat, maxlength: MAX_PASSWORD })}`;
+${field({ name: "passwordRepeat", label: p.t("selfservice.repeatPassword"), type: "password", autocomplete: "new-password", required: true, autofocus: errors.repeat !== undefined && errors.password === undefined, error: errors.repeat, maxlength: MAX_PASSWORD })}`;
 }
 
 /** The repeat's error when the two do not match (checked before the domain is asked). */

@@ -49,6 +49,8 @@ async function notAllowedPage(r: LoginRequest): Promise<void> {
 
 async function registerPage(r: LoginRequest, orgId: string, form: Form, e: Errors = {}, status = 200) {
   const c = await passwordComplexity(r.ctx, orgId);
+  // The focus goes to the first field with an error, else to the first field.
+  const focused = FIELDS.find((f) => e[f]) ?? (e.password || e.repeat ? undefined : "givenName");
   const text = (name: Field, label: string, o: { type?: string; autocomplete: string; required?: boolean; hint?: string }) =>
     field({
       name,
@@ -57,6 +59,7 @@ async function registerPage(r: LoginRequest, orgId: string, form: Form, e: Error
       value: form[name],
       autocomplete: o.autocomplete,
       required: o.required,
+      autofocus: name === focused,
       error: e[name],
       maxlength: MAX_TEXT,
       describedBy: o.hint,

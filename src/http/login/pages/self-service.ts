@@ -31,7 +31,7 @@ async function changePage(r: LoginRequest, s: BrowserSession, c: Complexity, e: 
       body: html`${alert(e.alert)}<form method="post" action="${p.url("/password/change")}" novalidate>
 ${hidden(p, r.flowQuery({ session: s.id }))}
 <input type="text" name="username" value="${s.loginName ?? ""}" autocomplete="username" hidden readonly />
-${field({ name: "currentPassword", label: p.t("selfservice.currentPassword"), type: "password", autocomplete: "current-password", required: true, autofocus: true, error: e.current, maxlength: MAX_PASSWORD })}
+${field({ name: "currentPassword", label: p.t("selfservice.currentPassword"), type: "password", autocomplete: "current-password", required: true, autofocus: !e.password && !e.repeat, error: e.current, maxlength: MAX_PASSWORD })}
 ${newPasswordFields(p, c, e)}
 <button type="submit" class="button primary">${p.t("selfservice.change.submit")}</button>
 </form>`,
