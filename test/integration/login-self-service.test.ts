@@ -164,6 +164,36 @@ run("changing a password that must be changed", () => {
   });
 });
 
+run("changing an expired password", () => {
+  it("asks for a new password once the password is older than the expiry setting allows", async () => {
+    const userId = await createHuman(t, orgId, "exp-leo");
+    // A password set 60 days ago, under a 30-day expiry.
+    await t.server.db.prisma.user.update({ where: { id: userId }, data: { passwordChangedAt: new Date(Date.now() - 60 * 86_400_000) } });
+    await admin(t, "SetPasswordExpirySettings", { organizationId: orgId, settings: { maxAgeDays: "30", expireWarnDays: "5" } });
+    try {
+      const context = await newContext(browser, { locale: "de-DE", viewport: PHONE });
+      const page = await context.newPage();
+      const s = await authorizationUrl();
+      await page.goto(s.url);
+      await page.getByLabel("Anmeldename oder E-Mail").fill(`exp-leo@${domain}`);
+      await page.getByRole("button", { name: "Weiter" }).click();
+      await page.getByLabel("Passwort", { exact: true }).fill(PASSWORD);
+      await page.getByRole("button", { name: "Weiter" }).click();
+      expect(await page.title()).toBe("Passwort ändern");
+      await screenshot(page, "password-change-de-375");
+      await expectAccessible(page);
+      await page.getByLabel("Aktuelles Passwort").fill(PASSWORD);
+      await page.getByLabel("Neues Passwort", { exact: true }).fill(NEW_PASSWORD);
+      await page.getByLabel("Neues Passwort wiederholen").fill(NEW_PASSWORD);
+      await page.getByRole("button", { name: "Passwort ändern" }).click();
+      expect(await redeem(page, s)).toBe(userId);
+      await context.close();
+    } finally {
+      await admin(t, "ResetPasswordExpirySettings", { organizationId: orgId }).catch(() => undefined);
+    }
+  });
+});
+
 run("resetting a forgotten password by e-mail", () => {
   it("sends a link from the password page, sets the new password there, and signs in with it", async () => {
     const userId = await createHuman(t, orgId, "reset-ivan");
