@@ -421,6 +421,10 @@ run("malformed forms", () => {
       expect(await taken.text()).toContain("This username is taken.");
       const badEmail = await post("/register", "givenName=Kim&familyName=Odd&email=not-an-address&password=Changed-Passw0rd!&passwordRepeat=Changed-Passw0rd!");
       expect(await badEmail.text()).toContain("Enter a valid e-mail address");
+      // A pasted password longer than the form takes is refused, never cut short.
+      const long = `Aa1!${"x".repeat(300)}`;
+      const tooLong = await post("/register", `givenName=Kim&familyName=Odd&email=long-pw%40example.com&password=${long}&passwordRepeat=${long}`);
+      expect(await tooLong.text()).toContain("This password is too long.");
       await post("/register", "givenName=a&givenName=b&familyName=&email=&password=&passwordRepeat=");
       await post(
         "/register",

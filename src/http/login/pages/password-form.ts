@@ -37,9 +37,15 @@ ${rules(p, c)}
 ${field({ name: "passwordRepeat", label: p.t("selfservice.repeatPassword"), type: "password", autocomplete: "new-password", required: true, autofocus: errors.repeat !== undefined && errors.password === undefined, error: errors.repeat, maxlength: MAX_PASSWORD })}`;
 }
 
-/** The repeat's error when the two do not match (checked before the domain is asked). */
-export function repeatError(t: Translate, password: string, repeat: string): string | undefined {
-  return password === repeat ? undefined : t("selfservice.repeatMismatch");
+/**
+ * The form's new password, and the error of the form before the domain is asked: too long for the form (never cut
+ * short: a cut password would not be the one the user typed), or a repeat that differs.
+ */
+export function readNewPassword(r: { param(name: string): string | undefined; t: Translate }): { password: string; errors?: NewPasswordErrors } {
+  const password = r.param("password") ?? "";
+  if (password.length > MAX_PASSWORD) return { password: "", errors: { password: r.t("selfservice.password.tooLong") } };
+  if (password !== (r.param("passwordRepeat") ?? "")) return { password, errors: { repeat: r.t("selfservice.repeatMismatch") } };
+  return { password };
 }
 
 /** A refused new password's message for its field, or undefined for errors that are not about the new password. */

@@ -12,7 +12,7 @@ import type { LoginDeps } from "../context.js";
 import { html } from "../html.js";
 import { alert, field, hidden } from "../layout.js";
 import { type LoginRequest, page } from "../router.js";
-import { MAX_PASSWORD, type NewPasswordErrors, newPasswordError, newPasswordFields, RULES_SCRIPT, repeatError } from "./password-form.js";
+import { type NewPasswordErrors, newPasswordError, newPasswordFields, RULES_SCRIPT, readNewPassword } from "./password-form.js";
 
 const MAX_LOGIN_NAME = 200;
 
@@ -153,9 +153,8 @@ async function getSet(r: LoginRequest): Promise<void> {
 async function postSet(r: LoginRequest): Promise<void> {
   const target = await linkTarget(r);
   if (!target) return linkInvalid(r);
-  const password = (r.param("password") ?? "").slice(0, MAX_PASSWORD + 1);
-  const mismatch = repeatError(r.t, password, r.param("passwordRepeat") ?? "");
-  if (mismatch) return setPage(r, target, { repeat: mismatch }, 400);
+  const { password, errors } = readNewPassword(r);
+  if (errors) return setPage(r, target, errors, 400);
   try {
     await setPassword(r.ctx, { userId: target.userId, password, changeRequired: false, verificationCode: target.code });
   } catch (err) {

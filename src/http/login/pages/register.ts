@@ -16,7 +16,7 @@ import { continueSignIn } from "../flow.js";
 import { html } from "../html.js";
 import { alert, field, hidden } from "../layout.js";
 import { type LoginRequest, page } from "../router.js";
-import { MAX_PASSWORD, newPasswordError, newPasswordFields, RULES_SCRIPT, repeatError } from "./password-form.js";
+import { newPasswordError, newPasswordFields, RULES_SCRIPT, readNewPassword } from "./password-form.js";
 import { SESSION_LIFETIME_SECONDS } from "./sign-in.js";
 
 const MAX_TEXT = 200;
@@ -107,9 +107,8 @@ async function postRegister(r: LoginRequest): Promise<void> {
   const orgId = await registrationOrg(r);
   if (!orgId) return notAllowedPage(r);
   const form = formOf(r);
-  const password = (r.param("password") ?? "").slice(0, MAX_PASSWORD + 1);
-  const repeat = repeatError(r.t, password, r.param("passwordRepeat") ?? "");
-  if (repeat) return registerPage(r, orgId, form, { repeat }, 400);
+  const { password, errors } = readNewPassword(r);
+  if (errors) return registerPage(r, orgId, form, errors, 400);
   let userId: string;
   try {
     // Allowed to a login client by the organization's login settings alone (user-register.ts).

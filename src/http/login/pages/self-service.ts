@@ -12,7 +12,7 @@ import { continueSignIn } from "../flow.js";
 import { html } from "../html.js";
 import { alert, field, hidden } from "../layout.js";
 import { type LoginRequest, page } from "../router.js";
-import { type Complexity, MAX_PASSWORD, type NewPasswordErrors, newPasswordError, newPasswordFields, RULES_SCRIPT, repeatError } from "./password-form.js";
+import { type Complexity, MAX_PASSWORD, type NewPasswordErrors, newPasswordError, newPasswordFields, RULES_SCRIPT, readNewPassword } from "./password-form.js";
 import { passwordResetPages } from "./password-reset.js";
 import { registerPages } from "./register.js";
 
@@ -41,7 +41,7 @@ ${newPasswordFields(p, c, e)}
   );
 }
 
-/** The browser's session named in the request and its user, or a redirect to the start when there is none. */
+/** The browser's session named in the request and its user; undefined when this browser holds no such session. */
 async function sessionUser(r: LoginRequest): Promise<{ s: BrowserSession; user: { id: string; orgId: string } } | undefined> {
   const s = r.session(r.idParam("session"));
   if (!s) return undefined;
@@ -71,10 +71,9 @@ async function postChange(r: LoginRequest): Promise<void> {
   const { s, user } = found;
   const c = await passwordComplexity(r.ctx, user.orgId);
   const current = (r.param("currentPassword") ?? "").slice(0, MAX_PASSWORD);
-  const password = (r.param("password") ?? "").slice(0, MAX_PASSWORD + 1);
-  const mismatch = repeatError(r.t, password, r.param("passwordRepeat") ?? "");
-  if (!current) return changePage(r, s, c, { current: r.t("selfservice.currentPasswordRequired"), repeat: mismatch }, 400);
-  if (mismatch) return changePage(r, s, c, { repeat: mismatch }, 400);
+  const { password, errors } = readNewPassword(r);
+  if (!current) return changePage(r, s, c, { current: r.t("selfservice.currentPasswordRequired"), ...errors }, 400);
+  if (errors) return changePage(r, s, c, errors, 400);
   try {
     // The user proves itself with its current password: it changes its own password, no role involved.
     await setPassword(selfCtx(r.deps, r.req, user), { userId: user.id, password, changeRequired: false, currentPassword: current });
