@@ -434,6 +434,8 @@ run("malformed forms", () => {
       await post("/password/change", "session=unknown&currentPassword=x&password=y&passwordRepeat=y");
       await post("/password/change", "session=%3Cscript%3E");
       await post("/password/reset", "loginName=a&loginName=b");
+      expect((await post("/password/reset", "loginName=odd-kim%40example.com")).status()).toBe(200);
+      expect((await post("/password/reset", "loginName=%25_*")).status()).toBe(200);
       await post("/password/reset", `loginName=${"x".repeat(1000)}`);
       await post("/password/set", "userId=unknown&code=x&password=Changed-Passw0rd!&passwordRepeat=Changed-Passw0rd!");
       await post("/password/set", "userId=&code=&password=");
