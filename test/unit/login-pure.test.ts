@@ -2,18 +2,38 @@
 // browser cookie (tampering, another key, the size limit), the CSRF tokens and the escaping of page values.
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "@jest/globals";
+import { IntlMessageFormat } from "intl-messageformat";
 import { masterKeySealer } from "../../src/crypto/sealer.js";
 import { cookieJar, csrfToken, freshState, MAX_SESSIONS, validCsrf, withoutSession, withSession } from "../../src/http/login/cookie.js";
 import { html, trusted } from "../../src/http/login/html.js";
-import { chooseLanguage, LANGUAGES, messageIds, translator } from "../../src/http/login/i18n.js";
+import { chooseLanguage, LANGUAGES, messageIds, messageSource, translator } from "../../src/http/login/i18n.js";
+
+/** The argument names an ICU message uses (plural, select and nested ones included), sorted. */
+function argumentsOf(source: string): string[] {
+  const names = new Set<string>();
+  const walk = (nodes: unknown): void => {
+    if (!Array.isArray(nodes)) return;
+    for (const n of nodes as { type: number; value?: unknown; options?: Record<string, { value: unknown }>; children?: unknown }[]) {
+      if (n.type >= 1 && n.type <= 6 && typeof n.value === "string") names.add(n.value);
+      if (n.options) for (const o of Object.values(n.options)) walk(o.value);
+      if (n.children) walk(n.children);
+    }
+  };
+  walk(new IntlMessageFormat(source, "en").getAst());
+  return [...names].sort();
+}
 
 describe("texts", () => {
-  it("has every English text in every other language, and every text formats", () => {
+  it("has every English text in every other language, with the same arguments, and every text formats", () => {
     const english = messageIds("en").sort();
     for (const lang of LANGUAGES) {
       expect(messageIds(lang).sort()).toEqual(english);
       const t = translator(lang);
-      for (const id of english) expect(t(id, { name: "x", count: 1, app: "x", minLength: 8 })).not.toBe(id);
+      for (const id of english) {
+        const names = argumentsOf(messageSource(lang, id) as string);
+        expect([id, names]).toEqual([id, argumentsOf(messageSource("en", id) as string)]);
+        expect(t(id, Object.fromEntries(names.map((n) => [n, 1])))).not.toBe(id);
+      }
     }
   });
 

@@ -20,6 +20,8 @@ export type Permission =
   | "user.credential.write"
   // Authentication methods: registering and removing TOTP, passkeys and e-mail OTP, password reset and e-mail codes.
   | "user.authn.write"
+  /** Self-registration: creating a human user as user-register.ts allows (login clients). */
+  | "user.register"
   | "session.read"
   | "session.write"
   | "session.delete"
@@ -98,6 +100,7 @@ export const INSTANCE_ROLES: Record<string, readonly Permission[]> = {
     "project.read",
     "project.app.read",
     "user.authn.write",
+    "user.register",
     "session.read",
     "session.write",
     "session.delete",

@@ -3,7 +3,6 @@
 import { checkImportedHash } from "../../crypto/passwords.js";
 import type { Store } from "../../store/index.js";
 import type { NewUser, NewUserRow } from "../../store/users.js";
-import { authorize } from "../access/permissions.js";
 import { eventRow } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { invalidArgument } from "../errors.js";
@@ -12,6 +11,7 @@ import { orgNotFound } from "../orgs/orgs.js";
 import { type ProfileRows, type ScimProfile, scimProfileColumns } from "./scim-profile.js";
 import { text, validateUsername, validEmail, validExternalId, validLanguage, validMetadata, validPhone } from "./user-input.js";
 import { hashNewPassword } from "./user-passwords.js";
+import { authorizeUserCreate } from "./user-register.js";
 import { claimUsername } from "./usernames.js";
 
 export interface CreateUserInput {
@@ -46,7 +46,7 @@ export type PreparedUser = Omit<NewUser, "event">;
 
 export async function createUser(ctx: Ctx, input: CreateUserInput): Promise<{ id: string; createdAt: Date; prepared: PreparedUser }> {
   if (!input.orgId) throw invalidArgument("Errors.User.Org.Missing", "organization_id is required", { field: "organization_id" });
-  authorize(ctx, "user.write", input.orgId, orgNotFound);
+  await authorizeUserCreate(ctx, input);
   const prepared = await prepareUser(ctx, input, input.orgId);
   // One statement, atomic on its own; it also checks that the organization exists.
   await insertUser(ctx, undefined, prepared);

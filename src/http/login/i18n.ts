@@ -38,6 +38,11 @@ export function translator(lang: Language): Translate {
   };
 }
 
+/** A message as written (tests check its arguments). */
+export function messageSource(lang: Language, id: string): string | undefined {
+  return MESSAGES[lang][id];
+}
+
 /** Every message id of every language (for the tests that all languages have all texts). */
 export function messageIds(lang: Language): string[] {
   return Object.keys(MESSAGES[lang]);

@@ -13,6 +13,7 @@ import { externalPages } from "./pages/external.js";
 import { factorPages } from "./pages/factors.js";
 import { logoutPages } from "./pages/logout.js";
 import { mfaSetupPages } from "./pages/mfa-setup.js";
+import { selfServicePages } from "./pages/self-service.js";
 import { signInPages } from "./pages/sign-in.js";
 
 export { LoginRequest } from "./page.js";
@@ -64,6 +65,7 @@ export function loginRouter(deps: LoginDeps): express.Express {
   externalPages(app, deps);
   mfaSetupPages(app, deps);
   accountPages(app, deps);
+  selfServicePages(app, deps);
   app.use(
     page(deps, async (r) => {
       await r.error(new DomainError("NotFound", "Errors.Login.PageNotFound", "no such page"));

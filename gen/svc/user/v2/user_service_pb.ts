@@ -2263,7 +2263,12 @@ export const RemoveIDPLinkResponseSchema: GenMessage<RemoveIDPLinkResponse> = /*
  */
 export const UserService: GenService<{
   /**
-   * Creates a human or a machine user in an organization.
+   * Creates a human or a machine user in an organization. Needs user.write
+   * there; a login client (IAM_LOGIN_CLIENT) may instead register a person:
+   * one human user with profile, e-mail and password (no user_id, metadata,
+   * hashed password or verified e-mail/phone) in an organization whose login
+   * settings have allow_register (else PermissionDenied,
+   * Errors.User.Register.NotAllowed / Errors.User.Register.Denied).
    *
    * @generated from rpc svc.user.v2.UserService.CreateUser
    */
