@@ -4,6 +4,7 @@
 import http2 from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createHuman, defaultOrgId, PASSWORD, project } from "../support/fixtures.js";
+import { h2Request } from "../support/http2.js";
 import { authorizeGet, authRequestOf, loginClient, oidcApp } from "../support/oidc.js";
 import { admin, ok } from "../support/rpc.js";
 import { startTestServer, type TestServer } from "../support/server.js";
@@ -170,13 +171,8 @@ describe("transport", () => {
   it("serves the pages over HTTP/1.1 only: an h2c request is refused without reaching Express", async () => {
     const client = http2.connect(t.url);
     try {
-      const status = await new Promise<number>((resolve, reject) => {
-        const req = client.request({ ":path": "/ui/login/login", ":method": "GET" });
-        req.on("response", (h) => resolve(Number(h[":status"])));
-        req.on("error", reject);
-        req.end();
-      });
-      expect(status).toBe(505);
+      const answer = await h2Request(client, { ":path": "/ui/login/login", ":method": "GET" });
+      expect(answer.status).toBe(505);
     } finally {
       client.close();
     }
