@@ -167,6 +167,21 @@ describe("forms a browser should never send", () => {
   });
 });
 
+describe("whose settings apply", () => {
+  it("uses the default organization's login settings before the organization is known (registration goes there)", async () => {
+    await admin(t, "SetLoginSettings", {
+      organizationId: orgId,
+      settings: { allowUsernamePassword: true, allowRegister: true, allowExternalIdp: true, passkeysAllowed: true },
+    });
+    try {
+      const { body } = await new Visitor().get(`/ui/login/login?authRequest=${await newAuthRequest()}`);
+      expect(body).toContain("/ui/login/register");
+    } finally {
+      await admin(t, "ResetLoginSettings", { organizationId: orgId });
+    }
+  });
+});
+
 describe("transport", () => {
   it("serves the pages over HTTP/1.1 only: an h2c request is refused without reaching Express", async () => {
     const client = http2.connect(t.url);

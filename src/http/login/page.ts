@@ -4,6 +4,7 @@ import type { Request, Response } from "express";
 import type { Ctx } from "../../domain/context.js";
 import { asDomainError, DomainError } from "../../domain/errors.js";
 import { type AuthRequestView, getAuthRequest } from "../../domain/oauth/authorize/login-ui.js";
+import { getInstance } from "../../domain/orgs/instance.js";
 import type { ChallengeAnswers, UserAgent } from "../../domain/sessions/model.js";
 import { getSession } from "../../domain/sessions/reads.js";
 import { effectiveSetting } from "../../domain/settings/settings.js";
@@ -44,6 +45,16 @@ async function branding(ctx: Ctx, orgId: string | undefined): Promise<Branding> 
   if (brandingCache.size > 10_000) brandingCache.clear();
   brandingCache.set(key, { at: now, value });
   return value;
+}
+
+/** The instance's default organization changes rarely: read at most every few seconds. */
+let defaultOrg: { at: number; id: string | undefined } | undefined;
+
+async function defaultOrgId(ctx: Ctx): Promise<string | undefined> {
+  if (defaultOrg && Date.now() - defaultOrg.at < BRANDING_TTL_MS) return defaultOrg.id;
+  const id = (await getInstance(ctx)).defaultOrgId ?? undefined;
+  defaultOrg = { at: Date.now(), id };
+  return id;
 }
 
 export class LoginRequest {
@@ -94,9 +105,17 @@ export class LoginRequest {
     return this.authRequest;
   }
 
-  /** The login settings of the organization in question (the instance's when none is known yet). */
+  /**
+   * The organization whose settings (login, branding, providers) apply: the one of the request or the user, else the
+   * instance's default organization, where a registration would put the user.
+   */
+  async settingsOrg(): Promise<string | undefined> {
+    return this.orgId ?? (await defaultOrgId(this.ctx));
+  }
+
+  /** The login settings of the organization in question (settingsOrg). */
   async loadLoginSettings(): Promise<Login> {
-    this.login = await effectiveSetting(this.ctx, "login", this.orgId);
+    this.login = await effectiveSetting(this.ctx, "login", await this.settingsOrg());
     return this.login;
   }
 
@@ -165,7 +184,7 @@ export class LoginRequest {
   async pageContext(): Promise<PageContext> {
     let orgBranding: Branding;
     try {
-      orgBranding = await branding(this.ctx, this.orgId);
+      orgBranding = await branding(this.ctx, await this.settingsOrg());
     } catch {
       // An organization named in a scope that does not exist (or not any more): the instance's branding.
       orgBranding = await branding(this.ctx, undefined);
@@ -173,7 +192,7 @@ export class LoginRequest {
     return {
       lang: this.lang,
       t: this.t,
-      orgId: this.orgId,
+      orgId: await this.settingsOrg(),
       branding: orgBranding,
       csrf: csrfToken(this.state),
       url: (path, query) => this.url(path, query),

@@ -19,7 +19,7 @@ const MAX_PASSWORD = 256;
 
 async function loginNamePage(r: LoginRequest, o: { loginName?: string; error?: string; notice?: string } = {}, status = 200) {
   const login = r.login ?? (await r.loadLoginSettings());
-  const idps = login.allowExternalIdp ? await offeredProviders(r.ctx, r.orgId) : [];
+  const idps = login.allowExternalIdp ? await offeredProviders(r.ctx, await r.settingsOrg()) : [];
   await r.render(
     (p) => ({
       title: p.t("login.title"),
