@@ -19,7 +19,7 @@ import {
 } from "../support/browser.js";
 import { createHuman, defaultOrgId, PASSWORD, project } from "../support/fixtures.js";
 import { discover, type OidcApp, oidc, oidcApp } from "../support/oidc.js";
-import { admin } from "../support/rpc.js";
+import { admin, ok } from "../support/rpc.js";
 import type { TestServer } from "../support/server.js";
 import { codeFrom, type SmtpSink, startSmtpSink } from "../support/smtp.js";
 
@@ -218,6 +218,35 @@ run("MFA set-up during a sign-in", () => {
 });
 
 run("the account page", () => {
+  it("asks for the password again before removing a factor when the sign-in is more than a few minutes old", async () => {
+    const userId = await createHuman(t, orgId, "acct-sudo");
+    const { secret } = await ok(t, "rest", t.pat, "RegisterTOTP", { userId });
+    await ok(t, "rest", t.pat, "VerifyTOTPRegistration", { userId, code: totpCode(secret) });
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    await page.goto(`${base()}/ui/login/login?fresh=1`);
+    await signIn(page, `acct-sudo@${domain}`);
+    await page.getByLabel("Code").fill(totpCode(secret, Date.now() + 30_000));
+    await page.getByRole("button", { name: "Verify" }).click();
+    await page.waitForURL((u) => u.pathname === "/ui/login/account");
+    // Eleven minutes later (the sign-in itself is still valid for days): removing the authenticator asks first.
+    t.advanceClock(11 * 60_000);
+    try {
+      await page.getByRole("button", { name: "Remove authenticator app" }).click();
+    } finally {
+      // Back to the real time: the other tests compute TOTP codes with it.
+      t.advanceClock(-11 * 60_000);
+    }
+    expect(new URL(page.url()).pathname).toBe("/ui/login/password");
+    expect((await admin(t, "ListAuthenticationMethodTypes", { userId })).authMethodTypes).toContain("AUTHENTICATION_METHOD_TYPE_TOTP");
+    await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
+    await page.getByRole("button", { name: "Continue" }).click();
+    await page.waitForURL((u) => u.pathname === "/ui/login/account");
+    await page.getByRole("button", { name: "Remove authenticator app" }).click();
+    expect(await page.getByRole("status").first().textContent()).toContain("The authenticator app is removed.");
+    await context.close();
+  });
+
   it("changes the display name and the password, sets up and removes TOTP", async () => {
     const userId = await createHuman(t, orgId, "acct-julia");
     const context = await newContext(browser);

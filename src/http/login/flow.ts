@@ -3,7 +3,7 @@
 import { asDomainError } from "../../domain/errors.js";
 import { authenticationMethodTypes, type MethodType } from "../../domain/identity/authn/methods.js";
 import { createCallback } from "../../domain/oauth/authorize/login-ui.js";
-import { assertSignInComplete, sessionForLink } from "../../domain/sessions/link.js";
+import { assertSignInComplete, type LinkedSession, sessionForLink } from "../../domain/sessions/link.js";
 import type { BrowserSession } from "./cookie.js";
 import type { LoginRequest } from "./page.js";
 
@@ -14,6 +14,20 @@ export const SESSION_LIFETIME_SECONDS = 90 * 24 * 3600;
 export async function firstFactorPath(r: LoginRequest, s: BrowserSession): Promise<string> {
   const methods: MethodType[] = s.userId ? await authenticationMethodTypes(r.ctx, s.userId) : [];
   return methods.includes("PASSKEY") && !methods.includes("PASSWORD") ? "/passkey" : "/password";
+}
+
+/** How recent a first factor must be for changes that could hand the account to someone else (a "sudo" window). */
+export const RECENT_SIGN_IN_MS = 10 * 60_000;
+
+/** Whether the session's user proved itself with a first factor (password, passkey, external sign-in) just now. */
+export function recentlyProven(linked: LinkedSession, now: Date): boolean {
+  const f = linked.factors;
+  return [f.password, f.webauthn, f.intent].some((d) => d !== undefined && now.getTime() - d.getTime() <= RECENT_SIGN_IN_MS);
+}
+
+/** Sends the browser to prove the first factor again; the sign-in then returns to the account page (no auth request). */
+export async function proveAgain(r: LoginRequest, s: BrowserSession): Promise<void> {
+  r.redirect(r.url(await firstFactorPath(r, s), { session: s.id }));
 }
 
 const STEP_OF: Record<string, string> = {

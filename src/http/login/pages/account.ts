@@ -16,7 +16,7 @@ import { deleteSession, listSessions } from "../../../domain/sessions/reads.js";
 import { effectiveSetting, passwordComplexity } from "../../../domain/settings/settings.js";
 import { type LoginDeps, selfCtx } from "../context.js";
 import { type BrowserSession, withoutSession } from "../cookie.js";
-import { continueSignIn } from "../flow.js";
+import { continueSignIn, proveAgain, recentlyProven } from "../flow.js";
 import { type Html, html } from "../html.js";
 import { alert, field, hidden } from "../layout.js";
 import { type LoginRequest, page } from "../router.js";
@@ -201,10 +201,13 @@ ${form("/account/session/end", { target: x.id }, html`<button type="submit" clas
 }
 
 /** A form of the account page: the change, then the page again with what happened in that section. */
-function change(deps: LoginDeps, section: string, run: (r: LoginRequest, a: Account) => Promise<string | undefined>) {
+function change(deps: LoginDeps, section: string, run: (r: LoginRequest, a: Account) => Promise<string | undefined>, sensitive = false) {
   return page(deps, async (r) => {
     const a = await account(r);
     if (!a) return;
+    // A new e-mail address or fewer factors could hand the account to whoever sits at an unattended browser: those
+    // changes need the first factor proven in the last minutes.
+    if (sensitive && !recentlyProven(a.linked, r.ctx.clock())) return proveAgain(r, a.s);
     let notice: Notice | undefined;
     try {
       const ok = await run(r, a);
@@ -242,12 +245,17 @@ export function accountPages(app: Express, deps: LoginDeps): void {
   );
   app.post(
     "/ui/login/account/email",
-    change(deps, "email", async (r, a) => {
-      await updateUser(a.self, { userId: a.linked.userId, human: { email: { email: text(r, "email"), isVerified: false } } });
-      if (!deps.mailer) return r.t("account.email.changedNoMail");
-      await sendEmailCode(a.self, a.linked.userId, { kind: "send" });
-      return r.t("account.email.changed");
-    }),
+    change(
+      deps,
+      "email",
+      async (r, a) => {
+        await updateUser(a.self, { userId: a.linked.userId, human: { email: { email: text(r, "email"), isVerified: false } } });
+        if (!deps.mailer) return r.t("account.email.changedNoMail");
+        await sendEmailCode(a.self, a.linked.userId, { kind: "send" });
+        return r.t("account.email.changed");
+      },
+      true,
+    ),
   );
   app.post(
     "/ui/login/account/email/send",
@@ -279,17 +287,27 @@ export function accountPages(app: Express, deps: LoginDeps): void {
   );
   app.post(
     "/ui/login/account/totp/remove",
-    change(deps, "totp", async (r, a) => {
-      await removeTotp(a.self, a.linked.userId);
-      return r.t("account.totp.removed");
-    }),
+    change(
+      deps,
+      "totp",
+      async (r, a) => {
+        await removeTotp(a.self, a.linked.userId);
+        return r.t("account.totp.removed");
+      },
+      true,
+    ),
   );
   app.post(
     "/ui/login/account/passkey/remove",
-    change(deps, "passkeys", async (r, a) => {
-      await removePasskey(a.self, a.linked.userId, r.idParam("passkeyId") ?? "");
-      return r.t("account.passkeys.removed");
-    }),
+    change(
+      deps,
+      "passkeys",
+      async (r, a) => {
+        await removePasskey(a.self, a.linked.userId, r.idParam("passkeyId") ?? "");
+        return r.t("account.passkeys.removed");
+      },
+      true,
+    ),
   );
   app.post(
     "/ui/login/account/session/end",

@@ -13,7 +13,7 @@ import { assertSignInComplete, type LinkedSession, sessionForLink } from "../../
 import { effectiveSetting } from "../../../domain/settings/settings.js";
 import { type LoginDeps, selfCtx } from "../context.js";
 import { type BrowserSession, withoutSession } from "../cookie.js";
-import { continueSignIn } from "../flow.js";
+import { continueSignIn, proveAgain, recentlyProven } from "../flow.js";
 import { html, trusted } from "../html.js";
 import { alert, field, hidden } from "../layout.js";
 import { type LoginRequest, page } from "../router.js";
@@ -50,6 +50,11 @@ async function actor(r: LoginRequest): Promise<Actor | undefined> {
   } catch (err) {
     if (!asDomainError(err)) throw err;
     complete = false;
+  }
+  // From the account page a new factor needs the first factor proven in the last minutes (like removing one).
+  if (complete && !recentlyProven(linked, r.ctx.clock())) {
+    await proveAgain(r, s);
+    return undefined;
   }
   const ctx = complete ? selfCtx(r.deps, r.req, { id: linked.userId, orgId: linked.orgId }) : r.ctx;
   return { s, linked, ctx, complete };
