@@ -124,6 +124,19 @@ run("sign-in with a password", () => {
     const again = await authorizationUrl();
     await page.goto(again.url);
     expect(await redeem(page, again)).toBe(userId);
+
+    // prompt=none: the same browser gets a code without a page; another browser gets login_required.
+    const silent = await authorizationUrl({ prompt: "none" });
+    await page.goto(silent.url);
+    expect(await redeem(page, silent)).toBe(userId);
+    const stranger = await newContext(browser);
+    const strangerPage = await stranger.newPage();
+    const refused = await authorizationUrl({ prompt: "none" });
+    await strangerPage.goto(refused.url);
+    const query = await callbackQuery(strangerPage, rp.url);
+    expect(query.get("error")).toBe("login_required");
+    expect(query.get("state")).toBe(refused.state);
+    await stranger.close();
     await context.close();
   });
 

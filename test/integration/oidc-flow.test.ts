@@ -247,10 +247,15 @@ describe("prompt and max_age", () => {
       idTokenExpected: true,
     });
     expect(again.claims()).toMatchObject({ sub: aliceId, sid: first.session.sessionId });
-    // Without a hint, svc cannot know a session: login_required at the redirect URI.
-    const none = redirectQuery(
-      await visit(t, oidc.buildAuthorizationUrl(config, { redirect_uri: "https://rp.example.com/cb", scope: "openid", prompt: "none", state: "s1" })),
+    // Without a hint only the browser knows its sessions: the hosted login answers at once, without a page; a browser
+    // without its cookie gets login_required at the redirect URI.
+    const toLogin = await visit(
+      t,
+      oidc.buildAuthorizationUrl(config, { redirect_uri: "https://rp.example.com/cb", scope: "openid", prompt: "none", state: "s1" }),
     );
+    expect(toLogin.status).toBe(302);
+    expect(toLogin.headers.get("location")).toMatch(new RegExp(`^${issuerOf(t)}/ui/login/login\\?authRequest=`));
+    const none = redirectQuery(await visit(t, toLogin.headers.get("location") as string));
     expect(none).toMatchObject({ error: "login_required", state: "s1", iss: issuerOf(t) });
     // max_age=0 with prompt=none: the sign-in is never fresh enough.
     const stale = redirectQuery(

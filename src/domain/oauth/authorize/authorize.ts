@@ -82,7 +82,16 @@ export async function authorizeRequest(rt: OAuthRuntime, params: Map<string, str
   const back = { redirectUri, state };
   try {
     const request = await validated(rt, client, params, one, redirectUri, now);
-    if (request.prompt.includes("none")) return { kind: "redirect", location: await promptNone(rt, request, one("id_token_hint"), now) };
+    if (request.prompt.includes("none")) {
+      // Without a hint only the browser knows its sessions: the hosted login, which reads its cookie, answers at once
+      // (a code, or login_required and the like) without showing a page. A login UI of the app's own is not trusted
+      // to do so, and any hint is svc's to judge.
+      if (one("id_token_hint") === undefined && !client.oidc.loginBaseUrl && rt.loginUrl.startsWith(`${rt.issuer}/ui/login/`)) {
+        await rt.store.authRequests.create(stored(request));
+        return { kind: "redirect", location: withQuery(rt.loginUrl, { authRequest: request.id }) };
+      }
+      return { kind: "redirect", location: await promptNone(rt, request, one("id_token_hint"), now) };
+    }
     await rt.store.authRequests.create(stored(request));
     const base = client.oidc.loginBaseUrl ?? rt.loginUrl;
     return { kind: "redirect", location: withQuery(base, { authRequest: request.id }) };

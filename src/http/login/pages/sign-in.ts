@@ -4,6 +4,8 @@
 import type { Express } from "express";
 import { hashPassword, verifyPassword } from "../../../crypto/passwords.js";
 import { asDomainError } from "../../../domain/errors.js";
+import type { AuthorizationError } from "../../../domain/oauth/authorize/callback.js";
+import { type AuthRequestView, createCallback } from "../../../domain/oauth/authorize/login-ui.js";
 import { getSession } from "../../../domain/sessions/reads.js";
 import { createSession, setSession } from "../../../domain/sessions/sessions.js";
 import type { LoginDeps } from "../context.js";
@@ -84,9 +86,42 @@ async function decoyCheck(password: string): Promise<void> {
   await verifyPassword(await decoy, password).catch(() => undefined);
 }
 
+/**
+ * prompt=none: no page may be shown. The one session of this browser that fits (the hinted user's, or the only one)
+ * finishes the request when its sign-in is complete; otherwise the client gets the error that says why.
+ */
+async function promptNone(r: LoginRequest, request: AuthRequestView): Promise<void> {
+  const finisher = { issuer: r.deps.issuer, codeLifetime: r.deps.codeLifetime };
+  const finish = async (error: AuthorizationError, description: string) => {
+    r.redirect((await createCallback(r.ctx, finisher, { authRequestId: request.id, error: { error, description } })).callbackUrl);
+  };
+  const live: BrowserSession[] = [];
+  for (const s of r.state.sessions) if (await r.stillValid(s)) live.push(s);
+  const hinted = request.loginHint ? live.filter((s) => s.loginName === request.loginHint) : live;
+  if (hinted.length > 1) return finish("account_selection_required", "more than one account is signed in: the user must choose");
+  const only = hinted[0];
+  if (!only) return finish("login_required", "no usable session: the user must sign in");
+  try {
+    const session = { sessionId: only.id, sessionToken: only.token };
+    r.redirect((await createCallback(r.ctx, finisher, { authRequestId: request.id, session })).callbackUrl);
+  } catch (err) {
+    const d = asDomainError(err);
+    if (!d) throw err;
+    if (d.id === "Errors.AuthRequest.AccessDenied") return finish("access_denied", "the user may not sign in to this application");
+    if (d.id === "Errors.Session.MfaRequired" || d.id === "Errors.Session.PasswordChangeRequired") {
+      return finish("interaction_required", "the sign-in needs the user to act");
+    }
+    if (d.kind === "FailedPrecondition" || d.kind === "NotFound" || d.kind === "PermissionDenied") {
+      return finish("login_required", "no usable session: the user must sign in");
+    }
+    throw err;
+  }
+}
+
 async function getLogin(r: LoginRequest): Promise<void> {
   const request = await r.loadAuthRequest();
   await r.loadLoginSettings();
+  if (request?.prompt.includes("none")) return promptNone(r, request);
   if (request?.prompt.includes("create") && r.registrationAllowed) return r.redirect(r.url("/register", r.flowQuery()));
   if (request?.prompt.includes("select_account") && r.state.sessions.length) return r.redirect(r.url("/accounts", r.flowQuery()));
   const fresh = r.param("fresh") === "1" || request?.prompt.includes("login");
