@@ -4,7 +4,7 @@
 // on the browser's session, account selection, German texts, a phone-sized screen, and an axe-core scan per page.
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import type { Browser, Page } from "playwright-core";
-import { setLogin, totpCode } from "../support/authn.js";
+import { setLockout, setLogin, totpCode } from "../support/authn.js";
 import {
   accessibilityProblems,
   browserAvailable,
@@ -164,6 +164,27 @@ run("sign-in with a password", () => {
     await enterPassword(page2, "Wrong-Passw0rd!");
     expect(await page2.getByRole("alert").textContent()).toBe(wrong);
     await other.close();
+  });
+});
+
+run("lockout", () => {
+  it("says the account is locked once the lockout applies, and not before", async () => {
+    const lockOrg = (await admin(t, "CreateOrganization", { name: "Lock Org" })).organizationId as string;
+    const lockDomain = (await admin(t, "GetOrganizationByID", { organizationId: lockOrg })).organization.primaryDomain;
+    await setLockout(t, lockOrg, 5, 2);
+    await createHuman(t, lockOrg, "lock-kim");
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    await page.goto((await authorizationUrl()).url);
+    await enterLoginName(page, `lock-kim@${lockDomain}`);
+    await enterPassword(page, "Wrong-Passw0rd!");
+    expect(await page.getByRole("alert").textContent()).toContain("The login name or the password is wrong.");
+    await enterPassword(page, "Wrong-Passw0rd!");
+    await enterPassword(page, PASSWORD);
+    expect(await page.getByRole("alert").textContent()).toContain("This account is locked");
+    await screenshot(page, "password-locked-en-1280");
+    await expectAccessible(page);
+    await context.close();
   });
 });
 
