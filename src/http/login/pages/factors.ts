@@ -153,6 +153,8 @@ const passkeyGet = (deps: LoginDeps, kind: "passkey" | "u2f") =>
       subtitle: r.t(kind === "passkey" ? "passkey.subtitle" : "mfa.u2f.subtitle"),
       s: challenged,
       options,
+      // Back from a refused answer (passkeyPost redirects here with a new challenge).
+      error: r.param("failed") === "1" ? r.t("passkey.failed") : undefined,
       alternatives:
         kind === "passkey"
           ? html`<p><a href="${r.url("/password", r.flowQuery({ session: s.id }))}">${r.t("passkey.usePassword")}</a></p>`
