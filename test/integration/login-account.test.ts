@@ -199,7 +199,10 @@ run("MFA set-up during a sign-in", () => {
       await page.goto(again.url);
       await page.getByLabel("Login name or e-mail").fill(`setup-ivan@${domain}`);
       await page.getByRole("button", { name: "Continue" }).click();
-      await page.getByRole("link", { name: "Sign in with a passkey instead" }).click();
+      // A user with a passkey is asked for it first (the password is one link away).
+      expect(new URL(page.url()).pathname).toBe("/ui/login/passkey");
+      await screenshot(page, "passkey-en-1280");
+      await expectAccessible(page);
       await page.getByRole("button", { name: "Use passkey" }).click();
       const { sub, amr } = await redeem(page, again);
       expect(sub).toBe(userId);

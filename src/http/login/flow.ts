@@ -10,10 +10,15 @@ import type { LoginRequest } from "./page.js";
 /** How long a session of the hosted login lives (the cookie keeps it as long; factors expire by the login settings). */
 export const SESSION_LIFETIME_SECONDS = 90 * 24 * 3600;
 
-/** The page that asks for the user's first factor: the passkey when the user has one (and passkeys are on). */
+/**
+ * The page that asks for the user's first factor: the passkey when the user has one and the login settings allow
+ * passkeys (its page offers the password instead), else the password.
+ */
 export async function firstFactorPath(r: LoginRequest, s: BrowserSession): Promise<string> {
   const methods: MethodType[] = s.userId ? await authenticationMethodTypes(r.ctx, s.userId) : [];
-  return methods.includes("PASSKEY") && !methods.includes("PASSWORD") ? "/passkey" : "/password";
+  if (!methods.includes("PASSKEY")) return "/password";
+  const login = r.login ?? (await r.loadLoginSettings());
+  return login.passkeysAllowed || !methods.includes("PASSWORD") ? "/passkey" : "/password";
 }
 
 /** How recent a first factor must be for changes that could hand the account to someone else (a "sudo" window). */
