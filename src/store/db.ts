@@ -84,6 +84,33 @@ const sessionSetup = (statementMs: number, lockMs: number) =>
   `SET jit = off; SET statement_timeout = ${Math.trunc(statementMs)}; SET lock_timeout = ${Math.trunc(lockMs)}`;
 
 /**
+ * A pool client whose connection is ready only once `setup` has run on it: the settings apply to everything the client
+ * is acquired for, with no query queued behind another (pg 9 will refuse that). A server without a setting keeps its
+ * default. A new connection is also the sign that the database answers again after an outage.
+ */
+function setupClient(setup: string): typeof pg.Client {
+  return class extends pg.Client {
+    // pg-pool connects with a callback; the promise form is kept for everything else.
+    override connect(): Promise<pg.Client>;
+    override connect(callback: ((err: Error) => void) | ((err: null, c: pg.Client) => void)): void;
+    override connect(callback?: ((err: Error) => void) | ((err: null, c: pg.Client) => void)): Promise<pg.Client> | undefined {
+      const ready = super.connect().then(async () => {
+        await super.query(setup).catch(() => undefined);
+        outage.up();
+        return this as pg.Client;
+      });
+      if (!callback) return ready;
+      const done = callback as (err: Error | null, c?: pg.Client) => void;
+      ready.then(
+        (c) => done(null, c),
+        (err: Error) => done(err),
+      );
+      return undefined;
+    }
+  } as typeof pg.Client;
+}
+
+/**
  * The bounds that keep a slow or frozen PostgreSQL from holding requests: statement_timeout and lock_timeout end a
  * statement on the server; a frozen server (SIGSTOP, a hung host: the TCP connection stays open and nothing answers)
  * never applies them, so the client gives up on a query a little later (query_timeout), and on opening a connection
@@ -94,18 +121,15 @@ async function openPostgres(opts: DatabaseOptions & { url: string }): Promise<Da
   const { url } = opts;
   const statementMs = opts.statementTimeoutMs ?? 5_000;
   const acquireMs = opts.acquireTimeoutMs ?? 3_000;
-  const pool = new pg.Pool({ connectionString: url, max: opts.poolSize, connectionTimeoutMillis: acquireMs, query_timeout: statementMs + 2_000 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.poolSize,
+    connectionTimeoutMillis: acquireMs,
+    query_timeout: statementMs + 2_000,
+    Client: setupClient(sessionSetup(statementMs, opts.lockTimeoutMs ?? 2_000)),
+  });
   // An idle client losing its server must not crash the process.
   pool.on("error", () => {});
-  // Queued ahead of anything the client is acquired for; a server without a setting keeps its default. A new
-  // connection is also the sign that the database answers again after an outage.
-  const setup = sessionSetup(statementMs, opts.lockTimeoutMs ?? 2_000);
-  pool.on("connect", (client) => {
-    client.query(setup).then(
-      () => outage.up(),
-      () => {},
-    );
-  });
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   registerDriver(prisma, {
     query: async (q) => (await pool.query(q.name ? { name: q.name, text: q.text, values: q.values } : { text: q.text, values: q.values })).rows,
