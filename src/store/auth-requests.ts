@@ -63,33 +63,6 @@ export type Finish =
   | { sessionId: string; userId: string; authTime: Date; amr: string[]; codeHash: Uint8Array<ArrayBuffer>; codeExpiresAt: Date }
   | { error: true };
 
-const SELECT = {
-  id: true,
-  instanceId: true,
-  appId: true,
-  clientId: true,
-  redirectUri: true,
-  scopes: true,
-  state: true,
-  nonce: true,
-  codeChallenge: true,
-  codeChallengeMethod: true,
-  prompt: true,
-  maxAge: true,
-  loginHint: true,
-  uiLocales: true,
-  hintUserId: true,
-  expiresAt: true,
-  createdAt: true,
-  finishedAt: true,
-  sessionId: true,
-  userId: true,
-  authTime: true,
-  amr: true,
-  codeExpiresAt: true,
-  codeUsedAt: true,
-  app: { select: { projectId: true, orgId: true } },
-} as const;
 
 /** AuthRequestRow's columns of request `ar` and its application `app`, for reads on the driver. */
 export const AUTH_REQUEST_COLUMNS = Prisma.sql`ar."id", ar."instanceId", ar."appId", ar."clientId", ar."redirectUri", ar."scopes", ar."state",
@@ -205,8 +178,17 @@ export class AuthRequestRepo {
     };
   }
 
-  find(instanceId: string, id: string): Promise<AuthRequestRow | null> {
-    return this.db.authRequest.findFirst({ where: { id, instanceId }, select: SELECT });
+  /** One prepared statement: the login UI reads the request on every page it shows for it. */
+  async find(instanceId: string, id: string): Promise<AuthRequestRow | null> {
+    const [row] = await queryJson<Row>(
+      this.db,
+      statement(
+        Prisma.sql`SELECT ${AUTH_REQUEST_COLUMNS} FROM "AuthRequest" ar JOIN "Application" app ON app."id" = ar."appId"
+          WHERE ar."id" = ${id} AND ar."instanceId" = ${instanceId}`,
+        "auth_request_find",
+      ),
+    );
+    return row ? authRequestOf(row) : null;
   }
 
   /**
