@@ -259,6 +259,42 @@ run("languages, screens and accounts", () => {
     await english.close();
   });
 
+  it("goes through a whole sign-in with a second factor in German on a phone-sized screen", async () => {
+    const userId = await createHuman(t, orgId, "de-lena");
+    const { secret } = await ok(t, "rest", t.pat, "RegisterTOTP", { userId });
+    await ok(t, "rest", t.pat, "VerifyTOTPRegistration", { userId, code: totpCode(secret) });
+    const context = await newContext(browser, { locale: "de-DE", viewport: PHONE });
+    const page = await context.newPage();
+    const s = await authorizationUrl();
+    await page.goto(s.url);
+    await page.getByLabel("Anmeldename oder E-Mail").fill(`de-lena@${domain}`);
+    await page.getByRole("button", { name: "Weiter" }).click();
+    expect(await page.title()).toBe("Passwort eingeben");
+    await screenshot(page, "password-de-375");
+    await expectAccessible(page);
+    await page.getByLabel("Passwort", { exact: true }).fill("Falsches-Passw0rt!");
+    await page.getByRole("button", { name: "Weiter" }).click();
+    expect(await page.getByRole("alert").textContent()).toContain("Der Anmeldename oder das Passwort ist falsch.");
+    await screenshot(page, "password-wrong-de-375");
+    await page.getByLabel("Passwort", { exact: true }).fill(PASSWORD);
+    await page.getByRole("button", { name: "Weiter" }).click();
+    expect(await page.title()).toBe("Authenticator-App");
+    await screenshot(page, "mfa-totp-de-375");
+    await expectAccessible(page);
+    await page.getByLabel("Code").fill(totpCode(secret, Date.now() + 30_000));
+    await page.getByRole("button", { name: "Bestätigen" }).click();
+    expect(await redeem(page, s)).toBe(userId);
+    await page.goto(`${t.server.tokens.issuer}/ui/login/logout`);
+    expect(await page.title()).toBe("Abmelden");
+    await screenshot(page, "logout-de-375");
+    await expectAccessible(page);
+    await page.getByRole("button", { name: "Von allen Konten abmelden" }).click();
+    expect(await page.title()).toBe("Sie sind abgemeldet");
+    await screenshot(page, "logout-done-de-375");
+    await expectAccessible(page);
+    await context.close();
+  });
+
   it("lists the browser's accounts for prompt=select_account and continues with the chosen one", async () => {
     const first = await createHuman(t, orgId, "acct-erin");
     const second = await createHuman(t, orgId, "acct-frank");

@@ -4,6 +4,7 @@
 import type { Express } from "express";
 import { hashPassword, verifyPassword } from "../../../crypto/passwords.js";
 import { asDomainError } from "../../../domain/errors.js";
+import { authenticationMethodTypes } from "../../../domain/identity/authn/methods.js";
 import type { AuthorizationError } from "../../../domain/oauth/authorize/callback.js";
 import { type AuthRequestView, createCallback } from "../../../domain/oauth/authorize/login-ui.js";
 import { getSession } from "../../../domain/sessions/reads.js";
@@ -39,7 +40,9 @@ ${r.registrationAllowed ? html`<p>${p.t("login.noAccount")} <a href="${p.url("/r
   );
 }
 
-async function passwordPage(r: LoginRequest, s: { id?: string; loginName: string }, error?: string, status = 200) {
+async function passwordPage(r: LoginRequest, s: { id?: string; userId?: string; loginName: string }, error?: string, status = 200) {
+  // The passkey is offered only to a user who has one (an unknown login name has none).
+  const passkey = s.id !== undefined && s.userId !== undefined && (await authenticationMethodTypes(r.ctx, s.userId)).includes("PASSKEY");
   await r.render(
     (p) => ({
       title: p.t("password.title"),
@@ -51,7 +54,7 @@ ${field({ name: "password", label: p.t("password.password"), type: "password", a
 <button type="submit" class="button primary">${p.t("common.next")}</button>
 </form>
 <p><a href="${p.url("/password/reset", r.flowQuery({ loginName: s.loginName }))}">${p.t("password.forgot")}</a></p>
-${s.id ? html`<p><a href="${p.url("/passkey", r.flowQuery({ session: s.id }))}">${p.t("password.usePasskey")}</a></p>` : ""}`,
+${passkey ? html`<p><a href="${p.url("/passkey", r.flowQuery({ session: s.id }))}">${p.t("password.usePasskey")}</a></p>` : ""}`,
     }),
     status,
   );
@@ -172,7 +175,7 @@ async function getPassword(r: LoginRequest): Promise<void> {
   const s = r.session(r.idParam("session"));
   if (!s) return r.redirect(r.url("/login", r.flowQuery()));
   r.orgId ??= await r.orgOf(s);
-  await passwordPage(r, { id: s.id, loginName: s.loginName ?? "" });
+  await passwordPage(r, { id: s.id, userId: s.userId, loginName: s.loginName ?? "" });
 }
 
 async function postPassword(r: LoginRequest): Promise<void> {
@@ -198,7 +201,7 @@ async function postPassword(r: LoginRequest): Promise<void> {
       return r.redirect(r.url("/login", r.flowQuery()));
     }
     const message = passwordError(r, err);
-    if (message) return passwordPage(r, { id: s.id, loginName: s.loginName ?? "" }, message, 400);
+    if (message) return passwordPage(r, { id: s.id, userId: s.userId, loginName: s.loginName ?? "" }, message, 400);
     throw err;
   }
 }
