@@ -44,7 +44,10 @@ import { type FailureLimits, failureKeys, rateLimited } from "./domain/limits.js
 import { authenticateBearer } from "./domain/oauth/authn.js";
 import type { OAuthRuntime } from "./domain/oauth/runtime.js";
 import { bootstrapInstance } from "./domain/orgs/bootstrap.js";
+import { originOf } from "./domain/settings/cors.js";
+import { type CorsGate, corsGate } from "./http/cors.js";
 import { idpCallbackHandler, isIdpCallbackPath } from "./http/idp/callback.js";
+import type { LoginDeps } from "./http/login/context.js";
 import { cookieJar } from "./http/login/cookie.js";
 import { isLoginPath, loginRouter } from "./http/login/router.js";
 import { isOAuthPath, oauthHandler } from "./http/oauth/index.js";
@@ -177,22 +180,8 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
   });
   // Behind a proxy the request's Host and scheme are the proxy's upstream ones: a configured public URL wins.
   const scim = createScimHandler({ ...deps, externalUrl: config.externalUrlConfigured ? config.externalUrl : undefined });
-  const login = loginRouter({
-    store,
-    instanceId,
-    clock,
-    log,
-    limits,
-    mailer,
-    authn,
-    idp,
-    externalUrl: config.externalUrl,
-    issuer: config.externalUrl,
-    codeLifetime: config.authCodeLifetime,
-    cookies: cookieJar(authn.sealer, config.externalUrl.startsWith("https:")),
-    trustProxy: config.trustProxy,
-  });
-  const dispatch = dispatcher(log, [
+  const login = hostedLogin(config, { store, instanceId, clock, log, limits, mailer, authn, idp });
+  const routes = dispatcher(log, [
     servesPaths(isScimPath, scim),
     servesPaths(isOAuthPath, oauthHandler(tokens)),
     servesPaths(isLoginPath, http1Only(login)),
@@ -204,6 +193,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
     probes(ready),
     servesPaths(() => true, connect.handler),
   ]);
+  const dispatch = withCors(routes, corsGate({ store, instanceId }, originOf(config.externalUrl) ?? "", log), log);
   return {
     db,
     tokens,
@@ -288,6 +278,34 @@ function connectTransport(
       }
       connect(req, res);
     },
+  };
+}
+
+/** The hosted login (/ui/login) over the same domain and runtime as the API. */
+function hostedLogin(config: Config, d: Pick<LoginDeps, "store" | "instanceId" | "clock" | "log" | "limits" | "mailer" | "authn" | "idp">) {
+  return loginRouter({
+    ...d,
+    externalUrl: config.externalUrl,
+    issuer: config.externalUrl,
+    codeLifetime: config.authCodeLifetime,
+    cookies: cookieJar(d.authn.sealer, config.externalUrl.startsWith("https:")),
+    trustProxy: config.trustProxy,
+  });
+}
+
+/** Cross-origin requests pass the CORS gate first (it answers preflights); everything else goes straight on. */
+function withCors(routes: NodeHandler, gate: CorsGate, log: Logger): NodeHandler {
+  return (req, res) => {
+    if (req.headers.origin === undefined) return routes(req, res);
+    gate(req, res).then(
+      (answered) => {
+        if (!answered) routes(req, res);
+      },
+      (err: unknown) => {
+        log.error({ err, requestId: req.headers["x-request-id"] }, "unhandled error in the CORS gate");
+        routes(req, res);
+      },
+    );
   };
 }
 

@@ -45,6 +45,15 @@ const json = (config: AppConfig) => config as unknown as Prisma.InputJsonValue;
 export class AppRepo {
   constructor(readonly db: Db) {}
 
+  /** The redirect URIs of the instance's active OIDC applications (their origins may call the OAuth endpoints). */
+  async oidcRedirectUris(instanceId: string): Promise<string[]> {
+    const rows = await this.db.application.findMany({ where: { instanceId, type: "OIDC", state: "ACTIVE" }, select: { config: true } });
+    return rows.flatMap((r) => {
+      const uris = (r.config as { redirectUris?: unknown } | null)?.redirectUris;
+      return Array.isArray(uris) ? uris.filter((u): u is string => typeof u === "string") : [];
+    });
+  }
+
   async find(projectId: string, id: string): Promise<AppView | null> {
     const row = await this.db.application.findFirst({ where: { id, projectId }, select: APP_SELECT });
     return row && toView(row);

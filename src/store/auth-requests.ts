@@ -63,7 +63,6 @@ export type Finish =
   | { sessionId: string; userId: string; authTime: Date; amr: string[]; codeHash: Uint8Array<ArrayBuffer>; codeExpiresAt: Date }
   | { error: true };
 
-
 /** AuthRequestRow's columns of request `ar` and its application `app`, for reads on the driver. */
 export const AUTH_REQUEST_COLUMNS = Prisma.sql`ar."id", ar."instanceId", ar."appId", ar."clientId", ar."redirectUri", ar."scopes", ar."state",
   ar."nonce", ar."codeChallenge", ar."codeChallengeMethod", ar."prompt", ar."maxAge", ar."loginHint", ar."uiLocales", ar."hintUserId",

@@ -15,6 +15,11 @@ export class SettingsRepo {
     return this.db.setting.findMany({ where: { instanceId, kind, ownerId: { in: [...ownerIds] } }, select: { ownerId: true, value: true } });
   }
 
+  /** Every owner's value of `kind` in the instance (the instance default and each organization's override). */
+  allOfKind(instanceId: string, kind: string): Promise<{ ownerId: string; value: unknown }[]> {
+    return this.db.setting.findMany({ where: { instanceId, kind }, select: { ownerId: true, value: true } });
+  }
+
   /** Creates or replaces the owner's value of `kind`. */
   put(instanceId: string, ownerId: string, kind: string, value: object, now: Date): Promise<StoredSettingRow> {
     return this.db.setting.upsert({

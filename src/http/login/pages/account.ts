@@ -271,6 +271,11 @@ export function accountPages(app: Express, deps: LoginDeps): void {
       return r.t("account.email.verifiedNow");
     }),
   );
+  factorAndSessionForms(app, deps);
+}
+
+/** The forms of the account page's password, factors and sessions sections. */
+function factorAndSessionForms(app: Express, deps: LoginDeps): void {
   app.post(
     "/ui/login/account/password",
     change(deps, "password", async (r, a) => {
