@@ -50,6 +50,7 @@ import { idpCallbackHandler, isIdpCallbackPath } from "./http/idp/callback.js";
 import type { LoginDeps } from "./http/login/context.js";
 import { cookieJar } from "./http/login/cookie.js";
 import { isLoginPath, loginRouter } from "./http/login/router.js";
+import { createMetrics } from "./http/metrics.js";
 import { isOAuthPath, oauthHandler } from "./http/oauth/index.js";
 import { createScimHandler, isScimPath } from "./http/scim/router.js";
 import { createRestTranscoder } from "./http/transcoder.js";
@@ -181,7 +182,9 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
   // Behind a proxy the request's Host and scheme are the proxy's upstream ones: a configured public URL wins.
   const scim = createScimHandler({ ...deps, externalUrl: config.externalUrlConfigured ? config.externalUrl : undefined });
   const login = hostedLogin(config, { store, instanceId, clock, log, limits, mailer, authn, idp });
+  const metrics = createMetrics({ services: API_SERVICES, token: config.metricsToken, pool: () => db.poolStats() });
   const routes = dispatcher(log, [
+    (req, res) => metrics.serve(req, res),
     servesPaths(isScimPath, scim),
     servesPaths(isOAuthPath, oauthHandler(tokens)),
     servesPaths(isLoginPath, http1Only(login)),
@@ -193,7 +196,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
     probes(ready),
     servesPaths(() => true, connect.handler),
   ]);
-  const dispatch = withCors(routes, corsGate({ store, instanceId }, originOf(config.externalUrl) ?? "", log), log);
+  const dispatch = metrics.observe(withCors(routes, corsGate({ store, instanceId }, originOf(config.externalUrl) ?? "", log), log));
   return {
     db,
     tokens,

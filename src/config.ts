@@ -60,6 +60,8 @@ export interface Config {
    * (the default: none), true (any), a hop count, or addresses/CIDRs/loopback|linklocal|uniquelocal, comma-separated.
    */
   trustProxy: boolean | number | string;
+  /** When set (SVC_METRICS_TOKEN), /metrics answers only this bearer token. */
+  metricsToken?: string;
   /** A new signing key takes over after this many seconds. */
   signingKeyRotationSeconds: number;
   /** A replaced signing key still verifies tokens for this many seconds (at least the longest token lifetime). */
@@ -182,6 +184,7 @@ export function loadConfig(env: Env = process.env): Config {
     loginUrl: r.url("SVC_LOGIN_URL", `${externalUrl}/ui/login/login`, ["http:", "https:"]) as string,
     externalUrlConfigured: (env.SVC_EXTERNAL_URL ?? "").trim() !== "",
     trustProxy: trustProxy(r),
+    metricsToken: r.str("SVC_METRICS_TOKEN"),
     databaseUrl,
     dataDir,
     firstInstancePatPath: path.resolve(r.str("SVC_FIRST_INSTANCE_PAT_PATH") ?? path.join(dataDir, "admin.pat")),

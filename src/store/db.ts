@@ -47,6 +47,8 @@ export interface Database {
    * its own (never queued behind request traffic), so that a probe gets its answer in time whatever the pool does.
    */
   ready(known: readonly string[], deadlineMs: number): Promise<boolean>;
+  /** The request pool's connections (PostgreSQL; none for the embedded database), for the metrics. */
+  poolStats(): { total: number; idle: number; waiting: number } | undefined;
   close(): Promise<void>;
 }
 
@@ -138,6 +140,7 @@ async function openPostgres(opts: DatabaseOptions & { url: string }): Promise<Da
   return {
     kind: "postgres",
     prisma,
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     migrationAdapter() {
       const own = new pg.Pool({ connectionString: url, max: 2, connectionTimeoutMillis: 10_000 });
       own.on("error", () => {});
@@ -280,6 +283,7 @@ async function openEmbedded(dataDir: string): Promise<Database> {
   return {
     kind: "embedded",
     prisma,
+    poolStats: () => undefined,
     migrationAdapter: () => ({ factory: new PrismaPGlite(pglite), dispose: async () => {} }),
     migrationTransaction: (fn) =>
       pglite.transaction((tx) =>

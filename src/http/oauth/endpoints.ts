@@ -16,6 +16,7 @@ import {
   revoke,
   userinfo,
 } from "../../domain/oauth/tokens.js";
+import { noteGrantType } from "../metrics.js";
 import { discoveryDocument } from "./discovery.js";
 import { NO_STORE, type Res, sendJson } from "./errors.js";
 import { isForm, postedForm, type Req, readForm } from "./form.js";
@@ -64,6 +65,7 @@ export function token(rt: OAuthRuntime): Handler {
     const form = await postedForm(req);
     if (!form.grant_type) throw invalidRequest("grant_type is required");
     const grant = grantFor(form.grant_type);
+    noteGrantType(req, form.grant_type);
     const answer = await limited(rt, req, form, "/oauth/v2/token", async () => {
       // Credentials that are sent must be valid (RFC 6749 §3.2.1), never silently ignored.
       const client = grant.clientAuthentication === "required" || hasCredentials(req, form) ? await authenticated(rt, req, form, "/oauth/v2/token") : undefined;
