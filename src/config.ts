@@ -60,6 +60,8 @@ export interface Config {
    * (the default: none), true (any), a hop count, or addresses/CIDRs/loopback|linklocal|uniquelocal, comma-separated.
    */
   trustProxy: boolean | number | string;
+  /** SVC_LOG_FORMAT: json lines, pretty lines, or auto (pretty when stdout is a terminal). */
+  logFormat: "auto" | "json" | "pretty";
   /** When set (SVC_METRICS_TOKEN), /metrics answers only this bearer token. */
   metricsToken?: string;
   /** A new signing key takes over after this many seconds. */
@@ -185,6 +187,7 @@ export function loadConfig(env: Env = process.env): Config {
     externalUrlConfigured: (env.SVC_EXTERNAL_URL ?? "").trim() !== "",
     trustProxy: trustProxy(r),
     metricsToken: r.str("SVC_METRICS_TOKEN"),
+    logFormat: logFormat(r),
     databaseUrl,
     dataDir,
     firstInstancePatPath: path.resolve(r.str("SVC_FIRST_INSTANCE_PAT_PATH") ?? path.join(dataDir, "admin.pat")),
@@ -236,6 +239,13 @@ function previousMasterKey(r: EnvReader): Buffer | undefined {
   if (!key) r.problems.push("SVC_MASTER_KEY_PREVIOUS must be 32 bytes, as 64 hex digits or base64 (44 characters)");
   if (r.str("SVC_MASTER_KEY") === undefined) r.problems.push("SVC_MASTER_KEY_PREVIOUS needs SVC_MASTER_KEY, the key that replaces it");
   return key;
+}
+
+function logFormat(r: EnvReader): Config["logFormat"] {
+  const raw = r.str("SVC_LOG_FORMAT") ?? "auto";
+  if (raw === "auto" || raw === "json" || raw === "pretty") return raw;
+  r.problems.push(`SVC_LOG_FORMAT must be auto, json or pretty, got "${raw}"`);
+  return "auto";
 }
 
 const PROXY_WORD = /^(loopback|linklocal|uniquelocal|[0-9a-fA-F.:]+(\/\d{1,3})?)$/;

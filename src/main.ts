@@ -10,7 +10,7 @@ try {
   process.exit(2);
 }
 
-const log = createLogger(config.logLevel);
+const log = createLogger(config.logLevel, config.logFormat);
 // Handlers first: "svc listening" is logged before startServer returns, and a SIGTERM that arrives in between (an
 // orchestrator stopping a replica that just came up) must still shut down gracefully, not kill the process.
 let server: Awaited<ReturnType<typeof startServer>> | undefined;

@@ -45,7 +45,7 @@ interface Draining {
 }
 
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<Server> {
-  const log = opts.logger ?? createLogger(config.logLevel);
+  const log = opts.logger ?? createLogger(config.logLevel, config.logFormat);
   const app = await createApp(config, log, opts.clock ?? (() => new Date()));
   const draining: Draining = { shuttingDown: false, pending: new Set(), sessions: new Set() };
   const handler = withRequestLog(admission(drainAware(app.dispatch, draining, config.requestTimeoutMs), config.maxInflightRequests), log);

@@ -66,6 +66,8 @@ export interface ChildServer {
   /** Every log line so far, parsed. */
   logs: Record<string, unknown>[];
   output(): string;
+  /** What it wrote to stderr only. */
+  errors(): string;
   /** Sends SIGTERM and resolves with the exit code. */
   stop(): Promise<number | null>;
 }
@@ -87,6 +89,7 @@ export async function spawnServer(env: Record<string, string>, timeoutMs = 60_00
   });
   const logs: Record<string, unknown>[] = [];
   let raw = "";
+  let stderr = "";
   let buffered = "";
   const exited = new Promise<number | null>((resolve) => proc.once("exit", (code) => resolve(code)));
   const listening = new Promise<number>((resolve, reject) => {
@@ -116,6 +119,7 @@ export async function spawnServer(env: Record<string, string>, timeoutMs = 60_00
     proc.stdout?.on("data", onData);
     proc.stderr?.on("data", (c: Buffer) => {
       raw += c.toString();
+      stderr += c.toString();
     });
   });
   const port = await listening;
@@ -125,6 +129,7 @@ export async function spawnServer(env: Record<string, string>, timeoutMs = 60_00
     url: `http://127.0.0.1:${port}`,
     logs,
     output: () => raw,
+    errors: () => stderr,
     async stop() {
       if (proc.exitCode === null) proc.kill("SIGTERM");
       return exited;

@@ -48,3 +48,16 @@ describe("sign-in settings", () => {
     expect(loadConfig({ SVC_ID_TOKEN_LIFETIME: String(20 * 86_400) }).signingKeyOverlapSeconds).toBe(20 * 86_400 + 3_600);
   });
 });
+
+describe("logs and metrics", () => {
+  it("take SVC_LOG_FORMAT (auto, json, pretty), SVC_METRICS_TOKEN and SVC_TRUST_PROXY, refusing anything else", () => {
+    expect(loadConfig({}).logFormat).toBe("auto");
+    expect(loadConfig({ SVC_LOG_FORMAT: "pretty" }).logFormat).toBe("pretty");
+    expect(() => loadConfig({ SVC_LOG_FORMAT: "xml" })).toThrow(/SVC_LOG_FORMAT/);
+    expect(loadConfig({ SVC_METRICS_TOKEN: "t" }).metricsToken).toBe("t");
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ SVC_TRUST_PROXY: "loopback, 10.0.0.0/8" }).trustProxy).toBe("loopback,10.0.0.0/8");
+    expect(loadConfig({ SVC_TRUST_PROXY: "2" }).trustProxy).toBe(2);
+    expect(() => loadConfig({ SVC_TRUST_PROXY: "everyone" })).toThrow(/SVC_TRUST_PROXY/);
+  });
+});
