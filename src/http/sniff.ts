@@ -36,7 +36,12 @@ export function routeConnectionsByPreface(h1: http.Server, h2: http2.Http2Server
       socket.off("end", kill);
       clearTimeout(deadline);
       socket.unshift(seen);
-      if (isH2) h2.emit("connection", socket);
+      if (isH2) {
+        // The socket comes from the HTTP/1.1 server, which lets sockets stay half-open; an HTTP/2 session must see a
+        // peer's FIN as the end of the connection (its streams then end), as on an HTTP/2 server of its own.
+        socket.allowHalfOpen = false;
+        h2.emit("connection", socket);
+      }
       else h1Connection.call(h1, socket);
     };
     socket.on("readable", decide);
