@@ -7,6 +7,8 @@ import { create, createFileRegistry, type DescEnum, type DescFile, type DescMess
 import { nestedTypes } from "@bufbuild/protobuf/reflect";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { Code, type ConnectRouter } from "@connectrpc/connect";
+import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
+import { file_google_rpc_status } from "../../gen/google/rpc/status_pb.js";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import * as v1 from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import * as v1alpha from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
@@ -37,8 +39,14 @@ interface Catalog {
 }
 
 /** Registers grpc.reflection.v1.ServerReflection and grpc.reflection.v1alpha.ServerReflection answering for `services` (plus the reflection and health services themselves). */
+/**
+ * Files no service imports but clients need to decode what svc sends: the error details (google.rpc.Status in
+ * grpc-status-details-bin, with ErrorInfo in its Any), so that a gRPC client resolving them over reflection can.
+ */
+const DETAIL_FILES: DescFile[] = [file_google_rpc_status, file_google_rpc_error_details];
+
 export function registerReflection(router: ConnectRouter, services: DescService[]): void {
-  const catalog = buildCatalog([...services, v1.ServerReflection, v1alpha.ServerReflection, Health]);
+  const catalog = buildCatalog([...services, v1.ServerReflection, v1alpha.ServerReflection, Health], DETAIL_FILES);
   router.service(v1.ServerReflection, {
     serverReflectionInfo: (requests) =>
       converse(requests, catalog, (req, answer) =>
@@ -153,8 +161,8 @@ function encode(catalog: Catalog, file: DescFile): Uint8Array {
   return bytes;
 }
 
-function buildCatalog(services: DescService[]): Catalog {
-  const registry = buildRegistry(services);
+function buildCatalog(services: DescService[], extraFiles: DescFile[]): Catalog {
+  const registry = buildRegistry(services, extraFiles);
   const files = new Map<string, DescFile>();
   const symbols = new Map<string, DescFile>();
   for (const file of registry.files) {
@@ -172,8 +180,8 @@ function buildCatalog(services: DescService[]): Catalog {
  * resolver, so each root is handed in as its proto and its imports resolve to
  * the already-linked DescFiles found by walking `dependencies`.
  */
-function buildRegistry(services: DescService[]): FileRegistry {
-  const roots = [...new Set(services.map((s) => s.file))];
+function buildRegistry(services: DescService[], extraFiles: DescFile[]): FileRegistry {
+  const roots = [...new Set([...services.map((s) => s.file), ...extraFiles])];
   const linked = new Map<string, DescFile>();
   for (const root of roots) {
     collectFiles(root, linked);

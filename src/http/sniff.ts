@@ -41,8 +41,7 @@ export function routeConnectionsByPreface(h1: http.Server, h2: http2.Http2Server
         // peer's FIN as the end of the connection (its streams then end), as on an HTTP/2 server of its own.
         socket.allowHalfOpen = false;
         h2.emit("connection", socket);
-      }
-      else h1Connection.call(h1, socket);
+      } else h1Connection.call(h1, socket);
     };
     socket.on("readable", decide);
   });

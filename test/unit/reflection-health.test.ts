@@ -228,6 +228,9 @@ describe("ServerReflection v1 (connect client)", () => {
     ["svc.user.v2.GetUserByIDRequest.user_id", "svc/user/v2/user_service.proto"],
     ["google.api.http", "google/api/annotations.proto"],
     ["grpc.health.v1.HealthCheckResponse.ServingStatus", "grpc/health/v1/health.proto"],
+    // The error details every error carries, for clients decoding grpc-status-details-bin.
+    ["google.rpc.Status", "google/rpc/status.proto"],
+    ["google.rpc.ErrorInfo", "google/rpc/error_details.proto"],
   ])("file_containing_symbol %s → %s first", async (symbol, file) => {
     const [res] = await reflectV1(srv.transport, [{ messageRequest: { case: "fileContainingSymbol", value: symbol } }]);
     expect(names(descriptors(res))[0]).toBe(file);
@@ -241,6 +244,8 @@ describe("ServerReflection v1 (connect client)", () => {
     expect(fileNames).toEqual(
       expect.arrayContaining([
         "svc/user/v2/user.proto",
+        // Imported by svc/object/v2 (ErrorDetails): a client holding the API's files can decode error details.
+        "google/rpc/error_details.proto",
         "google/api/annotations.proto",
         "google/api/http.proto",
         "google/protobuf/descriptor.proto",

@@ -9,13 +9,37 @@ import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2"
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { ErrorInfo } from "../../../google/rpc/error_details_pb.js";
+import { file_google_rpc_error_details } from "../../../google/rpc/error_details_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file svc/object/v2/object.proto.
  */
 export const file_svc_object_v2_object: GenFile = /*@__PURE__*/
-  fileDesc("ChpzdmMvb2JqZWN0L3YyL29iamVjdC5wcm90bxINc3ZjLm9iamVjdC52MiI3CglMaXN0UXVlcnkSDgoGb2Zmc2V0GAEgASgEEg0KBWxpbWl0GAIgASgNEgsKA2FzYxgDIAEoCCJSCgtMaXN0RGV0YWlscxIUCgx0b3RhbF9yZXN1bHQYASABKAQSLQoJdGltZXN0YW1wGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKFAQoHRGV0YWlscxIxCg1jcmVhdGlvbl9kYXRlGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtjaGFuZ2VfZGF0ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOcmVzb3VyY2Vfb3duZXIYAyABKAkq6AIKD1RleHRRdWVyeU1ldGhvZBIhCh1URVhUX1FVRVJZX01FVEhPRF9VTlNQRUNJRklFRBAAEhwKGFRFWFRfUVVFUllfTUVUSE9EX0VRVUFMUxABEigKJFRFWFRfUVVFUllfTUVUSE9EX0VRVUFMU19JR05PUkVfQ0FTRRACEiEKHVRFWFRfUVVFUllfTUVUSE9EX1NUQVJUU19XSVRIEAMSLQopVEVYVF9RVUVSWV9NRVRIT0RfU1RBUlRTX1dJVEhfSUdOT1JFX0NBU0UQBBIeChpURVhUX1FVRVJZX01FVEhPRF9DT05UQUlOUxAFEioKJlRFWFRfUVVFUllfTUVUSE9EX0NPTlRBSU5TX0lHTk9SRV9DQVNFEAYSHwobVEVYVF9RVUVSWV9NRVRIT0RfRU5EU19XSVRIEAcSKwonVEVYVF9RVUVSWV9NRVRIT0RfRU5EU19XSVRIX0lHTk9SRV9DQVNFEAgq/wEKFFRpbWVzdGFtcFF1ZXJ5TWV0aG9kEiYKIlRJTUVTVEFNUF9RVUVSWV9NRVRIT0RfVU5TUEVDSUZJRUQQABIhCh1USU1FU1RBTVBfUVVFUllfTUVUSE9EX0VRVUFMUxABEiIKHlRJTUVTVEFNUF9RVUVSWV9NRVRIT0RfR1JFQVRFUhACEiwKKFRJTUVTVEFNUF9RVUVSWV9NRVRIT0RfR1JFQVRFUl9PUl9FUVVBTFMQAxIfChtUSU1FU1RBTVBfUVVFUllfTUVUSE9EX0xFU1MQBBIpCiVUSU1FU1RBTVBfUVVFUllfTUVUSE9EX0xFU1NfT1JfRVFVQUxTEAViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChpzdmMvb2JqZWN0L3YyL29iamVjdC5wcm90bxINc3ZjLm9iamVjdC52MiI5CgxFcnJvckRldGFpbHMSKQoKZXJyb3JfaW5mbxgBIAEoCzIVLmdvb2dsZS5ycGMuRXJyb3JJbmZvIjcKCUxpc3RRdWVyeRIOCgZvZmZzZXQYASABKAQSDQoFbGltaXQYAiABKA0SCwoDYXNjGAMgASgIIlIKC0xpc3REZXRhaWxzEhQKDHRvdGFsX3Jlc3VsdBgBIAEoBBItCgl0aW1lc3RhbXAYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoUBCgdEZXRhaWxzEjEKDWNyZWF0aW9uX2RhdGUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2NoYW5nZV9kYXRlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIWCg5yZXNvdXJjZV9vd25lchgDIAEoCSroAgoPVGV4dFF1ZXJ5TWV0aG9kEiEKHVRFWFRfUVVFUllfTUVUSE9EX1VOU1BFQ0lGSUVEEAASHAoYVEVYVF9RVUVSWV9NRVRIT0RfRVFVQUxTEAESKAokVEVYVF9RVUVSWV9NRVRIT0RfRVFVQUxTX0lHTk9SRV9DQVNFEAISIQodVEVYVF9RVUVSWV9NRVRIT0RfU1RBUlRTX1dJVEgQAxItCilURVhUX1FVRVJZX01FVEhPRF9TVEFSVFNfV0lUSF9JR05PUkVfQ0FTRRAEEh4KGlRFWFRfUVVFUllfTUVUSE9EX0NPTlRBSU5TEAUSKgomVEVYVF9RVUVSWV9NRVRIT0RfQ09OVEFJTlNfSUdOT1JFX0NBU0UQBhIfChtURVhUX1FVRVJZX01FVEhPRF9FTkRTX1dJVEgQBxIrCidURVhUX1FVRVJZX01FVEhPRF9FTkRTX1dJVEhfSUdOT1JFX0NBU0UQCCr/AQoUVGltZXN0YW1wUXVlcnlNZXRob2QSJgoiVElNRVNUQU1QX1FVRVJZX01FVEhPRF9VTlNQRUNJRklFRBAAEiEKHVRJTUVTVEFNUF9RVUVSWV9NRVRIT0RfRVFVQUxTEAESIgoeVElNRVNUQU1QX1FVRVJZX01FVEhPRF9HUkVBVEVSEAISLAooVElNRVNUQU1QX1FVRVJZX01FVEhPRF9HUkVBVEVSX09SX0VRVUFMUxADEh8KG1RJTUVTVEFNUF9RVUVSWV9NRVRIT0RfTEVTUxAEEikKJVRJTUVTVEFNUF9RVUVSWV9NRVRIT0RfTEVTU19PUl9FUVVBTFMQBWIGcHJvdG8z", [file_google_protobuf_timestamp, file_google_rpc_error_details]);
+
+/**
+ * What every error of the v2 API carries in its google.rpc.Status details (gRPC's grpc-status-details-bin,
+ * Connect's error details): an ErrorInfo whose reason is the stable error id (e.g. "Errors.User.NotFound"), domain
+ * "svc", and metadata such as the field a validation error is about. Declared here so that clients resolving the
+ * API's files (gRPC server reflection) can decode the details; no RPC takes or returns this message.
+ *
+ * @generated from message svc.object.v2.ErrorDetails
+ */
+export type ErrorDetails = Message<"svc.object.v2.ErrorDetails"> & {
+  /**
+   * @generated from field: google.rpc.ErrorInfo error_info = 1;
+   */
+  errorInfo?: ErrorInfo | undefined;
+};
+
+/**
+ * Describes the message svc.object.v2.ErrorDetails.
+ * Use `create(ErrorDetailsSchema)` to create a new message.
+ */
+export const ErrorDetailsSchema: GenMessage<ErrorDetails> = /*@__PURE__*/
+  messageDesc(file_svc_object_v2_object, 0);
 
 /**
  * Paging and direction of a list request. The sort field itself is a typed
@@ -52,7 +76,7 @@ export type ListQuery = Message<"svc.object.v2.ListQuery"> & {
  * Use `create(ListQuerySchema)` to create a new message.
  */
 export const ListQuerySchema: GenMessage<ListQuery> = /*@__PURE__*/
-  messageDesc(file_svc_object_v2_object, 0);
+  messageDesc(file_svc_object_v2_object, 1);
 
 /**
  * Totals of a list response.
@@ -80,7 +104,7 @@ export type ListDetails = Message<"svc.object.v2.ListDetails"> & {
  * Use `create(ListDetailsSchema)` to create a new message.
  */
 export const ListDetailsSchema: GenMessage<ListDetails> = /*@__PURE__*/
-  messageDesc(file_svc_object_v2_object, 1);
+  messageDesc(file_svc_object_v2_object, 2);
 
 /**
  * Bookkeeping of one resource.
@@ -112,7 +136,7 @@ export type Details = Message<"svc.object.v2.Details"> & {
  * Use `create(DetailsSchema)` to create a new message.
  */
 export const DetailsSchema: GenMessage<Details> = /*@__PURE__*/
-  messageDesc(file_svc_object_v2_object, 2);
+  messageDesc(file_svc_object_v2_object, 3);
 
 /**
  * How a text filter compares. UNSPECIFIED compares for equality.
