@@ -64,8 +64,12 @@ function toRecord(row: RecordRow): ScimUserRecord {
   };
 }
 
-/** One statement for every caller (a prepared statement): the ids travel as one array parameter. */
-const RECORDS = (ids: string[], provisionerId: string, instanceId: string, orgId: string) => Prisma.sql`
+/**
+ * Prepared statements: one for a single user (`id = $1`, whose plan is the primary key's whatever the statistics
+ * say: a generic plan of `= ANY($1)` made from the statistics of before a provisioning burst went bad after it) and
+ * one for a page of ids travelling as one array parameter.
+ */
+const RECORDS = (which: Prisma.Sql, provisionerId: string, instanceId: string, orgId: string) => Prisma.sql`
     SELECT u."id", u."orgId", u."state"::text AS "state", u."username", u."givenName", u."familyName", u."middleName",
       u."honorificPrefix", u."honorificSuffix", u."nameFormatted", u."displayName", u."nickName", u."profileUrl",
       u."userType", u."title", u."preferredLanguage", u."locale", u."timezone", u."createdAt", u."updatedAt",
@@ -78,7 +82,7 @@ const RECORDS = (ids: string[], provisionerId: string, instanceId: string, orgId
         FROM "UserAddress" a WHERE a."userId" = u."id"), '[]'::json) AS "addresses",
       (SELECT x."externalId" FROM "ScimExternalId" x WHERE x."userId" = u."id" AND x."provisionerId" = ${provisionerId}) AS "externalId"
     FROM "User" u
-    WHERE u."id" = ANY(${ids}::text[]) AND u."instanceId" = ${instanceId} AND u."orgId" = ${orgId} AND u."type" = 'HUMAN'`;
+    WHERE ${which} AND u."instanceId" = ${instanceId} AND u."orgId" = ${orgId} AND u."type" = 'HUMAN'`;
 
 export interface RecordsQuery {
   instanceId: string;
@@ -99,7 +103,10 @@ export class ScimRecordRepo {
    */
   async load(q: RecordsQuery): Promise<ScimUserRecord[]> {
     if (q.ids.length === 0) return [];
-    const rows = await query<RecordRow>(this.db, statement(RECORDS(q.ids, q.provisionerId, q.instanceId, q.orgId), "scim_user_records"));
+    const [one] = q.ids;
+    const which = q.ids.length === 1 ? Prisma.sql`u."id" = ${one}` : Prisma.sql`u."id" = ANY(${q.ids}::text[])`;
+    const name = q.ids.length === 1 ? "scim_user_record" : "scim_user_records";
+    const rows = await query<RecordRow>(this.db, statement(RECORDS(which, q.provisionerId, q.instanceId, q.orgId), name));
     const byId = new Map(rows.map((r) => [r.id, toRecord(r)]));
     return q.ids.flatMap((id) => byId.get(id) ?? []);
   }

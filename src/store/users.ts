@@ -170,8 +170,24 @@ export async function machineUserByClientId<S extends Prisma.UserSelect & { crea
   return byName ? { user: byName, by: "username" as const } : null;
 }
 
+/** When this process last refreshed the user tables' statistics (ms), per database client, and how often it may. */
+const statisticsRefreshedAt = new WeakMap<object, number>();
+const STATISTICS_INTERVAL_MS = 60_000;
+
 export class UserRepo {
   constructor(readonly db: Db) {}
+
+  /**
+   * After a burst of writes (a SCIM Bulk of many users): refresh the planner's statistics of the user tables in the
+   * background, at most once a minute per process, rather than waiting for autovacuum. Prepared statements planned
+   * with the statistics of before the burst would otherwise keep slow plans. Failures only cost the refresh.
+   */
+  refreshStatisticsSoon(onError: (err: unknown) => void): void {
+    const now = Date.now();
+    if (now - (statisticsRefreshedAt.get(this.db) ?? 0) < STATISTICS_INTERVAL_MS) return;
+    statisticsRefreshedAt.set(this.db, now);
+    void query(this.db, { text: 'ANALYZE "User", "UserEmail", "ScimExternalId"', values: [] }).catch(onError);
+  }
 
   // ------------------------------------------------------------ reads
 

@@ -124,3 +124,30 @@ describe("Bulk", () => {
     expectError(await scim(t, undefined, "POST", `${base}/Bulk`, bulk([])), 401);
   });
 });
+
+describe("after a burst", () => {
+  it("refreshes the user tables' statistics once a Bulk wrote 100 users (prepared plans stay good)", async () => {
+    if (!process.env.SVC_TEST_DATABASE_URL) return;
+    // A server of its own: a refresh happens at most once a minute per server.
+    const own = await startTestServer();
+    try {
+      const ownOrg = await createOrg(own, "Burst");
+      const ownManager = (await caller(own, ownOrg, "burst-manager", ["ORG_USER_MANAGER"])).pat;
+      const analyzed = async () =>
+        (await own.server.db.prisma.$queryRaw<{ at: Date | null }[]>`SELECT last_analyze AS at FROM pg_stat_user_tables WHERE relname = 'User'`)[0]?.at ?? null;
+      const before = await analyzed();
+      const ops = Array.from({ length: 100 }, (_, i) => ({ method: "POST", path: "/Users", bulkId: `b${i}`, data: newUser(`burst-${i}`) }));
+      const r = await scim(own, ownManager, "POST", `/scim/v2/${ownOrg}/Bulk`, bulk(ops));
+      expect(r.status).toBe(200);
+      let after = await analyzed();
+      for (let i = 0; i < 50 && (after === null || after === before); i++) {
+        await new Promise((res) => setTimeout(res, 100));
+        after = await analyzed();
+      }
+      expect(after).not.toBeNull();
+      expect(after).not.toEqual(before);
+    } finally {
+      await own.stop();
+    }
+  });
+});

@@ -2,8 +2,10 @@
 // atomic on its own and checked with its own permission; `bulkId:<id>`
 // refers to a user created earlier in the same request; failOnErrors stops
 // after that many failures.
+
 import type { Ctx } from "../../domain/context.js";
 import { createScimUser, deleteScimUser, replaceScimUser, requireOrgMembership } from "../../domain/identity/scim-users.js";
+import { afterUserWrites } from "../../domain/identity/write-bursts.js";
 import { ScimError, toScimError } from "./errors.js";
 import { PATCH_URN } from "./patch.js";
 import { patchUser, requireSchema } from "./request.js";
@@ -143,5 +145,6 @@ export async function runBulk(ctx: Ctx, orgId: string, body: Record<string, unkn
     if (failed) errors++;
     if (errors >= failOnErrors) break;
   }
+  afterUserWrites(ctx, results.length - errors);
   return { schemas: [BULK_RESPONSE_URN], Operations: results };
 }
