@@ -46,6 +46,7 @@ import type { OAuthRuntime } from "./domain/oauth/runtime.js";
 import { bootstrapInstance } from "./domain/orgs/bootstrap.js";
 import { originOf } from "./domain/settings/cors.js";
 import { type CorsGate, corsGate } from "./http/cors.js";
+import { serveDocs } from "./http/docs/index.js";
 import { idpCallbackHandler, isIdpCallbackPath } from "./http/idp/callback.js";
 import type { LoginDeps } from "./http/login/context.js";
 import { cookieJar } from "./http/login/cookie.js";
@@ -185,6 +186,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
   const metrics = createMetrics({ services: API_SERVICES, token: config.metricsToken, pool: () => db.poolStats() });
   const routes = dispatcher(log, [
     (req, res) => metrics.serve(req, res),
+    serveDocs,
     servesPaths(isScimPath, scim),
     servesPaths(isOAuthPath, oauthHandler(tokens)),
     servesPaths(isLoginPath, http1Only(login)),
