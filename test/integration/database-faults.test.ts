@@ -125,6 +125,11 @@ maybe("a stopped PostgreSQL (private cluster)", () => {
       expect(((await connect.json()) as { code: string }).code).toBe("unavailable");
       expect(connect.headers.get("retry-after")).toBe("5");
       expect((await fetch(`${s.url}/readyz`)).status).toBe(503);
+      // The hosted login: its page that says so, in the browser's language, never a stack trace.
+      const page = await fetch(`${s.url}/ui/login/login`, { headers: { "accept-language": "de" } });
+      expect(page.status).toBe(503);
+      expect(page.headers.get("retry-after")).toBe("5");
+      expect(await page.text()).toContain("svc ist gerade nicht erreichbar");
       expect(s.logs.filter((l) => l.msg === "database unavailable: answering 503 until it is back")).toHaveLength(1);
       // No stack trace per request.
       expect(s.logs.filter((l) => l.level === 50)).toEqual([]);

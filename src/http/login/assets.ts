@@ -6,7 +6,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import type { Request, Response } from "express";
 import { effectiveSetting } from "../../domain/settings/settings.js";
-import type { Branding } from "../../domain/settings/values.js";
+import { type Branding, DEFAULT_SETTINGS } from "../../domain/settings/values.js";
 import { type LoginDeps, loginCtx } from "./context.js";
 
 const require = createRequire(import.meta.url);
@@ -93,7 +93,9 @@ export function themeCss(deps: LoginDeps) {
   return async (req: Request, res: Response): Promise<void> => {
     const org = typeof req.query.org === "string" && ORG.test(req.query.org) ? req.query.org : undefined;
     const ctx = loginCtx(deps, req);
-    const b = await effectiveSetting(ctx, "branding", org).catch(() => effectiveSetting(ctx, "branding", undefined));
+    const b = await effectiveSetting(ctx, "branding", org)
+      .catch(() => effectiveSetting(ctx, "branding", undefined))
+      .catch(() => ({ ...DEFAULT_SETTINGS.branding }));
     res.set({ "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=60", "x-content-type-options": "nosniff" }).send(themeOf(b));
   };
 }

@@ -8,7 +8,7 @@ import { getInstance } from "../../domain/orgs/instance.js";
 import type { ChallengeAnswers, UserAgent } from "../../domain/sessions/model.js";
 import { getSession } from "../../domain/sessions/reads.js";
 import { effectiveSetting } from "../../domain/settings/settings.js";
-import type { Branding, Login } from "../../domain/settings/values.js";
+import { type Branding, DEFAULT_SETTINGS, type Login } from "../../domain/settings/values.js";
 import { type LoginDeps, loginCtx } from "./context.js";
 import { type BrowserSession, type BrowserState, csrfToken, freshState, withoutSession } from "./cookie.js";
 import { html } from "./html.js";
@@ -182,17 +182,20 @@ export class LoginRequest {
   }
 
   async pageContext(): Promise<PageContext> {
+    // A page is still shown when the branding cannot be read (an organization that is gone, a database that does not
+    // answer: the error page of an outage): the instance's branding, else the built-in one.
+    let orgId: string | undefined;
     let orgBranding: Branding;
     try {
-      orgBranding = await branding(this.ctx, await this.settingsOrg());
+      orgId = await this.settingsOrg();
+      orgBranding = await branding(this.ctx, orgId);
     } catch {
-      // An organization named in a scope that does not exist (or not any more): the instance's branding.
-      orgBranding = await branding(this.ctx, undefined);
+      orgBranding = await branding(this.ctx, undefined).catch(() => ({ ...DEFAULT_SETTINGS.branding }));
     }
     return {
       lang: this.lang,
       t: this.t,
-      orgId: await this.settingsOrg(),
+      orgId,
       branding: orgBranding,
       csrf: csrfToken(this.state),
       url: (path, query) => this.url(path, query),
@@ -227,6 +230,7 @@ export class LoginRequest {
     const d = asDomainError(err);
     if (!d) throw err;
     const { status, key } = describe(d);
+    if (status === 503) this.res.set("retry-after", "5");
     const back = this.authRequest ? this.url("/login", this.flowQuery()) : undefined;
     await this.render(
       (p) => ({
@@ -264,6 +268,8 @@ function describe(d: DomainError): { status: number; key: string } {
       return { status: 400, key: "sessionGone" };
   }
   if (d.kind === "ResourceExhausted") return { status: 429, key: "tooManyAttempts" };
+  if (d.kind === "Unavailable") return { status: 503, key: "unavailable" };
+  if (d.kind === "Internal") return { status: 500, key: "generic" };
   if (d.kind === "NotFound") return { status: 404, key: "notFound" };
   return { status: 400, key: "generic" };
 }

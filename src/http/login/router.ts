@@ -7,6 +7,7 @@ import { asDomainError, DomainError } from "../../domain/errors.js";
 import { assets, themeCss } from "./assets.js";
 import type { LoginDeps } from "./context.js";
 import { validCsrf } from "./cookie.js";
+import { html } from "./html.js";
 import { LOGIN_BASE, LoginRequest, PAGE_HEADERS } from "./page.js";
 import { accountPages } from "./pages/account.js";
 import { externalPages } from "./pages/external.js";
@@ -81,7 +82,12 @@ export function loginRouter(deps: LoginDeps): express.Express {
       return;
     }
     deps.log.error({ err, requestId: req.headers["x-request-id"] }, "unexpected error in the hosted login");
-    if (!res.headersSent) res.status(500).set(PAGE_HEADERS).send("<!doctype html><title>Error</title><p>Something went wrong. Please try again.</p>");
+    if (res.headersSent) return;
+    // The generic error page in the browser's language; the bare status if even that cannot be rendered.
+    const r = new LoginRequest(deps, req, res);
+    r.render((p) => ({ title: p.t("error.generic.title"), body: html`<p>${p.t("error.generic.text")}</p>` }), 500).catch(() => {
+      if (!res.headersSent) res.status(500).set(PAGE_HEADERS).end();
+    });
   });
   return app;
 }
