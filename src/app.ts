@@ -101,6 +101,15 @@ function limitedBearer(tokens: OAuthRuntime, limits: FailureLimits): Authenticat
   };
 }
 
+/** A start-up step, with a log line when it took more than a second (a start that seems to hang says what it does). */
+async function slowStep<T>(log: Logger, what: string, run: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  const result = await run();
+  const ms = Math.round(performance.now() - started);
+  if (ms > 1_000) log.info({ ms }, `start-up: ${what} took ${ms} ms`);
+  return result;
+}
+
 /** How long a readiness probe (/readyz, gRPC health) waits for the database. */
 const READINESS_DEADLINE_MS = 1_000;
 
@@ -110,21 +119,25 @@ async function openAndBootstrap(
   log: Logger,
   clock: Clock,
 ): Promise<{ db: Database; store: Store; knownMigrations: string[]; instanceId: string }> {
-  const db = await openDatabase({
-    url: config.databaseUrl,
-    dataDir: config.dataDir,
-    poolSize: config.databasePoolSize,
-    statementTimeoutMs: config.databaseStatementTimeoutMs,
-    lockTimeoutMs: config.databaseLockTimeoutMs,
-    acquireTimeoutMs: config.databaseAcquireTimeoutMs,
-  });
+  const db = await slowStep(log, "opening the database", () =>
+    openDatabase({
+      url: config.databaseUrl,
+      dataDir: config.dataDir,
+      poolSize: config.databasePoolSize,
+      statementTimeoutMs: config.databaseStatementTimeoutMs,
+      lockTimeoutMs: config.databaseLockTimeoutMs,
+      acquireTimeoutMs: config.databaseAcquireTimeoutMs,
+    }),
+  );
   try {
     return await db.withStartupLock(async () => {
-      const { applied, known, modified } = await applyMigrations(db);
+      const { applied, known, modified } = await slowStep(log, "applying migrations", () => applyMigrations(db));
       if (applied.length) log.info({ applied }, "applied database migrations");
       if (modified.length) log.warn({ modified }, "migration files changed after they were applied: the database keeps what ran then");
       const store = createStore(db.prisma);
-      const boot = await bootstrapInstance(store, config, log, clock(), secretFile(config.firstInstancePatPath));
+      const boot = await slowStep(log, "setting up the instance", () =>
+        bootstrapInstance(store, config, log, clock(), secretFile(config.firstInstancePatPath)),
+      );
       return { db, store, knownMigrations: known, instanceId: boot.instanceId };
     });
   } catch (err) {
@@ -161,7 +174,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
   );
   let oauth: Awaited<ReturnType<typeof createOAuthRuntime>>;
   try {
-    oauth = await createOAuthRuntime({ config, db, store, instanceId, clock, log, limits });
+    oauth = await slowStep(log, "loading the signing keys", () => createOAuthRuntime({ config, db, store, instanceId, clock, log, limits }));
   } catch (err) {
     await db.close().catch(() => {});
     throw err;
