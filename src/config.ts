@@ -64,6 +64,10 @@ export interface Config {
   signingKeyRotationSeconds: number;
   /** A replaced signing key still verifies tokens for this many seconds (at least the longest token lifetime). */
   signingKeyOverlapSeconds: number;
+  /** A new SAML signing certificate takes over after this many seconds. */
+  samlCertificateRotationSeconds: number;
+  /** A replaced SAML certificate stays in the metadata for this many seconds (SPs refresh their copy meanwhile). */
+  samlCertificateOverlapSeconds: number;
   /** SMTP server of the e-mails svc sends (codes, links): smtp:// or smtps:// with credentials; none when unset. */
   smtpUrl?: string;
   /** The From of those e-mails (SVC_SMTP_FROM), required with smtpUrl. */
@@ -120,6 +124,8 @@ const INTEGERS: Record<Exclude<IntKey, "signingKeyOverlapSeconds">, [name: strin
   authRequestLifetime: ["SVC_AUTH_REQUEST_LIFETIME", 600, 60, DAY],
   authCodeLifetime: ["SVC_AUTH_CODE_LIFETIME", 60, 10, 600],
   signingKeyRotationSeconds: ["SVC_SIGNING_KEY_ROTATION", 30 * DAY, 60, 3_650 * DAY],
+  samlCertificateRotationSeconds: ["SVC_SAML_CERTIFICATE_ROTATION", 365 * DAY, 60, 3_650 * DAY],
+  samlCertificateOverlapSeconds: ["SVC_SAML_CERTIFICATE_OVERLAP", 30 * DAY, 0, 3_650 * DAY],
   passwordHashMaxPbkdf2Iterations: ["SVC_PASSWORD_HASH_MAX_PBKDF2_ITERATIONS", 1_000_000, 1_000, 100_000_000],
   passwordHashMaxBcryptCost: ["SVC_PASSWORD_HASH_MAX_BCRYPT_COST", 13, 4, 31],
   passwordHashMaxArgon2MemoryKiB: ["SVC_PASSWORD_HASH_MAX_ARGON2_MEMORY_KIB", 65_536, 1_024, 4 * 1024 * 1024],

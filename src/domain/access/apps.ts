@@ -23,7 +23,7 @@ import { validName } from "./validation.js";
 
 // The API's application service reaches the settings' types and the keys here.
 export { addAppKey, listAppKeys, removeAppKey } from "./app-keys.js";
-export type { AccessTokenType, AppSettings, AuthMethod, OidcAppType, OidcGrantType } from "./app-settings.js";
+export type { AccessTokenType, AppSettings, AuthMethod, OidcAppType, OidcGrantType, SamlNameIdFormat } from "./app-settings.js";
 
 export interface AppView {
   id: string;
@@ -38,6 +38,13 @@ export interface AppView {
   config: AppConfig;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** The config as the audit trail keeps it: a SAML app's metadata is summarised (entity id, ACS), not copied. */
+function eventConfig(config: AppConfig): unknown {
+  if (config.kind !== "saml") return config;
+  const { metadataXml: _xml, signingCertificates, encryptionCertificate: _enc, ...rest } = config;
+  return { ...rest, signingCertificates: signingCertificates.length };
 }
 
 type PageInput = { offset?: bigint | number; limit?: number; asc?: boolean };
@@ -63,7 +70,14 @@ export async function createApp(
     config: v.config,
   };
   const createdAt = await commit(ctx, async (tx, now) => {
-    await tx.apps.insert({ ...app, instanceId: ctx.instanceId, type: v.type, secretHash: clientSecret ? sha256(clientSecret) : null, createdAt: now });
+    await tx.apps.insert({
+      ...app,
+      instanceId: ctx.instanceId,
+      type: v.type,
+      secretHash: clientSecret ? sha256(clientSecret) : null,
+      samlEntityId: v.samlEntityId ?? null,
+      createdAt: now,
+    });
     return projectEvent(project, "project.app.added", {
       appId: id,
       name,
@@ -71,7 +85,7 @@ export async function createApp(
       type: v.type,
       authMethod: v.authMethod,
       accessTokenType: v.accessTokenType,
-      config: v.config,
+      config: eventConfig(v.config),
     });
   });
   return { id, clientId, clientSecret, createdAt };
@@ -110,6 +124,7 @@ export async function updateApp(ctx: Ctx, input: { projectId: string; appId: str
     change.accessTokenType = changedSettings.accessTokenType;
     change.config = changedSettings.config;
     if (!SECRET_METHODS.includes(changedSettings.authMethod)) change.secretHash = null;
+    if (changedSettings.samlEntityId) change.samlEntityId = changedSettings.samlEntityId;
   }
   if (Object.keys(change).length === 0) return ctx.clock();
   return commit(ctx, async (tx, now) => {
@@ -117,7 +132,9 @@ export async function updateApp(ctx: Ctx, input: { projectId: string; appId: str
     return appChanged(tx, project, "project.app.changed", {
       appId: app.id,
       name: change.name,
-      ...(changedSettings ? { authMethod: changedSettings.authMethod, accessTokenType: changedSettings.accessTokenType, config: changedSettings.config } : {}),
+      ...(changedSettings
+        ? { authMethod: changedSettings.authMethod, accessTokenType: changedSettings.accessTokenType, config: eventConfig(changedSettings.config) }
+        : {}),
       secretRemoved: change.secretHash === null && app.hasSecret,
     });
   });
