@@ -118,6 +118,7 @@ export async function createResponse(ctx: Ctx, idp: SamlAnswerer, input: Respons
   const now = ctx.clock();
   const error = "error" in input ? checkedError(input.error) : undefined;
   const r = await openRequest(ctx, input.samlRequestId, now);
+  if (!r.app.active) throw failedPrecondition("Errors.SamlRequest.AppInactive", "the service provider's application was deactivated");
   const cert = await idp.certificates.active();
   const answering: Answering = { requestId: r.requestId, acsUrl: r.acsUrl, issuer: r.issuer };
   const signing = { entityId: entityIdOf(idp.externalUrl), cert, signResponse: r.app.config.signResponse && r.binding === BINDINGS.post };
