@@ -198,3 +198,22 @@ export async function xmlsecVerify(xml: string, certPem: string, which: "Asserti
 }
 
 export { dir as samlWorkDir, run as runCommand, tempFile as samlTempFile };
+
+const PYSAML2_SP = path.join(import.meta.dirname, "pysaml2-sp.py");
+
+/** pysaml2's SP: an AuthnRequest (HTTP-Redirect URL and ID) towards the IdP metadata in `metadataFile`. */
+export async function pysaml2Request(metadataFile: string): Promise<{ id: string; url: string }> {
+  const r = await run("/usr/bin/python3", [PYSAML2_SP, "request", metadataFile]);
+  return JSON.parse(r.stdout);
+}
+
+/** pysaml2's SP parsing a Response (base64) to its request `requestId`: what it read, or the error it raised. */
+export async function pysaml2Response(metadataFile: string, requestId: string, samlResponse: string): Promise<Json> {
+  return new Promise((resolve, reject) => {
+    const child = execFile("/usr/bin/python3", [PYSAML2_SP, "response", metadataFile, requestId], (err, stdout, stderr) => {
+      if (err) reject(new Error(stderr.split("\n").filter(Boolean).slice(-1)[0] ?? String(err)));
+      else resolve(JSON.parse(stdout));
+    });
+    child.stdin?.end(samlResponse);
+  });
+}
