@@ -201,6 +201,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
     externalUrl: config.externalUrl,
     issuer: config.externalUrl,
     codeLifetime: config.authCodeLifetime,
+    saml: { externalUrl: config.externalUrl, certificates: oauth.samlCertificates },
     cookies: cookieJar(authn.sealer, config.externalUrl.startsWith("https:")),
     trustProxy: config.trustProxy,
   });

@@ -125,11 +125,11 @@ async function getLogin(r: LoginRequest): Promise<void> {
   if (request?.prompt.includes("create") && r.registrationAllowed) return r.redirect(r.url("/register", r.flowQuery()));
   if (request?.prompt.includes("select_account") && r.state.sessions.length) return r.redirect(r.url("/accounts", r.flowQuery()));
   const fresh = r.param("fresh") === "1" || request?.prompt.includes("login");
-  if (request && !fresh && r.state.sessions.length) {
+  if ((request || r.samlRequest) && !fresh && r.state.sessions.length) {
     const hinted = r.state.sessions.filter(
-      (s) => (request.hintUserId && s.userId === request.hintUserId) || (request.loginHint && s.loginName === request.loginHint),
+      (s) => (request?.hintUserId && s.userId === request.hintUserId) || (request?.loginHint && s.loginName === request.loginHint),
     );
-    const candidates = request.hintUserId || request.loginHint ? hinted : r.state.sessions;
+    const candidates = request?.hintUserId || request?.loginHint ? hinted : r.state.sessions;
     if (candidates.length > 1) return r.redirect(r.url("/accounts", r.flowQuery()));
     const only = candidates[0];
     if (only && (await r.stillValid(only))) return continueSignIn(r, only);
