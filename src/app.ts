@@ -57,6 +57,7 @@ import { createRestTranscoder } from "./http/transcoder.js";
 import { openidRelyingParty } from "./idp/openid.js";
 import { smtpMailer } from "./mail/smtp.js";
 import { createOAuthRuntime } from "./oauth-runtime.js";
+import { httpMetadataFetcher } from "./saml/metadata-fetch.js";
 import { type Database, openDatabase } from "./store/db.js";
 import { createStore, type Store } from "./store/index.js";
 import { applyMigrations } from "./store/migrate.js";
@@ -176,7 +177,8 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
   const mailer = config.smtpUrl && config.smtpFrom ? smtpMailer(config.smtpUrl, config.smtpFrom) : undefined;
   const authn = { sealer: masterKeySealer(oauth.masterKey), externalUrl: config.externalUrl };
   const idp = openidRelyingParty();
-  const deps: ApiDeps = { store, authenticate: limitedBearer(tokens, limits), instanceId, clock, log, limits, mailer, authn, idp };
+  const samlMetadata = httpMetadataFetcher();
+  const deps: ApiDeps = { store, authenticate: limitedBearer(tokens, limits), instanceId, clock, log, limits, mailer, authn, idp, samlMetadata };
   const samlIdp: SamlIdp = { ...deps, ...samlUrls(config), certificates: oauth.samlCertificates };
   const shutdown = new AbortController();
   // connect-node links every in-flight call to this signal and unlinks it when the call ends: the listener count is the

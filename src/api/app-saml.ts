@@ -18,6 +18,7 @@ export function samlSettings(c: SamlConfig): SamlSettings {
   return {
     kind: "saml",
     metadataXml: c.metadataXml,
+    metadataUrl: c.metadataUrl || undefined,
     nameIdFormat: NAME_ID[c.nameIdFormat],
     roleKeys: c.roleKeys,
     assertionLifetimeSeconds: c.assertionLifetimeSeconds,
@@ -28,6 +29,7 @@ export function samlSettings(c: SamlConfig): SamlSettings {
 export function samlConfigOf(c: SamlAppConfig): SamlConfig {
   return create(SamlConfigSchema, {
     metadataXml: new TextEncoder().encode(c.metadataXml),
+    metadataUrl: c.metadataUrl ?? "",
     nameIdFormat: Number(Object.entries(NAME_ID).find(([, v]) => v === c.nameIdFormat)?.[0] ?? 0),
     roleKeys: c.roleKeys,
     assertionLifetimeSeconds: c.assertionLifetimeSeconds,

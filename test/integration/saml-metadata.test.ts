@@ -2,6 +2,8 @@
 // against the OASIS schema and lists the certificate /saml/v2/certificate serves (the same on every start), and a SAML
 // app is registered from the SP's metadata (entity ids unique per instance, hostile metadata refused).
 import { X509Certificate } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { defaultOrgId, project } from "../support/fixtures.js";
 import { admin, call, type Json } from "../support/rpc.js";
@@ -130,5 +132,45 @@ describe("SAML applications", () => {
       saml: { metadataXml: Buffer.from(spMetadata({ entityId: "https://anon.example.com" })).toString("base64") },
     });
     expect(r.status).toBe(401);
+  });
+});
+
+describe("SAML applications by metadata URL", () => {
+  let server: http.Server;
+  let base: string;
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      if (req.url === "/metadata") return void res.end(spMetadata({ entityId: "https://by-url.example.com/sp" }));
+      if (req.url === "/huge") return void res.end("<x>".padEnd(300 * 1024, " "));
+      if (req.url === "/moved") {
+        res.writeHead(302, { location: "/metadata" });
+        return void res.end();
+      }
+      res.writeHead(404);
+      res.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+  it("fetch the metadata once and keep it with the URL", async () => {
+    const { appId } = await admin(t, "CreateApplication", { projectId, name: "by-url", saml: { metadataUrl: `${base}/metadata` } });
+    const { app } = await admin(t, "GetApplication", { projectId, appId });
+    expect(app.saml).toMatchObject({ entityId: "https://by-url.example.com/sp", metadataUrl: `${base}/metadata` });
+    expect(Buffer.from(app.saml.metadataXml, "base64").toString()).toContain("https://by-url.example.com/sp");
+  });
+
+  const bad: [string, (b: string) => Json, RegExp][] = [
+    ["a document over 256 KiB", (b) => ({ metadataUrl: `${b}/huge` }), /larger than/],
+    ["a redirect", (b) => ({ metadataUrl: `${b}/moved` }), /could not be fetched/],
+    ["a 404", (b) => ({ metadataUrl: `${b}/missing` }), /answered 404/],
+    ["another scheme", () => ({ metadataUrl: "file:///etc/passwd" }), /http\(s\) URL/],
+    ["both a URL and XML", (b) => ({ metadataUrl: `${b}/metadata`, metadataXml: Buffer.from("<x/>").toString("base64") }), /not both/],
+  ];
+  it.each(bad)("refuse %s", async (_what, saml, message) => {
+    const r = await call(t, "rest", t.pat, "CreateApplication", { projectId, name: `by-url-${_what.length}`, saml: saml(base) });
+    expect(r.status).toBe(400);
+    expect(JSON.stringify(r.body)).toMatch(message);
   });
 });

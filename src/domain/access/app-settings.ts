@@ -40,6 +40,7 @@ export type SamlNameIdFormat = (typeof SAML_NAME_ID_FORMATS)[number];
 export interface SamlAppConfig extends SpMetadata {
   kind: "saml";
   metadataXml: string;
+  metadataUrl?: string;
   nameIdFormat: SamlNameIdFormat;
   /** Project role keys the assertion's Roles attribute may carry. */
   roleKeys: string[];
@@ -53,6 +54,8 @@ export type AppConfig = ApiAppConfig | OidcAppConfig | SamlAppConfig;
 export interface SamlSettings {
   kind: "saml";
   metadataXml: Uint8Array;
+  /** Where the metadata was fetched from (instead of metadataXml), kept for display. */
+  metadataUrl?: string;
   nameIdFormat?: SamlNameIdFormat;
   roleKeys: string[];
   assertionLifetimeSeconds?: number;
@@ -155,6 +158,7 @@ function validateSaml(s: SamlSettings): ValidSettings {
     kind: "saml",
     ...metadata,
     metadataXml: Buffer.from(s.metadataXml).toString("utf8"),
+    ...(s.metadataUrl ? { metadataUrl: s.metadataUrl } : {}),
     nameIdFormat: s.nameIdFormat ?? "emailAddress",
     roleKeys,
     assertionLifetimeSeconds: lifetime,

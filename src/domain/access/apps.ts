@@ -13,6 +13,7 @@ import { failedPrecondition, invalidArgument } from "../errors.js";
 import { newId } from "../ids.js";
 import { page, type TextMatch } from "../list.js";
 import { orgSlug } from "../orgs/orgs.js";
+import { withFetchedMetadata } from "../saml/metadata-url.js";
 import { appChanged, targetApp } from "./app-access.js";
 import { type AccessTokenType, type AppConfig, type AppSettings, type AppState, type AuthMethod, SECRET_METHODS, validateSettings } from "./app-settings.js";
 import { commit, projectEvent } from "./command.js";
@@ -55,7 +56,7 @@ export async function createApp(
 ): Promise<{ id: string; clientId: string; clientSecret?: string; createdAt: Date }> {
   const project = await targetProject(ctx, input.projectId, "project.app.write");
   const name = validName(input.name, "name", "Errors.App.Name");
-  const v = validateSettings(input.settings);
+  const v = validateSettings(await withFetchedMetadata(ctx, input.settings));
   const id = newId();
   const clientId = `${id}@${orgSlug(project.name)}`;
   const clientSecret = SECRET_METHODS.includes(v.authMethod) ? newOpaqueToken() : undefined;
@@ -119,7 +120,7 @@ export async function updateApp(ctx: Ctx, input: { projectId: string; appId: str
   if (input.settings) {
     if (input.settings.kind !== app.config.kind)
       throw invalidArgument("Errors.App.Kind.Immutable", `the application is an ${app.config.kind} application`, { field: "config" });
-    changedSettings = validateSettings(input.settings);
+    changedSettings = validateSettings(await withFetchedMetadata(ctx, input.settings));
     change.authMethod = changedSettings.authMethod;
     change.accessTokenType = changedSettings.accessTokenType;
     change.config = changedSettings.config;

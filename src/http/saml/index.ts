@@ -59,8 +59,8 @@ export function samlHandler(idp: SamlIdp, log: Logger): (req: Req, res: Res) => 
     const method = req.method === "HEAD" ? "GET" : req.method;
     const head = req.method === "HEAD";
     try {
-      if (path === "/saml/v2/sso" && (method === "GET" || method === "POST")) return await sso(idp, req, res);
-      if (method !== "GET") {
+      if (path === "/saml/v2/sso" && (req.method === "GET" || req.method === "POST")) return await sso(idp, req, res);
+      if (method !== "GET" || path === "/saml/v2/sso") {
         req.resume();
         res.writeHead(405, { allow: path === "/saml/v2/sso" ? "GET, POST" : "GET", "content-length": "0" });
         return void res.end();
