@@ -29,6 +29,8 @@ export function samlService(idp: SamlAnswerer): ServiceImpl<typeof SAMLService> 
           assertionConsumerService: r.acsUrl,
           relayState: r.relayState ?? "",
           binding: r.binding,
+          forceAuthn: r.forceAuthn,
+          isPassive: r.isPassive,
         }),
       };
     },

@@ -33,6 +33,8 @@ export interface NewSamlRequest {
   acsUrl: string;
   binding: string;
   relayState: string | null;
+  forceAuthn: boolean;
+  isPassive: boolean;
   createdAt: Date;
   expiresAt: Date;
 }

@@ -4,6 +4,7 @@
 // With JavaScript the form posts itself; without, the visible button does it (axe needs JavaScript: not scanned here).
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { inflateRawSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import type { SAML } from "@node-saml/node-saml";
 import type { Browser, Page } from "playwright-core";
@@ -87,6 +88,16 @@ run("SAML sign-in through the hosted login", () => {
     await page.goto(await sp.getAuthorizeUrlAsync("again", undefined, {}));
     await page.waitForURL(acs.url);
     expect(await page.locator("#relay").textContent()).toBe("again");
+    // IsPassive with the browser's session: the assertion, still without a page to fill in.
+    // (the ACS validates with this same SP instance, whose cache knows the request ids it made)
+    const options = (sp as unknown as { options: { passive: boolean } }).options;
+    options.passive = true;
+    const url = await sp.getAuthorizeUrlAsync("passive", undefined, {});
+    options.passive = false;
+    expect(inflateRawSync(Buffer.from(new URL(url).searchParams.get("SAMLRequest") as string, "base64")).toString()).toContain('IsPassive="true"');
+    await page.goto(url);
+    await page.waitForURL(acs.url);
+    expect(await page.locator("#who").textContent()).toBe("signed in as saml-browser@example.com");
     await context.close();
   });
 

@@ -193,3 +193,43 @@ describe("many at once", () => {
     for (const [i, r] of results.entries()) expect(r).toMatchObject({ relay: `r${i}`, nameID: "saml-alice@example.com" });
   }, 60_000);
 });
+
+describe("ForceAuthn and IsPassive", () => {
+  it("ForceAuthn: a session whose factors predate the request is not enough; a new check is", async () => {
+    const earlier = await signIn(t, login, alice);
+    const sp = await nodeSamlSp(t, entityId, acs, { forceAuthn: true });
+    const id = samlRequestOf(await ssoRedirect(t, await sp.getAuthorizeUrlAsync("", undefined, {})));
+    expect((await ok(t, "rest", login.pat, "GetSAMLRequest", { samlRequestId: id })).samlRequest).toMatchObject({ forceAuthn: true });
+    const stale = await call(t, "rest", login.pat, "CreateResponse", { samlRequestId: id, session: earlier });
+    expect(stale.status).toBe(400);
+    expect(JSON.stringify(stale.body)).toContain("Errors.SamlRequest.ReauthenticationRequired");
+    const a = await answer(id);
+    await expect(sp.validatePostResponseAsync({ SAMLResponse: a.post.samlResponse })).resolves.toMatchObject({ profile: { nameID: "saml-alice@example.com" } });
+  });
+
+  it("IsPassive: the hosted login without a session answers NoPassive at once, without a sign-in page", async () => {
+    const sp = await nodeSamlSp(t, entityId, acs, { passive: true });
+    const res = await ssoRedirect(t, await sp.getAuthorizeUrlAsync("quiet", undefined, {}));
+    const page = await fetch(String(res.headers.get("location")).replace(/^http:\/\/localhost:0/, t.url));
+    const html = await page.text();
+    expect(page.status).toBe(200);
+    expect(html).toContain(`action="${acs}"`);
+    const samlResponse = /name="SAMLResponse" value="([^"]+)"/.exec(html)?.[1] as string;
+    const xml = Buffer.from(samlResponse, "base64").toString();
+    expect(xml).toContain("urn:oasis:names:tc:SAML:2.0:status:NoPassive");
+    expect(xml).not.toContain("Assertion");
+    // node-saml reads Responder/NoPassive as "no one signed in", not as an error.
+    await expect(sp.validatePostResponseAsync({ SAMLResponse: samlResponse })).resolves.toEqual({ profile: null, loggedOut: false });
+  });
+});
+
+describe("expiry", () => {
+  it("a request not answered within its lifetime is Expired (last: it moves the clock)", async () => {
+    const sp = await nodeSamlSp(t, entityId, acs);
+    const id = samlRequestOf(await ssoRedirect(t, await sp.getAuthorizeUrlAsync("", undefined, {})));
+    t.advanceClock(11 * 60_000);
+    const r = await call(t, "rest", login.pat, "GetSAMLRequest", { samlRequestId: id });
+    expect(r.status).toBe(400);
+    expect(JSON.stringify(r.body)).toContain("Errors.SamlRequest.Expired");
+  });
+});

@@ -451,6 +451,8 @@ export const SamlRequestScalarFieldEnum = {
   acsUrl: 'acsUrl',
   binding: 'binding',
   relayState: 'relayState',
+  forceAuthn: 'forceAuthn',
+  isPassive: 'isPassive',
   createdAt: 'createdAt',
   expiresAt: 'expiresAt',
   finishedAt: 'finishedAt'

@@ -33,6 +33,8 @@ export type SamlRequestMinAggregateOutputType = {
   acsUrl: string | null
   binding: string | null
   relayState: string | null
+  forceAuthn: boolean | null
+  isPassive: boolean | null
   createdAt: Date | null
   expiresAt: Date | null
   finishedAt: Date | null
@@ -47,6 +49,8 @@ export type SamlRequestMaxAggregateOutputType = {
   acsUrl: string | null
   binding: string | null
   relayState: string | null
+  forceAuthn: boolean | null
+  isPassive: boolean | null
   createdAt: Date | null
   expiresAt: Date | null
   finishedAt: Date | null
@@ -61,6 +65,8 @@ export type SamlRequestCountAggregateOutputType = {
   acsUrl: number
   binding: number
   relayState: number
+  forceAuthn: number
+  isPassive: number
   createdAt: number
   expiresAt: number
   finishedAt: number
@@ -77,6 +83,8 @@ export type SamlRequestMinAggregateInputType = {
   acsUrl?: true
   binding?: true
   relayState?: true
+  forceAuthn?: true
+  isPassive?: true
   createdAt?: true
   expiresAt?: true
   finishedAt?: true
@@ -91,6 +99,8 @@ export type SamlRequestMaxAggregateInputType = {
   acsUrl?: true
   binding?: true
   relayState?: true
+  forceAuthn?: true
+  isPassive?: true
   createdAt?: true
   expiresAt?: true
   finishedAt?: true
@@ -105,6 +115,8 @@ export type SamlRequestCountAggregateInputType = {
   acsUrl?: true
   binding?: true
   relayState?: true
+  forceAuthn?: true
+  isPassive?: true
   createdAt?: true
   expiresAt?: true
   finishedAt?: true
@@ -192,6 +204,8 @@ export type SamlRequestGroupByOutputType = {
   acsUrl: string
   binding: string
   relayState: string | null
+  forceAuthn: boolean
+  isPassive: boolean
   createdAt: Date
   expiresAt: Date
   finishedAt: Date | null
@@ -227,6 +241,8 @@ export type SamlRequestWhereInput = {
   acsUrl?: Prisma.StringFilter<"SamlRequest"> | string
   binding?: Prisma.StringFilter<"SamlRequest"> | string
   relayState?: Prisma.StringNullableFilter<"SamlRequest"> | string | null
+  forceAuthn?: Prisma.BoolFilter<"SamlRequest"> | boolean
+  isPassive?: Prisma.BoolFilter<"SamlRequest"> | boolean
   createdAt?: Prisma.DateTimeFilter<"SamlRequest"> | Date | string
   expiresAt?: Prisma.DateTimeFilter<"SamlRequest"> | Date | string
   finishedAt?: Prisma.DateTimeNullableFilter<"SamlRequest"> | Date | string | null
@@ -242,6 +258,8 @@ export type SamlRequestOrderByWithRelationInput = {
   acsUrl?: Prisma.SortOrder
   binding?: Prisma.SortOrder
   relayState?: Prisma.SortOrderInput | Prisma.SortOrder
+  forceAuthn?: Prisma.SortOrder
+  isPassive?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
   finishedAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -261,6 +279,8 @@ export type SamlRequestWhereUniqueInput = Prisma.AtLeast<{
   acsUrl?: Prisma.StringFilter<"SamlRequest"> | string
   binding?: Prisma.StringFilter<"SamlRequest"> | string
   relayState?: Prisma.StringNullableFilter<"SamlRequest"> | string | null
+  forceAuthn?: Prisma.BoolFilter<"SamlRequest"> | boolean
+  isPassive?: Prisma.BoolFilter<"SamlRequest"> | boolean
   createdAt?: Prisma.DateTimeFilter<"SamlRequest"> | Date | string
   expiresAt?: Prisma.DateTimeFilter<"SamlRequest"> | Date | string
   finishedAt?: Prisma.DateTimeNullableFilter<"SamlRequest"> | Date | string | null
@@ -276,6 +296,8 @@ export type SamlRequestOrderByWithAggregationInput = {
   acsUrl?: Prisma.SortOrder
   binding?: Prisma.SortOrder
   relayState?: Prisma.SortOrderInput | Prisma.SortOrder
+  forceAuthn?: Prisma.SortOrder
+  isPassive?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
   finishedAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -296,6 +318,8 @@ export type SamlRequestScalarWhereWithAggregatesInput = {
   acsUrl?: Prisma.StringWithAggregatesFilter<"SamlRequest"> | string
   binding?: Prisma.StringWithAggregatesFilter<"SamlRequest"> | string
   relayState?: Prisma.StringNullableWithAggregatesFilter<"SamlRequest"> | string | null
+  forceAuthn?: Prisma.BoolWithAggregatesFilter<"SamlRequest"> | boolean
+  isPassive?: Prisma.BoolWithAggregatesFilter<"SamlRequest"> | boolean
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"SamlRequest"> | Date | string
   expiresAt?: Prisma.DateTimeWithAggregatesFilter<"SamlRequest"> | Date | string
   finishedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"SamlRequest"> | Date | string | null
@@ -309,6 +333,8 @@ export type SamlRequestCreateInput = {
   acsUrl: string
   binding: string
   relayState?: string | null
+  forceAuthn?: boolean
+  isPassive?: boolean
   createdAt: Date | string
   expiresAt: Date | string
   finishedAt?: Date | string | null
@@ -324,6 +350,8 @@ export type SamlRequestUncheckedCreateInput = {
   acsUrl: string
   binding: string
   relayState?: string | null
+  forceAuthn?: boolean
+  isPassive?: boolean
   createdAt: Date | string
   expiresAt: Date | string
   finishedAt?: Date | string | null
@@ -337,6 +365,8 @@ export type SamlRequestUpdateInput = {
   acsUrl?: Prisma.StringFieldUpdateOperationsInput | string
   binding?: Prisma.StringFieldUpdateOperationsInput | string
   relayState?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  forceAuthn?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  isPassive?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -352,6 +382,8 @@ export type SamlRequestUncheckedUpdateInput = {
   acsUrl?: Prisma.StringFieldUpdateOperationsInput | string
   binding?: Prisma.StringFieldUpdateOperationsInput | string
   relayState?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  forceAuthn?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  isPassive?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -366,6 +398,8 @@ export type SamlRequestCreateManyInput = {
   acsUrl: string
   binding: string
   relayState?: string | null
+  forceAuthn?: boolean
+  isPassive?: boolean
   createdAt: Date | string
   expiresAt: Date | string
   finishedAt?: Date | string | null
@@ -379,6 +413,8 @@ export type SamlRequestUpdateManyMutationInput = {
   acsUrl?: Prisma.StringFieldUpdateOperationsInput | string
   binding?: Prisma.StringFieldUpdateOperationsInput | string
   relayState?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  forceAuthn?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  isPassive?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -393,6 +429,8 @@ export type SamlRequestUncheckedUpdateManyInput = {
   acsUrl?: Prisma.StringFieldUpdateOperationsInput | string
   binding?: Prisma.StringFieldUpdateOperationsInput | string
   relayState?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  forceAuthn?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  isPassive?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -422,6 +460,8 @@ export type SamlRequestCountOrderByAggregateInput = {
   acsUrl?: Prisma.SortOrder
   binding?: Prisma.SortOrder
   relayState?: Prisma.SortOrder
+  forceAuthn?: Prisma.SortOrder
+  isPassive?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
   finishedAt?: Prisma.SortOrder
@@ -436,6 +476,8 @@ export type SamlRequestMaxOrderByAggregateInput = {
   acsUrl?: Prisma.SortOrder
   binding?: Prisma.SortOrder
   relayState?: Prisma.SortOrder
+  forceAuthn?: Prisma.SortOrder
+  isPassive?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
   finishedAt?: Prisma.SortOrder
@@ -450,6 +492,8 @@ export type SamlRequestMinOrderByAggregateInput = {
   acsUrl?: Prisma.SortOrder
   binding?: Prisma.SortOrder
   relayState?: Prisma.SortOrder
+  forceAuthn?: Prisma.SortOrder
+  isPassive?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
   finishedAt?: Prisma.SortOrder
@@ -505,6 +549,8 @@ export type SamlRequestCreateWithoutAppInput = {
   acsUrl: string
   binding: string
   relayState?: string | null
+  forceAuthn?: boolean
+  isPassive?: boolean
   createdAt: Date | string
   expiresAt: Date | string
   finishedAt?: Date | string | null
@@ -518,6 +564,8 @@ export type SamlRequestUncheckedCreateWithoutAppInput = {
   acsUrl: string
   binding: string
   relayState?: string | null
+  forceAuthn?: boolean
+  isPassive?: boolean
   createdAt: Date | string
   expiresAt: Date | string
   finishedAt?: Date | string | null
@@ -561,6 +609,8 @@ export type SamlRequestScalarWhereInput = {
   acsUrl?: Prisma.StringFilter<"SamlRequest"> | string
   binding?: Prisma.StringFilter<"SamlRequest"> | string
   relayState?: Prisma.StringNullableFilter<"SamlRequest"> | string | null
+  forceAuthn?: Prisma.BoolFilter<"SamlRequest"> | boolean
+  isPassive?: Prisma.BoolFilter<"SamlRequest"> | boolean
   createdAt?: Prisma.DateTimeFilter<"SamlRequest"> | Date | string
   expiresAt?: Prisma.DateTimeFilter<"SamlRequest"> | Date | string
   finishedAt?: Prisma.DateTimeNullableFilter<"SamlRequest"> | Date | string | null
@@ -574,6 +624,8 @@ export type SamlRequestCreateManyAppInput = {
   acsUrl: string
   binding: string
   relayState?: string | null
+  forceAuthn?: boolean
+  isPassive?: boolean
   createdAt: Date | string
   expiresAt: Date | string
   finishedAt?: Date | string | null
@@ -587,6 +639,8 @@ export type SamlRequestUpdateWithoutAppInput = {
   acsUrl?: Prisma.StringFieldUpdateOperationsInput | string
   binding?: Prisma.StringFieldUpdateOperationsInput | string
   relayState?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  forceAuthn?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  isPassive?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -600,6 +654,8 @@ export type SamlRequestUncheckedUpdateWithoutAppInput = {
   acsUrl?: Prisma.StringFieldUpdateOperationsInput | string
   binding?: Prisma.StringFieldUpdateOperationsInput | string
   relayState?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  forceAuthn?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  isPassive?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -613,6 +669,8 @@ export type SamlRequestUncheckedUpdateManyWithoutAppInput = {
   acsUrl?: Prisma.StringFieldUpdateOperationsInput | string
   binding?: Prisma.StringFieldUpdateOperationsInput | string
   relayState?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  forceAuthn?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  isPassive?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -629,6 +687,8 @@ export type SamlRequestSelect<ExtArgs extends runtime.Types.Extensions.InternalA
   acsUrl?: boolean
   binding?: boolean
   relayState?: boolean
+  forceAuthn?: boolean
+  isPassive?: boolean
   createdAt?: boolean
   expiresAt?: boolean
   finishedAt?: boolean
@@ -644,6 +704,8 @@ export type SamlRequestSelectCreateManyAndReturn<ExtArgs extends runtime.Types.E
   acsUrl?: boolean
   binding?: boolean
   relayState?: boolean
+  forceAuthn?: boolean
+  isPassive?: boolean
   createdAt?: boolean
   expiresAt?: boolean
   finishedAt?: boolean
@@ -659,6 +721,8 @@ export type SamlRequestSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.E
   acsUrl?: boolean
   binding?: boolean
   relayState?: boolean
+  forceAuthn?: boolean
+  isPassive?: boolean
   createdAt?: boolean
   expiresAt?: boolean
   finishedAt?: boolean
@@ -674,12 +738,14 @@ export type SamlRequestSelectScalar = {
   acsUrl?: boolean
   binding?: boolean
   relayState?: boolean
+  forceAuthn?: boolean
+  isPassive?: boolean
   createdAt?: boolean
   expiresAt?: boolean
   finishedAt?: boolean
 }
 
-export type SamlRequestOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "appId" | "requestId" | "issuer" | "acsUrl" | "binding" | "relayState" | "createdAt" | "expiresAt" | "finishedAt", ExtArgs["result"]["samlRequest"]>
+export type SamlRequestOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "appId" | "requestId" | "issuer" | "acsUrl" | "binding" | "relayState" | "forceAuthn" | "isPassive" | "createdAt" | "expiresAt" | "finishedAt", ExtArgs["result"]["samlRequest"]>
 export type SamlRequestInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   app?: boolean | Prisma.ApplicationDefaultArgs<ExtArgs>
 }
@@ -704,6 +770,8 @@ export type $SamlRequestPayload<ExtArgs extends runtime.Types.Extensions.Interna
     acsUrl: string
     binding: string
     relayState: string | null
+    forceAuthn: boolean
+    isPassive: boolean
     createdAt: Date
     expiresAt: Date
     finishedAt: Date | null
@@ -1139,6 +1207,8 @@ export interface SamlRequestFieldRefs {
   readonly acsUrl: Prisma.FieldRef<"SamlRequest", 'String'>
   readonly binding: Prisma.FieldRef<"SamlRequest", 'String'>
   readonly relayState: Prisma.FieldRef<"SamlRequest", 'String'>
+  readonly forceAuthn: Prisma.FieldRef<"SamlRequest", 'Boolean'>
+  readonly isPassive: Prisma.FieldRef<"SamlRequest", 'Boolean'>
   readonly createdAt: Prisma.FieldRef<"SamlRequest", 'DateTime'>
   readonly expiresAt: Prisma.FieldRef<"SamlRequest", 'DateTime'>
   readonly finishedAt: Prisma.FieldRef<"SamlRequest", 'DateTime'>

@@ -135,6 +135,9 @@ async function authenticRequest(idp: SamlIdp, d: Decoded, binding: SsoInput["bin
   return { root, app, config };
 }
 
+/** An xs:boolean attribute, false when absent. */
+const flag = (e: Element, name: string) => ["true", "1"].includes(attr(e, name) ?? "");
+
 function checkedInstant(root: Element, now: Date): void {
   const raw = attr(root, "IssueInstant") ?? "";
   const at = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z$/.test(raw) ? Date.parse(raw) : Number.NaN;
@@ -184,6 +187,8 @@ export async function receiveAuthnRequest(idp: SamlIdp, input: SsoInput, now: Da
       acsUrl: acs.url,
       binding: acs.binding,
       relayState: decoded.relayState ?? null,
+      forceAuthn: flag(root, "ForceAuthn"),
+      isPassive: flag(root, "IsPassive"),
       createdAt: now,
       expiresAt: new Date(now.getTime() + idp.requestLifetime * 1000),
     },

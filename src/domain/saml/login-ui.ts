@@ -11,7 +11,7 @@ import { recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { type DomainError, failedPrecondition, invalidArgument, notFound } from "../errors.js";
 import { passesLoginGates } from "../oauth/authorize/finish.js";
-import { assertSignInComplete, type LinkedSession, sessionForLink } from "../sessions/link.js";
+import { assertSignInComplete, authTime, type LinkedSession, sessionForLink } from "../sessions/link.js";
 import { type Answering, errorResponse, SAML_ERRORS, type SamlError, successResponse } from "./response.js";
 import { entityIdOf, type IdpCertificates } from "./runtime.js";
 import { RSA_SHA256, signQuery } from "./signatures.js";
@@ -21,6 +21,7 @@ export const SamlRequestErrors = {
   NotFound: "Errors.SamlRequest.NotFound",
   Expired: "Errors.SamlRequest.Expired",
   AlreadyFinished: "Errors.SamlRequest.AlreadyFinished",
+  ReauthenticationRequired: "Errors.SamlRequest.ReauthenticationRequired",
 } as const;
 
 export interface SamlRequestView {
@@ -31,6 +32,10 @@ export interface SamlRequestView {
   acsUrl: string;
   relayState: string | null;
   binding: string;
+  /** The SP asked for a new authentication (a factor verified after the request). */
+  forceAuthn: boolean;
+  /** The SP asked that the user not be asked anything (NoPassive when the sign-in would need it). */
+  isPassive: boolean;
 }
 
 /** Where the answer goes: a form to post, or a URL to send the browser to. */
@@ -62,7 +67,8 @@ async function openRequest(ctx: Ctx, id: string, now: Date): Promise<SamlRequest
 export async function getSamlRequest(ctx: Ctx, id: string): Promise<SamlRequestView> {
   authorize(ctx, "session.link", null);
   const r = await openRequest(ctx, id, ctx.clock());
-  return { id: r.id, createdAt: r.createdAt, expiresAt: r.expiresAt, issuer: r.issuer, acsUrl: r.acsUrl, relayState: r.relayState, binding: r.binding };
+  const { id: rid, createdAt, expiresAt, issuer, acsUrl, relayState, binding, forceAuthn, isPassive } = r;
+  return { id: rid, createdAt, expiresAt, issuer, acsUrl, relayState, binding, forceAuthn, isPassive };
 }
 
 export type ResponseInput =
@@ -131,6 +137,9 @@ export async function createResponse(ctx: Ctx, idp: SamlAnswerer, input: Respons
   if (!("session" in input)) throw invalidArgument("Errors.SamlRequest.Response.Missing", "give either session or error");
   const session: LinkedSession = await sessionForLink(ctx, input.session.sessionId, input.session.sessionToken);
   await assertSignInComplete(ctx, session);
+  if (r.forceAuthn && authTime(session).getTime() < r.createdAt.getTime()) {
+    throw failedPrecondition(SamlRequestErrors.ReauthenticationRequired, "the SP asked for a new authentication: check a factor again in the session");
+  }
   if (!(await passesLoginGates(ctx.store, ctx.instanceId, r.app.projectId, { id: session.userId, orgId: session.orgId }))) {
     return denied("RequestDenied", "the user may not sign in to this application");
   }

@@ -67,7 +67,7 @@ export async function continueSignIn(r: LoginRequest, s: BrowserSession): Promis
     const d = asDomainError(err);
     const step = d && STEP_OF[d.id];
     if (step) return r.redirect(r.url(step, r.flowQuery({ session: s.id })));
-    if (d?.id === "Errors.Session.NotAuthenticated" || d?.id === "Errors.AuthRequest.ReauthenticationRequired") {
+    if (d && ["Errors.Session.NotAuthenticated", "Errors.AuthRequest.ReauthenticationRequired", "Errors.SamlRequest.ReauthenticationRequired"].includes(d.id)) {
       return r.redirect(r.url(await firstFactorPath(r, s), r.flowQuery({ session: s.id })));
     }
     if (d?.id === "Errors.AuthRequest.UserMismatch") return r.redirect(r.url("/login", r.flowQuery({ mismatch: "1" })));

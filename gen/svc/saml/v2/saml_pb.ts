@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/saml/v2/saml.proto.
  */
 export const file_svc_saml_v2_saml: GenFile = /*@__PURE__*/
-  fileDesc("ChZzdmMvc2FtbC92Mi9zYW1sLnByb3RvEgtzdmMuc2FtbC52MiLbAQoLU0FNTFJlcXVlc3QSCgoCaWQYASABKAkSMQoNY3JlYXRpb25fZGF0ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGaXNzdWVyGAMgASgJEiIKGmFzc2VydGlvbl9jb25zdW1lcl9zZXJ2aWNlGAQgASgJEhMKC3JlbGF5X3N0YXRlGAUgASgJEg8KB2JpbmRpbmcYBiABKAkSMwoPZXhwaXJhdGlvbl9kYXRlGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI0CgdTZXNzaW9uEhIKCnNlc3Npb25faWQYASABKAkSFQoNc2Vzc2lvbl90b2tlbhgCIAEoCSJzChJBdXRob3JpemF0aW9uRXJyb3ISJwoFZXJyb3IYASABKA4yGC5zdmMuc2FtbC52Mi5FcnJvclJlYXNvbhIeChFlcnJvcl9kZXNjcmlwdGlvbhgCIAEoCUgAiAEBQhQKEl9lcnJvcl9kZXNjcmlwdGlvbiqIAQoLRXJyb3JSZWFzb24SHAoYRVJST1JfUkVBU09OX1VOU1BFQ0lGSUVEEAASHQoZRVJST1JfUkVBU09OX0FVVEhOX0ZBSUxFRBABEh8KG0VSUk9SX1JFQVNPTl9SRVFVRVNUX0RFTklFRBACEhsKF0VSUk9SX1JFQVNPTl9OT19QQVNTSVZFEANiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChZzdmMvc2FtbC92Mi9zYW1sLnByb3RvEgtzdmMuc2FtbC52MiKEAgoLU0FNTFJlcXVlc3QSCgoCaWQYASABKAkSMQoNY3JlYXRpb25fZGF0ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGaXNzdWVyGAMgASgJEiIKGmFzc2VydGlvbl9jb25zdW1lcl9zZXJ2aWNlGAQgASgJEhMKC3JlbGF5X3N0YXRlGAUgASgJEg8KB2JpbmRpbmcYBiABKAkSMwoPZXhwaXJhdGlvbl9kYXRlGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtmb3JjZV9hdXRobhgIIAEoCBISCgppc19wYXNzaXZlGAkgASgIIjQKB1Nlc3Npb24SEgoKc2Vzc2lvbl9pZBgBIAEoCRIVCg1zZXNzaW9uX3Rva2VuGAIgASgJInMKEkF1dGhvcml6YXRpb25FcnJvchInCgVlcnJvchgBIAEoDjIYLnN2Yy5zYW1sLnYyLkVycm9yUmVhc29uEh4KEWVycm9yX2Rlc2NyaXB0aW9uGAIgASgJSACIAQFCFAoSX2Vycm9yX2Rlc2NyaXB0aW9uKogBCgtFcnJvclJlYXNvbhIcChhFUlJPUl9SRUFTT05fVU5TUEVDSUZJRUQQABIdChlFUlJPUl9SRUFTT05fQVVUSE5fRkFJTEVEEAESHwobRVJST1JfUkVBU09OX1JFUVVFU1RfREVOSUVEEAISGwoXRVJST1JfUkVBU09OX05PX1BBU1NJVkUQA2IGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message svc.saml.v2.SAMLRequest
@@ -57,6 +57,21 @@ export type SAMLRequest = Message<"svc.saml.v2.SAMLRequest"> & {
    * @generated from field: google.protobuf.Timestamp expiration_date = 7;
    */
   expirationDate?: Timestamp | undefined;
+
+  /**
+   * ForceAuthn: the user must check a factor again, after this request.
+   *
+   * @generated from field: bool force_authn = 8;
+   */
+  forceAuthn: boolean;
+
+  /**
+   * IsPassive: the login UI must not interact with the user; answer
+   * ERROR_REASON_NO_PASSIVE when it would have to.
+   *
+   * @generated from field: bool is_passive = 9;
+   */
+  isPassive: boolean;
 };
 
 /**

@@ -1,5 +1,8 @@
 // The last page of a SAML sign-in: the Response posted to the SP's ACS (HTTP-POST binding), by a script file where
-// scripts run (the CSP allows no inline script) and by the visible button where they do not.
+// scripts run (the CSP allows no inline script) and by the visible button where they do not. Also the answer to a
+// passive request (IsPassive), which must not show the user anything else.
+import { asDomainError } from "../../../domain/errors.js";
+import { createResponse, type SamlAnswer, type SamlRequestView } from "../../../domain/saml/login-ui.js";
 import { html } from "../html.js";
 import type { LoginRequest } from "../page.js";
 
@@ -14,4 +17,27 @@ ${post.relayState !== null ? html`<input type="hidden" name="RelayState" value="
 </form>`,
     scripts: ["saml-post.js"],
   }));
+}
+
+const send = (r: LoginRequest, answer: SamlAnswer) => ("post" in answer ? samlPostPage(r, answer.url, answer.post) : r.redirect(answer.url));
+
+/**
+ * IsPassive: the browser's one session answers when it completes the sign-in as it is; otherwise (no session, several,
+ * or one that would need the user) the SP gets NoPassive.
+ */
+export async function samlPassive(r: LoginRequest, request: SamlRequestView): Promise<void> {
+  const only = r.state.sessions.length === 1 ? r.state.sessions[0] : undefined;
+  if (only && (await r.stillValid(only))) {
+    try {
+      const { answer } = await createResponse(r.ctx, r.deps.saml, { samlRequestId: request.id, session: { sessionId: only.id, sessionToken: only.token } });
+      return send(r, answer);
+    } catch (err) {
+      if (!asDomainError(err)) throw err;
+    }
+  }
+  const { answer } = await createResponse(r.ctx, r.deps.saml, {
+    samlRequestId: request.id,
+    error: { error: "NoPassive", description: "the user must sign in" },
+  });
+  return send(r, answer);
 }

@@ -24,6 +24,8 @@ CREATE TABLE "SamlRequest" (
     "acsUrl" TEXT NOT NULL,
     "binding" TEXT NOT NULL,
     "relayState" TEXT,
+    "forceAuthn" BOOLEAN NOT NULL DEFAULT false,
+    "isPassive" BOOLEAN NOT NULL DEFAULT false,
     "createdAt" TIMESTAMPTZ(3) NOT NULL,
     "expiresAt" TIMESTAMPTZ(3) NOT NULL,
     "finishedAt" TIMESTAMPTZ(3),
