@@ -114,7 +114,12 @@ function applyHashCeilings(config: Config): void {
 }
 
 /** The SAML IdP's URLs and request lifetime (as auth requests'). */
-const samlUrls = (config: Config) => ({ externalUrl: config.externalUrl, loginUrl: config.loginUrl, requestLifetime: config.authRequestLifetime });
+const samlUrls = (config: Config) => ({
+  externalUrl: config.externalUrl,
+  loginUrl: config.loginUrl,
+  requestLifetime: config.authRequestLifetime,
+  wantAuthnRequestsSigned: config.samlWantAuthnRequestsSigned,
+});
 
 /** How long a readiness probe (/readyz, gRPC health) waits for the database. */
 const READINESS_DEADLINE_MS = 1_000;

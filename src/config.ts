@@ -68,6 +68,8 @@ export interface Config {
   samlCertificateRotationSeconds: number;
   /** A replaced SAML certificate stays in the metadata for this many seconds (SPs refresh their copy meanwhile). */
   samlCertificateOverlapSeconds: number;
+  /** Every AuthnRequest must be signed (SVC_SAML_WANT_AUTHN_REQUESTS_SIGNED; the metadata says so), not only those of SPs whose metadata promises it. */
+  samlWantAuthnRequestsSigned: boolean;
   /** SMTP server of the e-mails svc sends (codes, links): smtp:// or smtps:// with credentials; none when unset. */
   smtpUrl?: string;
   /** The From of those e-mails (SVC_SMTP_FROM), required with smtpUrl. */
@@ -198,6 +200,7 @@ export function loadConfig(env: Env = process.env): Config {
     masterKey: masterKey(r, databaseUrl),
     previousMasterKey: previousMasterKey(r),
     ...smtp(r),
+    samlWantAuthnRequestsSigned: flag(r, "SVC_SAML_WANT_AUTHN_REQUESTS_SIGNED"),
     signingKeyOverlapSeconds: signingKeyOverlap(
       r,
       Math.max(ints.accessTokenLifetimeClientCredentials, ints.accessTokenLifetimeJwtProfile, ints.accessTokenLifetimeUser, ints.idTokenLifetime),
@@ -239,6 +242,12 @@ function previousMasterKey(r: EnvReader): Buffer | undefined {
   if (!key) r.problems.push("SVC_MASTER_KEY_PREVIOUS must be 32 bytes, as 64 hex digits or base64 (44 characters)");
   if (r.str("SVC_MASTER_KEY") === undefined) r.problems.push("SVC_MASTER_KEY_PREVIOUS needs SVC_MASTER_KEY, the key that replaces it");
   return key;
+}
+
+function flag(r: EnvReader, name: string): boolean {
+  const raw = r.str(name);
+  if (raw !== undefined && raw !== "true" && raw !== "false") r.problems.push(`${name} must be true or false`);
+  return raw === "true";
 }
 
 const PROXY_WORD = /^(loopback|linklocal|uniquelocal|[0-9a-fA-F.:]+(\/\d{1,3})?)$/;

@@ -237,3 +237,29 @@ describe("refused", () => {
     expect(res.status).toBe(415);
   });
 });
+
+describe("SVC_SAML_WANT_AUTHN_REQUESTS_SIGNED=true", () => {
+  let strict: TestServer;
+  beforeAll(async () => {
+    strict = await startTestServer({ SVC_SAML_WANT_AUTHN_REQUESTS_SIGNED: "true" });
+    const p = await project(strict, await defaultOrgId(strict), "Strict", []);
+    await samlApp(strict, p, "unsigned-sp", spMetadata({ entityId: sp, acs: [{ url: acs }] }));
+    await samlApp(strict, p, "signing-sp", spMetadata({ entityId: signedSp, acs: [{ url: signedAcs }], cert: keys }));
+  }, 60_000);
+  afterAll(() => strict?.stop());
+
+  it("says so in the metadata, refuses unsigned requests and accepts signed ones", async () => {
+    expect(await (await fetch(`${strict.url}/saml/v2/metadata`)).text()).toContain('WantAuthnRequestsSigned="true"');
+    const xml = (issuer: string, acsUrl: string) => authnRequest({ issuer, acsUrl, destination: "http://localhost:0/saml/v2/SSO" });
+    const send = (body: string) =>
+      fetch(`${strict.url}/saml/v2/SSO`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ SAMLRequest: Buffer.from(body).toString("base64") }),
+      });
+    await refused(await send(xml(sp, acs)), /signed AuthnRequests only/);
+    await refused(await send(xml(signedSp, signedAcs)), /signed AuthnRequests only/);
+    samlRequestOf(await send(sign(xml(signedSp, signedAcs), keys)));
+  });
+});

@@ -131,6 +131,8 @@ async function authenticRequest(idp: SamlIdp, d: Decoded, binding: SsoInput["bin
     if (textOf(child(root, NS.assertion, "Issuer")) !== issuer) throw refuse("Signature.Invalid", "the signed request names another Issuer");
   } else if (config.authnRequestsSigned) {
     throw refuse("Signature.Missing", "the service provider's metadata says its AuthnRequests are signed: this one is not");
+  } else if (idp.wantAuthnRequestsSigned) {
+    throw refuse("Signature.Missing", "this identity provider accepts signed AuthnRequests only");
   }
   return { root, app, config };
 }

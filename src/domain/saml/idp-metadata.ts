@@ -16,7 +16,10 @@ export async function idpMetadata(idp: SamlIdp): Promise<string> {
   const root = doc.documentElement as NonNullable<typeof doc.documentElement>;
   root.setAttribute("xmlns:ds", NS.dsig);
   root.setAttribute("entityID", entityIdOf(idp.externalUrl));
-  const sso = add(root, NS.metadata, "md:IDPSSODescriptor", { WantAuthnRequestsSigned: "false", protocolSupportEnumeration: NS.protocol });
+  const sso = add(root, NS.metadata, "md:IDPSSODescriptor", {
+    WantAuthnRequestsSigned: String(idp.wantAuthnRequestsSigned),
+    protocolSupportEnumeration: NS.protocol,
+  });
   for (const cert of certs) {
     const kd = add(sso, NS.metadata, "md:KeyDescriptor", { use: "signing" });
     const data = add(add(kd, NS.dsig, "ds:KeyInfo"), NS.dsig, "ds:X509Data");

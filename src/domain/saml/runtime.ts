@@ -31,6 +31,8 @@ export interface SamlIdp {
   certificates: IdpCertificates;
   /** Seconds a request waits for the login UI (as auth requests do). */
   requestLifetime: number;
+  /** Every AuthnRequest must be signed, whatever the SP's metadata says. */
+  wantAuthnRequestsSigned: boolean;
 }
 
 /** The IdP's entity id (also the Issuer of its responses): the metadata URL. */
