@@ -106,6 +106,7 @@ describe("SAML applications", () => {
     ["malformed XML", "<md:EntityDescriptor"],
     ["no ACS", spMetadata({ entityId: "https://x.example.com/c", acs: [] }).replace(/<md:AssertionConsumerService[^>]*>/g, "")],
     ["an ACS that is not http(s)", spMetadata({ entityId: "https://x.example.com/d", acs: [{ url: "javascript:alert(1)", index: 0 }] })],
+    ["an http ACS on a host that is not loopback", spMetadata({ entityId: "https://x.example.com/f", acs: [{ url: "http://sp.example.com/acs", index: 0 }] })],
     ["AuthnRequestsSigned without a certificate", spMetadata({ entityId: "https://x.example.com/e", authnRequestsSigned: true })],
     ["another root element", '<md:EntitiesDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata"/>'],
   ];

@@ -45,6 +45,15 @@ function certificate(keyDescriptor: Element): string | undefined {
   return b64;
 }
 
+const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/** https, or http on a loopback host (an SP under development): assertions are bearer tokens. */
+function acsUrlAllowed(url: string): boolean {
+  if (!url || url.length > MAX_URL || /[\s#]/.test(url) || !URL.canParse(url)) return false;
+  const u = new URL(url);
+  return u.protocol === "https:" || (u.protocol === "http:" && LOOPBACK.has(u.hostname));
+}
+
 function consumerServices(sp: Element): AssertionConsumerService[] {
   const acs: AssertionConsumerService[] = [];
   for (const e of children(sp, NS.metadata, "AssertionConsumerService")) {
@@ -52,7 +61,7 @@ function consumerServices(sp: Element): AssertionConsumerService[] {
     const url = attr(e, "Location") ?? "";
     const index = Number(attr(e, "index"));
     if (!SUPPORTED.has(binding)) continue;
-    if (!url || url.length > MAX_URL || !/^https?:\/\/[^\s#]+$/.test(url)) throw bad(`ACS Location ${url.slice(0, 100)} is not an absolute http(s) URL`);
+    if (!acsUrlAllowed(url)) throw bad(`ACS Location ${url.slice(0, 100)} must be an absolute https URL (http only on a loopback host), no fragment`);
     if (!Number.isInteger(index) || index < 0 || index > 65535) throw bad("every AssertionConsumerService needs an index (0 to 65535)");
     acs.push({ url, binding, index, isDefault: attr(e, "isDefault") === "true" });
   }
