@@ -7,7 +7,7 @@ import { createResponse } from "../../domain/saml/login-ui.js";
 import { assertSignInComplete, type LinkedSession, sessionForLink } from "../../domain/sessions/link.js";
 import type { BrowserSession } from "./cookie.js";
 import type { LoginRequest } from "./page.js";
-import { samlPostPage } from "./pages/saml-post.js";
+import { sendSamlAnswer } from "./pages/saml-post.js";
 
 /** How long a session of the hosted login lives (the cookie keeps it as long; factors expire by the login settings). */
 export const SESSION_LIFETIME_SECONDS = 90 * 24 * 3600;
@@ -50,7 +50,7 @@ export async function continueSignIn(r: LoginRequest, s: BrowserSession): Promis
   try {
     if (r.samlRequest) {
       const { answer } = await createResponse(r.ctx, r.deps.saml, { samlRequestId: r.samlRequest.id, session: { sessionId: s.id, sessionToken: s.token } });
-      return "post" in answer ? samlPostPage(r, answer.url, answer.post) : r.redirect(answer.url);
+      return sendSamlAnswer(r, answer);
     }
     if (r.authRequest) {
       const { callbackUrl } = await createCallback(

@@ -19,7 +19,8 @@ ${post.relayState !== null ? html`<input type="hidden" name="RelayState" value="
   }));
 }
 
-const send = (r: LoginRequest, answer: SamlAnswer) => ("post" in answer ? samlPostPage(r, answer.url, answer.post) : r.redirect(answer.url));
+/** Sends the browser on with a SAML answer: the auto-posting page, or a redirect (an ACS with the Redirect binding). */
+export const sendSamlAnswer = (r: LoginRequest, answer: SamlAnswer) => ("post" in answer ? samlPostPage(r, answer.url, answer.post) : r.redirect(answer.url));
 
 /**
  * IsPassive: the browser's one session answers when it completes the sign-in as it is; otherwise (no session, several,
@@ -30,7 +31,7 @@ export async function samlPassive(r: LoginRequest, request: SamlRequestView): Pr
   if (only && (await r.stillValid(only))) {
     try {
       const { answer } = await createResponse(r.ctx, r.deps.saml, { samlRequestId: request.id, session: { sessionId: only.id, sessionToken: only.token } });
-      return send(r, answer);
+      return sendSamlAnswer(r, answer);
     } catch (err) {
       if (!asDomainError(err)) throw err;
     }
@@ -39,5 +40,5 @@ export async function samlPassive(r: LoginRequest, request: SamlRequestView): Pr
     samlRequestId: request.id,
     error: { error: "NoPassive", description: "the user must sign in" },
   });
-  return send(r, answer);
+  return sendSamlAnswer(r, answer);
 }
