@@ -5,7 +5,7 @@ import { X509Certificate } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { defaultOrgId, project } from "../support/fixtures.js";
+import { defaultOrgId, machine, project } from "../support/fixtures.js";
 import { admin, call, type Json } from "../support/rpc.js";
 import { idpCertificate, idpEntityId, POST, REDIRECT, samlApp, spKeyPair, spMetadata, ssoUrl, xsdValid } from "../support/saml.js";
 import { startTestServer, type TestServer } from "../support/server.js";
@@ -126,7 +126,18 @@ describe("SAML applications", () => {
     expect(r.status).toBe(400);
   });
 
-  it("need project.app.write (a caller without it is denied)", async () => {
+  it("need project.app.write (an authenticated caller without it is denied)", async () => {
+    const { pat } = await machine(t, await defaultOrgId(t), "no-app-rights");
+    const r = await call(t, "rest", pat, "CreateApplication", {
+      projectId,
+      name: "denied",
+      saml: { metadataXml: Buffer.from(spMetadata({ entityId: "https://denied.example.com" })).toString("base64") },
+    });
+    // A project the caller may not read is not found (its existence is not told).
+    expect(r.status).toBe(404);
+  });
+
+  it("need a caller at all", async () => {
     const r = await call(t, "rest", undefined, "CreateApplication", {
       projectId,
       name: "anon",

@@ -112,6 +112,8 @@ describe("HTTP-POST AuthnRequest", () => {
     const a = await answer(samlRequestOf(await ssoPost(t, form)));
     await expect(sp.validatePostResponseAsync({ SAMLResponse: a.post.samlResponse })).resolves.toMatchObject({ profile: { nameID: "saml-alice@example.com" } });
     expect(await xmlsecVerify(responseXml(a), await idpCertificate(t), "Response")).toBe(true);
+    expect(await xmlsecVerify(responseXml(a), await idpCertificate(t), "Assertion")).toBe(true);
+    expect(await xsdValid(responseXml(a), "protocol")).toMatchObject({ ok: true });
   });
 
   it("signed over HTTP-Redirect (SigAlg + Signature over the query): accepted", async () => {
@@ -173,6 +175,8 @@ describe("CreateResponse", () => {
     const xml = responseXml(a);
     expect(xml).toContain("urn:oasis:names:tc:SAML:2.0:status:RequestDenied");
     expect(xml).not.toContain("Assertion");
+    expect(await xsdValid(xml, "protocol")).toMatchObject({ ok: true });
+    expect(await xmlsecVerify(xml, await idpCertificate(t), "Response")).toBe(true);
     await expect(sp.validatePostResponseAsync({ SAMLResponse: a.post.samlResponse })).rejects.toThrow(/Responder error/);
   });
 });
