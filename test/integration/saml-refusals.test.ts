@@ -232,6 +232,32 @@ describe("refused", () => {
     await refused(await get(redirectUrl(authnRequest({ binding: "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Artifact" }))), /ProtocolBinding/);
   });
 
+  it("never answers a 5xx: random bytes, random deflated bytes, mangled requests, odd queries", async () => {
+    const { randomBytes } = await import("node:crypto");
+    const valid = authnRequest();
+    const inputs: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const junk = randomBytes(1 + i * 50);
+      inputs.push(`SAMLRequest=${encodeURIComponent(junk.toString("base64"))}`);
+      inputs.push(`SAMLRequest=${encodeURIComponent(deflateRawSync(junk).toString("base64"))}`);
+      const cut = valid.slice(0, Math.floor((valid.length * i) / 20));
+      inputs.push(
+        `SAMLRequest=${encodeURIComponent(deflateRawSync(cut).toString("base64"))}&SigAlg=x&Signature=${encodeURIComponent(junk.toString("base64"))}`,
+      );
+    }
+    inputs.push("SAMLRequest", "SAMLRequest=&RelayState=", "=&&=", "SAMLRequest=%C0%AF", `SAMLRequest=${"A".repeat(60_000)}`);
+    for (const q of inputs) {
+      const res = await get(`${t.url}/saml/v2/SSO?${q}`);
+      await res.arrayBuffer();
+      expect({ q: q.slice(0, 60), status: res.status < 500 }).toEqual({ q: q.slice(0, 60), status: true });
+    }
+    for (let i = 0; i < 20; i++) {
+      const res = await post(randomBytes(1 + i * 100).toString("latin1"));
+      await res.arrayBuffer();
+      expect(res.status).toBeLessThan(500);
+    }
+  });
+
   it("a POST that is not a form", async () => {
     const res = await fetch(`${t.url}/saml/v2/SSO`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
     expect(res.status).toBe(415);
