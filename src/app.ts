@@ -17,6 +17,7 @@ import { InstanceService } from "../gen/svc/instance/v2/instance_service_pb.js";
 import { OIDCService } from "../gen/svc/oidc/v2/oidc_service_pb.js";
 import { OrganizationService } from "../gen/svc/org/v2/org_service_pb.js";
 import { ProjectService } from "../gen/svc/project/v2/project_service_pb.js";
+import { SAMLService } from "../gen/svc/saml/v2/saml_service_pb.js";
 import { SessionService } from "../gen/svc/session/v2/session_service_pb.js";
 import { SettingsService } from "../gen/svc/settings/v2/settings_service_pb.js";
 import { UserService } from "../gen/svc/user/v2/user_service_pb.js";
@@ -31,6 +32,7 @@ import { oidcService } from "./api/oidc.js";
 import { organizationService } from "./api/orgs.js";
 import { projectService } from "./api/projects.js";
 import { registerReflection } from "./api/reflection.js";
+import { samlService } from "./api/saml.js";
 import { API_SERVICES } from "./api/services.js";
 import { sessionService } from "./api/sessions.js";
 import { settingsService } from "./api/settings.js";
@@ -44,6 +46,7 @@ import { type FailureLimits, failureKeys, rateLimited } from "./domain/limits.js
 import { authenticateBearer } from "./domain/oauth/authn.js";
 import type { OAuthRuntime } from "./domain/oauth/runtime.js";
 import { bootstrapInstance } from "./domain/orgs/bootstrap.js";
+import type { IdpCertificates, SamlIdp } from "./domain/saml/runtime.js";
 import { originOf } from "./domain/settings/cors.js";
 import { type CorsGate, corsGate } from "./http/cors.js";
 import { serveDocs } from "./http/docs/index.js";
@@ -53,11 +56,13 @@ import { cookieJar } from "./http/login/cookie.js";
 import { isLoginPath, loginRouter } from "./http/login/router.js";
 import { createMetrics } from "./http/metrics.js";
 import { isOAuthPath, oauthHandler } from "./http/oauth/index.js";
+import { isSamlPath, samlHandler } from "./http/saml/index.js";
 import { createScimHandler, isScimPath } from "./http/scim/router.js";
 import { createRestTranscoder } from "./http/transcoder.js";
 import { openidRelyingParty } from "./idp/openid.js";
 import { smtpMailer } from "./mail/smtp.js";
 import { createOAuthRuntime } from "./oauth-runtime.js";
+import { httpMetadataFetcher } from "./saml/metadata-fetch.js";
 import { type Database, openDatabase } from "./store/db.js";
 import { createStore, type Store } from "./store/index.js";
 import { applyMigrations } from "./store/migrate.js";
@@ -110,6 +115,26 @@ async function slowStep<T>(log: Logger, what: string, run: () => Promise<T>): Pr
   return result;
 }
 
+function applyHashCeilings(config: Config): void {
+  setHashCeilings({
+    pbkdf2Iterations: config.passwordHashMaxPbkdf2Iterations,
+    bcryptCost: config.passwordHashMaxBcryptCost,
+    argon2MemoryKiB: config.passwordHashMaxArgon2MemoryKiB,
+    argon2Passes: config.passwordHashMaxArgon2Passes,
+    argon2Parallelism: config.passwordHashMaxArgon2Parallelism,
+    scryptMemoryKiB: config.passwordHashMaxScryptMemoryKiB,
+    scryptParallelism: config.passwordHashMaxScryptParallelism,
+  });
+}
+
+/** The SAML IdP's URLs and request lifetime (as auth requests'). */
+const samlUrls = (config: Config) => ({
+  externalUrl: config.externalUrl,
+  loginUrl: config.loginUrl,
+  requestLifetime: config.authRequestLifetime,
+  wantAuthnRequestsSigned: config.samlWantAuthnRequestsSigned,
+});
+
 /** How long a readiness probe (/readyz, gRPC health) waits for the database. */
 const READINESS_DEADLINE_MS = 1_000;
 
@@ -148,15 +173,7 @@ async function openAndBootstrap(
 
 export async function createApp(config: Config, log: Logger, clock: Clock): Promise<App> {
   outage.setLogger(log);
-  setHashCeilings({
-    pbkdf2Iterations: config.passwordHashMaxPbkdf2Iterations,
-    bcryptCost: config.passwordHashMaxBcryptCost,
-    argon2MemoryKiB: config.passwordHashMaxArgon2MemoryKiB,
-    argon2Passes: config.passwordHashMaxArgon2Passes,
-    argon2Parallelism: config.passwordHashMaxArgon2Parallelism,
-    scryptMemoryKiB: config.passwordHashMaxScryptMemoryKiB,
-    scryptParallelism: config.passwordHashMaxScryptParallelism,
-  });
+  applyHashCeilings(config);
   const { db, store, knownMigrations, instanceId } = await openAndBootstrap(config, log, clock);
   let shuttingDown = false;
   // A probe answers within its own deadline, on its own connection: a frozen database is a 503, never a hang.
@@ -183,25 +200,38 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
   const mailer = config.smtpUrl && config.smtpFrom ? smtpMailer(config.smtpUrl, config.smtpFrom) : undefined;
   const authn = { sealer: masterKeySealer(oauth.masterKey), externalUrl: config.externalUrl };
   const idp = openidRelyingParty();
-  const deps: ApiDeps = { store, authenticate: limitedBearer(tokens, limits), instanceId, clock, log, limits, mailer, authn, idp };
+  const samlMetadata = httpMetadataFetcher();
+  const deps: ApiDeps = { store, authenticate: limitedBearer(tokens, limits), instanceId, clock, log, limits, mailer, authn, idp, samlMetadata };
+  const samlIdp: SamlIdp = { ...deps, ...samlUrls(config), certificates: oauth.samlCertificates };
   const shutdown = new AbortController();
   // connect-node links every in-flight call to this signal and unlinks it when the call ends: the listener count is the
   // number of calls in flight, not a leak, and Node's warning at 11 would fire under any real load.
   setMaxListeners(Number.POSITIVE_INFINITY, shutdown.signal);
-  const connect = connectTransport(config, deps, oauth.runtime.keys, ready, shutdown.signal, expressFallback(log));
+  const connect = connectTransport(config, deps, { signing: oauth.runtime.keys, saml: oauth.samlCertificates }, ready, shutdown.signal, expressFallback(log));
   const rest = createRestTranscoder(connect.router, {
     maxBodyBytes: config.maxRequestBytes,
     onError: (err, req) => log.error({ err, requestId: req.headers["x-request-id"] }, "unhandled error in a REST call"),
   });
   // Behind a proxy the request's Host and scheme are the proxy's upstream ones: a configured public URL wins.
   const scim = createScimHandler({ ...deps, externalUrl: config.externalUrlConfigured ? config.externalUrl : undefined });
-  const login = hostedLogin(config, { store, instanceId, clock, log, limits, mailer, authn, idp });
+  const login = hostedLogin(config, {
+    store,
+    instanceId,
+    clock,
+    log,
+    limits,
+    mailer,
+    authn,
+    idp,
+    saml: { externalUrl: config.externalUrl, certificates: oauth.samlCertificates },
+  });
   const metrics = createMetrics({ services: API_SERVICES, token: config.metricsToken, pool: () => db.poolStats() });
   const routes = dispatcher(log, [
     (req, res) => metrics.serve(req, res),
     serveDocs,
     servesPaths(isScimPath, scim),
     servesPaths(isOAuthPath, oauthHandler(tokens)),
+    servesPaths(isSamlPath, samlHandler(samlIdp, log)),
     servesPaths(isLoginPath, http1Only(login)),
     servesPaths(
       isIdpCallbackPath,
@@ -238,7 +268,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
 function connectTransport(
   config: Config,
   deps: ApiDeps,
-  keys: Parameters<typeof instanceService>[1],
+  keys: { signing: Parameters<typeof instanceService>[1]; saml: IdpCertificates },
   ready: () => Promise<boolean>,
   shutdownSignal: AbortSignal,
   fallback: express.Express,
@@ -254,13 +284,14 @@ function connectTransport(
     routes(r) {
       r.service(UserService, userService());
       r.service(OrganizationService, organizationService(config.externalUrl));
-      r.service(InstanceService, instanceService(config.externalUrl, keys));
+      r.service(InstanceService, instanceService(config.externalUrl, keys.signing));
       r.service(SettingsService, settingsService());
       r.service(EventService, eventService());
       r.service(ProjectService, projectService());
       r.service(AuthorizationService, authorizationService());
       r.service(ApplicationService, applicationService());
       r.service(OIDCService, oidcService({ issuer: config.externalUrl, codeLifetime: config.authCodeLifetime }));
+      r.service(SAMLService, samlService({ externalUrl: config.externalUrl, certificates: keys.saml }));
       r.service(SessionService, sessionService());
       r.service(IdentityProviderService, identityProviderService());
       registerReflection(r, API_SERVICES);
@@ -300,7 +331,7 @@ function connectTransport(
 }
 
 /** The hosted login (/ui/login) over the same domain and runtime as the API. */
-function hostedLogin(config: Config, d: Pick<LoginDeps, "store" | "instanceId" | "clock" | "log" | "limits" | "mailer" | "authn" | "idp">) {
+function hostedLogin(config: Config, d: Pick<LoginDeps, "store" | "instanceId" | "clock" | "log" | "limits" | "mailer" | "authn" | "idp" | "saml">) {
   return loginRouter({
     ...d,
     externalUrl: config.externalUrl,

@@ -68,6 +68,12 @@ export interface Config {
   signingKeyRotationSeconds: number;
   /** A replaced signing key still verifies tokens for this many seconds (at least the longest token lifetime). */
   signingKeyOverlapSeconds: number;
+  /** A new SAML signing certificate takes over after this many seconds. */
+  samlCertificateRotationSeconds: number;
+  /** A replaced SAML certificate stays in the metadata for this many seconds (SPs refresh their copy meanwhile). */
+  samlCertificateOverlapSeconds: number;
+  /** Every AuthnRequest must be signed (SVC_SAML_WANT_AUTHN_REQUESTS_SIGNED; the metadata says so), not only those of SPs whose metadata promises it. */
+  samlWantAuthnRequestsSigned: boolean;
   /** SMTP server of the e-mails svc sends (codes, links): smtp:// or smtps:// with credentials; none when unset. */
   smtpUrl?: string;
   /** The From of those e-mails (SVC_SMTP_FROM), required with smtpUrl. */
@@ -124,6 +130,8 @@ const INTEGERS: Record<Exclude<IntKey, "signingKeyOverlapSeconds">, [name: strin
   authRequestLifetime: ["SVC_AUTH_REQUEST_LIFETIME", 600, 60, DAY],
   authCodeLifetime: ["SVC_AUTH_CODE_LIFETIME", 60, 10, 600],
   signingKeyRotationSeconds: ["SVC_SIGNING_KEY_ROTATION", 30 * DAY, 60, 3_650 * DAY],
+  samlCertificateRotationSeconds: ["SVC_SAML_CERTIFICATE_ROTATION", 365 * DAY, 60, 3_650 * DAY],
+  samlCertificateOverlapSeconds: ["SVC_SAML_CERTIFICATE_OVERLAP", 30 * DAY, 0, 3_650 * DAY],
   passwordHashMaxPbkdf2Iterations: ["SVC_PASSWORD_HASH_MAX_PBKDF2_ITERATIONS", 1_000_000, 1_000, 100_000_000],
   passwordHashMaxBcryptCost: ["SVC_PASSWORD_HASH_MAX_BCRYPT_COST", 13, 4, 31],
   passwordHashMaxArgon2MemoryKiB: ["SVC_PASSWORD_HASH_MAX_ARGON2_MEMORY_KIB", 65_536, 1_024, 4 * 1024 * 1024],
@@ -198,6 +206,7 @@ export function loadConfig(env: Env = process.env): Config {
     masterKey: masterKey(r, databaseUrl),
     previousMasterKey: previousMasterKey(r),
     ...smtp(r),
+    samlWantAuthnRequestsSigned: flag(r, "SVC_SAML_WANT_AUTHN_REQUESTS_SIGNED"),
     signingKeyOverlapSeconds: signingKeyOverlap(
       r,
       Math.max(ints.accessTokenLifetimeClientCredentials, ints.accessTokenLifetimeJwtProfile, ints.accessTokenLifetimeUser, ints.idTokenLifetime),
@@ -246,6 +255,12 @@ function logFormat(r: EnvReader): Config["logFormat"] {
   if (raw === "auto" || raw === "json" || raw === "pretty") return raw;
   r.problems.push(`SVC_LOG_FORMAT must be auto, json or pretty, got "${raw}"`);
   return "auto";
+}
+
+function flag(r: EnvReader, name: string): boolean {
+  const raw = r.str(name);
+  if (raw !== undefined && raw !== "true" && raw !== "false") r.problems.push(`${name} must be true or false`);
+  return raw === "true";
 }
 
 const PROXY_WORD = /^(loopback|linklocal|uniquelocal|[0-9a-fA-F.:]+(\/\d{1,3})?)$/;

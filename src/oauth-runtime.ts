@@ -5,6 +5,7 @@
 // OAuth adapter and to whatever authenticates bearer tokens.
 import type { Logger } from "pino";
 import type { Config } from "./config.js";
+import { SamlCertificates } from "./crypto/saml-certificates.js";
 import { checkSealedSecrets } from "./crypto/sealer.js";
 import { embeddedMasterKey } from "./crypto/secretbox.js";
 import { SigningKeys } from "./crypto/signing-keys.js";
@@ -37,7 +38,23 @@ async function masterKeyOf(deps: OAuthRuntimeDeps): Promise<{ key: Buffer; whose
   return { key: mk.key, whose: mk.file };
 }
 
-export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{ runtime: OAuthRuntime; masterKey: Buffer; close(): Promise<void> }> {
+function samlCertificatesOf(deps: OAuthRuntimeDeps, masterKey: Buffer): SamlCertificates {
+  const { config } = deps;
+  return new SamlCertificates({
+    store: deps.store,
+    instanceId: deps.instanceId,
+    masterKey,
+    rotationSeconds: config.samlCertificateRotationSeconds,
+    overlapSeconds: config.samlCertificateOverlapSeconds,
+    clock: deps.clock,
+    log: deps.log,
+    commonName: new URL(config.externalUrl).host,
+  });
+}
+
+export async function createOAuthRuntime(
+  deps: OAuthRuntimeDeps,
+): Promise<{ runtime: OAuthRuntime; masterKey: Buffer; samlCertificates: SamlCertificates; close(): Promise<void> }> {
   const { config, db, log, clock } = deps;
   const { store } = deps;
   const masterKey = await masterKeyOf(deps);
@@ -52,6 +69,7 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{ runt
   });
   await keys.checkMasterKey(masterKey.whose, config.previousMasterKey);
   await checkSealedSecrets({ store, instanceId: deps.instanceId, key: masterKey.key, whose: masterKey.whose, previous: config.previousMasterKey, log });
+  const samlCertificates = samlCertificatesOf(deps, masterKey.key);
   const caches = { tokens: new TaggedCache(), clients: new TaggedCache(), machineKeys: new TaggedCache(), roleClaims: new TaggedCache() };
   const all = Object.values(caches) as TaggedCache<unknown>[];
   const rt: OAuthRuntime = {
@@ -76,7 +94,10 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{ runt
     ...(caches as Pick<OAuthRuntime, keyof typeof caches>),
   };
   const onTarget = (t: AuthTarget) => {
-    if ("keys" in t || "all" in t) keys.invalidate();
+    if ("keys" in t || "all" in t) {
+      keys.invalidate();
+      samlCertificates.invalidate();
+    }
     for (const c of all) c.invalidate(t);
   };
   const unsubscribe = onAuthInvalidation(onTarget);
@@ -97,17 +118,21 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{ runt
     await listener.ready;
   }
   await keys.active();
+  // Created at start (once, under the rotation lock), so the metadata is there before the first SP asks.
+  await samlCertificates.active();
   // Housekeeping: re-read the key set now and then (keys past their verifyUntil leave the JWKS; a
   // rotation due by schedule happens on the next signature), and purge token rows and used-assertion
   // markers an hour after they expired. Every replica may do it; the work is idempotent.
   const housekeeping = setInterval(() => {
     keys.invalidate();
+    samlCertificates.invalidate();
     purgeExpiredTokens(rt).catch((err: unknown) => log.warn({ err }, "could not purge expired OAuth tokens"));
   }, 60_000);
   housekeeping.unref();
   return {
     runtime: rt,
     masterKey: masterKey.key,
+    samlCertificates,
     async close() {
       clearInterval(housekeeping);
       unsubscribe();

@@ -152,6 +152,16 @@ export type AppKey = Prisma.AppKeyModel
  */
 export type SigningKey = Prisma.SigningKeyModel
 /**
+ * Model SamlCertificate
+ * 
+ */
+export type SamlCertificate = Prisma.SamlCertificateModel
+/**
+ * Model SamlRequest
+ * 
+ */
+export type SamlRequest = Prisma.SamlRequestModel
+/**
  * Model OAuthToken
  * 
  */

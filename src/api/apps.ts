@@ -13,6 +13,7 @@ import {
   type OidcConfig,
   OidcGrantType,
   OidcResponseType,
+  type SamlConfig,
 } from "../../gen/svc/app/v2/app_pb.js";
 import type { ApplicationService } from "../../gen/svc/app/v2/app_service_pb.js";
 import {
@@ -36,6 +37,7 @@ import {
   updateApp,
 } from "../domain/access/apps.js";
 import { invalidArgument } from "../domain/errors.js";
+import { samlConfigOf, samlSettings } from "./app-saml.js";
 import { ctxOf } from "./connect.js";
 import { changed, dateOpt, deleted, details, enumValue, listDetails, listPage, textMatch, ts, tsOpt } from "./convert.js";
 
@@ -78,9 +80,15 @@ const reverse = <T extends string>(table: Record<number, T | undefined>, value: 
   Number(Object.entries(table).find(([, v]) => v === value)?.[0] ?? 0);
 
 function toSettings(
-  config: { case: "api"; value: ApiConfig } | { case: "oidc"; value: OidcConfig } | { case: undefined; value?: undefined },
+  config:
+    | { case: "api"; value: ApiConfig }
+    | { case: "oidc"; value: OidcConfig }
+    | { case: "saml"; value: SamlConfig }
+    | { case: undefined; value?: undefined },
 ): AppSettings | undefined {
   switch (config.case) {
+    case "saml":
+      return samlSettings(config.value);
     case "api":
       return {
         kind: "api",
@@ -112,28 +120,30 @@ function toSettings(
 function toApp(a: AppView): Application {
   const tokenType = reverse(TOKEN_TYPE, a.accessTokenType);
   const config: Application["config"] =
-    a.config.kind === "api"
-      ? {
-          case: "api",
-          value: { $typeName: "svc.app.v2.ApiConfig", authMethodType: reverse(API_AUTH, a.authMethod as "client_secret_basic"), accessTokenType: tokenType },
-        }
-      : {
-          case: "oidc",
-          value: {
-            $typeName: "svc.app.v2.OidcConfig",
-            redirectUris: a.config.redirectUris,
-            postLogoutRedirectUris: a.config.postLogoutRedirectUris,
-            grantTypes: a.config.grantTypes.map((g) => reverse(GRANT_TYPE, g)),
-            responseTypes: a.config.responseTypes.map((r) => reverse(RESPONSE_TYPE, r)),
-            appType: reverse(APP_TYPE, a.config.appType),
-            authMethodType: reverse(OIDC_AUTH, a.authMethod),
-            accessTokenType: tokenType,
-            idTokenRoleAssertion: a.config.idTokenRoleAssertion,
-            idTokenUserinfoAssertion: a.config.idTokenUserinfoAssertion,
-            devMode: a.config.devMode,
-            loginBaseUrl: a.config.loginBaseUrl ?? "",
-          },
-        };
+    a.config.kind === "saml"
+      ? { case: "saml", value: samlConfigOf(a.config) }
+      : a.config.kind === "api"
+        ? {
+            case: "api",
+            value: { $typeName: "svc.app.v2.ApiConfig", authMethodType: reverse(API_AUTH, a.authMethod as "client_secret_basic"), accessTokenType: tokenType },
+          }
+        : {
+            case: "oidc",
+            value: {
+              $typeName: "svc.app.v2.OidcConfig",
+              redirectUris: a.config.redirectUris,
+              postLogoutRedirectUris: a.config.postLogoutRedirectUris,
+              grantTypes: a.config.grantTypes.map((g) => reverse(GRANT_TYPE, g)),
+              responseTypes: a.config.responseTypes.map((r) => reverse(RESPONSE_TYPE, r)),
+              appType: reverse(APP_TYPE, a.config.appType),
+              authMethodType: reverse(OIDC_AUTH, a.authMethod),
+              accessTokenType: tokenType,
+              idTokenRoleAssertion: a.config.idTokenRoleAssertion,
+              idTokenUserinfoAssertion: a.config.idTokenUserinfoAssertion,
+              devMode: a.config.devMode,
+              loginBaseUrl: a.config.loginBaseUrl ?? "",
+            },
+          };
   return create(ApplicationSchema, {
     id: a.id,
     details: details(a, a.orgId),
@@ -164,7 +174,7 @@ export function applicationService(): ServiceImpl<typeof ApplicationService> {
   return {
     async createApplication(req, hctx) {
       const settings = toSettings(req.config);
-      if (!settings) throw invalidArgument("Errors.App.Config.Missing", "an application needs an api or an oidc configuration", { field: "config" });
+      if (!settings) throw invalidArgument("Errors.App.Config.Missing", "an application needs an api, oidc or saml configuration", { field: "config" });
       const out = await createApp(ctxOf(hctx), { projectId: req.projectId, name: req.name, settings });
       return { appId: out.id, clientId: out.clientId, clientSecret: out.clientSecret ?? "", creationDate: ts(out.createdAt) };
     },

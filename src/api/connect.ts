@@ -34,6 +34,7 @@ export interface ApiDeps {
   mailer?: Ctx["mailer"];
   authn?: Ctx["authn"];
   idp?: Ctx["idp"];
+  samlMetadata?: Ctx["samlMetadata"];
 }
 
 const ctxKey = createContextKey<Ctx | undefined>(undefined, { description: "the call's domain context" });
@@ -110,8 +111,8 @@ export function authInterceptor(deps: ApiDeps): Interceptor {
       if (!PUBLIC_SERVICES.has(req.service.typeName)) {
         const peer = req.header.get(PEER_HEADER) ?? undefined;
         const principal = await deps.authenticate(req.header.get("authorization"), deps.clock(), peer);
-        const { store, instanceId, clock, log, limits, mailer, authn, idp } = deps;
-        const ctx: Ctx = { store, instanceId, principal, clock, log, requestId, limits, peer, mailer, authn, idp };
+        const { store, instanceId, clock, log, limits, mailer, authn, idp, samlMetadata } = deps;
+        const ctx: Ctx = { store, instanceId, principal, clock, log, requestId, limits, peer, mailer, authn, idp, samlMetadata };
         checkDeclaredPermission(ctx, req.method);
         req.contextValues.set(ctxKey, ctx);
       }

@@ -8,6 +8,7 @@ import { InstanceService } from "../../gen/svc/instance/v2/instance_service_pb.j
 import { OIDCService } from "../../gen/svc/oidc/v2/oidc_service_pb.js";
 import { OrganizationService } from "../../gen/svc/org/v2/org_service_pb.js";
 import { ProjectService } from "../../gen/svc/project/v2/project_service_pb.js";
+import { SAMLService } from "../../gen/svc/saml/v2/saml_service_pb.js";
 import { SessionService } from "../../gen/svc/session/v2/session_service_pb.js";
 import { SettingsService } from "../../gen/svc/settings/v2/settings_service_pb.js";
 import { UserService } from "../../gen/svc/user/v2/user_service_pb.js";
@@ -23,6 +24,7 @@ export const API_SERVICES: DescService[] = [
   AuthorizationService,
   ApplicationService,
   OIDCService,
+  SAMLService,
   SessionService,
   IdentityProviderService,
 ];

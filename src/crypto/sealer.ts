@@ -16,6 +16,9 @@ export const totpAad = (instanceId: string, userId: string) => `svc:totp:${insta
 /** The additional data of an identity provider's sealed client secret. */
 export const idpSecretAad = (instanceId: string, idpId: string) => `svc:idp-secret:${instanceId}:${idpId}`;
 
+/** The additional data of a SAML signing certificate's sealed private key. */
+export const samlCertificateAad = (instanceId: string, certificateId: string) => `svc:saml-certificate:${instanceId}:${certificateId}`;
+
 /** The additional data of an external sign-in intent's sealed PKCE verifier. */
 export const intentVerifierAad = (instanceId: string, intentId: string) => `svc:idp-intent:${instanceId}:${intentId}`;
 
@@ -56,10 +59,21 @@ const SEALED_KINDS: SealedKind[] = [
     reseal: (tx, id, sealed) => tx.idps.resealSecret(id, sealed),
     newest: (store, instanceId) => store.idps.newestSealedSecret(instanceId),
   },
+  {
+    what: "SAML signing certificate key",
+    list: async (tx, instanceId) => (await tx.saml.sealedCertificates(instanceId)).map((r) => ({ id: r.id, sealed: r.privateKeyEnc })),
+    aad: samlCertificateAad,
+    reseal: (tx, id, sealed) => tx.saml.resealCertificate(id, sealed),
+    newest: async (store, instanceId) => {
+      const r = await store.saml.newestCertificate(instanceId);
+      return r && { id: r.id, sealed: r.privateKeyEnc };
+    },
+  },
 ];
 
 /**
- * Like SigningKeys.checkMasterKey for the other sealed secrets (TOTP secrets, identity providers' client secrets):
+ * Like SigningKeys.checkMasterKey for the other sealed secrets (TOTP secrets, identity providers' client secrets, SAML
+ * certificates' private keys):
  * with `previous`, every secret it sealed is sealed again with `key` (one transaction, under the signing keys'
  * rotation lock); then the newest secret of each kind must open. An external sign-in intent's PKCE verifier lives ten
  * minutes and is not carried over: a sign-in under way during the rotation starts again.

@@ -3,6 +3,7 @@ import type { Store } from "../store/index.js";
 import type { AuthnSettings, Mailer } from "./identity/authn/ports.js";
 import type { OidcRelyingParty } from "./idp/ports.js";
 import type { FailureLimits } from "./limits.js";
+import type { SamlMetadataFetcher } from "./saml/ports.js";
 
 /** Who is calling: resolved from the bearer token by the authenticator. */
 export interface Principal {
@@ -39,4 +40,6 @@ export interface Ctx {
   authn?: AuthnSettings;
   /** The OpenID Connect relying party of sign-ins at external identity providers. */
   idp?: OidcRelyingParty;
+  /** Fetches a SAML SP's metadata from its URL (once, when an app is registered with metadataUrl). */
+  samlMetadata?: SamlMetadataFetcher;
 }

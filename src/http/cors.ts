@@ -13,9 +13,16 @@ import { type CorsOrigins, corsOrigins } from "../domain/settings/cors.js";
 type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
 type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
 
-const PUBLIC = new Set(["/.well-known/openid-configuration", "/.well-known/oauth-authorization-server", "/oauth/v2/keys", "/openapi.json"]);
+const PUBLIC = new Set([
+  "/.well-known/openid-configuration",
+  "/.well-known/oauth-authorization-server",
+  "/oauth/v2/keys",
+  "/openapi.json",
+  "/saml/v2/metadata",
+  "/saml/v2/certificate",
+]);
 const OAUTH = new Set(["/oauth/v2/token", "/oauth/v2/revoke", "/oauth/v2/introspect", "/oidc/v1/userinfo"]);
-const NO_CORS_PREFIXES = ["/ui/", "/oauth/v2/authorize", "/oidc/v1/end_session", "/idps/callback", "/healthz", "/readyz", "/docs", "/metrics"];
+const NO_CORS_PREFIXES = ["/ui/", "/oauth/v2/authorize", "/oidc/v1/end_session", "/idps/callback", "/healthz", "/readyz", "/docs", "/metrics", "/saml/v2/sso"];
 
 const ALLOWED_METHODS = [...new Set([...connectCors.allowedMethods, "GET", "POST", "PUT", "PATCH", "DELETE"])].join(", ");
 const ALLOWED_HEADERS = [...new Set([...connectCors.allowedHeaders, "Authorization", "Grpc-Accept-Encoding", "X-Request-Id"])].join(", ");

@@ -27,13 +27,19 @@ const APP_SELECT = {
 /** What an application's row holds besides its view: its kind and the SHA-256 of its client secret. */
 export interface NewApp extends Omit<AppView, "state" | "hasSecret" | "updatedAt"> {
   instanceId: string;
-  type: "API" | "OIDC";
+  type: "API" | "OIDC" | "SAML";
   secretHash: Uint8Array<ArrayBuffer> | null;
+  /** A SAML application's service provider entity id (unique per instance). */
+  samlEntityId: string | null;
 }
 
-export type AppChange = Partial<Pick<AppView, "name" | "authMethod" | "accessTokenType" | "config"> & { secretHash: null }>;
+export type AppChange = Partial<Pick<AppView, "name" | "authMethod" | "accessTokenType" | "config"> & { secretHash: null; samlEntityId: string }>;
 
 const nameTaken = () => alreadyExists("Errors.App.AlreadyExists", "the project already has an application with this name");
+const entityIdTaken = () => alreadyExists("Errors.App.Saml.EntityIdTaken", "another SAML application of this instance has this entity id");
+
+/** A write whose unique violation is the SAML entity id's or else the name's. */
+const uniqueNameAndEntity = <T>(write: Promise<T>) => unique(unique(write, entityIdTaken, "samlEntityId"), nameTaken);
 
 function toView(row: Prisma.ApplicationGetPayload<{ select: typeof APP_SELECT }>): AppView {
   const { secretHash, config, authMethod, ...rest } = row;
@@ -60,13 +66,13 @@ export class AppRepo {
   }
 
   async insert(app: NewApp): Promise<void> {
-    await unique(this.db.application.create({ data: { ...app, config: json(app.config), updatedAt: app.createdAt } }), nameTaken);
+    await uniqueNameAndEntity(this.db.application.create({ data: { ...app, config: json(app.config), updatedAt: app.createdAt } }));
   }
 
   async update(id: string, change: AppChange, updatedAt: Date): Promise<void> {
     const { config, ...rest } = change;
     const data = { ...rest, ...(config ? { config: json(config) } : {}), updatedAt };
-    await unique(this.db.application.update({ where: { id }, data }), nameTaken);
+    await uniqueNameAndEntity(this.db.application.update({ where: { id }, data }));
   }
 
   async setSecret(id: string, secretHash: Uint8Array<ArrayBuffer>, updatedAt: Date): Promise<void> {

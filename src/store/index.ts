@@ -18,6 +18,7 @@ import { MemberRepo } from "./members.js";
 import { OrgRepo } from "./orgs.js";
 import { ProjectRepo } from "./projects.js";
 import { RefreshTokenRepo } from "./refresh-tokens.js";
+import { SamlRepo } from "./saml.js";
 import { ScimRecordRepo } from "./scim-records.js";
 import { SessionRepo } from "./sessions.js";
 import { SettingsRepo } from "./settings.js";
@@ -55,6 +56,7 @@ export class Store {
   #refreshTokens?: RefreshTokenRepo;
   #sessions?: SessionRepo;
   #idps?: IdpRepo;
+  #saml?: SamlRepo;
 
   /** The client repositories run on: the root client, or the transaction's (never handed to the domain). */
   readonly #db: Db;
@@ -118,6 +120,11 @@ export class Store {
   get idps() {
     this.#idps ??= new IdpRepo(this.#db);
     return this.#idps;
+  }
+  /** The SAML identity provider's certificates and pending AuthnRequests. */
+  get saml() {
+    this.#saml ??= new SamlRepo(this.#db);
+    return this.#saml;
   }
   get tokens() {
     this.#tokens ??= new TokenRepo(this.#db);

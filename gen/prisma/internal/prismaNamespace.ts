@@ -419,6 +419,8 @@ export const ModelName = {
   Application: 'Application',
   AppKey: 'AppKey',
   SigningKey: 'SigningKey',
+  SamlCertificate: 'SamlCertificate',
+  SamlRequest: 'SamlRequest',
   OAuthToken: 'OAuthToken',
   RateLimit: 'RateLimit',
   Session: 'Session',
@@ -446,7 +448,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "instance" | "organization" | "user" | "userMetadata" | "personalAccessToken" | "machineKey" | "orgMetadata" | "setting" | "instanceMember" | "orgMember" | "event" | "userEmail" | "userPhone" | "userAddress" | "scimExternalId" | "project" | "projectRole" | "projectGrant" | "userGrant" | "application" | "appKey" | "signingKey" | "oAuthToken" | "rateLimit" | "session" | "authRequest" | "refreshToken" | "userTotp" | "passkey" | "userCode" | "passwordHistory" | "identityProvider" | "idpLink" | "idpIntent"
+    modelProps: "instance" | "organization" | "user" | "userMetadata" | "personalAccessToken" | "machineKey" | "orgMetadata" | "setting" | "instanceMember" | "orgMember" | "event" | "userEmail" | "userPhone" | "userAddress" | "scimExternalId" | "project" | "projectRole" | "projectGrant" | "userGrant" | "application" | "appKey" | "signingKey" | "samlCertificate" | "samlRequest" | "oAuthToken" | "rateLimit" | "session" | "authRequest" | "refreshToken" | "userTotp" | "passkey" | "userCode" | "passwordHistory" | "identityProvider" | "idpLink" | "idpIntent"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -2078,6 +2080,154 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    SamlCertificate: {
+      payload: Prisma.$SamlCertificatePayload<ExtArgs>
+      fields: Prisma.SamlCertificateFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.SamlCertificateFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlCertificatePayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.SamlCertificateFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlCertificatePayload>
+        }
+        findFirst: {
+          args: Prisma.SamlCertificateFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlCertificatePayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.SamlCertificateFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlCertificatePayload>
+        }
+        findMany: {
+          args: Prisma.SamlCertificateFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlCertificatePayload>[]
+        }
+        create: {
+          args: Prisma.SamlCertificateCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlCertificatePayload>
+        }
+        createMany: {
+          args: Prisma.SamlCertificateCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.SamlCertificateCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlCertificatePayload>[]
+        }
+        delete: {
+          args: Prisma.SamlCertificateDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlCertificatePayload>
+        }
+        update: {
+          args: Prisma.SamlCertificateUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlCertificatePayload>
+        }
+        deleteMany: {
+          args: Prisma.SamlCertificateDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.SamlCertificateUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.SamlCertificateUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlCertificatePayload>[]
+        }
+        upsert: {
+          args: Prisma.SamlCertificateUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlCertificatePayload>
+        }
+        aggregate: {
+          args: Prisma.SamlCertificateAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateSamlCertificate>
+        }
+        groupBy: {
+          args: Prisma.SamlCertificateGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SamlCertificateGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.SamlCertificateCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SamlCertificateCountAggregateOutputType> | number
+        }
+      }
+    }
+    SamlRequest: {
+      payload: Prisma.$SamlRequestPayload<ExtArgs>
+      fields: Prisma.SamlRequestFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.SamlRequestFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlRequestPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.SamlRequestFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlRequestPayload>
+        }
+        findFirst: {
+          args: Prisma.SamlRequestFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlRequestPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.SamlRequestFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlRequestPayload>
+        }
+        findMany: {
+          args: Prisma.SamlRequestFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlRequestPayload>[]
+        }
+        create: {
+          args: Prisma.SamlRequestCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlRequestPayload>
+        }
+        createMany: {
+          args: Prisma.SamlRequestCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.SamlRequestCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlRequestPayload>[]
+        }
+        delete: {
+          args: Prisma.SamlRequestDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlRequestPayload>
+        }
+        update: {
+          args: Prisma.SamlRequestUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlRequestPayload>
+        }
+        deleteMany: {
+          args: Prisma.SamlRequestDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.SamlRequestUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.SamlRequestUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlRequestPayload>[]
+        }
+        upsert: {
+          args: Prisma.SamlRequestUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlRequestPayload>
+        }
+        aggregate: {
+          args: Prisma.SamlRequestAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateSamlRequest>
+        }
+        groupBy: {
+          args: Prisma.SamlRequestGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SamlRequestGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.SamlRequestCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SamlRequestCountAggregateOutputType> | number
+        }
+      }
+    }
     OAuthToken: {
       payload: Prisma.$OAuthTokenPayload<ExtArgs>
       fields: Prisma.OAuthTokenFieldRefs
@@ -3291,6 +3441,7 @@ export const ApplicationScalarFieldEnum = {
   state: 'state',
   type: 'type',
   clientId: 'clientId',
+  samlEntityId: 'samlEntityId',
   secretHash: 'secretHash',
   authMethod: 'authMethod',
   accessTokenType: 'accessTokenType',
@@ -3326,6 +3477,38 @@ export const SigningKeyScalarFieldEnum = {
 } as const
 
 export type SigningKeyScalarFieldEnum = (typeof SigningKeyScalarFieldEnum)[keyof typeof SigningKeyScalarFieldEnum]
+
+
+export const SamlCertificateScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  certificatePem: 'certificatePem',
+  privateKeyEnc: 'privateKeyEnc',
+  activeFrom: 'activeFrom',
+  verifyUntil: 'verifyUntil',
+  createdAt: 'createdAt'
+} as const
+
+export type SamlCertificateScalarFieldEnum = (typeof SamlCertificateScalarFieldEnum)[keyof typeof SamlCertificateScalarFieldEnum]
+
+
+export const SamlRequestScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  appId: 'appId',
+  requestId: 'requestId',
+  issuer: 'issuer',
+  acsUrl: 'acsUrl',
+  binding: 'binding',
+  relayState: 'relayState',
+  forceAuthn: 'forceAuthn',
+  isPassive: 'isPassive',
+  createdAt: 'createdAt',
+  expiresAt: 'expiresAt',
+  finishedAt: 'finishedAt'
+} as const
+
+export type SamlRequestScalarFieldEnum = (typeof SamlRequestScalarFieldEnum)[keyof typeof SamlRequestScalarFieldEnum]
 
 
 export const OAuthTokenScalarFieldEnum = {
@@ -3971,6 +4154,8 @@ export type GlobalOmitConfig = {
   application?: Prisma.ApplicationOmit
   appKey?: Prisma.AppKeyOmit
   signingKey?: Prisma.SigningKeyOmit
+  samlCertificate?: Prisma.SamlCertificateOmit
+  samlRequest?: Prisma.SamlRequestOmit
   oAuthToken?: Prisma.OAuthTokenOmit
   rateLimit?: Prisma.RateLimitOmit
   session?: Prisma.SessionOmit

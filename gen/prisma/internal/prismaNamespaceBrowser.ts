@@ -73,6 +73,8 @@ export const ModelName = {
   Application: 'Application',
   AppKey: 'AppKey',
   SigningKey: 'SigningKey',
+  SamlCertificate: 'SamlCertificate',
+  SamlRequest: 'SamlRequest',
   OAuthToken: 'OAuthToken',
   RateLimit: 'RateLimit',
   Session: 'Session',
@@ -389,6 +391,7 @@ export const ApplicationScalarFieldEnum = {
   state: 'state',
   type: 'type',
   clientId: 'clientId',
+  samlEntityId: 'samlEntityId',
   secretHash: 'secretHash',
   authMethod: 'authMethod',
   accessTokenType: 'accessTokenType',
@@ -424,6 +427,38 @@ export const SigningKeyScalarFieldEnum = {
 } as const
 
 export type SigningKeyScalarFieldEnum = (typeof SigningKeyScalarFieldEnum)[keyof typeof SigningKeyScalarFieldEnum]
+
+
+export const SamlCertificateScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  certificatePem: 'certificatePem',
+  privateKeyEnc: 'privateKeyEnc',
+  activeFrom: 'activeFrom',
+  verifyUntil: 'verifyUntil',
+  createdAt: 'createdAt'
+} as const
+
+export type SamlCertificateScalarFieldEnum = (typeof SamlCertificateScalarFieldEnum)[keyof typeof SamlCertificateScalarFieldEnum]
+
+
+export const SamlRequestScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  appId: 'appId',
+  requestId: 'requestId',
+  issuer: 'issuer',
+  acsUrl: 'acsUrl',
+  binding: 'binding',
+  relayState: 'relayState',
+  forceAuthn: 'forceAuthn',
+  isPassive: 'isPassive',
+  createdAt: 'createdAt',
+  expiresAt: 'expiresAt',
+  finishedAt: 'finishedAt'
+} as const
+
+export type SamlRequestScalarFieldEnum = (typeof SamlRequestScalarFieldEnum)[keyof typeof SamlRequestScalarFieldEnum]
 
 
 export const OAuthTokenScalarFieldEnum = {

@@ -33,6 +33,7 @@ export type ApplicationMinAggregateOutputType = {
   state: $Enums.ResourceState | null
   type: $Enums.AppType | null
   clientId: string | null
+  samlEntityId: string | null
   secretHash: runtime.Bytes | null
   authMethod: string | null
   accessTokenType: $Enums.AccessTokenType | null
@@ -49,6 +50,7 @@ export type ApplicationMaxAggregateOutputType = {
   state: $Enums.ResourceState | null
   type: $Enums.AppType | null
   clientId: string | null
+  samlEntityId: string | null
   secretHash: runtime.Bytes | null
   authMethod: string | null
   accessTokenType: $Enums.AccessTokenType | null
@@ -65,6 +67,7 @@ export type ApplicationCountAggregateOutputType = {
   state: number
   type: number
   clientId: number
+  samlEntityId: number
   secretHash: number
   authMethod: number
   accessTokenType: number
@@ -84,6 +87,7 @@ export type ApplicationMinAggregateInputType = {
   state?: true
   type?: true
   clientId?: true
+  samlEntityId?: true
   secretHash?: true
   authMethod?: true
   accessTokenType?: true
@@ -100,6 +104,7 @@ export type ApplicationMaxAggregateInputType = {
   state?: true
   type?: true
   clientId?: true
+  samlEntityId?: true
   secretHash?: true
   authMethod?: true
   accessTokenType?: true
@@ -116,6 +121,7 @@ export type ApplicationCountAggregateInputType = {
   state?: true
   type?: true
   clientId?: true
+  samlEntityId?: true
   secretHash?: true
   authMethod?: true
   accessTokenType?: true
@@ -206,6 +212,7 @@ export type ApplicationGroupByOutputType = {
   state: $Enums.ResourceState
   type: $Enums.AppType
   clientId: string
+  samlEntityId: string | null
   secretHash: runtime.Bytes | null
   authMethod: string
   accessTokenType: $Enums.AccessTokenType
@@ -244,6 +251,7 @@ export type ApplicationWhereInput = {
   state?: Prisma.EnumResourceStateFilter<"Application"> | $Enums.ResourceState
   type?: Prisma.EnumAppTypeFilter<"Application"> | $Enums.AppType
   clientId?: Prisma.StringFilter<"Application"> | string
+  samlEntityId?: Prisma.StringNullableFilter<"Application"> | string | null
   secretHash?: Prisma.BytesNullableFilter<"Application"> | runtime.Bytes | null
   authMethod?: Prisma.StringFilter<"Application"> | string
   accessTokenType?: Prisma.EnumAccessTokenTypeFilter<"Application"> | $Enums.AccessTokenType
@@ -255,6 +263,7 @@ export type ApplicationWhereInput = {
   oauthTokens?: Prisma.OAuthTokenListRelationFilter
   authRequests?: Prisma.AuthRequestListRelationFilter
   refreshTokens?: Prisma.RefreshTokenListRelationFilter
+  samlRequests?: Prisma.SamlRequestListRelationFilter
 }
 
 export type ApplicationOrderByWithRelationInput = {
@@ -266,6 +275,7 @@ export type ApplicationOrderByWithRelationInput = {
   state?: Prisma.SortOrder
   type?: Prisma.SortOrder
   clientId?: Prisma.SortOrder
+  samlEntityId?: Prisma.SortOrderInput | Prisma.SortOrder
   secretHash?: Prisma.SortOrderInput | Prisma.SortOrder
   authMethod?: Prisma.SortOrder
   accessTokenType?: Prisma.SortOrder
@@ -277,12 +287,14 @@ export type ApplicationOrderByWithRelationInput = {
   oauthTokens?: Prisma.OAuthTokenOrderByRelationAggregateInput
   authRequests?: Prisma.AuthRequestOrderByRelationAggregateInput
   refreshTokens?: Prisma.RefreshTokenOrderByRelationAggregateInput
+  samlRequests?: Prisma.SamlRequestOrderByRelationAggregateInput
 }
 
 export type ApplicationWhereUniqueInput = Prisma.AtLeast<{
   id?: string
   clientId?: string
   projectId_name?: Prisma.ApplicationProjectIdNameCompoundUniqueInput
+  instanceId_samlEntityId?: Prisma.ApplicationInstanceIdSamlEntityIdCompoundUniqueInput
   AND?: Prisma.ApplicationWhereInput | Prisma.ApplicationWhereInput[]
   OR?: Prisma.ApplicationWhereInput[]
   NOT?: Prisma.ApplicationWhereInput | Prisma.ApplicationWhereInput[]
@@ -292,6 +304,7 @@ export type ApplicationWhereUniqueInput = Prisma.AtLeast<{
   name?: Prisma.StringFilter<"Application"> | string
   state?: Prisma.EnumResourceStateFilter<"Application"> | $Enums.ResourceState
   type?: Prisma.EnumAppTypeFilter<"Application"> | $Enums.AppType
+  samlEntityId?: Prisma.StringNullableFilter<"Application"> | string | null
   secretHash?: Prisma.BytesNullableFilter<"Application"> | runtime.Bytes | null
   authMethod?: Prisma.StringFilter<"Application"> | string
   accessTokenType?: Prisma.EnumAccessTokenTypeFilter<"Application"> | $Enums.AccessTokenType
@@ -303,7 +316,8 @@ export type ApplicationWhereUniqueInput = Prisma.AtLeast<{
   oauthTokens?: Prisma.OAuthTokenListRelationFilter
   authRequests?: Prisma.AuthRequestListRelationFilter
   refreshTokens?: Prisma.RefreshTokenListRelationFilter
-}, "id" | "clientId" | "projectId_name">
+  samlRequests?: Prisma.SamlRequestListRelationFilter
+}, "id" | "clientId" | "projectId_name" | "instanceId_samlEntityId">
 
 export type ApplicationOrderByWithAggregationInput = {
   id?: Prisma.SortOrder
@@ -314,6 +328,7 @@ export type ApplicationOrderByWithAggregationInput = {
   state?: Prisma.SortOrder
   type?: Prisma.SortOrder
   clientId?: Prisma.SortOrder
+  samlEntityId?: Prisma.SortOrderInput | Prisma.SortOrder
   secretHash?: Prisma.SortOrderInput | Prisma.SortOrder
   authMethod?: Prisma.SortOrder
   accessTokenType?: Prisma.SortOrder
@@ -337,6 +352,7 @@ export type ApplicationScalarWhereWithAggregatesInput = {
   state?: Prisma.EnumResourceStateWithAggregatesFilter<"Application"> | $Enums.ResourceState
   type?: Prisma.EnumAppTypeWithAggregatesFilter<"Application"> | $Enums.AppType
   clientId?: Prisma.StringWithAggregatesFilter<"Application"> | string
+  samlEntityId?: Prisma.StringNullableWithAggregatesFilter<"Application"> | string | null
   secretHash?: Prisma.BytesNullableWithAggregatesFilter<"Application"> | runtime.Bytes | null
   authMethod?: Prisma.StringWithAggregatesFilter<"Application"> | string
   accessTokenType?: Prisma.EnumAccessTokenTypeWithAggregatesFilter<"Application"> | $Enums.AccessTokenType
@@ -353,6 +369,7 @@ export type ApplicationCreateInput = {
   state?: $Enums.ResourceState
   type: $Enums.AppType
   clientId: string
+  samlEntityId?: string | null
   secretHash?: runtime.Bytes | null
   authMethod: string
   accessTokenType?: $Enums.AccessTokenType
@@ -364,6 +381,7 @@ export type ApplicationCreateInput = {
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutAppInput
   authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
+  samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateInput = {
@@ -375,6 +393,7 @@ export type ApplicationUncheckedCreateInput = {
   state?: $Enums.ResourceState
   type: $Enums.AppType
   clientId: string
+  samlEntityId?: string | null
   secretHash?: runtime.Bytes | null
   authMethod: string
   accessTokenType?: $Enums.AccessTokenType
@@ -385,6 +404,7 @@ export type ApplicationUncheckedCreateInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutAppInput
   authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
+  samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUpdateInput = {
@@ -395,6 +415,7 @@ export type ApplicationUpdateInput = {
   state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
   type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   authMethod?: Prisma.StringFieldUpdateOperationsInput | string
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
@@ -406,6 +427,7 @@ export type ApplicationUpdateInput = {
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutAppNestedInput
   authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
+  samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateInput = {
@@ -417,6 +439,7 @@ export type ApplicationUncheckedUpdateInput = {
   state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
   type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   authMethod?: Prisma.StringFieldUpdateOperationsInput | string
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
@@ -427,6 +450,7 @@ export type ApplicationUncheckedUpdateInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutAppNestedInput
   authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
+  samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateManyInput = {
@@ -438,6 +462,7 @@ export type ApplicationCreateManyInput = {
   state?: $Enums.ResourceState
   type: $Enums.AppType
   clientId: string
+  samlEntityId?: string | null
   secretHash?: runtime.Bytes | null
   authMethod: string
   accessTokenType?: $Enums.AccessTokenType
@@ -454,6 +479,7 @@ export type ApplicationUpdateManyMutationInput = {
   state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
   type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   authMethod?: Prisma.StringFieldUpdateOperationsInput | string
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
@@ -471,6 +497,7 @@ export type ApplicationUncheckedUpdateManyInput = {
   state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
   type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   authMethod?: Prisma.StringFieldUpdateOperationsInput | string
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
@@ -494,6 +521,11 @@ export type ApplicationProjectIdNameCompoundUniqueInput = {
   name: string
 }
 
+export type ApplicationInstanceIdSamlEntityIdCompoundUniqueInput = {
+  instanceId: string
+  samlEntityId: string
+}
+
 export type ApplicationCountOrderByAggregateInput = {
   id?: Prisma.SortOrder
   instanceId?: Prisma.SortOrder
@@ -503,6 +535,7 @@ export type ApplicationCountOrderByAggregateInput = {
   state?: Prisma.SortOrder
   type?: Prisma.SortOrder
   clientId?: Prisma.SortOrder
+  samlEntityId?: Prisma.SortOrder
   secretHash?: Prisma.SortOrder
   authMethod?: Prisma.SortOrder
   accessTokenType?: Prisma.SortOrder
@@ -520,6 +553,7 @@ export type ApplicationMaxOrderByAggregateInput = {
   state?: Prisma.SortOrder
   type?: Prisma.SortOrder
   clientId?: Prisma.SortOrder
+  samlEntityId?: Prisma.SortOrder
   secretHash?: Prisma.SortOrder
   authMethod?: Prisma.SortOrder
   accessTokenType?: Prisma.SortOrder
@@ -536,6 +570,7 @@ export type ApplicationMinOrderByAggregateInput = {
   state?: Prisma.SortOrder
   type?: Prisma.SortOrder
   clientId?: Prisma.SortOrder
+  samlEntityId?: Prisma.SortOrder
   secretHash?: Prisma.SortOrder
   authMethod?: Prisma.SortOrder
   accessTokenType?: Prisma.SortOrder
@@ -613,6 +648,20 @@ export type ApplicationUpdateOneRequiredWithoutKeysNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.ApplicationUpdateToOneWithWhereWithoutKeysInput, Prisma.ApplicationUpdateWithoutKeysInput>, Prisma.ApplicationUncheckedUpdateWithoutKeysInput>
 }
 
+export type ApplicationCreateNestedOneWithoutSamlRequestsInput = {
+  create?: Prisma.XOR<Prisma.ApplicationCreateWithoutSamlRequestsInput, Prisma.ApplicationUncheckedCreateWithoutSamlRequestsInput>
+  connectOrCreate?: Prisma.ApplicationCreateOrConnectWithoutSamlRequestsInput
+  connect?: Prisma.ApplicationWhereUniqueInput
+}
+
+export type ApplicationUpdateOneRequiredWithoutSamlRequestsNestedInput = {
+  create?: Prisma.XOR<Prisma.ApplicationCreateWithoutSamlRequestsInput, Prisma.ApplicationUncheckedCreateWithoutSamlRequestsInput>
+  connectOrCreate?: Prisma.ApplicationCreateOrConnectWithoutSamlRequestsInput
+  upsert?: Prisma.ApplicationUpsertWithoutSamlRequestsInput
+  connect?: Prisma.ApplicationWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.ApplicationUpdateToOneWithWhereWithoutSamlRequestsInput, Prisma.ApplicationUpdateWithoutSamlRequestsInput>, Prisma.ApplicationUncheckedUpdateWithoutSamlRequestsInput>
+}
+
 export type ApplicationCreateNestedOneWithoutOauthTokensInput = {
   create?: Prisma.XOR<Prisma.ApplicationCreateWithoutOauthTokensInput, Prisma.ApplicationUncheckedCreateWithoutOauthTokensInput>
   connectOrCreate?: Prisma.ApplicationCreateOrConnectWithoutOauthTokensInput
@@ -665,6 +714,7 @@ export type ApplicationCreateWithoutProjectInput = {
   state?: $Enums.ResourceState
   type: $Enums.AppType
   clientId: string
+  samlEntityId?: string | null
   secretHash?: runtime.Bytes | null
   authMethod: string
   accessTokenType?: $Enums.AccessTokenType
@@ -675,6 +725,7 @@ export type ApplicationCreateWithoutProjectInput = {
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutAppInput
   authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
+  samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutProjectInput = {
@@ -685,6 +736,7 @@ export type ApplicationUncheckedCreateWithoutProjectInput = {
   state?: $Enums.ResourceState
   type: $Enums.AppType
   clientId: string
+  samlEntityId?: string | null
   secretHash?: runtime.Bytes | null
   authMethod: string
   accessTokenType?: $Enums.AccessTokenType
@@ -695,6 +747,7 @@ export type ApplicationUncheckedCreateWithoutProjectInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutAppInput
   authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
+  samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutProjectInput = {
@@ -735,6 +788,7 @@ export type ApplicationScalarWhereInput = {
   state?: Prisma.EnumResourceStateFilter<"Application"> | $Enums.ResourceState
   type?: Prisma.EnumAppTypeFilter<"Application"> | $Enums.AppType
   clientId?: Prisma.StringFilter<"Application"> | string
+  samlEntityId?: Prisma.StringNullableFilter<"Application"> | string | null
   secretHash?: Prisma.BytesNullableFilter<"Application"> | runtime.Bytes | null
   authMethod?: Prisma.StringFilter<"Application"> | string
   accessTokenType?: Prisma.EnumAccessTokenTypeFilter<"Application"> | $Enums.AccessTokenType
@@ -751,6 +805,7 @@ export type ApplicationCreateWithoutKeysInput = {
   state?: $Enums.ResourceState
   type: $Enums.AppType
   clientId: string
+  samlEntityId?: string | null
   secretHash?: runtime.Bytes | null
   authMethod: string
   accessTokenType?: $Enums.AccessTokenType
@@ -761,6 +816,7 @@ export type ApplicationCreateWithoutKeysInput = {
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutAppInput
   authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
+  samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutKeysInput = {
@@ -772,6 +828,7 @@ export type ApplicationUncheckedCreateWithoutKeysInput = {
   state?: $Enums.ResourceState
   type: $Enums.AppType
   clientId: string
+  samlEntityId?: string | null
   secretHash?: runtime.Bytes | null
   authMethod: string
   accessTokenType?: $Enums.AccessTokenType
@@ -781,6 +838,7 @@ export type ApplicationUncheckedCreateWithoutKeysInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutAppInput
   authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
+  samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutKeysInput = {
@@ -807,6 +865,7 @@ export type ApplicationUpdateWithoutKeysInput = {
   state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
   type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   authMethod?: Prisma.StringFieldUpdateOperationsInput | string
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
@@ -817,6 +876,7 @@ export type ApplicationUpdateWithoutKeysInput = {
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutAppNestedInput
   authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
+  samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutKeysInput = {
@@ -828,12 +888,118 @@ export type ApplicationUncheckedUpdateWithoutKeysInput = {
   state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
   type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   authMethod?: Prisma.StringFieldUpdateOperationsInput | string
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
   config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutAppNestedInput
+  authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
+  samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
+}
+
+export type ApplicationCreateWithoutSamlRequestsInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  name: string
+  state?: $Enums.ResourceState
+  type: $Enums.AppType
+  clientId: string
+  samlEntityId?: string | null
+  secretHash?: runtime.Bytes | null
+  authMethod: string
+  accessTokenType?: $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  project: Prisma.ProjectCreateNestedOneWithoutApplicationsInput
+  keys?: Prisma.AppKeyCreateNestedManyWithoutAppInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutAppInput
+  authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
+}
+
+export type ApplicationUncheckedCreateWithoutSamlRequestsInput = {
+  id: string
+  instanceId: string
+  projectId: string
+  orgId: string
+  name: string
+  state?: $Enums.ResourceState
+  type: $Enums.AppType
+  clientId: string
+  samlEntityId?: string | null
+  secretHash?: runtime.Bytes | null
+  authMethod: string
+  accessTokenType?: $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  keys?: Prisma.AppKeyUncheckedCreateNestedManyWithoutAppInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutAppInput
+  authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
+}
+
+export type ApplicationCreateOrConnectWithoutSamlRequestsInput = {
+  where: Prisma.ApplicationWhereUniqueInput
+  create: Prisma.XOR<Prisma.ApplicationCreateWithoutSamlRequestsInput, Prisma.ApplicationUncheckedCreateWithoutSamlRequestsInput>
+}
+
+export type ApplicationUpsertWithoutSamlRequestsInput = {
+  update: Prisma.XOR<Prisma.ApplicationUpdateWithoutSamlRequestsInput, Prisma.ApplicationUncheckedUpdateWithoutSamlRequestsInput>
+  create: Prisma.XOR<Prisma.ApplicationCreateWithoutSamlRequestsInput, Prisma.ApplicationUncheckedCreateWithoutSamlRequestsInput>
+  where?: Prisma.ApplicationWhereInput
+}
+
+export type ApplicationUpdateToOneWithWhereWithoutSamlRequestsInput = {
+  where?: Prisma.ApplicationWhereInput
+  data: Prisma.XOR<Prisma.ApplicationUpdateWithoutSamlRequestsInput, Prisma.ApplicationUncheckedUpdateWithoutSamlRequestsInput>
+}
+
+export type ApplicationUpdateWithoutSamlRequestsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
+  type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
+  clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  authMethod?: Prisma.StringFieldUpdateOperationsInput | string
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  project?: Prisma.ProjectUpdateOneRequiredWithoutApplicationsNestedInput
+  keys?: Prisma.AppKeyUpdateManyWithoutAppNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutAppNestedInput
+  authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
+}
+
+export type ApplicationUncheckedUpdateWithoutSamlRequestsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  projectId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
+  type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
+  clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  authMethod?: Prisma.StringFieldUpdateOperationsInput | string
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  keys?: Prisma.AppKeyUncheckedUpdateManyWithoutAppNestedInput
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutAppNestedInput
   authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
@@ -847,6 +1013,7 @@ export type ApplicationCreateWithoutOauthTokensInput = {
   state?: $Enums.ResourceState
   type: $Enums.AppType
   clientId: string
+  samlEntityId?: string | null
   secretHash?: runtime.Bytes | null
   authMethod: string
   accessTokenType?: $Enums.AccessTokenType
@@ -857,6 +1024,7 @@ export type ApplicationCreateWithoutOauthTokensInput = {
   keys?: Prisma.AppKeyCreateNestedManyWithoutAppInput
   authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
+  samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutOauthTokensInput = {
@@ -868,6 +1036,7 @@ export type ApplicationUncheckedCreateWithoutOauthTokensInput = {
   state?: $Enums.ResourceState
   type: $Enums.AppType
   clientId: string
+  samlEntityId?: string | null
   secretHash?: runtime.Bytes | null
   authMethod: string
   accessTokenType?: $Enums.AccessTokenType
@@ -877,6 +1046,7 @@ export type ApplicationUncheckedCreateWithoutOauthTokensInput = {
   keys?: Prisma.AppKeyUncheckedCreateNestedManyWithoutAppInput
   authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
+  samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutOauthTokensInput = {
@@ -903,6 +1073,7 @@ export type ApplicationUpdateWithoutOauthTokensInput = {
   state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
   type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   authMethod?: Prisma.StringFieldUpdateOperationsInput | string
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
@@ -913,6 +1084,7 @@ export type ApplicationUpdateWithoutOauthTokensInput = {
   keys?: Prisma.AppKeyUpdateManyWithoutAppNestedInput
   authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
+  samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutOauthTokensInput = {
@@ -924,6 +1096,7 @@ export type ApplicationUncheckedUpdateWithoutOauthTokensInput = {
   state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
   type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   authMethod?: Prisma.StringFieldUpdateOperationsInput | string
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
@@ -933,6 +1106,7 @@ export type ApplicationUncheckedUpdateWithoutOauthTokensInput = {
   keys?: Prisma.AppKeyUncheckedUpdateManyWithoutAppNestedInput
   authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
+  samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateWithoutAuthRequestsInput = {
@@ -943,6 +1117,7 @@ export type ApplicationCreateWithoutAuthRequestsInput = {
   state?: $Enums.ResourceState
   type: $Enums.AppType
   clientId: string
+  samlEntityId?: string | null
   secretHash?: runtime.Bytes | null
   authMethod: string
   accessTokenType?: $Enums.AccessTokenType
@@ -953,6 +1128,7 @@ export type ApplicationCreateWithoutAuthRequestsInput = {
   keys?: Prisma.AppKeyCreateNestedManyWithoutAppInput
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
+  samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutAuthRequestsInput = {
@@ -964,6 +1140,7 @@ export type ApplicationUncheckedCreateWithoutAuthRequestsInput = {
   state?: $Enums.ResourceState
   type: $Enums.AppType
   clientId: string
+  samlEntityId?: string | null
   secretHash?: runtime.Bytes | null
   authMethod: string
   accessTokenType?: $Enums.AccessTokenType
@@ -973,6 +1150,7 @@ export type ApplicationUncheckedCreateWithoutAuthRequestsInput = {
   keys?: Prisma.AppKeyUncheckedCreateNestedManyWithoutAppInput
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
+  samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutAuthRequestsInput = {
@@ -999,6 +1177,7 @@ export type ApplicationUpdateWithoutAuthRequestsInput = {
   state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
   type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   authMethod?: Prisma.StringFieldUpdateOperationsInput | string
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
@@ -1009,6 +1188,7 @@ export type ApplicationUpdateWithoutAuthRequestsInput = {
   keys?: Prisma.AppKeyUpdateManyWithoutAppNestedInput
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
+  samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutAuthRequestsInput = {
@@ -1020,6 +1200,7 @@ export type ApplicationUncheckedUpdateWithoutAuthRequestsInput = {
   state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
   type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   authMethod?: Prisma.StringFieldUpdateOperationsInput | string
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
@@ -1029,6 +1210,7 @@ export type ApplicationUncheckedUpdateWithoutAuthRequestsInput = {
   keys?: Prisma.AppKeyUncheckedUpdateManyWithoutAppNestedInput
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
+  samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateWithoutRefreshTokensInput = {
@@ -1039,6 +1221,7 @@ export type ApplicationCreateWithoutRefreshTokensInput = {
   state?: $Enums.ResourceState
   type: $Enums.AppType
   clientId: string
+  samlEntityId?: string | null
   secretHash?: runtime.Bytes | null
   authMethod: string
   accessTokenType?: $Enums.AccessTokenType
@@ -1049,6 +1232,7 @@ export type ApplicationCreateWithoutRefreshTokensInput = {
   keys?: Prisma.AppKeyCreateNestedManyWithoutAppInput
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutAppInput
   authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
+  samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutRefreshTokensInput = {
@@ -1060,6 +1244,7 @@ export type ApplicationUncheckedCreateWithoutRefreshTokensInput = {
   state?: $Enums.ResourceState
   type: $Enums.AppType
   clientId: string
+  samlEntityId?: string | null
   secretHash?: runtime.Bytes | null
   authMethod: string
   accessTokenType?: $Enums.AccessTokenType
@@ -1069,6 +1254,7 @@ export type ApplicationUncheckedCreateWithoutRefreshTokensInput = {
   keys?: Prisma.AppKeyUncheckedCreateNestedManyWithoutAppInput
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutAppInput
   authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
+  samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutRefreshTokensInput = {
@@ -1095,6 +1281,7 @@ export type ApplicationUpdateWithoutRefreshTokensInput = {
   state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
   type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   authMethod?: Prisma.StringFieldUpdateOperationsInput | string
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
@@ -1105,6 +1292,7 @@ export type ApplicationUpdateWithoutRefreshTokensInput = {
   keys?: Prisma.AppKeyUpdateManyWithoutAppNestedInput
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutAppNestedInput
   authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
+  samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutRefreshTokensInput = {
@@ -1116,6 +1304,7 @@ export type ApplicationUncheckedUpdateWithoutRefreshTokensInput = {
   state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
   type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   authMethod?: Prisma.StringFieldUpdateOperationsInput | string
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
@@ -1125,6 +1314,7 @@ export type ApplicationUncheckedUpdateWithoutRefreshTokensInput = {
   keys?: Prisma.AppKeyUncheckedUpdateManyWithoutAppNestedInput
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutAppNestedInput
   authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
+  samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateManyProjectInput = {
@@ -1135,6 +1325,7 @@ export type ApplicationCreateManyProjectInput = {
   state?: $Enums.ResourceState
   type: $Enums.AppType
   clientId: string
+  samlEntityId?: string | null
   secretHash?: runtime.Bytes | null
   authMethod: string
   accessTokenType?: $Enums.AccessTokenType
@@ -1151,6 +1342,7 @@ export type ApplicationUpdateWithoutProjectInput = {
   state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
   type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   authMethod?: Prisma.StringFieldUpdateOperationsInput | string
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
@@ -1161,6 +1353,7 @@ export type ApplicationUpdateWithoutProjectInput = {
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutAppNestedInput
   authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
+  samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutProjectInput = {
@@ -1171,6 +1364,7 @@ export type ApplicationUncheckedUpdateWithoutProjectInput = {
   state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
   type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   authMethod?: Prisma.StringFieldUpdateOperationsInput | string
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
@@ -1181,6 +1375,7 @@ export type ApplicationUncheckedUpdateWithoutProjectInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutAppNestedInput
   authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
+  samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateManyWithoutProjectInput = {
@@ -1191,6 +1386,7 @@ export type ApplicationUncheckedUpdateManyWithoutProjectInput = {
   state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
   type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   authMethod?: Prisma.StringFieldUpdateOperationsInput | string
   accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
@@ -1209,6 +1405,7 @@ export type ApplicationCountOutputType = {
   oauthTokens: number
   authRequests: number
   refreshTokens: number
+  samlRequests: number
 }
 
 export type ApplicationCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1216,6 +1413,7 @@ export type ApplicationCountOutputTypeSelect<ExtArgs extends runtime.Types.Exten
   oauthTokens?: boolean | ApplicationCountOutputTypeCountOauthTokensArgs
   authRequests?: boolean | ApplicationCountOutputTypeCountAuthRequestsArgs
   refreshTokens?: boolean | ApplicationCountOutputTypeCountRefreshTokensArgs
+  samlRequests?: boolean | ApplicationCountOutputTypeCountSamlRequestsArgs
 }
 
 /**
@@ -1256,6 +1454,13 @@ export type ApplicationCountOutputTypeCountRefreshTokensArgs<ExtArgs extends run
   where?: Prisma.RefreshTokenWhereInput
 }
 
+/**
+ * ApplicationCountOutputType without action
+ */
+export type ApplicationCountOutputTypeCountSamlRequestsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.SamlRequestWhereInput
+}
+
 
 export type ApplicationSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -1266,6 +1471,7 @@ export type ApplicationSelect<ExtArgs extends runtime.Types.Extensions.InternalA
   state?: boolean
   type?: boolean
   clientId?: boolean
+  samlEntityId?: boolean
   secretHash?: boolean
   authMethod?: boolean
   accessTokenType?: boolean
@@ -1277,6 +1483,7 @@ export type ApplicationSelect<ExtArgs extends runtime.Types.Extensions.InternalA
   oauthTokens?: boolean | Prisma.Application$oauthTokensArgs<ExtArgs>
   authRequests?: boolean | Prisma.Application$authRequestsArgs<ExtArgs>
   refreshTokens?: boolean | Prisma.Application$refreshTokensArgs<ExtArgs>
+  samlRequests?: boolean | Prisma.Application$samlRequestsArgs<ExtArgs>
   _count?: boolean | Prisma.ApplicationCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["application"]>
 
@@ -1289,6 +1496,7 @@ export type ApplicationSelectCreateManyAndReturn<ExtArgs extends runtime.Types.E
   state?: boolean
   type?: boolean
   clientId?: boolean
+  samlEntityId?: boolean
   secretHash?: boolean
   authMethod?: boolean
   accessTokenType?: boolean
@@ -1307,6 +1515,7 @@ export type ApplicationSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.E
   state?: boolean
   type?: boolean
   clientId?: boolean
+  samlEntityId?: boolean
   secretHash?: boolean
   authMethod?: boolean
   accessTokenType?: boolean
@@ -1325,6 +1534,7 @@ export type ApplicationSelectScalar = {
   state?: boolean
   type?: boolean
   clientId?: boolean
+  samlEntityId?: boolean
   secretHash?: boolean
   authMethod?: boolean
   accessTokenType?: boolean
@@ -1333,13 +1543,14 @@ export type ApplicationSelectScalar = {
   updatedAt?: boolean
 }
 
-export type ApplicationOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "projectId" | "orgId" | "name" | "state" | "type" | "clientId" | "secretHash" | "authMethod" | "accessTokenType" | "config" | "createdAt" | "updatedAt", ExtArgs["result"]["application"]>
+export type ApplicationOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "projectId" | "orgId" | "name" | "state" | "type" | "clientId" | "samlEntityId" | "secretHash" | "authMethod" | "accessTokenType" | "config" | "createdAt" | "updatedAt", ExtArgs["result"]["application"]>
 export type ApplicationInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   project?: boolean | Prisma.ProjectDefaultArgs<ExtArgs>
   keys?: boolean | Prisma.Application$keysArgs<ExtArgs>
   oauthTokens?: boolean | Prisma.Application$oauthTokensArgs<ExtArgs>
   authRequests?: boolean | Prisma.Application$authRequestsArgs<ExtArgs>
   refreshTokens?: boolean | Prisma.Application$refreshTokensArgs<ExtArgs>
+  samlRequests?: boolean | Prisma.Application$samlRequestsArgs<ExtArgs>
   _count?: boolean | Prisma.ApplicationCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type ApplicationIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1357,6 +1568,7 @@ export type $ApplicationPayload<ExtArgs extends runtime.Types.Extensions.Interna
     oauthTokens: Prisma.$OAuthTokenPayload<ExtArgs>[]
     authRequests: Prisma.$AuthRequestPayload<ExtArgs>[]
     refreshTokens: Prisma.$RefreshTokenPayload<ExtArgs>[]
+    samlRequests: Prisma.$SamlRequestPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1367,6 +1579,7 @@ export type $ApplicationPayload<ExtArgs extends runtime.Types.Extensions.Interna
     state: $Enums.ResourceState
     type: $Enums.AppType
     clientId: string
+    samlEntityId: string | null
     secretHash: runtime.Bytes | null
     authMethod: string
     accessTokenType: $Enums.AccessTokenType
@@ -1772,6 +1985,7 @@ export interface Prisma__ApplicationClient<T, Null = never, ExtArgs extends runt
   oauthTokens<T extends Prisma.Application$oauthTokensArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$oauthTokensArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$OAuthTokenPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   authRequests<T extends Prisma.Application$authRequestsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$authRequestsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AuthRequestPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   refreshTokens<T extends Prisma.Application$refreshTokensArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$refreshTokensArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$RefreshTokenPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  samlRequests<T extends Prisma.Application$samlRequestsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$samlRequestsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SamlRequestPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1809,6 +2023,7 @@ export interface ApplicationFieldRefs {
   readonly state: Prisma.FieldRef<"Application", 'ResourceState'>
   readonly type: Prisma.FieldRef<"Application", 'AppType'>
   readonly clientId: Prisma.FieldRef<"Application", 'String'>
+  readonly samlEntityId: Prisma.FieldRef<"Application", 'String'>
   readonly secretHash: Prisma.FieldRef<"Application", 'Bytes'>
   readonly authMethod: Prisma.FieldRef<"Application", 'String'>
   readonly accessTokenType: Prisma.FieldRef<"Application", 'AccessTokenType'>
@@ -2309,6 +2524,30 @@ export type Application$refreshTokensArgs<ExtArgs extends runtime.Types.Extensio
   take?: number
   skip?: number
   distinct?: Prisma.RefreshTokenScalarFieldEnum | Prisma.RefreshTokenScalarFieldEnum[]
+}
+
+/**
+ * Application.samlRequests
+ */
+export type Application$samlRequestsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the SamlRequest
+   */
+  select?: Prisma.SamlRequestSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the SamlRequest
+   */
+  omit?: Prisma.SamlRequestOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.SamlRequestInclude<ExtArgs> | null
+  where?: Prisma.SamlRequestWhereInput
+  orderBy?: Prisma.SamlRequestOrderByWithRelationInput | Prisma.SamlRequestOrderByWithRelationInput[]
+  cursor?: Prisma.SamlRequestWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.SamlRequestScalarFieldEnum | Prisma.SamlRequestScalarFieldEnum[]
 }
 
 /**

@@ -3,6 +3,7 @@
 // types), validated here into the row's columns and its config.
 
 import { invalidArgument } from "../errors.js";
+import { parseSpMetadata, type SpMetadata } from "../saml/sp-metadata.js";
 
 export const AUTH_METHODS = ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"] as const;
 export type AuthMethod = (typeof AUTH_METHODS)[number];
@@ -32,8 +33,34 @@ export interface OidcAppConfig {
   loginBaseUrl?: string;
 }
 
+export const SAML_NAME_ID_FORMATS = ["emailAddress", "persistent", "unspecified"] as const;
+export type SamlNameIdFormat = (typeof SAML_NAME_ID_FORMATS)[number];
+
+/** A SAML service provider: what svc read from its metadata (kept as sent) and how assertions are made for it. */
+export interface SamlAppConfig extends SpMetadata {
+  kind: "saml";
+  metadataXml: string;
+  metadataUrl?: string;
+  nameIdFormat: SamlNameIdFormat;
+  /** Project role keys the assertion's Roles attribute may carry. */
+  roleKeys: string[];
+  assertionLifetimeSeconds: number;
+  signResponse: boolean;
+}
+
 /** What Application.config holds. */
-export type AppConfig = ApiAppConfig | OidcAppConfig;
+export type AppConfig = ApiAppConfig | OidcAppConfig | SamlAppConfig;
+
+export interface SamlSettings {
+  kind: "saml";
+  metadataXml: Uint8Array;
+  /** Where the metadata was fetched from (instead of metadataXml), kept for display. */
+  metadataUrl?: string;
+  nameIdFormat?: SamlNameIdFormat;
+  roleKeys: string[];
+  assertionLifetimeSeconds?: number;
+  signResponse: boolean;
+}
 
 /** What a caller asks for; validated into the columns and the config by validateSettings. */
 export type AppSettings =
@@ -43,7 +70,8 @@ export type AppSettings =
       appType?: OidcAppType;
       authMethod?: AuthMethod;
       accessTokenType?: AccessTokenType;
-    });
+    })
+  | SamlSettings;
 
 /** The auth methods that authenticate with a client secret. */
 export const SECRET_METHODS: readonly AuthMethod[] = ["client_secret_basic", "client_secret_post"];
@@ -103,7 +131,44 @@ function validUris(uris: readonly string[], field: string, appType: OidcAppType,
   return [...new Set(uris.map((u) => validUri(u, field, appType, devMode)))];
 }
 
-export function validateSettings(s: AppSettings): { type: "API" | "OIDC"; authMethod: AuthMethod; accessTokenType: AccessTokenType; config: AppConfig } {
+export interface ValidSettings {
+  type: "API" | "OIDC" | "SAML";
+  authMethod: AuthMethod;
+  accessTokenType: AccessTokenType;
+  config: AppConfig;
+  samlEntityId?: string;
+}
+
+const MAX_ROLE_KEYS = 100;
+const MAX_ASSERTION_LIFETIME = 3_600;
+
+function validateSaml(s: SamlSettings): ValidSettings {
+  const metadata = parseSpMetadata(s.metadataXml);
+  const lifetime = s.assertionLifetimeSeconds || 300;
+  if (lifetime < 30 || lifetime > MAX_ASSERTION_LIFETIME) {
+    throw invalidArgument("Errors.App.Saml.AssertionLifetime", `assertion_lifetime_seconds: 30 to ${MAX_ASSERTION_LIFETIME}`, {
+      field: "saml.assertion_lifetime_seconds",
+    });
+  }
+  const roleKeys = [...new Set(s.roleKeys)];
+  if (roleKeys.length > MAX_ROLE_KEYS || roleKeys.some((k) => !k || k.length > 200)) {
+    throw invalidArgument("Errors.App.Saml.RoleKeys", `role_keys: at most ${MAX_ROLE_KEYS} keys of 1 to 200 characters`, { field: "saml.role_keys" });
+  }
+  const config: SamlAppConfig = {
+    kind: "saml",
+    ...metadata,
+    metadataXml: Buffer.from(s.metadataXml).toString("utf8"),
+    ...(s.metadataUrl ? { metadataUrl: s.metadataUrl } : {}),
+    nameIdFormat: s.nameIdFormat ?? "emailAddress",
+    roleKeys,
+    assertionLifetimeSeconds: lifetime,
+    signResponse: s.signResponse,
+  };
+  return { type: "SAML", authMethod: "none", accessTokenType: "BEARER", config, samlEntityId: metadata.entityId };
+}
+
+export function validateSettings(s: AppSettings): ValidSettings {
+  if (s.kind === "saml") return validateSaml(s);
   if (s.kind === "api") {
     return { type: "API", authMethod: s.authMethod ?? "client_secret_basic", accessTokenType: s.accessTokenType ?? "BEARER", config: { kind: "api" } };
   }
@@ -153,6 +218,8 @@ export function validateSettings(s: AppSettings): { type: "API" | "OIDC"; authMe
 export function parseAppConfig(json: unknown): AppConfig {
   const c = json as Partial<OidcAppConfig> | { kind?: string } | null;
   if (c?.kind === "api") return { kind: "api" };
+  const saml = json as Partial<SamlAppConfig> | null;
+  if (saml?.kind === "saml" && Array.isArray(saml.acs) && typeof saml.entityId === "string") return saml as SamlAppConfig;
   if (c?.kind === "oidc" && "redirectUris" in c && Array.isArray(c.redirectUris) && Array.isArray(c.grantTypes)) return c as OidcAppConfig;
   throw new Error("unreadable application config");
 }

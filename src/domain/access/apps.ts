@@ -13,6 +13,7 @@ import { failedPrecondition, invalidArgument } from "../errors.js";
 import { newId } from "../ids.js";
 import { page, type TextMatch } from "../list.js";
 import { orgSlug } from "../orgs/orgs.js";
+import { withFetchedMetadata } from "../saml/metadata-url.js";
 import { appChanged, targetApp } from "./app-access.js";
 import { type AccessTokenType, type AppConfig, type AppSettings, type AppState, type AuthMethod, SECRET_METHODS, validateSettings } from "./app-settings.js";
 import { commit, projectEvent } from "./command.js";
@@ -23,7 +24,7 @@ import { validName } from "./validation.js";
 
 // The API's application service reaches the settings' types and the keys here.
 export { addAppKey, listAppKeys, removeAppKey } from "./app-keys.js";
-export type { AccessTokenType, AppSettings, AuthMethod, OidcAppType, OidcGrantType } from "./app-settings.js";
+export type { AccessTokenType, AppSettings, AuthMethod, OidcAppType, OidcGrantType, SamlNameIdFormat } from "./app-settings.js";
 
 export interface AppView {
   id: string;
@@ -40,6 +41,13 @@ export interface AppView {
   updatedAt: Date;
 }
 
+/** The config as the audit trail keeps it: a SAML app's metadata is summarised (entity id, ACS), not copied. */
+function eventConfig(config: AppConfig): unknown {
+  if (config.kind !== "saml") return config;
+  const { metadataXml: _xml, signingCertificates, encryptionCertificate: _enc, ...rest } = config;
+  return { ...rest, signingCertificates: signingCertificates.length };
+}
+
 type PageInput = { offset?: bigint | number; limit?: number; asc?: boolean };
 
 export async function createApp(
@@ -48,7 +56,7 @@ export async function createApp(
 ): Promise<{ id: string; clientId: string; clientSecret?: string; createdAt: Date }> {
   const project = await targetProject(ctx, input.projectId, "project.app.write");
   const name = validName(input.name, "name", "Errors.App.Name");
-  const v = validateSettings(input.settings);
+  const v = validateSettings(await withFetchedMetadata(ctx, input.settings));
   const id = newId();
   const clientId = `${id}@${orgSlug(project.name)}`;
   const clientSecret = SECRET_METHODS.includes(v.authMethod) ? newOpaqueToken() : undefined;
@@ -63,7 +71,14 @@ export async function createApp(
     config: v.config,
   };
   const createdAt = await commit(ctx, async (tx, now) => {
-    await tx.apps.insert({ ...app, instanceId: ctx.instanceId, type: v.type, secretHash: clientSecret ? sha256(clientSecret) : null, createdAt: now });
+    await tx.apps.insert({
+      ...app,
+      instanceId: ctx.instanceId,
+      type: v.type,
+      secretHash: clientSecret ? sha256(clientSecret) : null,
+      samlEntityId: v.samlEntityId ?? null,
+      createdAt: now,
+    });
     return projectEvent(project, "project.app.added", {
       appId: id,
       name,
@@ -71,7 +86,7 @@ export async function createApp(
       type: v.type,
       authMethod: v.authMethod,
       accessTokenType: v.accessTokenType,
-      config: v.config,
+      config: eventConfig(v.config),
     });
   });
   return { id, clientId, clientSecret, createdAt };
@@ -105,11 +120,12 @@ export async function updateApp(ctx: Ctx, input: { projectId: string; appId: str
   if (input.settings) {
     if (input.settings.kind !== app.config.kind)
       throw invalidArgument("Errors.App.Kind.Immutable", `the application is an ${app.config.kind} application`, { field: "config" });
-    changedSettings = validateSettings(input.settings);
+    changedSettings = validateSettings(await withFetchedMetadata(ctx, input.settings));
     change.authMethod = changedSettings.authMethod;
     change.accessTokenType = changedSettings.accessTokenType;
     change.config = changedSettings.config;
     if (!SECRET_METHODS.includes(changedSettings.authMethod)) change.secretHash = null;
+    if (changedSettings.samlEntityId) change.samlEntityId = changedSettings.samlEntityId;
   }
   if (Object.keys(change).length === 0) return ctx.clock();
   return commit(ctx, async (tx, now) => {
@@ -117,7 +133,9 @@ export async function updateApp(ctx: Ctx, input: { projectId: string; appId: str
     return appChanged(tx, project, "project.app.changed", {
       appId: app.id,
       name: change.name,
-      ...(changedSettings ? { authMethod: changedSettings.authMethod, accessTokenType: changedSettings.accessTokenType, config: changedSettings.config } : {}),
+      ...(changedSettings
+        ? { authMethod: changedSettings.authMethod, accessTokenType: changedSettings.accessTokenType, config: eventConfig(changedSettings.config) }
+        : {}),
       secretRemoved: change.secretHash === null && app.hasSecret,
     });
   });

@@ -43,4 +43,5 @@ export async function purgeExpiredTokens(rt: OAuthRuntime): Promise<void> {
   await rt.store.refreshTokens.purgeExpired(rt.instanceId, before);
   await rt.store.sessions.purgeExpired(rt.instanceId, before);
   await rt.store.idps.purgeExpired(rt.instanceId, before);
+  await rt.store.saml.purgeExpired(rt.instanceId, before);
 }

@@ -7,6 +7,7 @@ import type { Clock, Ctx, Principal } from "../../domain/context.js";
 import type { AuthnSettings, Mailer } from "../../domain/identity/authn/ports.js";
 import type { OidcRelyingParty } from "../../domain/idp/ports.js";
 import type { FailureLimits } from "../../domain/limits.js";
+import type { SamlAnswerer } from "../../domain/saml/login-ui.js";
 import type { CookieJar } from "./cookie.js";
 
 export interface LoginDeps {
@@ -24,6 +25,8 @@ export interface LoginDeps {
   /** The issuer and the authorization code lifetime (seconds), for finishing auth requests. */
   issuer: string;
   codeLifetime: number;
+  /** The SAML IdP's base URL and certificates, for answering SAML requests. */
+  saml: SamlAnswerer;
   cookies: CookieJar;
   /** Express's "trust proxy" value (SVC_TRUST_PROXY): which X-Forwarded-* headers are believed. */
   trustProxy: boolean | string | number;

@@ -3,9 +3,11 @@
 import { asDomainError } from "../../domain/errors.js";
 import { authenticationMethodTypes, type MethodType } from "../../domain/identity/authn/methods.js";
 import { createCallback } from "../../domain/oauth/authorize/login-ui.js";
+import { createResponse } from "../../domain/saml/login-ui.js";
 import { assertSignInComplete, type LinkedSession, sessionForLink } from "../../domain/sessions/link.js";
 import type { BrowserSession } from "./cookie.js";
 import type { LoginRequest } from "./page.js";
+import { sendSamlAnswer } from "./pages/saml-post.js";
 
 /** How long a session of the hosted login lives (the cookie keeps it as long; factors expire by the login settings). */
 export const SESSION_LIFETIME_SECONDS = 90 * 24 * 3600;
@@ -41,11 +43,15 @@ const STEP_OF: Record<string, string> = {
 };
 
 /**
- * After a check succeeded: back to the application with a code when the sign-in is complete (or to the account page
- * without an auth request), else to the page of what is missing.
+ * After a check succeeded: back to the application with a code (or to the SAML SP with its Response) when the sign-in is
+ * complete (or to the account page without a request), else to the page of what is missing.
  */
 export async function continueSignIn(r: LoginRequest, s: BrowserSession): Promise<void> {
   try {
+    if (r.samlRequest) {
+      const { answer } = await createResponse(r.ctx, r.deps.saml, { samlRequestId: r.samlRequest.id, session: { sessionId: s.id, sessionToken: s.token } });
+      return sendSamlAnswer(r, answer);
+    }
     if (r.authRequest) {
       const { callbackUrl } = await createCallback(
         r.ctx,
@@ -61,7 +67,7 @@ export async function continueSignIn(r: LoginRequest, s: BrowserSession): Promis
     const d = asDomainError(err);
     const step = d && STEP_OF[d.id];
     if (step) return r.redirect(r.url(step, r.flowQuery({ session: s.id })));
-    if (d?.id === "Errors.Session.NotAuthenticated" || d?.id === "Errors.AuthRequest.ReauthenticationRequired") {
+    if (d && ["Errors.Session.NotAuthenticated", "Errors.AuthRequest.ReauthenticationRequired", "Errors.SamlRequest.ReauthenticationRequired"].includes(d.id)) {
       return r.redirect(r.url(await firstFactorPath(r, s), r.flowQuery({ session: s.id })));
     }
     if (d?.id === "Errors.AuthRequest.UserMismatch") return r.redirect(r.url("/login", r.flowQuery({ mismatch: "1" })));

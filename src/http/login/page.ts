@@ -5,6 +5,7 @@ import type { Ctx } from "../../domain/context.js";
 import { asDomainError, DomainError } from "../../domain/errors.js";
 import { type AuthRequestView, getAuthRequest } from "../../domain/oauth/authorize/login-ui.js";
 import { getInstance } from "../../domain/orgs/instance.js";
+import { getSamlRequest, type SamlRequestView } from "../../domain/saml/login-ui.js";
 import type { ChallengeAnswers, UserAgent } from "../../domain/sessions/model.js";
 import { getSession } from "../../domain/sessions/reads.js";
 import { effectiveSetting } from "../../domain/settings/settings.js";
@@ -64,6 +65,8 @@ export class LoginRequest {
   lang: Language;
   orgId: string | undefined;
   authRequest: AuthRequestView | undefined;
+  /** The SAML request the sign-in answers instead (the query's samlRequest). */
+  samlRequest: SamlRequestView | undefined;
   login: Login | undefined;
   /** The challenges the last SetSession of this request answered (the WebAuthn options). */
   lastChallenges: ChallengeAnswers | undefined;
@@ -93,8 +96,17 @@ export class LoginRequest {
     return v !== undefined && ID.test(v) ? v : undefined;
   }
 
-  /** Loads the auth request named by `authRequest` (when there is one): its languages and organization apply. */
+  /**
+   * Loads the auth request named by `authRequest` (when there is one): its languages and organization apply. A SAML
+   * request (`samlRequest`) is loaded into samlRequest instead; it has no OIDC prompt or hints, so none is returned.
+   */
   async loadAuthRequest(): Promise<AuthRequestView | undefined> {
+    const saml = this.param("samlRequest");
+    if (saml !== undefined && saml !== "") {
+      if (!ID.test(saml)) throw new DomainError("NotFound", "Errors.SamlRequest.NotFound", "no such SAML request");
+      this.samlRequest = await getSamlRequest(this.ctx, saml);
+      return undefined;
+    }
     const id = this.param("authRequest");
     if (id === undefined || id === "") return undefined;
     if (!ID.test(id)) throw new DomainError("NotFound", "Errors.AuthRequest.NotFound", "no such auth request");
@@ -171,7 +183,7 @@ export class LoginRequest {
 
   /** The query every link of the flow carries on. */
   flowQuery(extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
-    return { authRequest: this.authRequest?.id, ...extra };
+    return { authRequest: this.authRequest?.id, samlRequest: this.samlRequest?.id, ...extra };
   }
 
   url(path: string, query: Record<string, string | undefined> = {}): string {
@@ -231,7 +243,7 @@ export class LoginRequest {
     if (!d) throw err;
     const { status, key } = describe(d);
     if (status === 503) this.res.set("retry-after", "5");
-    const back = this.authRequest ? this.url("/login", this.flowQuery()) : undefined;
+    const back = this.authRequest || this.samlRequest ? this.url("/login", this.flowQuery()) : undefined;
     await this.render(
       (p) => ({
         title: p.t(`error.${key}.title`),
@@ -246,10 +258,13 @@ export class LoginRequest {
 function describe(d: DomainError): { status: number; key: string } {
   switch (d.id) {
     case "Errors.AuthRequest.NotFound":
+    case "Errors.SamlRequest.NotFound":
       return { status: 404, key: "authRequestNotFound" };
     case "Errors.AuthRequest.Expired":
+    case "Errors.SamlRequest.Expired":
       return { status: 410, key: "authRequestExpired" };
     case "Errors.AuthRequest.AlreadyFinished":
+    case "Errors.SamlRequest.AlreadyFinished":
       return { status: 409, key: "authRequestFinished" };
     case "Errors.AuthRequest.AccessDenied":
       return { status: 403, key: "accessDenied" };

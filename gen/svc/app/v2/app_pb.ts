@@ -2,7 +2,7 @@
 // @generated from file svc/app/v2/app.proto (package svc.app.v2, syntax proto3)
 /* eslint-disable */
 
-// Applications of a project: API clients and OIDC clients.
+// Applications of a project: API clients, OIDC clients and SAML service providers.
 
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/app/v2/app.proto.
  */
 export const file_svc_app_v2_app: GenFile = /*@__PURE__*/
-  fileDesc("ChRzdmMvYXBwL3YyL2FwcC5wcm90bxIKc3ZjLmFwcC52MiKPAgoLQXBwbGljYXRpb24SCgoCaWQYASABKAkSJwoHZGV0YWlscxgCIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscxISCgpwcm9qZWN0X2lkGAMgASgJEgwKBG5hbWUYBCABKAkSIwoFc3RhdGUYBSABKA4yFC5zdmMuYXBwLnYyLkFwcFN0YXRlEhEKCWNsaWVudF9pZBgGIAEoCRIkCgNhcGkYByABKAsyFS5zdmMuYXBwLnYyLkFwaUNvbmZpZ0gAEiYKBG9pZGMYCCABKAsyFi5zdmMuYXBwLnYyLk9pZGNDb25maWdIABIZChFoYXNfY2xpZW50X3NlY3JldBgJIAEoCEIICgZjb25maWcifAoJQXBpQ29uZmlnEjcKEGF1dGhfbWV0aG9kX3R5cGUYASABKA4yHS5zdmMuYXBwLnYyLkFwaUF1dGhNZXRob2RUeXBlEjYKEWFjY2Vzc190b2tlbl90eXBlGAIgASgOMhsuc3ZjLmFwcC52Mi5BY2Nlc3NUb2tlblR5cGUiuQMKCk9pZGNDb25maWcSFQoNcmVkaXJlY3RfdXJpcxgBIAMoCRIhChlwb3N0X2xvZ291dF9yZWRpcmVjdF91cmlzGAIgAygJEi4KC2dyYW50X3R5cGVzGAMgAygOMhkuc3ZjLmFwcC52Mi5PaWRjR3JhbnRUeXBlEjQKDnJlc3BvbnNlX3R5cGVzGAQgAygOMhwuc3ZjLmFwcC52Mi5PaWRjUmVzcG9uc2VUeXBlEikKCGFwcF90eXBlGAUgASgOMhcuc3ZjLmFwcC52Mi5PaWRjQXBwVHlwZRI4ChBhdXRoX21ldGhvZF90eXBlGAYgASgOMh4uc3ZjLmFwcC52Mi5PaWRjQXV0aE1ldGhvZFR5cGUSNgoRYWNjZXNzX3Rva2VuX3R5cGUYByABKA4yGy5zdmMuYXBwLnYyLkFjY2Vzc1Rva2VuVHlwZRIfChdpZF90b2tlbl9yb2xlX2Fzc2VydGlvbhgIIAEoCBIjChtpZF90b2tlbl91c2VyaW5mb19hc3NlcnRpb24YCSABKAgSEAoIZGV2X21vZGUYCiABKAgSFgoObG9naW5fYmFzZV91cmwYCyABKAkijAEKBkFwcEtleRIKCgJpZBgBIAEoCRIOCgZhcHBfaWQYAiABKAkSMQoNY3JlYXRpb25fZGF0ZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMwoPZXhwaXJhdGlvbl9kYXRlGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKNAQoQQXBwbGljYXRpb25RdWVyeRI2CgpuYW1lX3F1ZXJ5GAEgASgLMiAuc3ZjLmFwcC52Mi5BcHBsaWNhdGlvbk5hbWVRdWVyeUgAEjgKC3N0YXRlX3F1ZXJ5GAIgASgLMiEuc3ZjLmFwcC52Mi5BcHBsaWNhdGlvblN0YXRlUXVlcnlIAEIHCgVxdWVyeSJUChRBcHBsaWNhdGlvbk5hbWVRdWVyeRIMCgRuYW1lGAEgASgJEi4KBm1ldGhvZBgCIAEoDjIeLnN2Yy5vYmplY3QudjIuVGV4dFF1ZXJ5TWV0aG9kIjwKFUFwcGxpY2F0aW9uU3RhdGVRdWVyeRIjCgVzdGF0ZRgBIAEoDjIULnN2Yy5hcHAudjIuQXBwU3RhdGUqUwoIQXBwU3RhdGUSGQoVQVBQX1NUQVRFX1VOU1BFQ0lGSUVEEAASFAoQQVBQX1NUQVRFX0FDVElWRRABEhYKEkFQUF9TVEFURV9JTkFDVElWRRACKoMBChFBcGlBdXRoTWV0aG9kVHlwZRIkCiBBUElfQVVUSF9NRVRIT0RfVFlQRV9VTlNQRUNJRklFRBAAEh4KGkFQSV9BVVRIX01FVEhPRF9UWVBFX0JBU0lDEAESKAokQVBJX0FVVEhfTUVUSE9EX1RZUEVfUFJJVkFURV9LRVlfSldUEAIqbQoPQWNjZXNzVG9rZW5UeXBlEiEKHUFDQ0VTU19UT0tFTl9UWVBFX1VOU1BFQ0lGSUVEEAASHAoYQUNDRVNTX1RPS0VOX1RZUEVfQkVBUkVSEAESGQoVQUNDRVNTX1RPS0VOX1RZUEVfSldUEAIqewoLT2lkY0FwcFR5cGUSHQoZT0lEQ19BUFBfVFlQRV9VTlNQRUNJRklFRBAAEhUKEU9JRENfQVBQX1RZUEVfV0VCEAESHAoYT0lEQ19BUFBfVFlQRV9VU0VSX0FHRU5UEAISGAoUT0lEQ19BUFBfVFlQRV9OQVRJVkUQAyrHAQoST2lkY0F1dGhNZXRob2RUeXBlEiUKIU9JRENfQVVUSF9NRVRIT0RfVFlQRV9VTlNQRUNJRklFRBAAEh8KG09JRENfQVVUSF9NRVRIT0RfVFlQRV9CQVNJQxABEh4KGk9JRENfQVVUSF9NRVRIT0RfVFlQRV9QT1NUEAISHgoaT0lEQ19BVVRIX01FVEhPRF9UWVBFX05PTkUQAxIpCiVPSURDX0FVVEhfTUVUSE9EX1RZUEVfUFJJVkFURV9LRVlfSldUEAQqnAEKDU9pZGNHcmFudFR5cGUSHwobT0lEQ19HUkFOVF9UWVBFX1VOU1BFQ0lGSUVEEAASJgoiT0lEQ19HUkFOVF9UWVBFX0FVVEhPUklaQVRJT05fQ09ERRABEiEKHU9JRENfR1JBTlRfVFlQRV9SRUZSRVNIX1RPS0VOEAISHwobT0lEQ19HUkFOVF9UWVBFX0RFVklDRV9DT0RFEAMqUwoQT2lkY1Jlc3BvbnNlVHlwZRIiCh5PSURDX1JFU1BPTlNFX1RZUEVfVU5TUEVDSUZJRUQQABIbChdPSURDX1JFU1BPTlNFX1RZUEVfQ09ERRABYgZwcm90bzM", [file_google_protobuf_timestamp, file_svc_object_v2_object]);
+  fileDesc("ChRzdmMvYXBwL3YyL2FwcC5wcm90bxIKc3ZjLmFwcC52MiK3AgoLQXBwbGljYXRpb24SCgoCaWQYASABKAkSJwoHZGV0YWlscxgCIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscxISCgpwcm9qZWN0X2lkGAMgASgJEgwKBG5hbWUYBCABKAkSIwoFc3RhdGUYBSABKA4yFC5zdmMuYXBwLnYyLkFwcFN0YXRlEhEKCWNsaWVudF9pZBgGIAEoCRIkCgNhcGkYByABKAsyFS5zdmMuYXBwLnYyLkFwaUNvbmZpZ0gAEiYKBG9pZGMYCCABKAsyFi5zdmMuYXBwLnYyLk9pZGNDb25maWdIABImCgRzYW1sGAogASgLMhYuc3ZjLmFwcC52Mi5TYW1sQ29uZmlnSAASGQoRaGFzX2NsaWVudF9zZWNyZXQYCSABKAhCCAoGY29uZmlnInwKCUFwaUNvbmZpZxI3ChBhdXRoX21ldGhvZF90eXBlGAEgASgOMh0uc3ZjLmFwcC52Mi5BcGlBdXRoTWV0aG9kVHlwZRI2ChFhY2Nlc3NfdG9rZW5fdHlwZRgCIAEoDjIbLnN2Yy5hcHAudjIuQWNjZXNzVG9rZW5UeXBlIrkDCgpPaWRjQ29uZmlnEhUKDXJlZGlyZWN0X3VyaXMYASADKAkSIQoZcG9zdF9sb2dvdXRfcmVkaXJlY3RfdXJpcxgCIAMoCRIuCgtncmFudF90eXBlcxgDIAMoDjIZLnN2Yy5hcHAudjIuT2lkY0dyYW50VHlwZRI0Cg5yZXNwb25zZV90eXBlcxgEIAMoDjIcLnN2Yy5hcHAudjIuT2lkY1Jlc3BvbnNlVHlwZRIpCghhcHBfdHlwZRgFIAEoDjIXLnN2Yy5hcHAudjIuT2lkY0FwcFR5cGUSOAoQYXV0aF9tZXRob2RfdHlwZRgGIAEoDjIeLnN2Yy5hcHAudjIuT2lkY0F1dGhNZXRob2RUeXBlEjYKEWFjY2Vzc190b2tlbl90eXBlGAcgASgOMhsuc3ZjLmFwcC52Mi5BY2Nlc3NUb2tlblR5cGUSHwoXaWRfdG9rZW5fcm9sZV9hc3NlcnRpb24YCCABKAgSIwobaWRfdG9rZW5fdXNlcmluZm9fYXNzZXJ0aW9uGAkgASgIEhAKCGRldl9tb2RlGAogASgIEhYKDmxvZ2luX2Jhc2VfdXJsGAsgASgJIowBCgZBcHBLZXkSCgoCaWQYASABKAkSDgoGYXBwX2lkGAIgASgJEjEKDWNyZWF0aW9uX2RhdGUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKD2V4cGlyYXRpb25fZGF0ZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijQEKEEFwcGxpY2F0aW9uUXVlcnkSNgoKbmFtZV9xdWVyeRgBIAEoCzIgLnN2Yy5hcHAudjIuQXBwbGljYXRpb25OYW1lUXVlcnlIABI4CgtzdGF0ZV9xdWVyeRgCIAEoCzIhLnN2Yy5hcHAudjIuQXBwbGljYXRpb25TdGF0ZVF1ZXJ5SABCBwoFcXVlcnkiVAoUQXBwbGljYXRpb25OYW1lUXVlcnkSDAoEbmFtZRgBIAEoCRIuCgZtZXRob2QYAiABKA4yHi5zdmMub2JqZWN0LnYyLlRleHRRdWVyeU1ldGhvZCI8ChVBcHBsaWNhdGlvblN0YXRlUXVlcnkSIwoFc3RhdGUYASABKA4yFC5zdmMuYXBwLnYyLkFwcFN0YXRlIr0CCgpTYW1sQ29uZmlnEhQKDG1ldGFkYXRhX3htbBgBIAEoDBI0Cg5uYW1lX2lkX2Zvcm1hdBgCIAEoDjIcLnN2Yy5hcHAudjIuU2FtbE5hbWVJZEZvcm1hdBIRCglyb2xlX2tleXMYAyADKAkSIgoaYXNzZXJ0aW9uX2xpZmV0aW1lX3NlY29uZHMYBCABKA0SFQoNc2lnbl9yZXNwb25zZRgFIAEoCBIRCgllbnRpdHlfaWQYBiABKAkSTQobYXNzZXJ0aW9uX2NvbnN1bWVyX3NlcnZpY2VzGAcgAygLMiguc3ZjLmFwcC52Mi5TYW1sQXNzZXJ0aW9uQ29uc3VtZXJTZXJ2aWNlEh0KFWF1dGhuX3JlcXVlc3RzX3NpZ25lZBgIIAEoCBIUCgxtZXRhZGF0YV91cmwYCSABKAkiXwocU2FtbEFzc2VydGlvbkNvbnN1bWVyU2VydmljZRILCgN1cmwYASABKAkSDwoHYmluZGluZxgCIAEoCRINCgVpbmRleBgDIAEoDRISCgppc19kZWZhdWx0GAQgASgIKlMKCEFwcFN0YXRlEhkKFUFQUF9TVEFURV9VTlNQRUNJRklFRBAAEhQKEEFQUF9TVEFURV9BQ1RJVkUQARIWChJBUFBfU1RBVEVfSU5BQ1RJVkUQAiqDAQoRQXBpQXV0aE1ldGhvZFR5cGUSJAogQVBJX0FVVEhfTUVUSE9EX1RZUEVfVU5TUEVDSUZJRUQQABIeChpBUElfQVVUSF9NRVRIT0RfVFlQRV9CQVNJQxABEigKJEFQSV9BVVRIX01FVEhPRF9UWVBFX1BSSVZBVEVfS0VZX0pXVBACKm0KD0FjY2Vzc1Rva2VuVHlwZRIhCh1BQ0NFU1NfVE9LRU5fVFlQRV9VTlNQRUNJRklFRBAAEhwKGEFDQ0VTU19UT0tFTl9UWVBFX0JFQVJFUhABEhkKFUFDQ0VTU19UT0tFTl9UWVBFX0pXVBACKnsKC09pZGNBcHBUeXBlEh0KGU9JRENfQVBQX1RZUEVfVU5TUEVDSUZJRUQQABIVChFPSURDX0FQUF9UWVBFX1dFQhABEhwKGE9JRENfQVBQX1RZUEVfVVNFUl9BR0VOVBACEhgKFE9JRENfQVBQX1RZUEVfTkFUSVZFEAMqxwEKEk9pZGNBdXRoTWV0aG9kVHlwZRIlCiFPSURDX0FVVEhfTUVUSE9EX1RZUEVfVU5TUEVDSUZJRUQQABIfChtPSURDX0FVVEhfTUVUSE9EX1RZUEVfQkFTSUMQARIeChpPSURDX0FVVEhfTUVUSE9EX1RZUEVfUE9TVBACEh4KGk9JRENfQVVUSF9NRVRIT0RfVFlQRV9OT05FEAMSKQolT0lEQ19BVVRIX01FVEhPRF9UWVBFX1BSSVZBVEVfS0VZX0pXVBAEKpwBCg1PaWRjR3JhbnRUeXBlEh8KG09JRENfR1JBTlRfVFlQRV9VTlNQRUNJRklFRBAAEiYKIk9JRENfR1JBTlRfVFlQRV9BVVRIT1JJWkFUSU9OX0NPREUQARIhCh1PSURDX0dSQU5UX1RZUEVfUkVGUkVTSF9UT0tFThACEh8KG09JRENfR1JBTlRfVFlQRV9ERVZJQ0VfQ09ERRADKlMKEE9pZGNSZXNwb25zZVR5cGUSIgoeT0lEQ19SRVNQT05TRV9UWVBFX1VOU1BFQ0lGSUVEEAASGwoXT0lEQ19SRVNQT05TRV9UWVBFX0NPREUQASqsAQoQU2FtbE5hbWVJZEZvcm1hdBIjCh9TQU1MX05BTUVfSURfRk9STUFUX1VOU1BFQ0lGSUVEEAASJQohU0FNTF9OQU1FX0lEX0ZPUk1BVF9FTUFJTF9BRERSRVNTEAESIgoeU0FNTF9OQU1FX0lEX0ZPUk1BVF9QRVJTSVNURU5UEAISKAokU0FNTF9OQU1FX0lEX0ZPUk1BVF9TQU1MX1VOU1BFQ0lGSUVEEANiBnByb3RvMw", [file_google_protobuf_timestamp, file_svc_object_v2_object]);
 
 /**
  * @generated from message svc.app.v2.Application
@@ -67,6 +67,12 @@ export type Application = Message<"svc.app.v2.Application"> & {
      */
     value: OidcConfig;
     case: "oidc";
+  } | {
+    /**
+     * @generated from field: svc.app.v2.SamlConfig saml = 10;
+     */
+    value: SamlConfig;
+    case: "saml";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -285,6 +291,115 @@ export const ApplicationStateQuerySchema: GenMessage<ApplicationStateQuery> = /*
   messageDesc(file_svc_app_v2_app, 6);
 
 /**
+ * A SAML 2.0 service provider, registered by its metadata.
+ *
+ * @generated from message svc.app.v2.SamlConfig
+ */
+export type SamlConfig = Message<"svc.app.v2.SamlConfig"> & {
+  /**
+   * The SP's metadata (an EntityDescriptor with an SPSSODescriptor). Required
+   * on create and update; the entity id, ACS URLs, signing certificates and
+   * AuthnRequestsSigned are read from it.
+   *
+   * @generated from field: bytes metadata_xml = 1;
+   */
+  metadataXml: Uint8Array;
+
+  /**
+   * @generated from field: svc.app.v2.SamlNameIdFormat name_id_format = 2;
+   */
+  nameIdFormat: SamlNameIdFormat;
+
+  /**
+   * The project role keys that go into the assertion's "Roles" attribute
+   * (those the user holds); empty: no roles attribute.
+   *
+   * @generated from field: repeated string role_keys = 3;
+   */
+  roleKeys: string[];
+
+  /**
+   * Seconds an assertion is valid (NotBefore to NotOnOrAfter); 0: 300.
+   *
+   * @generated from field: uint32 assertion_lifetime_seconds = 4;
+   */
+  assertionLifetimeSeconds: number;
+
+  /**
+   * Sign the Response as well as the Assertion.
+   *
+   * @generated from field: bool sign_response = 5;
+   */
+  signResponse: boolean;
+
+  /**
+   * Output only: what svc read from metadata_xml.
+   *
+   * @generated from field: string entity_id = 6;
+   */
+  entityId: string;
+
+  /**
+   * @generated from field: repeated svc.app.v2.SamlAssertionConsumerService assertion_consumer_services = 7;
+   */
+  assertionConsumerServices: SamlAssertionConsumerService[];
+
+  /**
+   * @generated from field: bool authn_requests_signed = 8;
+   */
+  authnRequestsSigned: boolean;
+
+  /**
+   * Instead of metadata_xml: an http(s) URL the metadata is fetched from once,
+   * at create or update (at most 256 KiB, 5 seconds, no redirects).
+   *
+   * @generated from field: string metadata_url = 9;
+   */
+  metadataUrl: string;
+};
+
+/**
+ * Describes the message svc.app.v2.SamlConfig.
+ * Use `create(SamlConfigSchema)` to create a new message.
+ */
+export const SamlConfigSchema: GenMessage<SamlConfig> = /*@__PURE__*/
+  messageDesc(file_svc_app_v2_app, 7);
+
+/**
+ * @generated from message svc.app.v2.SamlAssertionConsumerService
+ */
+export type SamlAssertionConsumerService = Message<"svc.app.v2.SamlAssertionConsumerService"> & {
+  /**
+   * @generated from field: string url = 1;
+   */
+  url: string;
+
+  /**
+   * urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST or HTTP-Redirect.
+   *
+   * @generated from field: string binding = 2;
+   */
+  binding: string;
+
+  /**
+   * @generated from field: uint32 index = 3;
+   */
+  index: number;
+
+  /**
+   * @generated from field: bool is_default = 4;
+   */
+  isDefault: boolean;
+};
+
+/**
+ * Describes the message svc.app.v2.SamlAssertionConsumerService.
+ * Use `create(SamlAssertionConsumerServiceSchema)` to create a new message.
+ */
+export const SamlAssertionConsumerServiceSchema: GenMessage<SamlAssertionConsumerService> = /*@__PURE__*/
+  messageDesc(file_svc_app_v2_app, 8);
+
+/**
  * @generated from enum svc.app.v2.AppState
  */
 export enum AppState {
@@ -490,4 +605,41 @@ export enum OidcResponseType {
  */
 export const OidcResponseTypeSchema: GenEnum<OidcResponseType> = /*@__PURE__*/
   enumDesc(file_svc_app_v2_app, 6);
+
+/**
+ * @generated from enum svc.app.v2.SamlNameIdFormat
+ */
+export enum SamlNameIdFormat {
+  /**
+   * urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress (the default): the user's e-mail address.
+   *
+   * @generated from enum value: SAML_NAME_ID_FORMAT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: SAML_NAME_ID_FORMAT_EMAIL_ADDRESS = 1;
+   */
+  EMAIL_ADDRESS = 1,
+
+  /**
+   * urn:oasis:names:tc:SAML:2.0:nameid-format:persistent: the user id.
+   *
+   * @generated from enum value: SAML_NAME_ID_FORMAT_PERSISTENT = 2;
+   */
+  PERSISTENT = 2,
+
+  /**
+   * urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified: the username.
+   *
+   * @generated from enum value: SAML_NAME_ID_FORMAT_SAML_UNSPECIFIED = 3;
+   */
+  SAML_UNSPECIFIED = 3,
+}
+
+/**
+ * Describes the enum svc.app.v2.SamlNameIdFormat.
+ */
+export const SamlNameIdFormatSchema: GenEnum<SamlNameIdFormat> = /*@__PURE__*/
+  enumDesc(file_svc_app_v2_app, 7);
 

@@ -5,8 +5,8 @@
 // SAML 2.0 authentication requests handed to a login UI. The SAMLService
 // RPCs are added with the SAML identity provider.
 
-import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/saml/v2/saml.proto.
  */
 export const file_svc_saml_v2_saml: GenFile = /*@__PURE__*/
-  fileDesc("ChZzdmMvc2FtbC92Mi9zYW1sLnByb3RvEgtzdmMuc2FtbC52MiKmAQoLU0FNTFJlcXVlc3QSCgoCaWQYASABKAkSMQoNY3JlYXRpb25fZGF0ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGaXNzdWVyGAMgASgJEiIKGmFzc2VydGlvbl9jb25zdW1lcl9zZXJ2aWNlGAQgASgJEhMKC3JlbGF5X3N0YXRlGAUgASgJEg8KB2JpbmRpbmcYBiABKAliBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChZzdmMvc2FtbC92Mi9zYW1sLnByb3RvEgtzdmMuc2FtbC52MiKEAgoLU0FNTFJlcXVlc3QSCgoCaWQYASABKAkSMQoNY3JlYXRpb25fZGF0ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGaXNzdWVyGAMgASgJEiIKGmFzc2VydGlvbl9jb25zdW1lcl9zZXJ2aWNlGAQgASgJEhMKC3JlbGF5X3N0YXRlGAUgASgJEg8KB2JpbmRpbmcYBiABKAkSMwoPZXhwaXJhdGlvbl9kYXRlGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtmb3JjZV9hdXRobhgIIAEoCBISCgppc19wYXNzaXZlGAkgASgIIjQKB1Nlc3Npb24SEgoKc2Vzc2lvbl9pZBgBIAEoCRIVCg1zZXNzaW9uX3Rva2VuGAIgASgJInMKEkF1dGhvcml6YXRpb25FcnJvchInCgVlcnJvchgBIAEoDjIYLnN2Yy5zYW1sLnYyLkVycm9yUmVhc29uEh4KEWVycm9yX2Rlc2NyaXB0aW9uGAIgASgJSACIAQFCFAoSX2Vycm9yX2Rlc2NyaXB0aW9uKogBCgtFcnJvclJlYXNvbhIcChhFUlJPUl9SRUFTT05fVU5TUEVDSUZJRUQQABIdChlFUlJPUl9SRUFTT05fQVVUSE5fRkFJTEVEEAESHwobRVJST1JfUkVBU09OX1JFUVVFU1RfREVOSUVEEAISGwoXRVJST1JfUkVBU09OX05PX1BBU1NJVkUQA2IGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message svc.saml.v2.SAMLRequest
@@ -52,6 +52,26 @@ export type SAMLRequest = Message<"svc.saml.v2.SAMLRequest"> & {
    * @generated from field: string binding = 6;
    */
   binding: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp expiration_date = 7;
+   */
+  expirationDate?: Timestamp | undefined;
+
+  /**
+   * ForceAuthn: the user must check a factor again, after this request.
+   *
+   * @generated from field: bool force_authn = 8;
+   */
+  forceAuthn: boolean;
+
+  /**
+   * IsPassive: the login UI must not interact with the user; answer
+   * ERROR_REASON_NO_PASSIVE when it would have to.
+   *
+   * @generated from field: bool is_passive = 9;
+   */
+  isPassive: boolean;
 };
 
 /**
@@ -60,4 +80,89 @@ export type SAMLRequest = Message<"svc.saml.v2.SAMLRequest"> & {
  */
 export const SAMLRequestSchema: GenMessage<SAMLRequest> = /*@__PURE__*/
   messageDesc(file_svc_saml_v2_saml, 0);
+
+/**
+ * @generated from message svc.saml.v2.Session
+ */
+export type Session = Message<"svc.saml.v2.Session"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * @generated from field: string session_token = 2;
+   */
+  sessionToken: string;
+};
+
+/**
+ * Describes the message svc.saml.v2.Session.
+ * Use `create(SessionSchema)` to create a new message.
+ */
+export const SessionSchema: GenMessage<Session> = /*@__PURE__*/
+  messageDesc(file_svc_saml_v2_saml, 1);
+
+/**
+ * @generated from message svc.saml.v2.AuthorizationError
+ */
+export type AuthorizationError = Message<"svc.saml.v2.AuthorizationError"> & {
+  /**
+   * @generated from field: svc.saml.v2.ErrorReason error = 1;
+   */
+  error: ErrorReason;
+
+  /**
+   * The StatusMessage (printable ASCII, at most 500 characters).
+   *
+   * @generated from field: optional string error_description = 2;
+   */
+  errorDescription?: string | undefined;
+};
+
+/**
+ * Describes the message svc.saml.v2.AuthorizationError.
+ * Use `create(AuthorizationErrorSchema)` to create a new message.
+ */
+export const AuthorizationErrorSchema: GenMessage<AuthorizationError> = /*@__PURE__*/
+  messageDesc(file_svc_saml_v2_saml, 2);
+
+/**
+ * The SAML status the service provider receives instead of an assertion.
+ *
+ * @generated from enum svc.saml.v2.ErrorReason
+ */
+export enum ErrorReason {
+  /**
+   * @generated from enum value: ERROR_REASON_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * urn:oasis:names:tc:SAML:2.0:status:AuthnFailed
+   *
+   * @generated from enum value: ERROR_REASON_AUTHN_FAILED = 1;
+   */
+  AUTHN_FAILED = 1,
+
+  /**
+   * urn:oasis:names:tc:SAML:2.0:status:RequestDenied
+   *
+   * @generated from enum value: ERROR_REASON_REQUEST_DENIED = 2;
+   */
+  REQUEST_DENIED = 2,
+
+  /**
+   * urn:oasis:names:tc:SAML:2.0:status:NoPassive
+   *
+   * @generated from enum value: ERROR_REASON_NO_PASSIVE = 3;
+   */
+  NO_PASSIVE = 3,
+}
+
+/**
+ * Describes the enum svc.saml.v2.ErrorReason.
+ */
+export const ErrorReasonSchema: GenEnum<ErrorReason> = /*@__PURE__*/
+  enumDesc(file_svc_saml_v2_saml, 0);
 

@@ -62,7 +62,7 @@ async function actor(r: LoginRequest): Promise<Actor | undefined> {
 
 /** After a factor is ready: back to the account page, or on with the sign-in (which asks for the new factor once). */
 async function done(r: LoginRequest, a: Actor, which: "totp" | "passkey"): Promise<void> {
-  if (a.complete && !r.authRequest) return r.redirect(r.url("/account", { session: a.s.id, added: which }));
+  if (a.complete && !r.authRequest && !r.samlRequest) return r.redirect(r.url("/account", { session: a.s.id, added: which }));
   await continueSignIn(r, a.s);
 }
 

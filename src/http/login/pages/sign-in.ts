@@ -16,6 +16,7 @@ import { html } from "../html.js";
 import { alert, field, hidden } from "../layout.js";
 import { type LoginRequest, page } from "../router.js";
 import { offeredProviders, providerButtons } from "./external.js";
+import { samlPassive } from "./saml-post.js";
 
 const MAX_LOGIN_NAME = 200;
 const MAX_PASSWORD = 256;
@@ -127,12 +128,13 @@ async function getLogin(r: LoginRequest): Promise<void> {
   if (request?.prompt.includes("none")) return promptNone(r, request);
   if (request?.prompt.includes("create") && r.registrationAllowed) return r.redirect(r.url("/register", r.flowQuery()));
   if (request?.prompt.includes("select_account") && r.state.sessions.length) return r.redirect(r.url("/accounts", r.flowQuery()));
-  const fresh = r.param("fresh") === "1" || request?.prompt.includes("login");
-  if (request && !fresh && r.state.sessions.length) {
+  if (r.samlRequest?.isPassive) return samlPassive(r, r.samlRequest);
+  const fresh = r.param("fresh") === "1" || request?.prompt.includes("login") || r.samlRequest?.forceAuthn;
+  if ((request || r.samlRequest) && !fresh && r.state.sessions.length) {
     const hinted = r.state.sessions.filter(
-      (s) => (request.hintUserId && s.userId === request.hintUserId) || (request.loginHint && s.loginName === request.loginHint),
+      (s) => (request?.hintUserId && s.userId === request.hintUserId) || (request?.loginHint && s.loginName === request.loginHint),
     );
-    const candidates = request.hintUserId || request.loginHint ? hinted : r.state.sessions;
+    const candidates = request?.hintUserId || request?.loginHint ? hinted : r.state.sessions;
     if (candidates.length > 1) return r.redirect(r.url("/accounts", r.flowQuery()));
     const only = candidates[0];
     if (only && (await r.stillValid(only))) return continueSignIn(r, only);

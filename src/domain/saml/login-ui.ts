@@ -1,0 +1,152 @@
+// The login UI's half of SAML SSO (svc.saml.v2.SAMLService): read a stored AuthnRequest to render the sign-in, and
+// answer it with a session (a signed assertion) or an error status, sent to the ACS the request was registered for,
+// with the binding of that ACS. Login UIs hold IAM_LOGIN_CLIENT (permission session.link). A request is answered at
+// most once: the write is conditional on it being open, so of two concurrent answers one wins.
+import { deflateRawSync } from "node:zlib";
+import type { SamlRequestRow } from "../../store/saml.js";
+import type { SamlAppConfig } from "../access/app-settings.js";
+import { authorize } from "../access/permissions.js";
+import { roleClaims } from "../access/role-claims.js";
+import { recordEvent } from "../audit/events.js";
+import type { Ctx } from "../context.js";
+import { type DomainError, failedPrecondition, invalidArgument, notFound } from "../errors.js";
+import { passesLoginGates } from "../oauth/authorize/finish.js";
+import { assertSignInComplete, authTime, type LinkedSession, sessionForLink } from "../sessions/link.js";
+import { type Answering, errorResponse, SAML_ERRORS, type SamlError, successResponse } from "./response.js";
+import { entityIdOf, type IdpCertificates } from "./runtime.js";
+import { RSA_SHA256, signQuery } from "./signatures.js";
+import { BINDINGS } from "./xml.js";
+
+export const SamlRequestErrors = {
+  NotFound: "Errors.SamlRequest.NotFound",
+  Expired: "Errors.SamlRequest.Expired",
+  AlreadyFinished: "Errors.SamlRequest.AlreadyFinished",
+  ReauthenticationRequired: "Errors.SamlRequest.ReauthenticationRequired",
+} as const;
+
+export interface SamlRequestView {
+  id: string;
+  createdAt: Date;
+  expiresAt: Date;
+  issuer: string;
+  acsUrl: string;
+  relayState: string | null;
+  binding: string;
+  /** The SP asked for a new authentication (a factor verified after the request). */
+  forceAuthn: boolean;
+  /** The SP asked that the user not be asked anything (NoPassive when the sign-in would need it). */
+  isPassive: boolean;
+}
+
+/** Where the answer goes: a form to post, or a URL to send the browser to. */
+export type SamlAnswer = { url: string; post: { samlResponse: string; relayState: string | null } } | { url: string; redirect: true };
+
+/** What answering needs besides the context: the IdP's entity id base and its certificates. */
+export interface SamlAnswerer {
+  externalUrl: string;
+  certificates: IdpCertificates;
+}
+
+const MAX_ID = 200;
+const MAX_MESSAGE = 500;
+
+function closed(r: SamlRequestRow, now: Date): DomainError | undefined {
+  if (r.finishedAt) return failedPrecondition(SamlRequestErrors.AlreadyFinished, "the SAML request was already answered");
+  if (r.expiresAt.getTime() <= now.getTime()) return failedPrecondition(SamlRequestErrors.Expired, "the SAML request has expired: the SP must start again");
+  return undefined;
+}
+
+async function openRequest(ctx: Ctx, id: string, now: Date): Promise<SamlRequestRow & { app: { config: SamlAppConfig } }> {
+  const r = id && id.length <= MAX_ID ? await ctx.store.saml.findRequest(ctx.instanceId, id) : null;
+  if (r?.app.config.kind !== "saml") throw notFound(SamlRequestErrors.NotFound, "no such SAML request");
+  const problem = closed(r, now);
+  if (problem) throw problem;
+  return r as SamlRequestRow & { app: { config: SamlAppConfig } };
+}
+
+export async function getSamlRequest(ctx: Ctx, id: string): Promise<SamlRequestView> {
+  authorize(ctx, "session.link", null);
+  const r = await openRequest(ctx, id, ctx.clock());
+  const { id: rid, createdAt, expiresAt, issuer, acsUrl, relayState, binding, forceAuthn, isPassive } = r;
+  return { id: rid, createdAt, expiresAt, issuer, acsUrl, relayState, binding, forceAuthn, isPassive };
+}
+
+export type ResponseInput =
+  | { samlRequestId: string; session: { sessionId: string; sessionToken: string } }
+  | { samlRequestId: string; error: { error: SamlError | undefined; description?: string } };
+
+/** The answer in the ACS's binding: POST (base64 of the XML) or Redirect (deflated, the query signed). */
+function encode(r: SamlRequestRow, xml: string, key: Parameters<typeof signQuery>[1]): SamlAnswer {
+  if (r.binding === BINDINGS.post) return { url: r.acsUrl, post: { samlResponse: Buffer.from(xml).toString("base64"), relayState: r.relayState } };
+  const e = encodeURIComponent;
+  let octets = `SAMLResponse=${e(deflateRawSync(Buffer.from(xml)).toString("base64"))}`;
+  if (r.relayState !== null) octets += `&RelayState=${e(r.relayState)}`;
+  octets += `&SigAlg=${e(RSA_SHA256)}`;
+  const query = `${octets}&Signature=${e(signQuery(octets, key))}`;
+  return { url: `${r.acsUrl}${r.acsUrl.includes("?") ? "&" : "?"}${query}`, redirect: true };
+}
+
+async function finish(ctx: Ctx, r: SamlRequestRow, now: Date, type: string, payload: Record<string, unknown>): Promise<void> {
+  await ctx.store.transaction(async (tx) => {
+    if (!(await tx.saml.finishRequest(ctx.instanceId, r.id, now))) {
+      const again = await tx.saml.findRequest(ctx.instanceId, r.id);
+      throw (again && closed(again, now)) ?? failedPrecondition(SamlRequestErrors.AlreadyFinished, "the SAML request was already answered");
+    }
+    await recordEvent(ctx, tx, { aggregateType: "saml.request", aggregateId: r.id, orgId: r.app.orgId, type, payload });
+  });
+}
+
+function checkedError(e: { error: SamlError | undefined; description?: string }): { error: SamlError; description?: string } {
+  if (!e.error || !SAML_ERRORS.includes(e.error)) {
+    throw invalidArgument("Errors.SamlRequest.Error.Invalid", "error must name a SAML status (AUTHN_FAILED, REQUEST_DENIED, NO_PASSIVE)", { field: "error" });
+  }
+  if (e.description !== undefined && (e.description.length > MAX_MESSAGE || /[^\x20-\x7e]/.test(e.description))) {
+    throw invalidArgument("Errors.SamlRequest.ErrorDescription.Invalid", `error_description: at most ${MAX_MESSAGE} printable ASCII characters`, {
+      field: "error_description",
+    });
+  }
+  return { error: e.error, description: e.description };
+}
+
+/** The user's roles among the app's chosen role keys, in its project. */
+async function chosenRoles(ctx: Ctx, r: SamlRequestRow & { app: { config: SamlAppConfig } }, userId: string): Promise<string[]> {
+  if (r.app.config.roleKeys.length === 0) return [];
+  const claim = (await roleClaims(ctx.store, ctx.instanceId, userId, [r.app.projectId])).get(r.app.projectId) ?? {};
+  return r.app.config.roleKeys.filter((k) => k in claim);
+}
+
+/**
+ * Answers a SAML request: with a session whose token the caller proves (its user signed in completely and passes the
+ * project's gates: otherwise a RequestDenied status, never an assertion), or with an error status for the SP.
+ */
+export async function createResponse(ctx: Ctx, idp: SamlAnswerer, input: ResponseInput): Promise<{ answer: SamlAnswer; at: Date }> {
+  authorize(ctx, "session.link", null);
+  const now = ctx.clock();
+  const error = "error" in input ? checkedError(input.error) : undefined;
+  const r = await openRequest(ctx, input.samlRequestId, now);
+  if (!r.app.active) throw failedPrecondition("Errors.SamlRequest.AppInactive", "the service provider's application was deactivated");
+  const cert = await idp.certificates.active();
+  const answering: Answering = { requestId: r.requestId, acsUrl: r.acsUrl, issuer: r.issuer };
+  const signing = { entityId: entityIdOf(idp.externalUrl), cert, signResponse: r.app.config.signResponse && r.binding === BINDINGS.post };
+  const denied = async (e: SamlError, description: string | undefined) => {
+    const xml = errorResponse(answering, { ...signing, signResponse: r.binding === BINDINGS.post }, e, description, now);
+    await finish(ctx, r, now, "saml.request.failed", { issuer: r.issuer, error: e });
+    return { answer: encode(r, xml, cert.privateKey), at: now };
+  };
+  if (error) return denied(error.error, error.description);
+  if (!("session" in input)) throw invalidArgument("Errors.SamlRequest.Response.Missing", "give either session or error");
+  const session: LinkedSession = await sessionForLink(ctx, input.session.sessionId, input.session.sessionToken);
+  await assertSignInComplete(ctx, session);
+  if (r.forceAuthn && authTime(session).getTime() < r.createdAt.getTime()) {
+    throw failedPrecondition(SamlRequestErrors.ReauthenticationRequired, "the SP asked for a new authentication: check a factor again in the session");
+  }
+  if (!(await passesLoginGates(ctx.store, ctx.instanceId, r.app.projectId, { id: session.userId, orgId: session.orgId }))) {
+    return denied("RequestDenied", "the user may not sign in to this application");
+  }
+  const user = await ctx.store.users.view(ctx.instanceId, session.userId);
+  if (!user) throw notFound("Errors.User.NotFound", "the session's user no longer exists");
+  const roles = await chosenRoles(ctx, r, user.id);
+  const xml = successResponse(answering, signing, { user, session, config: r.app.config, roles }, now);
+  await finish(ctx, r, now, "saml.request.succeeded", { issuer: r.issuer, userId: user.id, sessionId: session.id });
+  return { answer: encode(r, xml, cert.privateKey), at: now };
+}

@@ -1,0 +1,139 @@
+// The SAML identity provider's rows: its signing certificates (the crypto lives in src/crypto/saml-certificates.ts),
+// the AuthnRequests waiting for a login UI, and the lookup of a SAML application by its service provider entity id.
+import { type AppConfig, parseAppConfig } from "../domain/access/app-settings.js";
+import { unique } from "./errors.js";
+import type { Db } from "./index.js";
+
+/** Advisory lock key serialising certificate rotations across replicas. */
+const CERT_ROTATION_LOCK = 0x737663_05;
+
+export interface SamlCertificateRow {
+  id: string;
+  certificatePem: string;
+  privateKeyEnc: Uint8Array;
+  activeFrom: Date;
+  verifyUntil: Date | null;
+}
+
+/** A SAML application as the SSO endpoint and CreateResponse read it. */
+export interface SamlAppRow {
+  id: string;
+  projectId: string;
+  orgId: string;
+  active: boolean;
+  config: AppConfig;
+}
+
+export interface NewSamlRequest {
+  id: string;
+  instanceId: string;
+  appId: string;
+  requestId: string;
+  issuer: string;
+  acsUrl: string;
+  binding: string;
+  relayState: string | null;
+  forceAuthn: boolean;
+  isPassive: boolean;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+export interface SamlRequestRow extends NewSamlRequest {
+  finishedAt: Date | null;
+  app: SamlAppRow;
+}
+
+const APP_SELECT = { id: true, projectId: true, orgId: true, state: true, config: true } as const;
+
+function appOf(a: { id: string; projectId: string; orgId: string; state: string; config: unknown }): SamlAppRow {
+  return { id: a.id, projectId: a.projectId, orgId: a.orgId, active: a.state === "ACTIVE", config: parseAppConfig(a.config) };
+}
+
+export class SamlRepo {
+  constructor(readonly db: Db) {}
+
+  // ------------------------------------------------------------ certificates
+
+  /** The certificates still listed at `now`, newest first. */
+  verifyingCertificates(instanceId: string, now: Date): Promise<SamlCertificateRow[]> {
+    return this.db.samlCertificate.findMany({
+      where: { instanceId, OR: [{ verifyUntil: null }, { verifyUntil: { gt: now } }] },
+      orderBy: { activeFrom: "desc" },
+    });
+  }
+
+  /** The newest certificate, retired or not: what start-up unseals to check the master key. */
+  newestCertificate(instanceId: string): Promise<{ id: string; privateKeyEnc: Uint8Array } | null> {
+    return this.db.samlCertificate.findFirst({
+      where: { instanceId },
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      select: { id: true, privateKeyEnc: true },
+    });
+  }
+
+  sealedCertificates(instanceId: string): Promise<{ id: string; privateKeyEnc: Uint8Array }[]> {
+    return this.db.samlCertificate.findMany({ where: { instanceId }, select: { id: true, privateKeyEnc: true } });
+  }
+
+  async resealCertificate(id: string, privateKeyEnc: Uint8Array<ArrayBuffer>): Promise<void> {
+    await this.db.samlCertificate.update({ where: { id }, data: { privateKeyEnc } });
+  }
+
+  /** Serialises certificate rotations across replicas until the transaction ends (call inside one). */
+  async lockRotation(): Promise<void> {
+    await this.db.$executeRaw`SELECT pg_advisory_xact_lock(${CERT_ROTATION_LOCK})`;
+  }
+
+  async latestCertificateStart(instanceId: string, now: Date): Promise<Date | undefined> {
+    const latest = await this.db.samlCertificate.findFirst({
+      where: { instanceId, activeFrom: { lte: now } },
+      orderBy: { activeFrom: "desc" },
+      select: { activeFrom: true },
+    });
+    return latest?.activeFrom;
+  }
+
+  /** Gives every certificate without an end `verifyUntil`. */
+  async retireCertificates(instanceId: string, verifyUntil: Date): Promise<void> {
+    await this.db.samlCertificate.updateMany({ where: { instanceId, verifyUntil: null }, data: { verifyUntil } });
+  }
+
+  async insertCertificate(row: { id: string; instanceId: string; certificatePem: string; privateKeyEnc: Uint8Array<ArrayBuffer>; at: Date }): Promise<void> {
+    const { at, ...data } = row;
+    await this.db.samlCertificate.create({ data: { ...data, activeFrom: at, createdAt: at } });
+  }
+
+  // ------------------------------------------------------------ applications
+
+  /** The SAML application of the instance registered with this service provider entity id. */
+  async appByEntityId(instanceId: string, entityId: string): Promise<SamlAppRow | null> {
+    const a = await this.db.application.findFirst({ where: { instanceId, samlEntityId: entityId, type: "SAML" }, select: APP_SELECT });
+    return a && appOf(a);
+  }
+
+  // ------------------------------------------------------------ requests
+
+  /** Stores a request; a second one with the same AuthnRequest ID from the same SP is refused (`onReplay`). */
+  async createRequest(r: NewSamlRequest, onReplay: () => Error): Promise<void> {
+    await unique(this.db.samlRequest.create({ data: r }), onReplay);
+  }
+
+  async findRequest(instanceId: string, id: string): Promise<SamlRequestRow | null> {
+    const r = await this.db.samlRequest.findFirst({ where: { id, instanceId }, include: { app: { select: APP_SELECT } } });
+    if (!r) return null;
+    const { app, ...row } = r;
+    return { ...row, app: appOf(app) };
+  }
+
+  /** Marks a request answered unless it was (or expired); whether this call did. */
+  async finishRequest(instanceId: string, id: string, now: Date): Promise<boolean> {
+    const n = await this.db.samlRequest.updateMany({ where: { id, instanceId, finishedAt: null, expiresAt: { gt: now } }, data: { finishedAt: now } });
+    return n.count === 1;
+  }
+
+  /** Deletes requests that expired before `before`: by then their IssueInstant is outside the window, so no replay gets through. */
+  async purgeExpired(instanceId: string, before: Date): Promise<void> {
+    await this.db.samlRequest.deleteMany({ where: { instanceId, expiresAt: { lt: before } } });
+  }
+}

@@ -1,0 +1,99 @@
+// The SAML IdP's pure parts: which ACS a request gets (by URL exactly, by index, or the default), the SP metadata
+// reader's choices (bindings kept, certificates by use), the XML parser's refusals, and the context class by factors.
+import { describe, expect, it } from "@jest/globals";
+import { contextClass } from "../../src/domain/saml/response.js";
+import { type AssertionConsumerService, chooseAcs, parseSpMetadata } from "../../src/domain/saml/sp-metadata.js";
+import { parseXml } from "../../src/domain/saml/xml.js";
+import type { LinkedSession } from "../../src/domain/sessions/link.js";
+import { POST, REDIRECT, spKeyPair, spMetadata } from "../support/saml.js";
+
+const ACS: AssertionConsumerService[] = [
+  { url: "https://sp/a", binding: POST, index: 3, isDefault: false },
+  { url: "https://sp/a", binding: REDIRECT, index: 1, isDefault: false },
+  { url: "https://sp/b", binding: POST, index: 2, isDefault: true },
+];
+
+describe("chooseAcs", () => {
+  it("matches a URL exactly, preferring HTTP-POST unless a binding is asked for", () => {
+    expect(chooseAcs(ACS, { url: "https://sp/a" })?.index).toBe(3);
+    expect(chooseAcs(ACS, { url: "https://sp/a", binding: REDIRECT })?.index).toBe(1);
+    expect(chooseAcs(ACS, { url: "https://sp/a/" })).toBeUndefined();
+    expect(chooseAcs(ACS, { url: "https://SP/a" })).toBeUndefined();
+    expect(chooseAcs(ACS, { url: "https://sp/b", binding: REDIRECT })).toBeUndefined();
+  });
+
+  it("finds an index, else the default, else the lowest index", () => {
+    expect(chooseAcs(ACS, { index: 1 })?.url).toBe("https://sp/a");
+    expect(chooseAcs(ACS, { index: 9 })).toBeUndefined();
+    expect(chooseAcs(ACS, {})?.url).toBe("https://sp/b");
+    expect(
+      chooseAcs(
+        ACS.map((a) => ({ ...a, isDefault: false })),
+        {},
+      )?.index,
+    ).toBe(1);
+  });
+});
+
+describe("parseSpMetadata", () => {
+  it("keeps the POST and Redirect ACS, the signing certificates and AuthnRequestsSigned", () => {
+    const cert = spKeyPair();
+    const xml = spMetadata({
+      entityId: "https://sp.example.com",
+      cert,
+      authnRequestsSigned: true,
+      acs: [
+        { url: "https://sp.example.com/acs", binding: POST, index: 0 },
+        { url: "https://sp.example.com/art", binding: "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Artifact", index: 1 },
+      ],
+    });
+    const md = parseSpMetadata(Buffer.from(xml));
+    expect(md).toEqual({
+      entityId: "https://sp.example.com",
+      acs: [{ url: "https://sp.example.com/acs", binding: POST, index: 0, isDefault: false }],
+      signingCertificates: [cert.certB64],
+      authnRequestsSigned: true,
+    });
+  });
+
+  it("refuses duplicate indexes and an entity id that is missing", () => {
+    const dup = spMetadata({
+      entityId: "https://x",
+      acs: [
+        { url: "https://x/1", index: 1 },
+        { url: "https://x/2", index: 1 },
+      ],
+    });
+    expect(() => parseSpMetadata(Buffer.from(dup))).toThrow(/unique/);
+    expect(() => parseSpMetadata(Buffer.from(spMetadata({ entityId: "", acs: [{ url: "https://x/1" }] })))).toThrow(/entityID/);
+  });
+});
+
+describe("parseXml", () => {
+  it("refuses DOCTYPEs, entities and malformed documents", () => {
+    expect(() => parseXml('<!DOCTYPE a [<!ENTITY b "c">]><a>&b;</a>', "E", "x")).toThrow(/DOCTYPE/);
+    expect(() => parseXml("<a>&b;</a>", "E", "x")).toThrow(/well-formed/);
+    expect(() => parseXml("<a><b></a>", "E", "x")).toThrow(/well-formed/);
+    expect(parseXml("<a><b/></a>", "E", "x").documentElement?.localName).toBe("a");
+  });
+});
+
+describe("contextClass", () => {
+  const at = new Date();
+  const session = (factors: Partial<LinkedSession["factors"]>): LinkedSession => ({
+    id: "s",
+    userId: "u",
+    orgId: "o",
+    factors: { user: at, webauthnUserVerified: false, ...factors },
+    passwordChangeRequired: false,
+    expiresAt: null,
+  });
+  const AC = "urn:oasis:names:tc:SAML:2.0:ac:classes:";
+
+  it("names the factors used", () => {
+    expect(contextClass(session({ password: at }))).toBe(`${AC}PasswordProtectedTransport`);
+    expect(contextClass(session({ password: at, totp: at }))).toBe(`${AC}MobileTwoFactorContract`);
+    expect(contextClass(session({ webauthn: at, webauthnUserVerified: true }))).toBe(`${AC}MobileTwoFactorContract`);
+    expect(contextClass(session({ intent: at }))).toBe(`${AC}unspecified`);
+  });
+});
