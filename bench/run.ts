@@ -23,6 +23,7 @@ import { loadConfig } from "../src/config.js";
 import { type Server, startServer } from "../src/server.js";
 import type { FlowSpec } from "./flow-client.js";
 import { OAUTH_SCENARIOS } from "./scenarios/oauth.js";
+import { SAML_SCENARIOS } from "./scenarios/saml.js";
 import { SCIM_SCENARIOS } from "./scenarios/scim.js";
 import { SIGN_IN_SCENARIOS } from "./scenarios/sign-in.js";
 
@@ -135,6 +136,7 @@ export const SCENARIOS: Scenario[] = [
   { name: "/healthz", method: "GET", path: "/healthz", anonymous: true },
   ...OAUTH_SCENARIOS,
   ...SIGN_IN_SCENARIOS,
+  ...SAML_SCENARIOS,
   ...SCIM_SCENARIOS,
 ];
 

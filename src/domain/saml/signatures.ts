@@ -76,17 +76,34 @@ export function verifyEnveloped(xml: string, doc: Document, signature: Element, 
  * Adds an enveloped signature (RSA-SHA256, SHA-256 digest, exclusive c14n) over the element with `id`, placed after
  * that element's Issuer (where the schema wants it), with the certificate in KeyInfo.
  */
+/** KeyInfo's X509Data of a certificate, built once per certificate (xml-crypto would parse the PEM per signature). */
+const keyInfos = new Map<string, string>();
+function keyInfoOf(certPem: string, prefix: string): string {
+  const key = `${prefix}\u0000${certPem}`;
+  let info = keyInfos.get(key);
+  if (info === undefined) {
+    const p = prefix ? `${prefix}:` : "";
+    const base64 = new X509Certificate(certPem).raw.toString("base64");
+    info = `<${p}X509Data><${p}X509Certificate>${base64}</${p}X509Certificate></${p}X509Data>`;
+    if (keyInfos.size > 100) keyInfos.clear();
+    keyInfos.set(key, info);
+  }
+  return info;
+}
+
 export function signElement(xml: string, id: string, localName: "Assertion" | "Response", key: KeyObject, certPem: string): string {
   const sx = new SignedXml({
-    privateKey: key.export({ format: "pem", type: "pkcs8" }) as string,
+    getKeyInfoContent: (args) => keyInfoOf(certPem, args?.prefix ?? ""),
+    // The KeyObject itself: a PEM would be parsed again for every signature (three times the RSA work).
+    privateKey: key,
     publicCert: certPem,
     signatureAlgorithm: RSA_SHA256,
     canonicalizationAlgorithm: EXC_C14N,
   });
-  sx.addReference({ xpath: `//*[local-name(.)='${localName}' and @ID='${id}']`, digestAlgorithm: SHA256, transforms: [ENVELOPED, EXC_C14N] });
-  sx.computeSignature(xml, {
-    prefix: "ds",
-    location: { reference: `//*[local-name(.)='${localName}' and @ID='${id}']/*[local-name(.)='Issuer']`, action: "after" },
-  });
+  // Absolute paths (the Response is the root, its Assertion a child of it): xpath's "//" walks the whole document,
+  // and did so twice per signature, costing more than the RSA signature itself.
+  const element = localName === "Response" ? `/*[local-name(.)='Response' and @ID='${id}']` : `/*/*[local-name(.)='Assertion' and @ID='${id}']`;
+  sx.addReference({ xpath: element, digestAlgorithm: SHA256, transforms: [ENVELOPED, EXC_C14N] });
+  sx.computeSignature(xml, { prefix: "ds", location: { reference: `${element}/*[local-name(.)='Issuer']`, action: "after" } });
   return sx.getSignedXml();
 }

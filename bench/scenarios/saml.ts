@@ -1,0 +1,139 @@
+// SAML scenarios: signed SAML Responses beside the bound they cannot beat, the RSA-2048 signatures alone. A response
+// here is the IdP's own work (issue 14): parse and verify an SP's signed AuthnRequest (HTTP-POST binding, enveloped
+// signature checked with the SP's certificate), then build, canonicalize and sign the Assertion; measured in this
+// process, one at a time (both are synchronous CPU work on the event loop).
+import { createHash, generateKeyPairSync, type KeyObject, randomBytes, sign } from "node:crypto";
+import forge from "node-forge";
+import { SignedXml } from "xml-crypto";
+import type { UserView } from "../../src/domain/identity/users.js";
+import { successResponse } from "../../src/domain/saml/response.js";
+import { envelopedSignature, verifyEnveloped } from "../../src/domain/saml/signatures.js";
+import { parseXml } from "../../src/domain/saml/xml.js";
+import type { LinkedSession } from "../../src/domain/sessions/link.js";
+import type { BenchContext, LoadResult, Scenario } from "../run.js";
+
+const SP = "https://sp.example.com/metadata";
+const ACS = "https://sp.example.com/acs";
+const IDP = "https://id.example.com/saml/v2/metadata";
+
+function selfSigned(key: KeyObject, cn: string): string {
+  const k = forge.pki.privateKeyFromPem(key.export({ format: "pem", type: "pkcs1" }) as string) as forge.pki.rsa.PrivateKey;
+  const cert = forge.pki.createCertificate();
+  cert.publicKey = forge.pki.setRsaPublicKey(k.n, k.e);
+  cert.serialNumber = `01${randomBytes(8).toString("hex")}`;
+  cert.validity.notBefore = new Date(Date.now() - 60_000);
+  cert.validity.notAfter = new Date(Date.now() + 86_400_000);
+  cert.setSubject([{ name: "commonName", value: cn }]);
+  cert.setIssuer([{ name: "commonName", value: cn }]);
+  cert.sign(k, forge.md.sha256.create());
+  return forge.pki.certificateToPem(cert);
+}
+
+function rsaKey(): KeyObject {
+  return generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey;
+}
+
+/** An SP's AuthnRequest, signed (enveloped, RSA-SHA256, exclusive c14n) with its key. */
+function signedAuthnRequest(spKey: KeyObject, spCert: string): string {
+  const id = `_${randomBytes(20).toString("hex")}`;
+  const xml = `<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${id}" Version="2.0" IssueInstant="${new Date().toISOString()}" Destination="https://id.example.com/saml/v2/SSO" AssertionConsumerServiceURL="${ACS}" ProtocolBinding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST"><saml:Issuer>${SP}</saml:Issuer><samlp:NameIDPolicy Format="urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress" AllowCreate="true"/></samlp:AuthnRequest>`;
+  const sx = new SignedXml({
+    privateKey: spKey.export({ format: "pem", type: "pkcs8" }) as string,
+    publicCert: spCert,
+    signatureAlgorithm: "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256",
+    canonicalizationAlgorithm: "http://www.w3.org/2001/10/xml-exc-c14n#",
+  });
+  sx.addReference({
+    xpath: "/*",
+    digestAlgorithm: "http://www.w3.org/2001/04/xmlenc#sha256",
+    transforms: ["http://www.w3.org/2000/09/xmldsig#enveloped-signature", "http://www.w3.org/2001/10/xml-exc-c14n#"],
+  });
+  sx.computeSignature(xml, { prefix: "ds", location: { reference: "//*[local-name(.)='Issuer']", action: "after" } });
+  return sx.getSignedXml();
+}
+
+function timedLoop(seconds: number, work: () => void): LoadResult {
+  const latencies: number[] = [];
+  const end = performance.now() + seconds * 1000;
+  const start = performance.now();
+  while (performance.now() < end) {
+    const t0 = performance.now();
+    work();
+    latencies.push(performance.now() - t0);
+  }
+  const elapsed = (performance.now() - start) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+  return { requestsPerSecond: latencies.length / elapsed, latencyP50Ms: at(0.5), latencyP99Ms: at(0.99), requests: latencies.length, non2xx: 0, errors: 0 };
+}
+
+let keys: { idp: KeyObject; idpCert: string; sp: KeyObject; spCert: string } | undefined;
+const world = () => {
+  if (!keys) {
+    const idp = rsaKey();
+    const sp = rsaKey();
+    keys = { idp, idpCert: selfSigned(idp, "svc bench IdP"), sp, spCert: selfSigned(sp, "bench SP") };
+  }
+  return keys;
+};
+
+/** RSA-2048 PKCS#1 v1.5 signatures over a SHA-256 digest, the operation at the heart of each Response. */
+async function rsaBound(_ctx: BenchContext, seconds: number): Promise<LoadResult> {
+  const { idp } = world();
+  const data = randomBytes(2048);
+  return timedLoop(seconds, () => {
+    sign("sha256", data, idp);
+  });
+}
+
+async function samlResponses(_ctx: BenchContext, seconds: number): Promise<LoadResult> {
+  const { idp, idpCert, sp, spCert } = world();
+  // A fresh request per response would time the SP's signing too: a pool of pre-signed requests, reused in turn.
+  const requests = Array.from({ length: 64 }, () => signedAuthnRequest(sp, spCert));
+  const base64 = forge.util.encode64(forge.pem.decode(idpCert)[0]?.body ?? "");
+  // Registered SP certificates are kept as base64 DER, as metadata carries them.
+  const spBase64 = forge.util.encode64(forge.pem.decode(spCert)[0]?.body ?? "");
+  const cert = { id: "bench", pem: idpCert, base64, privateKey: idp };
+  const now = new Date();
+  const session: LinkedSession = {
+    id: "bench-session",
+    userId: "u1",
+    orgId: "o1",
+    factors: { user: now, password: now, webauthnUserVerified: false },
+    passwordChangeRequired: false,
+    expiresAt: null,
+  };
+  const user = {
+    id: "u1",
+    orgId: "o1",
+    username: "alice",
+    preferredLoginName: "alice@example.com",
+    loginNames: ["alice@example.com"],
+    givenName: "Alice",
+    familyName: "Example",
+    displayName: "Alice Example",
+    email: "alice@example.com",
+  } as UserView;
+  const config = { kind: "saml", entityId: SP, nameIdFormat: "emailAddress", roleKeys: [], assertionLifetimeSeconds: 300, signResponse: false } as never;
+  let i = 0;
+  return timedLoop(seconds, () => {
+    const xml = requests[i++ % requests.length] as string;
+    const doc = parseXml(xml, "Errors.Saml.Request.Malformed", "the AuthnRequest");
+    const signature = envelopedSignature(doc);
+    if (!signature || !verifyEnveloped(xml, doc, signature, [spBase64])) throw new Error("the bench's AuthnRequest did not verify");
+    const requestId = doc.documentElement?.getAttribute("ID") ?? "";
+    const out = successResponse(
+      { requestId, acsUrl: ACS, issuer: SP },
+      { entityId: IDP, cert, signResponse: false },
+      { user, session, config, roles: [] },
+      new Date(),
+    );
+    if (!out.includes("SignatureValue")) throw new Error("no signature");
+    createHash("sha256").update(out);
+  });
+}
+
+export const SAML_SCENARIOS: Scenario[] = [
+  { name: "RSA-2048 signatures alone (bound of SAML responses)", method: "POST", path: "-", local: rsaBound },
+  { name: "SAML response: verify a signed AuthnRequest, build and sign the Assertion", method: "POST", path: "-", local: samlResponses },
+];
