@@ -3,6 +3,7 @@
 import type { Request, Response } from "express";
 import type { Ctx } from "../../domain/context.js";
 import { asDomainError, DomainError } from "../../domain/errors.js";
+import { rateLimited } from "../../domain/limits.js";
 import { type AuthRequestView, getAuthRequest } from "../../domain/oauth/authorize/login-ui.js";
 import { getInstance } from "../../domain/orgs/instance.js";
 import { getSamlRequest, type SamlRequestView } from "../../domain/saml/login-ui.js";
@@ -167,6 +168,21 @@ export class LoginRequest {
     };
   }
 
+  /**
+   * Counts a request that sends mail or creates an account against the brute-force limits (the browser's address and,
+   * given, one more key such as the login name): past them the request is refused (429 page) before anything is done,
+   * so the forms cannot be used to flood mailboxes or mass-create accounts.
+   */
+  async throttle(kind: string, key?: string): Promise<void> {
+    const limits = this.ctx.limits;
+    if (!limits) return;
+    const keys = [...(this.ctx.peer ? [`ip:${this.ctx.peer}`] : []), ...(key ? [`${kind}:${key.toLowerCase()}`] : [])];
+    const wait = limits.blockedFor(keys);
+    if (wait > 0) throw rateLimited(wait);
+    const now = await limits.failed(keys);
+    if (now > 0) throw rateLimited(now);
+  }
+
   /** The browser's session named `id` (from the cookie), if this browser holds it. */
   session(id: string | undefined): BrowserSession | undefined {
     return id === undefined ? undefined : this.state.sessions.find((s) => s.id === id);
@@ -243,6 +259,7 @@ export class LoginRequest {
     if (!d) throw err;
     const { status, key } = describe(d);
     if (status === 503) this.res.set("retry-after", "5");
+    if (status === 429 && d.metadata.retryAfter) this.res.set("retry-after", d.metadata.retryAfter);
     const back = this.authRequest || this.samlRequest ? this.url("/login", this.flowQuery()) : undefined;
     await this.render(
       (p) => ({

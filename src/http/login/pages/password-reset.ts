@@ -62,6 +62,7 @@ async function postReset(r: LoginRequest): Promise<void> {
   if (!loginName || loginName.length > MAX_LOGIN_NAME) return resetPage(r, loginName, r.t("login.loginNameRequired"), 400);
   // Without a mail server no link can go out to anyone: saying so tells nothing about the account.
   if (!r.deps.mailer) return unavailablePage(r);
+  await r.throttle("reset", loginName);
   const userId = await userByLoginName(r, loginName);
   if (userId) {
     // Not awaited: the answer comes as fast for an account as for none (the mail server's round trip would tell).

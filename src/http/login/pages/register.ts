@@ -108,6 +108,7 @@ async function postRegister(r: LoginRequest): Promise<void> {
   const form = formOf(r);
   const { password, errors } = readNewPassword(r);
   if (errors) return registerPage(r, orgId, form, errors, 400);
+  await r.throttle("register");
   let userId: string;
   try {
     // Allowed to a login client by the organization's login settings alone (user-register.ts).
