@@ -8,12 +8,14 @@ import { setLogin, totpCode } from "../support/authn.js";
 import {
   accessibilityProblems,
   browserAvailable,
-  callbackQuery,
   launchBrowser,
   newContext,
   PHONE,
   type RpCallback,
+  redeemCode,
+  type Started,
   screenshot,
+  startAuthorization,
   startBrowserServer,
   startRpCallback,
 } from "../support/browser.js";
@@ -53,38 +55,11 @@ afterAll(async () => {
   await smtp?.close();
 });
 
-interface Started {
-  url: string;
-  verifier: string;
-  state: string;
-  nonce: string;
-}
-
-async function authorizationUrl(extra: Record<string, string> = {}): Promise<Started> {
-  const verifier = oidc.randomPKCECodeVerifier();
-  const state = oidc.randomState();
-  const nonce = oidc.randomNonce();
-  const url = oidc.buildAuthorizationUrl(config, {
-    redirect_uri: rp.url,
-    scope: "openid profile",
-    state,
-    nonce,
-    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: "S256",
-    ...extra,
-  });
-  return { url: url.href, verifier, state, nonce };
-}
+const authorizationUrl = (extra: Record<string, string> = {}): Promise<Started> => startAuthorization(config, rp.url, "openid profile", extra);
 
 /** The RP's half: the code redeemed for tokens; the ID token's subject and amr. */
 async function redeem(page: Page, s: Started): Promise<{ sub: string; amr: string[] }> {
-  await callbackQuery(page, rp.url);
-  const tokens = await oidc.authorizationCodeGrant(config, new URL(page.url()), {
-    pkceCodeVerifier: s.verifier,
-    expectedState: s.state,
-    expectedNonce: s.nonce,
-    idTokenExpected: true,
-  });
+  const tokens = await redeemCode(page, config, rp.url, s);
   const claims = tokens.claims();
   return { sub: claims?.sub as string, amr: (claims?.amr as string[] | undefined) ?? [] };
 }

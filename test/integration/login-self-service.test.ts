@@ -8,12 +8,14 @@ import { loginClient, setLogin } from "../support/authn.js";
 import {
   accessibilityProblems,
   browserAvailable,
-  callbackQuery,
   launchBrowser,
   newContext,
   PHONE,
   type RpCallback,
+  redeemCode,
+  type Started,
   screenshot,
+  startAuthorization,
   startBrowserServer,
   startRpCallback,
 } from "../support/browser.js";
@@ -52,37 +54,10 @@ afterAll(async () => {
   await rp?.close();
 });
 
-interface Started {
-  url: string;
-  verifier: string;
-  state: string;
-  nonce: string;
-}
-
-async function authorizationUrl(extra: Record<string, string> = {}): Promise<Started> {
-  const verifier = oidc.randomPKCECodeVerifier();
-  const state = oidc.randomState();
-  const nonce = oidc.randomNonce();
-  const url = oidc.buildAuthorizationUrl(config, {
-    redirect_uri: rp.url,
-    scope: "openid profile email",
-    state,
-    nonce,
-    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: "S256",
-    ...extra,
-  });
-  return { url: url.href, verifier, state, nonce };
-}
+const authorizationUrl = (extra: Record<string, string> = {}): Promise<Started> => startAuthorization(config, rp.url, "openid profile email", extra);
 
 async function redeem(page: Page, s: Started): Promise<string> {
-  await callbackQuery(page, rp.url);
-  const tokens = await oidc.authorizationCodeGrant(config, new URL(page.url()), {
-    pkceCodeVerifier: s.verifier,
-    expectedState: s.state,
-    expectedNonce: s.nonce,
-    idTokenExpected: true,
-  });
+  const tokens = await redeemCode(page, config, rp.url, s);
   return tokens.claims()?.sub as string;
 }
 

@@ -13,7 +13,10 @@ import {
   newContext,
   PHONE,
   type RpCallback,
+  redeemCode,
+  type Started,
   screenshot,
+  startAuthorization,
   startBrowserServer,
   startRpCallback,
 } from "../support/browser.js";
@@ -53,38 +56,11 @@ afterAll(async () => {
   await rp?.close();
 });
 
-interface Started {
-  url: string;
-  verifier: string;
-  state: string;
-  nonce: string;
-}
-
-async function authorizationUrl(extra: Record<string, string> = {}): Promise<Started> {
-  const verifier = oidc.randomPKCECodeVerifier();
-  const state = oidc.randomState();
-  const nonce = oidc.randomNonce();
-  const url = oidc.buildAuthorizationUrl(config, {
-    redirect_uri: rp.url,
-    scope: "openid profile email",
-    state,
-    nonce,
-    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: "S256",
-    ...extra,
-  });
-  return { url: url.href, verifier, state, nonce };
-}
+const authorizationUrl = (extra: Record<string, string> = {}): Promise<Started> => startAuthorization(config, rp.url, "openid profile email", extra);
 
 /** The RP's half after the browser is back: the code redeemed, the ID token checked; its subject. */
 async function redeem(page: Page, s: Started): Promise<string> {
-  await callbackQuery(page, rp.url);
-  const tokens = await oidc.authorizationCodeGrant(config, new URL(page.url()), {
-    pkceCodeVerifier: s.verifier,
-    expectedState: s.state,
-    expectedNonce: s.nonce,
-    idTokenExpected: true,
-  });
+  const tokens = await redeemCode(page, config, rp.url, s);
   return tokens.claims()?.sub as string;
 }
 

@@ -10,6 +10,7 @@ import path from "node:path";
 import AxeBuilder from "@axe-core/playwright";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { freePort } from "./apache.js";
+import { oidc } from "./oidc.js";
 import { ROOT, startTestServer, type TestServer } from "./server.js";
 
 export const SCREENSHOTS = path.join(ROOT, "test-artifacts", "screenshots");
@@ -92,4 +93,40 @@ export async function accessibilityProblems(page: Page): Promise<string[]> {
 export async function callbackQuery(page: Page, callback: string): Promise<URLSearchParams> {
   await page.waitForURL((u) => u.href.startsWith(callback), { timeout: 15_000 });
   return new URL(page.url()).searchParams;
+}
+
+/** A code flow the browser is about to start: its authorization URL and what the RP keeps to redeem the code. */
+export interface Started {
+  url: string;
+  verifier: string;
+  state: string;
+  nonce: string;
+}
+
+/** An authorization URL of the RP (openid-client: state, nonce, PKCE S256) towards `redirectUri`. */
+export async function startAuthorization(config: oidc.Configuration, redirectUri: string, scope: string, extra: Record<string, string> = {}): Promise<Started> {
+  const verifier = oidc.randomPKCECodeVerifier();
+  const state = oidc.randomState();
+  const nonce = oidc.randomNonce();
+  const url = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: redirectUri,
+    scope,
+    state,
+    nonce,
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: "S256",
+    ...extra,
+  });
+  return { url: url.href, verifier, state, nonce };
+}
+
+/** The RP's half once the browser is back at `redirectUri`: the code redeemed, the ID token checked. */
+export async function redeemCode(page: Page, config: oidc.Configuration, redirectUri: string, s: Started) {
+  await callbackQuery(page, redirectUri);
+  return oidc.authorizationCodeGrant(config, new URL(page.url()), {
+    pkceCodeVerifier: s.verifier,
+    expectedState: s.state,
+    expectedNonce: s.nonce,
+    idTokenExpected: true,
+  });
 }
