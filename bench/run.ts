@@ -12,7 +12,7 @@
 // SVC_BENCH_DATABASE_URL (a fresh, empty PostgreSQL database; the embedded one when unset).
 import { execFile, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -326,7 +326,37 @@ async function runAutocannon(run: LoadRun): Promise<LoadResult> {
 const FLOW_CLIENT = fileURLToPath(new URL("./flow-client.ts", import.meta.url));
 
 /** A flow scenario: bench/flow-client.ts in its own process, pinned to the loader core like wrk. */
+/** CPU time (µs) the PostgreSQL backends serving `database` (on this machine) have used so far, from /proc (0 without /proc). */
+async function postgresCpuUs(database: string | undefined): Promise<number> {
+  if (!database) return 0;
+  const tick = 1e6 / 100;
+  let total = 0;
+  const pids = await readdir("/proc").catch(() => [] as string[]);
+  await Promise.all(
+    pids
+      .filter((p) => /^\d+$/.test(p))
+      .map(async (pid) => {
+        const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+        const close = stat.lastIndexOf(")");
+        if (!stat.slice(0, close).includes("(postgres")) return;
+        const title = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
+        if (!title.includes(` ${database} `)) return;
+        const fields = stat.slice(close + 2).split(" ");
+        total += (Number(fields[11]) + Number(fields[12])) * tick;
+      }),
+  );
+  return total;
+}
+
+/** The PostgreSQL database the bench runs on, if it does. */
+function benchDatabase(): string | undefined {
+  const url = process.env.SVC_BENCH_DATABASE_URL;
+  return url ? decodeURIComponent(new URL(url).pathname.slice(1)) : undefined;
+}
+
 async function runFlow(spec: FlowSpec): Promise<LoadResult> {
+  const svcCpu0 = process.cpuUsage();
+  const pgCpu0 = await postgresCpuUs(benchDatabase());
   const nodeArgs = ["--import", "tsx", FLOW_CLIENT];
   const core = loaderCore();
   const [command, args] = core === undefined ? [process.execPath, nodeArgs] : ["taskset", ["-c", String(core), process.execPath, ...nodeArgs]];
@@ -336,7 +366,13 @@ async function runFlow(spec: FlowSpec): Promise<LoadResult> {
       return err ? reject(new Error(`flow client: ${err.message}`)) : resolve(out);
     }),
   );
-  const t = JSON.parse(stdout.trim().split("\n").pop() ?? "") as Totals & { non2xx: number; errors: number };
+  const t = JSON.parse(stdout.trim().split("\n").pop() ?? "") as Totals & { non2xx: number; errors: number; warmRequests: number; clientCpuUs: number };
+  const svcCpu = process.cpuUsage(svcCpu0);
+  const flows = t.requests + t.non2xx + t.warmRequests;
+  const perFlow = (us: number) => (us / flows / 1000).toFixed(2);
+  process.stderr.write(
+    `  CPU per flow: svc ${perFlow(svcCpu.user + svcCpu.system)} ms, PostgreSQL ${perFlow((await postgresCpuUs(benchDatabase())) - pgCpu0)} ms, client ${perFlow(t.clientCpuUs)} ms\n`,
+  );
   return loadResult(t, t.non2xx, t.errors);
 }
 

@@ -63,7 +63,7 @@ import { openidRelyingParty } from "./idp/openid.js";
 import { smtpMailer } from "./mail/smtp.js";
 import { createOAuthRuntime } from "./oauth-runtime.js";
 import { httpMetadataFetcher } from "./saml/metadata-fetch.js";
-import { type Database, openDatabase } from "./store/db.js";
+import { type Database, openDatabase, type QueryObserver } from "./store/db.js";
 import { createStore, type Store } from "./store/index.js";
 import { applyMigrations } from "./store/migrate.js";
 import { outage } from "./store/outage.js";
@@ -143,6 +143,7 @@ async function openAndBootstrap(
   config: Config,
   log: Logger,
   clock: Clock,
+  onQuery: QueryObserver,
 ): Promise<{ db: Database; store: Store; knownMigrations: string[]; instanceId: string }> {
   const db = await slowStep(log, "opening the database", () =>
     openDatabase({
@@ -152,6 +153,7 @@ async function openAndBootstrap(
       statementTimeoutMs: config.databaseStatementTimeoutMs,
       lockTimeoutMs: config.databaseLockTimeoutMs,
       acquireTimeoutMs: config.databaseAcquireTimeoutMs,
+      onQuery,
     }),
   );
   try {
@@ -174,7 +176,10 @@ async function openAndBootstrap(
 export async function createApp(config: Config, log: Logger, clock: Clock): Promise<App> {
   outage.setLogger(log);
   applyHashCeilings(config);
-  const { db, store, knownMigrations, instanceId } = await openAndBootstrap(config, log, clock);
+  // The metrics exist before the database opens: they time its statements.
+  const metrics = createMetrics({ services: API_SERVICES, token: config.metricsToken });
+  const { db, store, knownMigrations, instanceId } = await openAndBootstrap(config, log, clock, metrics.observeQuery);
+  const signals = metrics.signals;
   let shuttingDown = false;
   // A probe answers within its own deadline, on its own connection: a frozen database is a 503, never a hang.
   const ready = async () => {
@@ -191,17 +196,18 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
   );
   let oauth: Awaited<ReturnType<typeof createOAuthRuntime>>;
   try {
-    oauth = await slowStep(log, "loading the signing keys", () => createOAuthRuntime({ config, db, store, instanceId, clock, log, limits }));
+    oauth = await slowStep(log, "loading the signing keys", () => createOAuthRuntime({ config, db, store, instanceId, clock, log, limits, signals }));
   } catch (err) {
     await db.close().catch(() => {});
     throw err;
   }
   const tokens = oauth.runtime;
+  metrics.readFrom({ pool: () => db.poolStats(), caches: oauth.cacheStats });
   const mailer = config.smtpUrl && config.smtpFrom ? smtpMailer(config.smtpUrl, config.smtpFrom) : undefined;
   const authn = { sealer: masterKeySealer(oauth.masterKey), externalUrl: config.externalUrl };
   const idp = openidRelyingParty();
   const samlMetadata = httpMetadataFetcher();
-  const deps: ApiDeps = { store, authenticate: limitedBearer(tokens, limits), instanceId, clock, log, limits, mailer, authn, idp, samlMetadata };
+  const deps: ApiDeps = { store, authenticate: limitedBearer(tokens, limits), instanceId, clock, log, limits, mailer, authn, idp, samlMetadata, signals };
   const samlIdp: SamlIdp = { ...deps, ...samlUrls(config), certificates: oauth.samlCertificates };
   const shutdown = new AbortController();
   // connect-node links every in-flight call to this signal and unlinks it when the call ends: the listener count is the
@@ -223,9 +229,9 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
     mailer,
     authn,
     idp,
+    signals,
     saml: { externalUrl: config.externalUrl, certificates: oauth.samlCertificates },
   });
-  const metrics = createMetrics({ services: API_SERVICES, token: config.metricsToken, pool: () => db.poolStats() });
   const routes = dispatcher(log, [
     (req, res) => metrics.serve(req, res),
     serveDocs,
@@ -331,7 +337,10 @@ function connectTransport(
 }
 
 /** The hosted login (/ui/login) over the same domain and runtime as the API. */
-function hostedLogin(config: Config, d: Pick<LoginDeps, "store" | "instanceId" | "clock" | "log" | "limits" | "mailer" | "authn" | "idp" | "saml">) {
+function hostedLogin(
+  config: Config,
+  d: Pick<LoginDeps, "store" | "instanceId" | "clock" | "log" | "limits" | "mailer" | "authn" | "idp" | "saml" | "signals">,
+) {
   return loginRouter({
     ...d,
     externalUrl: config.externalUrl,

@@ -12,6 +12,8 @@ import { SigningKeys } from "./crypto/signing-keys.js";
 import type { Clock } from "./domain/context.js";
 import type { FailureLimits } from "./domain/limits.js";
 import { type OAuthRuntime, purgeExpiredTokens } from "./domain/oauth/tokens.js";
+import type { SignInSignals } from "./domain/signals.js";
+import type { CacheStats } from "./http/metrics.js";
 import { type AuthTarget, listenForInvalidations, onAuthInvalidation, TaggedCache } from "./store/auth-cache.js";
 import type { Database } from "./store/db.js";
 import type { Store } from "./store/index.js";
@@ -25,6 +27,7 @@ export interface OAuthRuntimeDeps {
   clock: Clock;
   log: Logger;
   limits: FailureLimits;
+  signals?: SignInSignals;
 }
 
 /** The master key and where it came from (for the message when it does not fit the data). */
@@ -52,9 +55,14 @@ function samlCertificatesOf(deps: OAuthRuntimeDeps, masterKey: Buffer): SamlCert
   });
 }
 
-export async function createOAuthRuntime(
-  deps: OAuthRuntimeDeps,
-): Promise<{ runtime: OAuthRuntime; masterKey: Buffer; samlCertificates: SamlCertificates; close(): Promise<void> }> {
+export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{
+  runtime: OAuthRuntime;
+  masterKey: Buffer;
+  samlCertificates: SamlCertificates;
+  /** Hits and misses of the authentication caches so far, for the metrics. */
+  cacheStats(): CacheStats[];
+  close(): Promise<void>;
+}> {
   const { config, db, log, clock } = deps;
   const { store } = deps;
   const masterKey = await masterKeyOf(deps);
@@ -91,6 +99,7 @@ export async function createOAuthRuntime(
     },
     loginUrl: config.loginUrl,
     limits: deps.limits,
+    signals: deps.signals,
     ...(caches as Pick<OAuthRuntime, keyof typeof caches>),
   };
   const onTarget = (t: AuthTarget) => {
@@ -133,6 +142,12 @@ export async function createOAuthRuntime(
     runtime: rt,
     masterKey: masterKey.key,
     samlCertificates,
+    cacheStats: () => [
+      { cache: "tokens", hits: caches.tokens.hits, misses: caches.tokens.misses },
+      { cache: "clients", hits: caches.clients.hits, misses: caches.clients.misses },
+      { cache: "machine_keys", hits: caches.machineKeys.hits, misses: caches.machineKeys.misses },
+      { cache: "role_claims", hits: caches.roleClaims.hits, misses: caches.roleClaims.misses },
+    ],
     async close() {
       clearInterval(housekeeping);
       unsubscribe();

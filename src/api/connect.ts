@@ -35,6 +35,7 @@ export interface ApiDeps {
   authn?: Ctx["authn"];
   idp?: Ctx["idp"];
   samlMetadata?: Ctx["samlMetadata"];
+  signals?: Ctx["signals"];
 }
 
 const ctxKey = createContextKey<Ctx | undefined>(undefined, { description: "the call's domain context" });
@@ -111,8 +112,8 @@ export function authInterceptor(deps: ApiDeps): Interceptor {
       if (!PUBLIC_SERVICES.has(req.service.typeName)) {
         const peer = req.header.get(PEER_HEADER) ?? undefined;
         const principal = await deps.authenticate(req.header.get("authorization"), deps.clock(), peer);
-        const { store, instanceId, clock, log, limits, mailer, authn, idp, samlMetadata } = deps;
-        const ctx: Ctx = { store, instanceId, principal, clock, log, requestId, limits, peer, mailer, authn, idp, samlMetadata };
+        const { store, instanceId, clock, log, limits, mailer, authn, idp, samlMetadata, signals } = deps;
+        const ctx: Ctx = { store, instanceId, principal, clock, log, requestId, limits, peer, mailer, authn, idp, samlMetadata, signals };
         checkDeclaredPermission(ctx, req.method);
         req.contextValues.set(ctxKey, ctx);
       }

@@ -4,6 +4,7 @@ import type { AuthnSettings, Mailer } from "./identity/authn/ports.js";
 import type { OidcRelyingParty } from "./idp/ports.js";
 import type { FailureLimits } from "./limits.js";
 import type { SamlMetadataFetcher } from "./saml/ports.js";
+import type { SignInSignals } from "./signals.js";
 
 /** Who is calling: resolved from the bearer token by the authenticator. */
 export interface Principal {
@@ -42,4 +43,6 @@ export interface Ctx {
   idp?: OidcRelyingParty;
   /** Fetches a SAML SP's metadata from its URL (once, when an app is registered with metadataUrl). */
   samlMetadata?: SamlMetadataFetcher;
+  /** The metrics' ears for sign-in outcomes (factor checks, finished OIDC and SAML requests); none in tools and tests. */
+  signals?: SignInSignals;
 }

@@ -47,6 +47,9 @@ export class TaggedCache<V> {
   private readonly map = new Map<string, Entry<V>>();
   private gen = 0;
   enabled = true;
+  /** Lookups answered from the cache and lookups that had to go to the database, for the metrics. */
+  hits = 0;
+  misses = 0;
 
   generation(): number {
     return this.gen;
@@ -54,11 +57,16 @@ export class TaggedCache<V> {
 
   get(key: string): V | undefined {
     const e = this.map.get(key);
-    if (!e) return undefined;
-    if (e.until <= performance.now()) {
-      this.map.delete(key);
+    if (!e) {
+      this.misses++;
       return undefined;
     }
+    if (e.until <= performance.now()) {
+      this.map.delete(key);
+      this.misses++;
+      return undefined;
+    }
+    this.hits++;
     return e.value;
   }
 

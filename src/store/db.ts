@@ -66,7 +66,11 @@ export interface DatabaseOptions {
   statementTimeoutMs?: number;
   lockTimeoutMs?: number;
   acquireTimeoutMs?: number;
+  /** Told each request statement's round trip in seconds (PostgreSQL), for the metrics. */
+  onQuery?: QueryObserver;
 }
+
+export type QueryObserver = (seconds: number, ok: boolean) => void;
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   return opts.url ? openPostgres(opts as DatabaseOptions & { url: string }) : openEmbedded(opts.dataDir);
@@ -90,8 +94,33 @@ const sessionSetup = (statementMs: number, lockMs: number) =>
  * is acquired for, with no query queued behind another (pg 9 will refuse that). A server without a setting keeps its
  * default. A new connection is also the sign that the database answers again after an outage.
  */
-function setupClient(setup: string): typeof pg.Client {
+function setupClient(setup: string, onQuery?: QueryObserver): typeof pg.Client {
   return class extends pg.Client {
+    // Each statement's round trip, for the metrics: the promise and callback forms (Prisma's adapter and the pool's
+    // query); a Submittable (a cursor or stream) is left alone.
+    // @ts-expect-error one implementation for pg's overloads, which TypeScript cannot match one by one.
+    override query(...args: unknown[]): unknown {
+      const run = super.query as unknown as (...a: unknown[]) => unknown;
+      const first = args[0] as { submit?: unknown } | undefined;
+      if (!onQuery || (typeof first === "object" && first !== null && typeof first.submit === "function")) return run.apply(this, args);
+      const start = performance.now();
+      const done = (ok: boolean) => onQuery((performance.now() - start) / 1000, ok);
+      const last = args[args.length - 1];
+      if (typeof last === "function") {
+        args[args.length - 1] = (err: Error | null, res: unknown) => {
+          done(!err);
+          (last as (err: Error | null, res: unknown) => void)(err, res);
+        };
+        return run.apply(this, args);
+      }
+      const answer = run.apply(this, args) as Promise<unknown>;
+      answer.then(
+        () => done(true),
+        () => done(false),
+      );
+      return answer;
+    }
+
     // pg-pool connects with a callback; the promise form is kept for everything else.
     override connect(): Promise<pg.Client>;
     override connect(callback: ((err: Error) => void) | ((err: null, c: pg.Client) => void)): void;
@@ -128,7 +157,7 @@ async function openPostgres(opts: DatabaseOptions & { url: string }): Promise<Da
     max: opts.poolSize,
     connectionTimeoutMillis: acquireMs,
     query_timeout: statementMs + 2_000,
-    Client: setupClient(sessionSetup(statementMs, opts.lockTimeoutMs ?? 2_000)),
+    Client: setupClient(sessionSetup(statementMs, opts.lockTimeoutMs ?? 2_000), opts.onQuery),
   });
   // An idle client losing its server must not crash the process.
   pool.on("error", () => {});

@@ -8,6 +8,7 @@ import type { SigningKeys } from "../../crypto/signing-keys.js";
 import type { Store } from "../../store/index.js";
 import type { Clock } from "../context.js";
 import type { FailureLimits } from "../limits.js";
+import type { SignInSignals } from "../signals.js";
 import type { ClientRecord, MachineKeyRecord } from "./client-auth.js";
 import type { ResolvedToken } from "./resolve.js";
 
@@ -40,6 +41,8 @@ export interface OAuthRuntime {
   loginUrl: string;
   /** Failed client authentications and assertions counted per client id and source address. */
   limits: FailureLimits;
+  /** The metrics' count of finished auth requests (prompt=none finishes here). */
+  signals?: SignInSignals;
   tokens: AuthCache<ResolvedToken>;
   clients: AuthCache<ClientRecord | null>;
   /** Machine keys with their user, for the JWT profile grant (invalidated per user). */

@@ -94,6 +94,7 @@ async function finish(ctx: Ctx, r: SamlRequestRow, now: Date, type: string, payl
     }
     await recordEvent(ctx, tx, { aggregateType: "saml.request", aggregateId: r.id, orgId: r.app.orgId, type, payload });
   });
+  ctx.signals?.finished("saml", type === "saml.request.succeeded" ? "success" : "error");
 }
 
 function checkedError(e: { error: SamlError | undefined; description?: string }): { error: SamlError; description?: string } {

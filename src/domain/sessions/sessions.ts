@@ -11,6 +11,7 @@ import { failedPrecondition, invalidArgument, permissionDenied } from "../errors
 import { intentSessionUser } from "../idp/session-intent.js";
 import { newId } from "../ids.js";
 import { effectiveOf } from "../settings/settings.js";
+import { checkOutcomeOf } from "../signals.js";
 import type { FactorStep } from "./factors.js";
 import { FACTOR_ORDER } from "./factors.js";
 import { checkUserAgent, expiryOf, mergeMetadata, readMetadata } from "./input.js";
@@ -69,14 +70,17 @@ export async function createSession(ctx: Ctx, input: CreateSessionInput): Promis
   if (!input.checks.user && !isLoginClient(ctx)) {
     throw permissionDenied("Errors.Permission.Denied", "signing in with an identity provider needs the role IAM_LOGIN_CLIENT");
   }
-  const { user, checks: known } = input.checks.user
-    ? await findSessionUser(ctx, input.checks.user)
-    : await intentSessionUser(ctx, input.checks.idpIntent as NonNullable<SessionChecks["idpIntent"]>);
-  // A user creates sessions for itself only; for anybody else it is the login client's work.
-  if (!isLoginClient(ctx) && user.id !== ctx.principal.userId) {
-    throw permissionDenied("Errors.Permission.Denied", "creating sessions for other users needs the role IAM_LOGIN_CLIENT");
-  }
-  assertCanSignIn(user);
+  const { user, checks: known } = await observed(ctx, "user", async () => {
+    const found = input.checks.user
+      ? await findSessionUser(ctx, input.checks.user)
+      : await intentSessionUser(ctx, input.checks.idpIntent as NonNullable<SessionChecks["idpIntent"]>);
+    // A user creates sessions for itself only; for anybody else it is the login client's work.
+    if (!isLoginClient(ctx) && found.user.id !== ctx.principal.userId) {
+      throw permissionDenied("Errors.Permission.Denied", "creating sessions for other users needs the role IAM_LOGIN_CLIENT");
+    }
+    assertCanSignIn(found.user);
+    return found;
+  });
 
   const token = newOpaqueToken();
   const session: SessionRow = {
@@ -135,7 +139,9 @@ export async function setSession(ctx: Ctx, input: SetSessionInput): Promise<Sess
   if (input.lifetimeSeconds !== undefined) patch.expiresAt = expiryOf(now, input.lifetimeSeconds);
   if (Object.keys(input.metadata).length) patch.metadata = mergeMetadata(readMetadata(session.metadata), input.metadata);
 
-  const { user, checks: known } = await sessionUser(ctx, session, input.checks.user);
+  const { user, checks: known } = input.checks.user
+    ? await observed(ctx, "user", () => sessionUser(ctx, session, input.checks.user))
+    : await sessionUser(ctx, session, undefined);
   if (input.checks.user) patch.userCheckedAt = now;
   const step = stepOn(ctx, session, user, known, now, patch);
   const token = newOpaqueToken();
@@ -213,10 +219,22 @@ async function runChecks(step: FactorStep, checks: SessionChecks): Promise<strin
     const input = checks[name];
     if (input === undefined) continue;
     const check = CHECKS[name];
-    await (check as (s: FactorStep, i: typeof input) => Promise<void>)(step, input);
+    await observed(step.ctx, name, () => (check as (s: FactorStep, i: typeof input) => Promise<void>)(step, input));
     ran.push(name);
   }
   return ran;
+}
+
+/** Runs one check and tells the metrics how it ended. */
+async function observed<T>(ctx: Ctx, factor: string, run: () => Promise<T>): Promise<T> {
+  try {
+    const result = await run();
+    ctx.signals?.check(factor, "success");
+    return result;
+  } catch (err) {
+    ctx.signals?.check(factor, checkOutcomeOf(err));
+    throw err;
+  }
 }
 
 async function startChallenges(step: FactorStep, requests: ChallengeRequests): Promise<ChallengeAnswers> {

@@ -20,6 +20,8 @@ export interface LoginDeps {
   authn: AuthnSettings;
   /** svc as the relying party of external OpenID providers. */
   idp?: OidcRelyingParty;
+  /** The metrics' ears for sign-in outcomes. */
+  signals?: Ctx["signals"];
   /** SVC_EXTERNAL_URL without a trailing slash: the base of the links in pages and e-mails. */
   externalUrl: string;
   /** The issuer and the authorization code lifetime (seconds), for finishing auth requests. */
@@ -59,6 +61,7 @@ function base(deps: LoginDeps, req: Request, principal: Principal): Ctx {
     mailer: deps.mailer,
     authn: deps.authn,
     idp: deps.idp,
+    signals: deps.signals,
   };
 }
 

@@ -15,7 +15,7 @@ import { BULK_MAX_OPERATIONS } from "./schemas.js";
 export const BULK_REQUEST_URN = "urn:ietf:params:scim:api:messages:2.0:BulkRequest";
 export const BULK_RESPONSE_URN = "urn:ietf:params:scim:api:messages:2.0:BulkResponse";
 
-interface BulkResult {
+export interface BulkResult {
   method: string;
   bulkId?: string;
   location?: string;
@@ -133,7 +133,7 @@ async function runOne(run: BulkRun, raw: unknown): Promise<{ result: BulkResult;
   }
 }
 
-export async function runBulk(ctx: Ctx, orgId: string, body: Record<string, unknown>, base: string): Promise<unknown> {
+export async function runBulk(ctx: Ctx, orgId: string, body: Record<string, unknown>, base: string): Promise<{ schemas: string[]; Operations: BulkResult[] }> {
   requireOrgMembership(ctx, orgId);
   const { ops, failOnErrors } = bulkRequest(body);
   const run: BulkRun = { ctx, orgId, base, created: new Map(), seen: new Set() };

@@ -4,6 +4,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Ctx } from "../../domain/context.js";
 import { createScimUser, deleteScimUser, getScimUser, listScimUsers, replaceScimUser } from "../../domain/identity/scim-users.js";
+import { noteScimBulk } from "../metrics.js";
 import { runBulk } from "./bulk.js";
 import { ScimError } from "./errors.js";
 import { type Exchange, header, intParam, send, strParam } from "./exchange.js";
@@ -126,7 +127,14 @@ function userRoutes(ctxOf: CtxOf): Routes {
     bulk: {
       POST: async (x) => {
         const ctx = await ctxOf(x);
-        send(x, 200, await runBulk(ctx, x.orgId, await body(x), x.base));
+        const request = await body(x);
+        const answer = await runBulk(ctx, x.orgId, request, x.base);
+        const ops = Array.isArray(request.Operations) ? (request.Operations as { path?: unknown }[]) : [];
+        noteScimBulk(
+          x.req,
+          answer.Operations.map((r, i) => ({ method: r.method, path: String(ops[i]?.path ?? ""), status: r.status })),
+        );
+        send(x, 200, answer);
       },
     },
   };

@@ -203,7 +203,7 @@ async function promptNone(rt: OAuthRuntime, r: Validated, hintToken: string | un
   if (!session || session.userId !== hint.sub || !(await signInComplete(rt, session))) return loginRequired();
   if (signInProblem(r, session.userId, authTime(session), now)) return loginRequired();
   await rt.store.authRequests.create(stored(r));
-  const f = { store: rt.store, instanceId: rt.instanceId, issuer: rt.issuer, codeLifetime: rt.lifetimes.authCode };
+  const f = { store: rt.store, instanceId: rt.instanceId, issuer: rt.issuer, codeLifetime: rt.lifetimes.authCode, signals: rt.signals };
   try {
     return await finishWithSession(f, r, session, now, null);
   } catch (err) {

@@ -7,6 +7,7 @@ import type { Store } from "../../../store/index.js";
 import { eventRow } from "../../audit/events.js";
 import { type DomainError, failedPrecondition, notFound, permissionDenied } from "../../errors.js";
 import { authMethods, authTime, type LinkedSession } from "../../sessions/link.js";
+import type { SignInSignals } from "../../signals.js";
 import { type AuthorizationError, errorCallback, successCallback } from "./callback.js";
 
 export const AuthRequestErrors = {
@@ -25,6 +26,8 @@ export interface Finisher {
   issuer: string;
   /** Seconds. */
   codeLifetime: number;
+  /** The metrics' count of finished requests. */
+  signals?: SignInSignals;
 }
 
 const expired = () => failedPrecondition(AuthRequestErrors.Expired, "the auth request has expired: the client must start a new one");
@@ -139,4 +142,5 @@ async function write(
     const again = await f.store.authRequests.find(f.instanceId, r.id);
     throw (again && closed(again, now)) ?? finished();
   }
+  f.signals?.finished("oidc", e.type === "oidc.auth_request.succeeded" ? "success" : "error");
 }

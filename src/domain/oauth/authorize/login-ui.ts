@@ -55,7 +55,7 @@ const MAX_DESCRIPTION = 500;
 export async function createCallback(ctx: Ctx, f: Omit<Finisher, "store" | "instanceId">, input: CallbackInput): Promise<{ callbackUrl: string; at: Date }> {
   authorize(ctx, "session.link", null);
   const now = ctx.clock();
-  const finisher = { ...f, store: ctx.store, instanceId: ctx.instanceId };
+  const finisher = { ...f, store: ctx.store, instanceId: ctx.instanceId, signals: ctx.signals };
   if ("error" in input) {
     const { error, description } = input.error;
     if (!error || !AUTHORIZATION_ERRORS.includes(error)) {
