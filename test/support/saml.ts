@@ -48,15 +48,19 @@ export interface SpOptions {
   entityId: string;
   acs?: { url: string; binding?: string; index?: number; isDefault?: boolean }[];
   cert?: KeyPair;
+  /** A KeyDescriptor use="encryption" with this certificate. */
+  encryptionCert?: KeyPair;
   authnRequestsSigned?: boolean;
 }
 
 /** SP metadata (an EntityDescriptor with one SPSSODescriptor), as an SP would publish it. */
 export function spMetadata(o: SpOptions): string {
   const acs = o.acs ?? [{ url: `https://${new URL(o.entityId).host}/acs`, binding: POST, index: 0, isDefault: true }];
-  const key = o.cert
-    ? `<md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${o.cert.certB64}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>`
-    : "";
+  const descriptor = (use: string, k: KeyPair | undefined) =>
+    k
+      ? `<md:KeyDescriptor use="${use}"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${k.certB64}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>`
+      : "";
+  const key = descriptor("signing", o.cert) + descriptor("encryption", o.encryptionCert);
   const services = acs
     .map(
       (a, i) =>
