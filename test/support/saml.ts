@@ -212,9 +212,15 @@ export async function pysaml2Request(metadataFile: string): Promise<{ id: string
 }
 
 /** pysaml2's SP parsing a Response (base64) to its request `requestId`: what it read, or the error it raised. */
-export async function pysaml2Response(metadataFile: string, requestId: string, samlResponse: string): Promise<Json> {
+export async function pysaml2Response(
+  metadataFile: string,
+  requestId: string,
+  samlResponse: string,
+  keyPair?: { keyFile: string; certFile: string },
+): Promise<Json> {
+  const keys = keyPair ? [keyPair.keyFile, keyPair.certFile] : [];
   return new Promise((resolve, reject) => {
-    const child = execFile("/usr/bin/python3", [PYSAML2_SP, "response", metadataFile, requestId], (err, stdout, stderr) => {
+    const child = execFile("/usr/bin/python3", [PYSAML2_SP, "response", metadataFile, requestId, ...keys], (err, stdout, stderr) => {
       if (err) reject(new Error(stderr.split("\n").filter(Boolean).slice(-1)[0] ?? String(err)));
       else resolve(JSON.parse(stdout));
     });
