@@ -206,7 +206,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
   const mailer = config.smtpUrl && config.smtpFrom ? smtpMailer(config.smtpUrl, config.smtpFrom) : undefined;
   const authn = { sealer: masterKeySealer(oauth.masterKey), externalUrl: config.externalUrl };
   const idp = openidRelyingParty();
-  const samlMetadata = httpMetadataFetcher();
+  const samlMetadata = httpMetadataFetcher({ allowPrivate: config.samlMetadataAllowPrivate });
   const deps: ApiDeps = { store, authenticate: limitedBearer(tokens, limits), instanceId, clock, log, limits, mailer, authn, idp, samlMetadata, signals };
   const samlIdp: SamlIdp = { ...deps, ...samlUrls(config), certificates: oauth.samlCertificates };
   const shutdown = new AbortController();

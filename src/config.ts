@@ -74,6 +74,8 @@ export interface Config {
   samlCertificateOverlapSeconds: number;
   /** Every AuthnRequest must be signed (SVC_SAML_WANT_AUTHN_REQUESTS_SIGNED; the metadata says so), not only those of SPs whose metadata promises it. */
   samlWantAuthnRequestsSigned: boolean;
+  /** SVC_SAML_METADATA_ALLOW_PRIVATE: metadataUrl may be plain http and point to private, loopback or link-local addresses. */
+  samlMetadataAllowPrivate: boolean;
   /** SMTP server of the e-mails svc sends (codes, links): smtp:// or smtps:// with credentials; none when unset. */
   smtpUrl?: string;
   /** The From of those e-mails (SVC_SMTP_FROM), required with smtpUrl. */
@@ -207,6 +209,7 @@ export function loadConfig(env: Env = process.env): Config {
     previousMasterKey: previousMasterKey(r),
     ...smtp(r),
     samlWantAuthnRequestsSigned: flag(r, "SVC_SAML_WANT_AUTHN_REQUESTS_SIGNED"),
+    samlMetadataAllowPrivate: flag(r, "SVC_SAML_METADATA_ALLOW_PRIVATE"),
     signingKeyOverlapSeconds: signingKeyOverlap(
       r,
       Math.max(ints.accessTokenLifetimeClientCredentials, ints.accessTokenLifetimeJwtProfile, ints.accessTokenLifetimeUser, ints.idTokenLifetime),

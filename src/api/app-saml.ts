@@ -23,6 +23,7 @@ export function samlSettings(c: SamlConfig): SamlSettings {
     roleKeys: c.roleKeys,
     assertionLifetimeSeconds: c.assertionLifetimeSeconds,
     signResponse: c.signResponse,
+    encryptAssertions: c.encryptAssertions,
   };
 }
 
@@ -34,6 +35,8 @@ export function samlConfigOf(c: SamlAppConfig): SamlConfig {
     roleKeys: c.roleKeys,
     assertionLifetimeSeconds: c.assertionLifetimeSeconds,
     signResponse: c.signResponse,
+    encryptAssertions: !!c.encryptAssertions,
+    hasEncryptionCertificate: !!c.encryptionCertificate,
     entityId: c.entityId,
     assertionConsumerServices: c.acs.map((a) => ({ url: a.url, binding: a.binding, index: a.index, isDefault: a.isDefault })),
     authnRequestsSigned: c.authnRequestsSigned,

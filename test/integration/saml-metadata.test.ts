@@ -14,7 +14,8 @@ let t: TestServer;
 let projectId: string;
 
 beforeAll(async () => {
-  t = await startTestServer();
+  // The metadata URL tests serve metadata on loopback over http.
+  t = await startTestServer({ SVC_SAML_METADATA_ALLOW_PRIVATE: "true" });
   const orgId = await defaultOrgId(t);
   projectId = await project(t, orgId, "SAML Apps", ["reader", "writer"]);
 }, 120_000);
@@ -175,7 +176,7 @@ describe("SAML applications by metadata URL", () => {
 
   const bad: [string, (b: string) => Json, RegExp][] = [
     ["a document over 256 KiB", (b) => ({ metadataUrl: `${b}/huge` }), /larger than/],
-    ["a redirect", (b) => ({ metadataUrl: `${b}/moved` }), /could not be fetched/],
+    ["a redirect", (b) => ({ metadataUrl: `${b}/moved` }), /redirects are not followed/],
     ["a 404", (b) => ({ metadataUrl: `${b}/missing` }), /answered 404/],
     ["another scheme", () => ({ metadataUrl: "file:///etc/passwd" }), /http\(s\) URL/],
     ["both a URL and XML", (b) => ({ metadataUrl: `${b}/metadata`, metadataXml: Buffer.from("<x/>").toString("base64") }), /not both/],
@@ -184,5 +185,79 @@ describe("SAML applications by metadata URL", () => {
     const r = await call(t, "rest", t.pat, "CreateApplication", { projectId, name: `by-url-${_what.length}`, saml: saml(base) });
     expect(r.status).toBe(400);
     expect(JSON.stringify(r.body)).toMatch(message);
+  });
+});
+
+describe("SAML applications by metadata URL, by default (SSRF)", () => {
+  let strict: TestServer;
+  let strictProject: string;
+  let server: http.Server;
+  let port: number;
+  let hits = 0;
+  beforeAll(async () => {
+    strict = await startTestServer();
+    strictProject = await project(strict, await defaultOrgId(strict), "SSRF", []);
+    server = http.createServer((_req, res) => {
+      hits++;
+      res.end(spMetadata({ entityId: "https://ssrf.example.com/sp" }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    port = (server.address() as AddressInfo).port;
+  }, 120_000);
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+    await strict?.stop();
+  });
+
+  // Only loopback targets here (nothing else may be sent traffic); the other ranges are covered by isPublicAddress's
+  // unit test. A listening server on the port proves the refusal is svc's, not a failed connection.
+  const refusals: [string, () => string, RegExp][] = [
+    ["plain http", () => `http://127.0.0.1:${port}/metadata`, /must be an https URL/],
+    ["a loopback address", () => `https://127.0.0.1:${port}/metadata`, /private, loopback or link-local/],
+    ["another loopback address", () => `https://127.9.9.9:${port}/metadata`, /private, loopback or link-local/],
+    ["IPv6 loopback", () => `https://[::1]:${port}/metadata`, /private, loopback or link-local/],
+    ["an IPv4-mapped loopback", () => `https://[::ffff:127.0.0.1]:${port}/metadata`, /private, loopback or link-local/],
+    ["a decimal loopback", () => `https://2130706433:${port}/metadata`, /private, loopback or link-local/],
+    ["a name resolving to loopback", () => `https://localhost:${port}/metadata`, /localhost resolves to no public address/],
+    ["credentials in the URL", () => `https://user:pw@example.com/metadata`, /credentials/],
+  ];
+  it.each(refusals)("refuse %s", async (_what, url, message) => {
+    const r = await call(strict, "rest", strict.pat, "CreateApplication", { projectId: strictProject, name: "ssrf", saml: { metadataUrl: url() } });
+    expect(r.status).toBe(400);
+    expect(JSON.stringify(r.body)).toMatch(message);
+    expect(hits).toBe(0);
+  });
+
+  it("fetch from loopback over http once SVC_SAML_METADATA_ALLOW_PRIVATE=true (the suite's other server)", async () => {
+    const { appId } = await admin(t, "CreateApplication", { projectId, name: "ssrf-allowed", saml: { metadataUrl: `http://localhost:${port}/metadata` } });
+    expect(appId).toBeTruthy();
+    expect(hits).toBe(1);
+  });
+});
+
+describe("SAML applications by metadata URL: the time limit", () => {
+  let server: http.Server;
+  let base: string;
+  beforeAll(async () => {
+    // Headers at once, then a body that never ends.
+    server = http.createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/xml" });
+      res.write("<md:EntityDescriptor");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => {
+    server.closeAllConnections();
+    return new Promise((resolve) => server.close(resolve));
+  });
+
+  it("gives up on a body still streaming after 5 seconds", async () => {
+    const started = Date.now();
+    const r = await call(t, "rest", t.pat, "CreateApplication", { projectId, name: "slow", saml: { metadataUrl: `${base}/metadata` } });
+    expect(r.status).toBe(400);
+    expect(JSON.stringify(r.body)).toMatch(/within 5 seconds/);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4_500);
+    expect(Date.now() - started).toBeLessThan(15_000);
   });
 });

@@ -1,6 +1,7 @@
 # pysaml2 (Debian's python3-pysaml2) as a strict SP of svc's IdP, for test/integration/saml-sp-compat.test.ts:
 # "request <idp metadata file>" prints the id and HTTP-Redirect URL of an AuthnRequest; "response <idp metadata file>
-# <request id>" reads a base64 Response from stdin and prints what pysaml2 took from it (or fails).
+# <request id> [<key file> <cert file>]" reads a base64 Response from stdin and prints what pysaml2 took from it (or
+# fails); with the key pair, pysaml2 decrypts encrypted assertions with it.
 import json
 import sys
 
@@ -12,9 +13,14 @@ ENTITY_ID = "https://pysaml2.example.com/sp"
 ACS = "https://pysaml2.example.com/acs"
 
 
-def client(metadata_file):
+def client(metadata_file, keypair=None):
     config = SPConfig()
+    extra = {}
+    if keypair:
+        extra = {"key_file": keypair[0], "cert_file": keypair[1],
+                 "encryption_keypairs": [{"key_file": keypair[0], "cert_file": keypair[1]}]}
     config.load({
+        **extra,
         "entityid": ENTITY_ID,
         "xmlsec_binary": "/usr/bin/xmlsec1",
         "metadata": {"local": [metadata_file]},
@@ -31,7 +37,7 @@ def client(metadata_file):
 
 def main():
     command, metadata_file = sys.argv[1], sys.argv[2]
-    sp = client(metadata_file)
+    sp = client(metadata_file, sys.argv[4:6] if len(sys.argv) >= 6 else None)
     if command == "request":
         request_id, info = sp.prepare_for_authenticate(binding=BINDING_HTTP_REDIRECT)
         print(json.dumps({"id": request_id, "url": dict(info["headers"])["Location"]}))

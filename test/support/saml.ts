@@ -48,15 +48,19 @@ export interface SpOptions {
   entityId: string;
   acs?: { url: string; binding?: string; index?: number; isDefault?: boolean }[];
   cert?: KeyPair;
+  /** A KeyDescriptor use="encryption" with this certificate. */
+  encryptionCert?: KeyPair;
   authnRequestsSigned?: boolean;
 }
 
 /** SP metadata (an EntityDescriptor with one SPSSODescriptor), as an SP would publish it. */
 export function spMetadata(o: SpOptions): string {
   const acs = o.acs ?? [{ url: `https://${new URL(o.entityId).host}/acs`, binding: POST, index: 0, isDefault: true }];
-  const key = o.cert
-    ? `<md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${o.cert.certB64}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>`
-    : "";
+  const descriptor = (use: string, k: KeyPair | undefined) =>
+    k
+      ? `<md:KeyDescriptor use="${use}"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${k.certB64}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>`
+      : "";
+  const key = descriptor("signing", o.cert) + descriptor("encryption", o.encryptionCert);
   const services = acs
     .map(
       (a, i) =>
@@ -208,9 +212,15 @@ export async function pysaml2Request(metadataFile: string): Promise<{ id: string
 }
 
 /** pysaml2's SP parsing a Response (base64) to its request `requestId`: what it read, or the error it raised. */
-export async function pysaml2Response(metadataFile: string, requestId: string, samlResponse: string): Promise<Json> {
+export async function pysaml2Response(
+  metadataFile: string,
+  requestId: string,
+  samlResponse: string,
+  keyPair?: { keyFile: string; certFile: string },
+): Promise<Json> {
+  const keys = keyPair ? [keyPair.keyFile, keyPair.certFile] : [];
   return new Promise((resolve, reject) => {
-    const child = execFile("/usr/bin/python3", [PYSAML2_SP, "response", metadataFile, requestId], (err, stdout, stderr) => {
+    const child = execFile("/usr/bin/python3", [PYSAML2_SP, "response", metadataFile, requestId, ...keys], (err, stdout, stderr) => {
       if (err) reject(new Error(stderr.split("\n").filter(Boolean).slice(-1)[0] ?? String(err)));
       else resolve(JSON.parse(stdout));
     });

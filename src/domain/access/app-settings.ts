@@ -46,6 +46,8 @@ export interface SamlAppConfig extends SpMetadata {
   roleKeys: string[];
   assertionLifetimeSeconds: number;
   signResponse: boolean;
+  /** Assertions are encrypted for the SP's encryption certificate (which the metadata must give). */
+  encryptAssertions?: boolean;
 }
 
 /** What Application.config holds. */
@@ -60,6 +62,7 @@ export interface SamlSettings {
   roleKeys: string[];
   assertionLifetimeSeconds?: number;
   signResponse: boolean;
+  encryptAssertions?: boolean;
 }
 
 /** What a caller asks for; validated into the columns and the config by validateSettings. */
@@ -154,6 +157,13 @@ function validateSaml(s: SamlSettings): ValidSettings {
   if (roleKeys.length > MAX_ROLE_KEYS || roleKeys.some((k) => !k || k.length > 200)) {
     throw invalidArgument("Errors.App.Saml.RoleKeys", `role_keys: at most ${MAX_ROLE_KEYS} keys of 1 to 200 characters`, { field: "saml.role_keys" });
   }
+  if (s.encryptAssertions && !metadata.encryptionCertificate) {
+    throw invalidArgument(
+      "Errors.App.Saml.Encryption.NoCertificate",
+      'saml.encrypt_assertions: the SP\'s metadata has no encryption certificate (a KeyDescriptor with use="encryption" or without use)',
+      { field: "saml.encrypt_assertions" },
+    );
+  }
   const config: SamlAppConfig = {
     kind: "saml",
     ...metadata,
@@ -163,6 +173,7 @@ function validateSaml(s: SamlSettings): ValidSettings {
     roleKeys,
     assertionLifetimeSeconds: lifetime,
     signResponse: s.signResponse,
+    encryptAssertions: !!s.encryptAssertions,
   };
   return { type: "SAML", authMethod: "none", accessTokenType: "BEARER", config, samlEntityId: metadata.entityId };
 }

@@ -130,7 +130,7 @@ export async function createResponse(ctx: Ctx, idp: SamlAnswerer, input: Respons
   const answering: Answering = { requestId: r.requestId, acsUrl: r.acsUrl, issuer: r.issuer };
   const signing = { entityId: entityIdOf(idp.externalUrl), cert, signResponse: r.app.config.signResponse && r.binding === BINDINGS.post };
   const denied = async (e: SamlError, description: string | undefined) => {
-    const xml = errorResponse(answering, { ...signing, signResponse: r.binding === BINDINGS.post }, e, description, now);
+    const xml = await errorResponse(answering, { ...signing, signResponse: r.binding === BINDINGS.post }, e, description, now);
     await finish(ctx, r, now, "saml.request.failed", { issuer: r.issuer, error: e });
     return { answer: encode(r, xml, cert.privateKey), at: now };
   };
@@ -147,7 +147,9 @@ export async function createResponse(ctx: Ctx, idp: SamlAnswerer, input: Respons
   const user = await ctx.store.users.view(ctx.instanceId, session.userId);
   if (!user) throw notFound("Errors.User.NotFound", "the session's user no longer exists");
   const roles = await chosenRoles(ctx, r, user.id);
-  const xml = successResponse(answering, signing, { user, session, config: r.app.config, roles }, now);
+  const config = r.app.config;
+  const encryptFor = config.encryptAssertions ? config.encryptionCertificate : undefined;
+  const xml = await successResponse(answering, signing, { user, session, config, roles }, now, encryptFor);
   await finish(ctx, r, now, "saml.request.succeeded", { issuer: r.issuer, userId: user.id, sessionId: session.id });
   return { answer: encode(r, xml, cert.privateKey), at: now };
 }

@@ -1,17 +1,18 @@
 // The SAML Response (Core §3.2.2, §2; Profiles §4.1.4.2) sent to the ACS of a request: a signed Assertion for the
 // signed-in user (NameID, bearer SubjectConfirmation, Conditions with the SP as audience, AuthnStatement with the
-// context class of the factors used, the attributes), or only a Status (RequestDenied and the like). Built as a DOM
-// and serialised by xmldom, then signed with xml-crypto: the Assertion always, the Response when the app asks.
+// context class of the factors used, the attributes), or only a Status (RequestDenied and the like). Written as text in
+// exclusive canonical form (canonical.ts), so each signature digests the text as sent and signs a SignedInfo string:
+// the Assertion always (before it is encrypted, when the app asks for that), the Response when the app asks.
 import { randomBytes } from "node:crypto";
-import type { Element } from "@xmldom/xmldom";
 import type { SamlAppConfig } from "../access/app-settings.js";
 import type { UserView } from "../identity/users.js";
 import type { LinkedSession } from "../sessions/link.js";
 import { authTime } from "../sessions/link.js";
+import { el, open, type Signable, signEnveloped, textEl, xmlns } from "./canonical.js";
+import { encryptedData } from "./encryption.js";
 import { NAME_ID_FORMATS } from "./idp-metadata.js";
 import type { IdpCertificate } from "./runtime.js";
-import { signElement } from "./signatures.js";
-import { add, NS, newDocument, serialize } from "./xml.js";
+import { NS } from "./xml.js";
 
 const STATUS = "urn:oasis:names:tc:SAML:2.0:status:";
 const AC = "urn:oasis:names:tc:SAML:2.0:ac:classes:";
@@ -54,20 +55,23 @@ function nameId(user: UserView, format: SamlAppConfig["nameIdFormat"]): { format
   return { format: NAME_ID_FORMATS.unspecified, value: user.username };
 }
 
-function responseRoot(a: Answering, s: Signing, now: Date) {
-  const doc = newDocument(NS.protocol, "samlp:Response");
-  const root = doc.documentElement as Element;
-  root.setAttribute("xmlns:saml", NS.assertion);
+/** The Response around `body` (Status and Assertion), split where its signature would go. */
+function responseParts(a: Answering, s: Signing, now: Date, body: string): Signable {
   const id = samlId();
-  for (const [k, v] of Object.entries({ ID: id, InResponseTo: a.requestId, Version: "2.0", IssueInstant: instant(now), Destination: a.acsUrl })) {
-    root.setAttribute(k, v);
-  }
-  add(root, NS.assertion, "saml:Issuer", {}, s.entityId);
-  return { doc, root, id };
+  const attrs = { ID: id, InResponseTo: a.requestId, Version: "2.0", IssueInstant: instant(now), Destination: a.acsUrl };
+  return {
+    id,
+    head: open("samlp:Response", attrs, xmlns("samlp", NS.protocol)) + textEl("saml:Issuer", {}, s.entityId, xmlns("saml", NS.assertion)),
+    tail: `${body}</samlp:Response>`,
+  };
 }
 
-function attributes(parent: Element, user: UserView, roles: string[]): void {
-  const statement = add(parent, NS.assertion, "saml:AttributeStatement");
+/** The Response whole: signed when the app asks (never for HTTP-Redirect, whose query is signed instead). */
+async function finished(r: Signable, s: Signing): Promise<string> {
+  return s.signResponse ? signEnveloped(r, s.cert.privateKey, s.cert.base64) : r.head + r.tail;
+}
+
+function attributes(user: UserView, roles: string[]): string {
   const fullName = user.displayName ?? ([user.givenName, user.familyName].filter(Boolean).join(" ") || null);
   const values: [string, (string | null)[]][] = [
     ["UserID", [user.id]],
@@ -78,12 +82,13 @@ function attributes(parent: Element, user: UserView, roles: string[]): void {
     ["FullName", [fullName]],
     ["Roles", roles],
   ];
+  let out = "";
   for (const [name, vs] of values) {
     const present = vs.filter((v): v is string => !!v);
     if (present.length === 0) continue;
-    const attribute = add(statement, NS.assertion, "saml:Attribute", { Name: name, NameFormat: BASIC });
-    for (const v of present) add(attribute, NS.assertion, "saml:AttributeValue", {}, v);
+    out += el("saml:Attribute", { Name: name, NameFormat: BASIC }, present.map((v) => textEl("saml:AttributeValue", {}, v)).join(""));
   }
+  return el("saml:AttributeStatement", {}, out);
 }
 
 export interface Signed {
@@ -94,40 +99,56 @@ export interface Signed {
   roles: string[];
 }
 
-/** A Success Response with a signed Assertion about the session's user. */
-export function successResponse(a: Answering, s: Signing, who: Signed, now: Date): string {
-  const { doc, root, id } = responseRoot(a, s, now);
-  add(add(root, NS.protocol, "samlp:Status"), NS.protocol, "samlp:StatusCode", { Value: `${STATUS}Success` });
-  const assertionId = samlId();
+/** The Assertion about the session's user, split where its signature goes (after its Issuer). */
+function assertionParts(a: Answering, s: Signing, who: Signed, now: Date): Signable {
+  const id = samlId();
   const until = instant(new Date(now.getTime() + who.config.assertionLifetimeSeconds * 1000));
-  const assertion = add(root, NS.assertion, "saml:Assertion", { ID: assertionId, Version: "2.0", IssueInstant: instant(now) });
-  add(assertion, NS.assertion, "saml:Issuer", {}, s.entityId);
-  const subject = add(assertion, NS.assertion, "saml:Subject");
   const nid = nameId(who.user, who.config.nameIdFormat);
-  add(subject, NS.assertion, "saml:NameID", { Format: nid.format }, nid.value);
-  const confirmation = add(subject, NS.assertion, "saml:SubjectConfirmation", { Method: "urn:oasis:names:tc:SAML:2.0:cm:bearer" });
-  add(confirmation, NS.assertion, "saml:SubjectConfirmationData", { NotOnOrAfter: until, Recipient: a.acsUrl, InResponseTo: a.requestId });
-  const conditions = add(assertion, NS.assertion, "saml:Conditions", { NotBefore: instant(now), NotOnOrAfter: until });
-  add(add(conditions, NS.assertion, "saml:AudienceRestriction"), NS.assertion, "saml:Audience", {}, a.issuer);
-  const authn = add(assertion, NS.assertion, "saml:AuthnStatement", {
-    AuthnInstant: instant(authTime(who.session)),
-    SessionIndex: who.session.id,
-    SessionNotOnOrAfter: who.session.expiresAt ? instant(who.session.expiresAt) : undefined,
-  });
-  add(add(authn, NS.assertion, "saml:AuthnContext"), NS.assertion, "saml:AuthnContextClassRef", {}, contextClass(who.session));
-  attributes(assertion, who.user, who.roles);
-  let xml = signElement(serialize(doc), assertionId, "Assertion", s.cert.privateKey, s.cert.pem);
-  if (s.signResponse) xml = signElement(xml, id, "Response", s.cert.privateKey, s.cert.pem);
-  return xml;
+  const subject = el(
+    "saml:Subject",
+    {},
+    textEl("saml:NameID", { Format: nid.format }, nid.value) +
+      el(
+        "saml:SubjectConfirmation",
+        { Method: "urn:oasis:names:tc:SAML:2.0:cm:bearer" },
+        el("saml:SubjectConfirmationData", { NotOnOrAfter: until, Recipient: a.acsUrl, InResponseTo: a.requestId }, ""),
+      ),
+  );
+  const conditions = el(
+    "saml:Conditions",
+    { NotBefore: instant(now), NotOnOrAfter: until },
+    el("saml:AudienceRestriction", {}, textEl("saml:Audience", {}, a.issuer)),
+  );
+  const authn = el(
+    "saml:AuthnStatement",
+    {
+      AuthnInstant: instant(authTime(who.session)),
+      SessionIndex: who.session.id,
+      SessionNotOnOrAfter: who.session.expiresAt ? instant(who.session.expiresAt) : undefined,
+    },
+    el("saml:AuthnContext", {}, textEl("saml:AuthnContextClassRef", {}, contextClass(who.session))),
+  );
+  return {
+    id,
+    head: open("saml:Assertion", { ID: id, Version: "2.0", IssueInstant: instant(now) }, xmlns("saml", NS.assertion)) + textEl("saml:Issuer", {}, s.entityId),
+    tail: `${subject}${conditions}${authn}${attributes(who.user, who.roles)}</saml:Assertion>`,
+  };
+}
+
+/**
+ * A Success Response with a signed Assertion about the session's user, encrypted for the SP when its app asks
+ * (`encryptFor`: the SP's encryption certificate); the Response signed too when the app asks.
+ */
+export async function successResponse(a: Answering, s: Signing, who: Signed, now: Date, encryptFor?: string): Promise<string> {
+  const assertion = await signEnveloped(assertionParts(a, s, who, now), s.cert.privateKey, s.cert.base64);
+  const carried = encryptFor ? el("saml:EncryptedAssertion", {}, encryptedData(assertion, encryptFor), xmlns("saml", NS.assertion)) : assertion;
+  const status = el("samlp:Status", {}, el("samlp:StatusCode", { Value: `${STATUS}Success` }, ""));
+  return finished(responseParts(a, s, now, status + carried), s);
 }
 
 /** A Response with only a Status: Responder with `error` under it, and the message. */
-export function errorResponse(a: Answering, s: Signing, error: SamlError, message: string | undefined, now: Date): string {
-  const { doc, root, id } = responseRoot(a, s, now);
-  const status = add(root, NS.protocol, "samlp:Status");
-  const top = add(status, NS.protocol, "samlp:StatusCode", { Value: `${STATUS}Responder` });
-  add(top, NS.protocol, "samlp:StatusCode", { Value: `${STATUS}${error}` });
-  if (message) add(status, NS.protocol, "samlp:StatusMessage", {}, message);
-  const xml = serialize(doc);
-  return s.signResponse ? signElement(xml, id, "Response", s.cert.privateKey, s.cert.pem) : xml;
+export async function errorResponse(a: Answering, s: Signing, error: SamlError, message: string | undefined, now: Date): Promise<string> {
+  const code = el("samlp:StatusCode", { Value: `${STATUS}Responder` }, el("samlp:StatusCode", { Value: `${STATUS}${error}` }, ""));
+  const status = el("samlp:Status", {}, code + (message ? textEl("samlp:StatusMessage", {}, message) : ""));
+  return finished(responseParts(a, s, now, status), s);
 }

@@ -1,11 +1,13 @@
 // XML and query-string signatures of SAML messages. Verification uses only the certificates registered in the SP's
 // metadata (KeyInfo in a message is never read), RSA and digests with SHA-256 or SHA-512 only. An enveloped signature counts only
-// when it is the document's one signature, a child of the root, over the root's ID; what is then read is the XML the
-// signature covers (xml-crypto's signed reference), never the original tree, so nothing can be wrapped around it.
-import { type KeyObject, sign, verify, X509Certificate } from "node:crypto";
-import type { Document, Element } from "@xmldom/xmldom";
-import { SignedXml } from "xml-crypto";
-import { attr, children, NS } from "./xml.js";
+// when it is the document's one signature, a child of the root, over the root's ID with the enveloped transform: the
+// digest then covers the whole root but the signature, and the message is read from that root, so nothing can be
+// wrapped around what was signed. xml-crypto's canonicalizers are used directly (no XPath, no re-parse).
+import { createHash, type KeyObject, sign, timingSafeEqual, verify, X509Certificate } from "node:crypto";
+import type { Document, Element, Node } from "@xmldom/xmldom";
+import { C14nCanonicalization, ExclusiveCanonicalization } from "xml-crypto";
+import { findAncestorNsForElement } from "xml-crypto/lib/utils.js";
+import { attr, children, NS, textOf } from "./xml.js";
 
 export const SIG_ALGS: Record<string, "sha256" | "sha512"> = {
   "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256": "sha256",
@@ -17,10 +19,8 @@ const DIGESTS = new Set([SHA256, "http://www.w3.org/2001/04/xmlenc#sha512"]);
 const EXC_C14N = "http://www.w3.org/2001/10/xml-exc-c14n#";
 const ENVELOPED = "http://www.w3.org/2000/09/xmldsig#enveloped-signature";
 
-const pemOf = (base64: string) => `-----BEGIN CERTIFICATE-----\n${base64.replace(/(.{64})/g, "$1\n")}\n-----END CERTIFICATE-----\n`;
-
 function publicKeys(certs: readonly string[]): KeyObject[] {
-  return certs.map((b64) => new X509Certificate(Buffer.from(b64, "base64")).publicKey);
+  return certs.map(keyOf);
 }
 
 /** HTTP-Redirect (Bindings §3.4.4.1): the signature over the query octets as received, with a registered certificate. */
@@ -46,64 +46,83 @@ export function envelopedSignature(doc: Document): Element | undefined {
   return direct[0];
 }
 
-/**
- * Verifies the root's enveloped signature with the registered certificates: RSA-SHA256/512, one reference, to the
- * root's ID. Returns the signed XML (the root without its signature) to read the message from, or undefined.
- */
-export function verifyEnveloped(xml: string, doc: Document, signature: Element, certs: readonly string[]): string | undefined {
-  const method = signature.getElementsByTagNameNS(NS.dsig, "SignatureMethod")[0];
-  if (!method || !SIG_ALGS[attr(method, "Algorithm") ?? ""]) return undefined;
-  const digests = signature.getElementsByTagNameNS(NS.dsig, "DigestMethod");
-  for (let i = 0; i < digests.length; i++) if (!DIGESTS.has(attr(digests[i] as Element, "Algorithm") ?? "")) return undefined;
-  const refs = signature.getElementsByTagNameNS(NS.dsig, "Reference");
-  const id = attr(doc.documentElement as Element, "ID");
-  if (refs.length !== 1 || !id || attr(refs[0] as Element, "URI") !== `#${id}`) return undefined;
-  for (const cert of certs) {
-    const sx = new SignedXml({ publicCert: pemOf(cert), getCertFromKeyInfo: () => null });
-    try {
-      sx.loadSignature(signature as unknown as Parameters<SignedXml["loadSignature"]>[0]);
-      if (!sx.checkSignature(xml)) continue;
-    } catch {
-      continue;
-    }
-    const signed = sx.getSignedReferences();
-    if (signed.length === 1) return signed[0];
+const C14N = "http://www.w3.org/TR/2001/REC-xml-c14n-20010315";
+const CANONICALIZERS: Record<string, () => { process(node: Node, options: Record<string, unknown>): string }> = {
+  [EXC_C14N]: () => new ExclusiveCanonicalization(),
+  [C14N]: () => new C14nCanonicalization(),
+};
+const TRANSFORMS = new Set([ENVELOPED, EXC_C14N, C14N]);
+
+/** The one child of `parent` named `name` in the dsig namespace; undefined when there is none or several. */
+function only(parent: Element, name: string): Element | undefined {
+  const found = children(parent, NS.dsig, name);
+  return found.length === 1 ? found[0] : undefined;
+}
+
+/** What a signature over the root must say: SignedInfo's canonicalization, the algorithms, the one Reference. */
+function readSignedInfo(root: Element, signature: Element) {
+  const signedInfo = only(signature, "SignedInfo");
+  const signatureValue = only(signature, "SignatureValue");
+  if (!signedInfo || !signatureValue) return undefined;
+  const c14n = attr(only(signedInfo, "CanonicalizationMethod") ?? signedInfo, "Algorithm") ?? "";
+  const hash = SIG_ALGS[attr(only(signedInfo, "SignatureMethod") ?? signedInfo, "Algorithm") ?? ""];
+  const refs = children(signedInfo, NS.dsig, "Reference");
+  const ref = refs[0];
+  const id = attr(root, "ID");
+  if (!CANONICALIZERS[c14n] || !hash || refs.length !== 1 || !ref || !id || attr(ref, "URI") !== `#${id}`) return undefined;
+  const digestMethod = attr(only(ref, "DigestMethod") ?? ref, "Algorithm") ?? "";
+  const transformsElement = only(ref, "Transforms");
+  const transforms = transformsElement ? children(transformsElement, NS.dsig, "Transform") : [];
+  const algorithms = transforms.map((t) => attr(t, "Algorithm") ?? "");
+  // The enveloped transform is required (the signature is inside what it signs); then at most one canonicalization.
+  if (!DIGESTS.has(digestMethod) || algorithms[0] !== ENVELOPED || algorithms.length > 2 || !algorithms.every((a) => TRANSFORMS.has(a))) return undefined;
+  if (algorithms[1] === ENVELOPED) return undefined;
+  const last = transforms[1];
+  const prefixes = last ? attr(children(last).find((e) => e.localName === "InclusiveNamespaces") ?? last, "PrefixList") : undefined;
+  return {
+    signedInfo,
+    c14n,
+    hash,
+    signatureValue: Buffer.from(textOf(signatureValue).replace(/\s+/g, ""), "base64"),
+    digestHash: digestMethod === SHA256 ? "sha256" : "sha512",
+    digestValue: Buffer.from(textOf(only(ref, "DigestValue")).replace(/\s+/g, ""), "base64"),
+    // Without a canonicalization transform the node-set becomes octets by inclusive c14n (XML-DSig §4.3.3.2).
+    referenceC14n: algorithms[1] ?? C14N,
+    inclusivePrefixes: prefixes ? prefixes.split(/\s+/).filter(Boolean) : [],
+  };
+}
+
+/** Public keys of registered certificates (base64 DER), parsed once. */
+const spKeys = new Map<string, KeyObject>();
+function keyOf(certBase64: string): KeyObject {
+  let key = spKeys.get(certBase64);
+  if (!key) {
+    key = new X509Certificate(Buffer.from(certBase64, "base64")).publicKey;
+    if (spKeys.size > 1000) spKeys.clear();
+    spKeys.set(certBase64, key);
   }
-  return undefined;
+  return key;
 }
 
 /**
- * Adds an enveloped signature (RSA-SHA256, SHA-256 digest, exclusive c14n) over the element with `id`, placed after
- * that element's Issuer (where the schema wants it), with the certificate in KeyInfo.
+ * Verifies the root's enveloped signature (the document's only signature, a child of the root) with the registered
+ * certificates: RSA-SHA256/512 over SignedInfo canonicalized as it says (exclusive or inclusive c14n), one Reference to
+ * the root's ID with the enveloped transform, its SHA-256/512 digest over the root without the signature. Returns the
+ * root, the signature removed, to read the message from (everything left in it is what was signed), or undefined.
  */
-/** KeyInfo's X509Data of a certificate, built once per certificate (xml-crypto would parse the PEM per signature). */
-const keyInfos = new Map<string, string>();
-function keyInfoOf(certPem: string, prefix: string): string {
-  const key = `${prefix}\u0000${certPem}`;
-  let info = keyInfos.get(key);
-  if (info === undefined) {
-    const p = prefix ? `${prefix}:` : "";
-    const base64 = new X509Certificate(certPem).raw.toString("base64");
-    info = `<${p}X509Data><${p}X509Certificate>${base64}</${p}X509Certificate></${p}X509Data>`;
-    if (keyInfos.size > 100) keyInfos.clear();
-    keyInfos.set(key, info);
-  }
-  return info;
-}
-
-export function signElement(xml: string, id: string, localName: "Assertion" | "Response", key: KeyObject, certPem: string): string {
-  const sx = new SignedXml({
-    getKeyInfoContent: (args) => keyInfoOf(certPem, args?.prefix ?? ""),
-    // The KeyObject itself: a PEM would be parsed again for every signature (three times the RSA work).
-    privateKey: key,
-    publicCert: certPem,
-    signatureAlgorithm: RSA_SHA256,
-    canonicalizationAlgorithm: EXC_C14N,
+export function verifyEnveloped(doc: Document, signature: Element, certs: readonly string[]): Element | undefined {
+  const root = doc.documentElement as Element;
+  const info = readSignedInfo(root, signature);
+  if (!info) return undefined;
+  const canonicalizer = CANONICALIZERS[info.c14n] as () => { process(node: Node, options: Record<string, unknown>): string };
+  const signedInfo = canonicalizer().process(info.signedInfo as unknown as Node, { ancestorNamespaces: findAncestorNsForElement(info.signedInfo as never) });
+  const data = Buffer.from(signedInfo, "utf8");
+  if (!certs.some((cert) => verify(info.hash, data, keyOf(cert), info.signatureValue))) return undefined;
+  root.removeChild(signature);
+  const referenced = (CANONICALIZERS[info.referenceC14n] as typeof canonicalizer)().process(root as unknown as Node, {
+    inclusiveNamespacesPrefixList: info.inclusivePrefixes,
+    ancestorNamespaces: [],
   });
-  // Absolute paths (the Response is the root, its Assertion a child of it): xpath's "//" walks the whole document,
-  // and did so twice per signature, costing more than the RSA signature itself.
-  const element = localName === "Response" ? `/*[local-name(.)='Response' and @ID='${id}']` : `/*/*[local-name(.)='Assertion' and @ID='${id}']`;
-  sx.addReference({ xpath: element, digestAlgorithm: SHA256, transforms: [ENVELOPED, EXC_C14N] });
-  sx.computeSignature(xml, { prefix: "ds", location: { reference: `${element}/*[local-name(.)='Issuer']`, action: "after" } });
-  return sx.getSignedXml();
+  const digest = createHash(info.digestHash).update(referenced, "utf8").digest();
+  return digest.length === info.digestValue.length && timingSafeEqual(digest, info.digestValue) ? root : undefined;
 }

@@ -16,16 +16,20 @@ export const BINDINGS = {
   redirect: "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect",
 } as const;
 
+// One parser for every document: constructing xmldom's DOMParser with options costs as much as parsing a small
+// message, and parseFromString keeps no state between calls (each makes its own reader and handler).
+const parser = new DOMParser({
+  onError: (level) => {
+    if (level !== "warning") throw new Error(level);
+  },
+});
+
 /** Parses untrusted XML: a DOCTYPE (and so any entity declaration) or any error or fatal error refuses it. */
 export function parseXml(text: string, errorId: string, what: string): Document {
   if (/<!DOCTYPE|<!ENTITY/i.test(text)) throw invalidArgument(errorId, `${what}: a DOCTYPE is not accepted`);
   let doc: Document;
   try {
-    doc = new DOMParser({
-      onError: (level) => {
-        if (level !== "warning") throw new Error(level);
-      },
-    }).parseFromString(text, "text/xml");
+    doc = parser.parseFromString(text, "text/xml");
   } catch {
     throw invalidArgument(errorId, `${what} is not well-formed XML`);
   }
