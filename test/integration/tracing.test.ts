@@ -9,7 +9,7 @@ import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { UserService } from "../../gen/svc/user/v2/user_service_pb.js";
-import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../support/otlp.js";
+import { type OtlpReceiver, type ReceivedSpan, startOtlpGrpcReceiver, startOtlpReceiver } from "../support/otlp.js";
 import { type ChildServer, freshDatabase, ROOT, spawnServer, type TestDatabase } from "../support/server.js";
 
 const SERVER = 2;
@@ -246,6 +246,27 @@ describe("tracing on (OTLP http/protobuf)", () => {
         status: { code: ERROR },
         resource: expect.objectContaining({ "service.name": "svc-b" }),
       });
+    } finally {
+      await svc.child.stop();
+      await receiver.close();
+      await db.drop();
+      await rm(svc.dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+describe("tracing on (OTLP grpc)", () => {
+  it("exports over gRPC with OTEL_EXPORTER_OTLP_PROTOCOL=grpc", async () => {
+    const receiver = await startOtlpGrpcReceiver();
+    const db = await freshDatabase();
+    const svc = await start(db, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc", OTEL_BSP_SCHEDULE_DELAY: "100" });
+    try {
+      const t = newTrace();
+      const res = await fetch(`${svc.child.url}/v2/users/x`, { headers: { authorization: `Bearer ${svc.pat}`, traceparent: t.header } });
+      expect(res.status).toBe(404);
+      const spans = await receiver.waitFor((s) => named(s, t, "GET /v2/users").length > 0);
+      expect(named(spans, t, "GET /v2/users")[0]).toMatchObject({ kind: SERVER, parentSpanId: t.parentId });
+      expect(receiver.contentTypes[0]).toMatch(/^application\/grpc/);
     } finally {
       await svc.child.stop();
       await receiver.close();

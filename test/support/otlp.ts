@@ -1,7 +1,8 @@
-// An OTLP/HTTP trace receiver for tests: a plain HTTP server accepting POST /v1/traces in OTLP/JSON or OTLP/protobuf,
-// decoded here (the protobuf with a generic wire reader and the field numbers of opentelemetry-proto's
+// OTLP trace receivers for tests: a plain HTTP server accepting POST /v1/traces in OTLP/JSON or OTLP/protobuf, and an
+// h2c server answering gRPC's TraceService/Export (unary, uncompressed), each message decoded here (the protobuf with a generic wire reader and the field numbers of opentelemetry-proto's
 // trace/v1/trace.proto, not with the SDK's own serializer), into one flat list of spans.
 import http from "node:http";
+import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { BinaryReader, type WireType } from "@bufbuild/protobuf/wire";
 
@@ -196,6 +197,53 @@ function fromProtobuf(body: Buffer): ReceivedSpan[] {
 
 // ---------------------------------------------------------------------------------------------------------------
 
+function receiver(url: string, spans: ReceivedSpan[], contentTypes: string[], close: () => Promise<void>): OtlpReceiver {
+  return {
+    url,
+    spans,
+    contentTypes,
+    async waitFor(predicate, timeoutMs = 15_000) {
+      const until = Date.now() + timeoutMs;
+      while (!predicate(spans)) {
+        if (Date.now() > until)
+          throw new Error(`spans expected did not arrive in ${timeoutMs} ms; received:\n${spans.map((s) => `${s.traceId} ${s.name}`).join("\n")}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return spans;
+    },
+    close,
+  };
+}
+
+const EXPORT_PATH = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
+
+/** gRPC over h2c: each request is one length-prefixed ExportTraceServiceRequest; the answer an empty response, status 0. */
+export async function startOtlpGrpcReceiver(): Promise<OtlpReceiver> {
+  const spans: ReceivedSpan[] = [];
+  const contentTypes: string[] = [];
+  const server = http2.createServer();
+  server.on("stream", (stream, headers) => {
+    const chunks: Buffer[] = [];
+    stream.on("data", (c: Buffer) => chunks.push(c));
+    stream.on("end", () => {
+      if (headers[":path"] !== EXPORT_PATH) {
+        stream.respond({ ":status": 200, "content-type": "application/grpc", "grpc-status": "12" }, { endStream: true });
+        return;
+      }
+      contentTypes.push(String(headers["content-type"]));
+      const frame = Buffer.concat(chunks);
+      // The 5-byte prefix: a compressed flag (0 here) and the message's length.
+      if (frame[0] === 0) spans.push(...fromProtobuf(frame.subarray(5, 5 + frame.readUInt32BE(1))));
+      stream.respond({ ":status": 200, "content-type": "application/grpc" }, { waitForTrailers: true });
+      stream.on("wantTrailers", () => stream.sendTrailers({ "grpc-status": "0" }));
+      stream.end(Buffer.alloc(5));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return receiver(`http://127.0.0.1:${port}`, spans, contentTypes, () => new Promise<void>((resolve) => server.close(() => resolve())));
+}
+
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const contentTypes: string[] = [];
@@ -219,23 +267,10 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    spans,
-    contentTypes,
-    async waitFor(predicate, timeoutMs = 15_000) {
-      const until = Date.now() + timeoutMs;
-      while (!predicate(spans)) {
-        if (Date.now() > until)
-          throw new Error(`spans expected did not arrive in ${timeoutMs} ms; received:\n${spans.map((s) => `${s.traceId} ${s.name}`).join("\n")}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      return spans;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return receiver(`http://127.0.0.1:${port}`, spans, contentTypes, close);
 }
