@@ -8,6 +8,7 @@ import type { DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor, type StreamResponse, type UnaryResponse } from "@connectrpc/connect";
 import {
   type Attributes,
+  type Context,
   context,
   createContextKey,
   isSpanContextValid,
@@ -49,19 +50,23 @@ export function redactQuery(url: string | undefined): string | undefined {
   return names.map((n) => `${encodeURIComponent(n)}=REDACTED`).join("&");
 }
 
+const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE"]);
+/** The request method, or "_OTHER" (as the http instrumentation does): a client's made-up methods are not names. */
+const methodOf = (req: NodeRequest) => (METHODS.has(req.method ?? "") ? (req.method as string) : "_OTHER");
+
 /** A span name from bounded sets: the RPC for Connect, gRPC and gRPC-Web; the method and a route template otherwise. */
 function spanName(req: NodeRequest, protocol: string, route: string): string {
   const direct = protocol === "connect" || protocol === "grpc" || protocol === "grpc-web";
-  if (direct) return route === "unknown" ? `${req.method ?? "POST"} (unknown RPC)` : route.slice(1);
-  if (protocol === "scim") return `${req.method} /scim/v2/{orgId}/${route}`;
-  return `${req.method} ${route}`;
+  if (direct) return route === "unknown" ? `${methodOf(req)} (unknown RPC)` : route.slice(1);
+  if (protocol === "scim") return `${methodOf(req)} /scim/v2/{orgId}/${route}`;
+  return `${methodOf(req)} ${route}`;
 }
 
-/** The SERVER span of an HTTP/2 request, child of the caller's W3C traceparent. */
-function startHttp2Span(req: http2.Http2ServerRequest, name: string, protocol: string): Span {
+/** The SERVER span of an HTTP/2 request, child of the caller's W3C traceparent, and the context it runs in. */
+function startHttp2Span(req: http2.Http2ServerRequest, name: string, protocol: string): { span: Span; ctx: Context } {
   const query = redactQuery(req.url);
   const attributes: Attributes = {
-    "http.request.method": req.method,
+    "http.request.method": methodOf(req),
     "url.scheme": "http",
     "url.path": pathOf(req),
     "network.protocol.version": "2",
@@ -73,7 +78,8 @@ function startHttp2Span(req: http2.Http2ServerRequest, name: string, protocol: s
   };
   if (query !== undefined) attributes["url.query"] = query;
   const parent = propagation.extract(ROOT_CONTEXT, req.headers);
-  return tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+  const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+  return { span, ctx: trace.setSpan(parent, span) };
 }
 
 /** The outermost request handler (see Tracing.serverHandler). */
@@ -94,13 +100,15 @@ export function serverHandler(services: readonly DescService[]): (next: NodeHand
       if (query !== undefined) span.setAttribute("url.query", query);
       return context.with(context.active().setValue(SERVER_REQUEST, { span, direct } satisfies ServerRequest), () => next(req, res));
     }
-    const span = startHttp2Span(req as http2.Http2ServerRequest, name, protocol);
-    const ctx = trace.setSpan(context.active(), span).setValue(SERVER_REQUEST, { span, direct } satisfies ServerRequest);
+    const started = startHttp2Span(req as http2.Http2ServerRequest, name, protocol);
+    const span = started.span;
+    const ctx = started.ctx.setValue(SERVER_REQUEST, { span, direct } satisfies ServerRequest);
     // Listeners added from here on (the request log line) run in the span's context.
     context.bind(ctx, req);
     context.bind(ctx, res);
     res.once("close", () => {
-      span.setAttribute("http.response.status_code", res.statusCode);
+      // A stream the client reset before any answer has no status to report.
+      if (res.headersSent) span.setAttribute("http.response.status_code", res.statusCode);
       if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();
     });
@@ -109,11 +117,7 @@ export function serverHandler(services: readonly DescService[]): (next: NodeHand
 }
 
 /** Connect's code names, as rpc.connect_rpc.error_code wants them (not_found, invalid_argument...). */
-const connectCode = (code: Code) =>
-  (Code[code] ?? "unknown")
-    .replace(/([a-z])([A-Z])/g, "$1_$2")
-    .toLowerCase()
-    .replace("cancelled", "canceled");
+const connectCode = (code: Code) => (Code[code] ?? "unknown").replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
 
 function markFailed(span: Span, grpc: boolean, err: unknown): void {
   const e = ConnectError.from(err);

@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
-import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { UserService } from "../../gen/svc/user/v2/user_service_pb.js";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpGrpcReceiver, startOtlpReceiver } from "../support/otlp.js";
@@ -198,6 +198,18 @@ describe("tracing on (OTLP http/json)", () => {
     expect(rpcs[0]?.attributes).toMatchObject({ "rpc.system": "connect_rpc", "network.protocol.version": "1.1", "http.response.status_code": 200 });
   });
 
+  it("treats gRPC-Web as gRPC (status code from the trailer's code)", async () => {
+    const t = newTrace();
+    const client = createClient(UserService, createGrpcWebTransport({ baseUrl: svc.child.url, httpVersion: "1.1", interceptors: [headers(t, svc.pat)] }));
+    await notFound(client.getUserByID({ userId: "nope" }));
+    const spans = await receiver.waitFor((s) => named(s, t, "svc.user.v2.UserService/GetUserByID").length > 0);
+    expect(named(spans, t, "svc.user.v2.UserService/GetUserByID")[0]).toMatchObject({
+      kind: SERVER,
+      attributes: expect.objectContaining({ "rpc.system": "grpc", "rpc.grpc.status_code": Code.NotFound, "svc.protocol": "grpc-web" }),
+      status: { code: ERROR },
+    });
+  });
+
   it("traces the Express routes (hosted login) with their route template: the ESM loader hook patched express", async () => {
     const t = newTrace();
     const res = await fetch(`${svc.child.url}/ui/login/assets/no-such-asset.js`, { headers: { traceparent: t.header } });
@@ -237,6 +249,7 @@ describe("tracing on (OTLP http/protobuf)", () => {
       await new Promise((r) => setTimeout(r, 300));
       expect(receiver.spans).toHaveLength(0);
       expect(await svc.child.stop()).toBe(0);
+      expect(svc.child.errors()).toBe(""); // nothing but JSON log lines, tracing on too
       expect(receiver.contentTypes.every((c) => c === "application/x-protobuf")).toBe(true);
       const [rpc] = named(receiver.spans, t, "svc.user.v2.UserService/GetUserByID");
       expect(rpc).toMatchObject({
