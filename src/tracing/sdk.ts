@@ -53,10 +53,21 @@ const DIAG_LEVELS: Record<string, api.DiagLogLevel> = {
   none: api.DiagLogLevel.NONE,
 };
 
-/** A diagnostic's argument as text (errors by their message: an exporter's error may be a whole HTTP answer). */
+/**
+ * A diagnostic's argument as text: errors by their message (an exporter's error may carry a whole HTTP answer), also
+ * when the SDK's error handler already turned one into JSON.
+ */
 function text(a: unknown): string {
   if (a instanceof Error) return a.message;
-  if (typeof a === "string") return a;
+  if (typeof a === "string") {
+    if (!a.startsWith("{")) return a;
+    try {
+      const parsed = JSON.parse(a) as { message?: unknown };
+      return typeof parsed.message === "string" ? parsed.message : a;
+    } catch {
+      return a;
+    }
+  }
   try {
     return JSON.stringify(a) ?? String(a);
   } catch {
@@ -99,10 +110,11 @@ export async function startTracing(env: Env = process.env): Promise<Tracing> {
     useLogger(log) {
       const level = DIAG_LEVELS[env.OTEL_LOG_LEVEL?.trim().toLowerCase() ?? ""] ?? api.DiagLogLevel.WARN;
       const child = log.child({ component: "opentelemetry" });
+      // Outside any span: the batch processor's timer may have started inside a request, whose trace this is not.
       const line =
         (write: (msg: string) => void) =>
         (message: string, ...args: unknown[]) =>
-          write([message, ...args.map(text)].join(" "));
+          api.context.with(api.ROOT_CONTEXT, () => write([text(message), ...args.map(text)].join(" ")));
       api.diag.setLogger(
         {
           error: line((m) => child.error(m)),
