@@ -229,6 +229,19 @@ describe("tracing on (OTLP http/json)", () => {
     await receiver.waitFor((s) => inTrace(s, marker).some((x) => x.kind === SERVER));
     expect(inTrace(receiver.spans, t)).toHaveLength(0);
   });
+
+  // Last in this group: the receiver refuses everything from here on.
+  it("logs a collector's refusal as a JSON line (component opentelemetry), outside any trace", async () => {
+    receiver.refuse(400);
+    const t = newTrace();
+    await fetch(`${svc.child.url}/v2/users/x`, { headers: { authorization: `Bearer ${svc.pat}`, traceparent: t.header } });
+    const until = Date.now() + 15_000;
+    const refused = () => svc.child.logs.find((l) => l.component === "opentelemetry" && l.level === 50);
+    while (!refused() && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    expect(refused()).toBeDefined();
+    expect(refused()).not.toHaveProperty("trace_id");
+    expect(svc.child.errors()).toBe("");
+  });
 });
 
 describe("tracing on (OTLP http/protobuf)", () => {

@@ -29,6 +29,8 @@ export interface OtlpReceiver {
   spans: ReceivedSpan[];
   /** The content types of the exports received. */
   contentTypes: string[];
+  /** From now on, answers every export with this HTTP status (OTLP/HTTP only), accepting nothing. */
+  refuse(status: number): void;
   /** Resolves when `predicate` holds for the spans received so far (polling), or rejects after `timeoutMs`. */
   waitFor(predicate: (spans: ReceivedSpan[]) => boolean, timeoutMs?: number): Promise<ReceivedSpan[]>;
   close(): Promise<void>;
@@ -197,11 +199,12 @@ function fromProtobuf(body: Buffer): ReceivedSpan[] {
 
 // ---------------------------------------------------------------------------------------------------------------
 
-function receiver(url: string, spans: ReceivedSpan[], contentTypes: string[], close: () => Promise<void>): OtlpReceiver {
+function receiver(url: string, spans: ReceivedSpan[], contentTypes: string[], close: () => Promise<void>, refuse = (_: number) => {}): OtlpReceiver {
   return {
     url,
     spans,
     contentTypes,
+    refuse,
     async waitFor(predicate, timeoutMs = 15_000) {
       const until = Date.now() + timeoutMs;
       while (!predicate(spans)) {
@@ -247,6 +250,7 @@ export async function startOtlpGrpcReceiver(): Promise<OtlpReceiver> {
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const contentTypes: string[] = [];
+  let refusal: number | undefined;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -254,6 +258,10 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       const type = String(req.headers["content-type"] ?? "");
       if (req.method !== "POST" || req.url !== "/v1/traces") {
         res.writeHead(404).end();
+        return;
+      }
+      if (refusal !== undefined) {
+        res.writeHead(refusal, { "content-type": "text/plain" }).end("refused by the test");
         return;
       }
       contentTypes.push(type);
@@ -272,5 +280,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       server.closeAllConnections();
       server.close(() => resolve());
     });
-  return receiver(`http://127.0.0.1:${port}`, spans, contentTypes, close);
+  return receiver(`http://127.0.0.1:${port}`, spans, contentTypes, close, (status) => {
+    refusal = status;
+  });
 }
