@@ -5,7 +5,7 @@
 import { setMaxListeners } from "node:events";
 import type http from "node:http";
 import type http2 from "node:http2";
-import type { ConnectRouter } from "@connectrpc/connect";
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import express from "express";
 import type { Logger } from "pino";
@@ -173,7 +173,8 @@ async function openAndBootstrap(
   }
 }
 
-export async function createApp(config: Config, log: Logger, clock: Clock): Promise<App> {
+/** `tracing`: OpenTelemetry's Connect interceptor, outermost, when tracing is on (src/tracing). */
+export async function createApp(config: Config, log: Logger, clock: Clock, tracing?: Interceptor): Promise<App> {
   outage.setLogger(log);
   applyHashCeilings(config);
   // The metrics exist before the database opens: they time its statements.
@@ -213,7 +214,8 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
   // connect-node links every in-flight call to this signal and unlinks it when the call ends: the listener count is the
   // number of calls in flight, not a leak, and Node's warning at 11 would fire under any real load.
   setMaxListeners(Number.POSITIVE_INFINITY, shutdown.signal);
-  const connect = connectTransport(config, deps, { signing: oauth.runtime.keys, saml: oauth.samlCertificates }, ready, shutdown.signal, expressFallback(log));
+  const keys = { signing: oauth.runtime.keys, saml: oauth.samlCertificates };
+  const connect = connectTransport(config, deps, keys, ready, shutdown.signal, expressFallback(log), tracing);
   const rest = createRestTranscoder(connect.router, {
     maxBodyBytes: config.maxRequestBytes,
     onError: (err, req) => log.error({ err, requestId: req.headers["x-request-id"] }, "unhandled error in a REST call"),
@@ -278,11 +280,12 @@ function connectTransport(
   ready: () => Promise<boolean>,
   shutdownSignal: AbortSignal,
   fallback: express.Express,
+  tracing?: Interceptor,
 ): { handler: NodeHandler; router: ConnectRouter; health: { setShuttingDown(): void } } {
   let router: ConnectRouter | undefined;
   let health: { setShuttingDown(): void } | undefined;
   const handler = connectNodeAdapter({
-    interceptors: [authInterceptor(deps)],
+    interceptors: tracing ? [tracing, authInterceptor(deps)] : [authInterceptor(deps)],
     requestGate: malformedInputIsInvalidArgument,
     jsonOptions: { ignoreUnknownFields: false },
     readMaxBytes: config.maxRequestBytes,

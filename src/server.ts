@@ -12,6 +12,7 @@ import type { Clock } from "./domain/context.js";
 import { routeConnectionsByPreface } from "./http/sniff.js";
 import { createLogger } from "./logger.js";
 import type { Database } from "./store/db.js";
+import type { Tracing } from "./tracing/types.js";
 
 export interface Server {
   readonly url: string;
@@ -28,6 +29,8 @@ export interface Server {
 export interface StartOptions {
   clock?: Clock;
   logger?: Logger;
+  /** OpenTelemetry, when the OTEL_* variables turned it on (src/main.ts). */
+  tracing?: Tracing;
 }
 
 /** While draining, how long an open HTTP/1.1 connection may stay idle before it is closed. */
@@ -46,9 +49,11 @@ interface Draining {
 
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<Server> {
   const log = opts.logger ?? createLogger(config.logLevel, config.logFormat);
-  const app = await createApp(config, log, opts.clock ?? (() => new Date()));
+  const tracing = opts.tracing;
+  const app = await createApp(config, log, opts.clock ?? (() => new Date()), tracing?.interceptor);
   const draining: Draining = { shuttingDown: false, pending: new Set(), sessions: new Set() };
-  const handler = withRequestLog(admission(drainAware(app.dispatch, draining, config.requestTimeoutMs), config.maxInflightRequests), log);
+  const logged = withRequestLog(admission(drainAware(app.dispatch, draining, config.requestTimeoutMs), config.maxInflightRequests), log, tracing?.traceId);
+  const handler = tracing ? tracing.serverHandler(logged) : logged;
   const h1 = http.createServer(
     {
       keepAliveTimeout: 5_000,
@@ -185,12 +190,15 @@ function admission(next: NodeHandler, max: number): NodeHandler {
   };
 }
 
-/** One structured log line per request, with a request id that is also returned to the caller. */
-function withRequestLog(next: NodeHandler, log: Logger): NodeHandler {
+/**
+ * One structured log line per request, with a request id that is also returned to the caller: with tracing on, the
+ * trace id of the request's span (`traceId`), so that a log line leads to its trace and back.
+ */
+function withRequestLog(next: NodeHandler, log: Logger, traceId?: () => string | undefined): NodeHandler {
   return (req, res) => {
     const started = process.hrtime.bigint();
     const given = req.headers["x-request-id"];
-    const requestId = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+    const requestId = traceId?.() ?? (typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID());
     req.headers["x-request-id"] = requestId;
     // Always the TCP peer, whatever a client sent under this name: the brute-force limits count per address.
     req.headers["x-svc-peer"] = req.socket?.remoteAddress ?? "";

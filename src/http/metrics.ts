@@ -43,8 +43,8 @@ export interface Metrics {
 
 const SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-/** The protocol and route of a request, from bounded sets. */
-function classify(req: NodeRequest, rpcs: ReadonlySet<string>): { protocol: string; route: string } {
+/** The protocol and route of a request, from bounded sets (`rpcs`: the paths of the known RPCs). */
+export function classify(req: NodeRequest, rpcs: ReadonlySet<string>): { protocol: string; route: string } {
   const url = req.url ?? "/";
   const path = url.split("?", 1)[0] ?? "/";
   if (path.startsWith("/svc.") || path.startsWith("/grpc.")) {

@@ -1,0 +1,14 @@
+// The loader hooks of module-log.mjs (they run on Node's loader thread).
+import { appendFileSync } from "node:fs";
+
+let file;
+
+export function initialize(data) {
+  file = data.file;
+}
+
+export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context);
+  if (file && (resolved.url.includes("/@opentelemetry/") || resolved.url.endsWith("/src/main.ts"))) appendFileSync(file, `${resolved.url}\n`);
+  return resolved;
+}
