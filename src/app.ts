@@ -51,6 +51,7 @@ import { originOf } from "./domain/settings/cors.js";
 import { type CorsGate, corsGate } from "./http/cors.js";
 import { serveDocs } from "./http/docs/index.js";
 import { idpCallbackHandler, isIdpCallbackPath } from "./http/idp/callback.js";
+import { idpSamlHandler, isIdpSamlPath } from "./http/idp/saml.js";
 import type { LoginDeps } from "./http/login/context.js";
 import { cookieJar } from "./http/login/cookie.js";
 import { isLoginPath, loginRouter } from "./http/login/router.js";
@@ -199,7 +200,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
   const tokens = oauth.runtime;
   const mailer = config.smtpUrl && config.smtpFrom ? smtpMailer(config.smtpUrl, config.smtpFrom) : undefined;
   const authn = { sealer: masterKeySealer(oauth.masterKey), externalUrl: config.externalUrl };
-  const idp = openidRelyingParty();
+  const idp = { ...openidRelyingParty(), samlCertificates: oauth.samlCertificates };
   const samlMetadata = httpMetadataFetcher();
   const deps: ApiDeps = { store, authenticate: limitedBearer(tokens, limits), instanceId, clock, log, limits, mailer, authn, idp, samlMetadata };
   const samlIdp: SamlIdp = { ...deps, ...samlUrls(config), certificates: oauth.samlCertificates };
@@ -236,6 +237,10 @@ export async function createApp(config: Config, log: Logger, clock: Clock): Prom
     servesPaths(
       isIdpCallbackPath,
       idpCallbackHandler(() => ({ store, instanceId, clock, log, authn, idp }), log),
+    ),
+    servesPaths(
+      isIdpSamlPath,
+      idpSamlHandler(() => ({ store, instanceId, clock, log, authn, idp }), log),
     ),
     rest,
     probes(ready),

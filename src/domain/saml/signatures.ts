@@ -51,12 +51,17 @@ export function envelopedSignature(doc: Document): Element | undefined {
  * root's ID. Returns the signed XML (the root without its signature) to read the message from, or undefined.
  */
 export function verifyEnveloped(xml: string, doc: Document, signature: Element, certs: readonly string[]): string | undefined {
+  return verifyEnvelopedOn(xml, doc.documentElement as Element, signature, certs);
+}
+
+/** verifyEnveloped for the signature of `element` (the root, or an Assertion inside a Response): over that element's ID. */
+export function verifyEnvelopedOn(xml: string, element: Element, signature: Element, certs: readonly string[]): string | undefined {
   const method = signature.getElementsByTagNameNS(NS.dsig, "SignatureMethod")[0];
   if (!method || !SIG_ALGS[attr(method, "Algorithm") ?? ""]) return undefined;
   const digests = signature.getElementsByTagNameNS(NS.dsig, "DigestMethod");
   for (let i = 0; i < digests.length; i++) if (!DIGESTS.has(attr(digests[i] as Element, "Algorithm") ?? "")) return undefined;
   const refs = signature.getElementsByTagNameNS(NS.dsig, "Reference");
-  const id = attr(doc.documentElement as Element, "ID");
+  const id = attr(element, "ID");
   if (refs.length !== 1 || !id || attr(refs[0] as Element, "URI") !== `#${id}`) return undefined;
   for (const cert of certs) {
     const sx = new SignedXml({ publicCert: pemOf(cert), getCertFromKeyInfo: () => null });
@@ -91,7 +96,7 @@ function keyInfoOf(certPem: string, prefix: string): string {
   return info;
 }
 
-export function signElement(xml: string, id: string, localName: "Assertion" | "Response", key: KeyObject, certPem: string): string {
+export function signElement(xml: string, id: string, localName: "Assertion" | "Response" | "AuthnRequest", key: KeyObject, certPem: string): string {
   const sx = new SignedXml({
     getKeyInfoContent: (args) => keyInfoOf(certPem, args?.prefix ?? ""),
     // The KeyObject itself: a PEM would be parsed again for every signature (three times the RSA work).
@@ -102,7 +107,7 @@ export function signElement(xml: string, id: string, localName: "Assertion" | "R
   });
   // Absolute paths (the Response is the root, its Assertion a child of it): xpath's "//" walks the whole document,
   // and did so twice per signature, costing more than the RSA signature itself.
-  const element = localName === "Response" ? `/*[local-name(.)='Response' and @ID='${id}']` : `/*/*[local-name(.)='Assertion' and @ID='${id}']`;
+  const element = localName === "Assertion" ? `/*/*[local-name(.)='Assertion' and @ID='${id}']` : `/*[local-name(.)='${localName}' and @ID='${id}']`;
   sx.addReference({ xpath: element, digestAlgorithm: SHA256, transforms: [ENVELOPED, EXC_C14N] });
   sx.computeSignature(xml, { prefix: "ds", location: { reference: `${element}/*[local-name(.)='Issuer']`, action: "after" } });
   return sx.getSignedXml();
