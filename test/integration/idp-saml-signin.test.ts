@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { freePort } from "../support/apache.js";
 import { type Machine, project } from "../support/fixtures.js";
 import { authorizeGet, authRequestOf, discover, loginClient, oidc, oidcApp } from "../support/oidc.js";
-import { admin, type Json, ok } from "../support/rpc.js";
+import { admin, call, type Json, ok } from "../support/rpc.js";
 import { type ExternalUser, formOf, type ParsedRequest, postTo, type SamlifyIdp, startSamlifyIdp } from "../support/saml-idp.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -108,7 +108,11 @@ class Visitor {
   csrf = "";
   async go(url: string, init: RequestInit = {}): Promise<{ res: Response; body: string }> {
     const own = url.startsWith(t.url);
-    const res = await fetch(url, { redirect: "manual", ...init, headers: { ...(init.headers as Record<string, string>), ...(own ? { cookie: this.cookie } : {}) } });
+    const res = await fetch(url, {
+      redirect: "manual",
+      ...init,
+      headers: { ...(init.headers as Record<string, string>), ...(own ? { cookie: this.cookie } : {}) },
+    });
     const set = own ? res.headers.getSetCookie().find((c) => c.startsWith("svc-login=")) : undefined;
     if (set) this.cookie = set.slice(0, set.indexOf(";"));
     const body = await res.text();
@@ -169,5 +173,299 @@ describe("a brokered sign-in through the hosted login", () => {
     const links = await admin(t, "ListIDPLinks", { userId: claims.sub as string });
     expect(links.result).toEqual([{ idpId: jit, userId: "jit-anna@idp.example.test", userName: "jit-anna" }]);
     expect(clientId).toBeTruthy();
+  });
+});
+
+describe("linking and the provider's settings", () => {
+  it("svc's AuthnRequest is signed over the query: samlify refuses it with the signature changed", async () => {
+    const out = await ok(t, "connect", login.pat, "StartIdentityProviderIntent", { idpId: jit, urls: { successUrl: SUCCESS, failureUrl: FAILURE } });
+    const url = new URL(out.authUrl);
+    const request = url.searchParams.get("SAMLRequest") as string;
+    expect(url.searchParams.get("SigAlg")).toBe("http://www.w3.org/2001/04/xmldsig-more#rsa-sha256");
+    const signature = Buffer.from(url.searchParams.get("Signature") as string, "base64");
+    signature[10] = (signature[10] as number) ^ 1;
+    url.searchParams.set("Signature", signature.toString("base64"));
+    await expect(ext.parseRequest({ url: url.toString() })).rejects.toThrow();
+    // And a request whose signed octets changed (another RelayState).
+    const relayed = new URL(out.authUrl);
+    relayed.searchParams.set("RelayState", "another");
+    await expect(ext.parseRequest({ url: relayed.toString() })).rejects.toThrow();
+    expect(request.length).toBeGreaterThan(0);
+  });
+
+  it("signs in the svc user linked to the NameID, and updates its profile from the attributes (auto-update)", async () => {
+    const local = (
+      await admin(t, "CreateUser", {
+        organizationId: orgId,
+        username: "linked-lena",
+        human: { profile: { givenName: "Lena", familyName: "Old" }, email: { email: "lena@a.example", isVerified: true } },
+      })
+    ).id;
+    await admin(t, "AddIDPLink", { userId: local, idpLink: { idpId: jit, userId: "lena@idp.example.test", userName: "lena" } });
+    const s = await start(jit);
+    const landed = await answer(s, await ext.response(s.parsed, user("lena", { firstName: "Lena", surName: "New" })));
+    expect(landed.status).toBe(303);
+    expect(`${landed.url.origin}${landed.url.pathname}`).toBe(SUCCESS);
+    expect(landed.url.searchParams.get("user")).toBe(local);
+    const info = await ok(t, "connect", login.pat, "RetrieveIdentityProviderIntent", {
+      idpIntentId: s.intentId,
+      idpIntentToken: landed.url.searchParams.get("token") as string,
+    });
+    expect(info.userId).toBe(local);
+    expect(info.idpInformation).toMatchObject({
+      idpId: jit,
+      userId: "lena@idp.example.test",
+      userName: "lena",
+      rawInformation: { NameID: "lena@idp.example.test", Email: "lena@idp.example.test", SurName: "New" },
+      profile: { email: "lena@idp.example.test", givenName: "Lena", familyName: "New", preferredUsername: "lena" },
+    });
+    expect(await sessionUser(s.intentId, landed.url)).toBe(local);
+    const after = await admin(t, "GetUserByID", { userId: local });
+    expect(after.user.human.profile.familyName).toBe("New");
+  });
+
+  it("identifies users by the configured attribute instead of the NameID (transient NameIDs)", async () => {
+    const byAttribute = await samlProvider("Corp SAML (employee number)", {
+      nameIdFormat: "SAML_NAME_ID_FORMAT_TRANSIENT",
+      transientMappingAttributeName: "employeeNumber",
+      options: { isLinkingAllowed: true },
+    });
+    const local = (
+      await admin(t, "CreateUser", {
+        organizationId: orgId,
+        username: "emp-emil",
+        human: { profile: { givenName: "Emil", familyName: "Emp" }, email: { email: "emil@a.example", isVerified: true } },
+      })
+    ).id;
+    await admin(t, "AddIDPLink", { userId: local, idpLink: { idpId: byAttribute, userId: "E-4711", userName: "emil" } });
+    const s = await start(byAttribute);
+    expect(s.parsed.info.samlContent).toContain('Format="urn:oasis:names:tc:SAML:2.0:nameid-format:transient"');
+    const landed = await answer(s, await ext.response(s.parsed, user("emil", { nameId: "_transient-1", employeeNumber: "E-4711" })));
+    expect(landed.url.searchParams.get("user")).toBe(local);
+    expect(await sessionUser(s.intentId, landed.url)).toBe(local);
+
+    // Without the attribute there is no user to name.
+    const missing = await start(byAttribute);
+    expectRefused(await answer(missing, await ext.response(missing.parsed, user("emil", { nameId: "_transient-2" }))), "invalid_response", /employeeNumber/);
+  });
+
+  it("a provider's user with no link and no creation allowed gets no session", async () => {
+    const closed = await samlProvider("Closed SAML", { options: {} });
+    const s = await start(closed);
+    const landed = await answer(s, await ext.response(s.parsed, user("stranger")));
+    expect(landed.url.searchParams.get("user")).toBeNull();
+    const token = landed.url.searchParams.get("token") as string;
+    const reply = await call(t, "connect", login.pat, "CreateSession", { checks: { idpIntent: { idpIntentId: s.intentId, idpIntentToken: token } } });
+    expect({ code: reply.code, reason: reply.reason }).toEqual({ code: "failed_precondition", reason: "Errors.IdpIntent.UserNotLinked" });
+  });
+
+  it("sends the AuthnRequest with the HTTP-POST binding, signed inside, when the provider is set so", async () => {
+    const viaPost = await samlProvider("Corp SAML (POST)", {
+      binding: "SAML_BINDING_POST",
+      options: { isCreationAllowed: true, isAutoCreation: true },
+    });
+    const out = await ok(t, "connect", login.pat, "StartIdentityProviderIntent", { idpId: viaPost, urls: { successUrl: SUCCESS, failureUrl: FAILURE } });
+    expect(out.authUrl ?? "").toBe("");
+    const form = formOf(Buffer.from(out.postForm, "base64").toString());
+    expect(form.action).toBe(ext.ssoUrl);
+    const xml = Buffer.from(form.fields.SAMLRequest as string, "base64").toString();
+    expect(xml).toContain("<ds:Signature");
+    // The IdP's SSO endpoint takes the form as a browser would post it, and answers with its own form to the ACS.
+    ext.user = user("post-paul");
+    const atIdp = await postTo(form.action, form.fields);
+    expect(atIdp.status).toBe(200);
+    const toAcs = formOf(await atIdp.text());
+    const landed = await postTo(toAcs.action, toAcs.fields);
+    const url = new URL(landed.headers.get("location") as string);
+    expect(`${url.origin}${url.pathname}`).toBe(SUCCESS);
+    const created = await sessionUser(out.idpIntentId, url);
+    expect((await admin(t, "GetUserByID", { userId: created })).user.username).toBe("post-paul");
+  });
+
+  it("accepts a Response signed as a whole instead of its Assertion", async () => {
+    const s = await start(jit);
+    const xml = Buffer.from(await ext.response(s.parsed, user("whole-wanda"), {}, { signResponse: true }), "base64").toString();
+    expect(xml.indexOf("<ds:Signature")).toBeLessThan(xml.indexOf("<saml:Assertion"));
+    expect(xml.match(/<ds:Signature[ >]/g)).toHaveLength(1);
+    const landed = await answer(s, b64(xml));
+    expect(`${landed.url.origin}${landed.url.pathname}`).toBe(SUCCESS);
+    expect((await admin(t, "GetUserByID", { userId: await sessionUser(s.intentId, landed.url) })).user.username).toBe("whole-wanda");
+  });
+});
+
+describe("refused Responses", () => {
+  it("refuses an unsigned Response", async () => {
+    const s = await start(jit);
+    expectRefused(
+      await answerXml(s, (x) => x.replace(/<ds:Signature[\s\S]*?<\/ds:Signature>/g, "")),
+      "invalid_response",
+      /neither the Response nor its Assertion is signed/,
+    );
+  });
+
+  it("refuses a Response signed with a key other than the registered certificate's (KeyInfo is never used)", async () => {
+    const forger = await startSamlifyIdp({ entityId: ext.entityId });
+    try {
+      const s = await start(jit);
+      const forged = Buffer.from(await forger.response(s.parsed, user("forged")), "base64").toString();
+      // The forger's certificate travels in KeyInfo: svc must not use it.
+      expect(forged).toContain(forger.keys.certB64.slice(0, 40));
+      expectRefused(await answer(s, b64(forged)), "invalid_response", /does not verify with the identity provider's registered certificates/);
+    } finally {
+      await forger.close();
+    }
+  });
+
+  it("refuses wrapped signatures: the signed Assertion moved aside and another one in its place", async () => {
+    // XSW: an evil Assertion (another NameID, the original's signature copied) where the signed one was; the signed
+    // one hidden in the Response's Extensions.
+    const s1 = await start(jit);
+    expectRefused(
+      await answerXml(s1, (x) => {
+        const assertion = /<saml:Assertion[\s\S]*<\/saml:Assertion>/.exec(x)?.[0] as string;
+        const evil = assertion.replace(/ID="[^"]+"/, 'ID="_evil"').replace(/<saml:NameID([^>]*)>[^<]*</, "<saml:NameID$1>admin@idp.example.test<");
+        return x.replace(assertion, `${evil}`).replace("<samlp:Status>", `<samlp:Extensions>${assertion}</samlp:Extensions><samlp:Status>`);
+      }),
+      "invalid_response",
+      /exactly one Assertion/,
+    );
+    // The same without hiding: two Assertions side by side, the evil one first.
+    const s2 = await start(jit);
+    expectRefused(
+      await answerXml(s2, (x) => {
+        const assertion = /<saml:Assertion[\s\S]*<\/saml:Assertion>/.exec(x)?.[0] as string;
+        const evil = assertion.replace(/ID="[^"]+"/, 'ID="_evil"').replace(/<ds:Signature[\s\S]*?<\/ds:Signature>/, "");
+        return x.replace(assertion, `${evil}${assertion}`);
+      }),
+      "invalid_response",
+      /exactly one Assertion/,
+    );
+    // And the signed Assertion changed in place: its digest no longer matches.
+    const s3 = await start(jit);
+    expectRefused(
+      await answerXml(s3, (x) => x.replace(/<saml:NameID([^>]*)>[^<]*</, "<saml:NameID$1>admin@idp.example.test<")),
+      "invalid_response",
+      /does not verify/,
+    );
+  });
+
+  it("refuses an Assertion for another audience", async () => {
+    const s = await start(jit);
+    expectRefused(
+      await answer(s, await ext.response(s.parsed, user("aud"), { Audience: "https://other-sp.example.com" })),
+      "invalid_response",
+      /AudienceRestriction/,
+    );
+  });
+
+  it("refuses an expired Assertion", async () => {
+    const s = await start(jit);
+    const past = (ms: number) => new Date(Date.now() - ms).toISOString();
+    const values = {
+      ConditionsNotBefore: past(20 * 60_000),
+      ConditionsNotOnOrAfter: past(10 * 60_000),
+      SubjectConfirmationDataNotOnOrAfter: past(10 * 60_000),
+    };
+    expectRefused(await answer(s, await ext.response(s.parsed, user("late"), values)), "invalid_response", /expired/);
+  });
+
+  it("refuses an Assertion that is not valid yet (beyond the clock skew)", async () => {
+    const s = await start(jit);
+    expectRefused(
+      await answer(s, await ext.response(s.parsed, user("early"), { ConditionsNotBefore: new Date(Date.now() + 10 * 60_000).toISOString() })),
+      "invalid_response",
+      /not valid yet/,
+    );
+  });
+
+  it("refuses a replayed Response: once to the same intent, and to another one", async () => {
+    const s = await start(jit);
+    const response = await ext.response(s.parsed, user("replay-rita"));
+    const first = await answer(s, response);
+    expect(`${first.url.origin}${first.url.pathname}`).toBe(SUCCESS);
+    expectRefused(await answer(s, response), "invalid_state", /finished already/);
+    const other = await start(jit);
+    expectRefused(await answer(other, response), "invalid_response", /InResponseTo/);
+  });
+
+  it("refuses a Response to another AuthnRequest (InResponseTo)", async () => {
+    const s = await start(jit);
+    expectRefused(await answer(s, await ext.response(s.parsed, user("irt"), { InResponseTo: "_another-request" })), "invalid_response", /InResponseTo/);
+    // The signed Assertion's SubjectConfirmationData too (the Response around it may be unsigned).
+    const s2 = await start(jit);
+    expectRefused(
+      await answer(s2, await ext.response(s2.parsed, user("irt"), { SubjectInResponseTo: "_another-request" })),
+      "invalid_response",
+      /answers another AuthnRequest/,
+    );
+  });
+
+  it("refuses a Response for another Destination, and an Assertion for another Recipient", async () => {
+    const s = await start(jit);
+    expectRefused(
+      await answer(s, await ext.response(s.parsed, user("dest"), { Destination: "https://evil.example.com/acs" })),
+      "invalid_response",
+      /Destination/,
+    );
+    const s2 = await start(jit);
+    expectRefused(
+      await answer(s2, await ext.response(s2.parsed, user("dest"), { SubjectRecipient: "https://evil.example.com/acs" })),
+      "invalid_response",
+      /Recipient/,
+    );
+  });
+
+  it("refuses an Assertion from another issuer", async () => {
+    const s = await start(jit);
+    expectRefused(
+      await answer(s, await ext.response(s.parsed, user("iss"), { AssertionIssuer: "https://other-idp.example.com" })),
+      "invalid_response",
+      /Issuer/,
+    );
+  });
+
+  it("refuses a Response with a DOCTYPE (no entity is ever expanded)", async () => {
+    const s = await start(jit);
+    expectRefused(
+      await answerXml(s, (x) => `<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]>${x.replace("ext-user", "&x;")}`),
+      "invalid_response",
+      /DOCTYPE/,
+    );
+  });
+
+  it("refuses an oversized Response with 413, before reading it", async () => {
+    const s = await start(jit);
+    const acs = s.parsed.sp.entityMeta.getAssertionConsumerService("post") as string;
+    const res = await postTo(acs, { SAMLResponse: "A".repeat(600_000), RelayState: s.parsed.relayState });
+    expect(res.status).toBe(413);
+    // A Response under the form limit but over the XML limit fails the intent.
+    const big = await answerXml(s, (x) => x.replace("<saml:AttributeStatement>", `<saml:AttributeStatement><!--${"x".repeat(140_000)}-->`));
+    expectRefused(big, "invalid_response", /larger than/);
+  });
+
+  it("turns a Status other than Success into a failed intent", async () => {
+    const s = await start(jit);
+    expectRefused(
+      await answer(s, await ext.response(s.parsed, user("status"), { StatusCode: "urn:oasis:names:tc:SAML:2.0:status:Responder" })),
+      "access_denied",
+      /did not sign the user in: urn:oasis:names:tc:SAML:2.0:status:Responder/,
+    );
+  });
+
+  it("answers an unknown RelayState, or one of another provider, with an error page", async () => {
+    const s = await start(jit);
+    const response = await ext.response(s.parsed, user("nobody"));
+    const acs = s.parsed.sp.entityMeta.getAssertionConsumerService("post") as string;
+    for (const relayState of ["", "unknown-relay-state"]) {
+      const res = await postTo(acs, { SAMLResponse: response, RelayState: relayState });
+      expect(res.status).toBe(400);
+      expect(await res.text()).toContain("Sign-in failed");
+    }
+    const other = await samlProvider("Other SAML", { options: {} });
+    const res = await postTo(acs.replace(jit, other), { SAMLResponse: response, RelayState: s.parsed.relayState });
+    expect(res.status).toBe(400);
+    // The intent is untouched: the right ACS still takes the Response.
+    const landed = await answer(s, response);
+    expect(`${landed.url.origin}${landed.url.pathname}`).toBe(SUCCESS);
   });
 });

@@ -168,7 +168,13 @@ export async function startSamlifyIdp(o: SamlifyIdpOptions = {}): Promise<Samlif
       if ("url" in input) {
         const u = new URL(input.url);
         const raw = u.search.slice(1);
-        request = { query: Object.fromEntries(u.searchParams), octetString: raw.split("&").filter((p) => !p.startsWith("Signature=")).join("&") };
+        request = {
+          query: Object.fromEntries(u.searchParams),
+          octetString: raw
+            .split("&")
+            .filter((p) => !p.startsWith("Signature="))
+            .join("&"),
+        };
         binding = "redirect";
         issuer = issuerOf(samlify.Utility.inflateString(decodeURIComponent(u.searchParams.get("SAMLRequest") ?? "")));
       } else {
@@ -210,9 +216,15 @@ export async function startSamlifyIdp(o: SamlifyIdpOptions = {}): Promise<Samlif
         employeeNumber: user.employeeNumber ?? "",
         ...values,
       };
-      const out = await idp.createLoginResponse(sp, req.info, "post", {}, {
-        customTagReplacement: (template: string) => ({ id: all.ID as string, context: samlify.SamlLib.replaceTagsByValue(template, all) }),
-      });
+      const out = await idp.createLoginResponse(
+        sp,
+        req.info,
+        "post",
+        {},
+        {
+          customTagReplacement: (template: string) => ({ id: all.ID as string, context: samlify.SamlLib.replaceTagsByValue(template, all) }),
+        },
+      );
       return (out as { context: string }).context;
     },
     close: () =>
@@ -232,7 +244,11 @@ function issuerOf(xml: string): string {
 
 /** The hidden fields and action of the page's form (the IdP's auto-posting page, or svc's). */
 export function formOf(html: string): { action: string; fields: Record<string, string> } {
-  const unescape = (v: string) => v.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n))).replace(/&amp;/g, "&").replace(/&quot;/g, '"');
+  const unescape = (v: string) =>
+    v
+      .replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n)))
+      .replace(/&amp;/g, "&")
+      .replace(/&quot;/g, '"');
   const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
   if (!action) throw new Error(`no form in ${html.slice(0, 300)}`);
   const fields: Record<string, string> = {};
