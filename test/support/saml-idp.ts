@@ -244,7 +244,7 @@ function issuerOf(xml: string): string {
 
 /** The hidden fields and action of the page's form (the IdP's auto-posting page, or svc's). */
 export function formOf(html: string): { action: string; fields: Record<string, string> } {
-  const unescape = (v: string) =>
+  const decode = (v: string) =>
     v
       .replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n)))
       .replace(/&amp;/g, "&")
@@ -252,8 +252,8 @@ export function formOf(html: string): { action: string; fields: Record<string, s
   const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
   if (!action) throw new Error(`no form in ${html.slice(0, 300)}`);
   const fields: Record<string, string> = {};
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)) fields[m[1] as string] = unescape(m[2] as string);
-  return { action: unescape(action), fields };
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)) fields[m[1] as string] = decode(m[2] as string);
+  return { action: decode(action), fields };
 }
 
 /** Posts a form like a browser (no cookies: the ACS needs none). */
