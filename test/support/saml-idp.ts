@@ -64,6 +64,7 @@ export interface ParsedRequest {
 }
 
 export interface SamlifyIdp {
+  /** Also where its metadata is served. */
   entityId: string;
   ssoUrl: string;
   keys: KeyPair;
@@ -110,6 +111,10 @@ export async function startSamlifyIdp(o: SamlifyIdpOptions = {}): Promise<Samlif
   const server = http.createServer((req, res) => {
     (async () => {
       const url = new URL(req.url ?? "/", self.ssoUrl);
+      if (url.pathname === "/metadata") {
+        res.writeHead(200, { "content-type": "application/samlmetadata+xml" });
+        return void res.end(self.metadata);
+      }
       const parsed = await self.parseRequest(req.method === "POST" ? { form: await readForm(req) } : { url: url.toString() });
       const acs = parsed.sp.entityMeta.getAssertionConsumerService("post") as string;
       const samlResponse = await self.response(parsed, self.user, self.values);
