@@ -9,6 +9,7 @@ import { freePort } from "../support/apache.js";
 import { type Machine, project } from "../support/fixtures.js";
 import { authorizeGet, authRequestOf, discover, loginClient, oidc, oidcApp } from "../support/oidc.js";
 import { admin, call, type Json, ok } from "../support/rpc.js";
+import { nodeSamlSp, samlApp, samlRequestOf, spMetadata, ssoRedirect } from "../support/saml.js";
 import { type ExternalUser, formOf, type ParsedRequest, postTo, type SamlifyIdp, startSamlifyIdp } from "../support/saml-idp.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -173,6 +174,39 @@ describe("a brokered sign-in through the hosted login", () => {
     const links = await admin(t, "ListIDPLinks", { userId: claims.sub as string });
     expect(links.result).toEqual([{ idpId: jit, userId: "jit-anna@idp.example.test", userName: "jit-anna" }]);
     expect(clientId).toBeTruthy();
+  });
+});
+
+/** Through the login page's button, the IdP and svc's ACS to the end of the hosted login: the last response. */
+async function brokeredThroughPages(v: Visitor, flow: Record<string, string>, idpName: string): Promise<{ res: Response; body: string }> {
+  const page = await v.go(`${t.url}/ui/login/login?${new URLSearchParams(flow)}`);
+  const button = page.body.split("<form").find((f) => f.includes(`Sign in with ${idpName}<`)) as string;
+  const started = await v.post(`${t.url}/ui/login/idp/start`, { ...formOf(`<form${button}`).fields, _csrf: v.csrf });
+  const atIdp = await v.go(started.res.headers.get("location") as string);
+  const toAcs = formOf(atIdp.body);
+  let step = await v.post(toAcs.action, toAcs.fields);
+  for (let hops = 0; hops < 10 && step.res.status === 303; hops++) {
+    const next = new URL(step.res.headers.get("location") as string, t.url);
+    if (!next.href.startsWith(t.url)) break;
+    step = await v.go(next.href);
+  }
+  return step;
+}
+
+describe("a brokered sign-in for svc's own SAML service provider", () => {
+  it("ends in svc's signed assertion at the SP (node-saml, strict), for the user created from the external IdP", async () => {
+    const spEntityId = "https://sp.broker.example.com/metadata";
+    const acsUrl = "https://sp.broker.example.com/acs";
+    await samlApp(t, await project(t, orgId, "Broker SAML app"), "broker-sp", spMetadata({ entityId: spEntityId, acs: [{ url: acsUrl, isDefault: true }] }));
+    const sp = await nodeSamlSp(t, spEntityId, acsUrl);
+    const samlRequest = samlRequestOf(await ssoRedirect(t, await sp.getAuthorizeUrlAsync("relay-broker", undefined, {})));
+    ext.user = user("saml-sam", { firstName: "Sam", surName: "Chain" });
+    const last = await brokeredThroughPages(new Visitor(), { samlRequest }, "Corp SAML");
+    expect(last.res.status).toBe(200);
+    const toSp = formOf(last.body);
+    expect(toSp.action).toBe(acsUrl);
+    const { profile } = await sp.validatePostResponseAsync({ SAMLResponse: toSp.fields.SAMLResponse as string, RelayState: "relay-broker" });
+    expect(profile).toMatchObject({ nameID: "saml-sam@idp.example.test", FirstName: "Sam", SurName: "Chain" });
   });
 });
 
