@@ -502,4 +502,26 @@ describe("refused Responses", () => {
     const landed = await answer(s, response);
     expect(`${landed.url.origin}${landed.url.pathname}`).toBe(SUCCESS);
   });
+
+  it("answers malformed posts with a 4xx page or the failure URL, never a 5xx", async () => {
+    const relay = "RELAY";
+    const bodies: [string, string][] = [
+      ["application/x-www-form-urlencoded", `SAMLResponse=${"%FF".repeat(50)}&RelayState=${relay}`],
+      ["application/x-www-form-urlencoded", `SAMLResponse=not-base64!&RelayState=${relay}`],
+      ["application/x-www-form-urlencoded", `SAMLResponse=${b64("\u0000\u0001<x")}&RelayState=${relay}`],
+      ["application/x-www-form-urlencoded", `RelayState=${relay}&RelayState=${relay}`],
+      ["application/x-www-form-urlencoded", `SAMLResponse=${b64("<samlp:Response/>")}`],
+      ["application/x-www-form-urlencoded", `${"a=1&".repeat(100)}RelayState=x`],
+      ["text/plain", "SAMLResponse=x"],
+      ["application/x-www-form-urlencoded", ""],
+    ];
+    for (const [type, template] of bodies) {
+      // Each on its own intent: a refusal spends the intent, and the next one would only meet that.
+      const s = await start(jit);
+      const acs = s.parsed.sp.entityMeta.getAssertionConsumerService("post") as string;
+      const body = template.replaceAll(relay, encodeURIComponent(s.parsed.relayState));
+      const res = await fetch(acs, { method: "POST", redirect: "manual", headers: { "content-type": type }, body });
+      expect({ body: body.slice(0, 40), status: res.status < 500 }).toEqual({ body: body.slice(0, 40), status: true });
+    }
+  });
 });

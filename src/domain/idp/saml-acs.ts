@@ -4,6 +4,7 @@
 // provider's is, so a session check takes it the same way. Each intent takes one answer: a replayed Response finds it
 // finished. Without an intent there is no URL to trust: the answer is an error page.
 import type { IdpRow } from "../../store/idps.js";
+import type { Ctx } from "../context.js";
 import { authnSettings } from "../identity/authn/access.js";
 import { type CallbackAnswer, type CallbackCtx, noIntent, succeedIntent, withQuery } from "./callback.js";
 import { profileOf, SAML_ATTRIBUTES, storedMapping } from "./claims.js";
@@ -62,7 +63,7 @@ export async function finishSamlIntent(ctx: CallbackCtx, idpId: string, form: Ac
   const idp = await ctx.store.idps.find(ctx.instanceId, intent.idpId);
   if (idp?.type !== "saml") return fail("invalid_request", "the identity provider was removed");
   const c = storedSamlConfig(idp.saml);
-  const sp = spUrls(authnSettings(ctx as Parameters<typeof authnSettings>[0]).externalUrl, idp.id);
+  const sp = spUrls(authnSettings(ctx as Ctx).externalUrl, idp.id);
   let sub: string;
   let claims: Record<string, unknown>;
   try {
