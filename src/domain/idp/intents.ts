@@ -2,8 +2,8 @@
 // PKCE verifier kept with it, the verifier sealed) and sends the browser to the provider; the provider sends it back
 // to /idps/callback, where svc redeems the code, reads the provider's user and hands the login client a one-time
 // intent token (only its SHA-256 is kept) on its success URL. A SAML provider gets an AuthnRequest instead (the
-// intent keeps its ID, the state travels as RelayState) and answers at its ACS (saml-acs.ts), to the same end. The intent then proves the provider's user to
-// RetrieveIdentityProviderIntent and, once, to a session check.
+// intent keeps its ID, the state travels as RelayState) and answers at its ACS (saml-acs.ts), to the same end. The
+// intent then proves the provider's user to RetrieveIdentityProviderIntent and, once, to a session check.
 import { intentVerifierAad } from "../../crypto/sealer.js";
 import { newOpaqueToken, sameHash, sha256 } from "../../crypto/tokens.js";
 import type { IdpRow, IntentRow } from "../../store/idps.js";
