@@ -318,12 +318,32 @@ describe("linking and the provider's settings", () => {
 
   it("accepts a Response signed as a whole instead of its Assertion", async () => {
     const s = await start(jit);
-    const xml = Buffer.from(await ext.response(s.parsed, user("whole-wanda"), {}, { signResponse: true }), "base64").toString();
+    const xml = Buffer.from(await ext.response(s.parsed, user("whole-wanda"), {}, { sign: "response" }), "base64").toString();
     expect(xml.indexOf("<ds:Signature")).toBeLessThan(xml.indexOf("<saml:Assertion"));
     expect(xml.match(/<ds:Signature[ >]/g)).toHaveLength(1);
     const landed = await answer(s, b64(xml));
     expect(`${landed.url.origin}${landed.url.pathname}`).toBe(SUCCESS);
     expect((await admin(t, "GetUserByID", { userId: await sessionUser(s.intentId, landed.url) })).user.username).toBe("whole-wanda");
+  });
+
+  it("accepts a Response signed as a whole and in its Assertion, and refuses it with a value or a signature changed", async () => {
+    const s = await start(jit);
+    const xml = Buffer.from(await ext.response(s.parsed, user("both-bert"), {}, { sign: "both" }), "base64").toString();
+    expect(xml.match(/<ds:Signature[ >]/g)).toHaveLength(2);
+    const landed = await answer(s, b64(xml));
+    expect(`${landed.url.origin}${landed.url.pathname}`).toBe(SUCCESS);
+    const changes: ((x: string) => string)[] = [
+      (x) => x.replace(/<saml:NameID([^>]*)>[^<]*</, "<saml:NameID$1>admin@idp.example.test<"),
+      // The Response's SignatureValue (the first one), then the Assertion's (the Response's signature covers it).
+      (x) => x.replace(/<ds:SignatureValue>(.)/, (_, c: string) => `<ds:SignatureValue>${c === "A" ? "B" : "A"}`),
+      (x) => x.replace(/(<saml:Assertion[\s\S]*<ds:SignatureValue>)(.)/, (_, head: string, c: string) => `${head}${c === "A" ? "B" : "A"}`),
+    ];
+    for (const change of changes) {
+      const next = await start(jit);
+      const signed = Buffer.from(await ext.response(next.parsed, user("both-bert"), {}, { sign: "both" }), "base64").toString();
+      expect(change(signed)).not.toBe(signed);
+      expectRefused(await answer(next, b64(change(signed))), "invalid_response", /does not verify/);
+    }
   });
 });
 
@@ -447,6 +467,29 @@ describe("refused Responses", () => {
       "invalid_response",
       /Recipient/,
     );
+  });
+
+  it("refuses an Assertion with a condition svc does not understand (signed as such)", async () => {
+    const s = await start(jit);
+    const condition = '<saml:Condition xmlns:x="urn:example:conditions" xsi:type="x:GeoFence"/>';
+    const response = await ext.response(
+      s.parsed,
+      user("cond"),
+      {},
+      { template: (x) => x.replace("</saml:AudienceRestriction>", `</saml:AudienceRestriction>${condition}`) },
+    );
+    expect(Buffer.from(response, "base64").toString()).toContain("GeoFence");
+    expectRefused(await answer(s, response), "invalid_response", /condition this service provider does not understand \(Condition\)/);
+    // OneTimeUse is understood: an intent takes one answer anyway.
+    const s2 = await start(jit);
+    const once = await ext.response(
+      s2.parsed,
+      user("once-olga"),
+      {},
+      { template: (x) => x.replace("</saml:AudienceRestriction>", "</saml:AudienceRestriction><saml:OneTimeUse/>") },
+    );
+    const landed = await answer(s2, once);
+    expect(`${landed.url.origin}${landed.url.pathname}`).toBe(SUCCESS);
   });
 
   it("refuses an Assertion from another issuer", async () => {

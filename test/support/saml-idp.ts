@@ -74,13 +74,20 @@ export interface SamlifyIdp {
   user: ExternalUser;
   /** Changes to the next Responses the SSO endpoint sends (none by default). */
   values: ResponseValues;
-  /** The SP as samlify reads svc's metadata; `signResponse`: the Response is signed instead of the Assertion. */
-  sp(entityId: string, o?: { signResponse?: boolean }): Promise<SamlifySp>;
+  /** The SP as samlify reads svc's metadata, and what samlify then signs. */
+  sp(entityId: string, o?: Signing): Promise<SamlifySp>;
   /** Parses svc's AuthnRequest from the HTTP-Redirect URL (or the HTTP-POST form) with samlify. */
   parseRequest(input: { url: string } | { form: Record<string, string> }): Promise<ParsedRequest>;
   /** A signed Response to the request (base64), with `values` changed. */
-  response(req: ParsedRequest, user: ExternalUser, values?: ResponseValues, o?: { signResponse?: boolean }): Promise<string>;
+  response(req: ParsedRequest, user: ExternalUser, values?: ResponseValues, o?: Signing): Promise<string>;
   close(): Promise<void>;
+}
+
+/** What samlify signs: the Assertion (svc's metadata asks for it), or `sign` the Response instead, or both. */
+export interface Signing {
+  sign?: "assertion" | "response" | "both";
+  /** Changes the Response's template before it is filled in and signed. */
+  template?: (template: string) => string;
 }
 
 export interface SamlifyIdpOptions {
@@ -144,14 +151,15 @@ export async function startSamlifyIdp(o: SamlifyIdpOptions = {}): Promise<Samlif
     loginResponseTemplate: { context: TEMPLATE, attributes: [] },
   });
 
-  async function spOf(spEntityId: string, opts: { signResponse?: boolean } = {}): Promise<SamlifySp> {
-    const key = `${spEntityId}|${opts.signResponse ?? false}`;
+  async function spOf(spEntityId: string, opts: Signing = {}): Promise<SamlifySp> {
+    const sign = opts.sign ?? "assertion";
+    const key = `${spEntityId}|${sign}`;
     let sp = spCache.get(key);
     if (!sp) {
       let metadata = await (await fetch(spEntityId)).text();
       // Only the Response signed: the SP "does not want" signed assertions, samlify then signs the message.
-      if (opts.signResponse) metadata = metadata.replace('WantAssertionsSigned="true"', 'WantAssertionsSigned="false"');
-      sp = samlify.ServiceProvider({ metadata });
+      if (sign === "response") metadata = metadata.replace('WantAssertionsSigned="true"', 'WantAssertionsSigned="false"');
+      sp = samlify.ServiceProvider({ metadata, wantMessageSigned: sign === "both" });
       spCache.set(key, sp);
     }
     return sp;
@@ -193,7 +201,7 @@ export async function startSamlifyIdp(o: SamlifyIdpOptions = {}): Promise<Samlif
       return { info, relayState, sp };
     },
     async response(req, user, values = {}, opts = {}) {
-      const sp = opts.signResponse ? await spOf(req.info.extract.issuer, opts) : req.sp;
+      const sp = opts.sign && opts.sign !== "assertion" ? await spOf(req.info.extract.issuer, opts) : req.sp;
       const now = new Date();
       const later = new Date(now.getTime() + 5 * 60_000).toISOString();
       const acs = sp.entityMeta.getAssertionConsumerService("post") as string;
@@ -227,7 +235,10 @@ export async function startSamlifyIdp(o: SamlifyIdpOptions = {}): Promise<Samlif
         "post",
         {},
         {
-          customTagReplacement: (template: string) => ({ id: all.ID as string, context: samlify.SamlLib.replaceTagsByValue(template, all) }),
+          customTagReplacement: (template: string) => ({
+            id: all.ID as string,
+            context: samlify.SamlLib.replaceTagsByValue(opts.template ? opts.template(template) : template, all),
+          }),
         },
       );
       return (out as { context: string }).context;

@@ -20,6 +20,8 @@ export const RESPONSE_LIMITS = {
 
 const SUCCESS = "urn:oasis:names:tc:SAML:2.0:status:Success";
 const BEARER = "urn:oasis:names:tc:SAML:2.0:cm:bearer";
+/** OneTimeUse holds by itself (an intent takes one answer); ProxyRestriction concerns others. */
+const KNOWN_CONDITIONS = new Set(["AudienceRestriction", "OneTimeUse", "ProxyRestriction"]);
 
 /** A refused Response: `code` goes to the login client's failure URL as `error`. */
 export class SamlResponseError extends Error {
@@ -125,6 +127,9 @@ function checkConditions(a: Element, e: Expected): void {
   const now = e.now.getTime();
   const conditions = child(a, NS.assertion, "Conditions");
   if (!conditions) throw refuse("the Assertion has no Conditions");
+  // Core §2.5.1.1: an assertion with a condition svc does not understand is not valid to it.
+  const unknown = children(conditions).find((c) => c.namespaceURI !== NS.assertion || !KNOWN_CONDITIONS.has(c.localName ?? ""));
+  if (unknown) throw refuse(`the Assertion has a condition this service provider does not understand (${(unknown.localName ?? "").slice(0, 50)})`);
   const notBefore = instant(conditions, "NotBefore", false);
   const notOnOrAfter = instant(conditions, "NotOnOrAfter", true) as number;
   if (notBefore !== undefined && notBefore > now + RESPONSE_LIMITS.skewMs) throw refuse("the Assertion is not valid yet (Conditions NotBefore)");

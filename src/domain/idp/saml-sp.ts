@@ -13,6 +13,7 @@ import { authnSettings } from "../identity/authn/access.js";
 import type { IdpCertificates } from "../saml/runtime.js";
 import { RSA_SHA256, signElement, signQuery } from "../saml/signatures.js";
 import { add, BINDINGS, NS, newDocument, serialize } from "../saml/xml.js";
+import { idpNotFound } from "./providers.js";
 import { NAME_ID_FORMAT_URNS, type SamlProviderConfig, spUrls, ssoEndpoint, storedSamlConfig } from "./saml-config.js";
 
 /** Where the browser goes with the AuthnRequest: a URL (HTTP-Redirect), or a form to post (HTTP-POST). */
@@ -44,6 +45,13 @@ export async function spMetadata(ctx: Pick<Ctx, "idp" | "authn">, idp: IdpRow): 
   add(descriptor, NS.metadata, "md:NameIDFormat", {}, NAME_ID_FORMAT_URNS[c.nameIdFormat]);
   add(descriptor, NS.metadata, "md:AssertionConsumerService", { Binding: BINDINGS.post, Location: sp.acsUrl, index: "0", isDefault: "true" });
   return `<?xml version="1.0" encoding="UTF-8"?>\n${serialize(doc)}`;
+}
+
+/** svc's SP metadata for the SAML provider `idpId` (NotFound for any other id). */
+export async function spMetadataOf(ctx: Pick<Ctx, "store" | "instanceId" | "idp" | "authn">, idpId: string): Promise<string> {
+  const idp = await ctx.store.idps.find(ctx.instanceId, idpId);
+  if (idp?.type !== "saml") throw idpNotFound();
+  return spMetadata(ctx, idp);
 }
 
 function authnRequestXml(c: SamlProviderConfig, sp: { entityId: string; acsUrl: string }, id: string, destination: string, now: Date): string {

@@ -7,7 +7,7 @@ import { asDomainError } from "../../domain/errors.js";
 import type { CallbackCtx } from "../../domain/idp/callback.js";
 import { finishSamlIntent } from "../../domain/idp/saml-acs.js";
 import { RESPONSE_LIMITS } from "../../domain/idp/saml-response.js";
-import { spMetadata } from "../../domain/idp/saml-sp.js";
+import { spMetadataOf } from "../../domain/idp/saml-sp.js";
 import { mediaType, readBody } from "../body.js";
 import type { Res } from "../oauth/errors.js";
 import type { Req } from "../oauth/form.js";
@@ -29,9 +29,7 @@ export const isIdpSamlPath = (url: string | undefined) => match(url) !== undefin
 class TooLarge extends Error {}
 
 async function metadata(ctx: CallbackCtx, idpId: string, res: Res, head: boolean): Promise<void> {
-  const idp = await ctx.store.idps.find(ctx.instanceId, idpId);
-  if (idp?.type !== "saml") return sendPage(res, 404, "Not found", "There is no SAML identity provider here.", head);
-  const xml = await spMetadata(ctx, idp);
+  const xml = await spMetadataOf(ctx, idpId);
   res.writeHead(200, {
     "content-type": "application/samlmetadata+xml; charset=utf-8",
     "cache-control": "public, max-age=300",
