@@ -11,7 +11,7 @@ import type { Ctx } from "../context.js";
 import { failedPrecondition } from "../errors.js";
 import { authnSettings } from "../identity/authn/access.js";
 import type { IdpCertificates } from "../saml/runtime.js";
-import { RSA_SHA256, signElement, signQuery } from "../saml/signatures.js";
+import { RSA_SHA256, signElement, signQueryAsync } from "../saml/signatures.js";
 import { add, BINDINGS, NS, newDocument, serialize } from "../saml/xml.js";
 import { idpNotFound } from "./providers.js";
 import { NAME_ID_FORMAT_URNS, type SamlProviderConfig, spUrls, ssoEndpoint, storedSamlConfig } from "./saml-config.js";
@@ -87,7 +87,7 @@ export async function samlAuthnRequest(ctx: Ctx, idp: IdpRow, relayState: string
   let query = `SAMLRequest=${encodeURIComponent(deflateRawSync(Buffer.from(xml)).toString("base64"))}&RelayState=${encodeURIComponent(relayState)}`;
   if (cert) {
     query += `&SigAlg=${encodeURIComponent(RSA_SHA256)}`;
-    query += `&Signature=${encodeURIComponent(signQuery(query, cert.privateKey))}`;
+    query += `&Signature=${encodeURIComponent(await signQueryAsync(query, cert.privateKey))}`;
   }
   return { requestId, next: { authUrl: `${sso.url}${sso.url.includes("?") ? "&" : "?"}${query}` } };
 }

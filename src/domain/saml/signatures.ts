@@ -36,6 +36,13 @@ export function signQuery(octets: string, key: KeyObject): string {
   return sign("sha256", Buffer.from(octets, "utf8"), key).toString("base64");
 }
 
+/** signQuery in libuv's thread pool, off the event loop. */
+export function signQueryAsync(octets: string, key: KeyObject): Promise<string> {
+  return new Promise((resolve, reject) =>
+    sign("sha256", Buffer.from(octets, "utf8"), key, (err, signature) => (err ? reject(err) : resolve(signature.toString("base64")))),
+  );
+}
+
 /** The root's enveloped signature element, or undefined when the document holds none. Throws when it holds another. */
 export function envelopedSignature(doc: Document): Element | undefined {
   const all = doc.getElementsByTagNameNS(NS.dsig, "Signature");
