@@ -567,4 +567,36 @@ describe("refused Responses", () => {
       expect({ body: body.slice(0, 40), status: res.status < 500 }).toEqual({ body: body.slice(0, 40), status: true });
     }
   });
+
+  it("refuses a Response to an intent that is over (10 minutes)", async () => {
+    const s = await start(jit);
+    const response = await ext.response(s.parsed, user("slow-sid"));
+    t.advanceClock(11 * 60_000);
+    try {
+      expectRefused(await answer(s, response), "expired", /took too long/);
+    } finally {
+      t.advanceClock(-11 * 60_000);
+    }
+  });
+});
+
+describe("concurrency", () => {
+  it("answers 12 sign-ins at once, each for its own user, and a Response raced against itself once", async () => {
+    const names = Array.from({ length: 12 }, (_, i) => `many-${i}`);
+    const results = await Promise.all(
+      names.map(async (name) => {
+        const s = await start(jit);
+        const landed = await answer(s, await ext.response(s.parsed, user(name)));
+        return { name, url: landed.url, userId: await sessionUser(s.intentId, landed.url) };
+      }),
+    );
+    for (const r of results) expect((await admin(t, "GetUserByID", { userId: r.userId })).user.username).toBe(r.name);
+    expect(new Set(results.map((r) => r.userId)).size).toBe(names.length);
+
+    const s = await start(jit);
+    const response = await ext.response(s.parsed, user("raced-rolf"));
+    const raced = await Promise.all(Array.from({ length: 5 }, () => answer(s, response)));
+    expect(raced.filter((r) => `${r.url.origin}${r.url.pathname}` === SUCCESS)).toHaveLength(1);
+    for (const r of raced.filter((x) => `${x.url.origin}${x.url.pathname}` !== SUCCESS)) expect(r.url.searchParams.get("error")).toBe("invalid_state");
+  });
 });
