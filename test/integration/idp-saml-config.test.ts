@@ -85,7 +85,9 @@ describe("configuration", () => {
     const added = await admin(t, "AddSAMLProvider", { name: "By URL", metadataUrl: ext.entityId });
     const got = (await admin(t, "GetIdentityProvider", { idpId: added.id })).idp;
     expect(Buffer.from(got.saml.metadataXml, "base64").toString()).toBe(ext.metadata);
-    await fails(t, "rest", t.pat, "AddSAMLProvider", { name: "Gone", metadataUrl: `${ext.ssoUrl}/nothing-here` }, "invalid_argument");
+    const gone = await fails(t, "rest", t.pat, "AddSAMLProvider", { name: "Gone", metadataUrl: `${ext.ssoUrl}/nothing-here` }, "invalid_argument");
+    expect(gone.reason).toBe("Errors.IDP.Saml.MetadataUrl.Unavailable");
+    expect(gone.body.message).toMatch(/^metadata_url: answered 400/);
     await fails(
       t,
       "rest",

@@ -4,7 +4,7 @@
 import { authorize, type Permission } from "../access/permissions.js";
 import { commit } from "../audit/events.js";
 import type { Ctx } from "../context.js";
-import { failedPrecondition, invalidArgument, notFound } from "../errors.js";
+import { asDomainError, failedPrecondition, invalidArgument, notFound } from "../errors.js";
 import { newId } from "../ids.js";
 import { existingOrg } from "../orgs/orgs.js";
 import { type ClaimMapping, claimMapping, SAML_ATTRIBUTES } from "./claims.js";
@@ -45,7 +45,14 @@ async function metadataOf(ctx: Ctx, input: SamlProviderInput, isRequired: boolea
     throw invalidArgument("Errors.IDP.Saml.MetadataUrl.Invalid", "metadata_url must be an absolute https URL (http only on a loopback host)", field);
   }
   if (!ctx.samlMetadata) throw failedPrecondition("Errors.IDP.Saml.MetadataUrl.Unavailable", "fetching metadata is not available here: post metadata_xml");
-  return ctx.samlMetadata(url, MAX_IDP_METADATA_BYTES);
+  try {
+    return await ctx.samlMetadata(url, MAX_IDP_METADATA_BYTES);
+  } catch (err) {
+    // The fetcher speaks of SAML applications' field; the reason is the same here.
+    const d = asDomainError(err);
+    if (d?.kind !== "InvalidArgument") throw err;
+    throw invalidArgument("Errors.IDP.Saml.MetadataUrl.Unavailable", d.message.replace(/^saml\.metadata_url/, "metadata_url"), field);
+  }
 }
 
 function settings(input: SamlProviderInput, metadataSaysSigned: boolean): SamlSettings {
