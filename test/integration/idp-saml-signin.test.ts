@@ -541,6 +541,9 @@ describe("refused Responses", () => {
     const other = await samlProvider("Other SAML", { options: {} });
     const res = await postTo(acs.replace(jit, other), { SAMLResponse: response, RelayState: s.parsed.relayState });
     expect(res.status).toBe(400);
+    // Nor does the OpenID callback take a SAML intent's state.
+    const callback = await fetch(`${t.url}/idps/callback?state=${encodeURIComponent(s.parsed.relayState)}&code=forged`, { redirect: "manual" });
+    expect(callback.status).toBe(400);
     // The intent is untouched: the right ACS still takes the Response.
     const landed = await answer(s, response);
     expect(`${landed.url.origin}${landed.url.pathname}`).toBe(SUCCESS);

@@ -30,7 +30,8 @@ export async function finishIntent(ctx: CallbackCtx, query: URLSearchParams): Pr
   const state = query.get("state");
   if (!state) return noIntent("The identity provider's answer carries no state: start the sign-in again.");
   const intent = await ctx.store.idps.intentByState(ctx.instanceId, state);
-  if (!intent) return noIntent("This sign-in is unknown or over: start it again.");
+  // A SAML provider's intent is answered at its ACS only.
+  if (!intent || intent.samlRequestId) return noIntent("This sign-in is unknown or over: start it again.");
   const now = ctx.clock();
   const fail = async (error: string, description: string): Promise<CallbackAnswer> => {
     await ctx.store.idps.failIntent(intent.id, error, now);
