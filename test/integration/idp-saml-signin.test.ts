@@ -6,7 +6,7 @@
 // binding; a Response signed instead of its Assertion. Then every refusal of a Response, each as its own test.
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { freePort } from "../support/apache.js";
-import { type Machine, project } from "../support/fixtures.js";
+import { createOrg, type Machine, project } from "../support/fixtures.js";
 import { authorizeGet, authRequestOf, discover, loginClient, oidc, oidcApp } from "../support/oidc.js";
 import { admin, call, type Json, ok } from "../support/rpc.js";
 import { nodeSamlSp, samlApp, samlRequestOf, spMetadata, ssoRedirect } from "../support/saml.js";
@@ -347,6 +347,21 @@ describe("linking and the provider's settings", () => {
   });
 });
 
+describe("an organization's own SAML provider", () => {
+  it("creates its users in that organization, and is offered on that organization's login only", async () => {
+    const orgB = await createOrg(t, "Broker Org B");
+    const own = await samlProvider("Org B SAML", { organizationId: orgB, options: { isCreationAllowed: true, isAutoCreation: true } });
+    const s = await start(own);
+    const landed = await answer(s, await ext.response(s.parsed, user("org-otto")));
+    const created = await admin(t, "GetUserByID", { userId: await sessionUser(s.intentId, landed.url) });
+    expect(created.user).toMatchObject({ username: "org-otto", details: { resourceOwner: orgB } });
+    const list = await admin(t, "ListIdentityProviders", {});
+    expect(list.result.map((p: Json) => p.id)).not.toContain(own);
+    const listB = await admin(t, "ListIdentityProviders", { organizationId: orgB });
+    expect(listB.result.map((p: Json) => p.id)).toContain(own);
+  });
+});
+
 describe("refused Responses", () => {
   it("refuses an unsigned Response", async () => {
     const s = await start(jit);
@@ -367,6 +382,18 @@ describe("refused Responses", () => {
       expectRefused(await answer(s, b64(forged)), "invalid_response", /does not verify with the identity provider's registered certificates/);
     } finally {
       await forger.close();
+    }
+  });
+
+  it("refuses a Response signed with RSA-SHA1, even with the registered key", async () => {
+    const sha1 = await startSamlifyIdp({ entityId: ext.entityId, keys: ext.keys, signatureAlgorithm: "http://www.w3.org/2000/09/xmldsig#rsa-sha1" });
+    try {
+      const s = await start(jit);
+      const response = Buffer.from(await sha1.response(s.parsed, user("sha1")), "base64").toString();
+      expect(response).toContain('Algorithm="http://www.w3.org/2000/09/xmldsig#rsa-sha1"');
+      expectRefused(await answer(s, b64(response)), "invalid_response", /does not verify/);
+    } finally {
+      await sha1.close();
     }
   });
 

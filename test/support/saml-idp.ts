@@ -95,6 +95,8 @@ export interface SamlifyIdpOptions {
   wantAuthnRequestsSigned?: boolean;
   /** Another key pair under the same entity id (a forger's). */
   keys?: KeyPair;
+  /** The XML signature algorithm of its Responses (RSA-SHA256 by default). */
+  signatureAlgorithm?: string;
 }
 
 function formPage(action: string, fields: Record<string, string>): string {
@@ -142,6 +144,7 @@ export async function startSamlifyIdp(o: SamlifyIdpOptions = {}): Promise<Samlif
     signingCert: keys.certPem,
     privateKey: keys.privateKeyPem,
     wantAuthnRequestsSigned: o.wantAuthnRequestsSigned ?? true,
+    requestSignatureAlgorithm: o.signatureAlgorithm ?? "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256",
     singleSignOnService: [
       { Binding: REDIRECT, Location: ssoUrl },
       { Binding: POST, Location: ssoUrl },
