@@ -481,6 +481,13 @@ describe("refused Responses", () => {
     );
   });
 
+  it("refuses an Assertion whose bearer confirmation answers no request (it could answer any)", async () => {
+    const s = await start(jit);
+    const response = await ext.response(s.parsed, user("any"), {}, { template: (x) => x.replace(' InResponseTo="{SubjectInResponseTo}"', "") });
+    expect(Buffer.from(response, "base64").toString()).not.toMatch(/SubjectConfirmationData[^>]*InResponseTo/);
+    expectRefused(await answer(s, response), "invalid_response", /has no InResponseTo/);
+  });
+
   it("refuses a Response for another Destination, and an Assertion for another Recipient", async () => {
     const s = await start(jit);
     expectRefused(

@@ -1,7 +1,7 @@
 // IdentityProviderService's SAML providers (AddSAMLProvider, UpdateSAMLProvider): the same permissions and scopes as
 // the OpenID Connect providers (idp.write on the instance, or in the organization), registered by metadata posted or
 // fetched once from a URL (after the permission check), never fetched again by svc itself.
-import { authorize, type Permission } from "../access/permissions.js";
+import { authorize } from "../access/permissions.js";
 import { commit } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { asDomainError, failedPrecondition, invalidArgument, notFound } from "../errors.js";
@@ -102,9 +102,9 @@ const columns = (input: SamlProviderInput, c: SamlProviderConfig) => ({
   saml: c,
 });
 
-async function authorizeWrite(ctx: Ctx, orgId: string | null, permission: Permission = "idp.write"): Promise<void> {
-  if (!orgId) return authorize(ctx, permission, null);
-  authorize(ctx, permission, orgId, () => notFound("Errors.Org.NotFound", "organization not found"));
+async function authorizeWrite(ctx: Ctx, orgId: string | null): Promise<void> {
+  if (!orgId) return authorize(ctx, "idp.write", null);
+  authorize(ctx, "idp.write", orgId, () => notFound("Errors.Org.NotFound", "organization not found"));
   await existingOrg(ctx, orgId);
 }
 

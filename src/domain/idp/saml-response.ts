@@ -5,7 +5,8 @@
 // (never KeyInfo); the Assertion is then read from the signed XML itself, never from the tree around it, and a document
 // with more than that one Assertion or with signatures elsewhere is refused (signature wrapping). The Assertion's
 // Conditions (time window with a small skew, AudienceRestriction = svc's SP entity id), its bearer
-// SubjectConfirmation (Recipient, NotOnOrAfter, InResponseTo) and an AuthnStatement are required.
+// SubjectConfirmation (Recipient, NotOnOrAfter, InResponseTo: the Assertion answers this request) and an AuthnStatement
+// are required.
 import type { Element } from "@xmldom/xmldom";
 import { DomainError } from "../errors.js";
 import { verifyEnvelopedOn } from "../saml/signatures.js";
@@ -151,8 +152,11 @@ function confirmationProblem(c: Element, e: Expected): string {
   if ((instant(data, "NotOnOrAfter", true) as number) <= e.now.getTime() - RESPONSE_LIMITS.skewMs) {
     return "the bearer SubjectConfirmation has expired (NotOnOrAfter)";
   }
+  // Profiles §4.1.4.2: required in answer to an AuthnRequest. Without it a signed Assertion, wrapped in a Response
+  // whose envelope is not signed, could answer any sign-in at this ACS while it is valid.
   const inResponseTo = attr(data, "InResponseTo");
-  if (inResponseTo !== undefined && inResponseTo !== e.requestId) return "the bearer SubjectConfirmation answers another AuthnRequest";
+  if (inResponseTo === undefined) return "the bearer SubjectConfirmation has no InResponseTo";
+  if (inResponseTo !== e.requestId) return "the bearer SubjectConfirmation answers another AuthnRequest";
   return "";
 }
 
