@@ -51,6 +51,7 @@ import { originOf } from "./domain/settings/cors.js";
 import { type CorsGate, corsGate } from "./http/cors.js";
 import { serveDocs } from "./http/docs/index.js";
 import { idpCallbackHandler, isIdpCallbackPath } from "./http/idp/callback.js";
+import { idpSamlHandler, isIdpSamlPath } from "./http/idp/saml.js";
 import type { LoginDeps } from "./http/login/context.js";
 import { cookieJar } from "./http/login/cookie.js";
 import { isLoginPath, loginRouter } from "./http/login/router.js";
@@ -206,7 +207,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock, traci
   metrics.readFrom({ pool: () => db.poolStats(), caches: oauth.cacheStats });
   const mailer = config.smtpUrl && config.smtpFrom ? smtpMailer(config.smtpUrl, config.smtpFrom) : undefined;
   const authn = { sealer: masterKeySealer(oauth.masterKey), externalUrl: config.externalUrl };
-  const idp = openidRelyingParty();
+  const idp = { ...openidRelyingParty(), samlCertificates: oauth.samlCertificates };
   const samlMetadata = httpMetadataFetcher({ allowPrivate: config.samlMetadataAllowPrivate });
   const deps: ApiDeps = { store, authenticate: limitedBearer(tokens, limits), instanceId, clock, log, limits, mailer, authn, idp, samlMetadata, signals };
   const samlIdp: SamlIdp = { ...deps, ...samlUrls(config), certificates: oauth.samlCertificates };
@@ -222,18 +223,8 @@ export async function createApp(config: Config, log: Logger, clock: Clock, traci
   });
   // Behind a proxy the request's Host and scheme are the proxy's upstream ones: a configured public URL wins.
   const scim = createScimHandler({ ...deps, externalUrl: config.externalUrlConfigured ? config.externalUrl : undefined });
-  const login = hostedLogin(config, {
-    store,
-    instanceId,
-    clock,
-    log,
-    limits,
-    mailer,
-    authn,
-    idp,
-    signals,
-    saml: { externalUrl: config.externalUrl, certificates: oauth.samlCertificates },
-  });
+  const saml = { externalUrl: config.externalUrl, certificates: oauth.samlCertificates };
+  const login = hostedLogin(config, { store, instanceId, clock, log, limits, mailer, authn, idp, signals, saml });
   const routes = dispatcher(log, [
     (req, res) => metrics.serve(req, res),
     serveDocs,
@@ -244,6 +235,10 @@ export async function createApp(config: Config, log: Logger, clock: Clock, traci
     servesPaths(
       isIdpCallbackPath,
       idpCallbackHandler(() => ({ store, instanceId, clock, log, authn, idp }), log),
+    ),
+    servesPaths(
+      isIdpSamlPath,
+      idpSamlHandler(() => ({ store, instanceId, clock, log, authn, idp }), log),
     ),
     rest,
     probes(ready),

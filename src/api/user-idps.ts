@@ -9,12 +9,23 @@ import { page } from "../domain/list.js";
 import { ctxOf } from "./connect.js";
 import { createdDetails, deleted, listDetails, listPage, ts } from "./convert.js";
 
+const escapeHtml = (v: string) => v.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The HTTP-POST binding's page (Bindings §3.5.4): the form, posted by its script or by the button without one. */
+function postForm(p: { url: string; fields: Record<string, string> }): string {
+  const inputs = Object.entries(p.fields)
+    .map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v)}"/>`)
+    .join("");
+  return `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Sign-in</title></head><body onload="document.forms[0].submit()"><form method="post" action="${escapeHtml(p.url)}">${inputs}<noscript><button type="submit">Continue</button></noscript></form></body></html>`;
+}
+
 type IdpRpcs = "startIdentityProviderIntent" | "retrieveIdentityProviderIntent" | "addIDPLink" | "listIDPLinks" | "removeIDPLink";
 
 export const userIdps: Pick<ServiceImpl<typeof UserService>, IdpRpcs> = {
   async startIdentityProviderIntent(req, hctx) {
     const out = await startIntent(ctxOf(hctx), { idpId: req.idpId, successUrl: req.urls?.successUrl ?? "", failureUrl: req.urls?.failureUrl ?? "" });
-    return { details: createdDetails(out.at, out.ownerId), idpIntentId: out.intentId, authUrl: out.authUrl };
+    const next = "authUrl" in out.next ? { authUrl: out.next.authUrl } : { postForm: Buffer.from(postForm(out.next.post)) };
+    return { details: createdDetails(out.at, out.ownerId), idpIntentId: out.intentId, ...next };
   },
   async retrieveIdentityProviderIntent(req, hctx) {
     const out = await retrieveIntent(ctxOf(hctx), req.idpIntentId, req.idpIntentToken);

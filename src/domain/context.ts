@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { Store } from "../store/index.js";
 import type { AuthnSettings, Mailer } from "./identity/authn/ports.js";
-import type { OidcRelyingParty } from "./idp/ports.js";
+import type { ExternalSignIn } from "./idp/ports.js";
 import type { FailureLimits } from "./limits.js";
 import type { SamlMetadataFetcher } from "./saml/ports.js";
 import type { SignInSignals } from "./signals.js";
@@ -39,8 +39,8 @@ export interface Ctx {
   mailer?: Mailer;
   /** The master key's sealer and the external URL, for the users' authentication methods. */
   authn?: AuthnSettings;
-  /** The OpenID Connect relying party of sign-ins at external identity providers. */
-  idp?: OidcRelyingParty;
+  /** The OpenID Connect relying party of sign-ins at external identity providers, and the SAML certificates. */
+  idp?: ExternalSignIn;
   /** Fetches a SAML SP's metadata from its URL (once, when an app is registered with metadataUrl). */
   samlMetadata?: SamlMetadataFetcher;
   /** The metrics' ears for sign-in outcomes (factor checks, finished OIDC and SAML requests); none in tools and tests. */

@@ -10,6 +10,8 @@ export interface IdpRow {
   id: string;
   instanceId: string;
   orgId: string | null;
+  /** "oidc" or "saml". */
+  type: string;
   name: string;
   issuer: string;
   clientId: string;
@@ -22,11 +24,18 @@ export interface IdpRow {
   isAutoUpdate: boolean;
   autoLinking: string;
   claimMapping: unknown;
+  /** SAML: the metadata as registered, and what svc read from it (with the provider's settings). */
+  samlMetadata: Uint8Array | null;
+  saml: unknown;
   createdAt: Date;
   updatedAt: Date;
 }
 
-export type IdpChange = Omit<IdpRow, "id" | "instanceId" | "orgId" | "createdAt" | "clientSecretEnc"> & { clientSecretEnc?: Uint8Array };
+export type IdpChange = Omit<IdpRow, "id" | "instanceId" | "orgId" | "type" | "createdAt" | "clientSecretEnc" | "samlMetadata" | "saml"> & {
+  clientSecretEnc?: Uint8Array;
+  samlMetadata?: Uint8Array;
+  saml?: unknown;
+};
 
 export interface IdpLinkRow {
   idpId: string;
@@ -55,6 +64,7 @@ export interface IntentRow {
   externalUserName: string | null;
   profile: unknown;
   rawClaims: unknown;
+  samlRequestId: string | null;
   userId: string | null;
   consumedAt: Date | null;
 }
@@ -62,7 +72,7 @@ export interface IntentRow {
 export type NewIntent = Pick<
   IntentRow,
   "id" | "instanceId" | "idpId" | "state" | "nonce" | "codeVerifierEnc" | "successUrl" | "failureUrl" | "expiresAt" | "createdAt"
->;
+> & { samlRequestId?: string };
 
 export interface IntentSuccess {
   tokenHash: Uint8Array<ArrayBuffer>;
@@ -85,16 +95,29 @@ export class IdpRepo {
   // ------------------------------------------------------------ providers
 
   async insert(row: IdpRow): Promise<void> {
+    const { samlMetadata, saml, ...rest } = row;
     await this.db.identityProvider.create({
-      data: { ...row, clientSecretEnc: bytes(row.clientSecretEnc), claimMapping: json(row.claimMapping) },
+      data: {
+        ...rest,
+        clientSecretEnc: bytes(row.clientSecretEnc),
+        claimMapping: json(row.claimMapping),
+        ...(samlMetadata ? { samlMetadata: bytes(samlMetadata) } : {}),
+        ...(saml ? { saml: json(saml) } : {}),
+      },
     });
   }
 
   async update(instanceId: string, id: string, change: IdpChange): Promise<boolean> {
-    const { clientSecretEnc, claimMapping, ...rest } = change;
+    const { clientSecretEnc, claimMapping, samlMetadata, saml, ...rest } = change;
     const { count } = await this.db.identityProvider.updateMany({
       where: { instanceId, id },
-      data: { ...rest, claimMapping: json(claimMapping), ...(clientSecretEnc ? { clientSecretEnc: bytes(clientSecretEnc) } : {}) },
+      data: {
+        ...rest,
+        claimMapping: json(claimMapping),
+        ...(clientSecretEnc ? { clientSecretEnc: bytes(clientSecretEnc) } : {}),
+        ...(samlMetadata ? { samlMetadata: bytes(samlMetadata) } : {}),
+        ...(saml ? { saml: json(saml) } : {}),
+      },
     });
     return count > 0;
   }
@@ -115,14 +138,18 @@ export class IdpRepo {
     return count > 0;
   }
 
-  /** Every provider's sealed client secret: what a master key rotation seals again. */
+  /** Every provider's sealed client secret: what a master key rotation seals again (SAML providers have none). */
   async sealedSecrets(instanceId: string): Promise<{ id: string; sealed: Uint8Array }[]> {
-    const rows = await this.db.identityProvider.findMany({ where: { instanceId }, select: { id: true, clientSecretEnc: true } });
+    const rows = await this.db.identityProvider.findMany({ where: { instanceId, type: "oidc" }, select: { id: true, clientSecretEnc: true } });
     return rows.map((r) => ({ id: r.id, sealed: r.clientSecretEnc }));
   }
 
   async newestSealedSecret(instanceId: string): Promise<{ id: string; sealed: Uint8Array } | null> {
-    const r = await this.db.identityProvider.findFirst({ where: { instanceId }, orderBy: { createdAt: "desc" }, select: { id: true, clientSecretEnc: true } });
+    const r = await this.db.identityProvider.findFirst({
+      where: { instanceId, type: "oidc" },
+      orderBy: { createdAt: "desc" },
+      select: { id: true, clientSecretEnc: true },
+    });
     return r && { id: r.id, sealed: r.clientSecretEnc };
   }
 

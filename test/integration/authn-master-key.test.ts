@@ -12,6 +12,7 @@ import { seal, unseal } from "../../src/crypto/secretbox.js";
 import { type Server, startServer } from "../../src/server.js";
 import { totpCode } from "../support/authn.js";
 import { ok } from "../support/rpc.js";
+import { spKeyPair } from "../support/saml.js";
 import { freshDatabase, type TestDatabase, type TestServer } from "../support/server.js";
 
 const [K1, K2, K3] = [1, 2, 3].map((n) => Buffer.alloc(32, n).toString("base64")) as [string, string, string];
@@ -58,6 +59,10 @@ it("re-seals TOTP secrets with SVC_MASTER_KEY_PREVIOUS and refuses a key that do
     clientId: "c",
     clientSecret: "idp-secret",
   });
+  // The newest provider has no secret (a SAML one): the start-up's check and the re-sealing pass it by.
+  const cert = spKeyPair("idp.rotating.example").certB64;
+  const metadata = `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="http://www.w3.org/2000/09/xmldsig#" entityID="https://idp.rotating.example"><md:IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol"><md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${cert}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor><md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://idp.rotating.example/sso"/></md:IDPSSODescriptor></md:EntityDescriptor>`;
+  await ok(first.t, "rest", first.t.pat, "AddSAMLProvider", { name: "Rotating SAML", metadataXml: Buffer.from(metadata).toString("base64") });
   await first.server.close();
 
   const logs: string[] = [];

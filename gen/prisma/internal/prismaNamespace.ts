@@ -3682,6 +3682,7 @@ export const IdentityProviderScalarFieldEnum = {
   id: 'id',
   instanceId: 'instanceId',
   orgId: 'orgId',
+  type: 'type',
   name: 'name',
   issuer: 'issuer',
   clientId: 'clientId',
@@ -3694,6 +3695,8 @@ export const IdentityProviderScalarFieldEnum = {
   isAutoUpdate: 'isAutoUpdate',
   autoLinking: 'autoLinking',
   claimMapping: 'claimMapping',
+  samlMetadata: 'samlMetadata',
+  saml: 'saml',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
@@ -3732,6 +3735,7 @@ export const IdpIntentScalarFieldEnum = {
   externalUserName: 'externalUserName',
   profile: 'profile',
   rawClaims: 'rawClaims',
+  samlRequestId: 'samlRequestId',
   userId: 'userId',
   consumedAt: 'consumedAt'
 } as const

@@ -632,6 +632,7 @@ export const IdentityProviderScalarFieldEnum = {
   id: 'id',
   instanceId: 'instanceId',
   orgId: 'orgId',
+  type: 'type',
   name: 'name',
   issuer: 'issuer',
   clientId: 'clientId',
@@ -644,6 +645,8 @@ export const IdentityProviderScalarFieldEnum = {
   isAutoUpdate: 'isAutoUpdate',
   autoLinking: 'autoLinking',
   claimMapping: 'claimMapping',
+  samlMetadata: 'samlMetadata',
+  saml: 'saml',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
@@ -682,6 +685,7 @@ export const IdpIntentScalarFieldEnum = {
   externalUserName: 'externalUserName',
   profile: 'profile',
   rawClaims: 'rawClaims',
+  samlRequestId: 'samlRequestId',
   userId: 'userId',
   consumedAt: 'consumedAt'
 } as const

@@ -28,6 +28,7 @@ export type IdentityProviderMinAggregateOutputType = {
   id: string | null
   instanceId: string | null
   orgId: string | null
+  type: string | null
   name: string | null
   issuer: string | null
   clientId: string | null
@@ -38,6 +39,7 @@ export type IdentityProviderMinAggregateOutputType = {
   isAutoCreation: boolean | null
   isAutoUpdate: boolean | null
   autoLinking: string | null
+  samlMetadata: runtime.Bytes | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -46,6 +48,7 @@ export type IdentityProviderMaxAggregateOutputType = {
   id: string | null
   instanceId: string | null
   orgId: string | null
+  type: string | null
   name: string | null
   issuer: string | null
   clientId: string | null
@@ -56,6 +59,7 @@ export type IdentityProviderMaxAggregateOutputType = {
   isAutoCreation: boolean | null
   isAutoUpdate: boolean | null
   autoLinking: string | null
+  samlMetadata: runtime.Bytes | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -64,6 +68,7 @@ export type IdentityProviderCountAggregateOutputType = {
   id: number
   instanceId: number
   orgId: number
+  type: number
   name: number
   issuer: number
   clientId: number
@@ -76,6 +81,8 @@ export type IdentityProviderCountAggregateOutputType = {
   isAutoUpdate: number
   autoLinking: number
   claimMapping: number
+  samlMetadata: number
+  saml: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -86,6 +93,7 @@ export type IdentityProviderMinAggregateInputType = {
   id?: true
   instanceId?: true
   orgId?: true
+  type?: true
   name?: true
   issuer?: true
   clientId?: true
@@ -96,6 +104,7 @@ export type IdentityProviderMinAggregateInputType = {
   isAutoCreation?: true
   isAutoUpdate?: true
   autoLinking?: true
+  samlMetadata?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -104,6 +113,7 @@ export type IdentityProviderMaxAggregateInputType = {
   id?: true
   instanceId?: true
   orgId?: true
+  type?: true
   name?: true
   issuer?: true
   clientId?: true
@@ -114,6 +124,7 @@ export type IdentityProviderMaxAggregateInputType = {
   isAutoCreation?: true
   isAutoUpdate?: true
   autoLinking?: true
+  samlMetadata?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -122,6 +133,7 @@ export type IdentityProviderCountAggregateInputType = {
   id?: true
   instanceId?: true
   orgId?: true
+  type?: true
   name?: true
   issuer?: true
   clientId?: true
@@ -134,6 +146,8 @@ export type IdentityProviderCountAggregateInputType = {
   isAutoUpdate?: true
   autoLinking?: true
   claimMapping?: true
+  samlMetadata?: true
+  saml?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -215,6 +229,7 @@ export type IdentityProviderGroupByOutputType = {
   id: string
   instanceId: string
   orgId: string | null
+  type: string
   name: string
   issuer: string
   clientId: string
@@ -227,6 +242,8 @@ export type IdentityProviderGroupByOutputType = {
   isAutoUpdate: boolean
   autoLinking: string
   claimMapping: runtime.JsonValue
+  samlMetadata: runtime.Bytes | null
+  saml: runtime.JsonValue | null
   createdAt: Date
   updatedAt: Date
   _count: IdentityProviderCountAggregateOutputType | null
@@ -256,6 +273,7 @@ export type IdentityProviderWhereInput = {
   id?: Prisma.StringFilter<"IdentityProvider"> | string
   instanceId?: Prisma.StringFilter<"IdentityProvider"> | string
   orgId?: Prisma.StringNullableFilter<"IdentityProvider"> | string | null
+  type?: Prisma.StringFilter<"IdentityProvider"> | string
   name?: Prisma.StringFilter<"IdentityProvider"> | string
   issuer?: Prisma.StringFilter<"IdentityProvider"> | string
   clientId?: Prisma.StringFilter<"IdentityProvider"> | string
@@ -268,6 +286,8 @@ export type IdentityProviderWhereInput = {
   isAutoUpdate?: Prisma.BoolFilter<"IdentityProvider"> | boolean
   autoLinking?: Prisma.StringFilter<"IdentityProvider"> | string
   claimMapping?: Prisma.JsonFilter<"IdentityProvider">
+  samlMetadata?: Prisma.BytesNullableFilter<"IdentityProvider"> | runtime.Bytes | null
+  saml?: Prisma.JsonNullableFilter<"IdentityProvider">
   createdAt?: Prisma.DateTimeFilter<"IdentityProvider"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"IdentityProvider"> | Date | string
   org?: Prisma.XOR<Prisma.OrganizationNullableScalarRelationFilter, Prisma.OrganizationWhereInput> | null
@@ -279,6 +299,7 @@ export type IdentityProviderOrderByWithRelationInput = {
   id?: Prisma.SortOrder
   instanceId?: Prisma.SortOrder
   orgId?: Prisma.SortOrderInput | Prisma.SortOrder
+  type?: Prisma.SortOrder
   name?: Prisma.SortOrder
   issuer?: Prisma.SortOrder
   clientId?: Prisma.SortOrder
@@ -291,6 +312,8 @@ export type IdentityProviderOrderByWithRelationInput = {
   isAutoUpdate?: Prisma.SortOrder
   autoLinking?: Prisma.SortOrder
   claimMapping?: Prisma.SortOrder
+  samlMetadata?: Prisma.SortOrderInput | Prisma.SortOrder
+  saml?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   org?: Prisma.OrganizationOrderByWithRelationInput
@@ -305,6 +328,7 @@ export type IdentityProviderWhereUniqueInput = Prisma.AtLeast<{
   NOT?: Prisma.IdentityProviderWhereInput | Prisma.IdentityProviderWhereInput[]
   instanceId?: Prisma.StringFilter<"IdentityProvider"> | string
   orgId?: Prisma.StringNullableFilter<"IdentityProvider"> | string | null
+  type?: Prisma.StringFilter<"IdentityProvider"> | string
   name?: Prisma.StringFilter<"IdentityProvider"> | string
   issuer?: Prisma.StringFilter<"IdentityProvider"> | string
   clientId?: Prisma.StringFilter<"IdentityProvider"> | string
@@ -317,6 +341,8 @@ export type IdentityProviderWhereUniqueInput = Prisma.AtLeast<{
   isAutoUpdate?: Prisma.BoolFilter<"IdentityProvider"> | boolean
   autoLinking?: Prisma.StringFilter<"IdentityProvider"> | string
   claimMapping?: Prisma.JsonFilter<"IdentityProvider">
+  samlMetadata?: Prisma.BytesNullableFilter<"IdentityProvider"> | runtime.Bytes | null
+  saml?: Prisma.JsonNullableFilter<"IdentityProvider">
   createdAt?: Prisma.DateTimeFilter<"IdentityProvider"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"IdentityProvider"> | Date | string
   org?: Prisma.XOR<Prisma.OrganizationNullableScalarRelationFilter, Prisma.OrganizationWhereInput> | null
@@ -328,6 +354,7 @@ export type IdentityProviderOrderByWithAggregationInput = {
   id?: Prisma.SortOrder
   instanceId?: Prisma.SortOrder
   orgId?: Prisma.SortOrderInput | Prisma.SortOrder
+  type?: Prisma.SortOrder
   name?: Prisma.SortOrder
   issuer?: Prisma.SortOrder
   clientId?: Prisma.SortOrder
@@ -340,6 +367,8 @@ export type IdentityProviderOrderByWithAggregationInput = {
   isAutoUpdate?: Prisma.SortOrder
   autoLinking?: Prisma.SortOrder
   claimMapping?: Prisma.SortOrder
+  samlMetadata?: Prisma.SortOrderInput | Prisma.SortOrder
+  saml?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.IdentityProviderCountOrderByAggregateInput
@@ -354,6 +383,7 @@ export type IdentityProviderScalarWhereWithAggregatesInput = {
   id?: Prisma.StringWithAggregatesFilter<"IdentityProvider"> | string
   instanceId?: Prisma.StringWithAggregatesFilter<"IdentityProvider"> | string
   orgId?: Prisma.StringNullableWithAggregatesFilter<"IdentityProvider"> | string | null
+  type?: Prisma.StringWithAggregatesFilter<"IdentityProvider"> | string
   name?: Prisma.StringWithAggregatesFilter<"IdentityProvider"> | string
   issuer?: Prisma.StringWithAggregatesFilter<"IdentityProvider"> | string
   clientId?: Prisma.StringWithAggregatesFilter<"IdentityProvider"> | string
@@ -366,6 +396,8 @@ export type IdentityProviderScalarWhereWithAggregatesInput = {
   isAutoUpdate?: Prisma.BoolWithAggregatesFilter<"IdentityProvider"> | boolean
   autoLinking?: Prisma.StringWithAggregatesFilter<"IdentityProvider"> | string
   claimMapping?: Prisma.JsonWithAggregatesFilter<"IdentityProvider">
+  samlMetadata?: Prisma.BytesNullableWithAggregatesFilter<"IdentityProvider"> | runtime.Bytes | null
+  saml?: Prisma.JsonNullableWithAggregatesFilter<"IdentityProvider">
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"IdentityProvider"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"IdentityProvider"> | Date | string
 }
@@ -373,6 +405,7 @@ export type IdentityProviderScalarWhereWithAggregatesInput = {
 export type IdentityProviderCreateInput = {
   id: string
   instanceId: string
+  type?: string
   name: string
   issuer: string
   clientId: string
@@ -385,6 +418,8 @@ export type IdentityProviderCreateInput = {
   isAutoUpdate?: boolean
   autoLinking?: string
   claimMapping?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  samlMetadata?: runtime.Bytes | null
+  saml?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
   org?: Prisma.OrganizationCreateNestedOneWithoutIdpsInput
@@ -396,6 +431,7 @@ export type IdentityProviderUncheckedCreateInput = {
   id: string
   instanceId: string
   orgId?: string | null
+  type?: string
   name: string
   issuer: string
   clientId: string
@@ -408,6 +444,8 @@ export type IdentityProviderUncheckedCreateInput = {
   isAutoUpdate?: boolean
   autoLinking?: string
   claimMapping?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  samlMetadata?: runtime.Bytes | null
+  saml?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
   links?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutIdpInput
@@ -417,6 +455,7 @@ export type IdentityProviderUncheckedCreateInput = {
 export type IdentityProviderUpdateInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   issuer?: Prisma.StringFieldUpdateOperationsInput | string
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -429,6 +468,8 @@ export type IdentityProviderUpdateInput = {
   isAutoUpdate?: Prisma.BoolFieldUpdateOperationsInput | boolean
   autoLinking?: Prisma.StringFieldUpdateOperationsInput | string
   claimMapping?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  samlMetadata?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  saml?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   org?: Prisma.OrganizationUpdateOneWithoutIdpsNestedInput
@@ -440,6 +481,7 @@ export type IdentityProviderUncheckedUpdateInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
   orgId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  type?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   issuer?: Prisma.StringFieldUpdateOperationsInput | string
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -452,6 +494,8 @@ export type IdentityProviderUncheckedUpdateInput = {
   isAutoUpdate?: Prisma.BoolFieldUpdateOperationsInput | boolean
   autoLinking?: Prisma.StringFieldUpdateOperationsInput | string
   claimMapping?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  samlMetadata?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  saml?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   links?: Prisma.IdpLinkUncheckedUpdateManyWithoutIdpNestedInput
@@ -462,6 +506,7 @@ export type IdentityProviderCreateManyInput = {
   id: string
   instanceId: string
   orgId?: string | null
+  type?: string
   name: string
   issuer: string
   clientId: string
@@ -474,6 +519,8 @@ export type IdentityProviderCreateManyInput = {
   isAutoUpdate?: boolean
   autoLinking?: string
   claimMapping?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  samlMetadata?: runtime.Bytes | null
+  saml?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -481,6 +528,7 @@ export type IdentityProviderCreateManyInput = {
 export type IdentityProviderUpdateManyMutationInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   issuer?: Prisma.StringFieldUpdateOperationsInput | string
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -493,6 +541,8 @@ export type IdentityProviderUpdateManyMutationInput = {
   isAutoUpdate?: Prisma.BoolFieldUpdateOperationsInput | boolean
   autoLinking?: Prisma.StringFieldUpdateOperationsInput | string
   claimMapping?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  samlMetadata?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  saml?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -501,6 +551,7 @@ export type IdentityProviderUncheckedUpdateManyInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
   orgId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  type?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   issuer?: Prisma.StringFieldUpdateOperationsInput | string
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -513,6 +564,8 @@ export type IdentityProviderUncheckedUpdateManyInput = {
   isAutoUpdate?: Prisma.BoolFieldUpdateOperationsInput | boolean
   autoLinking?: Prisma.StringFieldUpdateOperationsInput | string
   claimMapping?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  samlMetadata?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  saml?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -531,6 +584,7 @@ export type IdentityProviderCountOrderByAggregateInput = {
   id?: Prisma.SortOrder
   instanceId?: Prisma.SortOrder
   orgId?: Prisma.SortOrder
+  type?: Prisma.SortOrder
   name?: Prisma.SortOrder
   issuer?: Prisma.SortOrder
   clientId?: Prisma.SortOrder
@@ -543,6 +597,8 @@ export type IdentityProviderCountOrderByAggregateInput = {
   isAutoUpdate?: Prisma.SortOrder
   autoLinking?: Prisma.SortOrder
   claimMapping?: Prisma.SortOrder
+  samlMetadata?: Prisma.SortOrder
+  saml?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -551,6 +607,7 @@ export type IdentityProviderMaxOrderByAggregateInput = {
   id?: Prisma.SortOrder
   instanceId?: Prisma.SortOrder
   orgId?: Prisma.SortOrder
+  type?: Prisma.SortOrder
   name?: Prisma.SortOrder
   issuer?: Prisma.SortOrder
   clientId?: Prisma.SortOrder
@@ -561,6 +618,7 @@ export type IdentityProviderMaxOrderByAggregateInput = {
   isAutoCreation?: Prisma.SortOrder
   isAutoUpdate?: Prisma.SortOrder
   autoLinking?: Prisma.SortOrder
+  samlMetadata?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -569,6 +627,7 @@ export type IdentityProviderMinOrderByAggregateInput = {
   id?: Prisma.SortOrder
   instanceId?: Prisma.SortOrder
   orgId?: Prisma.SortOrder
+  type?: Prisma.SortOrder
   name?: Prisma.SortOrder
   issuer?: Prisma.SortOrder
   clientId?: Prisma.SortOrder
@@ -579,6 +638,7 @@ export type IdentityProviderMinOrderByAggregateInput = {
   isAutoCreation?: Prisma.SortOrder
   isAutoUpdate?: Prisma.SortOrder
   autoLinking?: Prisma.SortOrder
+  samlMetadata?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -670,6 +730,7 @@ export type IdentityProviderUpdateOneRequiredWithoutIntentsNestedInput = {
 export type IdentityProviderCreateWithoutOrgInput = {
   id: string
   instanceId: string
+  type?: string
   name: string
   issuer: string
   clientId: string
@@ -682,6 +743,8 @@ export type IdentityProviderCreateWithoutOrgInput = {
   isAutoUpdate?: boolean
   autoLinking?: string
   claimMapping?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  samlMetadata?: runtime.Bytes | null
+  saml?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
   links?: Prisma.IdpLinkCreateNestedManyWithoutIdpInput
@@ -691,6 +754,7 @@ export type IdentityProviderCreateWithoutOrgInput = {
 export type IdentityProviderUncheckedCreateWithoutOrgInput = {
   id: string
   instanceId: string
+  type?: string
   name: string
   issuer: string
   clientId: string
@@ -703,6 +767,8 @@ export type IdentityProviderUncheckedCreateWithoutOrgInput = {
   isAutoUpdate?: boolean
   autoLinking?: string
   claimMapping?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  samlMetadata?: runtime.Bytes | null
+  saml?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
   links?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutIdpInput
@@ -742,6 +808,7 @@ export type IdentityProviderScalarWhereInput = {
   id?: Prisma.StringFilter<"IdentityProvider"> | string
   instanceId?: Prisma.StringFilter<"IdentityProvider"> | string
   orgId?: Prisma.StringNullableFilter<"IdentityProvider"> | string | null
+  type?: Prisma.StringFilter<"IdentityProvider"> | string
   name?: Prisma.StringFilter<"IdentityProvider"> | string
   issuer?: Prisma.StringFilter<"IdentityProvider"> | string
   clientId?: Prisma.StringFilter<"IdentityProvider"> | string
@@ -754,6 +821,8 @@ export type IdentityProviderScalarWhereInput = {
   isAutoUpdate?: Prisma.BoolFilter<"IdentityProvider"> | boolean
   autoLinking?: Prisma.StringFilter<"IdentityProvider"> | string
   claimMapping?: Prisma.JsonFilter<"IdentityProvider">
+  samlMetadata?: Prisma.BytesNullableFilter<"IdentityProvider"> | runtime.Bytes | null
+  saml?: Prisma.JsonNullableFilter<"IdentityProvider">
   createdAt?: Prisma.DateTimeFilter<"IdentityProvider"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"IdentityProvider"> | Date | string
 }
@@ -761,6 +830,7 @@ export type IdentityProviderScalarWhereInput = {
 export type IdentityProviderCreateWithoutLinksInput = {
   id: string
   instanceId: string
+  type?: string
   name: string
   issuer: string
   clientId: string
@@ -773,6 +843,8 @@ export type IdentityProviderCreateWithoutLinksInput = {
   isAutoUpdate?: boolean
   autoLinking?: string
   claimMapping?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  samlMetadata?: runtime.Bytes | null
+  saml?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
   org?: Prisma.OrganizationCreateNestedOneWithoutIdpsInput
@@ -783,6 +855,7 @@ export type IdentityProviderUncheckedCreateWithoutLinksInput = {
   id: string
   instanceId: string
   orgId?: string | null
+  type?: string
   name: string
   issuer: string
   clientId: string
@@ -795,6 +868,8 @@ export type IdentityProviderUncheckedCreateWithoutLinksInput = {
   isAutoUpdate?: boolean
   autoLinking?: string
   claimMapping?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  samlMetadata?: runtime.Bytes | null
+  saml?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
   intents?: Prisma.IdpIntentUncheckedCreateNestedManyWithoutIdpInput
@@ -819,6 +894,7 @@ export type IdentityProviderUpdateToOneWithWhereWithoutLinksInput = {
 export type IdentityProviderUpdateWithoutLinksInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   issuer?: Prisma.StringFieldUpdateOperationsInput | string
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -831,6 +907,8 @@ export type IdentityProviderUpdateWithoutLinksInput = {
   isAutoUpdate?: Prisma.BoolFieldUpdateOperationsInput | boolean
   autoLinking?: Prisma.StringFieldUpdateOperationsInput | string
   claimMapping?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  samlMetadata?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  saml?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   org?: Prisma.OrganizationUpdateOneWithoutIdpsNestedInput
@@ -841,6 +919,7 @@ export type IdentityProviderUncheckedUpdateWithoutLinksInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
   orgId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  type?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   issuer?: Prisma.StringFieldUpdateOperationsInput | string
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -853,6 +932,8 @@ export type IdentityProviderUncheckedUpdateWithoutLinksInput = {
   isAutoUpdate?: Prisma.BoolFieldUpdateOperationsInput | boolean
   autoLinking?: Prisma.StringFieldUpdateOperationsInput | string
   claimMapping?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  samlMetadata?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  saml?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   intents?: Prisma.IdpIntentUncheckedUpdateManyWithoutIdpNestedInput
@@ -861,6 +942,7 @@ export type IdentityProviderUncheckedUpdateWithoutLinksInput = {
 export type IdentityProviderCreateWithoutIntentsInput = {
   id: string
   instanceId: string
+  type?: string
   name: string
   issuer: string
   clientId: string
@@ -873,6 +955,8 @@ export type IdentityProviderCreateWithoutIntentsInput = {
   isAutoUpdate?: boolean
   autoLinking?: string
   claimMapping?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  samlMetadata?: runtime.Bytes | null
+  saml?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
   org?: Prisma.OrganizationCreateNestedOneWithoutIdpsInput
@@ -883,6 +967,7 @@ export type IdentityProviderUncheckedCreateWithoutIntentsInput = {
   id: string
   instanceId: string
   orgId?: string | null
+  type?: string
   name: string
   issuer: string
   clientId: string
@@ -895,6 +980,8 @@ export type IdentityProviderUncheckedCreateWithoutIntentsInput = {
   isAutoUpdate?: boolean
   autoLinking?: string
   claimMapping?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  samlMetadata?: runtime.Bytes | null
+  saml?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
   links?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutIdpInput
@@ -919,6 +1006,7 @@ export type IdentityProviderUpdateToOneWithWhereWithoutIntentsInput = {
 export type IdentityProviderUpdateWithoutIntentsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   issuer?: Prisma.StringFieldUpdateOperationsInput | string
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -931,6 +1019,8 @@ export type IdentityProviderUpdateWithoutIntentsInput = {
   isAutoUpdate?: Prisma.BoolFieldUpdateOperationsInput | boolean
   autoLinking?: Prisma.StringFieldUpdateOperationsInput | string
   claimMapping?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  samlMetadata?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  saml?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   org?: Prisma.OrganizationUpdateOneWithoutIdpsNestedInput
@@ -941,6 +1031,7 @@ export type IdentityProviderUncheckedUpdateWithoutIntentsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
   orgId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  type?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   issuer?: Prisma.StringFieldUpdateOperationsInput | string
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -953,6 +1044,8 @@ export type IdentityProviderUncheckedUpdateWithoutIntentsInput = {
   isAutoUpdate?: Prisma.BoolFieldUpdateOperationsInput | boolean
   autoLinking?: Prisma.StringFieldUpdateOperationsInput | string
   claimMapping?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  samlMetadata?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  saml?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   links?: Prisma.IdpLinkUncheckedUpdateManyWithoutIdpNestedInput
@@ -961,6 +1054,7 @@ export type IdentityProviderUncheckedUpdateWithoutIntentsInput = {
 export type IdentityProviderCreateManyOrgInput = {
   id: string
   instanceId: string
+  type?: string
   name: string
   issuer: string
   clientId: string
@@ -973,6 +1067,8 @@ export type IdentityProviderCreateManyOrgInput = {
   isAutoUpdate?: boolean
   autoLinking?: string
   claimMapping?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  samlMetadata?: runtime.Bytes | null
+  saml?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -980,6 +1076,7 @@ export type IdentityProviderCreateManyOrgInput = {
 export type IdentityProviderUpdateWithoutOrgInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   issuer?: Prisma.StringFieldUpdateOperationsInput | string
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -992,6 +1089,8 @@ export type IdentityProviderUpdateWithoutOrgInput = {
   isAutoUpdate?: Prisma.BoolFieldUpdateOperationsInput | boolean
   autoLinking?: Prisma.StringFieldUpdateOperationsInput | string
   claimMapping?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  samlMetadata?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  saml?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   links?: Prisma.IdpLinkUpdateManyWithoutIdpNestedInput
@@ -1001,6 +1100,7 @@ export type IdentityProviderUpdateWithoutOrgInput = {
 export type IdentityProviderUncheckedUpdateWithoutOrgInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   issuer?: Prisma.StringFieldUpdateOperationsInput | string
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -1013,6 +1113,8 @@ export type IdentityProviderUncheckedUpdateWithoutOrgInput = {
   isAutoUpdate?: Prisma.BoolFieldUpdateOperationsInput | boolean
   autoLinking?: Prisma.StringFieldUpdateOperationsInput | string
   claimMapping?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  samlMetadata?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  saml?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   links?: Prisma.IdpLinkUncheckedUpdateManyWithoutIdpNestedInput
@@ -1022,6 +1124,7 @@ export type IdentityProviderUncheckedUpdateWithoutOrgInput = {
 export type IdentityProviderUncheckedUpdateManyWithoutOrgInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   issuer?: Prisma.StringFieldUpdateOperationsInput | string
   clientId?: Prisma.StringFieldUpdateOperationsInput | string
@@ -1034,6 +1137,8 @@ export type IdentityProviderUncheckedUpdateManyWithoutOrgInput = {
   isAutoUpdate?: Prisma.BoolFieldUpdateOperationsInput | boolean
   autoLinking?: Prisma.StringFieldUpdateOperationsInput | string
   claimMapping?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  samlMetadata?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  saml?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -1082,6 +1187,7 @@ export type IdentityProviderSelect<ExtArgs extends runtime.Types.Extensions.Inte
   id?: boolean
   instanceId?: boolean
   orgId?: boolean
+  type?: boolean
   name?: boolean
   issuer?: boolean
   clientId?: boolean
@@ -1094,6 +1200,8 @@ export type IdentityProviderSelect<ExtArgs extends runtime.Types.Extensions.Inte
   isAutoUpdate?: boolean
   autoLinking?: boolean
   claimMapping?: boolean
+  samlMetadata?: boolean
+  saml?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   org?: boolean | Prisma.IdentityProvider$orgArgs<ExtArgs>
@@ -1106,6 +1214,7 @@ export type IdentityProviderSelectCreateManyAndReturn<ExtArgs extends runtime.Ty
   id?: boolean
   instanceId?: boolean
   orgId?: boolean
+  type?: boolean
   name?: boolean
   issuer?: boolean
   clientId?: boolean
@@ -1118,6 +1227,8 @@ export type IdentityProviderSelectCreateManyAndReturn<ExtArgs extends runtime.Ty
   isAutoUpdate?: boolean
   autoLinking?: boolean
   claimMapping?: boolean
+  samlMetadata?: boolean
+  saml?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   org?: boolean | Prisma.IdentityProvider$orgArgs<ExtArgs>
@@ -1127,6 +1238,7 @@ export type IdentityProviderSelectUpdateManyAndReturn<ExtArgs extends runtime.Ty
   id?: boolean
   instanceId?: boolean
   orgId?: boolean
+  type?: boolean
   name?: boolean
   issuer?: boolean
   clientId?: boolean
@@ -1139,6 +1251,8 @@ export type IdentityProviderSelectUpdateManyAndReturn<ExtArgs extends runtime.Ty
   isAutoUpdate?: boolean
   autoLinking?: boolean
   claimMapping?: boolean
+  samlMetadata?: boolean
+  saml?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   org?: boolean | Prisma.IdentityProvider$orgArgs<ExtArgs>
@@ -1148,6 +1262,7 @@ export type IdentityProviderSelectScalar = {
   id?: boolean
   instanceId?: boolean
   orgId?: boolean
+  type?: boolean
   name?: boolean
   issuer?: boolean
   clientId?: boolean
@@ -1160,11 +1275,13 @@ export type IdentityProviderSelectScalar = {
   isAutoUpdate?: boolean
   autoLinking?: boolean
   claimMapping?: boolean
+  samlMetadata?: boolean
+  saml?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type IdentityProviderOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "orgId" | "name" | "issuer" | "clientId" | "clientSecretEnc" | "scopes" | "isIdTokenMapping" | "isLinkingAllowed" | "isCreationAllowed" | "isAutoCreation" | "isAutoUpdate" | "autoLinking" | "claimMapping" | "createdAt" | "updatedAt", ExtArgs["result"]["identityProvider"]>
+export type IdentityProviderOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "orgId" | "type" | "name" | "issuer" | "clientId" | "clientSecretEnc" | "scopes" | "isIdTokenMapping" | "isLinkingAllowed" | "isCreationAllowed" | "isAutoCreation" | "isAutoUpdate" | "autoLinking" | "claimMapping" | "samlMetadata" | "saml" | "createdAt" | "updatedAt", ExtArgs["result"]["identityProvider"]>
 export type IdentityProviderInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   org?: boolean | Prisma.IdentityProvider$orgArgs<ExtArgs>
   links?: boolean | Prisma.IdentityProvider$linksArgs<ExtArgs>
@@ -1189,6 +1306,7 @@ export type $IdentityProviderPayload<ExtArgs extends runtime.Types.Extensions.In
     id: string
     instanceId: string
     orgId: string | null
+    type: string
     name: string
     issuer: string
     clientId: string
@@ -1201,6 +1319,8 @@ export type $IdentityProviderPayload<ExtArgs extends runtime.Types.Extensions.In
     isAutoUpdate: boolean
     autoLinking: string
     claimMapping: runtime.JsonValue
+    samlMetadata: runtime.Bytes | null
+    saml: runtime.JsonValue | null
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["identityProvider"]>
@@ -1632,6 +1752,7 @@ export interface IdentityProviderFieldRefs {
   readonly id: Prisma.FieldRef<"IdentityProvider", 'String'>
   readonly instanceId: Prisma.FieldRef<"IdentityProvider", 'String'>
   readonly orgId: Prisma.FieldRef<"IdentityProvider", 'String'>
+  readonly type: Prisma.FieldRef<"IdentityProvider", 'String'>
   readonly name: Prisma.FieldRef<"IdentityProvider", 'String'>
   readonly issuer: Prisma.FieldRef<"IdentityProvider", 'String'>
   readonly clientId: Prisma.FieldRef<"IdentityProvider", 'String'>
@@ -1644,6 +1765,8 @@ export interface IdentityProviderFieldRefs {
   readonly isAutoUpdate: Prisma.FieldRef<"IdentityProvider", 'Boolean'>
   readonly autoLinking: Prisma.FieldRef<"IdentityProvider", 'String'>
   readonly claimMapping: Prisma.FieldRef<"IdentityProvider", 'Json'>
+  readonly samlMetadata: Prisma.FieldRef<"IdentityProvider", 'Bytes'>
+  readonly saml: Prisma.FieldRef<"IdentityProvider", 'Json'>
   readonly createdAt: Prisma.FieldRef<"IdentityProvider", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"IdentityProvider", 'DateTime'>
 }

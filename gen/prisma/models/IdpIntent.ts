@@ -41,6 +41,7 @@ export type IdpIntentMinAggregateOutputType = {
   tokenHash: runtime.Bytes | null
   externalUserId: string | null
   externalUserName: string | null
+  samlRequestId: string | null
   userId: string | null
   consumedAt: Date | null
 }
@@ -62,6 +63,7 @@ export type IdpIntentMaxAggregateOutputType = {
   tokenHash: runtime.Bytes | null
   externalUserId: string | null
   externalUserName: string | null
+  samlRequestId: string | null
   userId: string | null
   consumedAt: Date | null
 }
@@ -85,6 +87,7 @@ export type IdpIntentCountAggregateOutputType = {
   externalUserName: number
   profile: number
   rawClaims: number
+  samlRequestId: number
   userId: number
   consumedAt: number
   _all: number
@@ -108,6 +111,7 @@ export type IdpIntentMinAggregateInputType = {
   tokenHash?: true
   externalUserId?: true
   externalUserName?: true
+  samlRequestId?: true
   userId?: true
   consumedAt?: true
 }
@@ -129,6 +133,7 @@ export type IdpIntentMaxAggregateInputType = {
   tokenHash?: true
   externalUserId?: true
   externalUserName?: true
+  samlRequestId?: true
   userId?: true
   consumedAt?: true
 }
@@ -152,6 +157,7 @@ export type IdpIntentCountAggregateInputType = {
   externalUserName?: true
   profile?: true
   rawClaims?: true
+  samlRequestId?: true
   userId?: true
   consumedAt?: true
   _all?: true
@@ -248,6 +254,7 @@ export type IdpIntentGroupByOutputType = {
   externalUserName: string | null
   profile: runtime.JsonValue | null
   rawClaims: runtime.JsonValue | null
+  samlRequestId: string | null
   userId: string | null
   consumedAt: Date | null
   _count: IdpIntentCountAggregateOutputType | null
@@ -292,6 +299,7 @@ export type IdpIntentWhereInput = {
   externalUserName?: Prisma.StringNullableFilter<"IdpIntent"> | string | null
   profile?: Prisma.JsonNullableFilter<"IdpIntent">
   rawClaims?: Prisma.JsonNullableFilter<"IdpIntent">
+  samlRequestId?: Prisma.StringNullableFilter<"IdpIntent"> | string | null
   userId?: Prisma.StringNullableFilter<"IdpIntent"> | string | null
   consumedAt?: Prisma.DateTimeNullableFilter<"IdpIntent"> | Date | string | null
   idp?: Prisma.XOR<Prisma.IdentityProviderScalarRelationFilter, Prisma.IdentityProviderWhereInput>
@@ -316,6 +324,7 @@ export type IdpIntentOrderByWithRelationInput = {
   externalUserName?: Prisma.SortOrderInput | Prisma.SortOrder
   profile?: Prisma.SortOrderInput | Prisma.SortOrder
   rawClaims?: Prisma.SortOrderInput | Prisma.SortOrder
+  samlRequestId?: Prisma.SortOrderInput | Prisma.SortOrder
   userId?: Prisma.SortOrderInput | Prisma.SortOrder
   consumedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   idp?: Prisma.IdentityProviderOrderByWithRelationInput
@@ -343,6 +352,7 @@ export type IdpIntentWhereUniqueInput = Prisma.AtLeast<{
   externalUserName?: Prisma.StringNullableFilter<"IdpIntent"> | string | null
   profile?: Prisma.JsonNullableFilter<"IdpIntent">
   rawClaims?: Prisma.JsonNullableFilter<"IdpIntent">
+  samlRequestId?: Prisma.StringNullableFilter<"IdpIntent"> | string | null
   userId?: Prisma.StringNullableFilter<"IdpIntent"> | string | null
   consumedAt?: Prisma.DateTimeNullableFilter<"IdpIntent"> | Date | string | null
   idp?: Prisma.XOR<Prisma.IdentityProviderScalarRelationFilter, Prisma.IdentityProviderWhereInput>
@@ -367,6 +377,7 @@ export type IdpIntentOrderByWithAggregationInput = {
   externalUserName?: Prisma.SortOrderInput | Prisma.SortOrder
   profile?: Prisma.SortOrderInput | Prisma.SortOrder
   rawClaims?: Prisma.SortOrderInput | Prisma.SortOrder
+  samlRequestId?: Prisma.SortOrderInput | Prisma.SortOrder
   userId?: Prisma.SortOrderInput | Prisma.SortOrder
   consumedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.IdpIntentCountOrderByAggregateInput
@@ -396,6 +407,7 @@ export type IdpIntentScalarWhereWithAggregatesInput = {
   externalUserName?: Prisma.StringNullableWithAggregatesFilter<"IdpIntent"> | string | null
   profile?: Prisma.JsonNullableWithAggregatesFilter<"IdpIntent">
   rawClaims?: Prisma.JsonNullableWithAggregatesFilter<"IdpIntent">
+  samlRequestId?: Prisma.StringNullableWithAggregatesFilter<"IdpIntent"> | string | null
   userId?: Prisma.StringNullableWithAggregatesFilter<"IdpIntent"> | string | null
   consumedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"IdpIntent"> | Date | string | null
 }
@@ -418,6 +430,7 @@ export type IdpIntentCreateInput = {
   externalUserName?: string | null
   profile?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   rawClaims?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  samlRequestId?: string | null
   userId?: string | null
   consumedAt?: Date | string | null
   idp: Prisma.IdentityProviderCreateNestedOneWithoutIntentsInput
@@ -442,6 +455,7 @@ export type IdpIntentUncheckedCreateInput = {
   externalUserName?: string | null
   profile?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   rawClaims?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  samlRequestId?: string | null
   userId?: string | null
   consumedAt?: Date | string | null
 }
@@ -464,6 +478,7 @@ export type IdpIntentUpdateInput = {
   externalUserName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   profile?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   rawClaims?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  samlRequestId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   userId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   consumedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   idp?: Prisma.IdentityProviderUpdateOneRequiredWithoutIntentsNestedInput
@@ -488,6 +503,7 @@ export type IdpIntentUncheckedUpdateInput = {
   externalUserName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   profile?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   rawClaims?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  samlRequestId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   userId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   consumedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -511,6 +527,7 @@ export type IdpIntentCreateManyInput = {
   externalUserName?: string | null
   profile?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   rawClaims?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  samlRequestId?: string | null
   userId?: string | null
   consumedAt?: Date | string | null
 }
@@ -533,6 +550,7 @@ export type IdpIntentUpdateManyMutationInput = {
   externalUserName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   profile?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   rawClaims?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  samlRequestId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   userId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   consumedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -556,6 +574,7 @@ export type IdpIntentUncheckedUpdateManyInput = {
   externalUserName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   profile?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   rawClaims?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  samlRequestId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   userId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   consumedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -589,6 +608,7 @@ export type IdpIntentCountOrderByAggregateInput = {
   externalUserName?: Prisma.SortOrder
   profile?: Prisma.SortOrder
   rawClaims?: Prisma.SortOrder
+  samlRequestId?: Prisma.SortOrder
   userId?: Prisma.SortOrder
   consumedAt?: Prisma.SortOrder
 }
@@ -610,6 +630,7 @@ export type IdpIntentMaxOrderByAggregateInput = {
   tokenHash?: Prisma.SortOrder
   externalUserId?: Prisma.SortOrder
   externalUserName?: Prisma.SortOrder
+  samlRequestId?: Prisma.SortOrder
   userId?: Prisma.SortOrder
   consumedAt?: Prisma.SortOrder
 }
@@ -631,6 +652,7 @@ export type IdpIntentMinOrderByAggregateInput = {
   tokenHash?: Prisma.SortOrder
   externalUserId?: Prisma.SortOrder
   externalUserName?: Prisma.SortOrder
+  samlRequestId?: Prisma.SortOrder
   userId?: Prisma.SortOrder
   consumedAt?: Prisma.SortOrder
 }
@@ -695,6 +717,7 @@ export type IdpIntentCreateWithoutIdpInput = {
   externalUserName?: string | null
   profile?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   rawClaims?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  samlRequestId?: string | null
   userId?: string | null
   consumedAt?: Date | string | null
 }
@@ -717,6 +740,7 @@ export type IdpIntentUncheckedCreateWithoutIdpInput = {
   externalUserName?: string | null
   profile?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   rawClaims?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  samlRequestId?: string | null
   userId?: string | null
   consumedAt?: Date | string | null
 }
@@ -769,6 +793,7 @@ export type IdpIntentScalarWhereInput = {
   externalUserName?: Prisma.StringNullableFilter<"IdpIntent"> | string | null
   profile?: Prisma.JsonNullableFilter<"IdpIntent">
   rawClaims?: Prisma.JsonNullableFilter<"IdpIntent">
+  samlRequestId?: Prisma.StringNullableFilter<"IdpIntent"> | string | null
   userId?: Prisma.StringNullableFilter<"IdpIntent"> | string | null
   consumedAt?: Prisma.DateTimeNullableFilter<"IdpIntent"> | Date | string | null
 }
@@ -791,6 +816,7 @@ export type IdpIntentCreateManyIdpInput = {
   externalUserName?: string | null
   profile?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   rawClaims?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  samlRequestId?: string | null
   userId?: string | null
   consumedAt?: Date | string | null
 }
@@ -813,6 +839,7 @@ export type IdpIntentUpdateWithoutIdpInput = {
   externalUserName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   profile?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   rawClaims?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  samlRequestId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   userId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   consumedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -835,6 +862,7 @@ export type IdpIntentUncheckedUpdateWithoutIdpInput = {
   externalUserName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   profile?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   rawClaims?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  samlRequestId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   userId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   consumedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -857,6 +885,7 @@ export type IdpIntentUncheckedUpdateManyWithoutIdpInput = {
   externalUserName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   profile?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   rawClaims?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  samlRequestId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   userId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   consumedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
@@ -882,6 +911,7 @@ export type IdpIntentSelect<ExtArgs extends runtime.Types.Extensions.InternalArg
   externalUserName?: boolean
   profile?: boolean
   rawClaims?: boolean
+  samlRequestId?: boolean
   userId?: boolean
   consumedAt?: boolean
   idp?: boolean | Prisma.IdentityProviderDefaultArgs<ExtArgs>
@@ -906,6 +936,7 @@ export type IdpIntentSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Ext
   externalUserName?: boolean
   profile?: boolean
   rawClaims?: boolean
+  samlRequestId?: boolean
   userId?: boolean
   consumedAt?: boolean
   idp?: boolean | Prisma.IdentityProviderDefaultArgs<ExtArgs>
@@ -930,6 +961,7 @@ export type IdpIntentSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Ext
   externalUserName?: boolean
   profile?: boolean
   rawClaims?: boolean
+  samlRequestId?: boolean
   userId?: boolean
   consumedAt?: boolean
   idp?: boolean | Prisma.IdentityProviderDefaultArgs<ExtArgs>
@@ -954,11 +986,12 @@ export type IdpIntentSelectScalar = {
   externalUserName?: boolean
   profile?: boolean
   rawClaims?: boolean
+  samlRequestId?: boolean
   userId?: boolean
   consumedAt?: boolean
 }
 
-export type IdpIntentOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "idpId" | "state" | "nonce" | "codeVerifierEnc" | "successUrl" | "failureUrl" | "expiresAt" | "createdAt" | "succeededAt" | "failedAt" | "error" | "tokenHash" | "externalUserId" | "externalUserName" | "profile" | "rawClaims" | "userId" | "consumedAt", ExtArgs["result"]["idpIntent"]>
+export type IdpIntentOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "idpId" | "state" | "nonce" | "codeVerifierEnc" | "successUrl" | "failureUrl" | "expiresAt" | "createdAt" | "succeededAt" | "failedAt" | "error" | "tokenHash" | "externalUserId" | "externalUserName" | "profile" | "rawClaims" | "samlRequestId" | "userId" | "consumedAt", ExtArgs["result"]["idpIntent"]>
 export type IdpIntentInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   idp?: boolean | Prisma.IdentityProviderDefaultArgs<ExtArgs>
 }
@@ -993,6 +1026,7 @@ export type $IdpIntentPayload<ExtArgs extends runtime.Types.Extensions.InternalA
     externalUserName: string | null
     profile: runtime.JsonValue | null
     rawClaims: runtime.JsonValue | null
+    samlRequestId: string | null
     userId: string | null
     consumedAt: Date | null
   }, ExtArgs["result"]["idpIntent"]>
@@ -1437,6 +1471,7 @@ export interface IdpIntentFieldRefs {
   readonly externalUserName: Prisma.FieldRef<"IdpIntent", 'String'>
   readonly profile: Prisma.FieldRef<"IdpIntent", 'Json'>
   readonly rawClaims: Prisma.FieldRef<"IdpIntent", 'Json'>
+  readonly samlRequestId: Prisma.FieldRef<"IdpIntent", 'String'>
   readonly userId: Prisma.FieldRef<"IdpIntent", 'String'>
   readonly consumedAt: Prisma.FieldRef<"IdpIntent", 'DateTime'>
 }

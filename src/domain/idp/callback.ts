@@ -8,7 +8,7 @@ import type { IntentRow } from "../../store/idps.js";
 import { eventRow } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { authnSettings } from "../identity/authn/access.js";
-import { externalUserName, profileOf, storedMapping } from "./claims.js";
+import { type ExternalProfile, externalUserName, profileOf, storedMapping } from "./claims.js";
 import { CALLBACK_PATH, callbackUrl, INTENT_LIFETIME_MS, relyingParty } from "./intents.js";
 import { ProviderError } from "./ports.js";
 import { relyingPartyView } from "./providers.js";
@@ -18,19 +18,20 @@ export type CallbackCtx = Pick<Ctx, "store" | "instanceId" | "clock" | "log" | "
 
 export type CallbackAnswer = { redirect: string } | { page: { status: number; title: string; message: string } };
 
-const withQuery = (base: string, params: Record<string, string>) => {
+export const withQuery = (base: string, params: Record<string, string>) => {
   const url = new URL(base);
   for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
   return url.toString();
 };
 
-const noIntent = (message: string): CallbackAnswer => ({ page: { status: 400, title: "Sign-in failed", message } });
+export const noIntent = (message: string): CallbackAnswer => ({ page: { status: 400, title: "Sign-in failed", message } });
 
 export async function finishIntent(ctx: CallbackCtx, query: URLSearchParams): Promise<CallbackAnswer> {
   const state = query.get("state");
   if (!state) return noIntent("The identity provider's answer carries no state: start the sign-in again.");
   const intent = await ctx.store.idps.intentByState(ctx.instanceId, state);
-  if (!intent) return noIntent("This sign-in is unknown or over: start it again.");
+  // A SAML provider's intent is answered at its ACS only.
+  if (!intent || intent.samlRequestId) return noIntent("This sign-in is unknown or over: start it again.");
   const now = ctx.clock();
   const fail = async (error: string, description: string): Promise<CallbackAnswer> => {
     await ctx.store.idps.failIntent(intent.id, error, now);
@@ -53,7 +54,9 @@ export async function finishIntent(ctx: CallbackCtx, query: URLSearchParams): Pr
     ctx.log.warn({ err, idpId: idp.id, intentId: intent.id }, "an external sign-in failed at the provider");
     return fail(err.code, err.message.slice(0, 500));
   }
-  return succeed(ctx, intent, idp.claimMapping, claims, now);
+  const sub = typeof claims.sub === "string" ? claims.sub : "";
+  if (!sub) return { redirect: withQuery(intent.failureUrl, { id: intent.id, error: "invalid_response", error_description: "no sub claim" }) };
+  return succeedIntent(ctx, intent, sub, profileOf(claims, storedMapping(idp.claimMapping)), claims, now);
 }
 
 /** The callback URL as the provider was told it, with the answer's parameters (what the relying party checks). */
@@ -68,10 +71,15 @@ function checksOf(ctx: CallbackCtx, intent: IntentRow) {
   return { redirectUri: callbackUrl(ctx), state: intent.state, nonce: intent.nonce, codeVerifier: verifier.toString() };
 }
 
-async function succeed(ctx: CallbackCtx, intent: IntentRow, mapping: unknown, claims: Record<string, unknown>, now: Date): Promise<CallbackAnswer> {
-  const sub = typeof claims.sub === "string" ? claims.sub : "";
-  if (!sub) return { redirect: withQuery(intent.failureUrl, { id: intent.id, error: "invalid_response", error_description: "no sub claim" }) };
-  const profile = profileOf(claims, storedMapping(mapping));
+/** Records the provider's user on the intent (once) and sends the browser to the success URL with the intent's token. */
+export async function succeedIntent(
+  ctx: CallbackCtx,
+  intent: IntentRow,
+  sub: string,
+  profile: ExternalProfile,
+  claims: Record<string, unknown>,
+  now: Date,
+): Promise<CallbackAnswer> {
   const userId = await ctx.store.idps.linkedUser(ctx.instanceId, intent.idpId, sub);
   const token = newOpaqueToken();
   const done = await ctx.store.transaction(async (tx) => {

@@ -20,6 +20,16 @@ export const STANDARD_CLAIMS: ClaimMapping = {
   preferredUsername: "preferred_username",
 };
 
+/** A SAML provider's attributes by default: svc's own SAML attributes; no attribute vouches for the e-mail address. */
+export const SAML_ATTRIBUTES: ClaimMapping = {
+  email: "Email",
+  emailVerified: "",
+  givenName: "FirstName",
+  familyName: "SurName",
+  displayName: "FullName",
+  preferredUsername: "UserName",
+};
+
 export interface ExternalProfile {
   email: string;
   emailVerified: boolean;
@@ -31,9 +41,9 @@ export interface ExternalProfile {
 
 const CLAIM_NAME = /^[\w.:/-]{1,200}$/;
 
-/** A mapping as given (empty fields: the standard claim), checked. */
-export function claimMapping(given: Partial<ClaimMapping> | undefined): ClaimMapping {
-  const out = { ...STANDARD_CLAIMS };
+/** A mapping as given (empty fields: the default, the standard claim unless `base` says otherwise), checked. */
+export function claimMapping(given: Partial<ClaimMapping> | undefined, base: ClaimMapping = STANDARD_CLAIMS): ClaimMapping {
+  const out = { ...base };
   for (const key of Object.keys(STANDARD_CLAIMS) as (keyof ClaimMapping)[]) {
     const v = given?.[key]?.trim();
     if (!v) continue;
@@ -45,10 +55,10 @@ export function claimMapping(given: Partial<ClaimMapping> | undefined): ClaimMap
   return out;
 }
 
-/** The stored mapping (older rows or fields missing: the standard claims). */
-export function storedMapping(stored: unknown): ClaimMapping {
+/** The stored mapping (older rows or fields missing: the defaults, the standard claims unless `base` says otherwise). */
+export function storedMapping(stored: unknown, base: ClaimMapping = STANDARD_CLAIMS): ClaimMapping {
   const s = stored && typeof stored === "object" ? (stored as Record<string, unknown>) : {};
-  const out = { ...STANDARD_CLAIMS };
+  const out = { ...base };
   for (const key of Object.keys(STANDARD_CLAIMS) as (keyof ClaimMapping)[]) if (typeof s[key] === "string" && s[key]) out[key] = s[key] as string;
   return out;
 }
@@ -61,7 +71,7 @@ function text(claims: Record<string, unknown>, name: string): string {
 }
 
 export function profileOf(claims: Record<string, unknown>, m: ClaimMapping): ExternalProfile {
-  const verified = claims[m.emailVerified];
+  const verified = m.emailVerified ? claims[m.emailVerified] : undefined;
   return {
     email: text(claims, m.email),
     // Some providers send "true" as a string.

@@ -1,11 +1,12 @@
 // Sign-in at an external provider, as ZITADEL's v2 intents do it: a login client starts an intent (state, nonce and a
 // PKCE verifier kept with it, the verifier sealed) and sends the browser to the provider; the provider sends it back
 // to /idps/callback, where svc redeems the code, reads the provider's user and hands the login client a one-time
-// intent token (only its SHA-256 is kept) on its success URL. The intent then proves the provider's user to
-// RetrieveIdentityProviderIntent and, once, to a session check.
+// intent token (only its SHA-256 is kept) on its success URL. A SAML provider gets an AuthnRequest instead (the
+// intent keeps its ID, the state travels as RelayState) and answers at its ACS (saml-acs.ts), to the same end. The
+// intent then proves the provider's user to RetrieveIdentityProviderIntent and, once, to a session check.
 import { intentVerifierAad } from "../../crypto/sealer.js";
 import { newOpaqueToken, sameHash, sha256 } from "../../crypto/tokens.js";
-import type { IntentRow } from "../../store/idps.js";
+import type { IdpRow, IntentRow } from "../../store/idps.js";
 import { hasInstancePermission } from "../access/permissions.js";
 import { commit } from "../audit/events.js";
 import type { Ctx } from "../context.js";
@@ -15,6 +16,7 @@ import { newId } from "../ids.js";
 import { effectiveSetting } from "../settings/settings.js";
 import { type ExternalProfile, storedProfile } from "./claims.js";
 import { idpNotFound, relyingPartyView } from "./providers.js";
+import { type BrowserNext, samlAuthnRequest } from "./saml-sp.js";
 
 /** How long an intent waits for the provider, and how long its answer may be used after. */
 export const INTENT_LIFETIME_MS = 10 * 60_000;
@@ -61,7 +63,19 @@ export interface StartIntentInput {
   failureUrl: string;
 }
 
-export async function startIntent(ctx: Ctx, input: StartIntentInput): Promise<{ intentId: string; authUrl: string; at: Date; ownerId: string }> {
+/** How the provider is asked: an authorization URL with PKCE, or a SAML AuthnRequest (with the request id to answer). */
+async function providerRequest(ctx: Ctx, idp: IdpRow, id: string, state: string) {
+  if (idp.type === "saml") {
+    const { requestId, next } = await samlAuthnRequest(ctx, idp, state);
+    return { next, columns: { nonce: "", codeVerifierEnc: new Uint8Array(), samlRequestId: requestId } };
+  }
+  const checks = { redirectUri: callbackUrl(ctx), state, nonce: newOpaqueToken(), codeVerifier: newOpaqueToken() };
+  const authUrl = await providerCall(() => relyingParty(ctx).authorizationUrl(relyingPartyView(ctx, idp), checks));
+  const codeVerifierEnc = authnSettings(ctx).sealer.seal(Buffer.from(checks.codeVerifier), intentVerifierAad(ctx.instanceId, id));
+  return { next: { authUrl } as BrowserNext, columns: { nonce: checks.nonce, codeVerifierEnc } };
+}
+
+export async function startIntent(ctx: Ctx, input: StartIntentInput): Promise<{ intentId: string; next: BrowserNext; at: Date; ownerId: string }> {
   if (!hasInstancePermission(ctx, "session.write")) {
     throw permissionDenied("Errors.Permission.Denied", "starting a sign-in at an identity provider needs the role IAM_LOGIN_CLIENT");
   }
@@ -72,17 +86,15 @@ export async function startIntent(ctx: Ctx, input: StartIntentInput): Promise<{ 
   if (!idp) throw idpNotFound();
   await assertExternalLoginAllowed(ctx, await providerOrg(ctx, idp.orgId));
   const id = newId();
-  const checks = { redirectUri: callbackUrl(ctx), state: newOpaqueToken(), nonce: newOpaqueToken(), codeVerifier: newOpaqueToken() };
-  const authUrl = await providerCall(() => relyingParty(ctx).authorizationUrl(relyingPartyView(ctx, idp), checks));
-  const codeVerifierEnc = authnSettings(ctx).sealer.seal(Buffer.from(checks.codeVerifier), intentVerifierAad(ctx.instanceId, id));
+  const state = newOpaqueToken();
+  const { next, columns } = await providerRequest(ctx, idp, id, state);
   const at = await commit(ctx, async (tx, now) => {
     await tx.idps.startIntent({
       id,
       instanceId: ctx.instanceId,
       idpId: idp.id,
-      state: checks.state,
-      nonce: checks.nonce,
-      codeVerifierEnc,
+      state,
+      ...columns,
       successUrl,
       failureUrl,
       expiresAt: new Date(now.getTime() + INTENT_LIFETIME_MS),
@@ -90,7 +102,7 @@ export async function startIntent(ctx: Ctx, input: StartIntentInput): Promise<{ 
     });
     return { aggregateType: "idp_intent", aggregateId: id, orgId: idp.orgId, type: "idp.intent.started", payload: { idpId: idp.id } };
   });
-  return { intentId: id, authUrl, at, ownerId: idp.orgId ?? ctx.instanceId };
+  return { intentId: id, next, at, ownerId: idp.orgId ?? ctx.instanceId };
 }
 
 /** A provider that cannot be reached or answers nonsense is Unavailable to the caller, with what went wrong. */

@@ -1,5 +1,7 @@
 // What external sign-in needs from outside the domain: an OpenID Connect relying party (discovery, the
-// authorization URL, the code exchange with its checks, userinfo), filled by the composition root (src/idp).
+// authorization URL, the code exchange with its checks, userinfo), filled by the composition root (src/idp), and
+// svc's SAML certificates, which sign its AuthnRequests to SAML providers.
+import type { IdpCertificates } from "../saml/runtime.js";
 
 /** A provider as the relying party sees it; the secret opened for this use only. */
 export interface OidcProvider {
@@ -40,4 +42,9 @@ export interface OidcRelyingParty {
    * returns the ID token's claims merged with userinfo's (unless idTokenOnly). Throws ProviderError.
    */
   exchange(p: OidcProvider, callback: URL, checks: AuthorizationChecks): Promise<Record<string, unknown>>;
+}
+
+/** The relying party, with svc's SAML signing certificates for SAML providers (the same the SAML IdP half signs with). */
+export interface ExternalSignIn extends OidcRelyingParty {
+  samlCertificates?: IdpCertificates;
 }

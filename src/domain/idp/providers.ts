@@ -7,13 +7,14 @@ import type { IdpRow } from "../../store/idps.js";
 import { authorize, readableOrgs } from "../access/permissions.js";
 import { commit } from "../audit/events.js";
 import type { Ctx } from "../context.js";
-import { invalidArgument, notFound, permissionDenied } from "../errors.js";
+import { failedPrecondition, invalidArgument, notFound, permissionDenied } from "../errors.js";
 import { authnSettings } from "../identity/authn/access.js";
 import { newId } from "../ids.js";
 import { type Page, page } from "../list.js";
 import { existingOrg } from "../orgs/orgs.js";
-import { type ClaimMapping, claimMapping, storedMapping } from "./claims.js";
+import { type ClaimMapping, claimMapping, SAML_ATTRIBUTES, STANDARD_CLAIMS, storedMapping } from "./claims.js";
 import type { OidcProvider } from "./ports.js";
+import { type SamlSettings, spUrls, storedSamlConfig } from "./saml-config.js";
 
 export type AutoLinking = "unspecified" | "username" | "email";
 
@@ -37,9 +38,17 @@ export interface OidcProviderInput {
   claimMapping?: Partial<ClaimMapping>;
 }
 
+export interface SamlView extends SamlSettings {
+  metadataXml: Uint8Array;
+  entityId: string;
+  spMetadataUrl: string;
+  acsUrl: string;
+}
+
 export interface IdpView {
   id: string;
   orgId: string | null;
+  type: "oidc" | "saml";
   name: string;
   issuer: string;
   clientId: string;
@@ -47,6 +56,8 @@ export interface IdpView {
   isIdTokenMapping: boolean;
   options: IdpOptions;
   claimMapping: ClaimMapping;
+  /** SAML providers only. */
+  saml?: SamlView;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -56,10 +67,28 @@ const AUTO_LINKING = new Set<string>(["unspecified", "username", "email"]);
 
 export const idpNotFound = () => notFound("Errors.IDP.NotFound", "identity provider not found");
 
-export function idpView(r: IdpRow): IdpView {
+function samlView(r: IdpRow, externalUrl: string): SamlView {
+  const c = storedSamlConfig(r.saml);
+  const sp = spUrls(externalUrl, r.id);
+  return {
+    binding: c.binding,
+    withSignedRequest: c.withSignedRequest,
+    nameIdFormat: c.nameIdFormat,
+    transientMappingAttributeName: c.transientMappingAttributeName,
+    metadataXml: r.samlMetadata ?? new Uint8Array(),
+    entityId: c.entityId,
+    spMetadataUrl: sp.entityId,
+    acsUrl: sp.acsUrl,
+  };
+}
+
+/** A provider as the API shows it; `externalUrl` builds svc's own URLs as a SAML provider's service provider. */
+export function idpView(r: IdpRow, externalUrl = ""): IdpView {
+  const saml = r.type === "saml";
   return {
     id: r.id,
     orgId: r.orgId,
+    type: saml ? "saml" : "oidc",
     name: r.name,
     issuer: r.issuer,
     clientId: r.clientId,
@@ -72,7 +101,8 @@ export function idpView(r: IdpRow): IdpView {
       isAutoUpdate: r.isAutoUpdate,
       autoLinking: (AUTO_LINKING.has(r.autoLinking) ? r.autoLinking : "unspecified") as AutoLinking,
     },
-    claimMapping: storedMapping(r.claimMapping),
+    claimMapping: storedMapping(r.claimMapping, saml ? SAML_ATTRIBUTES : STANDARD_CLAIMS),
+    ...(saml ? { saml: samlView(r, externalUrl) } : {}),
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };
@@ -111,12 +141,12 @@ function validScopes(scopes: string[]): string[] {
   return [...new Set(out)];
 }
 
-function validOptions(o: IdpOptions): IdpOptions {
+export function validOptions(o: IdpOptions): IdpOptions {
   if (!AUTO_LINKING.has(o.autoLinking)) throw invalidArgument("Errors.IDP.Options.Invalid", "unknown auto_linking", { field: "options.auto_linking" });
   return o;
 }
 
-function required(value: string, field: string, id: string, max: number): string {
+export function required(value: string, field: string, id: string, max: number): string {
   const v = value.trim();
   if (!v) throw invalidArgument(`Errors.IDP.${id}.Missing`, `${field} is required`, { field });
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we reject
@@ -148,7 +178,7 @@ function columns(ctx: Ctx, id: string, input: OidcProviderInput, secretRequired:
   };
 }
 
-const idpEvent = (id: string, orgId: string | null, type: string, payload: Record<string, unknown> = {}) => ({
+export const idpEvent = (id: string, orgId: string | null, type: string, payload: Record<string, unknown> = {}) => ({
   aggregateType: "idp",
   aggregateId: id,
   orgId,
@@ -164,14 +194,25 @@ export async function addOidcProvider(ctx: Ctx, orgId: string | null, input: Oid
   const id = newId();
   const c = columns(ctx, id, input, true);
   const at = await commit(ctx, async (tx, now) => {
-    await tx.idps.insert({ id, instanceId: ctx.instanceId, orgId, ...c, clientSecretEnc: c.clientSecretEnc as Uint8Array, createdAt: now, updatedAt: now });
+    await tx.idps.insert({
+      id,
+      instanceId: ctx.instanceId,
+      orgId,
+      type: "oidc",
+      ...c,
+      clientSecretEnc: c.clientSecretEnc as Uint8Array,
+      samlMetadata: null,
+      saml: null,
+      createdAt: now,
+      updatedAt: now,
+    });
     return idpEvent(id, orgId, "idp.oidc.added", { name: c.name, issuer: c.issuer });
   });
   return { id, at, ownerId: orgId ?? ctx.instanceId };
 }
 
 /** The provider, for a caller holding `permission` where it lives (else it does not exist to the caller). */
-async function providerFor(ctx: Ctx, id: string, permission: "idp.read" | "idp.write"): Promise<IdpRow> {
+export async function providerFor(ctx: Ctx, id: string, permission: "idp.read" | "idp.write"): Promise<IdpRow> {
   if (!id) throw invalidArgument("Errors.IDP.Id.Missing", "idp_id is required", { field: "idp_id" });
   const row = await ctx.store.idps.find(ctx.instanceId, id);
   if (!row) throw idpNotFound();
@@ -186,6 +227,7 @@ async function providerFor(ctx: Ctx, id: string, permission: "idp.read" | "idp.w
 
 export async function updateOidcProvider(ctx: Ctx, id: string, input: OidcProviderInput): Promise<{ at: Date; ownerId: string }> {
   const row = await providerFor(ctx, id, "idp.write");
+  if (row.type !== "oidc") throw failedPrecondition("Errors.IDP.TypeMismatch", "the identity provider is not an OpenID Connect provider");
   const c = columns(ctx, id, input, false);
   const at = await commit(ctx, async (tx, now) => {
     if (!(await tx.idps.update(ctx.instanceId, id, { ...c, updatedAt: now }))) throw idpNotFound();
@@ -195,14 +237,14 @@ export async function updateOidcProvider(ctx: Ctx, id: string, input: OidcProvid
 }
 
 export async function getIdentityProvider(ctx: Ctx, id: string): Promise<IdpView> {
-  return idpView(await providerFor(ctx, id, "idp.read"));
+  return idpView(await providerFor(ctx, id, "idp.read"), ctx.authn?.externalUrl);
 }
 
 /** The instance's providers and, with `orgId`, that organization's own. */
 export async function listIdentityProviders(ctx: Ctx, orgId: string, window: Page | undefined = page(undefined)): Promise<{ total: number; idps: IdpView[] }> {
   if (orgId) authorize(ctx, "idp.read", orgId, () => notFound("Errors.Org.NotFound", "organization not found"));
   const { total, rows } = await ctx.store.idps.page(ctx.instanceId, orgId ? [orgId] : [], window);
-  return { total, idps: rows.map(idpView) };
+  return { total, idps: rows.map((r) => idpView(r, ctx.authn?.externalUrl)) };
 }
 
 export async function deleteIdentityProvider(ctx: Ctx, id: string): Promise<Date> {

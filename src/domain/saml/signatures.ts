@@ -5,7 +5,7 @@
 // wrapped around what was signed. xml-crypto's canonicalizers are used directly (no XPath, no re-parse).
 import { createHash, type KeyObject, sign, timingSafeEqual, verify, X509Certificate } from "node:crypto";
 import type { Document, Element, Node } from "@xmldom/xmldom";
-import { C14nCanonicalization, ExclusiveCanonicalization } from "xml-crypto";
+import { C14nCanonicalization, ExclusiveCanonicalization, SignedXml } from "xml-crypto";
 import { findAncestorNsForElement } from "xml-crypto/lib/utils.js";
 import { attr, children, NS, textOf } from "./xml.js";
 
@@ -125,4 +125,72 @@ export function verifyEnveloped(doc: Document, signature: Element, certs: readon
   });
   const digest = createHash(info.digestHash).update(referenced, "utf8").digest();
   return digest.length === info.digestValue.length && timingSafeEqual(digest, info.digestValue) ? root : undefined;
+}
+
+/** signQuery in libuv's thread pool, off the event loop. */
+export function signQueryAsync(octets: string, key: KeyObject): Promise<string> {
+  return new Promise((resolve, reject) =>
+    sign("sha256", Buffer.from(octets, "utf8"), key, (err, signature) => (err ? reject(err) : resolve(signature.toString("base64")))),
+  );
+}
+
+const pemOf = (base64: string) => `-----BEGIN CERTIFICATE-----\n${base64.replace(/(.{64})/g, "$1\n")}\n-----END CERTIFICATE-----\n`;
+
+/**
+ * The enveloped signature of `element` (a Response, or the Assertion inside it), verified with xml-crypto against the
+ * registered certificates: what the SP half (brokering to an external SAML IdP) uses. Returns the signed XML of the
+ * element (what its one Reference covers), to be parsed again and read from, or undefined.
+ */
+export function verifyEnvelopedOn(xml: string, element: Element, signature: Element, certs: readonly string[]): string | undefined {
+  const method = signature.getElementsByTagNameNS(NS.dsig, "SignatureMethod")[0];
+  if (!method || !SIG_ALGS[attr(method, "Algorithm") ?? ""]) return undefined;
+  const digests = signature.getElementsByTagNameNS(NS.dsig, "DigestMethod");
+  for (let i = 0; i < digests.length; i++) if (!DIGESTS.has(attr(digests[i] as Element, "Algorithm") ?? "")) return undefined;
+  const refs = signature.getElementsByTagNameNS(NS.dsig, "Reference");
+  const id = attr(element, "ID");
+  if (refs.length !== 1 || !id || attr(refs[0] as Element, "URI") !== `#${id}`) return undefined;
+  for (const cert of certs) {
+    const sx = new SignedXml({ publicCert: pemOf(cert), getCertFromKeyInfo: () => null });
+    try {
+      sx.loadSignature(signature as unknown as Parameters<SignedXml["loadSignature"]>[0]);
+      if (!sx.checkSignature(xml)) continue;
+    } catch {
+      continue;
+    }
+    const signed = sx.getSignedReferences();
+    if (signed.length === 1) return signed[0];
+  }
+  return undefined;
+}
+
+/** KeyInfo's X509Data of a certificate, built once per certificate (xml-crypto would parse the PEM per signature). */
+const keyInfos = new Map<string, string>();
+function keyInfoOf(certPem: string, prefix: string): string {
+  const key = `${prefix}\u0000${certPem}`;
+  let info = keyInfos.get(key);
+  if (info === undefined) {
+    const p = prefix ? `${prefix}:` : "";
+    const base64 = new X509Certificate(certPem).raw.toString("base64");
+    info = `<${p}X509Data><${p}X509Certificate>${base64}</${p}X509Certificate></${p}X509Data>`;
+    if (keyInfos.size > 100) keyInfos.clear();
+    keyInfos.set(key, info);
+  }
+  return info;
+}
+
+export function signElement(xml: string, id: string, localName: "Assertion" | "Response" | "AuthnRequest", key: KeyObject, certPem: string): string {
+  const sx = new SignedXml({
+    getKeyInfoContent: (args) => keyInfoOf(certPem, args?.prefix ?? ""),
+    // The KeyObject itself: a PEM would be parsed again for every signature (three times the RSA work).
+    privateKey: key,
+    publicCert: certPem,
+    signatureAlgorithm: RSA_SHA256,
+    canonicalizationAlgorithm: EXC_C14N,
+  });
+  // Absolute paths (the Response is the root, its Assertion a child of it): xpath's "//" walks the whole document,
+  // and did so twice per signature, costing more than the RSA signature itself.
+  const element = localName === "Assertion" ? `/*/*[local-name(.)='Assertion' and @ID='${id}']` : `/*[local-name(.)='${localName}' and @ID='${id}']`;
+  sx.addReference({ xpath: element, digestAlgorithm: SHA256, transforms: [ENVELOPED, EXC_C14N] });
+  sx.computeSignature(xml, { prefix: "ds", location: { reference: `${element}/*[local-name(.)='Issuer']`, action: "after" } });
+  return sx.getSignedXml();
 }

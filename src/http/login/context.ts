@@ -5,7 +5,7 @@ import type { Request } from "express";
 import type { Logger } from "pino";
 import type { Clock, Ctx, Principal } from "../../domain/context.js";
 import type { AuthnSettings, Mailer } from "../../domain/identity/authn/ports.js";
-import type { OidcRelyingParty } from "../../domain/idp/ports.js";
+import type { ExternalSignIn } from "../../domain/idp/ports.js";
 import type { FailureLimits } from "../../domain/limits.js";
 import type { SamlAnswerer } from "../../domain/saml/login-ui.js";
 import type { CookieJar } from "./cookie.js";
@@ -19,7 +19,7 @@ export interface LoginDeps {
   mailer?: Mailer;
   authn: AuthnSettings;
   /** svc as the relying party of external OpenID providers. */
-  idp?: OidcRelyingParty;
+  idp?: ExternalSignIn;
   /** The metrics' ears for sign-in outcomes. */
   signals?: Ctx["signals"];
   /** SVC_EXTERNAL_URL without a trailing slash: the base of the links in pages and e-mails. */

@@ -3,7 +3,8 @@
 /* eslint-disable */
 
 // External identity providers users sign in with: generic OpenID Connect
-// providers configured for the whole instance or for one organization.
+// providers and SAML 2.0 identity providers, configured for the whole
+// instance or for one organization.
 
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
@@ -15,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/idp/v2/idp.proto.
  */
 export const file_svc_idp_v2_idp: GenFile = /*@__PURE__*/
-  fileDesc("ChRzdmMvaWRwL3YyL2lkcC5wcm90bxIKc3ZjLmlkcC52MiKpAQoHT3B0aW9ucxIaChJpc19saW5raW5nX2FsbG93ZWQYASABKAgSGwoTaXNfY3JlYXRpb25fYWxsb3dlZBgCIAEoCBIYChBpc19hdXRvX2NyZWF0aW9uGAMgASgIEhYKDmlzX2F1dG9fdXBkYXRlGAQgASgIEjMKDGF1dG9fbGlua2luZxgFIAEoDjIdLnN2Yy5pZHAudjIuQXV0b0xpbmtpbmdPcHRpb24ikAEKDENsYWltTWFwcGluZxINCgVlbWFpbBgBIAEoCRIWCg5lbWFpbF92ZXJpZmllZBgCIAEoCRISCgpnaXZlbl9uYW1lGAMgASgJEhMKC2ZhbWlseV9uYW1lGAQgASgJEhQKDGRpc3BsYXlfbmFtZRgFIAEoCRIaChJwcmVmZXJyZWRfdXNlcm5hbWUYBiABKAkilAEKEUdlbmVyaWNPSURDQ29uZmlnEg4KBmlzc3VlchgBIAEoCRIRCgljbGllbnRfaWQYAiABKAkSDgoGc2NvcGVzGAMgAygJEhsKE2lzX2lkX3Rva2VuX21hcHBpbmcYBCABKAgSLwoNY2xhaW1fbWFwcGluZxgFIAEoCzIYLnN2Yy5pZHAudjIuQ2xhaW1NYXBwaW5nIvEBChBJZGVudGl0eVByb3ZpZGVyEgoKAmlkGAEgASgJEicKB2RldGFpbHMYAiABKAsyFi5zdmMub2JqZWN0LnYyLkRldGFpbHMSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJEgwKBG5hbWUYBCABKAkSLgoEdHlwZRgFIAEoDjIgLnN2Yy5pZHAudjIuSWRlbnRpdHlQcm92aWRlclR5cGUSJAoHb3B0aW9ucxgGIAEoCzITLnN2Yy5pZHAudjIuT3B0aW9ucxIrCgRvaWRjGAcgASgLMh0uc3ZjLmlkcC52Mi5HZW5lcmljT0lEQ0NvbmZpZyp5ChFBdXRvTGlua2luZ09wdGlvbhIjCh9BVVRPX0xJTktJTkdfT1BUSU9OX1VOU1BFQ0lGSUVEEAASIAocQVVUT19MSU5LSU5HX09QVElPTl9VU0VSTkFNRRABEh0KGUFVVE9fTElOS0lOR19PUFRJT05fRU1BSUwQAipfChRJZGVudGl0eVByb3ZpZGVyVHlwZRImCiJJREVOVElUWV9QUk9WSURFUl9UWVBFX1VOU1BFQ0lGSUVEEAASHwobSURFTlRJVFlfUFJPVklERVJfVFlQRV9PSURDEAFiBnByb3RvMw", [file_svc_object_v2_object]);
+  fileDesc("ChRzdmMvaWRwL3YyL2lkcC5wcm90bxIKc3ZjLmlkcC52MiKpAQoHT3B0aW9ucxIaChJpc19saW5raW5nX2FsbG93ZWQYASABKAgSGwoTaXNfY3JlYXRpb25fYWxsb3dlZBgCIAEoCBIYChBpc19hdXRvX2NyZWF0aW9uGAMgASgIEhYKDmlzX2F1dG9fdXBkYXRlGAQgASgIEjMKDGF1dG9fbGlua2luZxgFIAEoDjIdLnN2Yy5pZHAudjIuQXV0b0xpbmtpbmdPcHRpb24ikAEKDENsYWltTWFwcGluZxINCgVlbWFpbBgBIAEoCRIWCg5lbWFpbF92ZXJpZmllZBgCIAEoCRISCgpnaXZlbl9uYW1lGAMgASgJEhMKC2ZhbWlseV9uYW1lGAQgASgJEhQKDGRpc3BsYXlfbmFtZRgFIAEoCRIaChJwcmVmZXJyZWRfdXNlcm5hbWUYBiABKAkilAEKEUdlbmVyaWNPSURDQ29uZmlnEg4KBmlzc3VlchgBIAEoCRIRCgljbGllbnRfaWQYAiABKAkSDgoGc2NvcGVzGAMgAygJEhsKE2lzX2lkX3Rva2VuX21hcHBpbmcYBCABKAgSLwoNY2xhaW1fbWFwcGluZxgFIAEoCzIYLnN2Yy5pZHAudjIuQ2xhaW1NYXBwaW5nIrsCCgpTQU1MQ29uZmlnEhQKDG1ldGFkYXRhX3htbBgBIAEoDBIoCgdiaW5kaW5nGAIgASgOMhcuc3ZjLmlkcC52Mi5TQU1MQmluZGluZxIbChN3aXRoX3NpZ25lZF9yZXF1ZXN0GAMgASgIEjQKDm5hbWVfaWRfZm9ybWF0GAQgASgOMhwuc3ZjLmlkcC52Mi5TQU1MTmFtZUlERm9ybWF0EigKIHRyYW5zaWVudF9tYXBwaW5nX2F0dHJpYnV0ZV9uYW1lGAUgASgJEjMKEWF0dHJpYnV0ZV9tYXBwaW5nGAYgASgLMhguc3ZjLmlkcC52Mi5DbGFpbU1hcHBpbmcSEQoJZW50aXR5X2lkGAcgASgJEhcKD3NwX21ldGFkYXRhX3VybBgIIAEoCRIPCgdhY3NfdXJsGAkgASgJIpcCChBJZGVudGl0eVByb3ZpZGVyEgoKAmlkGAEgASgJEicKB2RldGFpbHMYAiABKAsyFi5zdmMub2JqZWN0LnYyLkRldGFpbHMSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJEgwKBG5hbWUYBCABKAkSLgoEdHlwZRgFIAEoDjIgLnN2Yy5pZHAudjIuSWRlbnRpdHlQcm92aWRlclR5cGUSJAoHb3B0aW9ucxgGIAEoCzITLnN2Yy5pZHAudjIuT3B0aW9ucxIrCgRvaWRjGAcgASgLMh0uc3ZjLmlkcC52Mi5HZW5lcmljT0lEQ0NvbmZpZxIkCgRzYW1sGAggASgLMhYuc3ZjLmlkcC52Mi5TQU1MQ29uZmlnKnkKEUF1dG9MaW5raW5nT3B0aW9uEiMKH0FVVE9fTElOS0lOR19PUFRJT05fVU5TUEVDSUZJRUQQABIgChxBVVRPX0xJTktJTkdfT1BUSU9OX1VTRVJOQU1FEAESHQoZQVVUT19MSU5LSU5HX09QVElPTl9FTUFJTBACKl0KC1NBTUxCaW5kaW5nEhwKGFNBTUxfQklORElOR19VTlNQRUNJRklFRBAAEhUKEVNBTUxfQklORElOR19QT1NUEAESGQoVU0FNTF9CSU5ESU5HX1JFRElSRUNUEAIqpQEKEFNBTUxOYW1lSURGb3JtYXQSIwofU0FNTF9OQU1FX0lEX0ZPUk1BVF9VTlNQRUNJRklFRBAAEiUKIVNBTUxfTkFNRV9JRF9GT1JNQVRfRU1BSUxfQUREUkVTUxABEiIKHlNBTUxfTkFNRV9JRF9GT1JNQVRfUEVSU0lTVEVOVBACEiEKHVNBTUxfTkFNRV9JRF9GT1JNQVRfVFJBTlNJRU5UEAMqgAEKFElkZW50aXR5UHJvdmlkZXJUeXBlEiYKIklERU5USVRZX1BST1ZJREVSX1RZUEVfVU5TUEVDSUZJRUQQABIfChtJREVOVElUWV9QUk9WSURFUl9UWVBFX09JREMQARIfChtJREVOVElUWV9QUk9WSURFUl9UWVBFX1NBTUwQAmIGcHJvdG8z", [file_svc_object_v2_object]);
 
 /**
  * What a sign-in with the provider may do to svc's users.
@@ -153,6 +154,83 @@ export const GenericOIDCConfigSchema: GenMessage<GenericOIDCConfig> = /*@__PURE_
   messageDesc(file_svc_idp_v2_idp, 2);
 
 /**
+ * @generated from message svc.idp.v2.SAMLConfig
+ */
+export type SAMLConfig = Message<"svc.idp.v2.SAMLConfig"> & {
+  /**
+   * The provider's metadata as registered (an EntityDescriptor with an
+   * IDPSSODescriptor): its entity id, SSO endpoints and signing
+   * certificates, which alone verify its Responses.
+   *
+   * @generated from field: bytes metadata_xml = 1;
+   */
+  metadataXml: Uint8Array;
+
+  /**
+   * @generated from field: svc.idp.v2.SAMLBinding binding = 2;
+   */
+  binding: SAMLBinding;
+
+  /**
+   * svc signs its AuthnRequests (also when the provider's metadata says
+   * WantAuthnRequestsSigned).
+   *
+   * @generated from field: bool with_signed_request = 3;
+   */
+  withSignedRequest: boolean;
+
+  /**
+   * @generated from field: svc.idp.v2.SAMLNameIDFormat name_id_format = 4;
+   */
+  nameIdFormat: SAMLNameIDFormat;
+
+  /**
+   * The attribute that identifies the provider's user; empty: the NameID.
+   *
+   * @generated from field: string transient_mapping_attribute_name = 5;
+   */
+  transientMappingAttributeName: string;
+
+  /**
+   * Which attribute holds each profile field; empty fields: Email,
+   * FirstName, SurName, FullName, UserName (svc's own SAML attributes);
+   * email_verified: none (the address is not taken as verified).
+   *
+   * @generated from field: svc.idp.v2.ClaimMapping attribute_mapping = 6;
+   */
+  attributeMapping?: ClaimMapping | undefined;
+
+  /**
+   * Read only: the provider's entity id, from the metadata.
+   *
+   * @generated from field: string entity_id = 7;
+   */
+  entityId: string;
+
+  /**
+   * Read only: svc's metadata as the service provider of this provider
+   * (also svc's entity id there), to register at the provider.
+   *
+   * @generated from field: string sp_metadata_url = 8;
+   */
+  spMetadataUrl: string;
+
+  /**
+   * Read only: svc's assertion consumer service (HTTP-POST) for it.
+   *
+   * @generated from field: string acs_url = 9;
+   */
+  acsUrl: string;
+};
+
+/**
+ * Describes the message svc.idp.v2.SAMLConfig.
+ * Use `create(SAMLConfigSchema)` to create a new message.
+ */
+export const SAMLConfigSchema: GenMessage<SAMLConfig> = /*@__PURE__*/
+  messageDesc(file_svc_idp_v2_idp, 3);
+
+/**
  * @generated from message svc.idp.v2.IdentityProvider
  */
 export type IdentityProvider = Message<"svc.idp.v2.IdentityProvider"> & {
@@ -189,11 +267,18 @@ export type IdentityProvider = Message<"svc.idp.v2.IdentityProvider"> & {
   options?: Options | undefined;
 
   /**
-   * The client secret is never returned.
+   * The client secret is never returned. Set for OIDC providers.
    *
    * @generated from field: svc.idp.v2.GenericOIDCConfig oidc = 7;
    */
   oidc?: GenericOIDCConfig | undefined;
+
+  /**
+   * Set for SAML providers.
+   *
+   * @generated from field: svc.idp.v2.SAMLConfig saml = 8;
+   */
+  saml?: SAMLConfig | undefined;
 };
 
 /**
@@ -201,7 +286,7 @@ export type IdentityProvider = Message<"svc.idp.v2.IdentityProvider"> & {
  * Use `create(IdentityProviderSchema)` to create a new message.
  */
 export const IdentityProviderSchema: GenMessage<IdentityProvider> = /*@__PURE__*/
-  messageDesc(file_svc_idp_v2_idp, 3);
+  messageDesc(file_svc_idp_v2_idp, 4);
 
 /**
  * Which existing user a provider's user is linked to without asking.
@@ -239,6 +324,76 @@ export const AutoLinkingOptionSchema: GenEnum<AutoLinkingOption> = /*@__PURE__*/
   enumDesc(file_svc_idp_v2_idp, 0);
 
 /**
+ * How svc sends its AuthnRequest to a SAML identity provider. The provider's
+ * Response always comes back to svc's ACS with HTTP-POST.
+ *
+ * @generated from enum svc.idp.v2.SAMLBinding
+ */
+export enum SAMLBinding {
+  /**
+   * HTTP-Redirect when the provider's metadata offers it, else HTTP-POST.
+   *
+   * @generated from enum value: SAML_BINDING_UNSPECIFIED = 0;
+   */
+  SAML_BINDING_UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: SAML_BINDING_POST = 1;
+   */
+  SAML_BINDING_POST = 1,
+
+  /**
+   * @generated from enum value: SAML_BINDING_REDIRECT = 2;
+   */
+  SAML_BINDING_REDIRECT = 2,
+}
+
+/**
+ * Describes the enum svc.idp.v2.SAMLBinding.
+ */
+export const SAMLBindingSchema: GenEnum<SAMLBinding> = /*@__PURE__*/
+  enumDesc(file_svc_idp_v2_idp, 1);
+
+/**
+ * The NameID format svc asks the provider for (NameIDPolicy).
+ *
+ * @generated from enum svc.idp.v2.SAMLNameIDFormat
+ */
+export enum SAMLNameIDFormat {
+  /**
+   * urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified: the provider
+   * chooses.
+   *
+   * @generated from enum value: SAML_NAME_ID_FORMAT_UNSPECIFIED = 0;
+   */
+  SAML_NAME_ID_FORMAT_UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: SAML_NAME_ID_FORMAT_EMAIL_ADDRESS = 1;
+   */
+  SAML_NAME_ID_FORMAT_EMAIL_ADDRESS = 1,
+
+  /**
+   * @generated from enum value: SAML_NAME_ID_FORMAT_PERSISTENT = 2;
+   */
+  SAML_NAME_ID_FORMAT_PERSISTENT = 2,
+
+  /**
+   * Transient NameIDs change at every sign-in: needs
+   * transient_mapping_attribute_name.
+   *
+   * @generated from enum value: SAML_NAME_ID_FORMAT_TRANSIENT = 3;
+   */
+  SAML_NAME_ID_FORMAT_TRANSIENT = 3,
+}
+
+/**
+ * Describes the enum svc.idp.v2.SAMLNameIDFormat.
+ */
+export const SAMLNameIDFormatSchema: GenEnum<SAMLNameIDFormat> = /*@__PURE__*/
+  enumDesc(file_svc_idp_v2_idp, 2);
+
+/**
  * @generated from enum svc.idp.v2.IdentityProviderType
  */
 export enum IdentityProviderType {
@@ -251,11 +406,16 @@ export enum IdentityProviderType {
    * @generated from enum value: IDENTITY_PROVIDER_TYPE_OIDC = 1;
    */
   OIDC = 1,
+
+  /**
+   * @generated from enum value: IDENTITY_PROVIDER_TYPE_SAML = 2;
+   */
+  SAML = 2,
 }
 
 /**
  * Describes the enum svc.idp.v2.IdentityProviderType.
  */
 export const IdentityProviderTypeSchema: GenEnum<IdentityProviderType> = /*@__PURE__*/
-  enumDesc(file_svc_idp_v2_idp, 1);
+  enumDesc(file_svc_idp_v2_idp, 3);
 

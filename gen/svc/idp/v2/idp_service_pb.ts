@@ -7,7 +7,7 @@ import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { ClaimMapping, IdentityProvider, Options } from "./idp_pb.js";
+import type { ClaimMapping, IdentityProvider, Options, SAMLBinding, SAMLNameIDFormat } from "./idp_pb.js";
 import { file_svc_idp_v2_idp } from "./idp_pb.js";
 import type { Details, ListDetails, ListQuery } from "../../object/v2/object_pb.js";
 import { file_svc_object_v2_object } from "../../object/v2/object_pb.js";
@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/idp/v2/idp_service.proto.
  */
 export const file_svc_idp_v2_idp_service: GenFile = /*@__PURE__*/
-  fileDesc("ChxzdmMvaWRwL3YyL2lkcF9zZXJ2aWNlLnByb3RvEgpzdmMuaWRwLnYyIoQCCh1BZGRHZW5lcmljT0lEQ1Byb3ZpZGVyUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDAoEbmFtZRgCIAEoCRIOCgZpc3N1ZXIYAyABKAkSEQoJY2xpZW50X2lkGAQgASgJEhUKDWNsaWVudF9zZWNyZXQYBSABKAkSDgoGc2NvcGVzGAYgAygJEhsKE2lzX2lkX3Rva2VuX21hcHBpbmcYByABKAgSJAoHb3B0aW9ucxgIIAEoCzITLnN2Yy5pZHAudjIuT3B0aW9ucxIvCg1jbGFpbV9tYXBwaW5nGAkgASgLMhguc3ZjLmlkcC52Mi5DbGFpbU1hcHBpbmciVQoeQWRkR2VuZXJpY09JRENQcm92aWRlclJlc3BvbnNlEicKB2RldGFpbHMYASABKAsyFi5zdmMub2JqZWN0LnYyLkRldGFpbHMSCgoCaWQYAiABKAki/gEKIFVwZGF0ZUdlbmVyaWNPSURDUHJvdmlkZXJSZXF1ZXN0Eg4KBmlkcF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBmlzc3VlchgDIAEoCRIRCgljbGllbnRfaWQYBCABKAkSFQoNY2xpZW50X3NlY3JldBgFIAEoCRIOCgZzY29wZXMYBiADKAkSGwoTaXNfaWRfdG9rZW5fbWFwcGluZxgHIAEoCBIkCgdvcHRpb25zGAggASgLMhMuc3ZjLmlkcC52Mi5PcHRpb25zEi8KDWNsYWltX21hcHBpbmcYCSABKAsyGC5zdmMuaWRwLnYyLkNsYWltTWFwcGluZyJMCiFVcGRhdGVHZW5lcmljT0lEQ1Byb3ZpZGVyUmVzcG9uc2USJwoHZGV0YWlscxgBIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscyIsChpHZXRJZGVudGl0eVByb3ZpZGVyUmVxdWVzdBIOCgZpZHBfaWQYASABKAkiSAobR2V0SWRlbnRpdHlQcm92aWRlclJlc3BvbnNlEikKA2lkcBgBIAEoCzIcLnN2Yy5pZHAudjIuSWRlbnRpdHlQcm92aWRlciJgChxMaXN0SWRlbnRpdHlQcm92aWRlcnNSZXF1ZXN0EicKBXF1ZXJ5GAEgASgLMhguc3ZjLm9iamVjdC52Mi5MaXN0UXVlcnkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJInoKHUxpc3RJZGVudGl0eVByb3ZpZGVyc1Jlc3BvbnNlEisKB2RldGFpbHMYASABKAsyGi5zdmMub2JqZWN0LnYyLkxpc3REZXRhaWxzEiwKBnJlc3VsdBgCIAMoCzIcLnN2Yy5pZHAudjIuSWRlbnRpdHlQcm92aWRlciIvCh1EZWxldGVJZGVudGl0eVByb3ZpZGVyUmVxdWVzdBIOCgZpZHBfaWQYASABKAkiUwoeRGVsZXRlSWRlbnRpdHlQcm92aWRlclJlc3BvbnNlEjEKDWRlbGV0aW9uX2RhdGUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wMrMGChdJZGVudGl0eVByb3ZpZGVyU2VydmljZRKXAQoWQWRkR2VuZXJpY09JRENQcm92aWRlchIpLnN2Yy5pZHAudjIuQWRkR2VuZXJpY09JRENQcm92aWRlclJlcXVlc3QaKi5zdmMuaWRwLnYyLkFkZEdlbmVyaWNPSURDUHJvdmlkZXJSZXNwb25zZSImirUYCwoJaWRwLndyaXRlgtPkkwIROgEqIgwvdjIvaWRwcy9uZXcSrQEKGVVwZGF0ZUdlbmVyaWNPSURDUHJvdmlkZXISLC5zdmMuaWRwLnYyLlVwZGF0ZUdlbmVyaWNPSURDUHJvdmlkZXJSZXF1ZXN0Gi0uc3ZjLmlkcC52Mi5VcGRhdGVHZW5lcmljT0lEQ1Byb3ZpZGVyUmVzcG9uc2UiM4q1GBMKCWlkcC53cml0ZRIGaWRwX2lkgtPkkwIWOgEqIhEvdjIvaWRwcy97aWRwX2lkfRKXAQoTR2V0SWRlbnRpdHlQcm92aWRlchImLnN2Yy5pZHAudjIuR2V0SWRlbnRpdHlQcm92aWRlclJlcXVlc3QaJy5zdmMuaWRwLnYyLkdldElkZW50aXR5UHJvdmlkZXJSZXNwb25zZSIvirUYEgoIaWRwLnJlYWQSBmlkcF9pZILT5JMCExIRL3YyL2lkcHMve2lkcF9pZH0SjwEKFUxpc3RJZGVudGl0eVByb3ZpZGVycxIoLnN2Yy5pZHAudjIuTGlzdElkZW50aXR5UHJvdmlkZXJzUmVxdWVzdBopLnN2Yy5pZHAudjIuTGlzdElkZW50aXR5UHJvdmlkZXJzUmVzcG9uc2UiIYq1GAoKCGlkcC5yZWFkgtPkkwINOgEqIggvdjIvaWRwcxKhAQoWRGVsZXRlSWRlbnRpdHlQcm92aWRlchIpLnN2Yy5pZHAudjIuRGVsZXRlSWRlbnRpdHlQcm92aWRlclJlcXVlc3QaKi5zdmMuaWRwLnYyLkRlbGV0ZUlkZW50aXR5UHJvdmlkZXJSZXNwb25zZSIwirUYEwoJaWRwLndyaXRlEgZpZHBfaWSC0+STAhMqES92Mi9pZHBzL3tpZHBfaWR9YgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_timestamp, file_svc_idp_v2_idp, file_svc_object_v2_object, file_svc_options_v2_auth]);
+  fileDesc("ChxzdmMvaWRwL3YyL2lkcF9zZXJ2aWNlLnByb3RvEgpzdmMuaWRwLnYyIoQCCh1BZGRHZW5lcmljT0lEQ1Byb3ZpZGVyUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDAoEbmFtZRgCIAEoCRIOCgZpc3N1ZXIYAyABKAkSEQoJY2xpZW50X2lkGAQgASgJEhUKDWNsaWVudF9zZWNyZXQYBSABKAkSDgoGc2NvcGVzGAYgAygJEhsKE2lzX2lkX3Rva2VuX21hcHBpbmcYByABKAgSJAoHb3B0aW9ucxgIIAEoCzITLnN2Yy5pZHAudjIuT3B0aW9ucxIvCg1jbGFpbV9tYXBwaW5nGAkgASgLMhguc3ZjLmlkcC52Mi5DbGFpbU1hcHBpbmciVQoeQWRkR2VuZXJpY09JRENQcm92aWRlclJlc3BvbnNlEicKB2RldGFpbHMYASABKAsyFi5zdmMub2JqZWN0LnYyLkRldGFpbHMSCgoCaWQYAiABKAki/gEKIFVwZGF0ZUdlbmVyaWNPSURDUHJvdmlkZXJSZXF1ZXN0Eg4KBmlkcF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBmlzc3VlchgDIAEoCRIRCgljbGllbnRfaWQYBCABKAkSFQoNY2xpZW50X3NlY3JldBgFIAEoCRIOCgZzY29wZXMYBiADKAkSGwoTaXNfaWRfdG9rZW5fbWFwcGluZxgHIAEoCBIkCgdvcHRpb25zGAggASgLMhMuc3ZjLmlkcC52Mi5PcHRpb25zEi8KDWNsYWltX21hcHBpbmcYCSABKAsyGC5zdmMuaWRwLnYyLkNsYWltTWFwcGluZyJMCiFVcGRhdGVHZW5lcmljT0lEQ1Byb3ZpZGVyUmVzcG9uc2USJwoHZGV0YWlscxgBIAEoCzIWLnN2Yy5vYmplY3QudjIuRGV0YWlscyL9AgoWQWRkU0FNTFByb3ZpZGVyUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDAoEbmFtZRgCIAEoCRIWCgxtZXRhZGF0YV94bWwYAyABKAxIABIWCgxtZXRhZGF0YV91cmwYBCABKAlIABIoCgdiaW5kaW5nGAUgASgOMhcuc3ZjLmlkcC52Mi5TQU1MQmluZGluZxIbChN3aXRoX3NpZ25lZF9yZXF1ZXN0GAYgASgIEjQKDm5hbWVfaWRfZm9ybWF0GAcgASgOMhwuc3ZjLmlkcC52Mi5TQU1MTmFtZUlERm9ybWF0EigKIHRyYW5zaWVudF9tYXBwaW5nX2F0dHJpYnV0ZV9uYW1lGAggASgJEiQKB29wdGlvbnMYCSABKAsyEy5zdmMuaWRwLnYyLk9wdGlvbnMSMwoRYXR0cmlidXRlX21hcHBpbmcYCiABKAsyGC5zdmMuaWRwLnYyLkNsYWltTWFwcGluZ0IKCghtZXRhZGF0YSJOChdBZGRTQU1MUHJvdmlkZXJSZXNwb25zZRInCgdkZXRhaWxzGAEgASgLMhYuc3ZjLm9iamVjdC52Mi5EZXRhaWxzEgoKAmlkGAIgASgJIvcCChlVcGRhdGVTQU1MUHJvdmlkZXJSZXF1ZXN0Eg4KBmlkcF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhYKDG1ldGFkYXRhX3htbBgDIAEoDEgAEhYKDG1ldGFkYXRhX3VybBgEIAEoCUgAEigKB2JpbmRpbmcYBSABKA4yFy5zdmMuaWRwLnYyLlNBTUxCaW5kaW5nEhsKE3dpdGhfc2lnbmVkX3JlcXVlc3QYBiABKAgSNAoObmFtZV9pZF9mb3JtYXQYByABKA4yHC5zdmMuaWRwLnYyLlNBTUxOYW1lSURGb3JtYXQSKAogdHJhbnNpZW50X21hcHBpbmdfYXR0cmlidXRlX25hbWUYCCABKAkSJAoHb3B0aW9ucxgJIAEoCzITLnN2Yy5pZHAudjIuT3B0aW9ucxIzChFhdHRyaWJ1dGVfbWFwcGluZxgKIAEoCzIYLnN2Yy5pZHAudjIuQ2xhaW1NYXBwaW5nQgoKCG1ldGFkYXRhIkUKGlVwZGF0ZVNBTUxQcm92aWRlclJlc3BvbnNlEicKB2RldGFpbHMYASABKAsyFi5zdmMub2JqZWN0LnYyLkRldGFpbHMiLAoaR2V0SWRlbnRpdHlQcm92aWRlclJlcXVlc3QSDgoGaWRwX2lkGAEgASgJIkgKG0dldElkZW50aXR5UHJvdmlkZXJSZXNwb25zZRIpCgNpZHAYASABKAsyHC5zdmMuaWRwLnYyLklkZW50aXR5UHJvdmlkZXIiYAocTGlzdElkZW50aXR5UHJvdmlkZXJzUmVxdWVzdBInCgVxdWVyeRgBIAEoCzIYLnN2Yy5vYmplY3QudjIuTGlzdFF1ZXJ5EhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCSJ6Ch1MaXN0SWRlbnRpdHlQcm92aWRlcnNSZXNwb25zZRIrCgdkZXRhaWxzGAEgASgLMhouc3ZjLm9iamVjdC52Mi5MaXN0RGV0YWlscxIsCgZyZXN1bHQYAiADKAsyHC5zdmMuaWRwLnYyLklkZW50aXR5UHJvdmlkZXIiLwodRGVsZXRlSWRlbnRpdHlQcm92aWRlclJlcXVlc3QSDgoGaWRwX2lkGAEgASgJIlMKHkRlbGV0ZUlkZW50aXR5UHJvdmlkZXJSZXNwb25zZRIxCg1kZWxldGlvbl9kYXRlGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDLdCAoXSWRlbnRpdHlQcm92aWRlclNlcnZpY2USlwEKFkFkZEdlbmVyaWNPSURDUHJvdmlkZXISKS5zdmMuaWRwLnYyLkFkZEdlbmVyaWNPSURDUHJvdmlkZXJSZXF1ZXN0Giouc3ZjLmlkcC52Mi5BZGRHZW5lcmljT0lEQ1Byb3ZpZGVyUmVzcG9uc2UiJoq1GAsKCWlkcC53cml0ZYLT5JMCEToBKiIML3YyL2lkcHMvbmV3Eq0BChlVcGRhdGVHZW5lcmljT0lEQ1Byb3ZpZGVyEiwuc3ZjLmlkcC52Mi5VcGRhdGVHZW5lcmljT0lEQ1Byb3ZpZGVyUmVxdWVzdBotLnN2Yy5pZHAudjIuVXBkYXRlR2VuZXJpY09JRENQcm92aWRlclJlc3BvbnNlIjOKtRgTCglpZHAud3JpdGUSBmlkcF9pZILT5JMCFjoBKiIRL3YyL2lkcHMve2lkcF9pZH0ShwEKD0FkZFNBTUxQcm92aWRlchIiLnN2Yy5pZHAudjIuQWRkU0FNTFByb3ZpZGVyUmVxdWVzdBojLnN2Yy5pZHAudjIuQWRkU0FNTFByb3ZpZGVyUmVzcG9uc2UiK4q1GAsKCWlkcC53cml0ZYLT5JMCFjoBKiIRL3YyL2lkcHMvc2FtbC9uZXcSnQEKElVwZGF0ZVNBTUxQcm92aWRlchIlLnN2Yy5pZHAudjIuVXBkYXRlU0FNTFByb3ZpZGVyUmVxdWVzdBomLnN2Yy5pZHAudjIuVXBkYXRlU0FNTFByb3ZpZGVyUmVzcG9uc2UiOIq1GBMKCWlkcC53cml0ZRIGaWRwX2lkgtPkkwIbOgEqIhYvdjIvaWRwcy9zYW1sL3tpZHBfaWR9EpcBChNHZXRJZGVudGl0eVByb3ZpZGVyEiYuc3ZjLmlkcC52Mi5HZXRJZGVudGl0eVByb3ZpZGVyUmVxdWVzdBonLnN2Yy5pZHAudjIuR2V0SWRlbnRpdHlQcm92aWRlclJlc3BvbnNlIi+KtRgSCghpZHAucmVhZBIGaWRwX2lkgtPkkwITEhEvdjIvaWRwcy97aWRwX2lkfRKPAQoVTGlzdElkZW50aXR5UHJvdmlkZXJzEiguc3ZjLmlkcC52Mi5MaXN0SWRlbnRpdHlQcm92aWRlcnNSZXF1ZXN0Gikuc3ZjLmlkcC52Mi5MaXN0SWRlbnRpdHlQcm92aWRlcnNSZXNwb25zZSIhirUYCgoIaWRwLnJlYWSC0+STAg06ASoiCC92Mi9pZHBzEqEBChZEZWxldGVJZGVudGl0eVByb3ZpZGVyEikuc3ZjLmlkcC52Mi5EZWxldGVJZGVudGl0eVByb3ZpZGVyUmVxdWVzdBoqLnN2Yy5pZHAudjIuRGVsZXRlSWRlbnRpdHlQcm92aWRlclJlc3BvbnNlIjCKtRgTCglpZHAud3JpdGUSBmlkcF9pZILT5JMCEyoRL3YyL2lkcHMve2lkcF9pZH1iBnByb3RvMw", [file_google_api_annotations, file_google_protobuf_timestamp, file_svc_idp_v2_idp, file_svc_object_v2_object, file_svc_options_v2_auth]);
 
 /**
  * @generated from message svc.idp.v2.AddGenericOIDCProviderRequest
@@ -180,6 +180,189 @@ export const UpdateGenericOIDCProviderResponseSchema: GenMessage<UpdateGenericOI
   messageDesc(file_svc_idp_v2_idp_service, 3);
 
 /**
+ * @generated from message svc.idp.v2.AddSAMLProviderRequest
+ */
+export type AddSAMLProviderRequest = Message<"svc.idp.v2.AddSAMLProviderRequest"> & {
+  /**
+   * The organization the provider belongs to; empty: the whole instance.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from oneof svc.idp.v2.AddSAMLProviderRequest.metadata
+   */
+  metadata: {
+    /**
+     * @generated from field: bytes metadata_xml = 3;
+     */
+    value: Uint8Array;
+    case: "metadataXml";
+  } | {
+    /**
+     * Fetched once, now (https, or http on a loopback host), within limits.
+     *
+     * @generated from field: string metadata_url = 4;
+     */
+    value: string;
+    case: "metadataUrl";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * @generated from field: svc.idp.v2.SAMLBinding binding = 5;
+   */
+  binding: SAMLBinding;
+
+  /**
+   * @generated from field: bool with_signed_request = 6;
+   */
+  withSignedRequest: boolean;
+
+  /**
+   * @generated from field: svc.idp.v2.SAMLNameIDFormat name_id_format = 7;
+   */
+  nameIdFormat: SAMLNameIDFormat;
+
+  /**
+   * @generated from field: string transient_mapping_attribute_name = 8;
+   */
+  transientMappingAttributeName: string;
+
+  /**
+   * @generated from field: svc.idp.v2.Options options = 9;
+   */
+  options?: Options | undefined;
+
+  /**
+   * @generated from field: svc.idp.v2.ClaimMapping attribute_mapping = 10;
+   */
+  attributeMapping?: ClaimMapping | undefined;
+};
+
+/**
+ * Describes the message svc.idp.v2.AddSAMLProviderRequest.
+ * Use `create(AddSAMLProviderRequestSchema)` to create a new message.
+ */
+export const AddSAMLProviderRequestSchema: GenMessage<AddSAMLProviderRequest> = /*@__PURE__*/
+  messageDesc(file_svc_idp_v2_idp_service, 4);
+
+/**
+ * @generated from message svc.idp.v2.AddSAMLProviderResponse
+ */
+export type AddSAMLProviderResponse = Message<"svc.idp.v2.AddSAMLProviderResponse"> & {
+  /**
+   * @generated from field: svc.object.v2.Details details = 1;
+   */
+  details?: Details | undefined;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message svc.idp.v2.AddSAMLProviderResponse.
+ * Use `create(AddSAMLProviderResponseSchema)` to create a new message.
+ */
+export const AddSAMLProviderResponseSchema: GenMessage<AddSAMLProviderResponse> = /*@__PURE__*/
+  messageDesc(file_svc_idp_v2_idp_service, 5);
+
+/**
+ * @generated from message svc.idp.v2.UpdateSAMLProviderRequest
+ */
+export type UpdateSAMLProviderRequest = Message<"svc.idp.v2.UpdateSAMLProviderRequest"> & {
+  /**
+   * @generated from field: string idp_id = 1;
+   */
+  idpId: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * Neither: the stored metadata is kept.
+   *
+   * @generated from oneof svc.idp.v2.UpdateSAMLProviderRequest.metadata
+   */
+  metadata: {
+    /**
+     * @generated from field: bytes metadata_xml = 3;
+     */
+    value: Uint8Array;
+    case: "metadataXml";
+  } | {
+    /**
+     * @generated from field: string metadata_url = 4;
+     */
+    value: string;
+    case: "metadataUrl";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * @generated from field: svc.idp.v2.SAMLBinding binding = 5;
+   */
+  binding: SAMLBinding;
+
+  /**
+   * @generated from field: bool with_signed_request = 6;
+   */
+  withSignedRequest: boolean;
+
+  /**
+   * @generated from field: svc.idp.v2.SAMLNameIDFormat name_id_format = 7;
+   */
+  nameIdFormat: SAMLNameIDFormat;
+
+  /**
+   * @generated from field: string transient_mapping_attribute_name = 8;
+   */
+  transientMappingAttributeName: string;
+
+  /**
+   * @generated from field: svc.idp.v2.Options options = 9;
+   */
+  options?: Options | undefined;
+
+  /**
+   * @generated from field: svc.idp.v2.ClaimMapping attribute_mapping = 10;
+   */
+  attributeMapping?: ClaimMapping | undefined;
+};
+
+/**
+ * Describes the message svc.idp.v2.UpdateSAMLProviderRequest.
+ * Use `create(UpdateSAMLProviderRequestSchema)` to create a new message.
+ */
+export const UpdateSAMLProviderRequestSchema: GenMessage<UpdateSAMLProviderRequest> = /*@__PURE__*/
+  messageDesc(file_svc_idp_v2_idp_service, 6);
+
+/**
+ * @generated from message svc.idp.v2.UpdateSAMLProviderResponse
+ */
+export type UpdateSAMLProviderResponse = Message<"svc.idp.v2.UpdateSAMLProviderResponse"> & {
+  /**
+   * @generated from field: svc.object.v2.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.idp.v2.UpdateSAMLProviderResponse.
+ * Use `create(UpdateSAMLProviderResponseSchema)` to create a new message.
+ */
+export const UpdateSAMLProviderResponseSchema: GenMessage<UpdateSAMLProviderResponse> = /*@__PURE__*/
+  messageDesc(file_svc_idp_v2_idp_service, 7);
+
+/**
  * @generated from message svc.idp.v2.GetIdentityProviderRequest
  */
 export type GetIdentityProviderRequest = Message<"svc.idp.v2.GetIdentityProviderRequest"> & {
@@ -194,7 +377,7 @@ export type GetIdentityProviderRequest = Message<"svc.idp.v2.GetIdentityProvider
  * Use `create(GetIdentityProviderRequestSchema)` to create a new message.
  */
 export const GetIdentityProviderRequestSchema: GenMessage<GetIdentityProviderRequest> = /*@__PURE__*/
-  messageDesc(file_svc_idp_v2_idp_service, 4);
+  messageDesc(file_svc_idp_v2_idp_service, 8);
 
 /**
  * @generated from message svc.idp.v2.GetIdentityProviderResponse
@@ -211,7 +394,7 @@ export type GetIdentityProviderResponse = Message<"svc.idp.v2.GetIdentityProvide
  * Use `create(GetIdentityProviderResponseSchema)` to create a new message.
  */
 export const GetIdentityProviderResponseSchema: GenMessage<GetIdentityProviderResponse> = /*@__PURE__*/
-  messageDesc(file_svc_idp_v2_idp_service, 5);
+  messageDesc(file_svc_idp_v2_idp_service, 9);
 
 /**
  * @generated from message svc.idp.v2.ListIdentityProvidersRequest
@@ -235,7 +418,7 @@ export type ListIdentityProvidersRequest = Message<"svc.idp.v2.ListIdentityProvi
  * Use `create(ListIdentityProvidersRequestSchema)` to create a new message.
  */
 export const ListIdentityProvidersRequestSchema: GenMessage<ListIdentityProvidersRequest> = /*@__PURE__*/
-  messageDesc(file_svc_idp_v2_idp_service, 6);
+  messageDesc(file_svc_idp_v2_idp_service, 10);
 
 /**
  * @generated from message svc.idp.v2.ListIdentityProvidersResponse
@@ -257,7 +440,7 @@ export type ListIdentityProvidersResponse = Message<"svc.idp.v2.ListIdentityProv
  * Use `create(ListIdentityProvidersResponseSchema)` to create a new message.
  */
 export const ListIdentityProvidersResponseSchema: GenMessage<ListIdentityProvidersResponse> = /*@__PURE__*/
-  messageDesc(file_svc_idp_v2_idp_service, 7);
+  messageDesc(file_svc_idp_v2_idp_service, 11);
 
 /**
  * @generated from message svc.idp.v2.DeleteIdentityProviderRequest
@@ -274,7 +457,7 @@ export type DeleteIdentityProviderRequest = Message<"svc.idp.v2.DeleteIdentityPr
  * Use `create(DeleteIdentityProviderRequestSchema)` to create a new message.
  */
 export const DeleteIdentityProviderRequestSchema: GenMessage<DeleteIdentityProviderRequest> = /*@__PURE__*/
-  messageDesc(file_svc_idp_v2_idp_service, 8);
+  messageDesc(file_svc_idp_v2_idp_service, 12);
 
 /**
  * @generated from message svc.idp.v2.DeleteIdentityProviderResponse
@@ -291,7 +474,7 @@ export type DeleteIdentityProviderResponse = Message<"svc.idp.v2.DeleteIdentityP
  * Use `create(DeleteIdentityProviderResponseSchema)` to create a new message.
  */
 export const DeleteIdentityProviderResponseSchema: GenMessage<DeleteIdentityProviderResponse> = /*@__PURE__*/
-  messageDesc(file_svc_idp_v2_idp_service, 9);
+  messageDesc(file_svc_idp_v2_idp_service, 13);
 
 /**
  * External identity providers: instance administrators configure providers
@@ -323,6 +506,29 @@ export const IdentityProviderService: GenService<{
     methodKind: "unary";
     input: typeof UpdateGenericOIDCProviderRequestSchema;
     output: typeof UpdateGenericOIDCProviderResponseSchema;
+  },
+  /**
+   * Adds a SAML 2.0 identity provider registered by its metadata (posted, or
+   * fetched once from metadata_url). svc is its service provider: give the
+   * provider svc's metadata (sp_metadata_url in GetIdentityProvider).
+   *
+   * @generated from rpc svc.idp.v2.IdentityProviderService.AddSAMLProvider
+   */
+  addSAMLProvider: {
+    methodKind: "unary";
+    input: typeof AddSAMLProviderRequestSchema;
+    output: typeof AddSAMLProviderResponseSchema;
+  },
+  /**
+   * Replaces the SAML provider's configuration; no metadata keeps the stored
+   * one.
+   *
+   * @generated from rpc svc.idp.v2.IdentityProviderService.UpdateSAMLProvider
+   */
+  updateSAMLProvider: {
+    methodKind: "unary";
+    input: typeof UpdateSAMLProviderRequestSchema;
+    output: typeof UpdateSAMLProviderResponseSchema;
   },
   /**
    * @generated from rpc svc.idp.v2.IdentityProviderService.GetIdentityProvider

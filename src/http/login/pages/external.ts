@@ -56,8 +56,20 @@ async function postStart(r: LoginRequest): Promise<void> {
   const idpId = r.idParam("idp");
   if (!idpId) return r.redirect(r.url("/login", r.flowQuery()));
   const back = r.flowQuery();
-  const { authUrl } = await startIntent(r.ctx, { idpId, successUrl: r.url("/idp/success", back), failureUrl: r.url("/idp/failure", back) });
-  r.redirect(authUrl);
+  const { next } = await startIntent(r.ctx, { idpId, successUrl: r.url("/idp/success", back), failureUrl: r.url("/idp/failure", back) });
+  if ("authUrl" in next) return r.redirect(next.authUrl);
+  // A SAML provider with the HTTP-POST binding: the AuthnRequest is posted there like a Response to an SP.
+  const { url, fields } = next.post;
+  await r.render((p) => ({
+    title: p.t("external.post.title"),
+    body: html`<form id="saml-post" method="post" action="${url}">
+<input type="hidden" name="SAMLRequest" value="${fields.SAMLRequest}" />
+<input type="hidden" name="RelayState" value="${fields.RelayState}" />
+<p>${p.t("external.post.text")}</p>
+<button class="button" type="submit">${p.t("external.post.button")}</button>
+</form>`,
+    scripts: ["saml-post.js"],
+  }));
 }
 
 async function externalProblem(r: LoginRequest, key: string, status: number): Promise<void> {
