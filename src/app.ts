@@ -152,6 +152,8 @@ async function openAndBootstrap(
       statementTimeoutMs: config.databaseStatementTimeoutMs,
       lockTimeoutMs: config.databaseLockTimeoutMs,
       acquireTimeoutMs: config.databaseAcquireTimeoutMs,
+      ...(config.embeddedSnapshot ? {} : { snapshotDir: null }),
+      log,
     }),
   );
   try {
