@@ -11,7 +11,8 @@
 // at every start and must not wait for a TypeScript loader.
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { readdirSync, statSync } from "node:fs";
+import { mkdir, open, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -58,21 +59,26 @@ function log(level, msg, fields = {}) {
   process.stdout.write(`${JSON.stringify(line)}\n`);
 }
 
-async function walk(rel, out) {
+/** Synchronous: ~450 stats one after the other through the thread pool took up to 80 ms on a loaded machine. */
+function walk(rel, out) {
   const abs = path.join(ROOT, rel);
-  const st = await stat(abs).catch(() => undefined);
-  if (!st) return;
+  let st;
+  try {
+    st = statSync(abs);
+  } catch {
+    return;
+  }
   if (!st.isDirectory()) {
     out.push(`${rel}\0${st.size}\0${st.mtimeMs}`);
     return;
   }
-  for (const e of await readdir(abs, { withFileTypes: true })) await walk(path.join(rel, e.name), out);
+  for (const e of readdirSync(abs, { withFileTypes: true })) walk(path.join(rel, e.name), out);
 }
 
 /** The inputs' fingerprint: every file's path, size and mtime (a few ms for the ~450 files). */
-async function fingerprint() {
+function fingerprint() {
   const lines = [];
-  for (const rel of INPUTS) await walk(rel, lines);
+  for (const rel of INPUTS) walk(rel, lines);
   return createHash("sha256").update(lines.sort().join("\n")).digest("hex");
 }
 
