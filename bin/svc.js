@@ -13,7 +13,7 @@ if (command !== "start" || rest.length) {
   process.exit(2);
 }
 
-const { ensureBuilt } = await import("../scripts/build.mjs");
+const { ensureBuilt, log } = await import("../scripts/build.mjs");
 let built;
 try {
   built = await ensureBuilt();
@@ -22,6 +22,7 @@ try {
   process.exit(1);
 }
 if (built === "unavailable") {
+  log("warn", "esbuild is not installed (npm install --omit=dev?): running the TypeScript sources with tsx, which starts slower");
   const { register } = await import("tsx/esm/api");
   register();
   await import("../src/main.ts");

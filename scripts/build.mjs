@@ -11,7 +11,7 @@
 // at every start and must not wait for a TypeScript loader.
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { mkdir, open, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -48,14 +48,14 @@ const EXTERNAL = [
  * A log line as the service writes them (src/logger.ts): JSON in pino's shape, or a readable line at a terminal or with
  * SVC_LOG_FORMAT=pretty. The build runs before the service's logger exists.
  */
-function log(level, msg, fields = {}) {
+export function log(level, msg, fields = {}) {
   const format = process.env.SVC_LOG_FORMAT ?? "auto";
   if (format === "pretty" || (format === "auto" && process.stdout.isTTY)) {
     process.stdout.write(`[${new Date().toTimeString().slice(0, 8)}] ${level.toUpperCase()}: ${msg}\n`);
     return;
   }
   const levels = { info: 30, warn: 40, error: 50 };
-  const line = { level: levels[level], time: new Date().toISOString(), pid: process.pid, service: "svc", ...fields, msg };
+  const line = { level: levels[level], time: new Date().toISOString(), service: "svc", ...fields, msg };
   process.stdout.write(`${JSON.stringify(line)}\n`);
 }
 
@@ -123,7 +123,8 @@ async function outOfDate() {
     migrationSet(),
   ]);
   const snapshotCurrent = manifest?.pglite === pglite && JSON.stringify(manifest?.migrations) === JSON.stringify(migrations);
-  return { bundle: stamp?.inputs !== inputs, snapshot: !snapshotCurrent, inputs };
+  const outputs = ["main.js", "make-snapshot.js"].every((f) => existsSync(path.join(DIST, f)));
+  return { bundle: stamp?.inputs !== inputs || !outputs, snapshot: !snapshotCurrent, inputs };
 }
 
 const alive = (pid) => {
@@ -249,6 +250,10 @@ export async function ensureBuilt() {
   }
   const release = await lock();
   try {
+    // What a build killed halfway left behind (no other builder runs: this one holds the lock).
+    for (const name of await readdir(DIST)) {
+      if (/\.\d+\.tmp$/.test(name)) await rm(path.join(DIST, name), { recursive: true, force: true });
+    }
     // Another process may have built it while this one waited.
     const stale = await outOfDate();
     if (stale.bundle) {
