@@ -117,10 +117,9 @@ export async function createOAuthRuntime(
     );
     await listener.ready;
   }
-  // The SAML certificate is created at start (once, under the rotation lock), so the metadata is there before the first
-  // SP asks. On a first start both generate an RSA key (on the thread pool): together, they take the time of one.
-  // Both settle before a failure is reported: nothing writes to a database the caller then closes.
-  for (const r of await Promise.allSettled([keys.active(), samlCertificates.active()])) if (r.status === "rejected") throw r.reason;
+  await keys.active();
+  // Created at start (once, under the rotation lock), so the metadata is there before the first SP asks.
+  await samlCertificates.active();
   // Housekeeping: re-read the key set now and then (keys past their verifyUntil leave the JWKS; a
   // rotation due by schedule happens on the next signature), and purge token rows and used-assertion
   // markers an hour after they expired. Every replica may do it; the work is idempotent.

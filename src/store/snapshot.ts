@@ -113,7 +113,13 @@ export async function seedFromSnapshot(pgDir: string, snapshotDir: string): Prom
     if (name.startsWith(`${path.basename(pgDir)}.seed-`)) await rm(path.join(parent, name), { recursive: true, force: true });
   }
   const staging = `${pgDir}.seed-${process.pid}`;
-  copyTree(source, staging);
+  try {
+    copyTree(source, staging);
+  } catch (err) {
+    // The build replacing the snapshot meanwhile, say: the database is made the slow way instead.
+    await rm(staging, { recursive: true, force: true });
+    return { seeded: false, reason: `copying it failed: ${err instanceof Error ? err.message : String(err)}` };
+  }
   await rm(pgDir, { recursive: true, force: true });
   await rename(staging, pgDir);
   return { seeded: true, migrations: manifest.migrations.length };
