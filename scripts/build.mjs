@@ -216,6 +216,14 @@ async function snapshot() {
   const staging = `${SNAPSHOT}.${process.pid}.tmp`;
   await rm(staging, { recursive: true, force: true });
   const child = spawn(process.execPath, [path.join(DIST, "make-snapshot.js"), staging], { stdio: ["ignore", "pipe", "pipe"] });
+  // Stopped meanwhile (SIGTERM to `npm start`, Ctrl-C): the child goes too, and this process with the status a signal
+  // gives (143, 130). The next build removes what they left.
+  const signals = ["SIGTERM", "SIGINT"];
+  const forward = (signal) => {
+    child.kill("SIGKILL");
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  };
+  for (const s of signals) process.once(s, forward);
   let output = "";
   child.stdout.on("data", (c) => {
     output += c;
@@ -224,6 +232,7 @@ async function snapshot() {
     output += c;
   });
   const code = await new Promise((resolve) => child.once("close", resolve));
+  for (const s of signals) process.removeListener(s, forward);
   if (code !== 0) {
     await rm(staging, { recursive: true, force: true });
     throw new Error(`making the embedded database snapshot failed (exit ${code}):\n${output}`);
