@@ -16,7 +16,8 @@ if (command !== "start" || rest.length) {
 const { ensureBuilt, log } = await import("../scripts/build.mjs");
 let built;
 try {
-  built = await ensureBuilt();
+  // The snapshot only serves new embedded databases: a start on PostgreSQL does not wait for one to be made.
+  built = await ensureBuilt({ snapshot: !process.env.SVC_DATABASE_URL && process.env.SVC_EMBEDDED_SNAPSHOT !== "false" });
 } catch (err) {
   console.error(`svc: building dist/ failed: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);

@@ -114,7 +114,7 @@ async function readJson(file) {
 }
 
 /** What is out of date: the bundle (inputs changed), the snapshot (another PGlite or another set of migrations). */
-async function outOfDate() {
+async function outOfDate(wantSnapshot) {
   const [stamp, inputs, manifest, pglite, migrations] = await Promise.all([
     readJson(STAMP),
     fingerprint(),
@@ -124,7 +124,7 @@ async function outOfDate() {
   ]);
   const snapshotCurrent = manifest?.pglite === pglite && JSON.stringify(manifest?.migrations) === JSON.stringify(migrations);
   const outputs = ["main.js", "make-snapshot.js"].every((f) => existsSync(path.join(DIST, f)));
-  return { bundle: stamp?.inputs !== inputs || !outputs, snapshot: !snapshotCurrent, inputs };
+  return { bundle: stamp?.inputs !== inputs || !outputs, snapshot: wantSnapshot && !snapshotCurrent, inputs };
 }
 
 const alive = (pid) => {
@@ -244,10 +244,11 @@ async function snapshot() {
 
 /**
  * Brings dist/ up to date. Returns "current" (nothing to do), "built", or "unavailable" when the bundle is out of date
- * and esbuild is not installed (`npm install --omit=dev`): the caller then runs the sources with tsx.
+ * and esbuild is not installed (`npm install --omit=dev`): the caller then runs the sources with tsx. Without
+ * `snapshot` (a start on PostgreSQL) an out-of-date snapshot is left for a later build.
  */
-export async function ensureBuilt() {
-  const first = await outOfDate();
+export async function ensureBuilt({ snapshot: wantSnapshot = true } = {}) {
+  const first = await outOfDate(wantSnapshot);
   if (!first.bundle && !first.snapshot) return "current";
   let esbuild;
   if (first.bundle) {
@@ -264,7 +265,7 @@ export async function ensureBuilt() {
       if (/\.\d+\.tmp$/.test(name)) await rm(path.join(DIST, name), { recursive: true, force: true });
     }
     // Another process may have built it while this one waited.
-    const stale = await outOfDate();
+    const stale = await outOfDate(wantSnapshot);
     if (stale.bundle) {
       esbuild ??= await import("esbuild");
       const ms = await compile(esbuild, stale.inputs);
