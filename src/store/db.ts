@@ -14,7 +14,7 @@ import { PrismaClient } from "../../gen/prisma/client.js";
 import type { FailureLimits } from "../domain/limits.js";
 import { outage } from "./outage.js";
 import { failureLimits, type LimitSettings } from "./rate-limits.js";
-import { DEFAULT_SNAPSHOT_DIR, PGLITE_DIR, seedFromSnapshot } from "./snapshot.js";
+import { DEFAULT_SNAPSHOT_DIR, isNew, PGLITE_DIR, type SeedOutcome, seedFromSnapshot } from "./snapshot.js";
 import { registerDriver } from "./sql.js";
 
 export type { PrismaClient };
@@ -279,10 +279,12 @@ async function openEmbedded(dataDir: string, snapshotDir: string | null, log?: P
   const pgDir = path.join(dataDir, PGLITE_DIR);
   let pglite: PGlite;
   try {
-    if (snapshotDir) {
-      const seed = await seedFromSnapshot(pgDir, snapshotDir);
-      if (seed.seeded) log?.info({ snapshot: snapshotDir, migrations: seed.migrations }, "new embedded database: copied from the snapshot");
-      else if (seed.reason) log?.info({ snapshot: snapshotDir }, `new embedded database: the snapshot is not used (${seed.reason}); initialising one`);
+    const seed: SeedOutcome = snapshotDir ? await seedFromSnapshot(pgDir, snapshotDir) : { seeded: false, fresh: await isNew(pgDir) };
+    if (seed.seeded) log?.info({ snapshot: snapshotDir, migrations: seed.migrations }, "new embedded database: copied from the snapshot");
+    else if (seed.fresh) {
+      // Said before it starts: PGlite's initdb and then every migration take several seconds.
+      const why = seed.reason ? `the snapshot is not used (${seed.reason}); ` : "";
+      log?.info({ snapshot: snapshotDir }, `new embedded database: ${why}initialising one with PGlite's initdb, then every migration`);
     }
     pglite = new PGlite(pgDir);
     await pglite.waitReady;

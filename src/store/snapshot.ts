@@ -69,7 +69,7 @@ async function readManifest(snapshotDir: string): Promise<SnapshotManifest | und
 }
 
 /** Whether `dir` holds no database yet: absent or empty (PGlite creates the directory before initdb). */
-async function isNew(dir: string): Promise<boolean> {
+export async function isNew(dir: string): Promise<boolean> {
   try {
     return (await readdir(dir)).length === 0;
   } catch (err) {
@@ -91,21 +91,22 @@ function copyTree(from: string, to: string): void {
   }
 }
 
-export type SeedOutcome = { seeded: true; migrations: number } | { seeded: false; reason?: string };
+/** Copied, or not: `fresh` when there is no database yet (PGlite makes one), with the reason a snapshot did not fit. */
+export type SeedOutcome = { seeded: true; migrations: number } | { seeded: false; fresh: boolean; reason?: string };
 
 /**
  * Copies the snapshot into `pgDir` when that holds no database yet. The copy goes to a sibling first and is renamed
- * into place: a start killed halfway leaves no partial database behind (the next start copies again). Returns why
- * it did not seed when a snapshot exists but does not fit; no reason when there is a database or no snapshot.
+ * into place: a start killed halfway leaves no partial database behind (the next start copies again). Says why it
+ * did not copy a snapshot that exists but does not fit.
  */
 export async function seedFromSnapshot(pgDir: string, snapshotDir: string): Promise<SeedOutcome> {
-  if (!(await isNew(pgDir))) return { seeded: false };
+  if (!(await isNew(pgDir))) return { seeded: false, fresh: false };
   const manifest = await readManifest(snapshotDir);
-  if (!manifest) return { seeded: false };
+  if (!manifest) return { seeded: false, fresh: true };
   const reason = unfit(manifest, await pgliteVersion(), await migrationSet());
-  if (reason) return { seeded: false, reason };
+  if (reason) return { seeded: false, fresh: true, reason };
   const source = path.join(snapshotDir, PGLITE_DIR);
-  if (!(await stat(path.join(source, "PG_VERSION")).catch(() => undefined))) return { seeded: false, reason: "it holds no data directory" };
+  if (!(await stat(path.join(source, "PG_VERSION")).catch(() => undefined))) return { seeded: false, fresh: true, reason: "it holds no data directory" };
   // What a start killed while copying left behind (the caller holds the data directory's lock: no copy is running).
   const parent = path.dirname(pgDir);
   await mkdir(parent, { recursive: true, mode: 0o700 });
@@ -118,7 +119,7 @@ export async function seedFromSnapshot(pgDir: string, snapshotDir: string): Prom
   } catch (err) {
     // The build replacing the snapshot meanwhile, say: the database is made the slow way instead.
     await rm(staging, { recursive: true, force: true });
-    return { seeded: false, reason: `copying it failed: ${err instanceof Error ? err.message : String(err)}` };
+    return { seeded: false, fresh: true, reason: `copying it failed: ${err instanceof Error ? err.message : String(err)}` };
   }
   await rm(pgDir, { recursive: true, force: true });
   await rename(staging, pgDir);
