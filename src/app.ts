@@ -155,6 +155,8 @@ async function openAndBootstrap(
       lockTimeoutMs: config.databaseLockTimeoutMs,
       acquireTimeoutMs: config.databaseAcquireTimeoutMs,
       onQuery,
+      ...(config.embeddedSnapshot ? {} : { snapshotDir: null }),
+      log,
     }),
   );
   try {

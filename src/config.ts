@@ -21,6 +21,8 @@ export interface Config {
   /** Longest wait for a pool connection (or a new one to open). */
   databaseAcquireTimeoutMs: number;
   dataDir: string;
+  /** Whether a new embedded database starts as a copy of the build's snapshot (src/store/snapshot.ts). */
+  embeddedSnapshot: boolean;
   firstInstancePatPath: string;
   adminPassword?: string;
   instanceName: string;
@@ -200,6 +202,7 @@ export function loadConfig(env: Env = process.env): Config {
     logFormat: logFormat(r),
     databaseUrl,
     dataDir,
+    embeddedSnapshot: r.str("SVC_EMBEDDED_SNAPSHOT") === undefined || flag(r, "SVC_EMBEDDED_SNAPSHOT"),
     firstInstancePatPath: path.resolve(r.str("SVC_FIRST_INSTANCE_PAT_PATH") ?? path.join(dataDir, "admin.pat")),
     adminPassword: env.SVC_ADMIN_PASSWORD === undefined || env.SVC_ADMIN_PASSWORD === "" ? undefined : env.SVC_ADMIN_PASSWORD,
     instanceName: r.str("SVC_INSTANCE_NAME") ?? "svc",

@@ -1,8 +1,8 @@
 // The database behind svc: PostgreSQL when SVC_DATABASE_URL is set, else the
 // embedded PGlite database under the data directory. One Prisma schema and
 // one set of migrations serve both.
-import type { Dirent } from "node:fs";
-import { chmod, lstat, mkdir, open, readdir, readFile, rm, stat } from "node:fs/promises";
+import { chmodSync, type Dirent, lstatSync, readdirSync } from "node:fs";
+import { chmod, mkdir, open, readFile, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
@@ -14,6 +14,7 @@ import { PrismaClient } from "../../gen/prisma/client.js";
 import type { FailureLimits } from "../domain/limits.js";
 import { outage } from "./outage.js";
 import { failureLimits, type LimitSettings } from "./rate-limits.js";
+import { DEFAULT_SNAPSHOT_DIR, isNew, PGLITE_DIR, type SeedOutcome, seedFromSnapshot } from "./snapshot.js";
 import { registerDriver } from "./sql.js";
 
 export type { PrismaClient };
@@ -68,12 +69,20 @@ export interface DatabaseOptions {
   acquireTimeoutMs?: number;
   /** Told each request statement's round trip in seconds (PostgreSQL), for the metrics. */
   onQuery?: QueryObserver;
+  /**
+   * Embedded only: the snapshot a new database is copied from (src/store/snapshot.ts); dist/pglite-snapshot unless
+   * given, none when null.
+   */
+  snapshotDir?: string | null;
+  /** Embedded only: where a new database says how it was made. */
+  log?: Pick<Logger, "info">;
 }
 
 export type QueryObserver = (seconds: number, ok: boolean) => void;
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
-  return opts.url ? openPostgres(opts as DatabaseOptions & { url: string }) : openEmbedded(opts.dataDir);
+  if (opts.url) return openPostgres(opts as DatabaseOptions & { url: string });
+  return openEmbedded(opts.dataDir, opts.snapshotDir === undefined ? DEFAULT_SNAPSHOT_DIR : opts.snapshotDir, opts.log);
 }
 
 const MIGRATED = `SELECT count(DISTINCT migration_name)::int AS n FROM "_prisma_migrations"
@@ -293,15 +302,23 @@ function readinessProbe(url: string) {
   };
 }
 
-async function openEmbedded(dataDir: string): Promise<Database> {
+async function openEmbedded(dataDir: string, snapshotDir: string | null, log?: Pick<Logger, "info">): Promise<Database> {
   await secureDataDir(dataDir);
   const release = await lockDataDir(dataDir);
+  const pgDir = path.join(dataDir, PGLITE_DIR);
   let pglite: PGlite;
   try {
-    pglite = new PGlite(path.join(dataDir, "pglite"));
+    const seed: SeedOutcome = snapshotDir ? await seedFromSnapshot(pgDir, snapshotDir) : { seeded: false, fresh: await isNew(pgDir) };
+    if (seed.seeded) log?.info({ snapshot: snapshotDir, migrations: seed.migrations }, "new embedded database: copied from the snapshot");
+    else if (seed.fresh) {
+      // Said before it starts: PGlite's initdb and then every migration take several seconds.
+      const why = seed.reason ? `the snapshot is not used (${seed.reason}); ` : "";
+      log?.info({ snapshot: snapshotDir }, `new embedded database: ${why}initialising one with PGlite's initdb, then every migration`);
+    }
+    pglite = new PGlite(pgDir);
     await pglite.waitReady;
     // PGlite unpacks a new cluster with its own modes (0666), whatever the umask: tighten what it wrote.
-    await tightenTree(path.join(dataDir, "pglite"));
+    await tightenTree(pgDir);
   } catch (err) {
     await release();
     throw err;
@@ -339,7 +356,7 @@ async function openEmbedded(dataDir: string): Promise<Database> {
       await prisma.$disconnect();
       await pglite.close();
       // Relation files created while running (by migrations, say) got PGlite's modes too.
-      await tightenTree(path.join(dataDir, "pglite"));
+      await tightenTree(pgDir);
       await release();
     },
   };
@@ -362,23 +379,31 @@ async function secureDataDir(dataDir: string): Promise<void> {
     );
   }
   if (mode & 0o077) await chmod(dataDir, 0o700);
-  await tightenTree(path.join(dataDir, "pglite"));
+  await tightenTree(path.join(dataDir, PGLITE_DIR));
 }
 
-/** Removes group and other permissions below `dir` (files 0600, directories 0700); links are left alone. */
+/**
+ * Removes group and other permissions below `dir` (files 0600, directories 0700); links are left alone. Synchronous:
+ * it runs while svc opens or closes the database, serves nothing meanwhile, and a data directory holds some 1,200
+ * files, which one lstat each through the thread pool made take up to a second on a loaded machine.
+ */
 async function tightenTree(dir: string): Promise<void> {
+  tightenTreeSync(dir);
+}
+
+function tightenTreeSync(dir: string): void {
   let entries: Dirent[];
   try {
-    entries = await readdir(dir, { withFileTypes: true });
+    entries = readdirSync(dir, { withFileTypes: true });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
     throw err;
   }
-  if (((await lstat(dir)).mode & 0o077) !== 0) await chmod(dir, 0o700);
+  if ((lstatSync(dir).mode & 0o077) !== 0) chmodSync(dir, 0o700);
   for (const e of entries) {
     const p = path.join(dir, e.name);
-    if (e.isDirectory()) await tightenTree(p);
-    else if (e.isFile() && ((await lstat(p)).mode & 0o077) !== 0) await chmod(p, 0o600);
+    if (e.isDirectory()) tightenTreeSync(p);
+    else if (e.isFile() && (lstatSync(p).mode & 0o077) !== 0) chmodSync(p, 0o600);
   }
 }
 

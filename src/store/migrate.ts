@@ -36,7 +36,8 @@ export interface MigrationOutcome {
 /** What an operator must do before svc can start on this database; the message says it in words. */
 export class MigrationBlocked extends Error {}
 
-const checksum = (sql: string) => createHash("sha256").update(sql).digest("hex");
+/** The checksum of a migration in the history table (Prisma's: the sha256 of migration.sql, in hex). */
+export const checksum = (sql: string) => createHash("sha256").update(sql).digest("hex");
 
 /** Applies the committed migrations that the database has not seen yet, each in its own transaction. */
 export async function applyMigrations(db: Database): Promise<MigrationOutcome> {

@@ -27,7 +27,7 @@ describe("logs", () => {
 
   it("are readable lines with SVC_LOG_FORMAT=pretty", async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), "svc-logs-"));
-    const proc = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    const proc = spawn(process.execPath, ["bin/svc.js", "start"], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", SVC_PORT: "0", SVC_DATA_DIR: dataDir, SVC_LOG_FORMAT: "pretty" },
       stdio: ["ignore", "pipe", "pipe"],

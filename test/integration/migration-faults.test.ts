@@ -204,7 +204,7 @@ describe("kill -9 during the first start's migrations", () => {
     try {
       for (const delay of [150, 400, 900, 1600, 2500]) {
         // As `npm start` runs it, killed without a chance to clean up.
-        const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+        const child = spawn(process.execPath, ["bin/svc.js", "start"], {
           cwd: ROOT,
           env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", SVC_PORT: "0", ...(db.url ? { SVC_MASTER_KEY: TEST_MASTER_KEY } : {}), ...env },
           stdio: "ignore",

@@ -38,6 +38,8 @@ export async function startTestServer(env: Record<string, string> = {}, opts: { 
     SVC_HOST: "127.0.0.1",
     SVC_DATA_DIR: dataDir,
     SVC_SHUTDOWN_GRACE_MS: "2000",
+    // The embedded database migrated by the server itself, not copied from the build's snapshot.
+    ...(opts.migrateAtStart ? { SVC_EMBEDDED_SNAPSHOT: "false" } : {}),
     ...(db.url ? { SVC_DATABASE_URL: db.url, SVC_MASTER_KEY: TEST_MASTER_KEY } : {}),
     ...env,
   });
@@ -72,10 +74,12 @@ export interface ChildServer {
   stop(): Promise<number | null>;
 }
 
-/** Runs `src/main.ts` as `npm start` does and waits until it listens. */
+/**
+ * Runs svc as `npm start` does (bin/svc.js: the bundle in dist/, rebuilt first when the sources changed) and waits until
+ * it listens.
+ */
 export async function spawnServer(env: Record<string, string>, timeoutMs = 60_000): Promise<ChildServer> {
-  // As `npm start` runs it: one node process with the tsx loader.
-  const proc = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const proc = spawn(process.execPath, ["bin/svc.js", "start"], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? "",

@@ -6,6 +6,13 @@ describe("configuration defaults", () => {
     expect(loadConfig({}).host).toBe("127.0.0.1");
     expect(loadConfig({ SVC_HOST: "0.0.0.0" }).host).toBe("0.0.0.0");
   });
+
+  it("starts a new embedded database from the build's snapshot unless SVC_EMBEDDED_SNAPSHOT=false", () => {
+    expect(loadConfig({}).embeddedSnapshot).toBe(true);
+    expect(loadConfig({ SVC_EMBEDDED_SNAPSHOT: "true" }).embeddedSnapshot).toBe(true);
+    expect(loadConfig({ SVC_EMBEDDED_SNAPSHOT: "false" }).embeddedSnapshot).toBe(false);
+    expect(() => loadConfig({ SVC_EMBEDDED_SNAPSHOT: "no" })).toThrow(/SVC_EMBEDDED_SNAPSHOT must be true or false/);
+  });
 });
 
 describe("password hash ceilings", () => {

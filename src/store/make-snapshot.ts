@@ -1,0 +1,24 @@
+// The snapshot a new embedded database starts from (src/store/snapshot.ts): initialises a new embedded database in <dir>, applies
+// every committed migration exactly as a start does, closes it cleanly and writes manifest.json beside its
+// data (<dir>/pglite, where a data directory keeps it too). Nothing of an
+// instance is in it (no keys, no users, no master key): the bootstrap runs at the first start, on the copy.
+import { rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { openDatabase } from "./db.js";
+import { applyMigrations } from "./migrate.js";
+import { migrationSet, pgliteVersion, type SnapshotManifest } from "./snapshot.js";
+
+export async function makeSnapshot(dir: string): Promise<SnapshotManifest> {
+  // No snapshot to start from: this one is made the slow way.
+  const db = await openDatabase({ dataDir: dir, poolSize: 1, snapshotDir: null });
+  try {
+    await applyMigrations(db);
+  } finally {
+    await db.close();
+  }
+  // The lock file is gone once closed; what stays is the data directory.
+  await rm(path.join(dir, "svc.pid"), { force: true });
+  const manifest: SnapshotManifest = { format: 1, pglite: await pgliteVersion(), migrations: await migrationSet() };
+  await writeFile(path.join(dir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  return manifest;
+}
