@@ -9,6 +9,7 @@ export function initialize(data) {
 
 export async function resolve(specifier, context, next) {
   const resolved = await next(specifier, context);
-  if (file && (resolved.url.includes("/@opentelemetry/") || resolved.url.endsWith("/src/main.ts") || /\/dist\/[a-z-]+(-[A-Z0-9]{8})?\.js$/.test(resolved.url))) appendFileSync(file, `${resolved.url}\n`);
+  if (file && (resolved.url.includes("/@opentelemetry/") || resolved.url.endsWith("/src/main.ts") || /\/dist\/[a-z-]+(-[A-Z0-9]{8})?\.js$/.test(resolved.url)))
+    appendFileSync(file, `${resolved.url}\n`);
   return resolved;
 }
