@@ -6,15 +6,39 @@
 // peer's.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import type { PeerSettings } from "./peer/oidc-provider.js";
 import type { BenchContext, LoadResult, Scenario, TargetRequest } from "./run.js";
 import { OAUTH_SCENARIOS } from "./scenarios/oauth.js";
 
+/** A load run's result, with the server's CPU per request when it could be read. */
+export type Measured = LoadResult & { cpuMsPerRequest?: number };
+
+/** This process's CPU time (svc runs in it; the bench's own work waits while wrk runs), in ms. */
+const ownCpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
+/** A child's CPU time in ms from /proc (Linux; utime + stime in clock ticks, 100 a second), or NaN elsewhere. */
+function childCpuMs(pid: number | undefined): () => number {
+  return () => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      return (Number(fields[11]) + Number(fields[12])) * 10;
+    } catch {
+      return Number.NaN;
+    }
+  };
+}
+
 export interface PeerDeps {
   resolveRequest(ctx: BenchContext, scenario: Scenario): Promise<TargetRequest>;
-  measure(request: TargetRequest, name: string): Promise<LoadResult>;
+  /** `cpuMs`: the CPU time the server under test has used so far, for its CPU per request over the measured run. */
+  measure(request: TargetRequest, name: string, cpuMs?: () => number): Promise<Measured>;
   log(msg: string): void;
 }
 
@@ -100,8 +124,8 @@ const COMPARED: { svc: string; peer(url: string): Promise<TargetRequest> }[] = [
 export interface PeerRow {
   scenario: string;
   round: number;
-  svc: LoadResult;
-  peers: { label: string; result: LoadResult }[];
+  svc: Measured;
+  peers: { label: string; result: Measured }[];
 }
 
 export interface PeerOptions {
@@ -130,11 +154,12 @@ export async function runPeerComparison(ctx: BenchContext, deps: PeerDeps, opts:
     for (let round = 1; round <= opts.rounds; round++) {
       for (const r of requests) {
         deps.log(`round ${round}: ${r.name} on svc`);
-        const svc = await deps.measure(r.svc, `${r.name} (svc)`);
+        const svc = await deps.measure(r.svc, `${r.name} (svc)`, ownCpuMs);
         const results = [];
         for (const [i, peer] of peers.entries()) {
           deps.log(`round ${round}: ${r.name} on ${peer.label}`);
-          results.push({ label: peer.label, result: await deps.measure(r.peers[i] as TargetRequest, `${r.name} (${peer.label})`) });
+          const result = await deps.measure(r.peers[i] as TargetRequest, `${r.name} (${peer.label})`, childCpuMs(peer.child.pid));
+          results.push({ label: peer.label, result });
         }
         rows.push({ scenario: r.name, round, svc, peers: results });
       }
@@ -147,11 +172,13 @@ export async function runPeerComparison(ctx: BenchContext, deps: PeerDeps, opts:
 
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
-/** A Markdown table: req/s (p99) on svc and on each peer, and svc's ratio to each. */
+/** A Markdown table: req/s, p99 and CPU per request on svc and on each peer, and svc's throughput ratio to each. */
 export function peerTable(rows: PeerRow[]): string {
   const labels = rows[0]?.peers.map((p) => p.label) ?? [];
-  const header = ["scenario", "round", "svc req/s (p99 ms)", ...labels.flatMap((l) => [`${l} req/s (p99 ms)`, `svc ÷ ${l}`])];
-  const cell = (r: LoadResult) => `${fmt(r.requestsPerSecond)} (${fmt(r.latencyP99Ms, 1)})${r.non2xx + r.errors > 0 ? ` ⚠ ${r.non2xx + r.errors} failed` : ""}`;
+  const header = ["scenario", "round", "svc", ...labels.flatMap((l) => [l, `svc ÷ ${l}`])];
+  const cell = (r: Measured) =>
+    `${fmt(r.requestsPerSecond)}/s, p99 ${fmt(r.latencyP99Ms, 1)} ms${Number.isFinite(r.cpuMsPerRequest) ? `, ${fmt(r.cpuMsPerRequest as number, 3)} ms CPU` : ""}` +
+    (r.non2xx + r.errors > 0 ? `, ${r.non2xx + r.errors} FAILED` : "");
   const body = rows.map((row) => [
     row.scenario,
     String(row.round),

@@ -365,7 +365,10 @@ export interface TargetRequest extends ScenarioRequest {
 }
 
 /** A warm-up, then the measured run, of one request with the chosen load generator. */
-export async function measure(request: TargetRequest, opts: { name: string; connections: number; seconds: number; loader: Loader }): Promise<LoadResult> {
+export async function measure(
+  request: TargetRequest,
+  opts: { name: string; connections: number; seconds: number; loader: Loader; cpuMs?: () => number },
+): Promise<LoadResult & { cpuMsPerRequest?: number }> {
   const tmp = await mkdtemp(path.join(os.tmpdir(), "svc-bench-load-"));
   try {
     const run: LoadRun = {
@@ -382,7 +385,9 @@ export async function measure(request: TargetRequest, opts: { name: string; conn
     const load = (r: LoadRun) => (opts.loader === "wrk" ? runWrk(r, tmp) : runAutocannon(r));
     const warm = await load(run);
     // Requests still in flight when the warm-up stopped were sent too: skip past them as well.
-    const r = await load({ ...run, seconds: opts.seconds, offset: warm.requests + 2 * opts.connections });
+    const cpuBefore = opts.cpuMs?.();
+    const r: LoadResult & { cpuMsPerRequest?: number } = await load({ ...run, seconds: opts.seconds, offset: warm.requests + 2 * opts.connections });
+    if (opts.cpuMs && cpuBefore !== undefined && r.requests > 0) r.cpuMsPerRequest = (opts.cpuMs() - cpuBefore) / r.requests;
     if (r.non2xx > 0) {
       const body = request.bodiesFile ? undefined : request.body?.split("[<id>]").join(randomBytes(4).toString("hex"));
       const sample = await fetch(run.url, { method: request.method, headers: request.headers, body });
@@ -455,7 +460,7 @@ async function sideBySide(ctx: BenchContext, o: SideBySideOptions): Promise<void
     ctx,
     {
       resolveRequest,
-      measure: (request, name) => measure(request, { name, connections: o.connections, seconds: o.seconds, loader: o.loader }),
+      measure: (request, name, cpuMs) => measure(request, { name, connections: o.connections, seconds: o.seconds, loader: o.loader, cpuMs }),
       log: o.log,
     },
     { rounds: o.rounds, databaseUrl: o.config.databaseUrl, poolSize: o.config.databasePoolSize, ttlSeconds: o.config.accessTokenLifetimeClientCredentials },
