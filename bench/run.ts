@@ -6,13 +6,18 @@
 // server and PostgreSQL: compare figures from one machine, and read them as
 // lower bounds of capacity.
 //
-//   npm run bench [-- --scenario <name>[,<name>...]] [-- --json] [-- --loader wrk|autocannon]
+//   npm run bench [-- --scenario <name>[,<name>...]] [-- --json] [-- --loader wrk|autocannon] [-- --profile <dir>]
+//   npm run bench -- --peer oidc-provider [--rounds N]   (svc beside oidc-provider: see bench/peer.ts)
+//
+// --profile writes a V8 CPU profile of svc (this process) over each request scenario's measured run (open it in
+// Chrome's DevTools or speedscope); the profiler's own cost lowers that run's figures a little.
 //
 // SVC_BENCH_USERS (10000), SVC_BENCH_SECONDS (10), SVC_BENCH_CONNECTIONS (10),
 // SVC_BENCH_DATABASE_URL (a fresh, empty PostgreSQL database; the embedded one when unset).
 import { execFile, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { Session } from "node:inspector/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -346,7 +351,28 @@ async function runScenario(ctx: BenchContext, scenario: Scenario, seconds: numbe
   connections = own ?? connections;
   if (local) return { name, ...(await local(ctx, seconds, connections)) };
   if (flow) return { name, ...(await runFlow({ ...(await flow(ctx)), connections, warmupSeconds: WARMUP_SECONDS, seconds })) };
-  return { name, ...(await measure(await resolveRequest(ctx, scenario), { name, connections, seconds, loader })) };
+  const around = profileDir ? (run: () => Promise<LoadResult>) => profiled(name, run) : undefined;
+  return { name, ...(await measure(await resolveRequest(ctx, scenario), { name, connections, seconds, loader, around })) };
+}
+
+/** `--profile <dir>`: a V8 CPU profile of this process (svc) over each request scenario's measured run. */
+let profileDir: string | undefined;
+
+async function profiled(name: string, run: () => Promise<LoadResult>): Promise<LoadResult> {
+  const session = new Session();
+  session.connect();
+  try {
+    await session.post("Profiler.enable");
+    await session.post("Profiler.start");
+    const result = await run();
+    const { profile } = await session.post("Profiler.stop");
+    const file = path.join(profileDir as string, `${name.replace(/[^A-Za-z0-9]+/g, "-").replace(/^-|-$/g, "")}.cpuprofile`);
+    await writeFile(file, JSON.stringify(profile));
+    process.stderr.write(`  profile: ${file}\n`);
+    return result;
+  } finally {
+    session.disconnect();
+  }
 }
 
 /** A request scenario's request against `ctx`'s server, set up (once: a setup may create what must not exist twice). */
@@ -367,7 +393,15 @@ export interface TargetRequest extends ScenarioRequest {
 /** A warm-up, then the measured run, of one request with the chosen load generator. */
 export async function measure(
   request: TargetRequest,
-  opts: { name: string; connections: number; seconds: number; loader: Loader; cpuMs?: () => number },
+  opts: {
+    name: string;
+    connections: number;
+    seconds: number;
+    loader: Loader;
+    cpuMs?: () => number;
+    /** Wraps the measured run (not the warm-up), e.g. to profile it. */
+    around?: (run: () => Promise<LoadResult>) => Promise<LoadResult>;
+  },
 ): Promise<LoadResult & { cpuMsPerRequest?: number }> {
   const tmp = await mkdtemp(path.join(os.tmpdir(), "svc-bench-load-"));
   try {
@@ -386,7 +420,8 @@ export async function measure(
     const warm = await load(run);
     // Requests still in flight when the warm-up stopped were sent too: skip past them as well.
     const cpuBefore = opts.cpuMs?.();
-    const r: LoadResult & { cpuMsPerRequest?: number } = await load({ ...run, seconds: opts.seconds, offset: warm.requests + 2 * opts.connections });
+    const measured = () => load({ ...run, seconds: opts.seconds, offset: warm.requests + 2 * opts.connections });
+    const r: LoadResult & { cpuMsPerRequest?: number } = await (opts.around ? opts.around(measured) : measured());
     if (opts.cpuMs && cpuBefore !== undefined && r.requests > 0) r.cpuMsPerRequest = (opts.cpuMs() - cpuBefore) / r.requests;
     if (r.non2xx > 0) {
       const body = request.bodiesFile ? undefined : request.body?.split("[<id>]").join(randomBytes(4).toString("hex"));
@@ -493,8 +528,13 @@ async function main(): Promise<void> {
       loader: { type: "string" },
       peer: { type: "string" },
       rounds: { type: "string" },
+      profile: { type: "string" },
     },
   });
+  if (values.profile) {
+    profileDir = path.resolve(values.profile);
+    await mkdir(profileDir, { recursive: true });
+  }
   if (values.peer !== undefined && values.peer !== "oidc-provider") throw new Error(`--peer must be oidc-provider, got "${values.peer}"`);
   const loader = (values.loader ?? (onPath("wrk") ? "wrk" : "autocannon")) as Loader;
   if (loader !== "wrk" && loader !== "autocannon") throw new Error(`--loader must be wrk or autocannon, got "${values.loader}"`);
