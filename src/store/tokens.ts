@@ -141,30 +141,28 @@ export interface MachineKeyRow {
 }
 
 /**
- * Group commit for OAuthToken rows: rows queued while writes are in flight go
+ * Group commit for OAuthToken rows: rows queued while a write is in flight go
  * to the database together in one INSERT (one commit, one WAL flush) instead
  * of one transaction each. Every caller still waits for its row to be
  * committed before it answers, so other replicas can always find the token.
  *
- * Up to MAX_IN_FLIGHT INSERTs run at once (pipelined): with one, every batch
- * waited for the previous one's whole round trip and WAL flush, and the
- * database's own group commit could never put two of ours in one flush. On a
- * PostgreSQL whose commits took 3-10 ms (a WAL shared with other work), the
- * client credentials grant ran at about 1.5x the throughput with three in
- * flight than with one (medians of paired runs in one process, 1,724 against
- * 1,132 and 1,299 against 785 tokens/s; README, Performance); ten in flight
- * (a transaction per token, as most adapters do) was slower than three: the
- * concurrent inserts then contend on the foreign-key lock of their user row.
+ * One INSERT at a time (bigger batches, fewer round trips and commits). Three
+ * in flight were measured against it (27-28 November 2026, paired runs in one
+ * process, README Performance): 1.5x the client credentials throughput while
+ * other work kept the machine's load near 12 and commits took 3-10 ms, but
+ * 0.6x at a load near 5 (median 2,571 against 4,192 tokens/s) with more CPU
+ * per token in svc and in PostgreSQL; starting a second INSERT only once the
+ * first had run for 2 ms was in between (2,893). Ten in flight, a transaction
+ * per token as most adapters do, was the slowest: concurrent INSERTs contend on
+ * the foreign-key lock of their user row.
  */
-const MAX_IN_FLIGHT = 3;
-
 class TokenWriter {
   private queue: { row: TokenRow; done: (inserted: boolean) => void; fail: (err: unknown) => void }[] = [];
   private inFlight = 0;
 
   constructor(
     private readonly db: Db,
-    private readonly maxInFlight = MAX_IN_FLIGHT,
+    private readonly maxInFlight = 1,
     private readonly maxBatch = 200,
   ) {}
 
