@@ -42,7 +42,7 @@ export interface PeerDeps {
   log(msg: string): void;
 }
 
-interface Peer {
+export interface Peer {
   label: string;
   url: string;
   child: ChildProcess;
@@ -60,7 +60,7 @@ const SCOPE = "api";
 const basic = `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString("base64")}`;
 
 /** Starts the peer process and waits for the URL it serves on. */
-async function startPeer(label: string, settings: PeerSettings): Promise<Peer> {
+export async function startPeer(label: string, settings: PeerSettings): Promise<Peer> {
   const child = spawn(process.execPath, ["--import", "tsx", PEER_SCRIPT], {
     env: { ...process.env, SVC_PEER: JSON.stringify(settings) },
     stdio: ["pipe", "pipe", "inherit"],
@@ -77,7 +77,7 @@ async function startPeer(label: string, settings: PeerSettings): Promise<Peer> {
   return { label, url, child };
 }
 
-async function stopPeer(peer: Peer): Promise<void> {
+export async function stopPeer(peer: Peer): Promise<void> {
   if (peer.child.exitCode !== null) return;
   const exited = new Promise((resolve) => peer.child.once("exit", resolve));
   peer.child.kill("SIGTERM");
