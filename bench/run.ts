@@ -500,7 +500,7 @@ async function sideBySide(ctx: BenchContext, o: SideBySideOptions): Promise<void
     },
     { rounds: o.rounds, databaseUrl: o.config.databaseUrl, poolSize: o.config.databasePoolSize, ttlSeconds: o.config.accessTokenLifetimeClientCredentials },
   );
-  const machine = machineLine(o.loader, o.dbKind, o.loadBefore).replace("svc (this one process)", "svc (this one process) or the peer (its own process)");
+  const machine = `${machineLine(o.loader, o.dbKind, o.loadBefore)} The peer runs in a process of its own, unpinned as well, idle while svc is measured and the other way round.`;
   if (o.json) {
     process.stdout.write(
       `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds: o.seconds, connections: o.connections, machine, rows }, null, 2)}\n`,
