@@ -6,22 +6,28 @@
 // server and PostgreSQL: compare figures from one machine, and read them as
 // lower bounds of capacity.
 //
-//   npm run bench [-- --scenario <name>[,<name>...]] [-- --json] [-- --loader wrk|autocannon]
+//   npm run bench [-- --scenario <name>[,<name>...]] [-- --json] [-- --loader wrk|autocannon] [-- --profile <dir>]
+//   npm run bench -- --peer oidc-provider [--rounds N]   (svc beside oidc-provider: see bench/peer.ts)
+//
+// --profile writes a V8 CPU profile of svc (this process) over each request scenario's measured run (open it in
+// Chrome's DevTools or speedscope); the profiler's own cost lowers that run's figures a little.
 //
 // SVC_BENCH_USERS (10000), SVC_BENCH_SECONDS (10), SVC_BENCH_CONNECTIONS (10),
 // SVC_BENCH_DATABASE_URL (a fresh, empty PostgreSQL database; the embedded one when unset).
 import { execFile, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { Session } from "node:inspector/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 // @ts-expect-error autocannon 9 ships no type declarations; the part used here is typed below.
 import autocannonUntyped from "autocannon";
-import { loadConfig } from "../src/config.js";
+import { type Config, loadConfig } from "../src/config.js";
 import { type Server, startServer } from "../src/server.js";
 import type { FlowSpec } from "./flow-client.js";
+import { PEER_VERSION, peerTable, runPeerComparison } from "./peer.js";
 import { OAUTH_SCENARIOS } from "./scenarios/oauth.js";
 import { SAML_SCENARIOS } from "./scenarios/saml.js";
 import { SCIM_SCENARIOS } from "./scenarios/scim.js";
@@ -204,7 +210,7 @@ async function seedUsers(ctx: Pick<BenchContext, "url" | "pat" | "orgId">, count
   return ids;
 }
 
-type Loader = "wrk" | "autocannon";
+export type Loader = "wrk" | "autocannon";
 
 /** What one load run measured, whichever generator ran it. */
 export interface LoadResult {
@@ -377,35 +383,88 @@ async function runFlow(spec: FlowSpec): Promise<LoadResult> {
 }
 
 async function runScenario(ctx: BenchContext, scenario: Scenario, seconds: number, connections: number, loader: Loader): Promise<ScenarioResult> {
-  const { name, anonymous, setup, connections: own, uniqueIds, flow, local, ...base } = scenario;
+  const { name, local, flow, connections: own } = scenario;
   connections = own ?? connections;
   if (local) return { name, ...(await local(ctx, seconds, connections)) };
   if (flow) return { name, ...(await runFlow({ ...(await flow(ctx)), connections, warmupSeconds: WARMUP_SECONDS, seconds })) };
+  const around = profileDir ? (run: () => Promise<LoadResult>) => profiled(name, run) : undefined;
+  return { name, ...(await measure(await resolveRequest(ctx, scenario), { name, connections, seconds, loader, around })) };
+}
+
+/** `--profile <dir>`: a V8 CPU profile of this process (svc) over each request scenario's measured run. */
+let profileDir: string | undefined;
+
+async function profiled(name: string, run: () => Promise<LoadResult>): Promise<LoadResult> {
+  const session = new Session();
+  session.connect();
+  try {
+    await session.post("Profiler.enable");
+    await session.post("Profiler.start");
+    const result = await run();
+    const { profile } = await session.post("Profiler.stop");
+    const file = path.join(profileDir as string, `${name.replace(/[^A-Za-z0-9]+/g, "-").replace(/^-|-$/g, "")}.cpuprofile`);
+    await writeFile(file, JSON.stringify(profile));
+    process.stderr.write(`  profile: ${file}\n`);
+    return result;
+  } finally {
+    session.disconnect();
+  }
+}
+
+/** A request scenario's request against `ctx`'s server, set up (once: a setup may create what must not exist twice). */
+export async function resolveRequest(ctx: BenchContext, scenario: Scenario): Promise<TargetRequest> {
+  const { anonymous, setup, uniqueIds, name: _n, connections: _c, flow: _f, local: _l, ...base } = scenario;
   const request: ScenarioRequest = { ...base, ...(await setup?.(ctx)) };
   const headers = { ...(anonymous ? {} : { authorization: `Bearer ${ctx.pat}` }), ...request.headers };
+  return { ...request, url: ctx.url + request.path, headers, uniqueIds: uniqueIds ?? false };
+}
+
+/** One request, repeated, against any server (svc or a peer): the full URL and every header. */
+export interface TargetRequest extends ScenarioRequest {
+  url: string;
+  headers: Record<string, string>;
+  uniqueIds: boolean;
+}
+
+/** A warm-up, then the measured run, of one request with the chosen load generator. */
+export async function measure(
+  request: TargetRequest,
+  opts: {
+    name: string;
+    connections: number;
+    seconds: number;
+    loader: Loader;
+    cpuMs?: () => number;
+    /** Wraps the measured run (not the warm-up), e.g. to profile it. */
+    around?: (run: () => Promise<LoadResult>) => Promise<LoadResult>;
+  },
+): Promise<LoadResult & { cpuMsPerRequest?: number }> {
   const tmp = await mkdtemp(path.join(os.tmpdir(), "svc-bench-load-"));
   try {
     const run: LoadRun = {
-      url: ctx.url + request.path,
+      url: request.url,
       method: request.method,
-      headers,
+      headers: request.headers,
       body: request.body,
       bodiesFile: request.bodiesFile,
       offset: 0,
-      uniqueIds: uniqueIds ?? false,
-      connections,
+      uniqueIds: request.uniqueIds,
+      connections: opts.connections,
       seconds: WARMUP_SECONDS,
     };
-    const load = (r: LoadRun) => (loader === "wrk" ? runWrk(r, tmp) : runAutocannon(r));
+    const load = (r: LoadRun) => (opts.loader === "wrk" ? runWrk(r, tmp) : runAutocannon(r));
     const warm = await load(run);
     // Requests still in flight when the warm-up stopped were sent too: skip past them as well.
-    const r = await load({ ...run, seconds, offset: warm.requests + 2 * connections });
+    const cpuBefore = opts.cpuMs?.();
+    const measured = () => load({ ...run, seconds: opts.seconds, offset: warm.requests + 2 * opts.connections });
+    const r: LoadResult & { cpuMsPerRequest?: number } = await (opts.around ? opts.around(measured) : measured());
+    if (opts.cpuMs && cpuBefore !== undefined && r.requests > 0) r.cpuMsPerRequest = (opts.cpuMs() - cpuBefore) / r.requests;
     if (r.non2xx > 0) {
       const body = request.bodiesFile ? undefined : request.body?.split("[<id>]").join(randomBytes(4).toString("hex"));
-      const sample = await fetch(run.url, { method: request.method, headers, body });
-      process.stderr.write(`  ${name}: ${r.non2xx} error responses, for example HTTP ${sample.status} ${(await sample.text()).slice(0, 300)}\n`);
+      const sample = await fetch(run.url, { method: request.method, headers: request.headers, body });
+      process.stderr.write(`  ${opts.name}: ${r.non2xx} error responses, for example HTTP ${sample.status} ${(await sample.text()).slice(0, 300)}\n`);
     }
-    return { name, ...r };
+    return r;
   } finally {
     await rm(tmp, { recursive: true, force: true });
     if (request.bodiesFile) await rm(request.bodiesFile, { force: true });
@@ -440,10 +499,79 @@ async function recordResults(section: string): Promise<void> {
   await writeFile(RESULTS_FILE, `${RESULTS_TITLE}\n${sections.join("\n\n")}\n`);
 }
 
+/** Where the figures come from: the machine, the load generator and where it runs, the load before the run. */
+function machineLine(loader: Loader, dbKind: string, loadBefore: number): string {
+  const cpus = os.cpus();
+  const core = loader === "wrk" ? loaderCore() : undefined;
+  const generator =
+    loader === "wrk"
+      ? `the load generator is wrk ${wrkVersion()}, one thread in its own process${core === undefined ? "" : `, pinned to core ${core} (taskset)`}; ${dbKind === "postgres" ? "svc (this one process) and PostgreSQL run" : "svc (this one process, with its embedded database) runs"} unpinned on the machine's cores, beside it`
+      : "the load generator is autocannon in a worker thread of the server's own process, competing with it for the CPU (install wrk for figures closer to capacity)";
+  return (
+    `${os.availableParallelism()} CPU cores (${cpus[0]?.model.trim() ?? "unknown CPU"}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; ${generator}. ` +
+    `Load average (1 min) before the run: ${loadBefore.toFixed(2)}.`
+  );
+}
+
+interface SideBySideOptions {
+  loader: Loader;
+  seconds: number;
+  connections: number;
+  rounds: number;
+  json: boolean;
+  loadBefore: number;
+  config: Config;
+  dbKind: string;
+  log: (msg: string) => void;
+}
+
+/** `--peer oidc-provider`: the token scenarios on svc and on oidc-provider, with ratios (never recorded in results.md). */
+async function sideBySide(ctx: BenchContext, o: SideBySideOptions): Promise<void> {
+  const rows = await runPeerComparison(
+    ctx,
+    {
+      resolveRequest,
+      measure: (request, name, cpuMs) => measure(request, { name, connections: o.connections, seconds: o.seconds, loader: o.loader, cpuMs }),
+      log: o.log,
+    },
+    { rounds: o.rounds, databaseUrl: o.config.databaseUrl, poolSize: o.config.databasePoolSize, ttlSeconds: o.config.accessTokenLifetimeClientCredentials },
+  );
+  const machine = `${machineLine(o.loader, o.dbKind, o.loadBefore)} The peer runs in a process of its own, unpinned as well, idle while svc is measured and the other way round.`;
+  if (o.json) {
+    process.stdout.write(
+      `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds: o.seconds, connections: o.connections, machine, rows }, null, 2)}\n`,
+    );
+    return;
+  }
+  const report = [
+    `## svc beside oidc-provider ${PEER_VERSION}`,
+    "",
+    `- ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, Node ${process.version}, svc on ${o.dbKind === "postgres" ? "PostgreSQL" : "the embedded database (PGlite)"}`,
+    `- ${o.seconds} s per measurement after a ${WARMUP_SECONDS} s warm-up, ${o.connections} connections, HTTP/1.1 keep-alive; per round svc, then each peer`,
+    `- ${machine}`,
+    "",
+    peerTable(rows),
+    "",
+  ].join("\n");
+  process.stdout.write(report);
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { scenario: { type: "string", multiple: true }, json: { type: "boolean", default: false }, loader: { type: "string" } },
+    options: {
+      scenario: { type: "string", multiple: true },
+      json: { type: "boolean", default: false },
+      loader: { type: "string" },
+      peer: { type: "string" },
+      rounds: { type: "string" },
+      profile: { type: "string" },
+    },
   });
+  if (values.profile) {
+    profileDir = path.resolve(values.profile);
+    await mkdir(profileDir, { recursive: true });
+  }
+  if (values.peer !== undefined && values.peer !== "oidc-provider") throw new Error(`--peer must be oidc-provider, got "${values.peer}"`);
   const loader = (values.loader ?? (onPath("wrk") ? "wrk" : "autocannon")) as Loader;
   if (loader !== "wrk" && loader !== "autocannon") throw new Error(`--loader must be wrk or autocannon, got "${values.loader}"`);
   const wanted = (values.scenario ?? []).flatMap((s) => s.split(",")).map((s) => s.trim().toLowerCase());
@@ -462,17 +590,16 @@ async function main(): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "svc-bench-"));
   let server: Server | undefined;
   try {
-    server = await startServer(
-      loadConfig({
-        SVC_PORT: "0",
-        SVC_HOST: "127.0.0.1",
-        SVC_DATA_DIR: dataDir,
-        // Errors show up as non-2xx counts with a sample response below; a log line per failed request would drown the table.
-        SVC_LOG_LEVEL: "silent",
-        // A fresh database: any master key will do (PostgreSQL requires one).
-        ...(databaseUrl ? { SVC_DATABASE_URL: databaseUrl, SVC_MASTER_KEY: process.env.SVC_MASTER_KEY || randomBytes(32).toString("base64") } : {}),
-      }),
-    );
+    const config = loadConfig({
+      SVC_PORT: "0",
+      SVC_HOST: "127.0.0.1",
+      SVC_DATA_DIR: dataDir,
+      // Errors show up as non-2xx counts with a sample response below; a log line per failed request would drown the table.
+      SVC_LOG_LEVEL: "silent",
+      // A fresh database: any master key will do (PostgreSQL requires one).
+      ...(databaseUrl ? { SVC_DATABASE_URL: databaseUrl, SVC_MASTER_KEY: process.env.SVC_MASTER_KEY || randomBytes(32).toString("base64") } : {}),
+    });
+    server = await startServer(config);
     const pat = await readFile(path.join(dataDir, "admin.pat"), "utf8").then(
       (s) => s.trim(),
       () => {
@@ -497,21 +624,19 @@ async function main(): Promise<void> {
       },
     };
 
+    if (values.peer) {
+      const rounds = values.rounds === undefined ? 1 : Number(values.rounds);
+      if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a positive integer, got "${values.rounds}"`);
+      await sideBySide(ctx, { loader, seconds, connections, rounds, json: values.json, loadBefore, config, dbKind: server.db.kind, log });
+      return;
+    }
     const results: ScenarioResult[] = [];
     for (const scenario of scenarios) {
       log(`running ${scenario.name} (${WARMUP_SECONDS} s warm-up, ${seconds} s measured, ${scenario.connections ?? connections} connections)`);
       results.push(await runScenario(ctx, scenario, seconds, connections, loader));
     }
 
-    const cpus = os.cpus();
-    const core = loader === "wrk" ? loaderCore() : undefined;
-    const generator =
-      loader === "wrk"
-        ? `the load generator is wrk ${wrkVersion()}, one thread in its own process${core === undefined ? "" : `, pinned to core ${core} (taskset)`}; ${server.db.kind === "postgres" ? "svc (this one process) and PostgreSQL run" : "svc (this one process, with its embedded database) runs"} unpinned on the machine's cores, beside it`
-        : "the load generator is autocannon in a worker thread of the server's own process, competing with it for the CPU (install wrk for figures closer to capacity)";
-    const machine =
-      `${os.availableParallelism()} CPU cores (${cpus[0]?.model.trim() ?? "unknown CPU"}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; ${generator}. ` +
-      `Load average (1 min) before the run: ${loadBefore.toFixed(2)}.`;
+    const machine = machineLine(loader, server.db.kind, loadBefore);
     const meta = {
       date: new Date().toISOString(),
       node: process.version,

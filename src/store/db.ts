@@ -13,6 +13,7 @@ import type { Logger } from "pino";
 import { PrismaClient } from "../../gen/prisma/client.js";
 import type { FailureLimits } from "../domain/limits.js";
 import { outage } from "./outage.js";
+import { preparedDriver } from "./pglite-prepared.js";
 import { failureLimits, type LimitSettings } from "./rate-limits.js";
 import { DEFAULT_SNAPSHOT_DIR, isNew, PGLITE_DIR, type SeedOutcome, seedFromSnapshot } from "./snapshot.js";
 import { registerDriver } from "./sql.js";
@@ -324,7 +325,7 @@ async function openEmbedded(dataDir: string, snapshotDir: string | null, log?: P
     throw err;
   }
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
-  registerDriver(prisma, { query: async (q) => (await pglite.query(q.text, q.values)).rows as never[] });
+  registerDriver(prisma, preparedDriver(pglite));
   let closed = false;
   return {
     kind: "embedded",

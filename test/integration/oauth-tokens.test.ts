@@ -194,6 +194,19 @@ describe("JWT profile grant", () => {
     expect((await json<{ error: string }>(replay)).error).toBe("invalid_grant");
   });
 
+  it("honours an assertion sent many times at once exactly once (replays batched into one write are refused too)", async () => {
+    // A machine of its own: the refused copies count against its failure limit.
+    const own = await addKey(await createMachine(t, orgId, "jwtp-concurrent"));
+    const a = await assertion(own, { aud: issuer() });
+    const answers = await Promise.all(Array.from({ length: 24 }, () => grant(a)));
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(1);
+    // Every other copy is refused: as a replay, or once the replays pass the client's failure limit, as rate limited.
+    const refused = await Promise.all(answers.filter((r) => r.status !== 200).map(async (r) => `${r.status} ${(await json<{ error: string }>(r)).error}`));
+    expect(refused).toHaveLength(23);
+    expect(refused.filter((e) => e === "400 invalid_grant").length).toBeGreaterThan(0);
+    expect(refused.filter((e) => e !== "400 invalid_grant" && !e.startsWith("429 "))).toEqual([]);
+  });
+
   it("one machine, its client ids: the id token's aud and azp are the one the client used (user id, username, login name)", async () => {
     const userId = await createMachine(t, orgId, "jwtp-names");
     const key = await addKey(userId);
