@@ -9,7 +9,8 @@
 //   npm run bench [-- --scenario <name>[,<name>...]] [-- --json] [-- --loader wrk|autocannon]
 //
 // SVC_BENCH_USERS (10000), SVC_BENCH_SECONDS (10), SVC_BENCH_CONNECTIONS (10),
-// SVC_BENCH_DATABASE_URL (a fresh, empty PostgreSQL database; the embedded one when unset).
+// SVC_BENCH_DATABASE_URL (a fresh, empty PostgreSQL database; the embedded one when unset), SVC_BENCH_BURST (10000:
+// the creates before the read-after-burst scenarios).
 import { execFile, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -22,6 +23,7 @@ import autocannonUntyped from "autocannon";
 import { loadConfig } from "../src/config.js";
 import { type Server, startServer } from "../src/server.js";
 import type { FlowSpec } from "./flow-client.js";
+import { BURST_SCENARIOS } from "./scenarios/burst.js";
 import { OAUTH_SCENARIOS } from "./scenarios/oauth.js";
 import { SAML_SCENARIOS } from "./scenarios/saml.js";
 import { SCIM_SCENARIOS } from "./scenarios/scim.js";
@@ -86,6 +88,29 @@ export const SCENARIOS: Scenario[] = [
     body: JSON.stringify({ query: { limit: 100 } }),
   },
   {
+    // The page a console shows: 10 rows of an organization of 10,000 users, newest first, no filter.
+    name: "ListUsers page of 10 (Connect JSON)",
+    method: "POST",
+    path: "/svc.user.v2.UserService/ListUsers",
+    headers: JSON_HEADERS,
+    body: JSON.stringify({ query: { limit: 10 } }),
+  },
+  {
+    name: "ListUsers page of 10 (REST)",
+    method: "POST",
+    path: "/v2/users",
+    headers: JSON_HEADERS,
+    body: JSON.stringify({ query: { limit: 10 } }),
+  },
+  {
+    // The seed wrote one event per user: a page of 10 over more than 10,000 events.
+    name: "ListEvents page of 10 (Connect JSON)",
+    method: "POST",
+    path: "/svc.event.v2.EventService/ListEvents",
+    headers: JSON_HEADERS,
+    body: JSON.stringify({ query: { limit: 10 } }),
+  },
+  {
     name: "ListUsers (REST)",
     method: "POST",
     path: "/v2/users",
@@ -138,6 +163,8 @@ export const SCENARIOS: Scenario[] = [
   ...SIGN_IN_SCENARIOS,
   ...SAML_SCENARIOS,
   ...SCIM_SCENARIOS,
+  // Last: the burst adds SVC_BENCH_BURST users that every later scenario would see.
+  ...BURST_SCENARIOS,
 ];
 
 // The subset of autocannon's programmatic API this file relies on.

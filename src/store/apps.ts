@@ -94,12 +94,13 @@ export class AppRepo {
       projectId,
       AND: filters.map((q) => (q.kind === "name" ? { name: textFilter(q.match) } : { state: q.state })),
     };
-    const { total, rows } = await countAndPage(
+    const { rows, ...total } = await countAndPage(
       this.db,
-      this.db.application.count({ where }),
+      page,
+      (take) => this.db.application.count({ where, take }),
       this.db.application.findMany({ where, ...inCreationOrder(page), select: APP_SELECT }),
     );
-    return { total, rows: rows.map(toView) };
+    return { ...total, rows: rows.map(toView) };
   }
 
   // ------------------------------------------------------------ keys
@@ -113,7 +114,8 @@ export class AppRepo {
     const where = { appId };
     return countAndPage(
       this.db,
-      this.db.appKey.count({ where }),
+      page,
+      (take) => this.db.appKey.count({ where, take }),
       this.db.appKey.findMany({ where, ...inCreationOrder(page), select: { id: true, appId: true, createdAt: true, expiresAt: true } }),
     );
   }

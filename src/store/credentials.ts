@@ -1,6 +1,6 @@
 // Machine credentials: personal access tokens, machine keys, client secrets.
 // Lists show what a credential is, never the key, token or secret itself.
-import type { Page } from "../domain/list.js";
+import type { ListTotal, Page } from "../domain/list.js";
 import type { Db } from "./index.js";
 import { countAndPage, inCreationOrder } from "./paging.js";
 
@@ -59,18 +59,18 @@ export class CredentialRepo {
   }
 
   /** The total and one page of machine keys or PATs, in creation order (newest first unless `asc`). */
-  async page(kind: "machineKey" | "pat", scope: CredentialScope, p: Page): Promise<{ total: number; credentials: CredentialView[] }> {
+  async page(kind: "machineKey" | "pat", scope: CredentialScope, p: Page): Promise<ListTotal & { credentials: CredentialView[] }> {
     const where = {
       instanceId: scope.instanceId,
       ...(scope.userId !== undefined ? { userId: scope.userId } : {}),
       ...(scope.orgIds ? { user: { orgId: { in: scope.orgIds } } } : {}),
     };
     const window = { where, ...inCreationOrder(p), select: CREDENTIAL_SELECT };
-    const { total, rows } =
+    const { rows, ...total } =
       kind === "machineKey"
-        ? await countAndPage(this.db, this.db.machineKey.count({ where }), this.db.machineKey.findMany(window))
-        : await countAndPage(this.db, this.db.personalAccessToken.count({ where }), this.db.personalAccessToken.findMany(window));
-    return { total, credentials: rows.map(({ user, ...c }) => ({ ...c, orgId: user.orgId })) };
+        ? await countAndPage(this.db, p, (take) => this.db.machineKey.count({ where, take }), this.db.machineKey.findMany(window))
+        : await countAndPage(this.db, p, (take) => this.db.personalAccessToken.count({ where, take }), this.db.personalAccessToken.findMany(window));
+    return { ...total, credentials: rows.map(({ user, ...c }) => ({ ...c, orgId: user.orgId })) };
   }
 
   /** When the machine user's client secret was created; null when it has none. */

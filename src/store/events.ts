@@ -76,9 +76,10 @@ export class EventRepo {
     const dir = direction(w);
     const page = await countAndPage(
       this.db,
-      this.db.event.count({ where }),
+      w,
+      (take) => this.db.event.count({ where, take }),
       this.db.event.findMany({ where, orderBy: [{ createdAt: dir }, { id: dir }], ...slice(w) }),
     );
-    return { total: page.total, rows: page.rows.map((r) => ({ ...r, payload: payloadOf(r.payload) })) };
+    return { total: page.total, totalIsLowerBound: page.totalIsLowerBound, rows: page.rows.map((r) => ({ ...r, payload: payloadOf(r.payload) })) };
   }
 }

@@ -113,7 +113,8 @@ export class UserGrantRepo {
     const where: Prisma.UserGrantWhereInput = { instanceId: q.instanceId, ...(q.scope ? { orgId: { in: q.scope } } : {}), AND: q.filters.map(userGrantFilter) };
     return countAndPage(
       this.db,
-      this.db.userGrant.count({ where }),
+      q.page,
+      (take) => this.db.userGrant.count({ where, take }),
       this.db.userGrant.findMany({ where, ...inCreationOrder(q.page), select: { ...SELECT, state: true, createdAt: true, updatedAt: true } }),
     );
   }

@@ -86,7 +86,12 @@ export class MemberRepo {
 
   orgMembersPage(orgId: string, conditions: readonly MemberCondition[], w: Window): Promise<Paged<MemberRow>> {
     const where: Prisma.OrgMemberWhereInput = { orgId, AND: conditions.map(memberWhere) };
-    return countAndPage(this.db, this.db.orgMember.count({ where }), this.db.orgMember.findMany({ where, ...memberOrder(w), select: MEMBER_SELECT }));
+    return countAndPage(
+      this.db,
+      w,
+      (take) => this.db.orgMember.count({ where, take }),
+      this.db.orgMember.findMany({ where, ...memberOrder(w), select: MEMBER_SELECT }),
+    );
   }
 
   // ---------------------------------------------------------------- instance members
@@ -123,6 +128,11 @@ export class MemberRepo {
 
   instanceMembersPage(instanceId: string, conditions: readonly MemberCondition[], w: Window): Promise<Paged<MemberRow>> {
     const where: Prisma.InstanceMemberWhereInput = { instanceId, AND: conditions.map(memberWhere) };
-    return countAndPage(this.db, this.db.instanceMember.count({ where }), this.db.instanceMember.findMany({ where, ...memberOrder(w), select: MEMBER_SELECT }));
+    return countAndPage(
+      this.db,
+      w,
+      (take) => this.db.instanceMember.count({ where, take }),
+      this.db.instanceMember.findMany({ where, ...memberOrder(w), select: MEMBER_SELECT }),
+    );
   }
 }

@@ -75,7 +75,8 @@ export class OrgRepo {
     const dir = direction(w);
     return countAndPage(
       this.db,
-      this.db.organization.count({ where }),
+      w,
+      (take) => this.db.organization.count({ where, take }),
       this.db.organization.findMany({ where, orderBy: [{ [filter.sort]: dir }, { id: dir }], ...slice(w), select: ORG_SELECT }),
     );
   }
@@ -155,7 +156,8 @@ export class OrgRepo {
     const where: Prisma.OrgMetadataWhereInput = { orgId, AND: keys.map((m) => ({ key: textFilter(m) })) };
     return countAndPage(
       this.db,
-      this.db.orgMetadata.count({ where }),
+      w,
+      (take) => this.db.orgMetadata.count({ where, take }),
       this.db.orgMetadata.findMany({ where, orderBy: { key: direction(w) }, ...slice(w), select: METADATA_SELECT }),
     );
   }

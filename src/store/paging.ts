@@ -2,32 +2,39 @@
 // filter and one window of its rows, from one snapshot), the window and order
 // of a list, and text matches as LIKE-safe Prisma filters.
 import type { Prisma } from "../../gen/prisma/client.js";
-import type { TextMatch } from "../domain/list.js";
+import { countLimit, type ListTotal, type TextMatch, totalOf } from "../domain/list.js";
 import type { Db } from "./index.js";
 
-/** One window of a list: offset/limit and the direction of its order. */
+/** One window of a list: offset/limit, the direction of its order and how far its total is counted (see Page). */
 export interface Window {
   offset: number;
   limit: number;
   asc: boolean;
+  countUpTo?: number;
 }
 
-/** What a repository returns for one page of a list. */
-export interface Paged<T> {
-  total: number;
+/** What a repository returns for one page of a list: its rows and their total, exact or a lower bound. */
+export interface Paged<T> extends ListTotal {
   rows: T[];
 }
 
 /**
  * The total and the rows in one batch (one snapshot) on the root client; inside an interactive transaction, which
- * is one snapshot already, one after the other on its connection.
+ * is one snapshot already, one after the other on its connection. `count` gets the number of rows it may stop
+ * after (undefined: all), Prisma's count `take`.
  */
-export async function countAndPage<T>(db: Db, count: Prisma.PrismaPromise<number>, rows: Prisma.PrismaPromise<T[]>): Promise<Paged<T>> {
+export async function countAndPage<T>(
+  db: Db,
+  w: Pick<Window, "countUpTo">,
+  count: (take: number | undefined) => Prisma.PrismaPromise<number>,
+  rows: Prisma.PrismaPromise<T[]>,
+): Promise<Paged<T>> {
+  const counting = count(countLimit(w));
   if ("$transaction" in db) {
-    const [total, page] = await db.$transaction([count, rows]);
-    return { total, rows: page };
+    const [counted, page] = await db.$transaction([counting, rows]);
+    return { ...totalOf(counted, w), rows: page };
   }
-  return { total: await count, rows: await rows };
+  return { ...totalOf(await counting, w), rows: await rows };
 }
 
 /** Prisma's order direction of a window. */

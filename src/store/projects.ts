@@ -131,7 +131,8 @@ export class ProjectRepo {
     const dir = q.page.asc ? "asc" : "desc";
     return countAndPage(
       this.db,
-      this.db.project.count({ where }),
+      q.page,
+      (take) => this.db.project.count({ where, take }),
       this.db.project.findMany({ where, orderBy: [{ [q.sort]: dir }, { id: dir }], skip: q.page.offset, take: q.page.limit, select: PROJECT_SELECT }),
     );
   }
@@ -190,7 +191,8 @@ export class ProjectRepo {
     const dir = page.asc ? "asc" : "desc";
     return countAndPage(
       this.db,
-      this.db.projectRole.count({ where }),
+      page,
+      (take) => this.db.projectRole.count({ where, take }),
       this.db.projectRole.findMany({ where, orderBy: [{ createdAt: dir }, { key: dir }], skip: page.offset, take: page.limit }),
     );
   }
@@ -253,9 +255,10 @@ export class ProjectRepo {
   async grantPage(q: ProjectGrantListQuery): Promise<Paged<ProjectGrantView>> {
     const scope: Prisma.ProjectGrantWhereInput = q.scope ? { OR: [{ project: { orgId: { in: q.scope } } }, { grantedOrgId: { in: q.scope } }] } : {};
     const where: Prisma.ProjectGrantWhereInput = { instanceId: q.instanceId, AND: [scope, ...q.filters.map(grantFilter)] };
-    const { total, rows } = await countAndPage(
+    const { rows, ...total } = await countAndPage(
       this.db,
-      this.db.projectGrant.count({ where }),
+      q.page,
+      (take) => this.db.projectGrant.count({ where, take }),
       this.db.projectGrant.findMany({ where, ...inCreationOrder(q.page), include: { project: { select: { name: true, orgId: true } } } }),
     );
     const orgs = await this.db.organization.findMany({
@@ -264,7 +267,7 @@ export class ProjectRepo {
     });
     const names = new Map(orgs.map((o) => [o.id, o.name]));
     return {
-      total,
+      ...total,
       rows: rows.map((r) => ({
         id: r.id,
         projectId: r.projectId,

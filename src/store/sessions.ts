@@ -253,7 +253,8 @@ export class SessionRepo {
     const order = w.asc ? ("asc" as const) : ("desc" as const);
     return countAndPage(
       this.db,
-      this.db.session.count({ where }),
+      w,
+      (take) => this.db.session.count({ where, take }),
       this.db.session.findMany({ where, orderBy: [{ createdAt: order }, { id: order }], skip: w.offset, take: w.limit }),
     );
   }

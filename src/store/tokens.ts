@@ -3,6 +3,7 @@
 import { createHash } from "node:crypto";
 import { Prisma } from "../../gen/prisma/client.js";
 import type { Db } from "./index.js";
+import { countAndPage, type Paged, type Window } from "./paging.js";
 import type { RefreshTokenRow } from "./refresh-tokens.js";
 import { gateAllowed } from "./sign-in-sql.js";
 import { query, statement } from "./sql.js";
@@ -408,10 +409,12 @@ export class TokenRepo {
   }
 
   /** One page of a user's valid tokens (unrevoked, unexpired at `now`), by creation. */
-  async livePage(userId: string, now: Date, p: { offset: number; limit: number; asc: boolean }): Promise<{ total: number; rows: UserTokenRow[] }> {
+  async livePage(userId: string, now: Date, p: Window): Promise<Paged<UserTokenRow>> {
     const where = { userId, revokedAt: null, expiresAt: { gt: now }, format: { in: ["opaque", "jwt"] } };
-    const [total, rows] = await Promise.all([
-      this.db.oAuthToken.count({ where }),
+    const { rows, ...total } = await countAndPage(
+      this.db,
+      p,
+      (take) => this.db.oAuthToken.count({ where, take }),
       this.db.oAuthToken.findMany({
         where,
         orderBy: [{ createdAt: p.asc ? "asc" : "desc" }, { id: p.asc ? "asc" : "desc" }],
@@ -419,8 +422,8 @@ export class TokenRepo {
         take: p.limit,
         select: { id: true, userId: true, clientId: true, scopes: true, audience: true, credentialId: true, createdAt: true, expiresAt: true },
       }),
-    ]);
-    return { total, rows: rows as UserTokenRow[] };
+    );
+    return { ...total, rows: rows as UserTokenRow[] };
   }
 
   /** Revokes a user's valid tokens, only those with `ids` or of `clientId` when given; returns how many. */

@@ -3,7 +3,7 @@
 import { Prisma } from "../../gen/prisma/client.js";
 import type { EmailQuery, UserQuery, UserSort } from "../domain/identity/user-query.js";
 import type { UserView } from "../domain/identity/users.js";
-import type { Page, TextMatch } from "../domain/list.js";
+import { countLimit, type ListTotal, type Page, type TextMatch, totalOf } from "../domain/list.js";
 import type { Db } from "./index.js";
 import { escapeLike } from "./paging.js";
 import { query, statement } from "./sql.js";
@@ -210,10 +210,12 @@ export class UserQueryRepo {
    * v2 ListUsers: the total and the page in one statement on the driver. The
    * filter runs once (a materialized set of ids and sort keys) for both the
    * count and the page; without a filter the page walks an index in order
-   * and stops. The page's rows are joined to their organizations (login
+   * and stops, and so does the count once it reaches the page's bound
+   * (countUpTo: counting a whole organization of 10,000 took 10 ms, the page
+   * 0.1 ms). The page's rows are joined to their organizations (login
    * names) in the same statement: a single round trip, never a query per user.
    */
-  async listViews(input: UserListInput): Promise<{ total: number; users: UserView[] }> {
+  async listViews(input: UserListInput): Promise<ListTotal & { users: UserView[] }> {
     const p = input.page;
     const scope = input.orgIds ? Prisma.sql`AND u."orgId" = ANY(${input.orgIds}::text[])` : Prisma.empty;
     const dir = Prisma.raw(p.asc ? "ASC" : "DESC");
@@ -221,22 +223,23 @@ export class UserQueryRepo {
     // The id breaks ties so that paging is stable.
     const order = (alias: string) =>
       Prisma.sql`${Prisma.raw(`${alias}."sortKey"`)} ${dir}${Prisma.raw(sort.nullable ? " NULLS LAST" : "")}, ${Prisma.raw(`${alias}."id"`)} ${dir}`;
+    const limit = countLimit(p);
+    const counted = limit === undefined ? Prisma.sql`m` : Prisma.sql`(SELECT 1 FROM m LIMIT ${limit}) c`;
     const rows = await query<(UserViewRow & { total: number; id: string | null }) | { total: number; id: null }>(
       this.db,
       statement(Prisma.sql`
       WITH m AS ${Prisma.raw(input.queries.length ? "MATERIALIZED" : "NOT MATERIALIZED")} (
         SELECT u."id", ${col("u", sort.column)} AS "sortKey" FROM "User" u WHERE u."instanceId" = ${input.instanceId} ${scope} AND ${userQueriesSql(input.queries)}),
       pageIds AS (SELECT m."id", m."sortKey" FROM m ORDER BY ${order("m")} LIMIT ${p.limit} OFFSET ${p.offset})
-      SELECT t."total", v.* FROM (SELECT count(*)::int AS "total" FROM m) t
+      SELECT t."total", v.* FROM (SELECT count(*)::int AS "total" FROM ${counted}) t
       LEFT JOIN LATERAL (
         SELECT uv.*, pageIds."sortKey" FROM pageIds JOIN (${USER_VIEW_FROM}) uv ON uv."id" = pageIds."id"
       ) v ON TRUE
       ORDER BY ${order("v")}`),
     );
-    const total = rows[0]?.total ?? 0;
     const users: UserView[] = [];
     for (const r of rows) if (r.id !== null) users.push(viewFromRow(r as UserViewRow));
-    return { total, users };
+    return { ...totalOf(rows[0]?.total ?? 0, p), users };
   }
 
   /**

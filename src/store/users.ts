@@ -4,7 +4,7 @@
 import { Prisma, type User } from "../../gen/prisma/client.js";
 import { alreadyExists } from "../domain/errors.js";
 import type { UserView } from "../domain/identity/users.js";
-import type { Page, TextMatch } from "../domain/list.js";
+import type { ListTotal, Page, TextMatch } from "../domain/list.js";
 import { unique } from "./errors.js";
 import type { Db } from "./index.js";
 import { countAndPage, textFilter } from "./paging.js";
@@ -380,14 +380,15 @@ export class UserRepo {
     userId: string,
     keys: TextMatch[],
     p: Page,
-  ): Promise<{ total: number; entries: { key: string; value: Uint8Array; createdAt: Date; updatedAt: Date }[] }> {
+  ): Promise<ListTotal & { entries: { key: string; value: Uint8Array; createdAt: Date; updatedAt: Date }[] }> {
     const where: Prisma.UserMetadataWhereInput = { userId, AND: keys.map((m) => ({ key: textFilter(m) })) };
-    const { total, rows } = await countAndPage(
+    const { rows, ...total } = await countAndPage(
       this.db,
-      this.db.userMetadata.count({ where }),
+      p,
+      (take) => this.db.userMetadata.count({ where, take }),
       this.db.userMetadata.findMany({ where, orderBy: { key: p.asc ? "asc" : "desc" }, skip: p.offset, take: p.limit }),
     );
-    return { total, entries: rows };
+    return { ...total, entries: rows };
   }
 
   /** How many of `keys` existed and are now deleted. */
