@@ -39,6 +39,8 @@ export interface BenchContext {
   readonly userIds: readonly string[];
   /** Refreshes the planner statistics after a scenario's setup added data. */
   analyze(): Promise<void>;
+  /** CPU time (ms) the database's server processes of this database have used so far; undefined when not measurable. */
+  databaseCpuMs(): Promise<number | undefined>;
 }
 
 /** The request a scenario sends, repeated for the whole run. */
@@ -75,6 +77,12 @@ export interface ScenarioResult {
   requests: number;
   non2xx: number;
   errors: number;
+  /**
+   * CPU per request of svc's process and of the PostgreSQL backends serving it (undefined: embedded database, or not
+   * measurable): unlike requests per second, these hardly move when other work shares the machine.
+   */
+  svcCpuMsPerRequest?: number;
+  dbCpuMsPerRequest?: number;
 }
 
 const JSON_HEADERS = { "content-type": "application/json" };
@@ -389,25 +397,78 @@ async function runScenario(ctx: BenchContext, scenario: Scenario, seconds: numbe
     };
     const load = (r: LoadRun) => (loader === "wrk" ? runWrk(r, tmp) : runAutocannon(r));
     const warm = await load(run);
+    const cpu = await cpuMeter(ctx, loader);
     // Requests still in flight when the warm-up stopped were sent too: skip past them as well.
     const r = await load({ ...run, seconds, offset: warm.requests + 2 * connections });
+    const perRequest = await cpu.perRequest(r.requests);
     if (r.non2xx > 0) {
       const body = request.bodiesFile ? undefined : request.body?.split("[<id>]").join(randomBytes(4).toString("hex"));
       const sample = await fetch(run.url, { method: request.method, headers, body });
       process.stderr.write(`  ${name}: ${r.non2xx} error responses, for example HTTP ${sample.status} ${(await sample.text()).slice(0, 300)}\n`);
     }
-    return { name, ...r };
+    return { name, ...r, ...perRequest };
   } finally {
     await rm(tmp, { recursive: true, force: true });
     if (request.bodiesFile) await rm(request.bodiesFile, { force: true });
   }
 }
 
+/**
+ * Measures CPU time across one load run: this process's (svc's; with wrk the load is elsewhere, with autocannon it is
+ * not, so then only the database's is kept) and the database backends'.
+ */
+async function cpuMeter(ctx: BenchContext, loader: Loader) {
+  const svc0 = process.cpuUsage();
+  const db0 = await ctx.databaseCpuMs();
+  return {
+    async perRequest(requests: number): Promise<Pick<ScenarioResult, "svcCpuMsPerRequest" | "dbCpuMsPerRequest">> {
+      if (requests <= 0) return {};
+      const svc = process.cpuUsage(svc0);
+      const db1 = await ctx.databaseCpuMs();
+      return {
+        ...(loader === "wrk" ? { svcCpuMsPerRequest: (svc.user + svc.system) / 1000 / requests } : {}),
+        ...(db0 !== undefined && db1 !== undefined ? { dbCpuMsPerRequest: (db1 - db0) / requests } : {}),
+      };
+    },
+  };
+}
+
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/**
+ * The CPU time (ms) of the PostgreSQL backends connected to the bench database, read from /proc: only for a server
+ * on this machine (the backends are its processes) and Linux; undefined otherwise. Backends that ended are not
+ * counted, which is why the pool is warm (the warm-up) before the first reading.
+ */
+async function backendsCpuMs(db: Server["db"]): Promise<number | undefined> {
+  if (db.kind !== "postgres" || process.platform !== "linux") return undefined;
+  const rows = await db.prisma.$queryRawUnsafe<{ pid: number }[]>("SELECT pid FROM pg_stat_activity WHERE datname = current_database()");
+  let ticks = 0;
+  for (const { pid } of rows) {
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined);
+    if (stat === undefined) return undefined;
+    // Fields after the command name (which may hold spaces): utime and stime are the 14th and 15th of the line.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
+}
+
 /** Padded so that it reads well in a terminal and is already in the layout the formatter (biome) wants. */
 function markdownTable(results: ScenarioResult[]): string {
   const fmt = (n: number, digits: number) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
-  const header = ["scenario", "req/s (mean)", "p50 ms", "p99 ms", "non-2xx", "errors"];
-  const rows = results.map((r) => [r.name, fmt(r.requestsPerSecond, 0), fmt(r.latencyP50Ms, 1), fmt(r.latencyP99Ms, 1), String(r.non2xx), String(r.errors)]);
+  const header = ["scenario", "req/s (mean)", "p50 ms", "p99 ms", "non-2xx", "errors", "svc CPU ms/req", "db CPU ms/req"];
+  const opt = (n: number | undefined) => (n === undefined ? "" : fmt(n, 2));
+  const rows = results.map((r) => [
+    r.name,
+    fmt(r.requestsPerSecond, 0),
+    fmt(r.latencyP50Ms, 1),
+    fmt(r.latencyP99Ms, 1),
+    String(r.non2xx),
+    String(r.errors),
+    opt(r.svcCpuMsPerRequest),
+    opt(r.dbCpuMsPerRequest),
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join(" | ")} |`;
   const rule = `| ${widths.map((w, i) => (i === 0 ? "-".repeat(w) : `${"-".repeat(w - 1)}:`)).join(" | ")} |`;
@@ -486,6 +547,7 @@ async function main(): Promise<void> {
       analyze: async () => {
         await db.prisma.$executeRawUnsafe("ANALYZE");
       },
+      databaseCpuMs: () => backendsCpuMs(db),
     };
 
     const results: ScenarioResult[] = [];
@@ -521,6 +583,7 @@ async function main(): Promise<void> {
       "- planner statistics refreshed (ANALYZE) after seeding, as autovacuum does on a database in service",
       `- ${seconds} s per scenario after a ${WARMUP_SECONDS} s warm-up, ${connections} connections (1 for the latency scenarios), HTTP/1.1 keep-alive`,
       `- ${machine}`,
+      "- svc CPU ms/req and db CPU ms/req: CPU time of svc's process and of the PostgreSQL backends of the bench database per request during the measured run (from /proc; PostgreSQL on this machine only); other work on the machine moves them far less than it moves req/s",
       "",
       table,
       "",

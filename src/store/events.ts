@@ -1,8 +1,10 @@
 // The one event writer: every audit event goes through here, inside the
 // transaction of the change it records.
 import { Prisma } from "../../gen/prisma/client.js";
+import { countLimit, totalOf } from "../domain/list.js";
 import type { Db } from "./index.js";
-import { countAndPage, direction, type Paged, slice, type Window } from "./paging.js";
+import type { Paged, Window } from "./paging.js";
+import { query, statement } from "./sql.js";
 
 export interface EventRow {
   id: string;
@@ -42,16 +44,28 @@ export interface EventConditions {
   to?: Date;
 }
 
-function eventWhere(instanceId: string, c: EventConditions): Prisma.EventWhereInput {
-  const where: Prisma.EventWhereInput = { instanceId };
-  if (typeof c.orgId === "string") where.orgId = c.orgId;
-  else if (c.orgId) where.orgId = { in: [...c.orgId] };
-  if (c.aggregateType) where.aggregateType = c.aggregateType;
-  if (c.aggregateId) where.aggregateId = c.aggregateId;
-  if (c.types?.length) where.type = { in: [...c.types] };
-  if (c.editorUserId) where.editorUserId = c.editorUserId;
-  if (c.from || c.to) where.createdAt = { ...(c.from ? { gte: c.from } : {}), ...(c.to ? { lt: c.to } : {}) };
-  return where;
+/**
+ * The conditions as SQL over `e`, and a name for their shape (which are present; one organization or several): the
+ * statement's text depends on nothing else, and single values compare with `=` (the plan of `= ANY($1)` made from
+ * stale statistics is the one that went bad after a provisioning burst).
+ */
+function eventCondition(instanceId: string, c: EventConditions): { where: Prisma.Sql; name: string } {
+  const parts = [Prisma.sql`e."instanceId" = ${instanceId}`];
+  let name = "";
+  const add = (flag: string, sql: Prisma.Sql) => {
+    parts.push(sql);
+    name += flag;
+  };
+  if (typeof c.orgId === "string") add("o", Prisma.sql`e."orgId" = ${c.orgId}`);
+  else if (c.orgId) add("O", Prisma.sql`e."orgId" = ANY(${[...c.orgId]}::text[])`);
+  if (c.aggregateType) add("a", Prisma.sql`e."aggregateType" = ${c.aggregateType}`);
+  if (c.aggregateId) add("i", Prisma.sql`e."aggregateId" = ${c.aggregateId}`);
+  if (c.types?.length === 1) add("t", Prisma.sql`e."type" = ${c.types[0]}`);
+  else if (c.types?.length) add("T", Prisma.sql`e."type" = ANY(${[...c.types]}::text[])`);
+  if (c.editorUserId) add("e", Prisma.sql`e."editorUserId" = ${c.editorUserId}`);
+  if (c.from) add("f", Prisma.sql`e."createdAt" >= ${c.from}::timestamptz`);
+  if (c.to) add("u", Prisma.sql`e."createdAt" < ${c.to}::timestamptz`);
+  return { where: Prisma.join(parts, " AND "), name: name || "all" };
 }
 
 /** A payload stored before it was always an object reads as { value }. */
@@ -70,16 +84,50 @@ export class EventRepo {
     if (events.length) await this.db.event.createMany({ data: events.map((e) => ({ ...e, payload: e.payload as object })) });
   }
 
-  /** In creation order, the id (time-ordered) breaking ties between events of the same millisecond. */
+  /**
+   * In creation order, the id (time-ordered) breaking ties between events of the same millisecond: the total (bounded,
+   * see Page) and the page in one statement on the driver (one snapshot, no transaction), named by the conditions
+   * present so that PostgreSQL parses it once per connection. The trail is the fastest-growing table: through
+   * Prisma's runtime and a batch transaction a page cost ~2.4 ms of svc's CPU, as a statement ~0.8 ms.
+   */
   async page(instanceId: string, c: EventConditions, w: Window): Promise<Paged<EventRow>> {
-    const where = eventWhere(instanceId, c);
-    const dir = direction(w);
-    const page = await countAndPage(
+    const { where, name } = eventCondition(instanceId, c);
+    const limit = countLimit(w);
+    const dir = Prisma.raw(w.asc ? "ASC" : "DESC");
+    const rows = await query<EventListRow>(
       this.db,
-      w,
-      (take) => this.db.event.count({ where, take }),
-      this.db.event.findMany({ where, orderBy: [{ createdAt: dir }, { id: dir }], ...slice(w) }),
+      statement(
+        Prisma.sql`
+        SELECT t."total", v.* FROM (SELECT count(*)::int AS "total" FROM (SELECT 1 FROM "Event" e WHERE ${where}${limit === undefined ? Prisma.empty : Prisma.sql` LIMIT ${limit}`}) c) t
+        LEFT JOIN LATERAL (
+          SELECT e."id", e."instanceId", e."orgId", e."aggregateType", e."aggregateId", e."type", e."editorUserId", e."payload", e."createdAt"
+          FROM "Event" e WHERE ${where} ORDER BY e."createdAt" ${dir}, e."id" ${dir} LIMIT ${w.limit} OFFSET ${w.offset}
+        ) v ON TRUE
+        ORDER BY v."createdAt" ${dir}, v."id" ${dir}`,
+        `event_list_${name}_${w.asc ? "asc" : "desc"}_${limit === undefined ? "exact" : "bounded"}`,
+      ),
     );
-    return { total: page.total, totalIsLowerBound: page.totalIsLowerBound, rows: page.rows.map((r) => ({ ...r, payload: payloadOf(r.payload) })) };
+    const page: EventRow[] = [];
+    for (const r of rows) {
+      if (r.id === null) continue;
+      page.push({
+        id: r.id,
+        instanceId: r.instanceId,
+        orgId: r.orgId,
+        aggregateType: r.aggregateType,
+        aggregateId: r.aggregateId,
+        type: r.type,
+        editorUserId: r.editorUserId,
+        payload: payloadOf(typeof r.payload === "string" ? (JSON.parse(r.payload) as Prisma.JsonValue) : r.payload),
+        createdAt: r.createdAt instanceof Date ? r.createdAt : new Date(r.createdAt),
+      });
+    }
+    return { ...totalOf(rows[0]?.total ?? 0, w), rows: page };
   }
 }
+
+/** A row of the list statement: the total, and the event's columns (all null for the one row of an empty page). */
+type EventListRow = { total: number } & (
+  | (Omit<EventRow, "payload" | "createdAt"> & { payload: Prisma.JsonValue; createdAt: Date | string })
+  | { id: null; [column: string]: unknown }
+);

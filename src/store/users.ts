@@ -83,11 +83,14 @@ export interface ProfileRows {
 }
 
 /** The v2 user view as one SQL statement over `u` and its organization `o`, for reads on the driver (src/store/sql.ts). */
-export const USER_VIEW_FROM = Prisma.sql`
-  SELECT u."id", u."orgId", u."type"::text AS "type", u."state"::text AS "state", u."username", u."givenName", u."familyName",
+/** The columns of a UserViewRow over the user `u` and its organization `o`. */
+export const USER_VIEW_COLUMNS = Prisma.sql`u."id", u."orgId", u."type"::text AS "type", u."state"::text AS "state", u."username", u."givenName", u."familyName",
     u."nickName", u."displayName", u."preferredLanguage", u."gender", u."email", u."emailVerified", u."phone", u."phoneVerified",
     u."passwordChangeRequired", u."passwordChangedAt", u."machineName", u."description", u."accessTokenType"::text AS "accessTokenType",
-    u."secretCreatedAt" IS NOT NULL AS "hasSecret", u."createdAt", u."updatedAt", o."primaryDomain"
+    u."secretCreatedAt" IS NOT NULL AS "hasSecret", u."createdAt", u."updatedAt", o."primaryDomain"`;
+
+export const USER_VIEW_FROM = Prisma.sql`
+  SELECT ${USER_VIEW_COLUMNS}
   FROM "User" u JOIN "Organization" o ON o."id" = u."orgId"`;
 
 export type UserViewRow = Omit<UserView, "loginNames" | "preferredLoginName" | "passwordChangedAt" | "createdAt" | "updatedAt"> & {
