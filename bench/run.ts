@@ -24,6 +24,7 @@ import { loadConfig } from "../src/config.js";
 import { type Server, startServer } from "../src/server.js";
 import type { FlowSpec } from "./flow-client.js";
 import { BURST_SCENARIOS } from "./scenarios/burst.js";
+import { LIST_SCENARIOS } from "./scenarios/lists.js";
 import { OAUTH_SCENARIOS } from "./scenarios/oauth.js";
 import { SAML_SCENARIOS } from "./scenarios/saml.js";
 import { SCIM_SCENARIOS } from "./scenarios/scim.js";
@@ -166,6 +167,7 @@ export const SCENARIOS: Scenario[] = [
     path: "/v2/users/{id}",
     setup: (ctx) => ({ path: `/v2/users/${ctx.userIds[Math.floor(ctx.userIds.length / 2)]}` }),
   },
+  ...LIST_SCENARIOS,
   { name: "/healthz", method: "GET", path: "/healthz", anonymous: true },
   ...OAUTH_SCENARIOS,
   ...SIGN_IN_SCENARIOS,
