@@ -47,6 +47,8 @@ export interface PageStatement {
   columns: Prisma.Sql;
   /** The alias of `from`. */
   alias: string;
+  /** Joins that only the page's rows need (the count reads `from` alone), e.g. to the user a row is about. */
+  join?: Prisma.Sql;
   /** The order's columns, the last one unique and never null (it breaks ties and tells an empty page's row). */
   order: readonly string[];
   /**
@@ -71,7 +73,7 @@ export async function pageOnDriver<R>(db: Db, q: PageStatement, w: Window): Prom
     statement(
       Prisma.sql`SELECT t."total", v.* FROM (SELECT count(*)::int AS "total" FROM (SELECT 1 FROM ${q.from} WHERE ${q.where}${bound}) c) t
         LEFT JOIN LATERAL (
-          SELECT ${q.columns} FROM ${q.from} WHERE ${q.where} ORDER BY ${order(q.alias)} LIMIT ${w.limit} OFFSET ${w.offset}
+          SELECT ${q.columns} FROM ${q.from} ${q.join ?? Prisma.empty} WHERE ${q.where} ORDER BY ${order(q.alias)} LIMIT ${w.limit} OFFSET ${w.offset}
         ) v ON TRUE
         ORDER BY ${order("v")}`,
       q.name && `${q.name}_${dir.toLowerCase()}_${limit === undefined ? "exact" : "bounded"}`,

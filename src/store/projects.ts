@@ -1,5 +1,5 @@
 // Projects, their roles and project grants.
-import type { Prisma } from "../../gen/prisma/client.js";
+import { Prisma } from "../../gen/prisma/client.js";
 import type { ProjectGrantQuery, ProjectGrantView } from "../domain/access/project-grants.js";
 import type { RoleQuery, RoleView } from "../domain/access/project-roles.js";
 import type { ProjectQuery, ProjectState, ProjectView } from "../domain/access/projects.js";
@@ -7,7 +7,8 @@ import { alreadyExists } from "../domain/errors.js";
 import type { Page } from "../domain/list.js";
 import { unique } from "./errors.js";
 import type { Db } from "./index.js";
-import { countAndPage, inCreationOrder, type Paged, textFilter } from "./paging.js";
+import { countAndPage, dateOf, inCreationOrder, type Paged, pageOnDriver, textFilter } from "./paging.js";
+import { textSql } from "./user-query.js";
 
 const PROJECT_SELECT = {
   id: true,
@@ -55,23 +56,27 @@ export interface ProjectGrantListQuery {
 
 const projectNameTaken = () => alreadyExists("Errors.Project.AlreadyExists", "a project with this name already exists in the organization");
 
-function projectFilter(q: ProjectQuery, scope: string[] | undefined): Prisma.ProjectWhereInput {
+/**
+ * A filter over the project `p`, and its part of the statement's shape name. A receiving organization sees its own
+ * grant of a project, not to whom else the owner granted it.
+ */
+function projectCondition(q: ProjectQuery, scope: string[] | undefined): [string, Prisma.Sql] {
   switch (q.kind) {
     case "name":
-      return { name: textFilter(q.match) };
+      return [`n${q.match.method[0]}${q.match.ignoreCase ? "i" : ""}`, textSql(Prisma.raw('p."name"'), q.match)];
     case "ids":
-      return { id: { in: q.ids } };
+      return ["d", Prisma.sql`p."id" = ANY(${q.ids}::text[])`];
     case "org":
-      return { orgId: q.orgId };
-    case "grantedOrg":
-      // A receiving organization sees its own grant of a project, not to whom else the owner granted it.
-      return {
-        grants: {
-          some: { grantedOrgId: q.orgId, ...(scope ? { OR: [{ grantedOrgId: { in: scope } }, { project: { orgId: { in: scope } } }] } : {}) },
-        },
-      };
+      return ["o", Prisma.sql`p."orgId" = ${q.orgId}`];
+    case "grantedOrg": {
+      const seen = scope ? Prisma.sql` AND (g."grantedOrgId" = ANY(${scope}::text[]) OR p."orgId" = ANY(${scope}::text[]))` : Prisma.empty;
+      return [scope ? "gs" : "g", Prisma.sql`EXISTS (SELECT 1 FROM "ProjectGrant" g WHERE g."projectId" = p."id" AND g."grantedOrgId" = ${q.orgId}${seen})`];
+    }
   }
 }
+
+/** Lists with more filters than this are not named statements: too many shapes to keep per connection. */
+const MAX_NAMED_FILTERS = 6;
 
 function grantFilter(q: ProjectGrantQuery): Prisma.ProjectGrantWhereInput {
   switch (q.kind) {
@@ -125,16 +130,32 @@ export class ProjectRepo {
     await this.db.project.delete({ where: { id } });
   }
 
+  /**
+   * A project shows to its owner and to the organizations it is granted to. By name or creation, the id breaking
+   * ties; the total bounded (see Page); one statement on the driver (pageOnDriver).
+   */
   async page(q: ProjectListQuery): Promise<Paged<ProjectView>> {
-    const scope: Prisma.ProjectWhereInput = q.scope ? { OR: [{ orgId: { in: q.scope } }, { grants: { some: { grantedOrgId: { in: q.scope } } } }] } : {};
-    const where: Prisma.ProjectWhereInput = { instanceId: q.instanceId, AND: [scope, ...q.filters.map((f) => projectFilter(f, q.scope))] };
-    const dir = q.page.asc ? "asc" : "desc";
-    return countAndPage(
+    const filters = q.filters.map((f) => projectCondition(f, q.scope));
+    const where = [Prisma.sql`p."instanceId" = ${q.instanceId}`, ...filters.map(([, sql]) => sql)];
+    if (q.scope) {
+      where.push(Prisma.sql`(p."orgId" = ANY(${q.scope}::text[])
+        OR EXISTS (SELECT 1 FROM "ProjectGrant" sg WHERE sg."projectId" = p."id" AND sg."grantedOrgId" = ANY(${q.scope}::text[])))`);
+    }
+    const shape = `${filters.map(([part]) => part).join("_")}${q.scope ? "S" : ""}`;
+    const page = await pageOnDriver<Omit<ProjectView, "createdAt" | "updatedAt"> & { createdAt: unknown; updatedAt: unknown }>(
       this.db,
+      {
+        from: Prisma.sql`"Project" p`,
+        alias: "p",
+        where: Prisma.join(where, " AND "),
+        columns: Prisma.sql`p."id", p."orgId", p."name", p."state"::text AS "state", p."projectRoleAssertion", p."authorizationRequired",
+          p."projectAccessRequired", p."createdAt", p."updatedAt"`,
+        order: [q.sort, "id"],
+        name: filters.length <= MAX_NAMED_FILTERS ? `project_list_${q.sort}_${shape || "all"}` : undefined,
+      },
       q.page,
-      (take) => this.db.project.count({ where, take }),
-      this.db.project.findMany({ where, orderBy: [{ [q.sort]: dir }, { id: dir }], skip: q.page.offset, take: q.page.limit, select: PROJECT_SELECT }),
     );
+    return { ...page, rows: page.rows.map((r) => ({ ...r, createdAt: dateOf(r.createdAt), updatedAt: dateOf(r.updatedAt) })) };
   }
 
   // ------------------------------------------------------------ roles
