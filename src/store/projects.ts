@@ -7,7 +7,7 @@ import { alreadyExists } from "../domain/errors.js";
 import type { Page } from "../domain/list.js";
 import { unique } from "./errors.js";
 import type { Db } from "./index.js";
-import { countAndPage, dateOf, inCreationOrder, type Paged, pageOnDriver, textFilter } from "./paging.js";
+import { dateOf, type Paged, pageOnDriver } from "./paging.js";
 import { textSql } from "./user-query.js";
 
 const PROJECT_SELECT = {
@@ -78,14 +78,15 @@ function projectCondition(q: ProjectQuery, scope: string[] | undefined): [string
 /** Lists with more filters than this are not named statements: too many shapes to keep per connection. */
 const MAX_NAMED_FILTERS = 6;
 
-function grantFilter(q: ProjectGrantQuery): Prisma.ProjectGrantWhereInput {
+/** A filter over the project grant `g`, and its letter in the statement's shape name. */
+function grantCondition(q: ProjectGrantQuery): [string, Prisma.Sql] {
   switch (q.kind) {
     case "project":
-      return { projectId: q.projectId };
+      return ["p", Prisma.sql`g."projectId" = ${q.projectId}`];
     case "grantedOrg":
-      return { grantedOrgId: q.orgId };
+      return ["o", Prisma.sql`g."grantedOrgId" = ${q.orgId}`];
     case "roleKey":
-      return { roleKeys: { has: q.roleKey } };
+      return ["r", Prisma.sql`${q.roleKey} = ANY(g."roleKeys")`];
   }
 }
 
@@ -203,19 +204,28 @@ export class ProjectRepo {
   }
 
   /** `onlyKeys`: the roles to show (those granted, for a receiving organization). */
-  rolePage(projectId: string, onlyKeys: string[] | undefined, filters: RoleQuery[], page: Page): Promise<Paged<RoleRow>> {
-    const where: Prisma.ProjectRoleWhereInput = {
-      projectId,
-      ...(onlyKeys ? { key: { in: onlyKeys } } : {}),
-      AND: filters.map((q) => (q.kind === "key" ? { key: textFilter(q.match) } : { displayName: textFilter(q.match) })),
-    };
-    const dir = page.asc ? "asc" : "desc";
-    return countAndPage(
+  /** By creation (the key breaking ties); the total bounded (see Page); one statement on the driver (pageOnDriver). */
+  async rolePage(projectId: string, onlyKeys: string[] | undefined, filters: RoleQuery[], page: Page): Promise<Paged<RoleRow>> {
+    const conditions = filters.map((q): [string, Prisma.Sql] => {
+      const column = q.kind === "key" ? "key" : "displayName";
+      return [`${column[0]}${q.match.method[0]}${q.match.ignoreCase ? "i" : ""}`, textSql(Prisma.raw(`r."${column}"`), q.match)];
+    });
+    const where = [Prisma.sql`r."projectId" = ${projectId}`, ...conditions.map(([, sql]) => sql)];
+    if (onlyKeys) where.push(Prisma.sql`r."key" = ANY(${onlyKeys}::text[])`);
+    const shape = `${conditions.map(([part]) => part).join("_")}${onlyKeys ? "O" : ""}`;
+    const list = await pageOnDriver<Omit<RoleRow, "createdAt" | "updatedAt"> & { createdAt: unknown; updatedAt: unknown }>(
       this.db,
+      {
+        from: Prisma.sql`"ProjectRole" r`,
+        alias: "r",
+        where: Prisma.join(where, " AND "),
+        columns: Prisma.sql`r."projectId", r."key", r."displayName", r."group", r."createdAt", r."updatedAt"`,
+        order: ["createdAt", "key"],
+        name: conditions.length <= MAX_NAMED_FILTERS ? `project_role_list_${shape || "all"}` : undefined,
+      },
       page,
-      (take) => this.db.projectRole.count({ where, take }),
-      this.db.projectRole.findMany({ where, orderBy: [{ createdAt: dir }, { key: dir }], skip: page.offset, take: page.limit }),
     );
+    return { ...list, rows: list.rows.map((r) => ({ ...r, createdAt: dateOf(r.createdAt), updatedAt: dateOf(r.updatedAt) })) };
   }
 
   // ------------------------------------------------------------ project grants
@@ -273,34 +283,33 @@ export class ProjectRepo {
     return (await this.db.projectGrant.deleteMany({ where: { id } })).count > 0;
   }
 
+  /**
+   * Grants the caller sees (of its organizations' projects, or to its organizations) by creation (the id breaking
+   * ties), each with its project's and the receiving organization's names; the total bounded (see Page); one
+   * statement on the driver (pageOnDriver).
+   */
   async grantPage(q: ProjectGrantListQuery): Promise<Paged<ProjectGrantView>> {
-    const scope: Prisma.ProjectGrantWhereInput = q.scope ? { OR: [{ project: { orgId: { in: q.scope } } }, { grantedOrgId: { in: q.scope } }] } : {};
-    const where: Prisma.ProjectGrantWhereInput = { instanceId: q.instanceId, AND: [scope, ...q.filters.map(grantFilter)] };
-    const { rows, ...total } = await countAndPage(
+    const conditions = q.filters.map(grantCondition);
+    const where = [Prisma.sql`g."instanceId" = ${q.instanceId}`, ...conditions.map(([, sql]) => sql)];
+    if (q.scope) {
+      where.push(Prisma.sql`(g."grantedOrgId" = ANY(${q.scope}::text[])
+        OR EXISTS (SELECT 1 FROM "Project" sp WHERE sp."id" = g."projectId" AND sp."orgId" = ANY(${q.scope}::text[])))`);
+    }
+    const shape = `${conditions.map(([part]) => part).join("")}${q.scope ? "S" : ""}`;
+    const list = await pageOnDriver<Omit<ProjectGrantView, "createdAt" | "updatedAt"> & { createdAt: unknown; updatedAt: unknown }>(
       this.db,
+      {
+        from: Prisma.sql`"ProjectGrant" g`,
+        alias: "g",
+        join: Prisma.sql`JOIN "Project" p ON p."id" = g."projectId" LEFT JOIN "Organization" go ON go."id" = g."grantedOrgId"`,
+        where: Prisma.join(where, " AND "),
+        columns: Prisma.sql`g."id", g."projectId", p."name" AS "projectName", p."orgId" AS "projectOrgId", g."grantedOrgId",
+          COALESCE(go."name", '') AS "grantedOrgName", g."roleKeys", g."state"::text AS "state", g."createdAt", g."updatedAt"`,
+        order: ["createdAt", "id"],
+        name: conditions.length <= MAX_NAMED_FILTERS ? `project_grant_list_${shape || "all"}` : undefined,
+      },
       q.page,
-      (take) => this.db.projectGrant.count({ where, take }),
-      this.db.projectGrant.findMany({ where, ...inCreationOrder(q.page), include: { project: { select: { name: true, orgId: true } } } }),
     );
-    const orgs = await this.db.organization.findMany({
-      where: { id: { in: [...new Set(rows.map((r) => r.grantedOrgId))] } },
-      select: { id: true, name: true },
-    });
-    const names = new Map(orgs.map((o) => [o.id, o.name]));
-    return {
-      ...total,
-      rows: rows.map((r) => ({
-        id: r.id,
-        projectId: r.projectId,
-        projectName: r.project.name,
-        projectOrgId: r.project.orgId,
-        grantedOrgId: r.grantedOrgId,
-        grantedOrgName: names.get(r.grantedOrgId) ?? "",
-        roleKeys: r.roleKeys,
-        state: r.state,
-        createdAt: r.createdAt,
-        updatedAt: r.updatedAt,
-      })),
-    };
+    return { ...list, rows: list.rows.map((r) => ({ ...r, createdAt: dateOf(r.createdAt), updatedAt: dateOf(r.updatedAt) })) };
   }
 }
