@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto";
 import { Prisma } from "../../gen/prisma/client.js";
 import type { Db } from "./index.js";
-import { countAndPage, type Paged, type Window } from "./paging.js";
+import { dateOf, type Paged, pageOnDriver, type Window } from "./paging.js";
 import type { RefreshTokenRow } from "./refresh-tokens.js";
 import { gateAllowed } from "./sign-in-sql.js";
 import { query, statement } from "./sql.js";
@@ -409,21 +409,25 @@ export class TokenRepo {
   }
 
   /** One page of a user's valid tokens (unrevoked, unexpired at `now`), by creation. */
+  /**
+   * A user's valid access tokens by creation (the id breaking ties); the total bounded (see Page): a machine user may
+   * hold many (one per client credentials grant). One statement on the driver (pageOnDriver); the (userId, createdAt)
+   * index serves both the count and the page.
+   */
   async livePage(userId: string, now: Date, p: Window): Promise<Paged<UserTokenRow>> {
-    const where = { userId, revokedAt: null, expiresAt: { gt: now }, format: { in: ["opaque", "jwt"] } };
-    const { rows, ...total } = await countAndPage(
+    const page = await pageOnDriver<Omit<UserTokenRow, "createdAt" | "expiresAt"> & { createdAt: unknown; expiresAt: unknown }>(
       this.db,
+      {
+        from: Prisma.sql`"OAuthToken" t`,
+        alias: "t",
+        where: Prisma.sql`t."userId" = ${userId} AND t."revokedAt" IS NULL AND t."expiresAt" > ${now}::timestamptz AND t."format" IN ('opaque', 'jwt')`,
+        columns: Prisma.sql`t."id", t."userId", t."clientId", t."scopes", t."audience", t."credentialId", t."createdAt", t."expiresAt"`,
+        order: ["createdAt", "id"],
+        name: "user_token_list",
+      },
       p,
-      (take) => this.db.oAuthToken.count({ where, take }),
-      this.db.oAuthToken.findMany({
-        where,
-        orderBy: [{ createdAt: p.asc ? "asc" : "desc" }, { id: p.asc ? "asc" : "desc" }],
-        skip: p.offset,
-        take: p.limit,
-        select: { id: true, userId: true, clientId: true, scopes: true, audience: true, credentialId: true, createdAt: true, expiresAt: true },
-      }),
     );
-    return { ...total, rows: rows as UserTokenRow[] };
+    return { ...page, rows: page.rows.map((r) => ({ ...r, createdAt: dateOf(r.createdAt), expiresAt: dateOf(r.expiresAt) })) };
   }
 
   /** Revokes a user's valid tokens, only those with `ids` or of `clientId` when given; returns how many. */

@@ -1,6 +1,7 @@
 // The totals of v2 lists (ListDetails): exact up to max(1000, offset + limit) matches, a flagged lower bound above,
-// and exact on request (ListQuery.exactTotal), over the hand-written ListUsers statement and the Prisma-built lists
-// (events, organizations), through REST, Connect JSON and gRPC. SCIM's totalResults stays exact.
+// and exact on request (ListQuery.exactTotal), over the ListUsers statements, the shared list statement of the other
+// lists (pageOnDriver: events, organizations) and a list still read through Prisma (user metadata), through REST,
+// Connect JSON and gRPC. SCIM's totalResults stays exact.
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
@@ -67,7 +68,7 @@ describe("v2 list totals", () => {
     expect(body.result).toHaveLength(5);
   });
 
-  it("bounds the Prisma-built lists the same way (events: one per created user)", async () => {
+  it("bounds the other lists the same way (events: one per created user), exact when small", async () => {
     const bounded = await ok(t, "connect", t.pat, "ListEvents", { query: { limit: 3 }, organizationId: orgId });
     expect(bounded.details).toMatchObject({ totalResult: "1000", totalResultIsLowerBound: true });
     expect(bounded.result).toHaveLength(3);
@@ -77,6 +78,13 @@ describe("v2 list totals", () => {
     const small = await ok(t, "rest", t.pat, "ListOrganizations", { query: { limit: 1 } });
     expect(Number(small.details.totalResult)).toBeGreaterThan(1);
     expect(small.details.totalResultIsLowerBound).toBeUndefined();
+    const someone = (await users({ limit: 1 })).result[0].userId;
+    const metadata = Array.from({ length: 3 }, (_, i) => ({ key: `k${i}`, value: Buffer.from("v").toString("base64") }));
+    await ok(t, "rest", t.pat, "SetUserMetadata", { userId: someone, metadata });
+    const viaPrisma = await ok(t, "rest", t.pat, "ListUserMetadata", { userId: someone, query: { limit: 2 } });
+    expect(viaPrisma.details.totalResult).toBe("3");
+    expect(viaPrisma.details.totalResultIsLowerBound).toBeUndefined();
+    expect(viaPrisma.result).toHaveLength(2);
   });
 
   it("carries the flag to gRPC clients (protobuf binary)", async () => {
