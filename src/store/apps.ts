@@ -7,7 +7,7 @@ import { alreadyExists } from "../domain/errors.js";
 import type { Page } from "../domain/list.js";
 import { unique } from "./errors.js";
 import type { Db } from "./index.js";
-import { dateOf, type Paged, pageOnDriver } from "./paging.js";
+import { dateOf, NAMED_MAX_FILTERS, type Paged, pageOnDriver } from "./paging.js";
 import { textSql } from "./user-query.js";
 
 const APP_SELECT = {
@@ -56,9 +56,6 @@ type AppListRow = Omit<AppView, "authMethod" | "config" | "createdAt" | "updated
   createdAt: unknown;
   updatedAt: unknown;
 };
-
-/** Lists with more filters than this are not named statements: too many shapes to keep per connection. */
-const MAX_NAMED_CONDITIONS = 6;
 
 export class AppRepo {
   constructor(readonly db: Db) {}
@@ -117,7 +114,7 @@ export class AppRepo {
         columns: Prisma.sql`a."id", a."projectId", a."orgId", a."name", a."state"::text AS "state", a."clientId", a."secretHash" IS NOT NULL AS "hasSecret",
           a."authMethod", a."accessTokenType"::text AS "accessTokenType", a."config", a."createdAt", a."updatedAt"`,
         order: ["createdAt", "id"],
-        name: conditions.length <= MAX_NAMED_CONDITIONS ? `app_list_${conditions.map(([part]) => part).join("_") || "all"}` : undefined,
+        name: conditions.length <= NAMED_MAX_FILTERS ? `app_list_${conditions.map(([part]) => part).join("_") || "all"}` : undefined,
       },
       page,
     );

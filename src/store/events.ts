@@ -2,7 +2,7 @@
 // transaction of the change it records.
 import { Prisma } from "../../gen/prisma/client.js";
 import type { Db } from "./index.js";
-import { dateOf, type Paged, pageOnDriver, type Window } from "./paging.js";
+import { dateOf, NAMED_MAX_FILTERS, type Paged, pageOnDriver, type Window } from "./paging.js";
 
 export interface EventRow {
   id: string;
@@ -98,7 +98,8 @@ export class EventRepo {
         where,
         columns: Prisma.sql`e."id", e."instanceId", e."orgId", e."aggregateType", e."aggregateId", e."type", e."editorUserId", e."payload", e."createdAt"`,
         order: ["createdAt", "id"],
-        name: `event_list_${name}`,
+        // One flag per condition present besides the instance.
+        name: name === "all" || name.length <= NAMED_MAX_FILTERS ? `event_list_${name}` : undefined,
       },
       w,
     );

@@ -7,7 +7,7 @@ import { alreadyExists } from "../domain/errors.js";
 import type { Page } from "../domain/list.js";
 import { unique } from "./errors.js";
 import type { Db } from "./index.js";
-import { dateOf, type Paged, pageOnDriver } from "./paging.js";
+import { dateOf, NAMED_MAX_FILTERS, type Paged, pageOnDriver } from "./paging.js";
 import { query, statement } from "./sql.js";
 
 export type UserGrantRow = Omit<UserGrantView, "state" | "createdAt" | "updatedAt">;
@@ -72,9 +72,6 @@ function userGrantFilter(q: UserGrantQuery): [string, Prisma.Sql] {
   }
 }
 
-/** Statements with more filters than this are not named: their shapes would be too many to keep per connection. */
-const MAX_NAMED_FILTERS = 6;
-
 export class UserGrantRepo {
   constructor(readonly db: Db) {}
 
@@ -127,7 +124,7 @@ export class UserGrantRepo {
         where: Prisma.join(where, " AND "),
         columns: Prisma.sql`g."id", g."userId", g."orgId", g."projectId", g."projectGrantId", g."roleKeys", g."state"::text AS "state", g."createdAt", g."updatedAt"`,
         order: ["createdAt", "id"],
-        name: filters.length <= MAX_NAMED_FILTERS ? `user_grant_list_${shape || "all"}` : undefined,
+        name: filters.length <= NAMED_MAX_FILTERS ? `user_grant_list_${shape || "all"}` : undefined,
       },
       q.page,
     );

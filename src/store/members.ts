@@ -2,7 +2,7 @@
 import { Prisma } from "../../gen/prisma/client.js";
 import { unique } from "./errors.js";
 import type { Db } from "./index.js";
-import { dateOf, type Paged, pageOnDriver, type Window } from "./paging.js";
+import { dateOf, NAMED_MAX_FILTERS, type Paged, pageOnDriver, type Window } from "./paging.js";
 
 export interface MemberRow {
   userId: string;
@@ -27,9 +27,6 @@ const LOCK_CLASS = 0x737663; // "svc"
 function memberCondition(c: MemberCondition): [string, Prisma.Sql] {
   return c.kind === "userId" ? ["u", Prisma.sql`m."userId" = ${c.userId}`] : ["r", Prisma.sql`${c.role} = ANY(m."roles")`];
 }
-
-/** Lists with more conditions than this are not named statements: too many shapes to keep per connection. */
-const MAX_NAMED_CONDITIONS = 6;
 
 /** The flat row of a member page (pageOnDriver) as a MemberRow. */
 type MemberListRow = Omit<MemberRow, "user" | "createdAt" | "updatedAt"> & {
@@ -64,9 +61,7 @@ async function memberPage(
       columns: Prisma.sql`m."userId", m."roles", m."createdAt", m."updatedAt", u."orgId", u."username", u."displayName", u."machineName", uo."primaryDomain"`,
       order: ["createdAt", "userId"],
       name:
-        parts.length <= MAX_NAMED_CONDITIONS
-          ? `${table === "OrgMember" ? "org" : "instance"}_member_list_${parts.map(([l]) => l).join("") || "all"}`
-          : undefined,
+        parts.length <= NAMED_MAX_FILTERS ? `${table === "OrgMember" ? "org" : "instance"}_member_list_${parts.map(([l]) => l).join("") || "all"}` : undefined,
     },
     w,
   );

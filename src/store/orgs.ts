@@ -4,7 +4,7 @@ import { alreadyExists } from "../domain/errors.js";
 import type { TextMatch } from "../domain/list.js";
 import { unique } from "./errors.js";
 import type { Db } from "./index.js";
-import { countAndPage, dateOf, direction, type Paged, pageOnDriver, slice, textFilter, type Window } from "./paging.js";
+import { countAndPage, dateOf, direction, NAMED_MAX_FILTERS, type Paged, pageOnDriver, slice, textFilter, type Window } from "./paging.js";
 import { textSql } from "./user-query.js";
 
 export type OrgState = "ACTIVE" | "INACTIVE";
@@ -54,9 +54,6 @@ function orgCondition(c: OrgCondition): [string, Prisma.Sql] {
   }
 }
 
-/** Lists with more conditions than this are not named statements: too many shapes to keep per connection. */
-const MAX_NAMED_CONDITIONS = 6;
-
 export class OrgRepo {
   constructor(private readonly db: Db) {}
 
@@ -87,7 +84,7 @@ export class OrgRepo {
         where: Prisma.join(where, " AND "),
         columns: Prisma.sql`o."id", o."name", o."state"::text AS "state", o."primaryDomain", o."createdAt", o."updatedAt"`,
         order: [filter.sort, "id"],
-        name: conditions.length <= MAX_NAMED_CONDITIONS ? `org_list_${filter.sort}_${shape || "all"}` : undefined,
+        name: conditions.length <= NAMED_MAX_FILTERS ? `org_list_${filter.sort}_${shape || "all"}` : undefined,
       },
       w,
     );

@@ -38,6 +38,13 @@ export async function countAndPage<T>(
   return { ...totalOf(await counting, w), rows: await rows };
 }
 
+/**
+ * A list statement is named (prepared once per connection) only when it has at most this many filters besides its
+ * fixed scope: PostgreSQL keeps every prepared statement of a connection until the connection ends, so the shapes a
+ * caller can make must stay few (a dozen or so per list); a page with more filters is parsed each time.
+ */
+export const NAMED_MAX_FILTERS = 1;
+
 export interface PageStatement {
   /** The table and its alias, e.g. `"UserGrant" g`. */
   from: Prisma.Sql;

@@ -7,7 +7,7 @@ import { alreadyExists } from "../domain/errors.js";
 import type { Page } from "../domain/list.js";
 import { unique } from "./errors.js";
 import type { Db } from "./index.js";
-import { dateOf, type Paged, pageOnDriver } from "./paging.js";
+import { dateOf, NAMED_MAX_FILTERS, type Paged, pageOnDriver } from "./paging.js";
 import { textSql } from "./user-query.js";
 
 const PROJECT_SELECT = {
@@ -74,9 +74,6 @@ function projectCondition(q: ProjectQuery, scope: string[] | undefined): [string
     }
   }
 }
-
-/** Lists with more filters than this are not named statements: too many shapes to keep per connection. */
-const MAX_NAMED_FILTERS = 6;
 
 /** A filter over the project grant `g`, and its letter in the statement's shape name. */
 function grantCondition(q: ProjectGrantQuery): [string, Prisma.Sql] {
@@ -152,7 +149,7 @@ export class ProjectRepo {
         columns: Prisma.sql`p."id", p."orgId", p."name", p."state"::text AS "state", p."projectRoleAssertion", p."authorizationRequired",
           p."projectAccessRequired", p."createdAt", p."updatedAt"`,
         order: [q.sort, "id"],
-        name: filters.length <= MAX_NAMED_FILTERS ? `project_list_${q.sort}_${shape || "all"}` : undefined,
+        name: filters.length <= NAMED_MAX_FILTERS ? `project_list_${q.sort}_${shape || "all"}` : undefined,
       },
       q.page,
     );
@@ -221,7 +218,7 @@ export class ProjectRepo {
         where: Prisma.join(where, " AND "),
         columns: Prisma.sql`r."projectId", r."key", r."displayName", r."group", r."createdAt", r."updatedAt"`,
         order: ["createdAt", "key"],
-        name: conditions.length <= MAX_NAMED_FILTERS ? `project_role_list_${shape || "all"}` : undefined,
+        name: conditions.length <= NAMED_MAX_FILTERS ? `project_role_list_${shape || "all"}` : undefined,
       },
       page,
     );
@@ -306,7 +303,7 @@ export class ProjectRepo {
         columns: Prisma.sql`g."id", g."projectId", p."name" AS "projectName", p."orgId" AS "projectOrgId", g."grantedOrgId",
           COALESCE(go."name", '') AS "grantedOrgName", g."roleKeys", g."state"::text AS "state", g."createdAt", g."updatedAt"`,
         order: ["createdAt", "id"],
-        name: conditions.length <= MAX_NAMED_FILTERS ? `project_grant_list_${shape || "all"}` : undefined,
+        name: conditions.length <= NAMED_MAX_FILTERS ? `project_grant_list_${shape || "all"}` : undefined,
       },
       q.page,
     );

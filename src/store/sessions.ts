@@ -3,7 +3,7 @@
 import { Prisma } from "../../gen/prisma/client.js";
 import { type EventRow, insertEventFrom } from "./events.js";
 import type { Db } from "./index.js";
-import { dateOf, type Paged, pageOnDriver, type Window } from "./paging.js";
+import { dateOf, NAMED_MAX_FILTERS, type Paged, pageOnDriver, type Window } from "./paging.js";
 import {
   READY_FACTOR_COLUMNS,
   SESSION_USER_COLUMNS,
@@ -317,7 +317,7 @@ export class SessionRepo {
         where: Prisma.join(where, " AND "),
         columns: Prisma.raw(SESSION_LIST_COLUMNS.map((c) => `s."${c}"`).join(", ")),
         order: ["createdAt", "id"],
-        name: (f.created?.length ?? 0) <= 4 ? `session_list_${shape || "all"}` : undefined,
+        name: where.length - 2 <= NAMED_MAX_FILTERS ? `session_list_${shape || "all"}` : undefined,
       },
       w,
     );
