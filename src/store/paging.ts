@@ -1,6 +1,7 @@
 // The shapes every list read shares: the "count + page" read (the total of the
-// filter and one window of its rows, from one snapshot), the window and order
-// of a list, and text matches as LIKE-safe Prisma filters.
+// filter, bounded, and one window of its rows, from one snapshot) as one
+// statement on the driver (pageOnDriver) or through Prisma (countAndPage), the
+// window and order of a list, and text matches as LIKE-safe Prisma filters.
 import { Prisma } from "../../gen/prisma/client.js";
 import { countLimit, type ListTotal, type TextMatch, totalOf } from "../domain/list.js";
 import type { Db } from "./index.js";
@@ -68,7 +69,8 @@ export interface PageStatement {
 /**
  * The total (bounded by the window's countUpTo) and one page of a list in ONE statement on the driver, instead of a
  * count and a page through Prisma's runtime in a batch transaction (BEGIN, count, page, COMMIT): one snapshot
- * without a transaction, about a third of the CPU per page. An empty page is one row with the total and nulls.
+ * without a transaction, about a quarter of the CPU per page (ListUserGrants: 2.6 ms to 0.6 ms). An empty page is
+ * one row with the total and nulls.
  */
 export async function pageOnDriver<R>(db: Db, q: PageStatement, w: Window): Promise<Paged<R>> {
   const limit = countLimit(w);
