@@ -13,7 +13,8 @@
 // Chrome's DevTools or speedscope); the profiler's own cost lowers that run's figures a little.
 //
 // SVC_BENCH_USERS (10000), SVC_BENCH_SECONDS (10), SVC_BENCH_CONNECTIONS (10),
-// SVC_BENCH_DATABASE_URL (a fresh, empty PostgreSQL database; the embedded one when unset).
+// SVC_BENCH_DATABASE_URL (a fresh, empty PostgreSQL database; the embedded one when unset), SVC_BENCH_BURST (10000:
+// the creates before the read-after-burst scenarios).
 import { execFile, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -28,6 +29,8 @@ import { type Config, loadConfig } from "../src/config.js";
 import { type Server, startServer } from "../src/server.js";
 import type { FlowSpec } from "./flow-client.js";
 import { PEER_VERSION, peerTable, runPeerComparison } from "./peer.js";
+import { BURST_SCENARIOS } from "./scenarios/burst.js";
+import { LIST_SCENARIOS } from "./scenarios/lists.js";
 import { OAUTH_SCENARIOS } from "./scenarios/oauth.js";
 import { SAML_SCENARIOS } from "./scenarios/saml.js";
 import { SCIM_SCENARIOS } from "./scenarios/scim.js";
@@ -43,6 +46,8 @@ export interface BenchContext {
   readonly userIds: readonly string[];
   /** Refreshes the planner statistics after a scenario's setup added data. */
   analyze(): Promise<void>;
+  /** CPU time (ms) the database's server processes of this database have used so far; undefined when not measurable. */
+  databaseCpuMs(): Promise<number | undefined>;
 }
 
 /** The request a scenario sends, repeated for the whole run. */
@@ -79,6 +84,12 @@ export interface ScenarioResult {
   requests: number;
   non2xx: number;
   errors: number;
+  /**
+   * CPU per request of svc's process and of the PostgreSQL backends serving it (undefined: embedded database, or not
+   * measurable): unlike requests per second, these hardly move when other work shares the machine.
+   */
+  svcCpuMsPerRequest?: number;
+  dbCpuMsPerRequest?: number;
 }
 
 const JSON_HEADERS = { "content-type": "application/json" };
@@ -90,6 +101,29 @@ export const SCENARIOS: Scenario[] = [
     path: "/svc.user.v2.UserService/ListUsers",
     headers: JSON_HEADERS,
     body: JSON.stringify({ query: { limit: 100 } }),
+  },
+  {
+    // The page a console shows: 10 rows of an organization of 10,000 users, newest first, no filter.
+    name: "ListUsers page of 10 (Connect JSON)",
+    method: "POST",
+    path: "/svc.user.v2.UserService/ListUsers",
+    headers: JSON_HEADERS,
+    body: JSON.stringify({ query: { limit: 10 } }),
+  },
+  {
+    name: "ListUsers page of 10 (REST)",
+    method: "POST",
+    path: "/v2/users",
+    headers: JSON_HEADERS,
+    body: JSON.stringify({ query: { limit: 10 } }),
+  },
+  {
+    // The seed wrote one event per user: a page of 10 over more than 10,000 events.
+    name: "ListEvents page of 10 (Connect JSON)",
+    method: "POST",
+    path: "/svc.event.v2.EventService/ListEvents",
+    headers: JSON_HEADERS,
+    body: JSON.stringify({ query: { limit: 10 } }),
   },
   {
     name: "ListUsers (REST)",
@@ -139,11 +173,14 @@ export const SCENARIOS: Scenario[] = [
     path: "/v2/users/{id}",
     setup: (ctx) => ({ path: `/v2/users/${ctx.userIds[Math.floor(ctx.userIds.length / 2)]}` }),
   },
+  ...LIST_SCENARIOS,
   { name: "/healthz", method: "GET", path: "/healthz", anonymous: true },
   ...OAUTH_SCENARIOS,
   ...SIGN_IN_SCENARIOS,
   ...SAML_SCENARIOS,
   ...SCIM_SCENARIOS,
+  // Last: the burst adds SVC_BENCH_BURST users that every later scenario would see.
+  ...BURST_SCENARIOS,
 ];
 
 // The subset of autocannon's programmatic API this file relies on.
@@ -387,7 +424,12 @@ async function runScenario(ctx: BenchContext, scenario: Scenario, seconds: numbe
   connections = own ?? connections;
   if (local) return { name, ...(await local(ctx, seconds, connections)) };
   if (flow) return { name, ...(await runFlow({ ...(await flow(ctx)), connections, warmupSeconds: WARMUP_SECONDS, seconds })) };
-  const around = profileDir ? (run: () => Promise<LoadResult>) => profiled(name, run) : undefined;
+  // svc's and the database backends' CPU per request over the measured run (not the warm-up), profiled if asked.
+  const around = async (run: () => Promise<LoadResult>): Promise<LoadResult> => {
+    const cpu = await cpuMeter(ctx, loader);
+    const r = await (profileDir ? profiled(name, run) : run());
+    return { ...r, ...(await cpu.perRequest(r.requests)) };
+  };
   return { name, ...(await measure(await resolveRequest(ctx, scenario), { name, connections, seconds, loader, around })) };
 }
 
@@ -471,11 +513,62 @@ export async function measure(
   }
 }
 
+/**
+ * Measures CPU time across one load run: this process's (svc's; with wrk the load is elsewhere, with autocannon it is
+ * not, so then only the database's is kept) and the database backends'.
+ */
+async function cpuMeter(ctx: BenchContext, loader: Loader) {
+  const svc0 = process.cpuUsage();
+  const db0 = await ctx.databaseCpuMs();
+  return {
+    async perRequest(requests: number): Promise<Pick<ScenarioResult, "svcCpuMsPerRequest" | "dbCpuMsPerRequest">> {
+      if (requests <= 0) return {};
+      const svc = process.cpuUsage(svc0);
+      const db1 = await ctx.databaseCpuMs();
+      return {
+        ...(loader === "wrk" ? { svcCpuMsPerRequest: (svc.user + svc.system) / 1000 / requests } : {}),
+        ...(db0 !== undefined && db1 !== undefined ? { dbCpuMsPerRequest: (db1 - db0) / requests } : {}),
+      };
+    },
+  };
+}
+
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/**
+ * The CPU time (ms) of the PostgreSQL backends connected to the bench database, read from /proc: only for a server
+ * on this machine (the backends are its processes) and Linux; undefined otherwise. Backends that ended are not
+ * counted, which is why the pool is warm (the warm-up) before the first reading.
+ */
+async function backendsCpuMs(db: Server["db"]): Promise<number | undefined> {
+  if (db.kind !== "postgres" || process.platform !== "linux") return undefined;
+  const rows = await db.prisma.$queryRawUnsafe<{ pid: number }[]>("SELECT pid FROM pg_stat_activity WHERE datname = current_database()");
+  let ticks = 0;
+  for (const { pid } of rows) {
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined);
+    if (stat === undefined) return undefined;
+    // Fields after the command name (which may hold spaces): utime and stime are the 14th and 15th of the line.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
+}
+
 /** Padded so that it reads well in a terminal and is already in the layout the formatter (biome) wants. */
 function markdownTable(results: ScenarioResult[]): string {
   const fmt = (n: number, digits: number) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
-  const header = ["scenario", "req/s (mean)", "p50 ms", "p99 ms", "non-2xx", "errors"];
-  const rows = results.map((r) => [r.name, fmt(r.requestsPerSecond, 0), fmt(r.latencyP50Ms, 1), fmt(r.latencyP99Ms, 1), String(r.non2xx), String(r.errors)]);
+  const header = ["scenario", "req/s (mean)", "p50 ms", "p99 ms", "non-2xx", "errors", "svc CPU ms/req", "db CPU ms/req"];
+  const opt = (n: number | undefined) => (n === undefined ? "" : fmt(n, 2));
+  const rows = results.map((r) => [
+    r.name,
+    fmt(r.requestsPerSecond, 0),
+    fmt(r.latencyP50Ms, 1),
+    fmt(r.latencyP99Ms, 1),
+    String(r.non2xx),
+    String(r.errors),
+    opt(r.svcCpuMsPerRequest),
+    opt(r.dbCpuMsPerRequest),
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join(" | ")} |`;
   const rule = `| ${widths.map((w, i) => (i === 0 ? "-".repeat(w) : `${"-".repeat(w - 1)}:`)).join(" | ")} |`;
@@ -622,6 +715,7 @@ async function main(): Promise<void> {
       analyze: async () => {
         await db.prisma.$executeRawUnsafe("ANALYZE");
       },
+      databaseCpuMs: () => backendsCpuMs(db),
     };
 
     if (values.peer) {
@@ -655,6 +749,7 @@ async function main(): Promise<void> {
       "- planner statistics refreshed (ANALYZE) after seeding, as autovacuum does on a database in service",
       `- ${seconds} s per scenario after a ${WARMUP_SECONDS} s warm-up, ${connections} connections (1 for the latency scenarios), HTTP/1.1 keep-alive`,
       `- ${machine}`,
+      "- svc CPU ms/req and db CPU ms/req: CPU time of svc's process and of the PostgreSQL backends of the bench database per request during the measured run (from /proc; PostgreSQL on this machine only); other work on the machine moves them far less than it moves req/s",
       "",
       table,
       "",

@@ -183,7 +183,7 @@ export function applicationService(): ServiceImpl<typeof ApplicationService> {
     },
     async listApplications(req, hctx) {
       const out = await listApps(ctxOf(hctx), { projectId: req.projectId, page: listPage(req.query), queries: req.queries.map(toQuery) });
-      return { details: listDetails(ctxOf(hctx), out.total), result: out.apps.map(toApp) };
+      return { details: listDetails(ctxOf(hctx), out), result: out.apps.map(toApp) };
     },
     async updateApplication(req, hctx) {
       const input = { projectId: req.projectId, appId: req.appId, name: req.name, settings: toSettings(req.config) };
@@ -218,7 +218,7 @@ export function applicationService(): ServiceImpl<typeof ApplicationService> {
     async listApplicationKeys(req, hctx) {
       const out = await listAppKeys(ctxOf(hctx), { projectId: req.projectId, appId: req.appId, page: listPage(req.query) });
       return {
-        details: listDetails(ctxOf(hctx), out.total),
+        details: listDetails(ctxOf(hctx), out),
         result: out.keys.map((k) => ({ id: k.id, appId: k.appId, creationDate: ts(k.createdAt), expirationDate: tsOpt(k.expiresAt) })),
       };
     },

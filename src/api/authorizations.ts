@@ -65,7 +65,7 @@ export function authorizationService(): ServiceImpl<typeof AuthorizationService>
     },
     async listUserGrants(req, hctx) {
       const out = await listUserGrants(ctxOf(hctx), { page: listPage(req.query), queries: req.queries.map(toQuery) });
-      return { details: listDetails(ctxOf(hctx), out.total), result: out.grants.map(toGrant) };
+      return { details: listDetails(ctxOf(hctx), out), result: out.grants.map(toGrant) };
     },
     async updateUserGrant(req, hctx) {
       return changed(await updateUserGrant(ctxOf(hctx), { grantId: req.grantId, userId: req.userId || undefined, roleKeys: req.roleKeys }));

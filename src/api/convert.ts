@@ -2,7 +2,7 @@ import { type Timestamp, timestampDate, timestampFromDate } from "@bufbuild/prot
 import type { ListQuery } from "../../gen/svc/object/v2/object_pb.js";
 import { TextQueryMethod } from "../../gen/svc/object/v2/object_pb.js";
 import { invalidArgument } from "../domain/errors.js";
-import type { TextMatch } from "../domain/list.js";
+import type { ListTotal, PageInput, TextMatch } from "../domain/list.js";
 import { checkInstant, clampInstant } from "../domain/time.js";
 
 export const ts = (d: Date): Timestamp => timestampFromDate(clampInstant(d));
@@ -10,8 +10,8 @@ export const tsOpt = (d: Date | null | undefined): Timestamp | undefined => (d ?
 /** A request's timestamp as a Date, refused when svc cannot store it (see domain/time.ts). */
 export const dateOpt = (t: Timestamp | undefined, field: string): Date | undefined => (t ? checkInstant(timestampDate(t), field) : undefined);
 
-export function listPage(q: ListQuery | undefined) {
-  return q ? { offset: q.offset, limit: q.limit, asc: q.asc } : undefined;
+export function listPage(q: ListQuery | undefined): PageInput | undefined {
+  return q ? { offset: q.offset, limit: q.limit, asc: q.asc, exactTotal: q.exactTotal } : undefined;
 }
 
 export function details(d: { createdAt: Date; updatedAt: Date }, owner: string) {
@@ -43,9 +43,9 @@ export function enumValue<T extends string>(table: Record<number, T>, value: num
   return v;
 }
 
-/** The details of a list answer: how many match in all, and when they were read. */
-export function listDetails(ctx: { clock: () => Date }, total: number) {
-  return { totalResult: BigInt(total), timestamp: ts(ctx.clock()) };
+/** The details of a list answer: how many match in all (or at least, when the count stopped), and when they were read. */
+export function listDetails(ctx: { clock: () => Date }, t: ListTotal) {
+  return { totalResult: BigInt(t.total), totalResultIsLowerBound: t.totalIsLowerBound, timestamp: ts(ctx.clock()) };
 }
 
 /** The details of a resource that has not changed since it was created. */

@@ -9,7 +9,7 @@ export function eventService(): ServiceImpl<typeof EventService> {
   return {
     async listEvents(req, hctx) {
       const ctx = ctxOf(hctx);
-      const { total, events } = await listEvents(ctx, {
+      const { events, ...total } = await listEvents(ctx, {
         page: listPage(req.query),
         filter: {
           orgId: req.organizationId,

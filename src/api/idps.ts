@@ -148,7 +148,7 @@ export function identityProviderService(): ServiceImpl<typeof IdentityProviderSe
     async listIdentityProviders(req, hctx) {
       const ctx = ctxOf(hctx);
       const out = await listIdentityProviders(ctx, req.organizationId, page(listPage(req.query)));
-      return { details: listDetails(ctx, out.total), result: out.idps.map((v) => toIdp(v, ctx.instanceId)) };
+      return { details: listDetails(ctx, out), result: out.idps.map((v) => toIdp(v, ctx.instanceId)) };
     },
     async deleteIdentityProvider(req, hctx) {
       return deleted(await deleteIdentityProvider(ctxOf(hctx), req.idpId));

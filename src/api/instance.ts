@@ -55,7 +55,7 @@ export function instanceService(externalUrl: string, keys: SigningKeys): Service
     },
     async listInstanceMembers(req, hctx) {
       const out = await listInstanceMembers(ctxOf(hctx), { page: listPage(req.query), queries: req.queries.map(toMemberQuery) });
-      return { details: listDetails(ctxOf(hctx), out.total), result: out.members.map(toMember) };
+      return { details: listDetails(ctxOf(hctx), out), result: out.members.map(toMember) };
     },
     async updateInstanceMember(req, hctx) {
       return changed(await updateInstanceMember(ctxOf(hctx), { userId: req.userId, roles: req.roles }));
@@ -65,7 +65,7 @@ export function instanceService(externalUrl: string, keys: SigningKeys): Service
     },
     async listSigningKeys(req, hctx) {
       const out = await listSigningKeys(ctxOf(hctx), keys, { page: listPage(req.query), states: req.queries.map(toKeyState) });
-      return { details: listDetails(ctxOf(hctx), out.total), result: out.keys.map(toSigningKey) };
+      return { details: listDetails(ctxOf(hctx), out), result: out.keys.map(toSigningKey) };
     },
     async rotateSigningKey(_req, hctx) {
       const r = await rotateSigningKey(ctxOf(hctx), keys);

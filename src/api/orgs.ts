@@ -93,7 +93,7 @@ export function organizationService(externalUrl: string): ServiceImpl<typeof Org
         sort: enumValue(SORT_FROM, req.sortingColumn, "SortingColumn"),
         queries: req.queries.map(toQuery),
       });
-      return { details: listDetails(ctxOf(hctx), out.total), sortingColumn: req.sortingColumn, result: out.orgs.map(toOrg) };
+      return { details: listDetails(ctxOf(hctx), out), sortingColumn: req.sortingColumn, result: out.orgs.map(toOrg) };
     },
     async updateOrganization(req, hctx) {
       return changed(await updateOrganization(ctxOf(hctx), { orgId: req.organizationId, name: req.name }));
@@ -118,7 +118,7 @@ export function organizationService(externalUrl: string): ServiceImpl<typeof Org
         queries: req.queries.map(toMetadataQuery),
       });
       return {
-        details: listDetails(ctxOf(hctx), out.total),
+        details: listDetails(ctxOf(hctx), out),
         result: out.entries.map((e) => ({ key: e.key, value: e.value, details: details(e, req.organizationId) })),
       };
     },
@@ -134,7 +134,7 @@ export function organizationService(externalUrl: string): ServiceImpl<typeof Org
         page: listPage(req.query),
         queries: req.queries.map(toMemberQuery),
       });
-      return { details: listDetails(ctxOf(hctx), out.total), result: out.members.map(toMember) };
+      return { details: listDetails(ctxOf(hctx), out), result: out.members.map(toMember) };
     },
     async updateOrganizationMember(req, hctx) {
       return changed(await updateOrgMember(ctxOf(hctx), { orgId: req.organizationId, userId: req.userId, roles: req.roles }));

@@ -148,7 +148,7 @@ export function projectService(): ServiceImpl<typeof ProjectService> {
         sort: enumValue(SORT_FROM, req.sortingColumn, "SortingColumn"),
         queries: req.queries.map(toProjectQuery),
       });
-      return { details: listDetails(ctxOf(hctx), out.total), sortingColumn: req.sortingColumn, result: out.projects.map(toProject) };
+      return { details: listDetails(ctxOf(hctx), out), sortingColumn: req.sortingColumn, result: out.projects.map(toProject) };
     },
     async updateProject(req, hctx) {
       return {
@@ -178,7 +178,7 @@ export function projectService(): ServiceImpl<typeof ProjectService> {
     },
     async listProjectRoles(req, hctx) {
       const out = await listProjectRoles(ctxOf(hctx), { projectId: req.projectId, page: listPage(req.query), queries: req.queries.map(toRoleQuery) });
-      return { details: listDetails(ctxOf(hctx), out.total), result: out.roles.map(toRole) };
+      return { details: listDetails(ctxOf(hctx), out), result: out.roles.map(toRole) };
     },
     async updateProjectRole(req, hctx) {
       const input = { projectId: req.projectId, roleKey: req.roleKey, displayName: req.displayName, group: req.group };
@@ -197,7 +197,7 @@ export function projectService(): ServiceImpl<typeof ProjectService> {
     },
     async listProjectGrants(req, hctx) {
       const out = await listProjectGrants(ctxOf(hctx), { page: listPage(req.query), queries: req.queries.map(toGrantQuery) });
-      return { details: listDetails(ctxOf(hctx), out.total), result: out.grants.map(toGrant) };
+      return { details: listDetails(ctxOf(hctx), out), result: out.grants.map(toGrant) };
     },
     async updateProjectGrant(req, hctx) {
       const input = { projectId: req.projectId, grantedOrgId: req.grantedOrganizationId, roleKeys: req.roleKeys };

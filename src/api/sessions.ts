@@ -177,7 +177,7 @@ export function sessionService(): ServiceImpl<typeof SessionService> {
     async listSessions(req, hctx) {
       const ctx = ctxOf(hctx);
       const out = await listSessions(ctx, req.queries.map(query), page(listPage(req.query)));
-      return { details: listDetails(ctx, out.total), sessions: out.sessions.map(toSession) };
+      return { details: listDetails(ctx, out), sessions: out.sessions.map(toSession) };
     },
     async deleteSession(req, hctx) {
       return deleted(await deleteSession(ctxOf(hctx), req.sessionId, req.sessionToken));

@@ -13,6 +13,7 @@ import { listPasskeys, registerPasskey, removePasskey, verifyPasskeyRegistration
 import { requestPasswordReset } from "../domain/identity/authn/password-reset.js";
 import type { Change } from "../domain/identity/authn/ports.js";
 import { registerTotp, removeTotp, verifyTotpRegistration } from "../domain/identity/authn/totp.js";
+import { exactTotal } from "../domain/list.js";
 import { ctxOf } from "./connect.js";
 import { listDetails, ts, tsOpt } from "./convert.js";
 
@@ -82,7 +83,7 @@ export const userAuthn: Pick<ServiceImpl<typeof UserService>, AuthnRpcs> = {
   async listPasskeys(req, hctx) {
     const passkeys = await listPasskeys(ctxOf(hctx), req.userId);
     return {
-      details: listDetails(ctxOf(hctx), passkeys.length),
+      details: listDetails(ctxOf(hctx), exactTotal(passkeys.length)),
       result: passkeys.map((p) => ({
         id: p.id,
         name: p.name,
@@ -114,6 +115,6 @@ export const userAuthn: Pick<ServiceImpl<typeof UserService>, AuthnRpcs> = {
   },
   async listAuthenticationMethodTypes(req, hctx) {
     const types = await authenticationMethodTypes(ctxOf(hctx), req.userId);
-    return { details: listDetails(ctxOf(hctx), types.length), authMethodTypes: types.map((t) => METHOD_TYPES[t]) };
+    return { details: listDetails(ctxOf(hctx), exactTotal(types.length)), authMethodTypes: types.map((t) => METHOD_TYPES[t]) };
   },
 };

@@ -52,7 +52,7 @@ export const userIdps: Pick<ServiceImpl<typeof UserService>, IdpRpcs> = {
     const ctx = ctxOf(hctx);
     const out = await listIdpLinks(ctx, req.userId, page(listPage(req.query)));
     return {
-      details: listDetails(ctx, out.total),
+      details: listDetails(ctx, out),
       result: out.links.map((l) => ({ idpId: l.idpId, userId: l.externalUserId, userName: l.externalUserName })),
     };
   },

@@ -192,7 +192,7 @@ const userTokens: Pick<ServiceImpl<typeof UserService>, "listUserTokens" | "revo
   async listUserTokens(req, hctx) {
     const out = await listUserTokens(ctxOf(hctx), { userId: req.userId, page: listPage(req.query) });
     return {
-      details: listDetails(ctxOf(hctx), out.total),
+      details: listDetails(ctxOf(hctx), out),
       result: out.tokens.map((t) => ({
         id: t.id,
         userId: t.userId,
@@ -230,7 +230,7 @@ export function userService(): ServiceImpl<typeof UserService> {
         sort: enumValue(SORT_FROM, req.sortingColumn, "SortingColumn"),
         queries: req.queries.map(toQuery),
       });
-      return { details: listDetails(ctxOf(hctx), out.total), sortingColumn: req.sortingColumn, result: out.users.map(toUser) };
+      return { details: listDetails(ctxOf(hctx), out), sortingColumn: req.sortingColumn, result: out.users.map(toUser) };
     },
     async deleteUser(req, hctx) {
       return deleted(await deleteUser(ctxOf(hctx), req.userId));
@@ -242,7 +242,7 @@ export function userService(): ServiceImpl<typeof UserService> {
     async listPersonalAccessTokens(req, hctx) {
       const out = await listPersonalAccessTokens(ctxOf(hctx), { userId: req.userId || undefined, page: listPage(req.query) });
       return {
-        details: listDetails(ctxOf(hctx), out.total),
+        details: listDetails(ctxOf(hctx), out),
         result: out.tokens.map((t) => ({
           id: t.id,
           userId: t.userId,
@@ -286,7 +286,7 @@ export function userService(): ServiceImpl<typeof UserService> {
     async listUserMetadata(req, hctx) {
       const out = await listUserMetadata(ctxOf(hctx), { userId: req.userId, page: listPage(req.query), queries: req.queries.map(toMetadataQuery) });
       return {
-        details: listDetails(ctxOf(hctx), out.total),
+        details: listDetails(ctxOf(hctx), out),
         result: out.entries.map((m) => ({ key: m.key, value: m.value, details: details(m, m.orgId) })),
       };
     },
@@ -304,7 +304,7 @@ export function userService(): ServiceImpl<typeof UserService> {
     async listKeys(req, hctx) {
       const out = await listMachineKeys(ctxOf(hctx), { userId: req.userId || undefined, page: listPage(req.query) });
       return {
-        details: listDetails(ctxOf(hctx), out.total),
+        details: listDetails(ctxOf(hctx), out),
         result: out.keys.map((k) => ({
           id: k.id,
           userId: k.userId,

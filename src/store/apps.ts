@@ -1,5 +1,5 @@
 // Applications of a project and their keys.
-import type { Prisma } from "../../gen/prisma/client.js";
+import { Prisma } from "../../gen/prisma/client.js";
 import type { AppKeyView } from "../domain/access/app-keys.js";
 import { type AppConfig, type AuthMethod, parseAppConfig } from "../domain/access/app-settings.js";
 import type { AppQuery, AppView } from "../domain/access/apps.js";
@@ -7,7 +7,8 @@ import { alreadyExists } from "../domain/errors.js";
 import type { Page } from "../domain/list.js";
 import { unique } from "./errors.js";
 import type { Db } from "./index.js";
-import { countAndPage, inCreationOrder, type Paged, textFilter } from "./paging.js";
+import { dateOf, NAMED_MAX_FILTERS, type Paged, pageOnDriver } from "./paging.js";
+import { textSql } from "./user-query.js";
 
 const APP_SELECT = {
   id: true,
@@ -47,6 +48,14 @@ function toView(row: Prisma.ApplicationGetPayload<{ select: typeof APP_SELECT }>
 }
 
 const json = (config: AppConfig) => config as unknown as Prisma.InputJsonValue;
+
+/** A row of the application list statement (pageOnDriver). */
+type AppListRow = Omit<AppView, "authMethod" | "config" | "createdAt" | "updatedAt"> & {
+  authMethod: string;
+  config: Prisma.JsonValue;
+  createdAt: unknown;
+  updatedAt: unknown;
+};
 
 export class AppRepo {
   constructor(readonly db: Db) {}
@@ -89,17 +98,36 @@ export class AppRepo {
     return (await this.db.application.deleteMany({ where: { id } })).count > 0;
   }
 
+  /** A project's applications by creation (the id breaking ties); the total bounded (see Page); one statement on the driver. */
   async page(projectId: string, filters: AppQuery[], page: Page): Promise<Paged<AppView>> {
-    const where: Prisma.ApplicationWhereInput = {
-      projectId,
-      AND: filters.map((q) => (q.kind === "name" ? { name: textFilter(q.match) } : { state: q.state })),
-    };
-    const { total, rows } = await countAndPage(
-      this.db,
-      this.db.application.count({ where }),
-      this.db.application.findMany({ where, ...inCreationOrder(page), select: APP_SELECT }),
+    const conditions = filters.map((q): [string, Prisma.Sql] =>
+      q.kind === "name"
+        ? [`n${q.match.method[0]}${q.match.ignoreCase ? "i" : ""}`, textSql(Prisma.raw('a."name"'), q.match)]
+        : ["s", Prisma.sql`a."state" = ${q.state}::"ResourceState"`],
     );
-    return { total, rows: rows.map(toView) };
+    const list = await pageOnDriver<AppListRow>(
+      this.db,
+      {
+        from: Prisma.sql`"Application" a`,
+        alias: "a",
+        where: Prisma.join([Prisma.sql`a."projectId" = ${projectId}`, ...conditions.map(([, sql]) => sql)], " AND "),
+        columns: Prisma.sql`a."id", a."projectId", a."orgId", a."name", a."state"::text AS "state", a."clientId", a."secretHash" IS NOT NULL AS "hasSecret",
+          a."authMethod", a."accessTokenType"::text AS "accessTokenType", a."config", a."createdAt", a."updatedAt"`,
+        order: ["createdAt", "id"],
+        name: conditions.length <= NAMED_MAX_FILTERS ? `app_list_${conditions.map(([part]) => part).join("_") || "all"}` : undefined,
+      },
+      page,
+    );
+    return {
+      ...list,
+      rows: list.rows.map((r) => ({
+        ...r,
+        authMethod: r.authMethod as AuthMethod,
+        config: parseAppConfig(r.config),
+        createdAt: dateOf(r.createdAt),
+        updatedAt: dateOf(r.updatedAt),
+      })),
+    };
   }
 
   // ------------------------------------------------------------ keys
@@ -109,13 +137,24 @@ export class AppRepo {
     await this.db.appKey.create({ data: key });
   }
 
-  keyPage(appId: string, page: Page): Promise<Paged<AppKeyView>> {
-    const where = { appId };
-    return countAndPage(
+  /** An application's keys by creation (the id breaking ties); the total bounded (see Page); one statement on the driver. */
+  async keyPage(appId: string, page: Page): Promise<Paged<AppKeyView>> {
+    const list = await pageOnDriver<Omit<AppKeyView, "createdAt" | "expiresAt"> & { createdAt: unknown; expiresAt: unknown }>(
       this.db,
-      this.db.appKey.count({ where }),
-      this.db.appKey.findMany({ where, ...inCreationOrder(page), select: { id: true, appId: true, createdAt: true, expiresAt: true } }),
+      {
+        from: Prisma.sql`"AppKey" k`,
+        alias: "k",
+        where: Prisma.sql`k."appId" = ${appId}`,
+        columns: Prisma.sql`k."id", k."appId", k."createdAt", k."expiresAt"`,
+        order: ["createdAt", "id"],
+        name: "app_key_list",
+      },
+      page,
     );
+    return {
+      ...list,
+      rows: list.rows.map((r) => ({ ...r, createdAt: dateOf(r.createdAt), expiresAt: r.expiresAt === null ? null : dateOf(r.expiresAt) })),
+    };
   }
 
   /** Whether the application had the key. */

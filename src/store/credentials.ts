@@ -1,8 +1,10 @@
 // Machine credentials: personal access tokens, machine keys, client secrets.
 // Lists show what a credential is, never the key, token or secret itself.
-import type { Page } from "../domain/list.js";
+
+import { Prisma } from "../../gen/prisma/client.js";
+import type { ListTotal, Page } from "../domain/list.js";
 import type { Db } from "./index.js";
-import { countAndPage, inCreationOrder } from "./paging.js";
+import { dateOf, pageOnDriver } from "./paging.js";
 
 export interface CredentialView {
   id: string;
@@ -18,8 +20,6 @@ export interface CredentialScope {
   userId?: string;
   orgIds?: string[];
 }
-
-const CREDENTIAL_SELECT = { id: true, userId: true, createdAt: true, expiresAt: true, user: { select: { orgId: true } } } as const;
 
 export class CredentialRepo {
   constructor(readonly db: Db) {}
@@ -58,19 +58,32 @@ export class CredentialRepo {
     return count > 0;
   }
 
-  /** The total and one page of machine keys or PATs, in creation order (newest first unless `asc`). */
-  async page(kind: "machineKey" | "pat", scope: CredentialScope, p: Page): Promise<{ total: number; credentials: CredentialView[] }> {
-    const where = {
-      instanceId: scope.instanceId,
-      ...(scope.userId !== undefined ? { userId: scope.userId } : {}),
-      ...(scope.orgIds ? { user: { orgId: { in: scope.orgIds } } } : {}),
+  /**
+   * The total (bounded, see Page) and one page of machine keys or PATs, in creation order (newest first unless `asc`,
+   * the id breaking ties), each with its user's organization: one statement on the driver (pageOnDriver).
+   */
+  async page(kind: "machineKey" | "pat", scope: CredentialScope, p: Page): Promise<ListTotal & { credentials: CredentialView[] }> {
+    const where = [Prisma.sql`c."instanceId" = ${scope.instanceId}`];
+    if (scope.userId !== undefined) where.push(Prisma.sql`c."userId" = ${scope.userId}`);
+    if (scope.orgIds) where.push(Prisma.sql`EXISTS (SELECT 1 FROM "User" su WHERE su."id" = c."userId" AND su."orgId" = ANY(${scope.orgIds}::text[]))`);
+    const shape = `${scope.userId !== undefined ? "u" : ""}${scope.orgIds ? "o" : ""}`;
+    const { rows, ...total } = await pageOnDriver<Omit<CredentialView, "createdAt" | "expiresAt"> & { createdAt: unknown; expiresAt: unknown }>(
+      this.db,
+      {
+        from: Prisma.raw(kind === "machineKey" ? '"MachineKey" c' : '"PersonalAccessToken" c'),
+        alias: "c",
+        join: Prisma.sql`JOIN "User" u ON u."id" = c."userId"`,
+        where: Prisma.join(where, " AND "),
+        columns: Prisma.sql`c."id", c."userId", u."orgId", c."createdAt", c."expiresAt"`,
+        order: ["createdAt", "id"],
+        name: `${kind === "machineKey" ? "machine_key" : "pat"}_list_${shape || "all"}`,
+      },
+      p,
+    );
+    return {
+      ...total,
+      credentials: rows.map((r) => ({ ...r, createdAt: dateOf(r.createdAt), expiresAt: r.expiresAt === null ? null : dateOf(r.expiresAt) })),
     };
-    const window = { where, ...inCreationOrder(p), select: CREDENTIAL_SELECT };
-    const { total, rows } =
-      kind === "machineKey"
-        ? await countAndPage(this.db, this.db.machineKey.count({ where }), this.db.machineKey.findMany(window))
-        : await countAndPage(this.db, this.db.personalAccessToken.count({ where }), this.db.personalAccessToken.findMany(window));
-    return { total, credentials: rows.map(({ user, ...c }) => ({ ...c, orgId: user.orgId })) };
   }
 
   /** When the machine user's client secret was created; null when it has none. */

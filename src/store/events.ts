@@ -2,7 +2,7 @@
 // transaction of the change it records.
 import { Prisma } from "../../gen/prisma/client.js";
 import type { Db } from "./index.js";
-import { countAndPage, direction, type Paged, slice, type Window } from "./paging.js";
+import { dateOf, NAMED_MAX_FILTERS, type Paged, pageOnDriver, type Window } from "./paging.js";
 
 export interface EventRow {
   id: string;
@@ -42,16 +42,28 @@ export interface EventConditions {
   to?: Date;
 }
 
-function eventWhere(instanceId: string, c: EventConditions): Prisma.EventWhereInput {
-  const where: Prisma.EventWhereInput = { instanceId };
-  if (typeof c.orgId === "string") where.orgId = c.orgId;
-  else if (c.orgId) where.orgId = { in: [...c.orgId] };
-  if (c.aggregateType) where.aggregateType = c.aggregateType;
-  if (c.aggregateId) where.aggregateId = c.aggregateId;
-  if (c.types?.length) where.type = { in: [...c.types] };
-  if (c.editorUserId) where.editorUserId = c.editorUserId;
-  if (c.from || c.to) where.createdAt = { ...(c.from ? { gte: c.from } : {}), ...(c.to ? { lt: c.to } : {}) };
-  return where;
+/**
+ * The conditions as SQL over `e`, and a name for their shape (which are present; one organization or several): the
+ * statement's text depends on nothing else, and single values compare with `=` (the plan of `= ANY($1)` made from
+ * stale statistics is the one that went bad after a provisioning burst).
+ */
+function eventCondition(instanceId: string, c: EventConditions): { where: Prisma.Sql; name: string } {
+  const parts = [Prisma.sql`e."instanceId" = ${instanceId}`];
+  let name = "";
+  const add = (flag: string, sql: Prisma.Sql) => {
+    parts.push(sql);
+    name += flag;
+  };
+  if (typeof c.orgId === "string") add("o", Prisma.sql`e."orgId" = ${c.orgId}`);
+  else if (c.orgId) add("O", Prisma.sql`e."orgId" = ANY(${[...c.orgId]}::text[])`);
+  if (c.aggregateType) add("a", Prisma.sql`e."aggregateType" = ${c.aggregateType}`);
+  if (c.aggregateId) add("i", Prisma.sql`e."aggregateId" = ${c.aggregateId}`);
+  if (c.types?.length === 1) add("t", Prisma.sql`e."type" = ${c.types[0]}`);
+  else if (c.types?.length) add("T", Prisma.sql`e."type" = ANY(${[...c.types]}::text[])`);
+  if (c.editorUserId) add("e", Prisma.sql`e."editorUserId" = ${c.editorUserId}`);
+  if (c.from) add("f", Prisma.sql`e."createdAt" >= ${c.from}::timestamptz`);
+  if (c.to) add("u", Prisma.sql`e."createdAt" < ${c.to}::timestamptz`);
+  return { where: Prisma.join(parts, " AND "), name: name || "all" };
 }
 
 /** A payload stored before it was always an object reads as { value }. */
@@ -70,15 +82,37 @@ export class EventRepo {
     if (events.length) await this.db.event.createMany({ data: events.map((e) => ({ ...e, payload: e.payload as object })) });
   }
 
-  /** In creation order, the id (time-ordered) breaking ties between events of the same millisecond. */
+  /**
+   * In creation order, the id (time-ordered) breaking ties between events of the same millisecond: the total (bounded,
+   * see Page) and the page in one statement on the driver (pageOnDriver), named by the conditions present. The trail
+   * is the fastest-growing table: through Prisma's runtime and a batch transaction a page of 10 cost ~3 ms of CPU
+   * (svc and PostgreSQL), as one statement ~0.7 ms.
+   */
   async page(instanceId: string, c: EventConditions, w: Window): Promise<Paged<EventRow>> {
-    const where = eventWhere(instanceId, c);
-    const dir = direction(w);
-    const page = await countAndPage(
+    const { where, name } = eventCondition(instanceId, c);
+    const page = await pageOnDriver<EventListRow>(
       this.db,
-      this.db.event.count({ where }),
-      this.db.event.findMany({ where, orderBy: [{ createdAt: dir }, { id: dir }], ...slice(w) }),
+      {
+        from: Prisma.sql`"Event" e`,
+        alias: "e",
+        where,
+        columns: Prisma.sql`e."id", e."instanceId", e."orgId", e."aggregateType", e."aggregateId", e."type", e."editorUserId", e."payload", e."createdAt"`,
+        order: ["createdAt", "id"],
+        // One flag per condition present besides the instance.
+        name: name === "all" || name.length <= NAMED_MAX_FILTERS ? `event_list_${name}` : undefined,
+      },
+      w,
     );
-    return { total: page.total, rows: page.rows.map((r) => ({ ...r, payload: payloadOf(r.payload) })) };
+    return {
+      ...page,
+      rows: page.rows.map((r) => ({
+        ...r,
+        payload: payloadOf(typeof r.payload === "string" ? (JSON.parse(r.payload) as Prisma.JsonValue) : r.payload),
+        createdAt: dateOf(r.createdAt),
+      })),
+    };
   }
 }
+
+/** A row of the list statement: the payload as the driver hands it back, the timestamp perhaps as text. */
+type EventListRow = Omit<EventRow, "payload" | "createdAt"> & { payload: Prisma.JsonValue; createdAt: unknown };

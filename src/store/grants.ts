@@ -7,7 +7,7 @@ import { alreadyExists } from "../domain/errors.js";
 import type { Page } from "../domain/list.js";
 import { unique } from "./errors.js";
 import type { Db } from "./index.js";
-import { countAndPage, inCreationOrder, type Paged } from "./paging.js";
+import { dateOf, NAMED_MAX_FILTERS, type Paged, pageOnDriver } from "./paging.js";
 import { query, statement } from "./sql.js";
 
 export type UserGrantRow = Omit<UserGrantView, "state" | "createdAt" | "updatedAt">;
@@ -54,20 +54,21 @@ function holdersWhere(h: GrantHolders): Prisma.Sql {
   return Prisma.sql`ug."projectId" = ${h.projectId} ${throughGrant} ${withRole}`;
 }
 
-function userGrantFilter(q: UserGrantQuery): Prisma.UserGrantWhereInput {
+/** A filter over the grant `g`, and a letter for the statement's shape. */
+function userGrantFilter(q: UserGrantQuery): [string, Prisma.Sql] {
   switch (q.kind) {
     case "userId":
-      return { userId: q.userId };
+      return ["u", Prisma.sql`g."userId" = ${q.userId}`];
     case "projectId":
-      return { projectId: q.projectId };
+      return ["p", Prisma.sql`g."projectId" = ${q.projectId}`];
     case "orgId":
-      return { orgId: q.orgId };
+      return ["o", Prisma.sql`g."orgId" = ${q.orgId}`];
     case "roleKey":
-      return { roleKeys: { has: q.roleKey } };
+      return ["r", Prisma.sql`${q.roleKey} = ANY(g."roleKeys")`];
     case "projectGrantId":
-      return { projectGrantId: q.projectGrantId };
+      return ["g", Prisma.sql`g."projectGrantId" = ${q.projectGrantId}`];
     case "state":
-      return { state: q.state };
+      return ["s", Prisma.sql`g."state" = ${q.state}::"ResourceState"`];
   }
 }
 
@@ -109,13 +110,25 @@ export class UserGrantRepo {
     return (await this.db.userGrant.deleteMany({ where: { id } })).count > 0;
   }
 
-  page(q: UserGrantListQuery): Promise<Paged<UserGrantView>> {
-    const where: Prisma.UserGrantWhereInput = { instanceId: q.instanceId, ...(q.scope ? { orgId: { in: q.scope } } : {}), AND: q.filters.map(userGrantFilter) };
-    return countAndPage(
+  /** In creation order (newest first unless `asc`), the total bounded (see Page): one statement on the driver. */
+  async page(q: UserGrantListQuery): Promise<Paged<UserGrantView>> {
+    const filters = q.filters.map(userGrantFilter);
+    const where = [Prisma.sql`g."instanceId" = ${q.instanceId}`, ...filters.map(([, sql]) => sql)];
+    if (q.scope) where.push(Prisma.sql`g."orgId" = ANY(${q.scope}::text[])`);
+    const shape = `${filters.map(([letter]) => letter).join("")}${q.scope ? "S" : ""}`;
+    const page = await pageOnDriver<Omit<UserGrantView, "createdAt" | "updatedAt"> & { createdAt: unknown; updatedAt: unknown }>(
       this.db,
-      this.db.userGrant.count({ where }),
-      this.db.userGrant.findMany({ where, ...inCreationOrder(q.page), select: { ...SELECT, state: true, createdAt: true, updatedAt: true } }),
+      {
+        from: Prisma.sql`"UserGrant" g`,
+        alias: "g",
+        where: Prisma.join(where, " AND "),
+        columns: Prisma.sql`g."id", g."userId", g."orgId", g."projectId", g."projectGrantId", g."roleKeys", g."state"::text AS "state", g."createdAt", g."updatedAt"`,
+        order: ["createdAt", "id"],
+        name: filters.length <= NAMED_MAX_FILTERS ? `user_grant_list_${shape || "all"}` : undefined,
+      },
+      q.page,
     );
+    return { ...page, rows: page.rows.map((r) => ({ ...r, createdAt: dateOf(r.createdAt), updatedAt: dateOf(r.updatedAt) })) };
   }
 
   /** The organizations of the users holding the grants (cached tokens are tagged with their user's organization). */

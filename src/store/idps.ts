@@ -129,7 +129,12 @@ export class IdpRepo {
   /** Providers of the instance (orgId null) and of the organizations given. */
   async page(instanceId: string, orgIds: string[], w: Window): Promise<Paged<IdpRow>> {
     const where: Prisma.IdentityProviderWhereInput = { instanceId, OR: [{ orgId: null }, ...(orgIds.length ? [{ orgId: { in: orgIds } }] : [])] };
-    return countAndPage(this.db, this.db.identityProvider.count({ where }), this.db.identityProvider.findMany({ where, ...inCreationOrder(w) }));
+    return countAndPage(
+      this.db,
+      w,
+      (take) => this.db.identityProvider.count({ where, take }),
+      this.db.identityProvider.findMany({ where, ...inCreationOrder(w) }),
+    );
   }
 
   /** Deletes the provider; its links and intents go with it (foreign keys). */
@@ -178,7 +183,8 @@ export class IdpRepo {
     const dir = w.asc ? ("asc" as const) : ("desc" as const);
     return countAndPage(
       this.db,
-      this.db.idpLink.count({ where }),
+      w,
+      (take) => this.db.idpLink.count({ where, take }),
       this.db.idpLink.findMany({
         where,
         orderBy: [{ createdAt: dir }, { externalUserId: dir }],

@@ -1,8 +1,8 @@
 // Organization and instance memberships, and the advisory locks that keep the last owners.
-import type { Prisma } from "../../gen/prisma/client.js";
+import { Prisma } from "../../gen/prisma/client.js";
 import { unique } from "./errors.js";
 import type { Db } from "./index.js";
-import { countAndPage, direction, type Paged, slice, type Window } from "./paging.js";
+import { dateOf, NAMED_MAX_FILTERS, type Paged, pageOnDriver, type Window } from "./paging.js";
 
 export interface MemberRow {
   userId: string;
@@ -18,27 +18,64 @@ export type MemberCondition = { kind: "userId"; userId: string } | { kind: "role
 /** The owners an operation would take away: one user, or every user of an organization. */
 export type Leaving = { userId: string } | { orgId: string };
 
-const MEMBER_SELECT = {
-  userId: true,
-  roles: true,
-  createdAt: true,
-  updatedAt: true,
-  user: { select: { orgId: true, username: true, displayName: true, machineName: true, org: { select: { primaryDomain: true } } } },
-} as const;
-
 /** Who can still act: an active user of an active organization. */
 const CAN_ACT = { state: "ACTIVE", org: { state: "ACTIVE" } } as const;
 
 const LOCK_CLASS = 0x737663; // "svc"
 
-function memberWhere(c: MemberCondition): Prisma.OrgMemberWhereInput & Prisma.InstanceMemberWhereInput {
-  return c.kind === "userId" ? { userId: c.userId } : { roles: { has: c.role } };
+/** A condition over the membership `m`, and its letter in the statement's shape name. */
+function memberCondition(c: MemberCondition): [string, Prisma.Sql] {
+  return c.kind === "userId" ? ["u", Prisma.sql`m."userId" = ${c.userId}`] : ["r", Prisma.sql`${c.role} = ANY(m."roles")`];
 }
 
-const memberOrder = (w: Window) => {
-  const dir = direction(w);
-  return { orderBy: [{ createdAt: dir }, { userId: dir }], ...slice(w) };
+/** The flat row of a member page (pageOnDriver) as a MemberRow. */
+type MemberListRow = Omit<MemberRow, "user" | "createdAt" | "updatedAt"> & {
+  createdAt: unknown;
+  updatedAt: unknown;
+  orgId: string;
+  username: string;
+  displayName: string | null;
+  machineName: string | null;
+  primaryDomain: string;
 };
+
+/**
+ * One page of memberships of `table` whose `scope` column is `scopeId`, by creation (the user id breaking ties), each
+ * with its user and the user's organization's domain; the total bounded (see Page); one statement on the driver.
+ */
+async function memberPage(
+  db: Db,
+  table: "OrgMember" | "InstanceMember",
+  scope: Prisma.Sql,
+  conditions: readonly MemberCondition[],
+  w: Window,
+): Promise<Paged<MemberRow>> {
+  const parts = conditions.map(memberCondition);
+  const page = await pageOnDriver<MemberListRow>(
+    db,
+    {
+      from: Prisma.sql`${Prisma.raw(`"${table}"`)} m`,
+      alias: "m",
+      join: Prisma.sql`JOIN "User" u ON u."id" = m."userId" JOIN "Organization" uo ON uo."id" = u."orgId"`,
+      where: Prisma.join([scope, ...parts.map(([, sql]) => sql)], " AND "),
+      columns: Prisma.sql`m."userId", m."roles", m."createdAt", m."updatedAt", u."orgId", u."username", u."displayName", u."machineName", uo."primaryDomain"`,
+      order: ["createdAt", "userId"],
+      name:
+        parts.length <= NAMED_MAX_FILTERS ? `${table === "OrgMember" ? "org" : "instance"}_member_list_${parts.map(([l]) => l).join("") || "all"}` : undefined,
+    },
+    w,
+  );
+  return {
+    ...page,
+    rows: page.rows.map((r) => ({
+      userId: r.userId,
+      roles: r.roles,
+      createdAt: dateOf(r.createdAt),
+      updatedAt: dateOf(r.updatedAt),
+      user: { orgId: r.orgId, username: r.username, displayName: r.displayName, machineName: r.machineName, org: { primaryDomain: r.primaryDomain } },
+    })),
+  };
+}
 
 export class MemberRepo {
   constructor(private readonly db: Db) {}
@@ -85,8 +122,7 @@ export class MemberRepo {
   }
 
   orgMembersPage(orgId: string, conditions: readonly MemberCondition[], w: Window): Promise<Paged<MemberRow>> {
-    const where: Prisma.OrgMemberWhereInput = { orgId, AND: conditions.map(memberWhere) };
-    return countAndPage(this.db, this.db.orgMember.count({ where }), this.db.orgMember.findMany({ where, ...memberOrder(w), select: MEMBER_SELECT }));
+    return memberPage(this.db, "OrgMember", Prisma.sql`m."orgId" = ${orgId}`, conditions, w);
   }
 
   // ---------------------------------------------------------------- instance members
@@ -122,7 +158,6 @@ export class MemberRepo {
   }
 
   instanceMembersPage(instanceId: string, conditions: readonly MemberCondition[], w: Window): Promise<Paged<MemberRow>> {
-    const where: Prisma.InstanceMemberWhereInput = { instanceId, AND: conditions.map(memberWhere) };
-    return countAndPage(this.db, this.db.instanceMember.count({ where }), this.db.instanceMember.findMany({ where, ...memberOrder(w), select: MEMBER_SELECT }));
+    return memberPage(this.db, "InstanceMember", Prisma.sql`m."instanceId" = ${instanceId}`, conditions, w);
   }
 }

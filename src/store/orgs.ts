@@ -1,10 +1,11 @@
 // Organizations, their metadata and the instance row.
-import type { Prisma } from "../../gen/prisma/client.js";
+import { Prisma } from "../../gen/prisma/client.js";
 import { alreadyExists } from "../domain/errors.js";
 import type { TextMatch } from "../domain/list.js";
 import { unique } from "./errors.js";
 import type { Db } from "./index.js";
-import { countAndPage, direction, type Paged, slice, textFilter, type Window } from "./paging.js";
+import { countAndPage, dateOf, direction, NAMED_MAX_FILTERS, type Paged, pageOnDriver, slice, textFilter, type Window } from "./paging.js";
+import { textSql } from "./user-query.js";
 
 export type OrgState = "ACTIVE" | "INACTIVE";
 
@@ -41,14 +42,15 @@ const METADATA_SELECT = { key: true, value: true, createdAt: true, updatedAt: tr
 
 const nameTaken = () => alreadyExists("Errors.Org.AlreadyExists", "an organization with this name already exists");
 
-function orgWhere(c: OrgCondition): Prisma.OrganizationWhereInput {
+/** A condition over the organization `o`, and its part of the statement's shape name. */
+function orgCondition(c: OrgCondition): [string, Prisma.Sql] {
   switch (c.kind) {
     case "name":
-      return { name: textFilter(c.match) };
+      return [`n${c.match.method[0]}${c.match.ignoreCase ? "i" : ""}`, textSql(Prisma.raw('o."name"'), c.match)];
     case "state":
-      return { state: c.state };
+      return ["s", Prisma.sql`o."state" = ${c.state}::"OrgState"`];
     case "id":
-      return { id: c.id };
+      return ["d", Prisma.sql`o."id" = ${c.id}`];
   }
 }
 
@@ -61,23 +63,32 @@ export class OrgRepo {
     return this.db.organization.findFirst({ where: { id: orgId, instanceId }, select: ORG_SELECT });
   }
 
-  /** `within` limits the list to those organizations (undefined: all of the instance). */
-  page(
+  /**
+   * `within` limits the list to those organizations (undefined: all of the instance). By name or creation, the id
+   * breaking ties; the total bounded (see Page); one statement on the driver (pageOnDriver).
+   */
+  async page(
     instanceId: string,
     filter: { within?: readonly string[]; conditions: readonly OrgCondition[]; sort: "name" | "createdAt" },
     w: Window,
   ): Promise<Paged<OrgRow>> {
-    const where: Prisma.OrganizationWhereInput = {
-      instanceId,
-      ...(filter.within ? { id: { in: [...filter.within] } } : {}),
-      AND: filter.conditions.map(orgWhere),
-    };
-    const dir = direction(w);
-    return countAndPage(
+    const conditions = filter.conditions.map(orgCondition);
+    const where = [Prisma.sql`o."instanceId" = ${instanceId}`, ...conditions.map(([, sql]) => sql)];
+    if (filter.within) where.push(Prisma.sql`o."id" = ANY(${[...filter.within]}::text[])`);
+    const shape = `${conditions.map(([part]) => part).join("_")}${filter.within ? "W" : ""}`;
+    const page = await pageOnDriver<Omit<OrgRow, "createdAt" | "updatedAt"> & { createdAt: unknown; updatedAt: unknown }>(
       this.db,
-      this.db.organization.count({ where }),
-      this.db.organization.findMany({ where, orderBy: [{ [filter.sort]: dir }, { id: dir }], ...slice(w), select: ORG_SELECT }),
+      {
+        from: Prisma.sql`"Organization" o`,
+        alias: "o",
+        where: Prisma.join(where, " AND "),
+        columns: Prisma.sql`o."id", o."name", o."state"::text AS "state", o."primaryDomain", o."createdAt", o."updatedAt"`,
+        order: [filter.sort, "id"],
+        name: conditions.length <= NAMED_MAX_FILTERS ? `org_list_${filter.sort}_${shape || "all"}` : undefined,
+      },
+      w,
     );
+    return { ...page, rows: page.rows.map((r) => ({ ...r, createdAt: dateOf(r.createdAt), updatedAt: dateOf(r.updatedAt) })) };
   }
 
   /** Whether another organization of the instance has this name, compared case-insensitively. */
@@ -155,7 +166,8 @@ export class OrgRepo {
     const where: Prisma.OrgMetadataWhereInput = { orgId, AND: keys.map((m) => ({ key: textFilter(m) })) };
     return countAndPage(
       this.db,
-      this.db.orgMetadata.count({ where }),
+      w,
+      (take) => this.db.orgMetadata.count({ where, take }),
       this.db.orgMetadata.findMany({ where, orderBy: { key: direction(w) }, ...slice(w), select: METADATA_SELECT }),
     );
   }

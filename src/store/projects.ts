@@ -1,5 +1,5 @@
 // Projects, their roles and project grants.
-import type { Prisma } from "../../gen/prisma/client.js";
+import { Prisma } from "../../gen/prisma/client.js";
 import type { ProjectGrantQuery, ProjectGrantView } from "../domain/access/project-grants.js";
 import type { RoleQuery, RoleView } from "../domain/access/project-roles.js";
 import type { ProjectQuery, ProjectState, ProjectView } from "../domain/access/projects.js";
@@ -7,7 +7,8 @@ import { alreadyExists } from "../domain/errors.js";
 import type { Page } from "../domain/list.js";
 import { unique } from "./errors.js";
 import type { Db } from "./index.js";
-import { countAndPage, inCreationOrder, type Paged, textFilter } from "./paging.js";
+import { dateOf, NAMED_MAX_FILTERS, type Paged, pageOnDriver } from "./paging.js";
+import { textSql } from "./user-query.js";
 
 const PROJECT_SELECT = {
   id: true,
@@ -55,32 +56,34 @@ export interface ProjectGrantListQuery {
 
 const projectNameTaken = () => alreadyExists("Errors.Project.AlreadyExists", "a project with this name already exists in the organization");
 
-function projectFilter(q: ProjectQuery, scope: string[] | undefined): Prisma.ProjectWhereInput {
+/**
+ * A filter over the project `p`, and its part of the statement's shape name. A receiving organization sees its own
+ * grant of a project, not to whom else the owner granted it.
+ */
+function projectCondition(q: ProjectQuery, scope: string[] | undefined): [string, Prisma.Sql] {
   switch (q.kind) {
     case "name":
-      return { name: textFilter(q.match) };
+      return [`n${q.match.method[0]}${q.match.ignoreCase ? "i" : ""}`, textSql(Prisma.raw('p."name"'), q.match)];
     case "ids":
-      return { id: { in: q.ids } };
+      return ["d", Prisma.sql`p."id" = ANY(${q.ids}::text[])`];
     case "org":
-      return { orgId: q.orgId };
-    case "grantedOrg":
-      // A receiving organization sees its own grant of a project, not to whom else the owner granted it.
-      return {
-        grants: {
-          some: { grantedOrgId: q.orgId, ...(scope ? { OR: [{ grantedOrgId: { in: scope } }, { project: { orgId: { in: scope } } }] } : {}) },
-        },
-      };
+      return ["o", Prisma.sql`p."orgId" = ${q.orgId}`];
+    case "grantedOrg": {
+      const seen = scope ? Prisma.sql` AND (g."grantedOrgId" = ANY(${scope}::text[]) OR p."orgId" = ANY(${scope}::text[]))` : Prisma.empty;
+      return [scope ? "gs" : "g", Prisma.sql`EXISTS (SELECT 1 FROM "ProjectGrant" g WHERE g."projectId" = p."id" AND g."grantedOrgId" = ${q.orgId}${seen})`];
+    }
   }
 }
 
-function grantFilter(q: ProjectGrantQuery): Prisma.ProjectGrantWhereInput {
+/** A filter over the project grant `g`, and its letter in the statement's shape name. */
+function grantCondition(q: ProjectGrantQuery): [string, Prisma.Sql] {
   switch (q.kind) {
     case "project":
-      return { projectId: q.projectId };
+      return ["p", Prisma.sql`g."projectId" = ${q.projectId}`];
     case "grantedOrg":
-      return { grantedOrgId: q.orgId };
+      return ["o", Prisma.sql`g."grantedOrgId" = ${q.orgId}`];
     case "roleKey":
-      return { roleKeys: { has: q.roleKey } };
+      return ["r", Prisma.sql`${q.roleKey} = ANY(g."roleKeys")`];
   }
 }
 
@@ -125,15 +128,32 @@ export class ProjectRepo {
     await this.db.project.delete({ where: { id } });
   }
 
+  /**
+   * A project shows to its owner and to the organizations it is granted to. By name or creation, the id breaking
+   * ties; the total bounded (see Page); one statement on the driver (pageOnDriver).
+   */
   async page(q: ProjectListQuery): Promise<Paged<ProjectView>> {
-    const scope: Prisma.ProjectWhereInput = q.scope ? { OR: [{ orgId: { in: q.scope } }, { grants: { some: { grantedOrgId: { in: q.scope } } } }] } : {};
-    const where: Prisma.ProjectWhereInput = { instanceId: q.instanceId, AND: [scope, ...q.filters.map((f) => projectFilter(f, q.scope))] };
-    const dir = q.page.asc ? "asc" : "desc";
-    return countAndPage(
+    const filters = q.filters.map((f) => projectCondition(f, q.scope));
+    const where = [Prisma.sql`p."instanceId" = ${q.instanceId}`, ...filters.map(([, sql]) => sql)];
+    if (q.scope) {
+      where.push(Prisma.sql`(p."orgId" = ANY(${q.scope}::text[])
+        OR EXISTS (SELECT 1 FROM "ProjectGrant" sg WHERE sg."projectId" = p."id" AND sg."grantedOrgId" = ANY(${q.scope}::text[])))`);
+    }
+    const shape = `${filters.map(([part]) => part).join("_")}${q.scope ? "S" : ""}`;
+    const page = await pageOnDriver<Omit<ProjectView, "createdAt" | "updatedAt"> & { createdAt: unknown; updatedAt: unknown }>(
       this.db,
-      this.db.project.count({ where }),
-      this.db.project.findMany({ where, orderBy: [{ [q.sort]: dir }, { id: dir }], skip: q.page.offset, take: q.page.limit, select: PROJECT_SELECT }),
+      {
+        from: Prisma.sql`"Project" p`,
+        alias: "p",
+        where: Prisma.join(where, " AND "),
+        columns: Prisma.sql`p."id", p."orgId", p."name", p."state"::text AS "state", p."projectRoleAssertion", p."authorizationRequired",
+          p."projectAccessRequired", p."createdAt", p."updatedAt"`,
+        order: [q.sort, "id"],
+        name: filters.length <= NAMED_MAX_FILTERS ? `project_list_${q.sort}_${shape || "all"}` : undefined,
+      },
+      q.page,
     );
+    return { ...page, rows: page.rows.map((r) => ({ ...r, createdAt: dateOf(r.createdAt), updatedAt: dateOf(r.updatedAt) })) };
   }
 
   // ------------------------------------------------------------ roles
@@ -181,18 +201,28 @@ export class ProjectRepo {
   }
 
   /** `onlyKeys`: the roles to show (those granted, for a receiving organization). */
-  rolePage(projectId: string, onlyKeys: string[] | undefined, filters: RoleQuery[], page: Page): Promise<Paged<RoleRow>> {
-    const where: Prisma.ProjectRoleWhereInput = {
-      projectId,
-      ...(onlyKeys ? { key: { in: onlyKeys } } : {}),
-      AND: filters.map((q) => (q.kind === "key" ? { key: textFilter(q.match) } : { displayName: textFilter(q.match) })),
-    };
-    const dir = page.asc ? "asc" : "desc";
-    return countAndPage(
+  /** By creation (the key breaking ties); the total bounded (see Page); one statement on the driver (pageOnDriver). */
+  async rolePage(projectId: string, onlyKeys: string[] | undefined, filters: RoleQuery[], page: Page): Promise<Paged<RoleRow>> {
+    const conditions = filters.map((q): [string, Prisma.Sql] => {
+      const column = q.kind === "key" ? "key" : "displayName";
+      return [`${column[0]}${q.match.method[0]}${q.match.ignoreCase ? "i" : ""}`, textSql(Prisma.raw(`r."${column}"`), q.match)];
+    });
+    const where = [Prisma.sql`r."projectId" = ${projectId}`, ...conditions.map(([, sql]) => sql)];
+    if (onlyKeys) where.push(Prisma.sql`r."key" = ANY(${onlyKeys}::text[])`);
+    const shape = `${conditions.map(([part]) => part).join("_")}${onlyKeys ? "O" : ""}`;
+    const list = await pageOnDriver<Omit<RoleRow, "createdAt" | "updatedAt"> & { createdAt: unknown; updatedAt: unknown }>(
       this.db,
-      this.db.projectRole.count({ where }),
-      this.db.projectRole.findMany({ where, orderBy: [{ createdAt: dir }, { key: dir }], skip: page.offset, take: page.limit }),
+      {
+        from: Prisma.sql`"ProjectRole" r`,
+        alias: "r",
+        where: Prisma.join(where, " AND "),
+        columns: Prisma.sql`r."projectId", r."key", r."displayName", r."group", r."createdAt", r."updatedAt"`,
+        order: ["createdAt", "key"],
+        name: conditions.length <= NAMED_MAX_FILTERS ? `project_role_list_${shape || "all"}` : undefined,
+      },
+      page,
     );
+    return { ...list, rows: list.rows.map((r) => ({ ...r, createdAt: dateOf(r.createdAt), updatedAt: dateOf(r.updatedAt) })) };
   }
 
   // ------------------------------------------------------------ project grants
@@ -250,33 +280,33 @@ export class ProjectRepo {
     return (await this.db.projectGrant.deleteMany({ where: { id } })).count > 0;
   }
 
+  /**
+   * Grants the caller sees (of its organizations' projects, or to its organizations) by creation (the id breaking
+   * ties), each with its project's and the receiving organization's names; the total bounded (see Page); one
+   * statement on the driver (pageOnDriver).
+   */
   async grantPage(q: ProjectGrantListQuery): Promise<Paged<ProjectGrantView>> {
-    const scope: Prisma.ProjectGrantWhereInput = q.scope ? { OR: [{ project: { orgId: { in: q.scope } } }, { grantedOrgId: { in: q.scope } }] } : {};
-    const where: Prisma.ProjectGrantWhereInput = { instanceId: q.instanceId, AND: [scope, ...q.filters.map(grantFilter)] };
-    const { total, rows } = await countAndPage(
+    const conditions = q.filters.map(grantCondition);
+    const where = [Prisma.sql`g."instanceId" = ${q.instanceId}`, ...conditions.map(([, sql]) => sql)];
+    if (q.scope) {
+      where.push(Prisma.sql`(g."grantedOrgId" = ANY(${q.scope}::text[])
+        OR EXISTS (SELECT 1 FROM "Project" sp WHERE sp."id" = g."projectId" AND sp."orgId" = ANY(${q.scope}::text[])))`);
+    }
+    const shape = `${conditions.map(([part]) => part).join("")}${q.scope ? "S" : ""}`;
+    const list = await pageOnDriver<Omit<ProjectGrantView, "createdAt" | "updatedAt"> & { createdAt: unknown; updatedAt: unknown }>(
       this.db,
-      this.db.projectGrant.count({ where }),
-      this.db.projectGrant.findMany({ where, ...inCreationOrder(q.page), include: { project: { select: { name: true, orgId: true } } } }),
+      {
+        from: Prisma.sql`"ProjectGrant" g`,
+        alias: "g",
+        join: Prisma.sql`JOIN "Project" p ON p."id" = g."projectId" LEFT JOIN "Organization" go ON go."id" = g."grantedOrgId"`,
+        where: Prisma.join(where, " AND "),
+        columns: Prisma.sql`g."id", g."projectId", p."name" AS "projectName", p."orgId" AS "projectOrgId", g."grantedOrgId",
+          COALESCE(go."name", '') AS "grantedOrgName", g."roleKeys", g."state"::text AS "state", g."createdAt", g."updatedAt"`,
+        order: ["createdAt", "id"],
+        name: conditions.length <= NAMED_MAX_FILTERS ? `project_grant_list_${shape || "all"}` : undefined,
+      },
+      q.page,
     );
-    const orgs = await this.db.organization.findMany({
-      where: { id: { in: [...new Set(rows.map((r) => r.grantedOrgId))] } },
-      select: { id: true, name: true },
-    });
-    const names = new Map(orgs.map((o) => [o.id, o.name]));
-    return {
-      total,
-      rows: rows.map((r) => ({
-        id: r.id,
-        projectId: r.projectId,
-        projectName: r.project.name,
-        projectOrgId: r.project.orgId,
-        grantedOrgId: r.grantedOrgId,
-        grantedOrgName: names.get(r.grantedOrgId) ?? "",
-        roleKeys: r.roleKeys,
-        state: r.state,
-        createdAt: r.createdAt,
-        updatedAt: r.updatedAt,
-      })),
-    };
+    return { ...list, rows: list.rows.map((r) => ({ ...r, createdAt: dateOf(r.createdAt), updatedAt: dateOf(r.updatedAt) })) };
   }
 }

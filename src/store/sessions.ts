@@ -3,7 +3,7 @@
 import { Prisma } from "../../gen/prisma/client.js";
 import { type EventRow, insertEventFrom } from "./events.js";
 import type { Db } from "./index.js";
-import { countAndPage, type Paged, type Window } from "./paging.js";
+import { dateOf, NAMED_MAX_FILTERS, type Paged, pageOnDriver, type Window } from "./paging.js";
 import {
   READY_FACTOR_COLUMNS,
   SESSION_USER_COLUMNS,
@@ -104,6 +104,54 @@ const SESSION_USER_SELECT = {
 } as const;
 
 /** Filters of a session list, and-ed. */
+/** The comparisons of a creation-date filter. */
+const CREATED_OPS = { eq: "=", gt: ">", gte: ">=", lt: "<", lte: "<=" } as const;
+
+/** Every column of a SessionRow, for the list statement. */
+const SESSION_LIST_COLUMNS = [
+  "id",
+  "instanceId",
+  "userId",
+  "orgId",
+  "tokenHash",
+  "sequence",
+  "creatorId",
+  "userCheckedAt",
+  "passwordCheckedAt",
+  "passwordChangeRequired",
+  "totpCheckedAt",
+  "otpEmailCheckedAt",
+  "webauthnCheckedAt",
+  "webauthnUserVerified",
+  "intentCheckedAt",
+  "webauthnChallenge",
+  "otpEmailCodeHash",
+  "otpEmailExpiresAt",
+  "metadata",
+  "userAgent",
+  "expiresAt",
+  "createdAt",
+  "updatedAt",
+] as const satisfies readonly (keyof SessionRow)[];
+
+/** The timestamps of a session row read on the driver (the embedded database may hand them back as text). */
+function sessionDates(r: SessionRow): SessionRow {
+  const opt = (v: Date | null) => (v === null ? null : dateOf(v));
+  return {
+    ...r,
+    userCheckedAt: opt(r.userCheckedAt),
+    passwordCheckedAt: opt(r.passwordCheckedAt),
+    totpCheckedAt: opt(r.totpCheckedAt),
+    otpEmailCheckedAt: opt(r.otpEmailCheckedAt),
+    webauthnCheckedAt: opt(r.webauthnCheckedAt),
+    intentCheckedAt: opt(r.intentCheckedAt),
+    otpEmailExpiresAt: opt(r.otpEmailExpiresAt),
+    expiresAt: opt(r.expiresAt),
+    createdAt: dateOf(r.createdAt),
+    updatedAt: dateOf(r.updatedAt),
+  };
+}
+
 export interface SessionFilter {
   instanceId: string;
   /** Only sessions live at this instant (not expired). */
@@ -242,20 +290,38 @@ export class SessionRepo {
     return row ? signInFactsOf(row) : null;
   }
 
+  /**
+   * The live sessions matching the filter, by creation (the id breaking ties); the total bounded (see Page); one
+   * statement on the driver (pageOnDriver), named per shape of the filter.
+   */
   async page(f: SessionFilter, w: Window): Promise<Paged<SessionRow>> {
-    const where: Prisma.SessionWhereInput = {
-      instanceId: f.instanceId,
-      OR: [{ expiresAt: null }, { expiresAt: { gt: f.liveAt } }],
-      ...(f.ids ? { id: { in: f.ids } } : {}),
-      ...(f.userIds ? { userId: { in: f.userIds } } : {}),
-      ...(f.created?.length ? { AND: f.created.map((c) => ({ createdAt: { [c.op === "eq" ? "equals" : c.op]: c.at } })) } : {}),
-    };
-    const order = w.asc ? ("asc" as const) : ("desc" as const);
-    return countAndPage(
+    const where = [Prisma.sql`s."instanceId" = ${f.instanceId}`, Prisma.sql`(s."expiresAt" IS NULL OR s."expiresAt" > ${f.liveAt}::timestamptz)`];
+    let shape = "";
+    if (f.ids) {
+      where.push(Prisma.sql`s."id" = ANY(${f.ids}::text[])`);
+      shape += "i";
+    }
+    if (f.userIds) {
+      where.push(Prisma.sql`s."userId" = ANY(${f.userIds}::text[])`);
+      shape += "u";
+    }
+    for (const c of f.created ?? []) {
+      where.push(Prisma.sql`s."createdAt" ${Prisma.raw(CREATED_OPS[c.op])} ${c.at}::timestamptz`);
+      shape += c.op;
+    }
+    const page = await pageOnDriver<SessionRow>(
       this.db,
-      this.db.session.count({ where }),
-      this.db.session.findMany({ where, orderBy: [{ createdAt: order }, { id: order }], skip: w.offset, take: w.limit }),
+      {
+        from: Prisma.sql`"Session" s`,
+        alias: "s",
+        where: Prisma.join(where, " AND "),
+        columns: Prisma.raw(SESSION_LIST_COLUMNS.map((c) => `s."${c}"`).join(", ")),
+        order: ["createdAt", "id"],
+        name: where.length - 2 <= NAMED_MAX_FILTERS ? `session_list_${shape || "all"}` : undefined,
+      },
+      w,
     );
+    return { ...page, rows: page.rows.map(sessionDates) };
   }
 
   /**

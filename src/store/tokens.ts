@@ -3,6 +3,7 @@
 import { createHash } from "node:crypto";
 import { Prisma } from "../../gen/prisma/client.js";
 import type { Db } from "./index.js";
+import { dateOf, type Paged, pageOnDriver, type Window } from "./paging.js";
 import type { RefreshTokenRow } from "./refresh-tokens.js";
 import { gateAllowed } from "./sign-in-sql.js";
 import { query, statement } from "./sql.js";
@@ -428,19 +429,25 @@ export class TokenRepo {
   }
 
   /** One page of a user's valid tokens (unrevoked, unexpired at `now`), by creation. */
-  async livePage(userId: string, now: Date, p: { offset: number; limit: number; asc: boolean }): Promise<{ total: number; rows: UserTokenRow[] }> {
-    const where = { userId, revokedAt: null, expiresAt: { gt: now }, format: { in: ["opaque", "jwt"] } };
-    const [total, rows] = await Promise.all([
-      this.db.oAuthToken.count({ where }),
-      this.db.oAuthToken.findMany({
-        where,
-        orderBy: [{ createdAt: p.asc ? "asc" : "desc" }, { id: p.asc ? "asc" : "desc" }],
-        skip: p.offset,
-        take: p.limit,
-        select: { id: true, userId: true, clientId: true, scopes: true, audience: true, credentialId: true, createdAt: true, expiresAt: true },
-      }),
-    ]);
-    return { total, rows: rows as UserTokenRow[] };
+  /**
+   * A user's valid access tokens by creation (the id breaking ties); the total bounded (see Page): a machine user may
+   * hold many (one per client credentials grant). One statement on the driver (pageOnDriver); the (userId, createdAt)
+   * index serves both the count and the page.
+   */
+  async livePage(userId: string, now: Date, p: Window): Promise<Paged<UserTokenRow>> {
+    const page = await pageOnDriver<Omit<UserTokenRow, "createdAt" | "expiresAt"> & { createdAt: unknown; expiresAt: unknown }>(
+      this.db,
+      {
+        from: Prisma.sql`"OAuthToken" t`,
+        alias: "t",
+        where: Prisma.sql`t."userId" = ${userId} AND t."revokedAt" IS NULL AND t."expiresAt" > ${now}::timestamptz AND t."format" IN ('opaque', 'jwt')`,
+        columns: Prisma.sql`t."id", t."userId", t."clientId", t."scopes", t."audience", t."credentialId", t."createdAt", t."expiresAt"`,
+        order: ["createdAt", "id"],
+        name: "user_token_list",
+      },
+      p,
+    );
+    return { ...page, rows: page.rows.map((r) => ({ ...r, createdAt: dateOf(r.createdAt), expiresAt: dateOf(r.expiresAt) })) };
   }
 
   /** Revokes a user's valid tokens, only those with `ids` or of `clientId` when given; returns how many. */

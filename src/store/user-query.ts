@@ -3,11 +3,11 @@
 import { Prisma } from "../../gen/prisma/client.js";
 import type { EmailQuery, UserQuery, UserSort } from "../domain/identity/user-query.js";
 import type { UserView } from "../domain/identity/users.js";
-import type { Page, TextMatch } from "../domain/list.js";
+import { countLimit, type ListTotal, type Page, type TextMatch, totalOf } from "../domain/list.js";
 import type { Db } from "./index.js";
 import { escapeLike } from "./paging.js";
 import { query, statement } from "./sql.js";
-import { USER_VIEW_FROM, type UserViewRow, viewFromRow } from "./users.js";
+import { USER_VIEW_COLUMNS, USER_VIEW_FROM, type UserViewRow, viewFromRow } from "./users.js";
 
 /** Column references: fixed identifiers, never from input. */
 const col = (alias: string, column: string) => Prisma.raw(`${alias}."${column}"`);
@@ -193,6 +193,60 @@ export interface UserListInput {
   page: Page;
 }
 
+/** The order of a v2 user list over `alias`: the sort key, then the id (paging stays stable). */
+function listOrder(alias: string, sort: UserSort, asc: boolean, sortKey = `"${SORT_COLUMNS[sort].column}"`): Prisma.Sql {
+  const dir = asc ? "ASC" : "DESC";
+  return Prisma.raw(`${alias}.${sortKey} ${dir}${SORT_COLUMNS[sort].nullable ? " NULLS LAST" : ""}, ${alias}."id" ${dir}`);
+}
+
+/**
+ * A page without filters: the page walks the sort's index in order and stops, and so does the bounded count. Its
+ * text depends only on the sort, the direction, whether the caller is limited to some organizations and whether the
+ * count is bounded, so it is a named statement: PostgreSQL parses it once per connection (for the CTE-shaped
+ * statement, unnamed, parsing and planning cost about three times what running it did). Its generic plan is the same
+ * index walk with nested loops as its custom plans (checked with plan_cache_mode = force_generic_plan), so whichever
+ * PostgreSQL picks, the plan holds; the CTE shape's generic plan hash-joined the page to every user.
+ */
+function unfilteredListStatement(input: UserListInput) {
+  const p = input.page;
+  const scope = input.orgIds ? Prisma.sql`AND u."orgId" = ANY(${input.orgIds}::text[])` : Prisma.empty;
+  const limit = countLimit(p);
+  const counted = Prisma.sql`(SELECT 1 FROM "User" u WHERE u."instanceId" = ${input.instanceId} ${scope}${limit === undefined ? Prisma.empty : Prisma.sql` LIMIT ${limit}`}) c`;
+  const name = `user_list_${input.sort}_${p.asc ? "asc" : "desc"}_${input.orgIds ? "orgs" : "instance"}_${limit === undefined ? "exact" : "bounded"}`;
+  return statement(
+    Prisma.sql`
+      SELECT t."total", v.* FROM (SELECT count(*)::int AS "total" FROM ${counted}) t
+      LEFT JOIN LATERAL (
+        SELECT ${col("u", SORT_COLUMNS[input.sort].column)} AS "sortKey", ${USER_VIEW_COLUMNS}
+        FROM "User" u JOIN "Organization" o ON o."id" = u."orgId" WHERE u."instanceId" = ${input.instanceId} ${scope}
+        ORDER BY ${listOrder("u", input.sort, p.asc)} LIMIT ${p.limit} OFFSET ${p.offset}
+      ) v ON TRUE
+      ORDER BY ${listOrder("v", input.sort, p.asc, '"sortKey"')}`,
+    name,
+  );
+}
+
+/**
+ * A page with filters: the filter runs once (a materialized set of ids and sort keys) for both the count and the
+ * page, then the page's rows are read. Its text varies with the filters, so it stays unnamed.
+ */
+function filteredListStatement(input: UserListInput) {
+  const p = input.page;
+  const scope = input.orgIds ? Prisma.sql`AND u."orgId" = ANY(${input.orgIds}::text[])` : Prisma.empty;
+  const limit = countLimit(p);
+  const counted = limit === undefined ? Prisma.sql`m` : Prisma.sql`(SELECT 1 FROM m LIMIT ${limit}) c`;
+  return statement(Prisma.sql`
+      WITH m AS MATERIALIZED (
+        SELECT u."id", ${col("u", SORT_COLUMNS[input.sort].column)} AS "sortKey" FROM "User" u
+        WHERE u."instanceId" = ${input.instanceId} ${scope} AND ${userQueriesSql(input.queries)}),
+      pageIds AS (SELECT m."id", m."sortKey" FROM m ORDER BY ${listOrder("m", input.sort, p.asc, '"sortKey"')} LIMIT ${p.limit} OFFSET ${p.offset})
+      SELECT t."total", v.* FROM (SELECT count(*)::int AS "total" FROM ${counted}) t
+      LEFT JOIN LATERAL (
+        SELECT uv.*, pageIds."sortKey" FROM pageIds JOIN (${USER_VIEW_FROM}) uv ON uv."id" = pageIds."id"
+      ) v ON TRUE
+      ORDER BY ${listOrder("v", input.sort, p.asc, '"sortKey"')}`);
+}
+
 export interface ScimListQuery {
   instanceId: string;
   orgId: string;
@@ -207,36 +261,19 @@ export class UserQueryRepo {
   constructor(readonly db: Db) {}
 
   /**
-   * v2 ListUsers: the total and the page in one statement on the driver. The
-   * filter runs once (a materialized set of ids and sort keys) for both the
-   * count and the page; without a filter the page walks an index in order
-   * and stops. The page's rows are joined to their organizations (login
-   * names) in the same statement: a single round trip, never a query per user.
+   * v2 ListUsers: the total and the page in one statement on the driver, its
+   * rows joined to their organizations (login names): a single round trip,
+   * never a query per user. The count stops at the page's bound (countUpTo:
+   * counting a whole organization of 10,000 took 10 ms, the page 0.1 ms).
    */
-  async listViews(input: UserListInput): Promise<{ total: number; users: UserView[] }> {
-    const p = input.page;
-    const scope = input.orgIds ? Prisma.sql`AND u."orgId" = ANY(${input.orgIds}::text[])` : Prisma.empty;
-    const dir = Prisma.raw(p.asc ? "ASC" : "DESC");
-    const sort = SORT_COLUMNS[input.sort];
-    // The id breaks ties so that paging is stable.
-    const order = (alias: string) =>
-      Prisma.sql`${Prisma.raw(`${alias}."sortKey"`)} ${dir}${Prisma.raw(sort.nullable ? " NULLS LAST" : "")}, ${Prisma.raw(`${alias}."id"`)} ${dir}`;
+  async listViews(input: UserListInput): Promise<ListTotal & { users: UserView[] }> {
     const rows = await query<(UserViewRow & { total: number; id: string | null }) | { total: number; id: null }>(
       this.db,
-      statement(Prisma.sql`
-      WITH m AS ${Prisma.raw(input.queries.length ? "MATERIALIZED" : "NOT MATERIALIZED")} (
-        SELECT u."id", ${col("u", sort.column)} AS "sortKey" FROM "User" u WHERE u."instanceId" = ${input.instanceId} ${scope} AND ${userQueriesSql(input.queries)}),
-      pageIds AS (SELECT m."id", m."sortKey" FROM m ORDER BY ${order("m")} LIMIT ${p.limit} OFFSET ${p.offset})
-      SELECT t."total", v.* FROM (SELECT count(*)::int AS "total" FROM m) t
-      LEFT JOIN LATERAL (
-        SELECT uv.*, pageIds."sortKey" FROM pageIds JOIN (${USER_VIEW_FROM}) uv ON uv."id" = pageIds."id"
-      ) v ON TRUE
-      ORDER BY ${order("v")}`),
+      input.queries.length ? filteredListStatement(input) : unfilteredListStatement(input),
     );
-    const total = rows[0]?.total ?? 0;
     const users: UserView[] = [];
     for (const r of rows) if (r.id !== null) users.push(viewFromRow(r as UserViewRow));
-    return { total, users };
+    return { ...totalOf(rows[0]?.total ?? 0, input.page), users };
   }
 
   /**

@@ -4,7 +4,7 @@
 import { Prisma, type User } from "../../gen/prisma/client.js";
 import { alreadyExists } from "../domain/errors.js";
 import type { UserView } from "../domain/identity/users.js";
-import type { Page, TextMatch } from "../domain/list.js";
+import type { ListTotal, Page, TextMatch } from "../domain/list.js";
 import { unique } from "./errors.js";
 import type { Db } from "./index.js";
 import { countAndPage, textFilter } from "./paging.js";
@@ -83,11 +83,14 @@ export interface ProfileRows {
 }
 
 /** The v2 user view as one SQL statement over `u` and its organization `o`, for reads on the driver (src/store/sql.ts). */
-export const USER_VIEW_FROM = Prisma.sql`
-  SELECT u."id", u."orgId", u."type"::text AS "type", u."state"::text AS "state", u."username", u."givenName", u."familyName",
+/** The columns of a UserViewRow over the user `u` and its organization `o`. */
+export const USER_VIEW_COLUMNS = Prisma.sql`u."id", u."orgId", u."type"::text AS "type", u."state"::text AS "state", u."username", u."givenName", u."familyName",
     u."nickName", u."displayName", u."preferredLanguage", u."gender", u."email", u."emailVerified", u."phone", u."phoneVerified",
     u."passwordChangeRequired", u."passwordChangedAt", u."machineName", u."description", u."accessTokenType"::text AS "accessTokenType",
-    u."secretCreatedAt" IS NOT NULL AS "hasSecret", u."createdAt", u."updatedAt", o."primaryDomain"
+    u."secretCreatedAt" IS NOT NULL AS "hasSecret", u."createdAt", u."updatedAt", o."primaryDomain"`;
+
+export const USER_VIEW_FROM = Prisma.sql`
+  SELECT ${USER_VIEW_COLUMNS}
   FROM "User" u JOIN "Organization" o ON o."id" = u."orgId"`;
 
 export type UserViewRow = Omit<UserView, "loginNames" | "preferredLoginName" | "passwordChangedAt" | "createdAt" | "updatedAt"> & {
@@ -380,14 +383,15 @@ export class UserRepo {
     userId: string,
     keys: TextMatch[],
     p: Page,
-  ): Promise<{ total: number; entries: { key: string; value: Uint8Array; createdAt: Date; updatedAt: Date }[] }> {
+  ): Promise<ListTotal & { entries: { key: string; value: Uint8Array; createdAt: Date; updatedAt: Date }[] }> {
     const where: Prisma.UserMetadataWhereInput = { userId, AND: keys.map((m) => ({ key: textFilter(m) })) };
-    const { total, rows } = await countAndPage(
+    const { rows, ...total } = await countAndPage(
       this.db,
-      this.db.userMetadata.count({ where }),
+      p,
+      (take) => this.db.userMetadata.count({ where, take }),
       this.db.userMetadata.findMany({ where, orderBy: { key: p.asc ? "asc" : "desc" }, skip: p.offset, take: p.limit }),
     );
-    return { total, entries: rows };
+    return { ...total, entries: rows };
   }
 
   /** How many of `keys` existed and are now deleted. */

@@ -5,7 +5,7 @@ import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument } from "../errors.js";
 import { keyMaterial } from "../identity/key-material.js";
 import { newId } from "../ids.js";
-import { page } from "../list.js";
+import { type ListTotal, type PageInput, page } from "../list.js";
 import { appChanged, targetApp } from "./app-access.js";
 import { commit, projectEvent } from "./command.js";
 import { appKeyNotFound } from "./not-found.js";
@@ -26,8 +26,6 @@ export interface AppKeyFile {
   clientId: string;
   expirationDate?: string;
 }
-
-type PageInput = { offset?: bigint | number; limit?: number; asc?: boolean };
 
 export async function addAppKey(
   ctx: Ctx,
@@ -62,10 +60,10 @@ export async function addAppKey(
   return { ...key, keyFile };
 }
 
-export async function listAppKeys(ctx: Ctx, input: { projectId: string; appId: string; page?: PageInput }): Promise<{ total: number; keys: AppKeyView[] }> {
+export async function listAppKeys(ctx: Ctx, input: { projectId: string; appId: string; page?: PageInput }): Promise<ListTotal & { keys: AppKeyView[] }> {
   const { app } = await targetApp(ctx, input.projectId, input.appId, "project.app.read");
-  const { total, rows } = await ctx.store.apps.keyPage(app.id, page(input.page));
-  return { total, keys: rows };
+  const { rows, ...total } = await ctx.store.apps.keyPage(app.id, page(input.page));
+  return { ...total, keys: rows };
 }
 
 export async function removeAppKey(ctx: Ctx, input: { projectId: string; appId: string; keyId: string }): Promise<Date> {

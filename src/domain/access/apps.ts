@@ -11,7 +11,7 @@ import type { AppChange } from "../../store/apps.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument } from "../errors.js";
 import { newId } from "../ids.js";
-import { page, type TextMatch } from "../list.js";
+import { type ListTotal, type PageInput, page, type TextMatch } from "../list.js";
 import { orgSlug } from "../orgs/orgs.js";
 import { withFetchedMetadata } from "../saml/metadata-url.js";
 import { appChanged, targetApp } from "./app-access.js";
@@ -47,8 +47,6 @@ function eventConfig(config: AppConfig): unknown {
   const { metadataXml: _xml, signingCertificates, encryptionCertificate: _enc, ...rest } = config;
   return { ...rest, signingCertificates: signingCertificates.length };
 }
-
-type PageInput = { offset?: bigint | number; limit?: number; asc?: boolean };
 
 export async function createApp(
   ctx: Ctx,
@@ -98,10 +96,10 @@ export async function getApp(ctx: Ctx, projectId: string, appId: string): Promis
 
 export type AppQuery = { kind: "name"; match: TextMatch } | { kind: "state"; state: AppState };
 
-export async function listApps(ctx: Ctx, input: { projectId: string; page?: PageInput; queries: AppQuery[] }): Promise<{ total: number; apps: AppView[] }> {
+export async function listApps(ctx: Ctx, input: { projectId: string; page?: PageInput; queries: AppQuery[] }): Promise<ListTotal & { apps: AppView[] }> {
   const project = await targetProject(ctx, input.projectId, "project.app.read");
-  const { total, rows } = await ctx.store.apps.page(project.id, input.queries, page(input.page));
-  return { total, apps: rows };
+  const { rows, ...total } = await ctx.store.apps.page(project.id, input.queries, page(input.page));
+  return { ...total, apps: rows };
 }
 
 /**

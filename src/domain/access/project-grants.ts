@@ -5,7 +5,7 @@
 import type { Ctx } from "../context.js";
 import { invalidArgument } from "../errors.js";
 import { newId } from "../ids.js";
-import { page } from "../list.js";
+import { type ListTotal, type PageInput, page } from "../list.js";
 import { commit, projectEvent } from "./command.js";
 import { invalidateGrantHolders } from "./grant-holders.js";
 import { orgNotFound, projectGrantNotFound } from "./not-found.js";
@@ -28,7 +28,6 @@ export interface ProjectGrantView {
   updatedAt: Date;
 }
 
-type PageInput = { offset?: bigint | number; limit?: number; asc?: boolean };
 type GrantRef = { projectId: string; grantedOrgId: string };
 
 export async function createProjectGrant(
@@ -115,9 +114,9 @@ export type ProjectGrantQuery = { kind: "project"; projectId: string } | { kind:
 export async function listProjectGrants(
   ctx: Ctx,
   input: { page?: PageInput; queries: ProjectGrantQuery[] },
-): Promise<{ total: number; grants: ProjectGrantView[] }> {
+): Promise<ListTotal & { grants: ProjectGrantView[] }> {
   const p = page(input.page);
   const scope = listScope(ctx, "project.grant.read");
-  const { total, rows } = await ctx.store.projects.grantPage({ instanceId: ctx.instanceId, scope, filters: input.queries, page: p });
-  return { total, grants: rows };
+  const { rows, ...total } = await ctx.store.projects.grantPage({ instanceId: ctx.instanceId, scope, filters: input.queries, page: p });
+  return { ...total, grants: rows };
 }

@@ -2,7 +2,7 @@
 // assigns it, under the project's roles lock (see ProjectRepo.lockRoles).
 
 import type { Ctx } from "../context.js";
-import { page, type TextMatch } from "../list.js";
+import { type ListTotal, type PageInput, page, type TextMatch } from "../list.js";
 import { commit, projectEvent } from "./command.js";
 import { invalidateGrantHolders } from "./grant-holders.js";
 import { roleNotFound } from "./not-found.js";
@@ -18,8 +18,6 @@ export interface RoleView {
   createdAt: Date;
   updatedAt: Date;
 }
-
-type PageInput = { offset?: bigint | number; limit?: number; asc?: boolean };
 
 export async function addProjectRole(ctx: Ctx, input: { projectId: string; roleKey: string; displayName: string; group?: string }): Promise<Date> {
   const project = await targetProject(ctx, input.projectId, "project.role.write");
@@ -61,9 +59,9 @@ export type RoleQuery = { kind: "key"; match: TextMatch } | { kind: "displayName
 export async function listProjectRoles(
   ctx: Ctx,
   input: { projectId: string; page?: PageInput; queries: RoleQuery[] },
-): Promise<{ total: number; roles: RoleView[] }> {
+): Promise<ListTotal & { roles: RoleView[] }> {
   // A receiving organization sees the roles granted to it.
   const { project, grantedRoleKeys } = await projectAccess(ctx, input.projectId, "project.role.read", true);
-  const { total, rows } = await ctx.store.projects.rolePage(project.id, grantedRoleKeys, input.queries, page(input.page));
-  return { total, roles: rows.map((r) => ({ ...r, orgId: project.orgId })) };
+  const { rows, ...total } = await ctx.store.projects.rolePage(project.id, grantedRoleKeys, input.queries, page(input.page));
+  return { ...total, roles: rows.map((r) => ({ ...r, orgId: project.orgId })) };
 }

@@ -7,7 +7,7 @@ import type { ProjectChange } from "../../store/projects.js";
 import type { Ctx } from "../context.js";
 import { invalidArgument } from "../errors.js";
 import { newId } from "../ids.js";
-import { page, type TextMatch } from "../list.js";
+import { type ListTotal, type PageInput, page, type TextMatch } from "../list.js";
 import { commit, projectEvent } from "./command.js";
 import { invalidateGrantHolders } from "./grant-holders.js";
 import { orgNotFound } from "./not-found.js";
@@ -39,8 +39,6 @@ export interface ProjectView {
   createdAt: Date;
   updatedAt: Date;
 }
-
-type PageInput = { offset?: bigint | number; limit?: number; asc?: boolean };
 
 const SETTINGS = ["projectRoleAssertion", "authorizationRequired", "projectAccessRequired"] as const;
 
@@ -80,20 +78,20 @@ export type ProjectQuery =
 export async function listProjects(
   ctx: Ctx,
   input: { page?: PageInput; sort?: "name" | "createdAt"; queries: ProjectQuery[] },
-): Promise<{ total: number; projects: ProjectView[] }> {
+): Promise<ListTotal & { projects: ProjectView[] }> {
   const p = page(input.page);
   const scope = listScope(ctx, "project.read");
   for (const q of input.queries) {
     if (q.kind === "ids" && q.ids.length > 1000) throw invalidArgument("Errors.Query.Ids.TooMany", "at most 1000 ids");
   }
-  const { total, rows } = await ctx.store.projects.page({
+  const { rows, ...total } = await ctx.store.projects.page({
     instanceId: ctx.instanceId,
     scope,
     filters: input.queries,
     sort: input.sort ?? "createdAt",
     page: p,
   });
-  return { total, projects: rows };
+  return { ...total, projects: rows };
 }
 
 export async function updateProject(

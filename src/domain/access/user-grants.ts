@@ -10,7 +10,7 @@ import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument } from "../errors.js";
 import { userNotFound } from "../identity/users.js";
 import { newId } from "../ids.js";
-import { page } from "../list.js";
+import { type ListTotal, type PageInput, page } from "../list.js";
 import { commit, userGrantEvent } from "./command.js";
 import { projectGrantNotFound, projectNotFound, projectNotGranted, userGrantNotFound } from "./not-found.js";
 import { authorize, authorizeUserGrantWrite, holds, listScope } from "./permissions.js";
@@ -34,7 +34,6 @@ export interface UserGrantView {
   updatedAt: Date;
 }
 
-type PageInput = { offset?: bigint | number; limit?: number; asc?: boolean };
 type GrantRef = { grantId: string; userId?: string };
 
 /** Through a project grant: every role must be among the granted ones (read in the transaction, under the roles lock). */
@@ -167,9 +166,9 @@ export type UserGrantQuery =
   | { kind: "state"; state: ProjectState };
 
 /** Grants whose organization context the caller may read (user.grant.read there). */
-export async function listUserGrants(ctx: Ctx, input: { page?: PageInput; queries: UserGrantQuery[] }): Promise<{ total: number; grants: UserGrantView[] }> {
+export async function listUserGrants(ctx: Ctx, input: { page?: PageInput; queries: UserGrantQuery[] }): Promise<ListTotal & { grants: UserGrantView[] }> {
   const p = page(input.page);
   const scope = listScope(ctx, "user.grant.read");
-  const { total, rows } = await ctx.store.grants.page({ instanceId: ctx.instanceId, scope, filters: input.queries, page: p });
-  return { total, grants: rows };
+  const { rows, ...total } = await ctx.store.grants.page({ instanceId: ctx.instanceId, scope, filters: input.queries, page: p });
+  return { ...total, grants: rows };
 }

@@ -4,7 +4,7 @@ import type { EventConditions } from "../../store/events.js";
 import { authorize, readableOrgs } from "../access/permissions.js";
 import type { Ctx } from "../context.js";
 import { invalidArgument, permissionDenied } from "../errors.js";
-import { page } from "../list.js";
+import { type ListTotal, type PageInput, page } from "../list.js";
 import { orgNotFound } from "../orgs/orgs.js";
 
 export interface EventFilter {
@@ -45,10 +45,7 @@ function text(value: string | undefined, field: string): string | undefined {
  * sees everything; org-level events.read (ORG_OWNER, ORG_AUDITOR) sees the
  * events of those organizations and no instance-level ones.
  */
-export async function listEvents(
-  ctx: Ctx,
-  input: { page?: { offset?: bigint | number; limit?: number; asc?: boolean }; filter: EventFilter },
-): Promise<{ total: number; events: EventView[] }> {
+export async function listEvents(ctx: Ctx, input: { page?: PageInput; filter: EventFilter }): Promise<ListTotal & { events: EventView[] }> {
   const readable = readableOrgs(ctx, "events.read");
   if (readable !== "all" && readable.length === 0) throw permissionDenied("Errors.Permission.Denied", "missing permission events.read");
   const p = page(input.page);
@@ -72,9 +69,9 @@ export async function listEvents(
     from: f.from,
     to: f.to,
   };
-  const { total, rows } = await ctx.store.events.page(ctx.instanceId, conditions, p);
+  const { rows, ...total } = await ctx.store.events.page(ctx.instanceId, conditions, p);
   return {
-    total,
+    ...total,
     events: rows.map((r) => ({
       id: r.id,
       type: r.type,

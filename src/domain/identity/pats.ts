@@ -1,10 +1,12 @@
 // Personal access tokens of machine users: opaque, 256 random bits, stored
 // as SHA-256, shown once.
+
 import { newOpaqueToken, sha256 } from "../../crypto/tokens.js";
 import { recordEvent, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument, notFound } from "../errors.js";
 import { newId } from "../ids.js";
+import type { ListTotal, PageInput } from "../list.js";
 import { hiddenTargetUser } from "./user-access.js";
 import { listCredentials, removeCredential } from "./user-credentials.js";
 
@@ -34,12 +36,9 @@ export async function addPersonalAccessToken(ctx: Ctx, userId: string, expiresAt
   return { id, userId: user.id, orgId: user.orgId, createdAt: now, expiresAt: expiresAt ?? null, token };
 }
 
-export async function listPersonalAccessTokens(
-  ctx: Ctx,
-  input: { userId?: string; page?: { offset?: bigint | number; limit?: number; asc?: boolean } },
-): Promise<{ total: number; tokens: PatView[] }> {
-  const { total, credentials } = await listCredentials(ctx, "pat", input);
-  return { total, tokens: credentials };
+export async function listPersonalAccessTokens(ctx: Ctx, input: { userId?: string; page?: PageInput }): Promise<ListTotal & { tokens: PatView[] }> {
+  const { credentials, ...total } = await listCredentials(ctx, "pat", input);
+  return { ...total, tokens: credentials };
 }
 
 export async function removePersonalAccessToken(ctx: Ctx, userId: string, tokenId: string): Promise<Date> {

@@ -10,7 +10,7 @@ import { commit, type EventInput, recordEvent, userEvent } from "../audit/events
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument, notFound } from "../errors.js";
 import { newId } from "../ids.js";
-import { page } from "../list.js";
+import { type ListTotal, type PageInput, page } from "../list.js";
 import { keyMaterial } from "./key-material.js";
 import { type TargetUser, targetUser } from "./user-access.js";
 
@@ -59,9 +59,9 @@ export async function addMachineKey(
   return { id, userId: user.id, orgId: user.orgId, createdAt: now, expiresAt: input.expiresAt ?? null, keyFile };
 }
 
-export async function listMachineKeys(ctx: Ctx, input: { userId?: string; page?: PageInput }): Promise<{ total: number; keys: MachineKeyView[] }> {
-  const { total, credentials } = await listCredentials(ctx, "machineKey", input);
-  return { total, keys: credentials };
+export async function listMachineKeys(ctx: Ctx, input: { userId?: string; page?: PageInput }): Promise<ListTotal & { keys: MachineKeyView[] }> {
+  const { credentials, ...total } = await listCredentials(ctx, "machineKey", input);
+  return { ...total, keys: credentials };
 }
 
 export async function removeMachineKey(ctx: Ctx, userId: string, keyId: string): Promise<Date> {
@@ -99,14 +99,12 @@ export function removeCredential(
 
 // ---------------------------------------------------------------- listing keys and PATs
 
-type PageInput = { offset?: bigint | number; limit?: number; asc?: boolean };
-
 /** One page of a user's credentials (the caller's own, or user.read in the user's org), or of every user's the caller may read. */
 export async function listCredentials(
   ctx: Ctx,
   kind: "machineKey" | "pat",
   input: { userId?: string; page?: PageInput },
-): Promise<{ total: number; credentials: CredentialView[] }> {
+): Promise<ListTotal & { credentials: CredentialView[] }> {
   const p = page(input.page);
   const scope: CredentialScope = { instanceId: ctx.instanceId };
   if (input.userId) {

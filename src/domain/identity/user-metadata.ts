@@ -3,7 +3,7 @@
 import { commit, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { invalidArgument, notFound } from "../errors.js";
-import { type Page, page, type TextMatch } from "../list.js";
+import { type ListTotal, type Page, type PageInput, page, type TextMatch } from "../list.js";
 import { targetUser } from "./user-access.js";
 import { checkMetadataUsage, MAX_METADATA_PER_REQUEST, validMetadata } from "./user-input.js";
 
@@ -41,16 +41,16 @@ export type UserMetadataQuery = { kind: "key"; match: TextMatch };
 
 export async function listUserMetadata(
   ctx: Ctx,
-  input: { userId: string; page?: { offset?: bigint | number; limit?: number; asc?: boolean }; queries: UserMetadataQuery[] },
-): Promise<{ total: number; entries: UserMetadataView[]; page: Page }> {
+  input: { userId: string; page?: PageInput; queries: UserMetadataQuery[] },
+): Promise<ListTotal & { entries: UserMetadataView[]; page: Page }> {
   const p = page(input.page);
   const user = await targetUser(ctx, input.userId, "user.read", { selfAllowed: true });
-  const { total, entries: rows } = await ctx.store.users.metadataPage(
+  const { entries: rows, ...total } = await ctx.store.users.metadataPage(
     user.id,
     input.queries.map((q) => q.match),
     p,
   );
-  return { total, entries: rows.map((r) => ({ key: r.key, value: r.value, orgId: user.orgId, createdAt: r.createdAt, updatedAt: r.updatedAt })), page: p };
+  return { ...total, entries: rows.map((r) => ({ key: r.key, value: r.value, orgId: user.orgId, createdAt: r.createdAt, updatedAt: r.updatedAt })), page: p };
 }
 
 /** Removes all the given keys, or nothing when one of them does not exist. */

@@ -3,7 +3,7 @@
 import { listScope } from "../access/permissions.js";
 import type { Ctx } from "../context.js";
 import { invalidArgument } from "../errors.js";
-import { type Page, page, type TextMatch } from "../list.js";
+import { type ListTotal, type Page, type PageInput, page, type TextMatch } from "../list.js";
 import type { UserState, UserType, UserView } from "./users.js";
 
 export type UserTextField = "id" | "username" | "givenName" | "familyName" | "nickName" | "displayName" | "email" | "phone";
@@ -42,7 +42,7 @@ export type DateOp = "eq" | "gt" | "ge" | "lt" | "le";
 export type UserSort = "id" | "username" | "givenName" | "familyName" | "nickName" | "displayName" | "email" | "state" | "type" | "createdAt" | "updatedAt";
 
 export interface ListUsersInput {
-  page?: { offset?: bigint | number; limit?: number; asc?: boolean };
+  page?: PageInput;
   sort?: UserSort;
   queries: UserQuery[];
 }
@@ -69,16 +69,16 @@ export function checkUserQueries(queries: UserQuery[]): void {
 }
 
 /** v2 ListUsers: the total and one page of the users the caller may read, in one statement (see the store). */
-export async function listUsers(ctx: Ctx, input: ListUsersInput): Promise<{ total: number; users: UserView[]; page: Page }> {
+export async function listUsers(ctx: Ctx, input: ListUsersInput): Promise<ListTotal & { users: UserView[]; page: Page }> {
   const p = page(input.page);
   const orgs = listScope(ctx, "user.read");
   checkUserQueries(input.queries);
-  const { total, users } = await ctx.store.userQueries.listViews({
+  const { users, ...total } = await ctx.store.userQueries.listViews({
     instanceId: ctx.instanceId,
     orgIds: orgs,
     queries: input.queries,
     sort: input.sort ?? "createdAt",
     page: p,
   });
-  return { total, users, page: p };
+  return { ...total, users, page: p };
 }

@@ -4,7 +4,7 @@ import type { UserTokenRow } from "../../store/tokens.js";
 import { commit, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { invalidArgument } from "../errors.js";
-import { page } from "../list.js";
+import { type ListTotal, type PageInput, page } from "../list.js";
 import { targetUser } from "./user-access.js";
 
 export type UserTokenView = UserTokenRow;
@@ -12,14 +12,11 @@ export type UserTokenView = UserTokenRow;
 const MAX_IDS = 1000;
 
 /** The user's tokens still valid now, newest first by default; the user's own, or user.read where it lives. */
-export async function listUserTokens(
-  ctx: Ctx,
-  input: { userId: string; page?: { offset?: bigint | number; limit?: number; asc?: boolean } },
-): Promise<{ total: number; tokens: UserTokenView[] }> {
+export async function listUserTokens(ctx: Ctx, input: { userId: string; page?: PageInput }): Promise<ListTotal & { tokens: UserTokenView[] }> {
   const p = page(input.page);
   const user = await targetUser(ctx, input.userId, "user.read", { selfAllowed: true });
-  const { total, rows } = await ctx.store.tokens.livePage(user.id, ctx.clock(), p);
-  return { total, tokens: rows };
+  const { rows, ...total } = await ctx.store.tokens.livePage(user.id, ctx.clock(), p);
+  return { ...total, tokens: rows };
 }
 
 /** Revokes the user's valid tokens (those with `tokenIds`, or of `clientId`, when given); returns how many. */

@@ -11,7 +11,7 @@ import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument, notFound, permissionDenied } from "../errors.js";
 import { provesUser, SIGN_IN_WINDOW_MS } from "../identity/authn/access.js";
 import { userNotFound } from "../identity/user-access.js";
-import { type Page, page } from "../list.js";
+import { type ListTotal, type Page, page } from "../list.js";
 import { idpNotFound } from "./providers.js";
 
 export interface LinkInput {
@@ -69,11 +69,11 @@ export async function addIdpLink(ctx: Ctx, userId: string, input: LinkInput): Pr
   return { at, orgId: user.orgId };
 }
 
-export async function listIdpLinks(ctx: Ctx, userId: string, window: Page = page(undefined)): Promise<{ total: number; links: IdpLinkRow[] }> {
+export async function listIdpLinks(ctx: Ctx, userId: string, window: Page = page(undefined)): Promise<ListTotal & { links: IdpLinkRow[] }> {
   const user = await subject(ctx, userId);
   if (user.id !== ctx.principal.userId) authorize(ctx, "user.read", user.orgId, userNotFound);
-  const { total, rows } = await ctx.store.idps.links(ctx.instanceId, user.id, window);
-  return { total, links: rows };
+  const { rows, ...total } = await ctx.store.idps.links(ctx.instanceId, user.id, window);
+  return { ...total, links: rows };
 }
 
 export async function removeIdpLink(ctx: Ctx, userId: string, idpId: string, externalUserId: string): Promise<Date> {

@@ -10,7 +10,7 @@ import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument, notFound, permissionDenied } from "../errors.js";
 import { authnSettings } from "../identity/authn/access.js";
 import { newId } from "../ids.js";
-import { type Page, page } from "../list.js";
+import { type ListTotal, type Page, page } from "../list.js";
 import { existingOrg } from "../orgs/orgs.js";
 import { type ClaimMapping, claimMapping, SAML_ATTRIBUTES, STANDARD_CLAIMS, storedMapping } from "./claims.js";
 import type { OidcProvider } from "./ports.js";
@@ -241,10 +241,10 @@ export async function getIdentityProvider(ctx: Ctx, id: string): Promise<IdpView
 }
 
 /** The instance's providers and, with `orgId`, that organization's own. */
-export async function listIdentityProviders(ctx: Ctx, orgId: string, window: Page | undefined = page(undefined)): Promise<{ total: number; idps: IdpView[] }> {
+export async function listIdentityProviders(ctx: Ctx, orgId: string, window: Page | undefined = page(undefined)): Promise<ListTotal & { idps: IdpView[] }> {
   if (orgId) authorize(ctx, "idp.read", orgId, () => notFound("Errors.Org.NotFound", "organization not found"));
-  const { total, rows } = await ctx.store.idps.page(ctx.instanceId, orgId ? [orgId] : [], window);
-  return { total, idps: rows.map((r) => idpView(r, ctx.authn?.externalUrl)) };
+  const { rows, ...total } = await ctx.store.idps.page(ctx.instanceId, orgId ? [orgId] : [], window);
+  return { ...total, idps: rows.map((r) => idpView(r, ctx.authn?.externalUrl)) };
 }
 
 export async function deleteIdentityProvider(ctx: Ctx, id: string): Promise<Date> {

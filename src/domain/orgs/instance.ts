@@ -3,7 +3,7 @@ import { authorize } from "../access/permissions.js";
 import { recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { DomainError, notFound } from "../errors.js";
-import { page } from "../list.js";
+import { exactTotal, type ListTotal, type PageInput, page } from "../list.js";
 
 export interface InstanceView {
   id: string;
@@ -22,16 +22,16 @@ export async function getInstance(ctx: Ctx): Promise<InstanceView> {
 
 // ---------------------------------------------------------------- signing keys
 
-type PageInput = { offset?: bigint | number; limit?: number; asc?: boolean };
-
 /** The token-signing keys: metadata and state, never key material. */
 export async function listSigningKeys(
   ctx: Ctx,
   keys: SigningKeys,
   input: { page?: PageInput; states: readonly SigningKeyState[] },
-): Promise<{ total: number; keys: SigningKeyInfo[] }> {
+): Promise<ListTotal & { keys: SigningKeyInfo[] }> {
   authorize(ctx, "iam.read", null);
-  return keys.list({ ...page(input.page), states: input.states });
+  // Every key of the instance is read (a handful): the total is exact.
+  const { total, keys: rows } = await keys.list({ ...page(input.page), states: input.states });
+  return { ...exactTotal(total), keys: rows };
 }
 
 /**

@@ -14,7 +14,7 @@ import { type EventInput, recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { invalidArgument, notFound } from "../errors.js";
 import { userNotFound } from "../identity/user-access.js";
-import { page } from "../list.js";
+import { type ListTotal, type PageInput, page } from "../list.js";
 import {
   checkIamOwnerKept,
   checkOrgOwnerKept,
@@ -55,7 +55,7 @@ export interface MemberView {
 export type MemberQuery = MemberCondition;
 
 export interface ListMembersInput {
-  page?: { offset?: bigint | number; limit?: number; asc?: boolean };
+  page?: PageInput;
   queries: MemberQuery[];
 }
 
@@ -178,12 +178,12 @@ async function withdrawMembership(ctx: Ctx, orgId: string, userId: string): Prom
   });
 }
 
-export async function listOrgMembers(ctx: Ctx, input: ListMembersInput & { orgId: string }): Promise<{ total: number; members: MemberView[] }> {
+export async function listOrgMembers(ctx: Ctx, input: ListMembersInput & { orgId: string }): Promise<ListTotal & { members: MemberView[] }> {
   const orgId = await targetOrg(ctx, input.orgId, "org.member.read");
   const p = page(input.page);
   const conditions = input.queries.map((q) => validQuery(q, ORG_ROLES));
-  const { total, rows } = await ctx.store.members.orgMembersPage(orgId, conditions, p);
-  return { total, members: rows.map((r) => toView(r, orgId)) };
+  const { rows, ...total } = await ctx.store.members.orgMembersPage(orgId, conditions, p);
+  return { ...total, members: rows.map((r) => toView(r, orgId)) };
 }
 
 // ---------------------------------------------------------------- instance members
@@ -237,10 +237,10 @@ export async function removeInstanceMember(ctx: Ctx, input: { userId: string }):
   });
 }
 
-export async function listInstanceMembers(ctx: Ctx, input: ListMembersInput): Promise<{ total: number; members: MemberView[] }> {
+export async function listInstanceMembers(ctx: Ctx, input: ListMembersInput): Promise<ListTotal & { members: MemberView[] }> {
   authorize(ctx, "iam.member.read", null);
   const p = page(input.page);
   const conditions = input.queries.map((q) => validQuery(q, INSTANCE_ROLES));
-  const { total, rows } = await ctx.store.members.instanceMembersPage(ctx.instanceId, conditions, p);
-  return { total, members: rows.map((r) => toView(r, ctx.instanceId)) };
+  const { rows, ...total } = await ctx.store.members.instanceMembersPage(ctx.instanceId, conditions, p);
+  return { ...total, members: rows.map((r) => toView(r, ctx.instanceId)) };
 }

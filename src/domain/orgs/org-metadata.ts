@@ -4,7 +4,7 @@ import type { OrgMetadataRow } from "../../store/orgs.js";
 import { commit } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument, notFound } from "../errors.js";
-import { page, type TextMatch } from "../list.js";
+import { type ListTotal, type PageInput, page, type TextMatch } from "../list.js";
 import { authorizedOrg } from "./orgs.js";
 
 export const MAX_METADATA_VALUE_BYTES = 64 * 1024;
@@ -75,16 +75,16 @@ export type OrgMetadataQuery = { kind: "key"; match: TextMatch };
 
 export async function listOrgMetadata(
   ctx: Ctx,
-  input: { orgId: string; page?: { offset?: bigint | number; limit?: number; asc?: boolean }; queries: OrgMetadataQuery[] },
-): Promise<{ total: number; entries: OrgMetadataView[] }> {
+  input: { orgId: string; page?: PageInput; queries: OrgMetadataQuery[] },
+): Promise<ListTotal & { entries: OrgMetadataView[] }> {
   const orgId = (await authorizedOrg(ctx, input.orgId, "org.read")).id;
   const p = page(input.page);
-  const { total, rows } = await ctx.store.orgs.metadataPage(
+  const { rows, ...total } = await ctx.store.orgs.metadataPage(
     orgId,
     input.queries.map((q) => q.match),
     p,
   );
-  return { total, entries: rows };
+  return { ...total, entries: rows };
 }
 
 /** Removes the entries with these keys; NotFound (and nothing removed) if one does not exist. */

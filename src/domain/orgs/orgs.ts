@@ -7,7 +7,7 @@ import type { OrgCondition, OrgRow } from "../../store/orgs.js";
 import { authorize, listScope, type Permission } from "../access/permissions.js";
 import type { Ctx } from "../context.js";
 import { alreadyExists, invalidArgument, notFound } from "../errors.js";
-import { page } from "../list.js";
+import { type ListTotal, type PageInput, page } from "../list.js";
 import { lockTx } from "./memberships.js";
 
 export type OrgView = OrgRow;
@@ -45,13 +45,13 @@ function validQuery(q: OrgQuery): OrgCondition {
 
 export async function listOrganizations(
   ctx: Ctx,
-  input: { page?: { offset?: bigint | number; limit?: number; asc?: boolean }; sort?: "name" | "createdAt"; queries: OrgQuery[] },
-): Promise<{ total: number; orgs: OrgView[] }> {
+  input: { page?: PageInput; sort?: "name" | "createdAt"; queries: OrgQuery[] },
+): Promise<ListTotal & { orgs: OrgView[] }> {
   const p = page(input.page);
   const within = listScope(ctx, "org.read");
   const conditions = input.queries.map(validQuery);
-  const { total, rows } = await ctx.store.orgs.page(ctx.instanceId, { within, conditions, sort: input.sort ?? "createdAt" }, p);
-  return { total, orgs: rows };
+  const { rows, ...total } = await ctx.store.orgs.page(ctx.instanceId, { within, conditions, sort: input.sort ?? "createdAt" }, p);
+  return { ...total, orgs: rows };
 }
 
 // ---------------------------------------------------------------- names

@@ -7,7 +7,7 @@ import { hasInstancePermission, type Permission } from "../access/permissions.js
 import { recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { invalidArgument } from "../errors.js";
-import type { Page } from "../list.js";
+import type { ListTotal, Page } from "../list.js";
 import { expired, type SessionView, sessionNotFound, tokenInvalid } from "./model.js";
 import { sessionEvent } from "./sessions.js";
 import { sessionView } from "./view.js";
@@ -37,7 +37,7 @@ export interface SessionQuery {
 }
 
 /** The live sessions the caller may read: all of them with session.read, else its own. */
-export async function listSessions(ctx: Ctx, queries: SessionQuery[], page: Page): Promise<{ total: number; sessions: SessionView[] }> {
+export async function listSessions(ctx: Ctx, queries: SessionQuery[], page: Page): Promise<ListTotal & { sessions: SessionView[] }> {
   const filter: SessionFilter = { instanceId: ctx.instanceId, liveAt: ctx.clock() };
   const ids = queries.filter((q) => q.ids).flatMap((q) => q.ids as string[]);
   if (queries.some((q) => q.ids)) filter.ids = ids;
@@ -46,10 +46,10 @@ export async function listSessions(ctx: Ctx, queries: SessionQuery[], page: Page
   // Several user filters are and-ed: more than one distinct user matches nothing.
   if (userIds.length) filter.userIds = new Set(userIds).size === 1 ? [userIds[0]] : [];
   filter.created = queries.filter((q) => q.created).map((q) => q.created as NonNullable<SessionQuery["created"]>);
-  const { total, rows } = await ctx.store.sessions.page(filter, page);
+  const { rows, ...total } = await ctx.store.sessions.page(filter, page);
   const users = await ctx.store.sessions.viewUsers([...new Set(rows.flatMap((r) => (r.userId ? [r.userId] : [])))]);
   const byId = new Map(users.map((u) => [u.id, u]));
-  return { total, sessions: rows.map((r) => sessionView(r, r.userId ? byId.get(r.userId) : undefined, ctx.instanceId)) };
+  return { ...total, sessions: rows.map((r) => sessionView(r, r.userId ? byId.get(r.userId) : undefined, ctx.instanceId)) };
 }
 
 /** Ends the session and the tokens issued from it. */

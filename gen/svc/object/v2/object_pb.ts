@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/object/v2/object.proto.
  */
 export const file_svc_object_v2_object: GenFile = /*@__PURE__*/
-  fileDesc("ChpzdmMvb2JqZWN0L3YyL29iamVjdC5wcm90bxINc3ZjLm9iamVjdC52MiI5CgxFcnJvckRldGFpbHMSKQoKZXJyb3JfaW5mbxgBIAEoCzIVLmdvb2dsZS5ycGMuRXJyb3JJbmZvIjcKCUxpc3RRdWVyeRIOCgZvZmZzZXQYASABKAQSDQoFbGltaXQYAiABKA0SCwoDYXNjGAMgASgIIlIKC0xpc3REZXRhaWxzEhQKDHRvdGFsX3Jlc3VsdBgBIAEoBBItCgl0aW1lc3RhbXAYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoUBCgdEZXRhaWxzEjEKDWNyZWF0aW9uX2RhdGUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2NoYW5nZV9kYXRlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIWCg5yZXNvdXJjZV9vd25lchgDIAEoCSroAgoPVGV4dFF1ZXJ5TWV0aG9kEiEKHVRFWFRfUVVFUllfTUVUSE9EX1VOU1BFQ0lGSUVEEAASHAoYVEVYVF9RVUVSWV9NRVRIT0RfRVFVQUxTEAESKAokVEVYVF9RVUVSWV9NRVRIT0RfRVFVQUxTX0lHTk9SRV9DQVNFEAISIQodVEVYVF9RVUVSWV9NRVRIT0RfU1RBUlRTX1dJVEgQAxItCilURVhUX1FVRVJZX01FVEhPRF9TVEFSVFNfV0lUSF9JR05PUkVfQ0FTRRAEEh4KGlRFWFRfUVVFUllfTUVUSE9EX0NPTlRBSU5TEAUSKgomVEVYVF9RVUVSWV9NRVRIT0RfQ09OVEFJTlNfSUdOT1JFX0NBU0UQBhIfChtURVhUX1FVRVJZX01FVEhPRF9FTkRTX1dJVEgQBxIrCidURVhUX1FVRVJZX01FVEhPRF9FTkRTX1dJVEhfSUdOT1JFX0NBU0UQCCr/AQoUVGltZXN0YW1wUXVlcnlNZXRob2QSJgoiVElNRVNUQU1QX1FVRVJZX01FVEhPRF9VTlNQRUNJRklFRBAAEiEKHVRJTUVTVEFNUF9RVUVSWV9NRVRIT0RfRVFVQUxTEAESIgoeVElNRVNUQU1QX1FVRVJZX01FVEhPRF9HUkVBVEVSEAISLAooVElNRVNUQU1QX1FVRVJZX01FVEhPRF9HUkVBVEVSX09SX0VRVUFMUxADEh8KG1RJTUVTVEFNUF9RVUVSWV9NRVRIT0RfTEVTUxAEEikKJVRJTUVTVEFNUF9RVUVSWV9NRVRIT0RfTEVTU19PUl9FUVVBTFMQBWIGcHJvdG8z", [file_google_protobuf_timestamp, file_google_rpc_error_details]);
+  fileDesc("ChpzdmMvb2JqZWN0L3YyL29iamVjdC5wcm90bxINc3ZjLm9iamVjdC52MiI5CgxFcnJvckRldGFpbHMSKQoKZXJyb3JfaW5mbxgBIAEoCzIVLmdvb2dsZS5ycGMuRXJyb3JJbmZvIkwKCUxpc3RRdWVyeRIOCgZvZmZzZXQYASABKAQSDQoFbGltaXQYAiABKA0SCwoDYXNjGAMgASgIEhMKC2V4YWN0X3RvdGFsGAQgASgIIncKC0xpc3REZXRhaWxzEhQKDHRvdGFsX3Jlc3VsdBgBIAEoBBItCgl0aW1lc3RhbXAYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiMKG3RvdGFsX3Jlc3VsdF9pc19sb3dlcl9ib3VuZBgDIAEoCCKFAQoHRGV0YWlscxIxCg1jcmVhdGlvbl9kYXRlGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtjaGFuZ2VfZGF0ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOcmVzb3VyY2Vfb3duZXIYAyABKAkq6AIKD1RleHRRdWVyeU1ldGhvZBIhCh1URVhUX1FVRVJZX01FVEhPRF9VTlNQRUNJRklFRBAAEhwKGFRFWFRfUVVFUllfTUVUSE9EX0VRVUFMUxABEigKJFRFWFRfUVVFUllfTUVUSE9EX0VRVUFMU19JR05PUkVfQ0FTRRACEiEKHVRFWFRfUVVFUllfTUVUSE9EX1NUQVJUU19XSVRIEAMSLQopVEVYVF9RVUVSWV9NRVRIT0RfU1RBUlRTX1dJVEhfSUdOT1JFX0NBU0UQBBIeChpURVhUX1FVRVJZX01FVEhPRF9DT05UQUlOUxAFEioKJlRFWFRfUVVFUllfTUVUSE9EX0NPTlRBSU5TX0lHTk9SRV9DQVNFEAYSHwobVEVYVF9RVUVSWV9NRVRIT0RfRU5EU19XSVRIEAcSKwonVEVYVF9RVUVSWV9NRVRIT0RfRU5EU19XSVRIX0lHTk9SRV9DQVNFEAgq/wEKFFRpbWVzdGFtcFF1ZXJ5TWV0aG9kEiYKIlRJTUVTVEFNUF9RVUVSWV9NRVRIT0RfVU5TUEVDSUZJRUQQABIhCh1USU1FU1RBTVBfUVVFUllfTUVUSE9EX0VRVUFMUxABEiIKHlRJTUVTVEFNUF9RVUVSWV9NRVRIT0RfR1JFQVRFUhACEiwKKFRJTUVTVEFNUF9RVUVSWV9NRVRIT0RfR1JFQVRFUl9PUl9FUVVBTFMQAxIfChtUSU1FU1RBTVBfUVVFUllfTUVUSE9EX0xFU1MQBBIpCiVUSU1FU1RBTVBfUVVFUllfTUVUSE9EX0xFU1NfT1JfRVFVQUxTEAViBnByb3RvMw", [file_google_protobuf_timestamp, file_google_rpc_error_details]);
 
 /**
  * What every error of the v2 API carries in its google.rpc.Status details (gRPC's grpc-status-details-bin,
@@ -69,6 +69,17 @@ export type ListQuery = Message<"svc.object.v2.ListQuery"> & {
    * @generated from field: bool asc = 3;
    */
   asc: boolean;
+
+  /**
+   * Count every match for ListDetails.total_result, however many there are.
+   * By default the count stops after max(1000, offset + limit) matches (see
+   * ListDetails.total_result_is_lower_bound), so that a page over a large
+   * result costs about what the page itself costs; an exact count reads
+   * every match.
+   *
+   * @generated from field: bool exact_total = 4;
+   */
+  exactTotal: boolean;
 };
 
 /**
@@ -85,7 +96,11 @@ export const ListQuerySchema: GenMessage<ListQuery> = /*@__PURE__*/
  */
 export type ListDetails = Message<"svc.object.v2.ListDetails"> & {
   /**
-   * Number of resources matching the filters, independent of paging.
+   * Number of resources matching the filters, independent of paging: exact
+   * when total_result_is_lower_bound is false. When more than
+   * max(1000, offset + limit) match and the request did not set
+   * ListQuery.exact_total, the count stops there: total_result is then
+   * max(1000, offset + limit) and total_result_is_lower_bound is true.
    *
    * @generated from field: uint64 total_result = 1;
    */
@@ -97,6 +112,16 @@ export type ListDetails = Message<"svc.object.v2.ListDetails"> & {
    * @generated from field: google.protobuf.Timestamp timestamp = 2;
    */
   timestamp?: Timestamp | undefined;
+
+  /**
+   * True when more resources match than total_result: the count stopped at
+   * its bound (max(1000, offset + limit)). A further page exists exactly when
+   * this is true or offset + limit < total_result. Set
+   * ListQuery.exact_total to count them all.
+   *
+   * @generated from field: bool total_result_is_lower_bound = 3;
+   */
+  totalResultIsLowerBound: boolean;
 };
 
 /**
