@@ -50,6 +50,13 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => t?.stop());
 
+/** svc_sign_ins_total{protocol="saml", outcome} on the server's /metrics. */
+async function samlSignIns(outcome: "success" | "error"): Promise<number> {
+  const text = await (await fetch(`${t.url}/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith("svc_sign_ins_total{") && l.includes('protocol="saml"') && l.includes(`outcome="${outcome}"`));
+  return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) : 0;
+}
+
 async function answer(requestId: string): Promise<Json> {
   return createResponse(t, login, requestId, await signIn(t, login, alice));
 }
@@ -128,19 +135,22 @@ describe("HTTP-POST AuthnRequest", () => {
 });
 
 describe("CreateResponse", () => {
-  it("answers a request once; a second answer is FailedPrecondition", async () => {
+  it("answers a request once; a second answer is FailedPrecondition (and counts once in the metrics)", async () => {
     const sp = await nodeSamlSp(t, entityId, acs);
     const id = samlRequestOf(await ssoRedirect(t, await sp.getAuthorizeUrlAsync("", undefined, {})));
     const session = await signIn(t, login, alice);
+    const before = await samlSignIns("success");
     await createResponse(t, login, id, session);
     const again = await call(t, "rest", login.pat, "CreateResponse", { samlRequestId: id, session });
     expect(again.status).toBe(400);
     expect(JSON.stringify(again.body)).toContain("Errors.SamlRequest.AlreadyFinished");
+    expect((await samlSignIns("success")) - before).toBe(1);
   });
 
   it("with an error: a Response with that status and no assertion", async () => {
     const sp = await nodeSamlSp(t, entityId, acs);
     const id = samlRequestOf(await ssoRedirect(t, await sp.getAuthorizeUrlAsync("", undefined, {})));
+    const errorsBefore = await samlSignIns("error");
     const a = await ok(t, "rest", login.pat, "CreateResponse", {
       samlRequestId: id,
       error: { error: "ERROR_REASON_AUTHN_FAILED", errorDescription: "cancelled" },
@@ -149,6 +159,7 @@ describe("CreateResponse", () => {
     expect(xml).toContain("urn:oasis:names:tc:SAML:2.0:status:AuthnFailed");
     expect(xml).not.toContain("Assertion");
     await expect(sp.validatePostResponseAsync({ SAMLResponse: a.post.samlResponse })).rejects.toThrow(/Responder error: cancelled/);
+    expect((await samlSignIns("error")) - errorsBefore).toBe(1);
   });
 
   it("needs IAM_LOGIN_CLIENT (session.link): others are denied", async () => {
