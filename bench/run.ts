@@ -423,7 +423,11 @@ async function runScenario(ctx: BenchContext, scenario: Scenario, seconds: numbe
   const { name, local, flow, connections: own } = scenario;
   connections = own ?? connections;
   if (local) return { name, ...(await local(ctx, seconds, connections)) };
-  if (flow) return { name, ...(await runFlow({ ...(await flow(ctx)), connections, warmupSeconds: WARMUP_SECONDS, seconds })) };
+  if (flow) {
+    const spec = { ...(await flow(ctx)), connections, warmupSeconds: WARMUP_SECONDS, seconds };
+    // A flow's profile spans its warm-up too: the flow client runs both in one process.
+    return { name, ...(await (profileDir ? profiled(name, () => runFlow(spec)) : runFlow(spec))) };
+  }
   // svc's and the database backends' CPU per request over the measured run (not the warm-up), profiled if asked.
   const around = async (run: () => Promise<LoadResult>): Promise<LoadResult> => {
     const cpu = await cpuMeter(ctx, loader);

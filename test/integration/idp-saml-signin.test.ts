@@ -9,7 +9,7 @@ import { freePort } from "../support/apache.js";
 import { createOrg, type Machine, project } from "../support/fixtures.js";
 import { authorizeGet, authRequestOf, discover, loginClient, oidc, oidcApp } from "../support/oidc.js";
 import { admin, call, type Json, ok } from "../support/rpc.js";
-import { nodeSamlSp, samlApp, samlRequestOf, spMetadata, ssoRedirect } from "../support/saml.js";
+import { nodeSamlSp, samlApp, samlRequestOf, spMetadata, ssoRedirect, xmlsecVerify, xsdValid } from "../support/saml.js";
 import { type ExternalUser, formOf, type ParsedRequest, postTo, type SamlifyIdp, startSamlifyIdp } from "../support/saml-idp.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -304,6 +304,11 @@ describe("linking and the provider's settings", () => {
     expect(form.action).toBe(ext.ssoUrl);
     const xml = Buffer.from(form.fields.SAMLRequest as string, "base64").toString();
     expect(xml).toContain("<ds:Signature");
+    // xmlsec1 verifies the signature with svc's certificate alone; a changed value no longer verifies.
+    const svcCert = await (await fetch(`${t.url}/saml/v2/certificate`)).text();
+    expect(await xmlsecVerify(xml, svcCert, "AuthnRequest")).toBe(true);
+    expect(await xmlsecVerify(xml.replace('AllowCreate="true"', 'AllowCreate="false"'), svcCert, "AuthnRequest")).toBe(false);
+    expect((await xsdValid(xml, "protocol")).ok).toBe(true);
     // The IdP's SSO endpoint takes the form as a browser would post it, and answers with its own form to the ACS.
     ext.user = user("post-paul");
     const atIdp = await postTo(form.action, form.fields);

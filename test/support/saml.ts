@@ -175,11 +175,11 @@ export async function xsdValid(xml: string, schema: "metadata" | "protocol"): Pr
   }
 }
 
-/** xmlsec1 --verify of the Assertion's (or the Response's) signature with the given certificate only. */
-export async function xmlsecVerify(xml: string, certPem: string, which: "Assertion" | "Response" = "Assertion"): Promise<boolean> {
+/** xmlsec1 --verify of the Assertion's (or the Response's, or an AuthnRequest's) signature with the given certificate only. */
+export async function xmlsecVerify(xml: string, certPem: string, which: "Assertion" | "Response" | "AuthnRequest" = "Assertion"): Promise<boolean> {
   const file = await tempFile("response.xml", xml);
   const cert = await tempFile("idp.crt", certPem);
-  const xpath = which === "Assertion" ? "//*[local-name()='Assertion']/*[local-name()='Signature']" : "/*[local-name()='Response']/*[local-name()='Signature']";
+  const xpath = which === "Assertion" ? "//*[local-name()='Assertion']/*[local-name()='Signature']" : `/*[local-name()='${which}']/*[local-name()='Signature']`;
   try {
     await run("/usr/bin/xmlsec1", [
       "--verify",
@@ -191,6 +191,8 @@ export async function xmlsecVerify(xml: string, certPem: string, which: "Asserti
       "urn:oasis:names:tc:SAML:2.0:protocol:Response",
       "--id-attr:ID",
       "urn:oasis:names:tc:SAML:2.0:assertion:Assertion",
+      "--id-attr:ID",
+      "urn:oasis:names:tc:SAML:2.0:protocol:AuthnRequest",
       "--node-xpath",
       xpath,
       file,

@@ -1,7 +1,11 @@
 // The SAML IdP's pure parts: which ACS a request gets (by URL exactly, by index, or the default), the SP metadata
 // reader's choices (bindings kept, certificates by use), the XML parser's refusals, and the context class by factors.
+import { X509Certificate } from "node:crypto";
 import { describe, expect, it } from "@jest/globals";
+import forge from "node-forge";
+import { parseIdpMetadata } from "../../src/domain/idp/saml-config.js";
 import { contextClass } from "../../src/domain/saml/response.js";
+import { rsaKeyProblem } from "../../src/domain/saml/signatures.js";
 import { type AssertionConsumerService, chooseAcs, parseSpMetadata } from "../../src/domain/saml/sp-metadata.js";
 import { parseXml } from "../../src/domain/saml/xml.js";
 import type { LinkedSession } from "../../src/domain/sessions/link.js";
@@ -66,6 +70,37 @@ describe("parseSpMetadata", () => {
     });
     expect(() => parseSpMetadata(Buffer.from(dup))).toThrow(/unique/);
     expect(() => parseSpMetadata(Buffer.from(spMetadata({ entityId: "", acs: [{ url: "https://x/1" }] })))).toThrow(/entityID/);
+  });
+});
+
+/** A certificate (base64 DER) for an RSA key of `bits`, or for that key's modulus with the public exponent `e`. */
+function rsaCertificate(bits: number, e?: string): string {
+  const keys = forge.pki.rsa.generateKeyPair(bits);
+  const cert = forge.pki.createCertificate();
+  cert.publicKey = e ? forge.pki.setRsaPublicKey(keys.publicKey.n, new forge.jsbn.BigInteger(e, 16)) : keys.publicKey;
+  cert.serialNumber = "01";
+  cert.validity.notBefore = new Date();
+  cert.validity.notAfter = new Date(Date.now() + 86_400_000);
+  cert.setSubject([{ name: "commonName", value: "sp" }]);
+  cert.setIssuer([{ name: "commonName", value: "sp" }]);
+  cert.sign(keys.privateKey, forge.md.sha256.create());
+  return forge.util.encode64(forge.asn1.toDer(forge.pki.certificateToAsn1(cert)).getBytes());
+}
+
+describe("registered certificates' RSA keys", () => {
+  it("accepts 2048 to 8192 bits with a usual exponent, and refuses weaker keys and exponents that make checks dear", () => {
+    const md = (certB64: string) => Buffer.from(spMetadata({ entityId: "https://sp.example.com", cert: { certB64, certPem: "", privateKeyPem: "" } }));
+    expect(parseSpMetadata(md(spKeyPair().certB64)).signingCertificates).toHaveLength(1);
+    expect(() => parseSpMetadata(md(rsaCertificate(1024)))).toThrow(/2048 to 8192 bits \(this one has 1024\)/);
+    expect(() => parseSpMetadata(md(rsaCertificate(2048, "200000001")))).toThrow(/public exponent must be at most 2\^32/);
+    expect(rsaKeyProblem(new X509Certificate(Buffer.from(rsaCertificate(2048, "3"), "base64")))).toBe("");
+    // The same rule for an external identity provider's metadata (brokering).
+    const idpMd = (certB64: string) =>
+      Buffer.from(
+        `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="http://www.w3.org/2000/09/xmldsig#" entityID="https://idp.example.com"><md:IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol"><md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${certB64}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor><md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://idp.example.com/sso"/></md:IDPSSODescriptor></md:EntityDescriptor>`,
+      );
+    expect(parseIdpMetadata(idpMd(spKeyPair().certB64)).certificates).toHaveLength(1);
+    expect(() => parseIdpMetadata(idpMd(rsaCertificate(1024)))).toThrow(/2048 to 8192 bits/);
   });
 });
 

@@ -5,6 +5,7 @@
 import { X509Certificate } from "node:crypto";
 import type { Element } from "@xmldom/xmldom";
 import { invalidArgument } from "../errors.js";
+import { rsaKeyProblem } from "../saml/signatures.js";
 import { attr, BINDINGS, child, children, NS, parseXml, textOf } from "../saml/xml.js";
 import { isLoopback } from "./providers.js";
 
@@ -69,7 +70,8 @@ function signingCertificates(idp: Element): string[] {
         } catch {
           throw bad("a KeyDescriptor's X509Certificate is not a certificate");
         }
-        if (cert.publicKey.asymmetricKeyType !== "rsa") throw bad("signing certificates must hold RSA keys");
+        const problem = rsaKeyProblem(cert);
+        if (problem) throw bad(problem);
         if (!out.includes(b64)) out.push(b64);
       }
     }

@@ -10,8 +10,9 @@ import type { IdpRow } from "../../store/idps.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition } from "../errors.js";
 import { authnSettings } from "../identity/authn/access.js";
+import { el, open, type Signable, signEnveloped, textEl, xmlns } from "../saml/canonical.js";
 import type { IdpCertificates } from "../saml/runtime.js";
-import { RSA_SHA256, signElement, signQueryAsync } from "../saml/signatures.js";
+import { RSA_SHA256, signQueryAsync } from "../saml/signatures.js";
 import { add, BINDINGS, NS, newDocument, serialize } from "../saml/xml.js";
 import { idpNotFound } from "./providers.js";
 import { NAME_ID_FORMAT_URNS, type SamlProviderConfig, spUrls, ssoEndpoint, storedSamlConfig } from "./saml-config.js";
@@ -54,10 +55,11 @@ export async function spMetadataOf(ctx: Pick<Ctx, "store" | "instanceId" | "idp"
   return spMetadata(ctx, idp);
 }
 
-function authnRequestXml(c: SamlProviderConfig, sp: { entityId: string; acsUrl: string }, id: string, destination: string, now: Date): string {
-  const doc = newDocument(NS.protocol, "samlp:AuthnRequest");
-  const root = doc.documentElement as Element;
-  root.setAttribute("xmlns:saml", NS.assertion);
+/**
+ * The AuthnRequest, written in exclusive canonical form (canonical.ts) and split where an enveloped signature goes
+ * (after its Issuer): signed, it digests the text as sent; unsigned, head and tail together are the request.
+ */
+function authnRequestParts(c: SamlProviderConfig, sp: { entityId: string; acsUrl: string }, id: string, destination: string, now: Date): Signable {
   const attrs = {
     ID: id,
     Version: "2.0",
@@ -66,10 +68,11 @@ function authnRequestXml(c: SamlProviderConfig, sp: { entityId: string; acsUrl: 
     AssertionConsumerServiceURL: sp.acsUrl,
     ProtocolBinding: BINDINGS.post,
   };
-  for (const [k, v] of Object.entries(attrs)) root.setAttribute(k, v);
-  add(root, NS.assertion, "saml:Issuer", {}, sp.entityId);
-  add(root, NS.protocol, "samlp:NameIDPolicy", { Format: NAME_ID_FORMAT_URNS[c.nameIdFormat], AllowCreate: "true" });
-  return serialize(doc);
+  return {
+    id,
+    head: open("samlp:AuthnRequest", attrs, xmlns("samlp", NS.protocol)) + textEl("saml:Issuer", {}, sp.entityId, xmlns("saml", NS.assertion)),
+    tail: `${el("samlp:NameIDPolicy", { Format: NAME_ID_FORMAT_URNS[c.nameIdFormat], AllowCreate: "true" }, "")}</samlp:AuthnRequest>`,
+  };
 }
 
 /** The AuthnRequest for a new intent: its ID (the Response's InResponseTo) and where the browser goes with it. */
@@ -78,10 +81,12 @@ export async function samlAuthnRequest(ctx: Ctx, idp: IdpRow, relayState: string
   const sp = spUrls(authnSettings(ctx).externalUrl, idp.id);
   const sso = ssoEndpoint(c);
   const requestId = `_${randomBytes(20).toString("hex")}`;
-  const xml = authnRequestXml(c, sp, requestId, sso.url, ctx.clock());
+  const parts = authnRequestParts(c, sp, requestId, sso.url, ctx.clock());
+  const xml = parts.head + parts.tail;
   const cert = c.withSignedRequest ? await certificates(ctx).active() : undefined;
   if (sso.binding === "post") {
-    const signed = cert ? signElement(xml, requestId, "AuthnRequest", cert.privateKey, cert.pem) : xml;
+    // Signed inside (enveloped, RSA-SHA256 in libuv's thread pool), as the HTTP-POST binding carries it.
+    const signed = cert ? await signEnveloped(parts, cert.privateKey, cert.base64) : xml;
     return { requestId, next: { post: { url: sso.url, fields: { SAMLRequest: Buffer.from(signed).toString("base64"), RelayState: relayState } } } };
   }
   let query = `SAMLRequest=${encodeURIComponent(deflateRawSync(Buffer.from(xml)).toString("base64"))}&RelayState=${encodeURIComponent(relayState)}`;

@@ -2,6 +2,7 @@
 // answer it with a session (a signed assertion) or an error status, sent to the ACS the request was registered for,
 // with the binding of that ACS. Login UIs hold IAM_LOGIN_CLIENT (permission session.link). A request is answered at
 // most once: the write is conditional on it being open, so of two concurrent answers one wins.
+import type { KeyObject } from "node:crypto";
 import { deflateRawSync } from "node:zlib";
 import type { SamlRequestRow } from "../../store/saml.js";
 import type { SamlAppConfig } from "../access/app-settings.js";
@@ -14,7 +15,7 @@ import { passesLoginGates } from "../oauth/authorize/finish.js";
 import { assertSignInComplete, authTime, type LinkedSession, sessionForLink } from "../sessions/link.js";
 import { type Answering, errorResponse, SAML_ERRORS, type SamlError, successResponse } from "./response.js";
 import { entityIdOf, type IdpCertificates } from "./runtime.js";
-import { RSA_SHA256, signQuery } from "./signatures.js";
+import { RSA_SHA256, signQueryAsync } from "./signatures.js";
 import { BINDINGS } from "./xml.js";
 
 export const SamlRequestErrors = {
@@ -76,13 +77,13 @@ export type ResponseInput =
   | { samlRequestId: string; error: { error: SamlError | undefined; description?: string } };
 
 /** The answer in the ACS's binding: POST (base64 of the XML) or Redirect (deflated, the query signed). */
-function encode(r: SamlRequestRow, xml: string, key: Parameters<typeof signQuery>[1]): SamlAnswer {
+async function encode(r: SamlRequestRow, xml: string, key: KeyObject): Promise<SamlAnswer> {
   if (r.binding === BINDINGS.post) return { url: r.acsUrl, post: { samlResponse: Buffer.from(xml).toString("base64"), relayState: r.relayState } };
   const e = encodeURIComponent;
   let octets = `SAMLResponse=${e(deflateRawSync(Buffer.from(xml)).toString("base64"))}`;
   if (r.relayState !== null) octets += `&RelayState=${e(r.relayState)}`;
   octets += `&SigAlg=${e(RSA_SHA256)}`;
-  const query = `${octets}&Signature=${e(signQuery(octets, key))}`;
+  const query = `${octets}&Signature=${e(await signQueryAsync(octets, key))}`;
   return { url: `${r.acsUrl}${r.acsUrl.includes("?") ? "&" : "?"}${query}`, redirect: true };
 }
 
@@ -132,7 +133,7 @@ export async function createResponse(ctx: Ctx, idp: SamlAnswerer, input: Respons
   const denied = async (e: SamlError, description: string | undefined) => {
     const xml = await errorResponse(answering, { ...signing, signResponse: r.binding === BINDINGS.post }, e, description, now);
     await finish(ctx, r, now, "saml.request.failed", { issuer: r.issuer, error: e });
-    return { answer: encode(r, xml, cert.privateKey), at: now };
+    return { answer: await encode(r, xml, cert.privateKey), at: now };
   };
   if (error) return denied(error.error, error.description);
   if (!("session" in input)) throw invalidArgument("Errors.SamlRequest.Response.Missing", "give either session or error");
@@ -151,5 +152,5 @@ export async function createResponse(ctx: Ctx, idp: SamlAnswerer, input: Respons
   const encryptFor = config.encryptAssertions ? config.encryptionCertificate : undefined;
   const xml = await successResponse(answering, signing, { user, session, config, roles }, now, encryptFor);
   await finish(ctx, r, now, "saml.request.succeeded", { issuer: r.issuer, userId: user.id, sessionId: session.id });
-  return { answer: encode(r, xml, cert.privateKey), at: now };
+  return { answer: await encode(r, xml, cert.privateKey), at: now };
 }

@@ -23,17 +23,32 @@ function publicKeys(certs: readonly string[]): KeyObject[] {
   return certs.map(keyOf);
 }
 
+/**
+ * Whether `signature` over `data` verifies with one of the registered certificates. On the event loop, deliberately:
+ * an RSA public-key operation with a registered key (2048 to 8192 bits, a small exponent: see rsaKeyProblem) costs
+ * 20 to 250 µs, and here a round trip through libuv's thread pool costs more CPU than that (moving these checks there
+ * cut the bench's SAML responses per second by 18 %). Signing, ten times dearer, runs in the thread pool.
+ */
+function verifiesWithAny(hash: "sha256" | "sha512", data: Buffer, certs: readonly string[], signature: Buffer): boolean {
+  return publicKeys(certs).some((key) => verify(hash, data, key, signature));
+}
+
+/** RSA keys svc accepts in a registered certificate: what is wrong with this one ("" when nothing is). */
+export function rsaKeyProblem(cert: X509Certificate): string {
+  const key = cert.publicKey;
+  if (key.asymmetricKeyType !== "rsa") return "certificates must hold RSA keys";
+  const { modulusLength = 0, publicExponent = 0n } = key.asymmetricKeyDetails ?? {};
+  if (modulusLength < 2048 || modulusLength > 8192) return `RSA keys must have 2048 to 8192 bits (this one has ${modulusLength})`;
+  // A large public exponent makes every verification as dear as a signature: the usual 65537, or up to 2^32.
+  if (publicExponent < 3n || publicExponent > 0xffffffffn) return "the RSA key's public exponent must be at most 2^32 (65537 as usual)";
+  return "";
+}
+
 /** HTTP-Redirect (Bindings §3.4.4.1): the signature over the query octets as received, with a registered certificate. */
 export function verifyQuerySignature(octets: string, sigAlg: string, signatureB64: string, certs: readonly string[]): boolean {
   const hash = SIG_ALGS[sigAlg];
   if (!hash) return false;
-  const signature = Buffer.from(signatureB64, "base64");
-  return publicKeys(certs).some((key) => verify(hash, Buffer.from(octets, "utf8"), key, signature));
-}
-
-/** Signs redirect-binding query octets (RSA-SHA256); the signature in base64. */
-export function signQuery(octets: string, key: KeyObject): string {
-  return sign("sha256", Buffer.from(octets, "utf8"), key).toString("base64");
+  return verifiesWithAny(hash, Buffer.from(octets, "utf8"), certs, Buffer.from(signatureB64, "base64"));
 }
 
 /** The root's enveloped signature element, or undefined when the document holds none. Throws when it holds another. */
@@ -116,8 +131,7 @@ export function verifyEnveloped(doc: Document, signature: Element, certs: readon
   if (!info) return undefined;
   const canonicalizer = CANONICALIZERS[info.c14n] as () => { process(node: Node, options: Record<string, unknown>): string };
   const signedInfo = canonicalizer().process(info.signedInfo as unknown as Node, { ancestorNamespaces: findAncestorNsForElement(info.signedInfo as never) });
-  const data = Buffer.from(signedInfo, "utf8");
-  if (!certs.some((cert) => verify(info.hash, data, keyOf(cert), info.signatureValue))) return undefined;
+  if (!verifiesWithAny(info.hash, Buffer.from(signedInfo, "utf8"), certs, info.signatureValue)) return undefined;
   root.removeChild(signature);
   const referenced = (CANONICALIZERS[info.referenceC14n] as typeof canonicalizer)().process(root as unknown as Node, {
     inclusiveNamespacesPrefixList: info.inclusivePrefixes,
@@ -161,36 +175,4 @@ export function verifyEnvelopedOn(xml: string, element: Element, signature: Elem
     if (signed.length === 1) return signed[0];
   }
   return undefined;
-}
-
-/** KeyInfo's X509Data of a certificate, built once per certificate (xml-crypto would parse the PEM per signature). */
-const keyInfos = new Map<string, string>();
-function keyInfoOf(certPem: string, prefix: string): string {
-  const key = `${prefix}\u0000${certPem}`;
-  let info = keyInfos.get(key);
-  if (info === undefined) {
-    const p = prefix ? `${prefix}:` : "";
-    const base64 = new X509Certificate(certPem).raw.toString("base64");
-    info = `<${p}X509Data><${p}X509Certificate>${base64}</${p}X509Certificate></${p}X509Data>`;
-    if (keyInfos.size > 100) keyInfos.clear();
-    keyInfos.set(key, info);
-  }
-  return info;
-}
-
-export function signElement(xml: string, id: string, localName: "Assertion" | "Response" | "AuthnRequest", key: KeyObject, certPem: string): string {
-  const sx = new SignedXml({
-    getKeyInfoContent: (args) => keyInfoOf(certPem, args?.prefix ?? ""),
-    // The KeyObject itself: a PEM would be parsed again for every signature (three times the RSA work).
-    privateKey: key,
-    publicCert: certPem,
-    signatureAlgorithm: RSA_SHA256,
-    canonicalizationAlgorithm: EXC_C14N,
-  });
-  // Absolute paths (the Response is the root, its Assertion a child of it): xpath's "//" walks the whole document,
-  // and did so twice per signature, costing more than the RSA signature itself.
-  const element = localName === "Assertion" ? `/*/*[local-name(.)='Assertion' and @ID='${id}']` : `/*[local-name(.)='${localName}' and @ID='${id}']`;
-  sx.addReference({ xpath: element, digestAlgorithm: SHA256, transforms: [ENVELOPED, EXC_C14N] });
-  sx.computeSignature(xml, { prefix: "ds", location: { reference: `${element}/*[local-name(.)='Issuer']`, action: "after" } });
-  return sx.getSignedXml();
 }

@@ -4,6 +4,7 @@
 import { X509Certificate } from "node:crypto";
 import type { Element } from "@xmldom/xmldom";
 import { invalidArgument } from "../errors.js";
+import { rsaKeyProblem } from "./signatures.js";
 import { attr, BINDINGS, child, children, NS, parseXml, textOf } from "./xml.js";
 
 export interface AssertionConsumerService {
@@ -36,8 +37,8 @@ function certificate(keyDescriptor: Element): string | undefined {
   const b64 = textOf(data && child(data, NS.dsig, "X509Certificate")).replace(/\s+/g, "");
   if (!b64) return undefined;
   try {
-    const cert = new X509Certificate(Buffer.from(b64, "base64"));
-    if (cert.publicKey.asymmetricKeyType !== "rsa") throw bad("signing certificates must hold RSA keys");
+    const problem = rsaKeyProblem(new X509Certificate(Buffer.from(b64, "base64")));
+    if (problem) throw bad(problem);
   } catch (err) {
     if (err instanceof Error && "id" in err) throw err;
     throw bad("a KeyDescriptor's X509Certificate is not a certificate");
