@@ -10,15 +10,18 @@
 // - express: imported from ESM, express/index.js is evaluated without any require for the instrumentation to see;
 //   only the ESM loader hook of import-in-the-middle (@opentelemetry/instrumentation/hook.mjs) reaches it. It is
 //   registered for express alone: every other module loads as before.
+// - fetch: Node's undici publishes its requests on diagnostics_channel, which the undici instrumentation subscribes to;
+//   nothing is patched.
 // The embedded database (PGlite) runs inside the process and speaks no pg protocol: it gets no database spans.
 import { register } from "node:module";
 import { ExpressInstrumentation, ExpressLayerType } from "@opentelemetry/instrumentation-express";
 import { HttpInstrumentation } from "@opentelemetry/instrumentation-http";
 import { PgInstrumentation } from "@opentelemetry/instrumentation-pg";
+import { UndiciInstrumentation } from "@opentelemetry/instrumentation-undici";
 import { api, core, NodeSDK, resources } from "@opentelemetry/sdk-node";
 import { API_SERVICES } from "../api/services.js";
 import { traceExporters } from "./env.js";
-import { activeLogFields, activeTraceId, rpcInterceptor, serverHandler, UNTRACED_PATHS } from "./spans.js";
+import { activeLogFields, activeTraceId, redactQuery, rpcInterceptor, serverHandler, UNTRACED_PATHS } from "./spans.js";
 import type { Tracing } from "./types.js";
 
 type Env = Record<string, string | undefined>;
@@ -75,13 +78,34 @@ function text(a: unknown): string {
   }
 }
 
+/**
+ * An outgoing call's span keeps the query's parameter names only, as incoming requests' do: a metadata URL or an
+ * identity provider's endpoint may carry a token in its query. The instrumentations set `url.full` (and undici
+ * `url.query`) when the span starts; this runs right after, before anything is exported.
+ */
+function redactOutgoing(span: api.Span): void {
+  const attributes = (span as unknown as { attributes?: Record<string, unknown> }).attributes ?? {};
+  const full = attributes["url.full"];
+  if (typeof full !== "string") return;
+  const query = redactQuery(full);
+  if (query === undefined) return;
+  span.setAttribute("url.full", `${full.slice(0, full.indexOf("?"))}?${query}`);
+  if (attributes["url.query"] !== undefined) span.setAttribute("url.query", `?${query}`);
+}
+
 function instrumentations() {
   return [
     new HttpInstrumentation({
       ignoreIncomingRequestHook: (req) => UNTRACED_PATHS.has((req.url ?? "/").split("?", 1)[0] ?? "/"),
-      // Outgoing calls (SAML metadata, mail) are traced inside a request only, not on their own.
+      // Outgoing calls (an SP's metadata by URL) are traced inside a request only, not on their own.
       requireParentforOutgoingSpans: true,
+      requestHook: (span, request) => {
+        // An outgoing call's request (a ClientRequest: an OutgoingMessage, with getHeader), not an incoming one.
+        if ("getHeader" in request) redactOutgoing(span);
+      },
     }),
+    // fetch (Node's undici): external OpenID providers' discovery, JWKS and token endpoints, inside a request only.
+    new UndiciInstrumentation({ requireParentforSpans: true, requestHook: (span) => redactOutgoing(span) }),
     // Queries made while serving something, without their values: none for the LISTEN connection or for taking a
     // connection from the pool.
     new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false, ignoreConnectSpans: true }),

@@ -3,16 +3,23 @@
 // transports) send W3C traceparent headers. With no OTEL_* variables, no OpenTelemetry module is loaded at all.
 import { randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { UserService } from "../../gen/svc/user/v2/user_service_pb.js";
+import { defaultOrgId, project } from "../support/fixtures.js";
+import { loginClient } from "../support/oidc.js";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpGrpcReceiver, startOtlpReceiver } from "../support/otlp.js";
-import { type ChildServer, freshDatabase, ROOT, spawnServer, type TestDatabase } from "../support/server.js";
+import { admin } from "../support/rpc.js";
+import { spKeyPair, spMetadata } from "../support/saml.js";
+import { type ChildServer, freshDatabase, ROOT, spawnServer, type TestDatabase, type TestServer } from "../support/server.js";
 
 const SERVER = 2;
+const CLIENT = 3;
 const INTERNAL = 1;
 const ERROR = 2;
 const MODULE_LOG_HOOK = path.join(ROOT, "test/support/module-log.mjs");
@@ -78,6 +85,7 @@ describe("tracing on (OTLP http/json)", () => {
       OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/json",
       OTEL_RESOURCE_ATTRIBUTES: "deployment.environment.name=test",
       OTEL_BSP_SCHEDULE_DELAY: "100",
+      SVC_SAML_METADATA_ALLOW_PRIVATE: "true",
       NODE_OPTIONS: `--import ${MODULE_LOG_HOOK}`,
       SVC_TEST_MODULE_LOG: moduleLog,
     });
@@ -127,6 +135,80 @@ describe("tracing on (OTLP http/json)", () => {
       expect(queries.some((q) => q.parentSpanId === rpc?.spanId)).toBe(true);
       for (const q of queries) expect(JSON.stringify(q.attributes)).not.toContain("needle-rest");
       expect(queries.some((q) => String(q.attributes["db.query.text"]).includes('"User"') && String(q.attributes["db.query.text"]).includes("$1"))).toBe(true);
+    }
+  });
+
+  it("traces outgoing calls as client spans under the request's: http (an SP's metadata) and fetch (an OpenID provider), queries reduced to names", async () => {
+    // One local server plays an SP publishing its metadata behind a token and an OpenID provider's discovery.
+    const sp = spKeyPair();
+    const outside = createServer((req, res) => {
+      const url = new URL(req.url ?? "/", "http://x");
+      if (url.pathname === "/sp/metadata" && url.searchParams.get("token") === "md-secret-8c1e") {
+        res.writeHead(200, { "content-type": "application/samlmetadata+xml" });
+        return void res.end(spMetadata({ entityId: `https://sp-${randomBytes(4).toString("hex")}.example.com`, cert: sp }));
+      }
+      if (url.pathname === "/op/.well-known/openid-configuration") {
+        const issuer = `http://127.0.0.1:${(outside.address() as AddressInfo).port}/op`;
+        res.writeHead(200, { "content-type": "application/json" });
+        return void res.end(
+          JSON.stringify({
+            issuer,
+            authorization_endpoint: `${issuer}/authorize`,
+            token_endpoint: `${issuer}/token`,
+            jwks_uri: `${issuer}/jwks`,
+            response_types_supported: ["code"],
+            subject_types_supported: ["public"],
+            id_token_signing_alg_values_supported: ["RS256"],
+          }),
+        );
+      }
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => outside.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${(outside.address() as AddressInfo).port}`;
+    try {
+      const t = { url: svc.child.url, pat: svc.pat } as unknown as TestServer;
+      const orgId = await defaultOrgId(t);
+      const projectId = await project(t, orgId, `traced-${randomBytes(3).toString("hex")}`);
+      const app = newTrace();
+      const created = await fetch(`${t.url}/svc.app.v2.ApplicationService/CreateApplication`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${t.pat}`, "content-type": "application/json", traceparent: app.header },
+        body: JSON.stringify({ projectId, name: "traced sp", saml: { metadataUrl: `${base}/sp/metadata?token=md-secret-8c1e` } }),
+      });
+      expect(created.status).toBe(200);
+      const appSpans = await receiver.waitFor((s) => inTrace(s, app).some((x) => x.kind === CLIENT && x.scope === "@opentelemetry/instrumentation-http"));
+      const metadataCall = inTrace(appSpans, app).find((x) => x.kind === CLIENT && x.scope === "@opentelemetry/instrumentation-http");
+      expect(metadataCall?.attributes["url.full"]).toBe(`${base}/sp/metadata?token=REDACTED`);
+      expect(metadataCall?.attributes["http.response.status_code"]).toBe(200);
+      expect(inTrace(appSpans, app).some((x) => x.spanId === metadataCall?.parentSpanId)).toBe(true);
+      expect(JSON.stringify(inTrace(appSpans, app))).not.toContain("md-secret-8c1e");
+
+      const login = await loginClient(t, orgId, `traced-login-${randomBytes(3).toString("hex")}`);
+      const { id: idpId } = await admin(t, "AddGenericOIDCProvider", { name: "Traced OP", issuer: `${base}/op`, clientId: "svc", clientSecret: "s3cret" });
+      const intent = newTrace();
+      const started = await fetch(`${t.url}/svc.user.v2.UserService/StartIdentityProviderIntent`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${login.pat}`, "content-type": "application/json", traceparent: intent.header },
+        body: JSON.stringify({ idpId, urls: { successUrl: "https://login.example.com/ok", failureUrl: "https://login.example.com/failed" } }),
+      });
+      expect(started.status).toBe(200);
+      const rpcName = "svc.user.v2.UserService/StartIdentityProviderIntent";
+      const spans = await receiver.waitFor(
+        (s) => inTrace(s, intent).some((x) => x.scope === "@opentelemetry/instrumentation-undici") && named(s, intent, rpcName).length > 0,
+      );
+      const discovery = inTrace(spans, intent).find((x) => x.scope === "@opentelemetry/instrumentation-undici");
+      expect(discovery).toMatchObject({
+        kind: CLIENT,
+        attributes: expect.objectContaining({
+          "url.full": `${base}/op/.well-known/openid-configuration`,
+          "http.request.method": "GET",
+          "http.response.status_code": 200,
+        }),
+      });
+      expect(named(spans, intent, rpcName).map((x) => x.spanId)).toContain(discovery?.parentSpanId);
+    } finally {
+      outside.close();
     }
   });
 

@@ -126,7 +126,17 @@ export async function spawnServer(env: Record<string, string>, timeoutMs = 60_00
       stderr += c.toString();
     });
   });
-  const port = await listening;
+  let port: number;
+  try {
+    port = await listening;
+  } catch (err) {
+    // A server that did not come up in time must not outlive the test that waited for it.
+    if (proc.exitCode === null && proc.signalCode === null) {
+      proc.kill("SIGKILL");
+      await exited;
+    }
+    throw err;
+  }
   return {
     proc,
     port,
@@ -167,14 +177,20 @@ export async function startReplicas(n: number, env: Record<string, string> = {})
     await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
   };
   let servers: ChildServer[] = [];
-  try {
-    servers = await Promise.all(dirs.map((dir) => spawnServer({ SVC_DATA_DIR: dir, SVC_DATABASE_URL: db.url as string, ...env })));
-  } catch (err) {
+  // Every start settles before anything is decided: when one replica fails, the ones that came up are stopped too.
+  const started = await Promise.allSettled(dirs.map((dir) => spawnServer({ SVC_DATA_DIR: dir, SVC_DATABASE_URL: db.url as string, ...env })));
+  servers = started.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+  const failed = started.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) {
     await stop();
-    throw err;
+    throw failed.reason;
   }
   // The replica that bootstrapped the instance wrote the admin PAT into its data dir.
   const owner = servers.findIndex((r) => r.logs.some((l) => String(l.msg).startsWith("first start")));
+  if (owner < 0) {
+    await stop();
+    throw new Error("no replica logged the instance's first start");
+  }
   const pat = (await readFile(path.join(dirs[owner] as string, "admin.pat"), "utf8")).trim();
   return { servers, pat, stop };
 }
