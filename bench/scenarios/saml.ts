@@ -1,16 +1,17 @@
 // SAML scenarios: signed SAML Responses beside the bound they cannot beat, the RSA-2048 signatures alone. A response
 // here is the IdP's own work (issue 14): parse and verify an SP's signed AuthnRequest (HTTP-POST binding, enveloped
-// signature checked with the SP's certificate), then build, canonicalize and sign the Assertion; measured in this
-// process. svc signs in libuv's thread pool (crypto.sign with a callback), as the bound does here: both keep
+// signature checked with the SP's certificate; or HTTP-Redirect, the query's signature checked over its octets and the
+// request inflated), then build, canonicalize and sign the Assertion; measured in this process. svc signs in libuv's thread pool (crypto.sign with a callback), as the bound does here: both keep
 // CONCURRENCY operations in flight, as a server does with concurrent sign-ins, and the synchronous bound (one core,
 // one at a time) is kept beside them for comparison with earlier runs.
 import { createHash, generateKeyPairSync, type KeyObject, randomBytes, sign } from "node:crypto";
+import { deflateRawSync, inflateRawSync } from "node:zlib";
 import forge from "node-forge";
 import { SignedXml } from "xml-crypto";
 import type { UserView } from "../../src/domain/identity/users.js";
 import { rsaSha256 } from "../../src/domain/saml/canonical.js";
 import { successResponse } from "../../src/domain/saml/response.js";
-import { envelopedSignature, verifyEnveloped } from "../../src/domain/saml/signatures.js";
+import { envelopedSignature, RSA_SHA256, verifyEnveloped, verifyQuerySignature } from "../../src/domain/saml/signatures.js";
 import { parseXml } from "../../src/domain/saml/xml.js";
 import type { LinkedSession } from "../../src/domain/sessions/link.js";
 import type { BenchContext, LoadResult, Scenario } from "../run.js";
@@ -120,13 +121,18 @@ async function rsaBound(_ctx: BenchContext, seconds: number): Promise<LoadResult
   });
 }
 
-async function samlResponses(_ctx: BenchContext, seconds: number): Promise<LoadResult> {
-  const { idp, idpCert, sp, spCert } = world();
-  // A fresh request per response would time the SP's signing too: a pool of pre-signed requests, reused in turn.
-  const requests = Array.from({ length: 64 }, () => signedAuthnRequest(sp, spCert));
+/** An SP's AuthnRequest for the HTTP-Redirect binding: the query (deflated, base64, SigAlg) signed as it is sent. */
+function signedRedirectQuery(spKey: KeyObject): string {
+  const id = `_${randomBytes(20).toString("hex")}`;
+  const xml = `<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${id}" Version="2.0" IssueInstant="${new Date().toISOString()}" Destination="https://id.example.com/saml/v2/SSO" AssertionConsumerServiceURL="${ACS}" ProtocolBinding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST"><saml:Issuer>${SP}</saml:Issuer><samlp:NameIDPolicy Format="urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress" AllowCreate="true"/></samlp:AuthnRequest>`;
+  const octets = `SAMLRequest=${encodeURIComponent(deflateRawSync(xml).toString("base64"))}&RelayState=bench&SigAlg=${encodeURIComponent(RSA_SHA256)}`;
+  return `${octets}&Signature=${encodeURIComponent(sign("sha256", Buffer.from(octets), spKey).toString("base64"))}`;
+}
+
+/** What both response scenarios answer with: the IdP's certificate and key, a signed-in session and its user. */
+function answering() {
+  const { idp, idpCert } = world();
   const base64 = forge.util.encode64(forge.pem.decode(idpCert)[0]?.body ?? "");
-  // Registered SP certificates are kept as base64 DER, as metadata carries them.
-  const spBase64 = forge.util.encode64(forge.pem.decode(spCert)[0]?.body ?? "");
   const cert = { id: "bench", pem: idpCert, base64, privateKey: idp };
   const now = new Date();
   const session: LinkedSession = {
@@ -149,13 +155,7 @@ async function samlResponses(_ctx: BenchContext, seconds: number): Promise<LoadR
     email: "alice@example.com",
   } as UserView;
   const config = { kind: "saml", entityId: SP, nameIdFormat: "emailAddress", roleKeys: [], assertionLifetimeSeconds: 300, signResponse: false } as never;
-  let i = 0;
-  return timedAsync(seconds, async () => {
-    const xml = requests[i++ % requests.length] as string;
-    const doc = parseXml(xml, "Errors.Saml.Request.Malformed", "the AuthnRequest");
-    const signature = envelopedSignature(doc);
-    if (!signature || !verifyEnveloped(doc, signature, [spBase64])) throw new Error("the bench's AuthnRequest did not verify");
-    const requestId = doc.documentElement?.getAttribute("ID") ?? "";
+  return async (requestId: string) => {
     const out = await successResponse(
       { requestId, acsUrl: ACS, issuer: SP },
       { entityId: IDP, cert, signResponse: false },
@@ -164,6 +164,42 @@ async function samlResponses(_ctx: BenchContext, seconds: number): Promise<LoadR
     );
     if (!out.includes("SignatureValue")) throw new Error("no signature");
     createHash("sha256").update(out);
+  };
+}
+
+/** The same for the HTTP-Redirect binding: the query's signature checked over its octets, then inflated and parsed. */
+async function samlRedirectResponses(_ctx: BenchContext, seconds: number): Promise<LoadResult> {
+  const { sp, spCert } = world();
+  const spBase64 = forge.util.encode64(forge.pem.decode(spCert)[0]?.body ?? "");
+  const queries = Array.from({ length: 64 }, () => signedRedirectQuery(sp));
+  const respond = answering();
+  let i = 0;
+  return timedAsync(seconds, async () => {
+    const query = queries[i++ % queries.length] as string;
+    const params = new Map(query.split("&").map((p) => p.split("=") as [string, string]));
+    const octets = query.slice(0, query.indexOf("&Signature="));
+    const signature = decodeURIComponent(params.get("Signature") ?? "");
+    if (!verifyQuerySignature(octets, RSA_SHA256, signature, [spBase64])) throw new Error("the bench's query signature did not verify");
+    const xml = inflateRawSync(Buffer.from(decodeURIComponent(params.get("SAMLRequest") ?? ""), "base64"), { maxOutputLength: 64 * 1024 }).toString("utf8");
+    const doc = parseXml(xml, "Errors.Saml.Request.Malformed", "the AuthnRequest");
+    await respond(doc.documentElement?.getAttribute("ID") ?? "");
+  });
+}
+
+async function samlResponses(_ctx: BenchContext, seconds: number): Promise<LoadResult> {
+  const { sp, spCert } = world();
+  // A fresh request per response would time the SP's signing too: a pool of pre-signed requests, reused in turn.
+  const requests = Array.from({ length: 64 }, () => signedAuthnRequest(sp, spCert));
+  // Registered SP certificates are kept as base64 DER, as metadata carries them.
+  const spBase64 = forge.util.encode64(forge.pem.decode(spCert)[0]?.body ?? "");
+  const respond = answering();
+  let i = 0;
+  return timedAsync(seconds, async () => {
+    const xml = requests[i++ % requests.length] as string;
+    const doc = parseXml(xml, "Errors.Saml.Request.Malformed", "the AuthnRequest");
+    const signature = envelopedSignature(doc);
+    if (!signature || !verifyEnveloped(doc, signature, [spBase64])) throw new Error("the bench's AuthnRequest did not verify");
+    await respond(doc.documentElement?.getAttribute("ID") ?? "");
   });
 }
 
@@ -175,5 +211,11 @@ export const SAML_SCENARIOS: Scenario[] = [
     method: "POST",
     path: "-",
     local: samlResponses,
+  },
+  {
+    name: `SAML response to a signed HTTP-Redirect AuthnRequest (query signature), ${CONCURRENCY} in flight`,
+    method: "GET",
+    path: "-",
+    local: samlRedirectResponses,
   },
 ];
