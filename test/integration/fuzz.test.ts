@@ -1,0 +1,648 @@
+// Mutation fuzzing of every public surface. Well-formed requests, made against a live world (an OIDC app, a SAML SP,
+// a login client, a user with a password), are mutated by a seeded generator and sent to a real server: no answer
+// may be a 5xx or take longer than its timeout, and the server still answers /healthz afterwards. A failure names the
+// seed, the case number and the request, to replay it (SVC_FUZZ_SEED; SVC_FUZZ_CASES for a longer run).
+import { sign } from "node:crypto";
+import { deflateRawSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { SignedXml } from "xml-crypto";
+import { createHuman, defaultOrgId, PASSWORD, project } from "../support/fixtures.js";
+import { basicAuth, loginClient, oidcApp } from "../support/oidc.js";
+import { admin } from "../support/rpc.js";
+import { type KeyPair, samlApp, spKeyPair, spMetadata } from "../support/saml.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+
+const SEED = Number(process.env.SVC_FUZZ_SEED ?? 20261128);
+const CASES = Number(process.env.SVC_FUZZ_CASES ?? 150);
+const TIMEOUT_MS = 10_000;
+
+/** mulberry32: a small seeded generator, so that a failing case can be replayed. */
+function generator(seed: number) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = a;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+  const int = (n: number) => Math.floor(next() * n);
+  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)] as T;
+  return { next, int, pick };
+}
+type Gen = ReturnType<typeof generator>;
+
+/** Pieces that break parsers: encodings, separators, quotes, markup, surrogates, control characters, numbers. */
+const PIECES = [
+  "\u0000",
+  "\uFFFF",
+  "\uD800",
+  "\uDC00",
+  "😀",
+  "é",
+  "%",
+  "%ZZ",
+  "%00",
+  "%C3%28",
+  "%FF",
+  "+",
+  "&",
+  "=",
+  "?",
+  "#",
+  "/",
+  "\\",
+  "'",
+  '"',
+  "`",
+  "<",
+  ">",
+  '<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>',
+  "&e;",
+  "]]>",
+  "<![CDATA[",
+  "\n",
+  "\r\n",
+  "\t",
+  " ",
+  "{",
+  "}",
+  "[",
+  "]",
+  ":",
+  ",",
+  "null",
+  "-1",
+  "0",
+  "1e309",
+  "99999999999999999999999",
+  "NaN",
+  "true",
+  "..",
+  "%2e%2e%2f",
+  "\u202e",
+  "Bearer",
+  "Basic ====",
+] as const;
+
+/** A mutated string: cut, grown, repeated, emptied, replaced, or with a piece inserted. */
+function mutateString(g: Gen, s: string): string {
+  switch (g.int(9)) {
+    case 0:
+      return s.slice(0, g.int(s.length + 1));
+    case 1:
+      return s.slice(g.int(s.length + 1));
+    case 2: {
+      const at = g.int(s.length + 1);
+      return s.slice(0, at) + g.pick(PIECES) + s.slice(at);
+    }
+    case 3:
+      return s + s;
+    case 4:
+      return "";
+    case 5:
+      return g.pick(PIECES).repeat(1 + g.int(3000));
+    case 6: {
+      const at = g.int(s.length + 1);
+      return s.slice(0, at) + String.fromCharCode(g.int(0x10000)) + s.slice(at + 1);
+    }
+    case 7:
+      return Buffer.from(s).toString(g.pick(["base64", "hex", "latin1"] as const));
+    default:
+      return g.pick(PIECES);
+  }
+}
+
+type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
+
+function deep(depth: number, leaf: JsonValue): JsonValue {
+  let v = leaf;
+  for (let i = 0; i < depth; i++) v = i % 2 ? [v] : { a: v };
+  return v;
+}
+
+/** A value of another shape than JSON expects here (or the same, mutated). */
+function mutateValue(g: Gen, v: JsonValue): JsonValue {
+  if (g.int(3) === 0 && v !== null && typeof v === "object") return mutateJson(g, v);
+  if (typeof v === "string" && g.int(2) === 0) return mutateString(g, v);
+  return g.pick<() => JsonValue>([
+    () => null,
+    () => true,
+    () => 0,
+    () => -1,
+    () => 1.5,
+    () => 1e308,
+    () => 2 ** 63,
+    () => "",
+    () => "x".repeat(5000),
+    () => [],
+    () => ({}),
+    () => [v, v],
+    () => ({ value: v }),
+    () => deep(40 + g.int(200), v),
+    () => Array.from({ length: 2000 }, () => v),
+  ])();
+}
+
+/** A JSON document with one to three of its members mutated, dropped or joined by unknown ones. */
+function mutateJson(g: Gen, doc: JsonValue): JsonValue {
+  const copy = JSON.parse(JSON.stringify(doc)) as JsonValue;
+  for (let n = 1 + g.int(3); n > 0; n--) {
+    // Walk to a random container, then change one of its members.
+    let at: JsonValue = copy;
+    while (at !== null && typeof at === "object" && g.int(3) !== 0) {
+      const keys = Object.keys(at);
+      if (!keys.length) break;
+      const k = g.pick(keys);
+      const child = (at as Record<string, JsonValue>)[k] as JsonValue;
+      if (child === null || typeof child !== "object") break;
+      at = child;
+    }
+    if (at === null || typeof at !== "object") continue;
+    const record = at as Record<string, JsonValue>;
+    const keys = Object.keys(record);
+    const op = g.int(4);
+    if (op === 0 && keys.length) delete record[g.pick(keys)];
+    else if (op === 1) record[mutateString(g, "unknownField")] = mutateValue(g, "x");
+    else if (keys.length) {
+      const k = g.pick(keys);
+      record[k] = mutateValue(g, record[k] as JsonValue);
+    }
+  }
+  return copy;
+}
+
+/** Form or query parameters with one to three mutations: values, names, repeats, removals. */
+function mutateParams(g: Gen, params: [string, string][]): string {
+  const out = params.map(([k, v]) => [k, v] as [string, string]);
+  for (let n = 1 + g.int(3); n > 0; n--) {
+    const i = g.int(out.length);
+    const op = g.int(5);
+    if (op === 0 && out.length) out.splice(i, 1);
+    else if (op === 1 && out[i]) out.push([out[i][0], mutateString(g, out[i][1])]);
+    else if (op === 2 && out[i]) out[i] = [mutateString(g, out[i][0]), out[i][1]];
+    else if (out[i]) out[i] = [out[i][0], mutateString(g, out[i][1])];
+  }
+  // Most cases encode properly; some send the raw text, broken escapes and all.
+  if (g.int(4) === 0) return out.map(([k, v]) => `${k}=${v}`).join("&");
+  return new URLSearchParams(out).toString();
+}
+
+/** Percent-encodes the UTF-8 bytes of `s` (a lone surrogate as U+FFFD), as a client puts any text into a path. */
+const enc = (s: string) =>
+  [...Buffer.from(s, "utf8")]
+    .map((b) => (/[A-Za-z0-9_.~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, "0")}`))
+    .join("");
+
+interface Sent {
+  method: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+let t: TestServer;
+const signingSp = spKeyPair("signing-sp.fuzz.example.com");
+
+/** An enveloped signature over the whole request (RSA-SHA256, exclusive c14n), as an SP makes it. */
+function signEnveloped(xml: string, key: KeyPair): string {
+  const sx = new SignedXml({
+    privateKey: key.privateKeyPem,
+    signatureAlgorithm: "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256",
+    canonicalizationAlgorithm: "http://www.w3.org/2001/10/xml-exc-c14n#",
+  });
+  sx.addReference({
+    xpath: "/*",
+    digestAlgorithm: "http://www.w3.org/2001/04/xmlenc#sha256",
+    transforms: ["http://www.w3.org/2000/09/xmldsig#enveloped-signature", "http://www.w3.org/2001/10/xml-exc-c14n#"],
+  });
+  sx.computeSignature(xml, { prefix: "ds", location: { reference: "/*/*[local-name(.)='Issuer']", action: "after" } });
+  return sx.getSignedXml();
+}
+
+const w = {
+  signedEntityId: "https://signing-sp.fuzz.example.com/metadata",
+  signedAcs: "https://signing-sp.fuzz.example.com/acs",
+  orgId: "",
+  clientId: "",
+  clientSecret: "",
+  loginPat: "",
+  userId: "",
+  spEntityId: "",
+  spAcs: "",
+  authRequestId: "",
+};
+
+/**
+ * Header values as a raw client would put them on the wire: UTF-8 bytes read as Latin-1 (fetch takes bytes only),
+ * without the CR, LF and NUL no HTTP/1.1 header can carry.
+ */
+function wire(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers))
+    out[k] = Buffer.from(v, "utf8")
+      .toString("latin1")
+      .replace(/[\u0000-\u0008\u000a-\u001f\u007f]/g, "");
+  return out;
+}
+
+/** Sends one case; a 5xx, a hang or a dropped connection fails with what to replay. */
+async function send(surface: string, n: number, r: Sent): Promise<number> {
+  const what = `${surface} case ${n} (SVC_FUZZ_SEED=${SEED}): ${r.method} ${r.path.slice(0, 300)} ${JSON.stringify(r.headers ?? {}).slice(0, 300)} ${(r.body ?? "").slice(0, 500)}`;
+  let status: number;
+  try {
+    const res = await fetch(t.url + r.path, {
+      method: r.method,
+      headers: r.headers && wire(r.headers),
+      body: r.body,
+      redirect: "manual",
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+    await res.arrayBuffer();
+    status = res.status;
+  } catch (err) {
+    throw new Error(`${what}\n→ no answer: ${String(err)}`);
+  }
+  if (status >= 500) throw new Error(`${what}\n→ HTTP ${status}`);
+  return status;
+}
+
+/** CASES mutated requests from `make`, one at a time; the statuses seen, for the test to check it reached code. */
+async function fuzz(surface: string, salt: number, make: (g: Gen) => Sent): Promise<Map<number, number>> {
+  const g = generator(SEED ^ salt);
+  const seen = new Map<number, number>();
+  for (let n = 0; n < CASES; n++) {
+    const status = await send(surface, n, make(g));
+    seen.set(status, (seen.get(status) ?? 0) + 1);
+  }
+  return seen;
+}
+
+const form = { "content-type": "application/x-www-form-urlencoded" };
+const json = (pat: string) => ({ authorization: `Bearer ${pat}`, "content-type": "application/json" });
+
+beforeAll(async () => {
+  // Without the brute-force limits: past them every case would meet the same 429 instead of the code under test
+  // (rate-limits.test.ts covers them).
+  t = await startTestServer({ SVC_RATE_LIMIT_CLIENT_FAILURES: "0", SVC_RATE_LIMIT_ADDRESS_FAILURES: "0" });
+  w.orgId = await defaultOrgId(t);
+  const projectId = await project(t, w.orgId, "fuzzed");
+  const app = await oidcApp(t, projectId, "fuzzed-rp", { redirectUris: ["https://rp.example.com/cb"] });
+  w.clientId = app.clientId;
+  w.clientSecret = app.clientSecret;
+  w.loginPat = (await loginClient(t, w.orgId, "fuzz-login")).pat;
+  w.userId = await createHuman(t, w.orgId, "fuzz-user");
+  w.spEntityId = "https://sp.fuzz.example.com/metadata";
+  w.spAcs = "https://sp.fuzz.example.com/acs";
+  await samlApp(t, projectId, "fuzzed-sp", spMetadata({ entityId: w.spEntityId, cert: spKeyPair(), acs: [{ url: w.spAcs, index: 0, isDefault: true }] }));
+  await samlApp(
+    t,
+    projectId,
+    "fuzzed-signing-sp",
+    spMetadata({ entityId: w.signedEntityId, cert: signingSp, authnRequestsSigned: true, acs: [{ url: w.signedAcs, index: 0, isDefault: true }] }),
+  );
+  const authorize = await fetch(
+    `${t.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: w.clientId, redirect_uri: "https://rp.example.com/cb", response_type: "code", scope: "openid" })}`,
+    { redirect: "manual" },
+  );
+  w.authRequestId = new URL(authorize.headers.get("location") as string).searchParams.get("authRequest") as string;
+}, 120_000);
+afterAll(() => t?.stop());
+
+const twoxx = (seen: Map<number, number>) => [...seen.keys()].some((s) => s < 300);
+const fourxx = (seen: Map<number, number>) => [...seen.keys()].some((s) => s >= 400 && s < 500);
+
+describe("mutated requests never get a 5xx", () => {
+  it("OAuth token endpoint (every grant, client authentication in the header and in the body)", async () => {
+    const seen = await fuzz("token", 1, (g) => {
+      const grant = g.pick([
+        [
+          ["grant_type", "authorization_code"],
+          ["code", "c0de"],
+          ["redirect_uri", "https://rp.example.com/cb"],
+          ["code_verifier", "v".repeat(43)],
+        ],
+        [
+          ["grant_type", "refresh_token"],
+          ["refresh_token", "rt"],
+          ["scope", "openid offline_access"],
+        ],
+        [
+          ["grant_type", "client_credentials"],
+          ["scope", "openid urn:svc:iam:org:project:id:svc:aud"],
+        ],
+        [
+          ["grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"],
+          ["assertion", "eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJ4In0.c2ln"],
+          ["scope", "openid"],
+        ],
+      ] as [string, string][][]);
+      const inBody = g.int(2) === 0;
+      const params: [string, string][] = inBody ? [...grant, ["client_id", w.clientId], ["client_secret", w.clientSecret]] : grant;
+      const auth: Record<string, string> = inBody
+        ? {}
+        : { authorization: g.int(4) ? basicAuth(w.clientId, w.clientSecret) : mutateString(g, basicAuth(w.clientId, w.clientSecret)) };
+      return { method: "POST", path: "/oauth/v2/token", headers: { ...form, ...auth }, body: mutateParams(g, params) };
+    });
+    expect(fourxx(seen)).toBe(true);
+  });
+
+  it("authorization endpoint (every parameter)", async () => {
+    const base: [string, string][] = [
+      ["client_id", ""],
+      ["redirect_uri", "https://rp.example.com/cb"],
+      ["response_type", "code"],
+      ["scope", "openid profile email offline_access"],
+      ["state", "st"],
+      ["nonce", "n"],
+      ["code_challenge", "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"],
+      ["code_challenge_method", "S256"],
+      ["prompt", "login consent"],
+      ["max_age", "60"],
+      ["login_hint", "fuzz-user"],
+      ["ui_locales", "de en"],
+      ["id_token_hint", "eyJhbGciOiJSUzI1NiJ9.e30.c2ln"],
+    ];
+    const seen = await fuzz("authorize", 2, (g) => {
+      base[0] = ["client_id", w.clientId];
+      return { method: g.pick(["GET", "POST"]), path: `/oauth/v2/authorize?${mutateParams(g, base)}` };
+    });
+    expect([...seen.keys()].some((s) => s === 302)).toBe(true);
+  });
+
+  it("introspection, revocation, userinfo and end_session", async () => {
+    const seen = await fuzz("oauth-other", 3, (g) => {
+      const token = mutateString(g, "opaque-token-value");
+      return g.pick<() => Sent>([
+        () => ({
+          method: "POST",
+          path: "/oauth/v2/introspect",
+          headers: { ...form, authorization: basicAuth(w.clientId, w.clientSecret) },
+          body: mutateParams(g, [
+            ["token", token],
+            ["token_type_hint", "access_token"],
+          ]),
+        }),
+        () => ({
+          method: "POST",
+          path: "/oauth/v2/revoke",
+          headers: { ...form, authorization: basicAuth(w.clientId, w.clientSecret) },
+          body: mutateParams(g, [
+            ["token", token],
+            ["token_type_hint", "refresh_token"],
+          ]),
+        }),
+        () => ({ method: "GET", path: "/oidc/v1/userinfo", headers: { authorization: `${g.pick(["Bearer", "bearer", "Basic", "DPoP", ""])} ${token}` } }),
+        () => ({
+          method: g.pick(["GET", "POST"]),
+          path: `/oidc/v1/end_session?${mutateParams(g, [
+            ["id_token_hint", "eyJhbGciOiJSUzI1NiJ9.e30.c2ln"],
+            ["client_id", w.clientId],
+            ["post_logout_redirect_uri", "https://rp.example.com/signed-out"],
+            ["state", "s"],
+          ])}`,
+        }),
+      ])();
+    });
+    expect(fourxx(seen)).toBe(true);
+  });
+
+  it("SAML SSO endpoint (HTTP-Redirect and HTTP-POST, the XML mutated before and after encoding)", async () => {
+    const request = () =>
+      `<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_${Math.random().toString(16).slice(2)}" Version="2.0" IssueInstant="${new Date().toISOString()}" AssertionConsumerServiceURL="${w.spAcs}"><saml:Issuer>${w.spEntityId}</saml:Issuer><samlp:NameIDPolicy Format="urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress" AllowCreate="true"/></samlp:AuthnRequest>`;
+    const seen = await fuzz("saml-sso", 4, (g) => {
+      const xml = g.int(3) ? mutateString(g, request()) : request();
+      if (g.int(2) === 0) {
+        let encoded = deflateRawSync(Buffer.from(xml)).toString("base64");
+        if (g.int(4) === 0) encoded = mutateString(g, encoded);
+        const params: [string, string][] = [
+          ["SAMLRequest", encoded],
+          ["RelayState", "rs"],
+        ];
+        if (g.int(3) === 0) params.push(["SigAlg", "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"], ["Signature", mutateString(g, "c2lnbmF0dXJl")]);
+        return { method: "GET", path: `/saml/v2/SSO?${g.int(3) ? new URLSearchParams(params).toString() : mutateParams(g, params)}` };
+      }
+      let encoded = Buffer.from(xml).toString("base64");
+      if (g.int(4) === 0) encoded = mutateString(g, encoded);
+      return {
+        method: "POST",
+        path: "/saml/v2/SSO",
+        headers: form,
+        body: mutateParams(g, [
+          ["SAMLRequest", encoded],
+          ["RelayState", "rs"],
+        ]),
+      };
+    });
+    // Unmutated requests go through to the login UI; the rest are refused with a page.
+    expect([...seen.keys()].some((s) => s === 302)).toBe(true);
+    expect(fourxx(seen)).toBe(true);
+  });
+
+  it("SAML SSO endpoint with signed requests (enveloped and query signatures), mutated after signing", async () => {
+    const request = () =>
+      `<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_${Math.random().toString(16).slice(2)}" Version="2.0" IssueInstant="${new Date().toISOString()}" AssertionConsumerServiceURL="${w.signedAcs}"><saml:Issuer>${w.signedEntityId}</saml:Issuer><samlp:NameIDPolicy AllowCreate="true"/></samlp:AuthnRequest>`;
+    const seen = await fuzz("saml-signed", 8, (g) => {
+      if (g.int(2) === 0) {
+        const signed = signEnveloped(request(), signingSp);
+        const xml = g.int(4) ? mutateString(g, signed) : signed;
+        return {
+          method: "POST",
+          path: "/saml/v2/SSO",
+          headers: form,
+          body: new URLSearchParams({ SAMLRequest: Buffer.from(xml).toString("base64"), RelayState: "rs" }).toString(),
+        };
+      }
+      const octets = `SAMLRequest=${enc(deflateRawSync(Buffer.from(request())).toString("base64"))}&RelayState=rs&SigAlg=${enc("http://www.w3.org/2001/04/xmldsig-more#rsa-sha256")}`;
+      const query = `${octets}&Signature=${enc(sign("sha256", Buffer.from(octets), signingSp.privateKeyPem).toString("base64"))}`;
+      return { method: "GET", path: `/saml/v2/SSO?${g.int(4) ? mutateString(g, query) : query}` };
+    });
+    expect([...seen.keys()].some((s) => s === 302)).toBe(true);
+    expect(fourxx(seen)).toBe(true);
+  });
+
+  it("SCIM: creates, filters, patches and bulk requests", async () => {
+    const scim = { authorization: `Bearer ${t.pat}`, "content-type": "application/scim+json" };
+    const base = `/scim/v2/${w.orgId}`;
+    let i = 0;
+    const user = () => ({
+      schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"],
+      userName: `fz-${i++}@example.com`,
+      name: { givenName: "F", familyName: "Z", formatted: "F Z" },
+      emails: [{ value: `fz-${i}@example.com`, primary: true, type: "work" }],
+      phoneNumbers: [{ value: "+41 79 000 00 00", type: "mobile" }],
+      active: true,
+      externalId: `ext-${i}`,
+      password: "Fuzz-Passw0rd!",
+    });
+    const first = await fetch(`${t.url}${base}/Users`, { method: "POST", headers: scim, body: JSON.stringify(user()) });
+    expect(first.status).toBe(201);
+    const created = (await first.json()) as { id: string };
+    const seen = await fuzz("scim", 5, (g) =>
+      g.pick<() => Sent>([
+        () => ({ method: "POST", path: `${base}/Users`, headers: scim, body: JSON.stringify(mutateJson(g, user())) }),
+        () => ({
+          method: "GET",
+          path: `${base}/Users?${mutateParams(g, [
+            [
+              "filter",
+              g.pick([
+                'userName eq "fz-1@example.com"',
+                'emails[type eq "work" and value co "@"]',
+                'name.familyName sw "Z" or active eq true',
+                "not (userName pr)",
+              ]),
+            ],
+            ["startIndex", "1"],
+            ["count", "10"],
+            ["sortBy", "userName"],
+            ["sortOrder", "descending"],
+          ])}`,
+          headers: scim,
+        }),
+        () => ({
+          method: "PATCH",
+          path: `${base}/Users/${created.id}`,
+          headers: scim,
+          body: JSON.stringify(
+            mutateJson(g, {
+              schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+              Operations: [
+                { op: "replace", path: 'emails[type eq "work"].value', value: "p@example.com" },
+                { op: "add", value: { "name.givenName": "G", active: false } },
+                { op: "remove", path: "phoneNumbers" },
+              ],
+            }),
+          ),
+        }),
+        () => ({
+          method: "POST",
+          path: `${base}/Bulk`,
+          headers: scim,
+          body: JSON.stringify(
+            mutateJson(g, {
+              schemas: ["urn:ietf:params:scim:api:messages:2.0:BulkRequest"],
+              failOnErrors: 1,
+              Operations: [
+                { method: "POST", path: "/Users", bulkId: "a", data: user() },
+                {
+                  method: "PATCH",
+                  path: "/Users/bulkId:a",
+                  data: { schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: [{ op: "replace", path: "active", value: false }] },
+                },
+                { method: "DELETE", path: `/Users/${created.id}x` },
+              ],
+            }),
+          ),
+        }),
+        () => ({
+          method: g.pick(["GET", "PUT", "DELETE"]),
+          path: `${base}/Users/${enc(mutateString(g, created.id))}`,
+          headers: scim,
+          body: undefined,
+        }),
+      ])(),
+    );
+    expect(twoxx(seen) && fourxx(seen)).toBe(true);
+  });
+
+  it("v2 API over Connect JSON and REST (lists with queries, users, sessions, auth requests)", async () => {
+    const seen = await fuzz("v2", 6, (g) =>
+      g.pick<() => Sent>([
+        () => ({
+          method: "POST",
+          path: "/svc.user.v2.UserService/ListUsers",
+          headers: json(t.pat),
+          body: JSON.stringify(
+            mutateJson(g, {
+              query: { offset: "0", limit: 10, asc: true },
+              sortingColumn: "USER_FIELD_NAME_USER_NAME",
+              queries: [
+                { userNameQuery: { userName: "fuzz", method: "TEXT_QUERY_METHOD_CONTAINS_IGNORE_CASE" } },
+                { orQuery: { queries: [{ typeQuery: { type: "TYPE_HUMAN" } }, { stateQuery: { state: "USER_STATE_ACTIVE" } }] } },
+              ],
+            }),
+          ),
+        }),
+        () => ({
+          method: "POST",
+          path: "/v2/users/new",
+          headers: json(t.pat),
+          body: JSON.stringify(
+            mutateJson(g, {
+              organizationId: w.orgId,
+              username: `v2-${g.int(1e9)}`,
+              human: { profile: { givenName: "A", familyName: "B" }, email: { email: `v2-${g.int(1e9)}@example.com` }, password: { password: PASSWORD } },
+            }),
+          ),
+        }),
+        () => ({
+          method: "POST",
+          path: "/svc.session.v2.SessionService/CreateSession",
+          headers: json(w.loginPat),
+          body: JSON.stringify(
+            mutateJson(g, {
+              checks: { user: { loginName: "fuzz-user" }, password: { password: "wrong-Passw0rd!" } },
+              lifetime: "3600s",
+              metadata: { k: "dg==" },
+            }),
+          ),
+        }),
+        () => ({
+          method: "POST",
+          path: `/v2/oidc/auth_requests/${enc(g.int(2) ? w.authRequestId : mutateString(g, w.authRequestId))}`,
+          headers: json(w.loginPat),
+          body: JSON.stringify(mutateJson(g, { session: { sessionId: "s", sessionToken: "t" } })),
+        }),
+        () => ({ method: "GET", path: `/v2/users/${enc(mutateString(g, w.userId))}`, headers: json(t.pat) }),
+        () => ({
+          method: "POST",
+          path: "/svc.user.v2.UserService/GetUserByID",
+          headers: { ...json(t.pat), "content-type": g.pick(["application/json", "application/proto", "text/plain", "application/json; charset=latin1"]) },
+          body: mutateString(g, JSON.stringify({ userId: w.userId })),
+        }),
+      ])(),
+    );
+    expect(twoxx(seen) && fourxx(seen)).toBe(true);
+  });
+
+  it("hosted login pages (auth request ids, forms without or with a wrong CSRF token)", async () => {
+    const seen = await fuzz("login", 7, (g) =>
+      g.pick<() => Sent>([
+        () => ({ method: "GET", path: `/ui/login/login?${mutateParams(g, [["authRequest", w.authRequestId]])}` }),
+        () => ({
+          method: "POST",
+          path: "/ui/login/login",
+          headers: form,
+          body: mutateParams(g, [
+            ["authRequest", w.authRequestId],
+            ["loginName", "fuzz-user"],
+            ["_csrf", "x"],
+          ]),
+        }),
+        () => ({
+          method: "POST",
+          path: "/ui/login/password",
+          headers: form,
+          body: mutateParams(g, [
+            ["authRequest", w.authRequestId],
+            ["password", PASSWORD],
+            ["_csrf", "x"],
+          ]),
+        }),
+        () => ({ method: "GET", path: `/ui/login/${enc(mutateString(g, "register"))}?authRequest=${enc(w.authRequestId)}` }),
+      ])(),
+    );
+    expect(fourxx(seen) || twoxx(seen)).toBe(true);
+  });
+
+  it("still answers afterwards, and wrote no half of a refused user", async () => {
+    expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
+    // Every user has its organization and at least one login-relevant row: nothing was left half-written.
+    const orphans = await t.server.db.prisma.$queryRawUnsafe<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM "User" u LEFT JOIN "Organization" o ON o."id" = u."orgId" WHERE o."id" IS NULL`,
+    );
+    expect(orphans[0]?.n).toBe(0);
+    await admin(t, "GetUserByID", { userId: w.userId });
+  });
+});
