@@ -3,9 +3,12 @@
 // may be a 5xx or take longer than its timeout, and the server still answers /healthz afterwards. A failure names the
 // seed, the case number and the request, to replay it (SVC_FUZZ_SEED; SVC_FUZZ_CASES for a longer run).
 import { sign } from "node:crypto";
+import http2 from "node:http2";
 import { deflateRawSync } from "node:zlib";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { SignedXml } from "xml-crypto";
+import { ListUsersRequestSchema } from "../../gen/svc/user/v2/user_service_pb.js";
 import { createHuman, defaultOrgId, PASSWORD, project } from "../support/fixtures.js";
 import { basicAuth, loginClient, oidcApp } from "../support/oidc.js";
 import { admin } from "../support/rpc.js";
@@ -110,6 +113,24 @@ function mutateString(g: Gen, s: string): string {
       return Buffer.from(s).toString(g.pick(["base64", "hex", "latin1"] as const));
     default:
       return g.pick(PIECES);
+  }
+}
+
+/** Mutated bytes: flipped, cut, repeated, or with random bytes inserted. */
+function mutateBytes(g: Gen, b: Uint8Array): Buffer {
+  const out = Buffer.from(b);
+  switch (g.int(4)) {
+    case 0:
+      for (let i = 1 + g.int(4); i > 0; i--) out[g.int(out.length)] = g.int(256);
+      return out;
+    case 1:
+      return out.subarray(0, g.int(out.length));
+    case 2: {
+      const at = g.int(out.length + 1);
+      return Buffer.concat([out.subarray(0, at), Buffer.from(Array.from({ length: 1 + g.int(16) }, () => g.int(256))), out.subarray(at)]);
+    }
+    default:
+      return Buffer.concat([out, out]);
   }
 }
 
@@ -604,6 +625,78 @@ describe("mutated requests never get a 5xx", () => {
       ])(),
     );
     expect(twoxx(seen) && fourxx(seen)).toBe(true);
+  });
+
+  it("binary protobuf over gRPC (h2c), gRPC-Web and Connect, the message and its framing mutated", async () => {
+    const valid = toBinary(
+      ListUsersRequestSchema,
+      create(ListUsersRequestSchema, {
+        query: { offset: 0n, limit: 10, asc: true },
+        queries: [{ query: { case: "userNameQuery", value: { userName: "fuzz", method: 1 } } }],
+      }),
+    );
+    const path = "/svc.user.v2.UserService/ListUsers";
+    const session = http2.connect(t.url);
+    try {
+      const g = generator(SEED ^ 9);
+      const statuses = new Map<string, number>();
+      for (let n = 0; n < CASES; n++) {
+        const message = g.int(5) ? mutateBytes(g, valid) : valid;
+        // The 5-byte envelope: flags (0, or a compressed or trailer flag nobody negotiated) and a length that may lie.
+        const envelope = Buffer.alloc(5);
+        envelope[0] = g.int(4) ? 0 : g.pick([1, 0x80, 0xff]);
+        envelope.writeUInt32BE(g.int(6) ? message.length : g.pick([0, message.length + 1, message.length - 1, 0xffffffff]) >>> 0, 1);
+        const framed = Buffer.concat([envelope, message]);
+        const via = g.pick(["grpc", "grpc-web", "connect"] as const);
+        const what = `grpc case ${n} via ${via} (SVC_FUZZ_SEED=${SEED}): ${framed.toString("hex").slice(0, 400)}`;
+        let status: string;
+        if (via === "grpc") {
+          status = await new Promise<string>((resolve, reject) => {
+            const req = session.request({
+              ":method": "POST",
+              ":path": path,
+              "content-type": "application/grpc",
+              te: "trailers",
+              authorization: `Bearer ${t.pat}`,
+            });
+            let code = "";
+            req.setTimeout(TIMEOUT_MS, () => reject(new Error(`${what}\n→ no answer in time`)));
+            req.on("response", (h) => {
+              code = String(h["grpc-status"] ?? h[":status"]);
+            });
+            req.on("trailers", (h) => {
+              code = String(h["grpc-status"] ?? code);
+            });
+            req.on("data", () => {});
+            req.on("end", () => resolve(code));
+            req.on("error", (err) => reject(new Error(`${what}\n→ ${String(err)}`)));
+            req.end(framed);
+          });
+        } else {
+          const res = await fetch(t.url + path, {
+            method: "POST",
+            headers: { authorization: `Bearer ${t.pat}`, "content-type": via === "grpc-web" ? "application/grpc-web+proto" : "application/proto" },
+            body: via === "grpc-web" ? framed : message,
+            signal: AbortSignal.timeout(TIMEOUT_MS),
+          });
+          const body = Buffer.from(await res.arrayBuffer());
+          if (res.status >= 500) throw new Error(`${what}\n→ HTTP ${res.status}`);
+          status =
+            via === "grpc-web"
+              ? (/grpc-status:\s*(\d+)/.exec(body.toString("latin1"))?.[1] ?? res.headers.get("grpc-status") ?? String(res.status))
+              : String(res.status);
+        }
+        // gRPC's Unknown (2) and Internal (13) are its 500s. The one exception is the protocol's own: a message flagged
+        // compressed (or with another flag set) when no encoding was negotiated is Internal, as in grpc-go and connect.
+        const flagged = envelope[0] !== 0;
+        if (via !== "connect" && (status === "2" || (status === "13" && !flagged))) throw new Error(`${what}\n→ grpc-status ${status}`);
+        statuses.set(`${via}:${status}`, (statuses.get(`${via}:${status}`) ?? 0) + 1);
+      }
+      // Unmutated messages are answered (gRPC 0, Connect 200); mutated ones get InvalidArgument (gRPC 3, Connect 400).
+      expect([...statuses.keys()]).toEqual(expect.arrayContaining(["grpc:0", "grpc:3", "connect:200", "connect:400"]));
+    } finally {
+      session.close();
+    }
   });
 
   it("hosted login pages (auth request ids, forms without or with a wrong CSRF token)", async () => {
