@@ -254,16 +254,16 @@ const w = {
   authRequestId: "",
 };
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters fetch refuses in a header value
+const HEADER_UNSAFE = /[\u0000-\u0008\u000a-\u001f\u007f]/g;
+
 /**
  * Header values as a raw client would put them on the wire: UTF-8 bytes read as Latin-1 (fetch takes bytes only),
- * without the CR, LF and NUL no HTTP/1.1 header can carry.
+ * without the control characters (but TAB) that fetch refuses to send.
  */
 function wire(headers: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers))
-    out[k] = Buffer.from(v, "utf8")
-      .toString("latin1")
-      .replace(/[\u0000-\u0008\u000a-\u001f\u007f]/g, "");
+  for (const [k, v] of Object.entries(headers)) out[k] = Buffer.from(v, "utf8").toString("latin1").replace(HEADER_UNSAFE, "");
   return out;
 }
 
