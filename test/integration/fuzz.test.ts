@@ -14,6 +14,7 @@ import { basicAuth, loginClient, oidcApp } from "../support/oidc.js";
 import { admin } from "../support/rpc.js";
 import { type KeyPair, samlApp, spKeyPair, spMetadata } from "../support/saml.js";
 import { startTestServer, type TestServer } from "../support/server.js";
+import { type SmtpSink, startSmtpSink } from "../support/smtp.js";
 
 const SEED = Number(process.env.SVC_FUZZ_SEED ?? 20261128);
 const CASES = Number(process.env.SVC_FUZZ_CASES ?? 150);
@@ -223,6 +224,7 @@ interface Sent {
 }
 
 let t: TestServer;
+let smtp: SmtpSink;
 const signingSp = spKeyPair("signing-sp.fuzz.example.com");
 
 /** An enveloped signature over the whole request (RSA-SHA256, exclusive c14n), as an SP makes it. */
@@ -305,7 +307,14 @@ const json = (pat: string) => ({ authorization: `Bearer ${pat}`, "content-type":
 beforeAll(async () => {
   // Without the brute-force limits: past them every case would meet the same 429 instead of the code under test
   // (rate-limits.test.ts covers them).
-  t = await startTestServer({ SVC_RATE_LIMIT_CLIENT_FAILURES: "0", SVC_RATE_LIMIT_ADDRESS_FAILURES: "0" });
+  // A mail server, so that the forms that send codes and links go all the way.
+  smtp = await startSmtpSink();
+  t = await startTestServer({
+    SVC_RATE_LIMIT_CLIENT_FAILURES: "0",
+    SVC_RATE_LIMIT_ADDRESS_FAILURES: "0",
+    SVC_SMTP_URL: smtp.url,
+    SVC_SMTP_FROM: "svc <no-reply@example.test>",
+  });
   w.orgId = await defaultOrgId(t);
   const projectId = await project(t, w.orgId, "fuzzed");
   const app = await oidcApp(t, projectId, "fuzzed-rp", { redirectUris: ["https://rp.example.com/cb"] });
@@ -328,7 +337,10 @@ beforeAll(async () => {
   );
   w.authRequestId = new URL(authorize.headers.get("location") as string).searchParams.get("authRequest") as string;
 }, 120_000);
-afterAll(() => t?.stop());
+afterAll(async () => {
+  await t?.stop();
+  await smtp?.close();
+});
 
 const twoxx = (seen: Map<number, number>) => [...seen.keys()].some((s) => s < 300);
 const fourxx = (seen: Map<number, number>) => [...seen.keys()].some((s) => s >= 400 && s < 500);
@@ -727,6 +739,60 @@ describe("mutated requests never get a 5xx", () => {
       ])(),
     );
     expect(fourxx(seen) || twoxx(seen)).toBe(true);
+  });
+
+  it("hosted login forms with the browser's cookie and a valid CSRF token, their fields mutated", async () => {
+    const g = generator(SEED ^ 10);
+    const seen = new Map<number, number>();
+    for (let n = 0; n < CASES; n++) {
+      // A browser's first visit: the cookie and the CSRF token of its page.
+      const page = await fetch(`${t.url}/ui/login/login?authRequest=${w.authRequestId}`, { redirect: "manual" });
+      const cookie = (page.headers.getSetCookie().find((c) => c.startsWith("svc-login=")) ?? "").split(";", 1)[0] as string;
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] ?? "";
+      expect(cookie && csrf).toBeTruthy();
+      const post = (path: string, fields: [string, string][]): Sent => ({
+        method: "POST",
+        path,
+        headers: { ...form, cookie },
+        body: mutateParams(g, [["_csrf", csrf], ["authRequest", w.authRequestId], ...fields]),
+      });
+      const r = g.pick<() => Sent>([
+        () => post("/ui/login/login", [["loginName", "fuzz-user"]]),
+        () => post("/ui/login/password", [["password", "Wrong-Passw0rd!"]]),
+        () =>
+          post("/ui/login/register", [
+            ["givenName", "R"],
+            ["familyName", "Z"],
+            ["email", `r${n}@example.com`],
+            ["username", `reg-${n}`],
+            ["password", PASSWORD],
+            ["passwordConfirm", PASSWORD],
+          ]),
+        () => post("/ui/login/password/reset", [["loginName", "fuzz-user"]]),
+        () => post("/ui/login/mfa/totp", [["code", "123456"]]),
+        () => post("/ui/login/mfa/email", [["code", "123456"]]),
+        () =>
+          post("/ui/login/verify-email", [
+            ["code", "ABCDEF"],
+            ["userId", w.userId],
+          ]),
+        () =>
+          post("/ui/login/accounts", [
+            ["sessionId", "s"],
+            ["action", "select"],
+          ]),
+        () => post("/ui/login/idp/start", [["idpId", "nope"]]),
+        () =>
+          post("/ui/login/password/change", [
+            ["currentPassword", PASSWORD],
+            ["newPassword", "N3w-Passw0rd!"],
+            ["confirmPassword", "N3w-Passw0rd!"],
+          ]),
+      ])();
+      const status = await send("login-forms", n, r);
+      seen.set(status, (seen.get(status) ?? 0) + 1);
+    }
+    expect(twoxx(seen) || [...seen.keys()].some((s) => s === 302 || s === 303)).toBe(true);
   });
 
   it("still answers afterwards, and wrote no half of a refused user", async () => {

@@ -94,6 +94,9 @@ describe("CSRF tokens", () => {
     expect(validCsrf(a, undefined)).toBe(false);
     expect(validCsrf(a, ["x"])).toBe(false);
     expect(validCsrf(a, `${csrfToken(a)}x`)).toBe(false);
+    // 43 characters, one of them not ASCII: more bytes than a token has, refused rather than thrown on.
+    expect(validCsrf(a, `${csrfToken(a).slice(0, 42)}₷`)).toBe(false);
+    expect(validCsrf(a, `${csrfToken(a).slice(0, 41)}é`)).toBe(false);
   });
 });
 

@@ -87,8 +87,11 @@ export function csrfToken(state: BrowserState, purpose = "form"): string {
 }
 
 export function validCsrf(state: BrowserState | undefined, token: unknown, purpose = "form"): boolean {
-  if (!state || typeof token !== "string" || token.length !== 43) return false;
-  return timingSafeEqual(Buffer.from(csrfToken(state, purpose)), Buffer.from(token));
+  if (!state || typeof token !== "string") return false;
+  // Bytes, not characters: 43 characters of which one is not ASCII are more than 43 bytes (timingSafeEqual would throw).
+  const expected = Buffer.from(csrfToken(state, purpose));
+  const given = Buffer.from(token);
+  return given.length === expected.length && timingSafeEqual(expected, given);
 }
 
 /** The state with `s` as the newest session (replacing an older entry of the same session or user). */
