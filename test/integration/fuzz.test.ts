@@ -5,10 +5,11 @@
 import { sign } from "node:crypto";
 import http2 from "node:http2";
 import { deflateRawSync } from "node:zlib";
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create, type DescMessage, ScalarType, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { SignedXml } from "xml-crypto";
 import { ListUsersRequestSchema } from "../../gen/svc/user/v2/user_service_pb.js";
+import { API_SERVICES } from "../../src/api/services.js";
 import { createHuman, defaultOrgId, PASSWORD, project } from "../support/fixtures.js";
 import { basicAuth, loginClient, oidcApp } from "../support/oidc.js";
 import { admin } from "../support/rpc.js";
@@ -135,6 +136,87 @@ function mutateBytes(g: Gen, b: Uint8Array): Buffer {
   }
 }
 
+/** A JSON value for a protobuf scalar: mostly of its type (real ids among the strings), sometimes of another. */
+function scalarJson(g: Gen, type: ScalarType, ids: string[]): JsonValue {
+  if (g.int(10) === 0) return g.pick<JsonValue>([null, "", "x", -1, 1.5, true, [], {}]);
+  switch (type) {
+    case ScalarType.STRING:
+      return g.pick<() => JsonValue>([
+        () => (ids.length ? g.pick(ids) : "0"),
+        () => (ids.length ? g.pick(ids) : "1"),
+        () => "",
+        () => `fz-${g.int(1e6)}@example.com`,
+        () => "https://example.com/x?y=z",
+        () => mutateString(g, "value"),
+        () => "x".repeat(1 + g.int(300)),
+      ])();
+    case ScalarType.BOOL:
+      return g.int(2) === 0;
+    case ScalarType.BYTES:
+      return g.int(4) ? Buffer.from(mutateString(g, "bytes")).toString("base64") : mutateString(g, "!!");
+    case ScalarType.DOUBLE:
+    case ScalarType.FLOAT:
+      return g.pick<JsonValue>([0, 1.5, -1, 1e308, "NaN", "Infinity"]);
+    case ScalarType.INT64:
+    case ScalarType.UINT64:
+    case ScalarType.SINT64:
+    case ScalarType.FIXED64:
+    case ScalarType.SFIXED64:
+      return g.pick<JsonValue>(["0", "1", "-1", "18446744073709551615", "9223372036854775807", 10, 1000]);
+    default:
+      return g.pick<JsonValue>([0, 1, -1, 10, 100, 1000, 1001, 2147483647, 4294967295]);
+  }
+}
+
+/** A JSON message for `desc` (proto3's JSON mapping): some fields set, one oneof member or, rarely, two. */
+function messageJson(g: Gen, desc: DescMessage, depth: number, ids: string[]): JsonValue {
+  switch (desc.typeName) {
+    case "google.protobuf.Timestamp":
+      return g.pick<JsonValue>(["2026-11-28T00:00:00Z", "1970-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "not a time", 0]);
+    case "google.protobuf.Duration":
+      return g.pick<JsonValue>(["3600s", "0s", "-1s", "315576000001s", "1.5s", "forever"]);
+    case "google.protobuf.Struct":
+    case "google.protobuf.Value":
+      return g.int(2) ? { a: 1, b: [true, null, "x"] } : "x";
+    case "google.protobuf.Empty":
+      return {};
+  }
+  const out: Record<string, JsonValue> = {};
+  if (depth > 4) return out;
+  const oneofsSet = new Set<string>();
+  for (const f of desc.fields) {
+    if (g.int(3) === 0) continue;
+    if (f.oneof) {
+      if (oneofsSet.has(f.oneof.name) && g.int(20) !== 0) continue;
+      oneofsSet.add(f.oneof.name);
+    }
+    const one = (): JsonValue => {
+      if (f.fieldKind === "scalar") return scalarJson(g, f.scalar, ids);
+      if (f.fieldKind === "enum") return g.int(8) ? (g.pick(f.enum.values).name as string) : g.pick<JsonValue>(["NOT_A_VALUE", 999, -1]);
+      if (f.fieldKind === "message") return messageJson(g, f.message, depth + 1, ids);
+      if (f.fieldKind === "list") {
+        const item = (): JsonValue =>
+          f.listKind === "scalar"
+            ? scalarJson(g, f.scalar, ids)
+            : f.listKind === "enum"
+              ? (g.pick(f.enum.values).name as string)
+              : messageJson(g, f.message, depth + 1, ids);
+        return Array.from({ length: g.pick([0, 1, 2, 3, 150]) }, item);
+      }
+      const value = (): JsonValue =>
+        f.mapKind === "scalar"
+          ? scalarJson(g, f.scalar, ids)
+          : f.mapKind === "enum"
+            ? (g.pick(f.enum.values).name as string)
+            : messageJson(g, f.message, depth + 1, ids);
+      return Object.fromEntries(Array.from({ length: g.int(4) }, () => [mutateString(g, "key"), value()]));
+    };
+    out[f.jsonName] = one();
+  }
+  if (g.int(15) === 0) out[mutateString(g, "unknownField")] = 1;
+  return out;
+}
+
 type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
 
 function deep(depth: number, leaf: JsonValue): JsonValue {
@@ -244,6 +326,7 @@ function signEnveloped(xml: string, key: KeyPair): string {
 }
 
 const w = {
+  projectId: "",
   signedEntityId: "https://signing-sp.fuzz.example.com/metadata",
   signedAcs: "https://signing-sp.fuzz.example.com/acs",
   orgId: "",
@@ -317,6 +400,7 @@ beforeAll(async () => {
   });
   w.orgId = await defaultOrgId(t);
   const projectId = await project(t, w.orgId, "fuzzed");
+  w.projectId = projectId;
   const app = await oidcApp(t, projectId, "fuzzed-rp", { redirectUris: ["https://rp.example.com/cb"] });
   w.clientId = app.clientId;
   w.clientSecret = app.clientSecret;
@@ -793,6 +877,30 @@ describe("mutated requests never get a 5xx", () => {
       seen.set(status, (seen.get(status) ?? 0) + 1);
     }
     expect(twoxx(seen) || [...seen.keys()].some((s) => s === 302 || s === 303)).toBe(true);
+  });
+
+  it("every unary RPC of the v2 API, with messages made from its request schema (Connect JSON), ids real or not", async () => {
+    const methods = API_SERVICES.flatMap((svc) => svc.methods.filter((m) => m.methodKind === "unary").map((m) => ({ svc, m })));
+    const g = generator(SEED ^ 11);
+    const seen = new Map<number, number>();
+    const reached = new Set<string>();
+    for (let n = 0; n < CASES * 4; n++) {
+      const { svc, m } = g.pick(methods);
+      // Real ids make the calls reach their checks; destructive calls get made-up ones, so the world stays for the rest.
+      const destructive = /^(Delete|Remove|Deactivate|Lock|Revoke|Expire|Unlink|Reset|Set|Update|Rotate|Change)/.test(m.name);
+      const body = messageJson(g, m.input, 0, destructive ? [] : [w.orgId, w.userId, w.projectId, w.clientId]);
+      const token = g.pick([t.pat, t.pat, t.pat, w.loginPat, ""]);
+      const status = await send("rpc", n, {
+        method: "POST",
+        path: `/${svc.typeName}/${m.name}`,
+        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      seen.set(status, (seen.get(status) ?? 0) + 1);
+      if (status === 200) reached.add(m.name);
+    }
+    expect(fourxx(seen)).toBe(true);
+    expect(reached.size).toBeGreaterThan(5);
   });
 
   it("still answers afterwards, and wrote no half of a refused user", async () => {
