@@ -10,10 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { SignedXml } from "xml-crypto";
 import { ListUsersRequestSchema } from "../../gen/svc/user/v2/user_service_pb.js";
 import { API_SERVICES } from "../../src/api/services.js";
+import { freePort } from "../support/apache.js";
 import { createHuman, defaultOrgId, PASSWORD, project } from "../support/fixtures.js";
 import { basicAuth, loginClient, oidcApp } from "../support/oidc.js";
 import { admin } from "../support/rpc.js";
 import { type KeyPair, samlApp, spKeyPair, spMetadata } from "../support/saml.js";
+import { type SamlifyIdp, startSamlifyIdp } from "../support/saml-idp.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { type SmtpSink, startSmtpSink } from "../support/smtp.js";
 
@@ -307,6 +309,7 @@ interface Sent {
 
 let t: TestServer;
 let smtp: SmtpSink;
+let ext: SamlifyIdp;
 const signingSp = spKeyPair("signing-sp.fuzz.example.com");
 
 /** An enveloped signature over the whole request (RSA-SHA256, exclusive c14n), as an SP makes it. */
@@ -352,6 +355,9 @@ function wire(headers: Record<string, string>): Record<string, string> {
   return out;
 }
 
+/** Where the redirects sent the client, without their queries, in order (the last one is the last case's). */
+const locations: string[] = [];
+
 /** Sends one case; a 5xx, a hang or a dropped connection fails with what to replay. */
 async function send(surface: string, n: number, r: Sent): Promise<number> {
   const what = `${surface} case ${n} (SVC_FUZZ_SEED=${SEED}): ${r.method} ${r.path.slice(0, 300)} ${JSON.stringify(r.headers ?? {}).slice(0, 300)} ${(r.body ?? "").slice(0, 500)}`;
@@ -366,6 +372,8 @@ async function send(surface: string, n: number, r: Sent): Promise<number> {
     });
     await res.arrayBuffer();
     status = res.status;
+    const location = res.headers.get("location");
+    if (location) locations.push(location.split("?", 1)[0] as string);
   } catch (err) {
     throw new Error(`${what}\n→ no answer: ${String(err)}`);
   }
@@ -392,7 +400,11 @@ beforeAll(async () => {
   // (rate-limits.test.ts covers them).
   // A mail server, so that the forms that send codes and links go all the way.
   smtp = await startSmtpSink();
+  // A fixed port and external URL: the external SAML identity provider fetches svc's SP metadata from it.
+  const port = await freePort();
   t = await startTestServer({
+    SVC_PORT: String(port),
+    SVC_EXTERNAL_URL: `http://127.0.0.1:${port}`,
     SVC_RATE_LIMIT_CLIENT_FAILURES: "0",
     SVC_RATE_LIMIT_ADDRESS_FAILURES: "0",
     SVC_SMTP_URL: smtp.url,
@@ -422,6 +434,7 @@ beforeAll(async () => {
   w.authRequestId = new URL(authorize.headers.get("location") as string).searchParams.get("authRequest") as string;
 }, 120_000);
 afterAll(async () => {
+  await ext?.close();
   await t?.stop();
   await smtp?.close();
 });
@@ -901,6 +914,48 @@ describe("mutated requests never get a 5xx", () => {
     }
     expect(fourxx(seen)).toBe(true);
     expect(reached.size).toBeGreaterThan(5);
+  });
+
+  it("svc's SAML ACS (brokering): an external identity provider's signed Responses, mutated after signing", async () => {
+    ext = await startSamlifyIdp();
+    const { id: idpId } = await admin(t, "AddSAMLProvider", {
+      name: "Fuzzed IdP",
+      metadataXml: Buffer.from(ext.metadata).toString("base64"),
+      options: { isLinkingAllowed: true, isCreationAllowed: true, isAutoCreation: true },
+    });
+    const urls = { successUrl: "https://login.example.com/ok", failureUrl: "https://login.example.com/failed" };
+    const g = generator(SEED ^ 12);
+    const landed = new Map<string, number>();
+    for (let n = 0; n < CASES; n++) {
+      const intent = (await (
+        await fetch(`${t.url}/svc.user.v2.UserService/StartIdentityProviderIntent`, {
+          method: "POST",
+          headers: json(w.loginPat),
+          body: JSON.stringify({ idpId, urls }),
+        })
+      ).json()) as { authUrl: string };
+      const parsed = await ext.parseRequest({ url: intent.authUrl });
+      const who = { nameId: `ext-${n}@idp.example.test`, email: `ext-${n}@idp.example.test`, firstName: "Ext", surName: `N${n}`, userName: `ext-${n}` };
+      const signed = Buffer.from(await ext.response(parsed, who, {}, { sign: g.pick(["assertion", "response", "both"] as const) }), "base64").toString();
+      const xml = g.int(5) ? mutateString(g, signed) : signed;
+      const encoded = g.int(8) ? Buffer.from(xml).toString("base64") : mutateString(g, Buffer.from(xml).toString("base64"));
+      const acs = parsed.sp.entityMeta.getAssertionConsumerService("post") as string;
+      const status = await send("saml-acs", n, {
+        method: "POST",
+        path: acs.slice(t.url.length),
+        headers: form,
+        body: g.int(6)
+          ? new URLSearchParams({ SAMLResponse: encoded, RelayState: parsed.relayState }).toString()
+          : mutateParams(g, [
+              ["SAMLResponse", encoded],
+              ["RelayState", parsed.relayState],
+            ]),
+      });
+      const where = status === 303 ? (locations.at(-1) ?? "") : String(status);
+      landed.set(where, (landed.get(where) ?? 0) + 1);
+    }
+    // Untouched Responses sign the user in; the rest are refused to the failure URL, never with a 5xx.
+    expect([...landed.keys()]).toEqual(expect.arrayContaining(["https://login.example.com/ok", "https://login.example.com/failed"]));
   });
 
   it("still answers afterwards, and wrote no half of a refused user", async () => {
