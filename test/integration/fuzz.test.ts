@@ -2,7 +2,7 @@
 // a login client, a user with a password), are mutated by a seeded generator and sent to a real server: no answer
 // may be a 5xx or take longer than its timeout, and the server still answers /healthz afterwards. A failure names the
 // seed, the case number and the request, to replay it (SVC_FUZZ_SEED; SVC_FUZZ_CASES for a longer run).
-import { sign } from "node:crypto";
+import { createHash, randomBytes, sign } from "node:crypto";
 import http2 from "node:http2";
 import { deflateRawSync } from "node:zlib";
 import { create, type DescMessage, ScalarType, toBinary } from "@bufbuild/protobuf";
@@ -11,8 +11,8 @@ import { SignedXml } from "xml-crypto";
 import { ListUsersRequestSchema } from "../../gen/svc/user/v2/user_service_pb.js";
 import { API_SERVICES } from "../../src/api/services.js";
 import { freePort } from "../support/apache.js";
-import { createHuman, defaultOrgId, PASSWORD, project } from "../support/fixtures.js";
-import { basicAuth, loginClient, oidcApp } from "../support/oidc.js";
+import { createHuman, defaultOrgId, type Machine, PASSWORD, project } from "../support/fixtures.js";
+import { basicAuth, finish, loginClient, oidcApp, signIn } from "../support/oidc.js";
 import { admin } from "../support/rpc.js";
 import { type KeyPair, samlApp, spKeyPair, spMetadata } from "../support/saml.js";
 import { type SamlifyIdp, startSamlifyIdp } from "../support/saml-idp.js";
@@ -914,6 +914,51 @@ describe("mutated requests never get a 5xx", () => {
     }
     expect(fourxx(seen)).toBe(true);
     expect(reached.size).toBeGreaterThan(5);
+  });
+
+  it("token endpoint with real authorization codes and refresh tokens, the redemption mutated", async () => {
+    await createHuman(t, w.orgId, "fuzz-grants");
+    const session = await signIn(t, { pat: w.loginPat } as Machine, "fuzz-grants");
+    const g = generator(SEED ^ 13);
+    const seen = new Map<number, number>();
+    const redirectUri = "https://rp.example.com/cb";
+    for (let n = 0; n < CASES; n++) {
+      const verifier = randomBytes(32).toString("base64url");
+      const challenge = createHash("sha256").update(verifier).digest("base64url");
+      const authorize = await fetch(
+        `${t.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: w.clientId, redirect_uri: redirectUri, response_type: "code", scope: "openid offline_access", code_challenge: challenge, code_challenge_method: "S256" })}`,
+        { redirect: "manual" },
+      );
+      const authRequestId = new URL(authorize.headers.get("location") as string).searchParams.get("authRequest") as string;
+      const callback = await finish(t, { pat: w.loginPat } as Machine, authRequestId, session);
+      const code = new URL(callback).searchParams.get("code") as string;
+      const params: [string, string][] = [
+        ["grant_type", "authorization_code"],
+        ["code", code],
+        ["redirect_uri", redirectUri],
+        ["code_verifier", verifier],
+      ];
+      const auth = { authorization: basicAuth(w.clientId, w.clientSecret) };
+      if (g.int(4) !== 0) {
+        const status = await send("grants", n, { method: "POST", path: "/oauth/v2/token", headers: { ...form, ...auth }, body: mutateParams(g, params) });
+        seen.set(status, (seen.get(status) ?? 0) + 1);
+        continue;
+      }
+      // Untouched, the code gives tokens; their refresh token is then redeemed with mutated parameters (a mutation may
+      // leave it whole: then it rotates).
+      const redeemed = await fetch(`${t.url}/oauth/v2/token`, { method: "POST", headers: { ...form, ...auth }, body: new URLSearchParams(params).toString() });
+      expect(redeemed.status).toBe(200);
+      seen.set(200, (seen.get(200) ?? 0) + 1);
+      const tokens = (await redeemed.json()) as { refresh_token: string };
+      const refresh: [string, string][] = [
+        ["grant_type", "refresh_token"],
+        ["refresh_token", tokens.refresh_token],
+        ["scope", "openid offline_access"],
+      ];
+      const again = await send("grants-refresh", n, { method: "POST", path: "/oauth/v2/token", headers: { ...form, ...auth }, body: mutateParams(g, refresh) });
+      seen.set(again, (seen.get(again) ?? 0) + 1);
+    }
+    expect(twoxx(seen) && fourxx(seen)).toBe(true);
   });
 
   it("svc's SAML ACS (brokering): an external identity provider's signed Responses, mutated after signing", async () => {
