@@ -7,14 +7,13 @@ import http2 from "node:http2";
 import { deflateRawSync } from "node:zlib";
 import { create, type DescMessage, ScalarType, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { SignedXml } from "xml-crypto";
 import { ListUsersRequestSchema } from "../../gen/svc/user/v2/user_service_pb.js";
 import { API_SERVICES } from "../../src/api/services.js";
 import { freePort } from "../support/apache.js";
 import { createHuman, defaultOrgId, type Machine, PASSWORD, project } from "../support/fixtures.js";
 import { basicAuth, finish, loginClient, oidcApp, signIn } from "../support/oidc.js";
 import { admin } from "../support/rpc.js";
-import { type KeyPair, samlApp, spKeyPair, spMetadata } from "../support/saml.js";
+import { samlApp, signAuthnRequest, spKeyPair, spMetadata } from "../support/saml.js";
 import { type SamlifyIdp, startSamlifyIdp } from "../support/saml-idp.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { type SmtpSink, startSmtpSink } from "../support/smtp.js";
@@ -312,22 +311,6 @@ let smtp: SmtpSink;
 let ext: SamlifyIdp;
 const signingSp = spKeyPair("signing-sp.fuzz.example.com");
 
-/** An enveloped signature over the whole request (RSA-SHA256, exclusive c14n), as an SP makes it. */
-function signEnveloped(xml: string, key: KeyPair): string {
-  const sx = new SignedXml({
-    privateKey: key.privateKeyPem,
-    signatureAlgorithm: "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256",
-    canonicalizationAlgorithm: "http://www.w3.org/2001/10/xml-exc-c14n#",
-  });
-  sx.addReference({
-    xpath: "/*",
-    digestAlgorithm: "http://www.w3.org/2001/04/xmlenc#sha256",
-    transforms: ["http://www.w3.org/2000/09/xmldsig#enveloped-signature", "http://www.w3.org/2001/10/xml-exc-c14n#"],
-  });
-  sx.computeSignature(xml, { prefix: "ds", location: { reference: "/*/*[local-name(.)='Issuer']", action: "after" } });
-  return sx.getSignedXml();
-}
-
 const w = {
   projectId: "",
   signedEntityId: "https://signing-sp.fuzz.example.com/metadata",
@@ -574,7 +557,7 @@ describe("mutated requests never get a 5xx", () => {
       `<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_${Math.random().toString(16).slice(2)}" Version="2.0" IssueInstant="${new Date().toISOString()}" AssertionConsumerServiceURL="${w.signedAcs}"><saml:Issuer>${w.signedEntityId}</saml:Issuer><samlp:NameIDPolicy AllowCreate="true"/></samlp:AuthnRequest>`;
     const seen = await fuzz("saml-signed", 8, (g) => {
       if (g.int(2) === 0) {
-        const signed = signEnveloped(request(), signingSp);
+        const signed = signAuthnRequest(request(), signingSp);
         const xml = g.int(4) ? mutateString(g, signed) : signed;
         return {
           method: "POST",

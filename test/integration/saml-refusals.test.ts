@@ -3,10 +3,9 @@
 // here (node-saml only makes valid ones) and signed with xml-crypto where a test needs a signature.
 import { deflateRawSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { SignedXml } from "xml-crypto";
 import { defaultOrgId, project } from "../support/fixtures.js";
 import { admin } from "../support/rpc.js";
-import { type KeyPair, REDIRECT, samlApp, samlRequestOf, spKeyPair, spMetadata, ssoPost, ssoUrl } from "../support/saml.js";
+import { REDIRECT, samlApp, samlRequestOf, signAuthnRequest, spKeyPair, spMetadata, ssoPost, ssoUrl } from "../support/saml.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 let t: TestServer;
@@ -72,22 +71,6 @@ const redirectUrl = (xml: string, extra = "") => `${t.url}/saml/v2/SSO?SAMLReque
 const get = (url: string) => fetch(url, { redirect: "manual" });
 const post = (xml: string, extra: Record<string, string> = {}) => ssoPost(t, { SAMLRequest: Buffer.from(xml).toString("base64"), ...extra });
 
-function sign(xml: string, key: KeyPair, withCert = false): string {
-  const sx = new SignedXml({
-    privateKey: key.privateKeyPem,
-    publicCert: withCert ? key.certPem : undefined,
-    signatureAlgorithm: "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256",
-    canonicalizationAlgorithm: "http://www.w3.org/2001/10/xml-exc-c14n#",
-  });
-  sx.addReference({
-    xpath: "/*",
-    digestAlgorithm: "http://www.w3.org/2001/04/xmlenc#sha256",
-    transforms: ["http://www.w3.org/2000/09/xmldsig#enveloped-signature", "http://www.w3.org/2001/10/xml-exc-c14n#"],
-  });
-  sx.computeSignature(xml, { prefix: "ds", location: { reference: "/*/*[local-name(.)='Issuer']", action: "after" } });
-  return sx.getSignedXml();
-}
-
 async function refused(res: Response, text: RegExp, status = 400): Promise<void> {
   const body = await res.text();
   expect({ status: res.status, location: res.headers.get("location"), type: res.headers.get("content-type") }).toEqual({
@@ -110,7 +93,7 @@ describe("accepted as a baseline", () => {
   });
 
   it("a request signed with the registered key over POST", async () => {
-    samlRequestOf(await post(sign(authnRequest({ issuer: signedSp, acsUrl: signedAcs }), keys)));
+    samlRequestOf(await post(signAuthnRequest(authnRequest({ issuer: signedSp, acsUrl: signedAcs }), keys)));
   });
 });
 
@@ -188,11 +171,11 @@ describe("refused", () => {
   });
 
   it("a signature by a key that is not registered, even with its certificate in KeyInfo", async () => {
-    await refused(await post(sign(authnRequest({ issuer: signedSp, acsUrl: signedAcs }), stranger, true)), /registered certificates/);
+    await refused(await post(signAuthnRequest(authnRequest({ issuer: signedSp, acsUrl: signedAcs }), stranger, true)), /registered certificates/);
   });
 
   it("a signed request changed after signing", async () => {
-    const signed = sign(authnRequest({ issuer: signedSp, acsUrl: signedAcs }), keys);
+    const signed = signAuthnRequest(authnRequest({ issuer: signedSp, acsUrl: signedAcs }), keys);
     await refused(await post(signed.replace('Version="2.0"', 'Version="2.0" ForceAuthn="true"')), /registered certificates/);
   });
 
@@ -211,7 +194,7 @@ describe("refused", () => {
   });
 
   it("XML signature wrapping: a signed request inside an unsigned one, or a second element with the signed ID", async () => {
-    const genuine = sign(authnRequest({ id: "_genuine", issuer: signedSp, acsUrl: signedAcs }), keys);
+    const genuine = signAuthnRequest(authnRequest({ id: "_genuine", issuer: signedSp, acsUrl: signedAcs }), keys);
     const signature = /<ds:Signature[\s\S]*<\/ds:Signature>/.exec(genuine)?.[0] as string;
     const inner = genuine.replace(signature, "");
     const evil = authnRequest({ id: "_evil", issuer: signedSp, acsUrl: "https://evil.example.com/acs" });
@@ -286,6 +269,6 @@ describe("SVC_SAML_WANT_AUTHN_REQUESTS_SIGNED=true", () => {
       });
     await refused(await send(xml(sp, acs)), /signed AuthnRequests only/);
     await refused(await send(xml(signedSp, signedAcs)), /signed AuthnRequests only/);
-    samlRequestOf(await send(sign(xml(signedSp, signedAcs), keys)));
+    samlRequestOf(await send(signAuthnRequest(xml(signedSp, signedAcs), keys)));
   });
 });

@@ -8,6 +8,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { SAML, type SamlConfig } from "@node-saml/node-saml";
 import forge from "node-forge";
+import { SignedXml } from "xml-crypto";
 import type { Machine } from "./fixtures.js";
 import { issuerOf, type SessionRef, visit } from "./oidc.js";
 import { admin, type Json, ok } from "./rpc.js";
@@ -42,6 +43,23 @@ export function spKeyPair(cn = "sp.example.com"): KeyPair {
     certPem,
     certB64: forge.util.encode64(forge.asn1.toDer(forge.pki.certificateToAsn1(cert)).getBytes()),
   };
+}
+
+/** An SP's AuthnRequest signed as SPs sign them: enveloped, RSA-SHA256, exclusive c14n, after the Issuer (KeyInfo when asked). */
+export function signAuthnRequest(xml: string, key: KeyPair, withCert = false): string {
+  const sx = new SignedXml({
+    privateKey: key.privateKeyPem,
+    publicCert: withCert ? key.certPem : undefined,
+    signatureAlgorithm: "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256",
+    canonicalizationAlgorithm: "http://www.w3.org/2001/10/xml-exc-c14n#",
+  });
+  sx.addReference({
+    xpath: "/*",
+    digestAlgorithm: "http://www.w3.org/2001/04/xmlenc#sha256",
+    transforms: ["http://www.w3.org/2000/09/xmldsig#enveloped-signature", "http://www.w3.org/2001/10/xml-exc-c14n#"],
+  });
+  sx.computeSignature(xml, { prefix: "ds", location: { reference: "/*/*[local-name(.)='Issuer']", action: "after" } });
+  return sx.getSignedXml();
 }
 
 export interface SpOptions {
