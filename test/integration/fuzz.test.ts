@@ -349,7 +349,8 @@ async function send(surface: string, n: number, r: Sent): Promise<number> {
     const res = await fetch(t.url + r.path, {
       method: r.method,
       headers: r.headers && wire(r.headers),
-      body: r.body,
+      // fetch sends no body with GET or HEAD.
+      body: r.method === "GET" || r.method === "HEAD" ? undefined : r.body,
       redirect: "manual",
       signal: AbortSignal.timeout(TIMEOUT_MS),
     });
@@ -483,7 +484,7 @@ describe("mutated requests never get a 5xx", () => {
     expect([...seen.keys()].some((s) => s === 302)).toBe(true);
   });
 
-  it("introspection, revocation, userinfo and end_session", async () => {
+  it("introspection, revocation, userinfo, end_session and the external providers' callbacks", async () => {
     const seen = await fuzz("oauth-other", 3, (g) => {
       const token = mutateString(g, "opaque-token-value");
       return g.pick<() => Sent>([
@@ -506,6 +507,24 @@ describe("mutated requests never get a 5xx", () => {
           ]),
         }),
         () => ({ method: "GET", path: "/oidc/v1/userinfo", headers: { authorization: `${g.pick(["Bearer", "bearer", "Basic", "DPoP", ""])} ${token}` } }),
+        () => ({
+          method: "GET",
+          path: `/idps/callback?${mutateParams(g, [
+            ["state", "st4te"],
+            ["code", "c0de"],
+            ["iss", "https://op.example.com"],
+            ["error", "access_denied"],
+          ])}`,
+        }),
+        () => ({
+          method: g.pick(["GET", "POST"]),
+          path: `/idps/${enc(mutateString(g, "01m8fyhzne8p5c7b1fjjnqryf1"))}/saml/${g.pick(["acs", "metadata"])}`,
+          headers: form,
+          body: mutateParams(g, [
+            ["SAMLResponse", Buffer.from("<samlp:Response/>").toString("base64")],
+            ["RelayState", "rs"],
+          ]),
+        }),
         () => ({
           method: g.pick(["GET", "POST"]),
           path: `/oidc/v1/end_session?${mutateParams(g, [
