@@ -23,7 +23,7 @@ import { SettingsService } from "../gen/svc/settings/v2/settings_service_pb.js";
 import { UserService } from "../gen/svc/user/v2/user_service_pb.js";
 import { applicationService } from "./api/apps.js";
 import { authorizationService } from "./api/authorizations.js";
-import { type ApiDeps, type Authenticator, authInterceptor, malformedInputIsInvalidArgument } from "./api/connect.js";
+import { type ApiDeps, type Authenticator, authInterceptor, malformedInputIsInvalidArgument, wellFormedInterceptor } from "./api/connect.js";
 import { eventService } from "./api/events.js";
 import { registerHealth } from "./api/health.js";
 import { identityProviderService } from "./api/idps.js";
@@ -282,7 +282,7 @@ function connectTransport(
   let router: ConnectRouter | undefined;
   let health: { setShuttingDown(): void } | undefined;
   const handler = connectNodeAdapter({
-    interceptors: tracing ? [tracing, authInterceptor(deps)] : [authInterceptor(deps)],
+    interceptors: tracing ? [tracing, authInterceptor(deps), wellFormedInterceptor()] : [authInterceptor(deps), wellFormedInterceptor()],
     requestGate: malformedInputIsInvalidArgument,
     jsonOptions: { ignoreUnknownFields: false },
     readMaxBytes: config.maxRequestBytes,

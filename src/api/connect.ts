@@ -11,8 +11,9 @@ import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { type AuthOption, auth_option } from "../../gen/svc/options/v2/auth_pb.js";
 import { type Permission, readableOrgs } from "../domain/access/permissions.js";
 import type { Clock, Ctx } from "../domain/context.js";
-import { asDomainError, type ErrorKind, permissionDenied } from "../domain/errors.js";
+import { asDomainError, type ErrorKind, invalidArgument, permissionDenied } from "../domain/errors.js";
 import type { FailureLimits } from "../domain/limits.js";
+import { ILL_FORMED_MESSAGE, illFormedText } from "../domain/well-formed.js";
 
 /** Who is calling, from the Authorization header: the composition root binds it to the token runtime. */
 export type Authenticator = (authorization: string | null, now: Date, peer?: string) => Promise<Ctx["principal"]>;
@@ -125,6 +126,20 @@ export function authInterceptor(deps: ApiDeps): Interceptor {
       e.metadata.set("cache-control", "no-store");
       throw e;
     }
+  };
+}
+
+/**
+ * Refuses a call whose message holds text that is not well-formed Unicode (a lone surrogate spelled in JSON), on every
+ * protocol and before the handler runs: see src/http/well-formed.ts. Binary protobuf cannot carry one.
+ */
+export function wellFormedInterceptor(): Interceptor {
+  return (next) => async (req) => {
+    if (!req.stream) {
+      const at = illFormedText(req.message);
+      if (at !== undefined) throw invalidArgument("Errors.Request.Unicode", `${at} ${ILL_FORMED_MESSAGE}`);
+    }
+    return next(req);
   };
 }
 

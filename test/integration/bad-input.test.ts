@@ -142,6 +142,66 @@ describe("text PostgreSQL cannot store (U+0000)", () => {
   });
 });
 
+describe("text that is not well-formed Unicode (a lone surrogate spelled in JSON)", () => {
+  // JSON can spell a lone UTF-16 surrogate; UTF-8 cannot hold it, PostgreSQL's JSON types refuse it (an event or a
+  // SCIM record would fail to be written) and its text columns would store U+FFFD instead. Found by the fuzz test.
+  const lone = JSON.stringify("Lo\ud8b4ne");
+  const users = async () => ((await (await rest(t.url, t.pat, "POST", "/v2/users", {})).json()) as { details: { totalResult: string } }).details.totalResult;
+  const orgId = async () =>
+    ((await (await rest(t.url, t.pat, "GET", "/v2/instance")).json()) as { instance: { defaultOrganizationId: string } }).instance.defaultOrganizationId;
+
+  it("SCIM: 400 invalidValue naming the attribute, and nothing is written", async () => {
+    const org = await orgId();
+    const before = await users();
+    const res = await fetch(`${t.url}/scim/v2/${org}/Users`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${t.pat}`, "content-type": "application/scim+json" },
+      body: `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"lone@example.com","name":{"givenName":${lone},"familyName":"F"}}`,
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({
+      status: "400",
+      scimType: "invalidValue",
+      detail: expect.stringContaining("name.givenName holds text that is not well-formed Unicode"),
+    });
+    expect(await users()).toBe(before);
+  });
+
+  it("REST and Connect JSON (in a string field and inside a google.protobuf.Struct): 400 InvalidArgument, and nothing is written", async () => {
+    const org = await orgId();
+    const before = await users();
+    const body = (username: string, givenName: string) =>
+      `{"organizationId":"${org}","username":"${username}","human":{"profile":{"givenName":${givenName},"familyName":"F"},"email":{"email":"${username}@example.com"}}}`;
+    const viaRest = await fetch(`${t.url}/v2/users/new`, { method: "POST", headers: headers(), body: body("lone-rest", lone) });
+    expect(viaRest.status).toBe(400);
+    expect(((await viaRest.json()) as { message: string }).message).toContain("not well-formed Unicode");
+    // protobuf-es refuses it in a string field while it reads the JSON.
+    const viaConnect = await fetch(`${t.url}/svc.user.v2.UserService/CreateUser`, { method: "POST", headers: headers(), body: body("lone-connect", lone) });
+    expect(viaConnect.status).toBe(400);
+    expect(await viaConnect.json()).toMatchObject({ code: "invalid_argument", message: expect.stringContaining("invalid UTF8") });
+    // Inside a google.protobuf.Struct it reads it as given: svc refuses it before the handler runs.
+    const inStruct = await fetch(`${t.url}/svc.session.v2.SessionService/SetSession`, {
+      method: "POST",
+      headers: headers(),
+      body: `{"sessionId":"s","sessionToken":"t","checks":{"webAuthN":{"credentialAssertionData":{"id":${lone},"nested":[{"k":${lone}}]}}}}`,
+    });
+    expect(inStruct.status).toBe(400);
+    expect(await inStruct.json()).toMatchObject({
+      code: "invalid_argument",
+      message: "checks.webAuthN.credentialAssertionData.id holds text that is not well-formed Unicode (an unpaired UTF-16 surrogate)",
+      details: [expect.objectContaining({ debug: expect.objectContaining({ reason: "Errors.Request.Unicode" }) })],
+    });
+    expect(await users()).toBe(before);
+    // A surrogate pair is one well-formed character (U+1F600): accepted.
+    const paired = await fetch(`${t.url}/svc.user.v2.UserService/CreateUser`, {
+      method: "POST",
+      headers: headers(),
+      body: body("paired-connect", JSON.stringify("Pai\ud83d\ude00red")),
+    });
+    expect(paired.status).toBe(200);
+  });
+});
+
 describe("a body that is not protobuf binary (issue 11, finding 12)", () => {
   // A length-delimited field whose length runs past the end: connect-es reported it as Internal.
   const garbage = Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]);

@@ -65,6 +65,8 @@ const PIECES = [
   ">",
   '<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>',
   "&e;",
+  "&#xD800;",
+  "&#0;",
   "]]>",
   "<![CDATA[",
   "\n",
@@ -673,6 +675,8 @@ describe("mutated requests never get a 5xx", () => {
           headers: scim,
           body: undefined,
         }),
+        // A replace of the real user: its whole representation, mutated.
+        () => ({ method: "PUT", path: `${base}/Users/${created.id}`, headers: scim, body: JSON.stringify(mutateJson(g, { ...user(), id: created.id })) }),
       ])(),
     );
     expect(twoxx(seen) && fourxx(seen)).toBe(true);

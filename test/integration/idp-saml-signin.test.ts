@@ -572,7 +572,7 @@ describe("refused Responses", () => {
     const s = await start(jit);
     const response = await ext.response(s.parsed, user("nobody"));
     const acs = s.parsed.sp.entityMeta.getAssertionConsumerService("post") as string;
-    for (const relayState of ["", "unknown-relay-state"]) {
+    for (const relayState of ["", "unknown-relay-state", "\u0000\u0000", "a b", "x".repeat(201)]) {
       const res = await postTo(acs, { SAMLResponse: response, RelayState: relayState });
       expect(res.status).toBe(400);
       expect(await res.text()).toContain("Sign-in failed");

@@ -269,7 +269,8 @@ describe("a linked user's sign-in", () => {
 describe("refusals at the callback and at the start", () => {
   it("a callback without an intent is an error page; a provider's error goes to the failure URL", async () => {
     const callback = `${a.url}/idps/callback`;
-    for (const query of ["", "?state=unknown&code=x"]) {
+    // A state svc cannot have made (a NUL, which PostgreSQL text cannot hold; a space) is no intent either, not a 500.
+    for (const query of ["", "?state=unknown&code=x", "?state=%00%00&code=x", "?state=a%20b&code=x"]) {
       const res = await fetch(`${callback}${query}`, { redirect: "manual" });
       expect(res.status).toBe(400);
       expect(res.headers.get("content-type")).toContain("text/html");

@@ -26,9 +26,16 @@ export const withQuery = (base: string, params: Record<string, string>) => {
 
 export const noIntent = (message: string): CallbackAnswer => ({ page: { status: 400, title: "Sign-in failed", message } });
 
+/**
+ * Whether `s` can be an intent's state (and so its SAML RelayState): svc makes them as opaque tokens (base64url). Any
+ * other text names no intent and is not looked up (a NUL, which PostgreSQL text cannot hold, would fail the query).
+ */
+export const isIntentState = (s: string): boolean => /^[A-Za-z0-9_-]{1,200}$/.test(s);
+
 export async function finishIntent(ctx: CallbackCtx, query: URLSearchParams): Promise<CallbackAnswer> {
   const state = query.get("state");
   if (!state) return noIntent("The identity provider's answer carries no state: start the sign-in again.");
+  if (!isIntentState(state)) return noIntent("This sign-in is unknown or over: start it again.");
   const intent = await ctx.store.idps.intentByState(ctx.instanceId, state);
   // A SAML provider's intent is answered at its ACS only.
   if (!intent || intent.samlRequestId) return noIntent("This sign-in is unknown or over: start it again.");

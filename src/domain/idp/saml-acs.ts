@@ -6,7 +6,7 @@
 import type { IdpRow } from "../../store/idps.js";
 import type { Ctx } from "../context.js";
 import { authnSettings } from "../identity/authn/access.js";
-import { type CallbackAnswer, type CallbackCtx, noIntent, succeedIntent, withQuery } from "./callback.js";
+import { type CallbackAnswer, type CallbackCtx, isIntentState, noIntent, succeedIntent, withQuery } from "./callback.js";
 import { profileOf, SAML_ATTRIBUTES, storedMapping } from "./claims.js";
 import { spUrls, storedSamlConfig } from "./saml-config.js";
 import { type SamlAssertion, SamlResponseError, validateResponse } from "./saml-response.js";
@@ -47,7 +47,8 @@ function externalUserId(idp: IdpRow, a: SamlAssertion): string {
 
 export async function finishSamlIntent(ctx: CallbackCtx, idpId: string, form: AcsForm, maxXmlBytes: number): Promise<CallbackAnswer> {
   const relayState = form.relayState ?? "";
-  if (!relayState || relayState.length > 200) return noIntent("The identity provider's answer carries no RelayState: start the sign-in again.");
+  if (!relayState) return noIntent("The identity provider's answer carries no RelayState: start the sign-in again.");
+  if (!isIntentState(relayState)) return noIntent("This sign-in is unknown or over: start it again.");
   const intent = await ctx.store.idps.intentByState(ctx.instanceId, relayState);
   if (!intent || intent.idpId !== idpId || !intent.samlRequestId) return noIntent("This sign-in is unknown or over: start it again.");
   const now = ctx.clock();

@@ -5,6 +5,7 @@ import type { IncomingMessage } from "node:http";
 import type { Http2ServerRequest } from "node:http2";
 import type { DescField, JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
+import { ILL_FORMED_MESSAGE } from "../../domain/well-formed.js";
 import { readBody } from "../body.js";
 import { badRequest, quote, RestError } from "./errors.js";
 import { convertText, isObject, isTextual, leafOf, resolveFieldPath } from "./fields.js";
@@ -161,9 +162,17 @@ function checkJsonShape(root: JsonValue): void {
   for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
     const [value, depth] = item;
     if (typeof value === "number" && !Number.isFinite(value)) throw badRequest("invalid JSON body: a number is out of range");
+    if (typeof value === "string" && !value.isWellFormed()) throw badRequest(`invalid JSON body: a string ${ILL_FORMED_MESSAGE}`);
     if (typeof value !== "object" || value === null) continue;
     if (depth > MAX_JSON_DEPTH) throw badRequest(`invalid JSON body: nested deeper than ${MAX_JSON_DEPTH} levels`);
-    for (const child of Array.isArray(value) ? value : Object.values(value)) stack.push([child, depth + 1]);
+    if (Array.isArray(value)) {
+      for (const child of value) stack.push([child, depth + 1]);
+      continue;
+    }
+    for (const [key, child] of Object.entries(value)) {
+      if (!key.isWellFormed()) throw badRequest(`invalid JSON body: a member name ${ILL_FORMED_MESSAGE}`);
+      stack.push([child, depth + 1]);
+    }
   }
 }
 

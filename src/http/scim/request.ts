@@ -3,6 +3,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Ctx } from "../../domain/context.js";
 import { authorizeOrg, replaceScimUser, type ScimUserRecord } from "../../domain/identity/scim-users.js";
+import { ILL_FORMED_MESSAGE, illFormedText } from "../../domain/well-formed.js";
 import { mediaType, readBody } from "../body.js";
 import { ScimError } from "./errors.js";
 import { applyPatch } from "./patch.js";
@@ -34,6 +35,8 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<Rec
     throw invalidSyntax("the body is not valid JSON", "Errors.Scim.Json");
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw invalidSyntax("the body is not a JSON object", "Errors.Scim.Json");
+  const illFormed = illFormedText(parsed);
+  if (illFormed !== undefined) throw new ScimError(400, "invalidValue", "Errors.Scim.Unicode", `${illFormed} ${ILL_FORMED_MESSAGE}`);
   return parsed as Record<string, unknown>;
 }
 
