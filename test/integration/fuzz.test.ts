@@ -898,30 +898,6 @@ describe("mutated requests never get a 5xx", () => {
     expect(twoxx(seen) || [...seen.keys()].some((s) => s === 302 || s === 303)).toBe(true);
   });
 
-  it("every unary RPC of the v2 API, with messages made from its request schema (Connect JSON), ids real or not", async () => {
-    const methods = API_SERVICES.flatMap((svc) => svc.methods.filter((m) => m.methodKind === "unary").map((m) => ({ svc, m })));
-    const g = generator(SEED ^ 11);
-    const seen = new Map<number, number>();
-    const reached = new Set<string>();
-    for (let n = 0; n < CASES * 4; n++) {
-      const { svc, m } = g.pick(methods);
-      // Real ids make the calls reach their checks; destructive calls get made-up ones, so the world stays for the rest.
-      const destructive = /^(Delete|Remove|Deactivate|Lock|Revoke|Expire|Unlink|Reset|Set|Update|Rotate|Change)/.test(m.name);
-      const body = messageJson(g, m.input, 0, destructive ? [] : [w.orgId, w.userId, w.projectId, w.clientId]);
-      const token = g.pick([t.pat, t.pat, t.pat, w.loginPat, ""]);
-      const status = await send("rpc", n, {
-        method: "POST",
-        path: `/${svc.typeName}/${m.name}`,
-        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), "content-type": "application/json" },
-        body: JSON.stringify(body),
-      });
-      seen.set(status, (seen.get(status) ?? 0) + 1);
-      if (status === 200) reached.add(m.name);
-    }
-    expect(fourxx(seen)).toBe(true);
-    expect(reached.size).toBeGreaterThan(5);
-  });
-
   it("token endpoint with real authorization codes and refresh tokens, the redemption mutated", async () => {
     await createHuman(t, w.orgId, "fuzz-grants");
     const session = await signIn(t, { pat: w.loginPat } as Machine, "fuzz-grants");
@@ -1007,6 +983,31 @@ describe("mutated requests never get a 5xx", () => {
     }
     // Untouched Responses sign the user in; the rest are refused to the failure URL, never with a 5xx.
     expect([...landed.keys()]).toEqual(expect.arrayContaining(["https://login.example.com/ok", "https://login.example.com/failed"]));
+  });
+
+  // Last but one: its calls may change instance-wide settings (login, lockout, password rules) the others rely on.
+  it("every unary RPC of the v2 API, with messages made from its request schema (Connect JSON), ids real or not", async () => {
+    const methods = API_SERVICES.flatMap((svc) => svc.methods.filter((m) => m.methodKind === "unary").map((m) => ({ svc, m })));
+    const g = generator(SEED ^ 11);
+    const seen = new Map<number, number>();
+    const reached = new Set<string>();
+    for (let n = 0; n < CASES * 4; n++) {
+      const { svc, m } = g.pick(methods);
+      // Real ids make the calls reach their checks; destructive calls get made-up ones, so the world stays for the rest.
+      const destructive = /^(Delete|Remove|Deactivate|Lock|Revoke|Expire|Unlink|Reset|Set|Update|Rotate|Change)/.test(m.name);
+      const body = messageJson(g, m.input, 0, destructive ? [] : [w.orgId, w.userId, w.projectId, w.clientId]);
+      const token = g.pick([t.pat, t.pat, t.pat, w.loginPat, ""]);
+      const status = await send("rpc", n, {
+        method: "POST",
+        path: `/${svc.typeName}/${m.name}`,
+        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      seen.set(status, (seen.get(status) ?? 0) + 1);
+      if (status === 200) reached.add(m.name);
+    }
+    expect(fourxx(seen)).toBe(true);
+    expect(reached.size).toBeGreaterThan(5);
   });
 
   it("still answers afterwards, and wrote no half of a refused user", async () => {
