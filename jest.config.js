@@ -8,6 +8,8 @@ const config = {
     "^.+\\.ts$": ["@swc/jest", { jsc: { parser: { syntax: "typescript" }, target: "es2022" } }],
   },
   testTimeout: 60_000,
+  // Time-measuring files run after all others (test/support/sequencer.cjs).
+  testSequencer: "<rootDir>/test/support/sequencer.cjs",
   workerIdleMemoryLimit: "1GB",
 };
 
