@@ -9,6 +9,7 @@ import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import express from "express";
 import type { Logger } from "pino";
+import { ActionService } from "../gen/svc/action/v2/action_service_pb.js";
 import { ApplicationService } from "../gen/svc/app/v2/app_service_pb.js";
 import { AuthorizationService } from "../gen/svc/authorization/v2/authorization_service_pb.js";
 import { EventService } from "../gen/svc/event/v2/event_service_pb.js";
@@ -21,6 +22,7 @@ import { SAMLService } from "../gen/svc/saml/v2/saml_service_pb.js";
 import { SessionService } from "../gen/svc/session/v2/session_service_pb.js";
 import { SettingsService } from "../gen/svc/settings/v2/settings_service_pb.js";
 import { UserService } from "../gen/svc/user/v2/user_service_pb.js";
+import { actionService } from "./api/actions.js";
 import { applicationService } from "./api/apps.js";
 import { authorizationService } from "./api/authorizations.js";
 import { type ApiDeps, type Authenticator, authInterceptor, malformedInputIsInvalidArgument, wellFormedInterceptor } from "./api/connect.js";
@@ -40,6 +42,7 @@ import { userService } from "./api/users.js";
 import type { Config } from "./config.js";
 import { setHashCeilings } from "./crypto/passwords.js";
 import { masterKeySealer } from "./crypto/sealer.js";
+import type { ActionTargets } from "./domain/actions/ports.js";
 import type { Clock } from "./domain/context.js";
 import { DomainError } from "./domain/errors.js";
 import { type FailureLimits, failureKeys, rateLimited } from "./domain/limits.js";
@@ -217,7 +220,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock, traci
   // connect-node links every in-flight call to this signal and unlinks it when the call ends: the listener count is the
   // number of calls in flight, not a leak, and Node's warning at 11 would fire under any real load.
   setMaxListeners(Number.POSITIVE_INFINITY, shutdown.signal);
-  const keys = { signing: oauth.runtime.keys, saml: oauth.samlCertificates };
+  const keys = { signing: oauth.runtime.keys, saml: oauth.samlCertificates, actions: oauth.runtime.actions };
   const connect = connectTransport(config, deps, keys, ready, shutdown.signal, expressFallback(log), tracing);
   const rest = createRestTranscoder(connect.router, {
     maxBodyBytes: config.maxRequestBytes,
@@ -225,7 +228,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock, traci
   });
   // Behind a proxy the request's Host and scheme are the proxy's upstream ones: a configured public URL wins.
   const scim = createScimHandler({ ...deps, externalUrl: config.externalUrlConfigured ? config.externalUrl : undefined });
-  const saml = { externalUrl: config.externalUrl, certificates: oauth.samlCertificates };
+  const saml = { externalUrl: config.externalUrl, certificates: oauth.samlCertificates, actions: oauth.runtime.actions };
   const login = hostedLogin(config, { store, instanceId, clock, log, limits, mailer, authn, idp, signals, saml });
   const routes = dispatcher(log, [
     (req, res) => metrics.serve(req, res),
@@ -273,7 +276,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock, traci
 function connectTransport(
   config: Config,
   deps: ApiDeps,
-  keys: { signing: Parameters<typeof instanceService>[1]; saml: IdpCertificates },
+  keys: { signing: Parameters<typeof instanceService>[1]; saml: IdpCertificates; actions?: ActionTargets },
   ready: () => Promise<boolean>,
   shutdownSignal: AbortSignal,
   fallback: express.Express,
@@ -297,9 +300,10 @@ function connectTransport(
       r.service(AuthorizationService, authorizationService());
       r.service(ApplicationService, applicationService());
       r.service(OIDCService, oidcService({ issuer: config.externalUrl, codeLifetime: config.authCodeLifetime }));
-      r.service(SAMLService, samlService({ externalUrl: config.externalUrl, certificates: keys.saml }));
+      r.service(SAMLService, samlService({ externalUrl: config.externalUrl, certificates: keys.saml, actions: keys.actions }));
       r.service(SessionService, sessionService());
       r.service(IdentityProviderService, identityProviderService());
+      r.service(ActionService, actionService());
       registerReflection(r, API_SERVICES);
       health = registerHealth(
         r,

@@ -4,6 +4,7 @@
 // timer. Called by the composition root; the runtime is then handed to the
 // OAuth adapter and to whatever authenticates bearer tokens.
 import type { Logger } from "pino";
+import { ActionRunner } from "./actions/runner.js";
 import type { Config } from "./config.js";
 import { SamlCertificates } from "./crypto/saml-certificates.js";
 import { checkSealedSecrets } from "./crypto/sealer.js";
@@ -80,6 +81,7 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{
   const samlCertificates = samlCertificatesOf(deps, masterKey.key);
   const caches = { tokens: new TaggedCache(), clients: new TaggedCache(), machineKeys: new TaggedCache(), roleClaims: new TaggedCache() };
   const all = Object.values(caches) as TaggedCache<unknown>[];
+  const actions = new ActionRunner({ store, instanceId: deps.instanceId, masterKey: masterKey.key, log, clock });
   const rt: OAuthRuntime = {
     store,
     instanceId: deps.instanceId,
@@ -100,12 +102,14 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{
     loginUrl: config.loginUrl,
     limits: deps.limits,
     signals: deps.signals,
+    actions,
     ...(caches as Pick<OAuthRuntime, keyof typeof caches>),
   };
   const onTarget = (t: AuthTarget) => {
     if ("keys" in t || "all" in t) {
       keys.invalidate();
       samlCertificates.invalidate();
+      actions.invalidate();
     }
     for (const c of all) c.invalidate(t);
   };

@@ -222,3 +222,13 @@ export type IdpLink = Prisma.IdpLinkModel
  * 
  */
 export type IdpIntent = Prisma.IdpIntentModel
+/**
+ * Model ActionTarget
+ * 
+ */
+export type ActionTarget = Prisma.ActionTargetModel
+/**
+ * Model ActionExecution
+ * 
+ */
+export type ActionExecution = Prisma.ActionExecutionModel

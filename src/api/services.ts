@@ -1,5 +1,6 @@
 // The services of the resource API served by the Connect router (and, through it, the REST transcoder).
 import type { DescService } from "@bufbuild/protobuf";
+import { ActionService } from "../../gen/svc/action/v2/action_service_pb.js";
 import { ApplicationService } from "../../gen/svc/app/v2/app_service_pb.js";
 import { AuthorizationService } from "../../gen/svc/authorization/v2/authorization_service_pb.js";
 import { EventService } from "../../gen/svc/event/v2/event_service_pb.js";
@@ -27,4 +28,5 @@ export const API_SERVICES: DescService[] = [
   SAMLService,
   SessionService,
   IdentityProviderService,
+  ActionService,
 ];

@@ -19,6 +19,9 @@ export const idpSecretAad = (instanceId: string, idpId: string) => `svc:idp-secr
 /** The additional data of a SAML signing certificate's sealed private key. */
 export const samlCertificateAad = (instanceId: string, certificateId: string) => `svc:saml-certificate:${instanceId}:${certificateId}`;
 
+/** The additional data of an action target's sealed signing key. */
+export const actionTargetAad = (instanceId: string, targetId: string) => `svc:action-target:${instanceId}:${targetId}`;
+
 /** The additional data of an external sign-in intent's sealed PKCE verifier. */
 export const intentVerifierAad = (instanceId: string, intentId: string) => `svc:idp-intent:${instanceId}:${intentId}`;
 
@@ -68,6 +71,13 @@ const SEALED_KINDS: SealedKind[] = [
       const r = await store.saml.newestCertificate(instanceId);
       return r && { id: r.id, sealed: r.privateKeyEnc };
     },
+  },
+  {
+    what: "action target signing key",
+    list: (tx, instanceId) => tx.actions.sealedKeys(instanceId),
+    aad: actionTargetAad,
+    reseal: (tx, id, sealed) => tx.actions.resealKey(id, sealed),
+    newest: (store, instanceId) => store.actions.newestSealedKey(instanceId),
   },
 ];
 

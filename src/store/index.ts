@@ -4,6 +4,7 @@
 // file system; a Store made by `transaction` runs every repository call on the
 // transaction's connection.
 import type { Prisma, PrismaClient } from "../../gen/prisma/client.js";
+import { ActionRepo } from "./actions.js";
 import { AppRepo } from "./apps.js";
 import { AuthRequestRepo } from "./auth-requests.js";
 import { AuthnRepo } from "./authn.js";
@@ -56,6 +57,7 @@ export class Store {
   #refreshTokens?: RefreshTokenRepo;
   #sessions?: SessionRepo;
   #idps?: IdpRepo;
+  #actions?: ActionRepo;
   #saml?: SamlRepo;
 
   /** The client repositories run on: the root client, or the transaction's (never handed to the domain). */
@@ -120,6 +122,11 @@ export class Store {
   get idps() {
     this.#idps ??= new IdpRepo(this.#db);
     return this.#idps;
+  }
+  /** Actions: targets and executions. */
+  get actions() {
+    this.#actions ??= new ActionRepo(this.#db);
+    return this.#actions;
   }
   /** The SAML identity provider's certificates and pending AuthnRequests. */
   get saml() {

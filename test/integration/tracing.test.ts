@@ -177,7 +177,11 @@ describe("tracing on (OTLP http/json)", () => {
         body: JSON.stringify({ projectId, name: "traced sp", saml: { metadataUrl: `${base}/sp/metadata?token=md-secret-8c1e` } }),
       });
       expect(created.status).toBe(200);
-      const appSpans = await receiver.waitFor((s) => inTrace(s, app).some((x) => x.kind === CLIENT && x.scope === "@opentelemetry/instrumentation-http"));
+      // The client span ends (and may be exported) before its parent: wait for both.
+      const appSpans = await receiver.waitFor((s) => {
+        const call = inTrace(s, app).find((x) => x.kind === CLIENT && x.scope === "@opentelemetry/instrumentation-http");
+        return call !== undefined && inTrace(s, app).some((x) => x.spanId === call.parentSpanId);
+      });
       const metadataCall = inTrace(appSpans, app).find((x) => x.kind === CLIENT && x.scope === "@opentelemetry/instrumentation-http");
       expect(metadataCall?.attributes["url.full"]).toBe(`${base}/sp/metadata?token=REDACTED`);
       expect(metadataCall?.attributes["http.response.status_code"]).toBe(200);

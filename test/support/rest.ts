@@ -6,6 +6,7 @@
 import { type DescField, type DescMessage, type DescMethod, type DescService, getOption, isMessage, type Message, toJson } from "@bufbuild/protobuf";
 import { http } from "../../gen/google/api/annotations_pb.js";
 import type { HttpRule } from "../../gen/google/api/http_pb.js";
+import { ActionService } from "../../gen/svc/action/v2/action_service_pb.js";
 import { ApplicationService } from "../../gen/svc/app/v2/app_service_pb.js";
 import { AuthorizationService } from "../../gen/svc/authorization/v2/authorization_service_pb.js";
 import { EventService } from "../../gen/svc/event/v2/event_service_pb.js";
@@ -38,6 +39,7 @@ export const SERVICES = [
   SAMLService,
   SessionService,
   IdentityProviderService,
+  ActionService,
 ] as const;
 
 type MethodsOf<S> = S extends { method: infer M } ? keyof M & string : never;

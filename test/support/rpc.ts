@@ -22,6 +22,7 @@ const CODE_NAMES: Record<number, string> = {
   7: "permission_denied",
   9: "failed_precondition",
   13: "internal",
+  14: "unavailable",
   16: "unauthenticated",
 };
 

@@ -432,7 +432,9 @@ export const ModelName = {
   PasswordHistory: 'PasswordHistory',
   IdentityProvider: 'IdentityProvider',
   IdpLink: 'IdpLink',
-  IdpIntent: 'IdpIntent'
+  IdpIntent: 'IdpIntent',
+  ActionTarget: 'ActionTarget',
+  ActionExecution: 'ActionExecution'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -448,7 +450,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "instance" | "organization" | "user" | "userMetadata" | "personalAccessToken" | "machineKey" | "orgMetadata" | "setting" | "instanceMember" | "orgMember" | "event" | "userEmail" | "userPhone" | "userAddress" | "scimExternalId" | "project" | "projectRole" | "projectGrant" | "userGrant" | "application" | "appKey" | "signingKey" | "samlCertificate" | "samlRequest" | "oAuthToken" | "rateLimit" | "session" | "authRequest" | "refreshToken" | "userTotp" | "passkey" | "userCode" | "passwordHistory" | "identityProvider" | "idpLink" | "idpIntent"
+    modelProps: "instance" | "organization" | "user" | "userMetadata" | "personalAccessToken" | "machineKey" | "orgMetadata" | "setting" | "instanceMember" | "orgMember" | "event" | "userEmail" | "userPhone" | "userAddress" | "scimExternalId" | "project" | "projectRole" | "projectGrant" | "userGrant" | "application" | "appKey" | "signingKey" | "samlCertificate" | "samlRequest" | "oAuthToken" | "rateLimit" | "session" | "authRequest" | "refreshToken" | "userTotp" | "passkey" | "userCode" | "passwordHistory" | "identityProvider" | "idpLink" | "idpIntent" | "actionTarget" | "actionExecution"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -3116,6 +3118,154 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    ActionTarget: {
+      payload: Prisma.$ActionTargetPayload<ExtArgs>
+      fields: Prisma.ActionTargetFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ActionTargetFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionTargetPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ActionTargetFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionTargetPayload>
+        }
+        findFirst: {
+          args: Prisma.ActionTargetFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionTargetPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ActionTargetFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionTargetPayload>
+        }
+        findMany: {
+          args: Prisma.ActionTargetFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionTargetPayload>[]
+        }
+        create: {
+          args: Prisma.ActionTargetCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionTargetPayload>
+        }
+        createMany: {
+          args: Prisma.ActionTargetCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ActionTargetCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionTargetPayload>[]
+        }
+        delete: {
+          args: Prisma.ActionTargetDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionTargetPayload>
+        }
+        update: {
+          args: Prisma.ActionTargetUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionTargetPayload>
+        }
+        deleteMany: {
+          args: Prisma.ActionTargetDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ActionTargetUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ActionTargetUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionTargetPayload>[]
+        }
+        upsert: {
+          args: Prisma.ActionTargetUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionTargetPayload>
+        }
+        aggregate: {
+          args: Prisma.ActionTargetAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateActionTarget>
+        }
+        groupBy: {
+          args: Prisma.ActionTargetGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ActionTargetGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ActionTargetCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ActionTargetCountAggregateOutputType> | number
+        }
+      }
+    }
+    ActionExecution: {
+      payload: Prisma.$ActionExecutionPayload<ExtArgs>
+      fields: Prisma.ActionExecutionFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ActionExecutionFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionExecutionPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ActionExecutionFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionExecutionPayload>
+        }
+        findFirst: {
+          args: Prisma.ActionExecutionFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionExecutionPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ActionExecutionFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionExecutionPayload>
+        }
+        findMany: {
+          args: Prisma.ActionExecutionFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionExecutionPayload>[]
+        }
+        create: {
+          args: Prisma.ActionExecutionCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionExecutionPayload>
+        }
+        createMany: {
+          args: Prisma.ActionExecutionCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ActionExecutionCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionExecutionPayload>[]
+        }
+        delete: {
+          args: Prisma.ActionExecutionDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionExecutionPayload>
+        }
+        update: {
+          args: Prisma.ActionExecutionUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionExecutionPayload>
+        }
+        deleteMany: {
+          args: Prisma.ActionExecutionDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ActionExecutionUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ActionExecutionUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionExecutionPayload>[]
+        }
+        upsert: {
+          args: Prisma.ActionExecutionUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionExecutionPayload>
+        }
+        aggregate: {
+          args: Prisma.ActionExecutionAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateActionExecution>
+        }
+        groupBy: {
+          args: Prisma.ActionExecutionGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ActionExecutionGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ActionExecutionCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ActionExecutionCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -3743,6 +3893,32 @@ export const IdpIntentScalarFieldEnum = {
 export type IdpIntentScalarFieldEnum = (typeof IdpIntentScalarFieldEnum)[keyof typeof IdpIntentScalarFieldEnum]
 
 
+export const ActionTargetScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  name: 'name',
+  endpoint: 'endpoint',
+  timeoutMs: 'timeoutMs',
+  interruptOnError: 'interruptOnError',
+  signingKeyEnc: 'signingKeyEnc',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type ActionTargetScalarFieldEnum = (typeof ActionTargetScalarFieldEnum)[keyof typeof ActionTargetScalarFieldEnum]
+
+
+export const ActionExecutionScalarFieldEnum = {
+  instanceId: 'instanceId',
+  function: 'function',
+  targetIds: 'targetIds',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type ActionExecutionScalarFieldEnum = (typeof ActionExecutionScalarFieldEnum)[keyof typeof ActionExecutionScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -4172,6 +4348,8 @@ export type GlobalOmitConfig = {
   identityProvider?: Prisma.IdentityProviderOmit
   idpLink?: Prisma.IdpLinkOmit
   idpIntent?: Prisma.IdpIntentOmit
+  actionTarget?: Prisma.ActionTargetOmit
+  actionExecution?: Prisma.ActionExecutionOmit
 }
 
 /* Types for Logging */

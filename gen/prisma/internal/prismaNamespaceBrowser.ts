@@ -86,7 +86,9 @@ export const ModelName = {
   PasswordHistory: 'PasswordHistory',
   IdentityProvider: 'IdentityProvider',
   IdpLink: 'IdpLink',
-  IdpIntent: 'IdpIntent'
+  IdpIntent: 'IdpIntent',
+  ActionTarget: 'ActionTarget',
+  ActionExecution: 'ActionExecution'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -691,6 +693,32 @@ export const IdpIntentScalarFieldEnum = {
 } as const
 
 export type IdpIntentScalarFieldEnum = (typeof IdpIntentScalarFieldEnum)[keyof typeof IdpIntentScalarFieldEnum]
+
+
+export const ActionTargetScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  name: 'name',
+  endpoint: 'endpoint',
+  timeoutMs: 'timeoutMs',
+  interruptOnError: 'interruptOnError',
+  signingKeyEnc: 'signingKeyEnc',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type ActionTargetScalarFieldEnum = (typeof ActionTargetScalarFieldEnum)[keyof typeof ActionTargetScalarFieldEnum]
+
+
+export const ActionExecutionScalarFieldEnum = {
+  instanceId: 'instanceId',
+  function: 'function',
+  targetIds: 'targetIds',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type ActionExecutionScalarFieldEnum = (typeof ActionExecutionScalarFieldEnum)[keyof typeof ActionExecutionScalarFieldEnum]
 
 
 export const SortOrder = {

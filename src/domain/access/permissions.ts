@@ -43,7 +43,10 @@ export type Permission =
   | "user.grant.write"
   // External identity providers: instance-wide ones instance-wide, an organization's own in it.
   | "idp.read"
-  | "idp.write";
+  | "idp.write"
+  // Actions (targets and executions): the instance's alone.
+  | "iam.action.read"
+  | "iam.action.write";
 
 const READ: Permission[] = [
   "iam.read",
@@ -59,6 +62,7 @@ const READ: Permission[] = [
   "project.app.read",
   "user.grant.read",
   "idp.read",
+  "iam.action.read",
 ];
 const ORG_READ = READ.filter((p) => !p.startsWith("iam.") && !p.startsWith("session."));
 const ALL: Permission[] = [
@@ -83,6 +87,7 @@ const ALL: Permission[] = [
   "project.app.write",
   "user.grant.write",
   "idp.write",
+  "iam.action.write",
 ];
 
 /** Instance roles apply to every organization of the instance. */

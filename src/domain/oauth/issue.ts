@@ -3,6 +3,8 @@
 // writer; the authorization code and refresh grants write it themselves, in
 // the statement that redeems their grant.
 import type { TokenRow } from "../../store/tokens.js";
+import { type ActionFunction, appendClaims } from "../actions/functions.js";
+import { userContext } from "../actions/payload.js";
 import { newId } from "../ids.js";
 import { issuanceRoleClaims, metadataClaim, userClaims } from "./claims.js";
 import { invalidGrant } from "./errors.js";
@@ -90,7 +92,7 @@ export async function prepareTokens(rt: OAuthRuntime, input: IssueInput): Promis
     // In the ID token only (as userinfo and introspection give it); JWT access tokens stay small.
     needUser && userinfoInIdToken && granted.scopes.includes(SCOPE_METADATA) ? metadataClaim(rt, userId) : null,
   ]);
-  const { token, tokenHash } = await format.encode(rt, {
+  const accessClaims = {
     jti: id,
     sub: userId ?? input.clientId,
     aud: granted.audience,
@@ -98,8 +100,14 @@ export async function prepareTokens(rt: OAuthRuntime, input: IssueInput): Promis
     scope: scopeValue(granted.scopes),
     iat,
     exp,
-    extra: roles,
-  });
+  };
+  // A JWT access token's claims, and the user claims of the ID token, pass their functions' targets (if any).
+  const profile = async () => user ?? input.profile ?? (userId ? await rt.store.tokens.findUser(userId) : null) ?? undefined;
+  const extra =
+    format.name === "jwt" && userId
+      ? await withActions(rt, "preaccesstoken", roles, accessClaims, await actionUser(rt, "preaccesstoken", profile), input.clientId)
+      : roles;
+  const { token, tokenHash } = await format.encode(rt, { ...accessClaims, extra });
   const row: TokenRow = {
     id,
     instanceId: rt.instanceId,
@@ -118,6 +126,19 @@ export async function prepareTokens(rt: OAuthRuntime, input: IssueInput): Promis
   };
   const response: TokenResponse = { access_token: token, token_type: "Bearer", expires_in: input.lifetime, scope: scopeValue(granted.scopes) };
   if (needUser && (user || !userinfoInIdToken)) {
+    // The user claims of the ID token (where the app asks for them there: else userinfo gives them, and runs them).
+    const userinfo = user
+      ? await withActions(
+          rt,
+          "preuserinfo",
+          { ...userClaims(user, granted.scopes), ...(rolesInIdToken ? roles : {}), ...(metadata ? { [SCOPE_METADATA]: metadata } : {}) },
+          {},
+          await actionUser(rt, "preuserinfo", profile),
+          input.clientId,
+        )
+      : rolesInIdToken
+        ? roles
+        : {};
     const common = {
       iss: rt.issuer,
       aud: [input.clientId, ...granted.audience.filter((a) => a !== input.clientId && a !== MANAGEMENT_AUDIENCE)],
@@ -135,14 +156,36 @@ export async function prepareTokens(rt: OAuthRuntime, input: IssueInput): Promis
             at_hash: atHash(token),
             ...(signIn.sessionId ? { sid: signIn.sessionId } : {}),
             amr: signIn.amr,
-            ...(user ? userClaims(user, granted.scopes) : {}),
-            ...(rolesInIdToken ? roles : {}),
-            ...(metadata ? { [SCOPE_METADATA]: metadata } : {}),
+            ...userinfo,
           }
-        : { ...common, exp, ...(user ? userClaims(user, granted.scopes) : {}), ...roles, ...(metadata ? { [SCOPE_METADATA]: metadata } : {}) },
+        : { ...common, exp, ...userinfo },
     );
   }
   return { response, row };
+}
+
+/** The user a function's targets are told about: loaded only when the function has targets. */
+async function actionUser(rt: OAuthRuntime, fn: ActionFunction, profile: () => Promise<UserInfoSource | undefined>): Promise<UserInfoSource | undefined> {
+  return rt.actions && (await rt.actions.has(fn)) ? profile() : undefined;
+}
+
+/**
+ * `claims` with what `fn`'s targets append (see src/domain/actions/functions.ts); `context` is what else they are
+ * told (the token's protocol claims). Without targets, or without a user to tell them about, `claims` as they are.
+ */
+export async function withActions(
+  rt: OAuthRuntime,
+  fn: "preuserinfo" | "preaccesstoken",
+  claims: Record<string, unknown>,
+  context: Record<string, unknown>,
+  user: UserInfoSource | undefined,
+  clientId: string,
+): Promise<Record<string, unknown>> {
+  if (!rt.actions || !user) return claims;
+  const field = fn === "preuserinfo" ? "userinfo" : "claims";
+  const payload = { [field]: { ...context, ...claims }, clientId, ...(await userContext(rt.store, rt.instanceId, user)) };
+  const answers = await rt.actions.call(fn, payload, (p, answer) => ({ ...p, [field]: appendClaims(p[field] as Record<string, unknown>, [answer]) }));
+  return answers.length ? appendClaims(claims, answers) : claims;
 }
 
 async function stored(rt: OAuthRuntime, row: TokenRow, marker?: TokenRow): Promise<void> {

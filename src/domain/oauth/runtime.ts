@@ -6,6 +6,7 @@
 import type { Logger } from "pino";
 import type { SigningKeys } from "../../crypto/signing-keys.js";
 import type { Store } from "../../store/index.js";
+import type { ActionTargets } from "../actions/ports.js";
 import type { Clock } from "../context.js";
 import type { FailureLimits } from "../limits.js";
 import type { SignInSignals } from "../signals.js";
@@ -53,4 +54,6 @@ export interface OAuthRuntime {
    * project and organization changes invalidate.
    */
   roleClaims: AuthCache<Record<string, unknown>>;
+  /** The targets of the actions' functions (absent: none run, as in tests that build a runtime by hand). */
+  actions?: ActionTargets;
 }

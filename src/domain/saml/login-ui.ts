@@ -2,18 +2,23 @@
 // answer it with a session (a signed assertion) or an error status, sent to the ACS the request was registered for,
 // with the binding of that ACS. Login UIs hold IAM_LOGIN_CLIENT (permission session.link). A request is answered at
 // most once: the write is conditional on it being open, so of two concurrent answers one wins.
+
 import type { KeyObject } from "node:crypto";
 import { deflateRawSync } from "node:zlib";
 import type { SamlRequestRow } from "../../store/saml.js";
 import type { SamlAppConfig } from "../access/app-settings.js";
 import { authorize } from "../access/permissions.js";
 import { roleClaims } from "../access/role-claims.js";
+import { appendedAttributes, type SamlAttribute } from "../actions/functions.js";
+import { userContext } from "../actions/payload.js";
+import type { ActionTargets } from "../actions/ports.js";
 import { recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { type DomainError, failedPrecondition, invalidArgument, notFound } from "../errors.js";
+import type { UserView } from "../identity/users.js";
 import { passesLoginGates } from "../oauth/authorize/finish.js";
 import { assertSignInComplete, authTime, type LinkedSession, sessionForLink } from "../sessions/link.js";
-import { type Answering, errorResponse, SAML_ERRORS, type SamlError, successResponse } from "./response.js";
+import { type Answering, errorResponse, SAML_ERRORS, type SamlError, STANDARD_ATTRIBUTES, successResponse } from "./response.js";
 import { entityIdOf, type IdpCertificates } from "./runtime.js";
 import { RSA_SHA256, signQueryAsync } from "./signatures.js";
 import { BINDINGS } from "./xml.js";
@@ -46,6 +51,8 @@ export type SamlAnswer = { url: string; post: { samlResponse: string; relayState
 export interface SamlAnswerer {
   externalUrl: string;
   certificates: IdpCertificates;
+  /** The targets of the presamlresponse function (absent: none run). */
+  actions?: ActionTargets;
 }
 
 const MAX_ID = 200;
@@ -117,6 +124,19 @@ async function chosenRoles(ctx: Ctx, r: SamlRequestRow & { app: { config: SamlAp
   return r.app.config.roleKeys.filter((k) => k in claim);
 }
 
+/** The attributes the presamlresponse function's targets add for this user and SP (none without targets). */
+async function actionAttributes(ctx: Ctx, idp: SamlAnswerer, user: UserView, serviceProvider: string): Promise<SamlAttribute[]> {
+  if (!idp.actions || !(await idp.actions.has("presamlresponse"))) return [];
+  const answers = await idp.actions.call("presamlresponse", {
+    serviceProvider,
+    attributes: [...STANDARD_ATTRIBUTES],
+    ...(await userContext(ctx.store, ctx.instanceId, user)),
+  });
+  const { attributes, notes } = appendedAttributes(STANDARD_ATTRIBUTES, answers);
+  if (notes.length) ctx.log.warn({ notes, serviceProvider }, "presamlresponse: some attributes were not added");
+  return attributes;
+}
+
 /**
  * Answers a SAML request: with a session whose token the caller proves (its user signed in completely and passes the
  * project's gates: otherwise a RequestDenied status, never an assertion), or with an error status for the SP.
@@ -150,7 +170,8 @@ export async function createResponse(ctx: Ctx, idp: SamlAnswerer, input: Respons
   const roles = await chosenRoles(ctx, r, user.id);
   const config = r.app.config;
   const encryptFor = config.encryptAssertions ? config.encryptionCertificate : undefined;
-  const xml = await successResponse(answering, signing, { user, session, config, roles }, now, encryptFor);
+  const extra = await actionAttributes(ctx, idp, user, r.issuer);
+  const xml = await successResponse(answering, signing, { user, session, config, roles, extra }, now, encryptFor);
   await finish(ctx, r, now, "saml.request.succeeded", { issuer: r.issuer, userId: user.id, sessionId: session.id });
   return { answer: await encode(r, xml, cert.privateKey), at: now };
 }

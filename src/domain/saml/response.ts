@@ -3,8 +3,10 @@
 // context class of the factors used, the attributes), or only a Status (RequestDenied and the like). Written as text in
 // exclusive canonical form (canonical.ts), so each signature digests the text as sent and signs a SignedInfo string:
 // the Assertion always (before it is encrypted, when the app asks for that), the Response when the app asks.
+
 import { randomBytes } from "node:crypto";
 import type { SamlAppConfig } from "../access/app-settings.js";
+import type { SamlAttribute } from "../actions/functions.js";
 import type { UserView } from "../identity/users.js";
 import type { LinkedSession } from "../sessions/link.js";
 import { authTime } from "../sessions/link.js";
@@ -71,7 +73,10 @@ async function finished(r: Signable, s: Signing): Promise<string> {
   return s.signResponse ? signEnveloped(r, s.cert.privateKey, s.cert.base64) : r.head + r.tail;
 }
 
-function attributes(user: UserView, roles: string[]): string {
+/** The attributes svc sets itself (an action's target may add others, never these). */
+export const STANDARD_ATTRIBUTES = ["UserID", "UserName", "Email", "FirstName", "SurName", "FullName", "Roles"] as const;
+
+function attributes(user: UserView, roles: string[], extra: readonly SamlAttribute[]): string {
   const fullName = user.displayName ?? ([user.givenName, user.familyName].filter(Boolean).join(" ") || null);
   const values: [string, (string | null)[]][] = [
     ["UserID", [user.id]],
@@ -88,6 +93,9 @@ function attributes(user: UserView, roles: string[]): string {
     if (present.length === 0) continue;
     out += el("saml:Attribute", { Name: name, NameFormat: BASIC }, present.map((v) => textEl("saml:AttributeValue", {}, v)).join(""));
   }
+  for (const a of extra) {
+    out += el("saml:Attribute", { Name: a.name, NameFormat: a.nameFormat }, a.values.map((v) => textEl("saml:AttributeValue", {}, v)).join(""));
+  }
   return el("saml:AttributeStatement", {}, out);
 }
 
@@ -97,6 +105,8 @@ export interface Signed {
   config: SamlAppConfig;
   /** The app's chosen role keys the user holds in its project. */
   roles: string[];
+  /** What the presamlresponse function's targets added. */
+  extra?: readonly SamlAttribute[];
 }
 
 /** The Assertion about the session's user, split where its signature goes (after its Issuer). */
@@ -131,7 +141,7 @@ function assertionParts(a: Answering, s: Signing, who: Signed, now: Date): Signa
   return {
     id,
     head: open("saml:Assertion", { ID: id, Version: "2.0", IssueInstant: instant(now) }, xmlns("saml", NS.assertion)) + textEl("saml:Issuer", {}, s.entityId),
-    tail: `${subject}${conditions}${authn}${attributes(who.user, who.roles)}</saml:Assertion>`,
+    tail: `${subject}${conditions}${authn}${attributes(who.user, who.roles, who.extra ?? [])}</saml:Assertion>`,
   };
 }
 
