@@ -337,7 +337,7 @@ describe("the mail server", () => {
   it("a mail server that cannot be reached is Unavailable, not a 500", async () => {
     const id = await createHuman(t, orgId, "smtp-down");
     await smtp.close();
-    await fails(t, "rest", t.pat, "SendEmailCode", { userId: id }, "code 14", undefined);
+    await fails(t, "rest", t.pat, "SendEmailCode", { userId: id }, "unavailable", undefined);
     const reply = await fails(t, "connect", t.pat, "PasswordReset", { userId: id }, "unavailable", "Errors.Smtp.SendFailed");
     expect(reply.status).toBe(503);
   });

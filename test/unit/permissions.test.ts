@@ -88,6 +88,7 @@ const READ: Permission[] = [
   "project.app.read",
   "user.grant.read",
   "idp.read",
+  "iam.action.read",
 ];
 const WRITE: Permission[] = [
   "iam.write",
@@ -110,6 +111,7 @@ const WRITE: Permission[] = [
   "project.app.write",
   "user.grant.write",
   "idp.write",
+  "iam.action.write",
 ];
 const ALL = [...READ, ...WRITE];
 const DENIED = "PermissionDenied Errors.Permission.Denied";
@@ -117,6 +119,16 @@ const hidden = () => notFound("Errors.Thing.NotFound", "thing not found");
 
 describe("the role table", () => {
   const sorted = (ps: readonly string[]) => [...ps].sort();
+
+  it("keeps actions (targets and executions) to the instance roles", () => {
+    for (const [role, permissions] of Object.entries(ORG_ROLES)) {
+      expect([role, permissions.filter((p) => p.startsWith("iam.action."))]).toEqual([role, []]);
+    }
+    expect(INSTANCE_ROLES.IAM_LOGIN_CLIENT).not.toContain("iam.action.read");
+    expect(outcome(() => authorize(ctxOf({ orgRoles: { [A]: ["ORG_OWNER"] } }), "iam.action.write", null))).toBe(DENIED);
+    expect(outcome(() => authorize(ctxOf({ instanceRoles: ["IAM_OWNER_VIEWER"] }), "iam.action.write", null))).toBe(DENIED);
+    expect(outcome(() => authorize(ctxOf({ instanceRoles: ["IAM_OWNER_VIEWER"] }), "iam.action.read", null))).toBe("allowed");
+  });
 
   it("gives the instance roles everything, or everything readable", () => {
     expect(Object.keys(INSTANCE_ROLES).sort()).toEqual(["IAM_LOGIN_CLIENT", "IAM_OWNER", "IAM_OWNER_VIEWER"]);
