@@ -275,6 +275,35 @@ describe("preuserinfo and preaccesstoken", () => {
     expect(introspected).toMatchObject({ active: true, sub: aliceId, client_id: app.clientId, department: "R&D" });
   });
 
+  it("stores the metadata a target sets (set_user_metadata) under SetUserMetadata's rules, as svc, with an audit event", async () => {
+    answers.set("/metadata", {
+      status: 200,
+      body: { set_user_metadata: [{ key: "hr_checked", value: Buffer.from("yes").toString("base64") }] },
+    });
+    answers.set("/metadata-bad", { status: 200, body: { set_user_metadata: [{ key: "bad", value: "not base64!" }] } });
+    answers.set("/metadata-empty-key", { status: 200, body: { set_user_metadata: [{ key: "", value: "" }] } });
+    const good = await target("metadata-setter", "/metadata");
+    const bad = await target("metadata-bad", "/metadata-bad");
+    const empty = await target("metadata-empty-key", "/metadata-empty-key");
+    await admin(t, "SetExecution", { function: "preuserinfo", targetIds: [targetId, bad.id, empty.id, good.id] });
+    try {
+      const { tokens } = await codeFlow(t, await config(), login, alice);
+      // The token was issued all the same, with the first target's claims.
+      expect(decodeJwt(tokens.id_token as string).department).toBe("R&D");
+      const stored = await admin(t, "ListUserMetadata", { userId: aliceId });
+      const byKey = Object.fromEntries(stored.result.map((m: Json) => [m.key, Buffer.from(m.value, "base64").toString()]));
+      expect(byKey).toMatchObject({ department: "R&D", hr_checked: "yes" });
+      expect(byKey.bad).toBeUndefined();
+      const events = await admin(t, "ListEvents", { aggregateType: "user", aggregateId: aliceId, eventTypes: ["user.metadata.set"] });
+      const bySvc = events.result.filter((e: Json) => !e.editorUserId);
+      expect(bySvc).toHaveLength(1);
+      expect(JSON.stringify(bySvc[0])).toContain("action target metadata-setter");
+    } finally {
+      await admin(t, "SetExecution", { function: "preuserinfo", targetIds: [targetId] });
+      await admin(t, "DeleteUserMetadata", { userId: aliceId, keys: ["hr_checked"] }).catch(() => {});
+    }
+  });
+
   it("goes on without the target when it fails, or refuses the token (503 temporarily_unavailable) when it must answer", async () => {
     answers.set("/broken", { status: 500, body: { error: "down" } });
     await admin(t, "UpdateTarget", { id: targetId, endpoint: `${base}/broken` });

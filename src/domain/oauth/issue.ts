@@ -4,6 +4,7 @@
 // the statement that redeems their grant.
 import type { TokenRow } from "../../store/tokens.js";
 import { type ActionFunction, appendClaims } from "../actions/functions.js";
+import { storeAnsweredMetadata } from "../actions/metadata.js";
 import { userContext } from "../actions/payload.js";
 import { newId } from "../ids.js";
 import { issuanceRoleClaims, metadataClaim, userClaims } from "./claims.js";
@@ -185,6 +186,7 @@ export async function withActions(
   const field = fn === "preuserinfo" ? "userinfo" : "claims";
   const payload = { [field]: { ...context, ...claims }, clientId, ...(await userContext(rt.store, rt.instanceId, user)) };
   const answers = await rt.actions.call(fn, payload, (p, answer) => ({ ...p, [field]: appendClaims(p[field] as Record<string, unknown>, [answer]) }));
+  await storeAnsweredMetadata(rt, user, answers);
   return answers.length ? appendClaims(claims, answers) : claims;
 }
 

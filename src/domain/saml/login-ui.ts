@@ -10,6 +10,7 @@ import type { SamlAppConfig } from "../access/app-settings.js";
 import { authorize } from "../access/permissions.js";
 import { roleClaims } from "../access/role-claims.js";
 import { appendedAttributes, type SamlAttribute } from "../actions/functions.js";
+import { storeAnsweredMetadata } from "../actions/metadata.js";
 import { userContext } from "../actions/payload.js";
 import type { ActionTargets } from "../actions/ports.js";
 import { recordEvent } from "../audit/events.js";
@@ -132,6 +133,7 @@ async function actionAttributes(ctx: Ctx, idp: SamlAnswerer, user: UserView, ser
     attributes: [...STANDARD_ATTRIBUTES],
     ...(await userContext(ctx.store, ctx.instanceId, user)),
   });
+  await storeAnsweredMetadata(ctx, user, answers);
   const { attributes, notes } = appendedAttributes(STANDARD_ATTRIBUTES, answers);
   if (notes.length) ctx.log.warn({ notes, serviceProvider }, "presamlresponse: some attributes were not added");
   return attributes;

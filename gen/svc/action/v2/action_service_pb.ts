@@ -366,7 +366,9 @@ export const ListExecutionFunctionsResponseSchema: GenMessage<ListExecutionFunct
  * "append_log_claims": ["..."]} or, for SAML, {"append_attribute": [{"name",
  * "name_format", "value": ["..."]}]}; claims and attributes svc already sets,
  * protocol claims and urn:svc:iam: ones are left alone (noted in the log
- * claim urn:svc:iam:action:<target name>:log).
+ * claim urn:svc:iam:action:<target name>:log). Any answer may also hold
+ * {"set_user_metadata": [{"key", "value": "<base64>"}]}: svc stores it on the
+ * user as SetUserMetadata would.
  *
  * @generated from service svc.action.v2.ActionService
  */
