@@ -5,15 +5,13 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "@jest/globals";
-import { pino } from "pino";
-import { loadConfig } from "../../src/config.js";
 import { idpSecretAad } from "../../src/crypto/sealer.js";
 import { seal, unseal } from "../../src/crypto/secretbox.js";
-import { type Server, startServer } from "../../src/server.js";
+import type { Server } from "../../src/server.js";
 import { totpCode } from "../support/authn.js";
 import { ok } from "../support/rpc.js";
 import { spKeyPair } from "../support/saml.js";
-import { freshDatabase, type TestDatabase, type TestServer } from "../support/server.js";
+import { bootOn, freshDatabase, type TestDatabase, type TestServer } from "../support/server.js";
 
 const [K1, K2, K3] = [1, 2, 3].map((n) => Buffer.alloc(32, n).toString("base64")) as [string, string, string];
 let db: TestDatabase;
@@ -30,16 +28,9 @@ afterAll(async () => {
 
 /** One start of svc on the shared database with the given master keys; `logs` collects its log lines. */
 async function boot(env: Record<string, string>, logs: string[] = []): Promise<{ server: Server; t: TestServer }> {
-  const config = loadConfig({
-    SVC_PORT: "0",
-    SVC_HOST: "127.0.0.1",
-    SVC_DATA_DIR: dataDir,
-    ...(db.url ? { SVC_DATABASE_URL: db.url } : {}),
-    ...env,
-  });
-  const stream = { write: (line: string) => logs.push(line) };
-  const server = await startServer(config, { logger: pino({ level: "info" }, stream), clock: () => new Date() });
-  const pat = (await readFile(config.firstInstancePatPath, "utf8")).trim();
+  const server = await bootOn(db, dataDir, env, logs);
+  // The first start wrote the instance administrator's PAT into the data directory.
+  const pat = (await readFile(path.join(dataDir, "admin.pat"), "utf8")).trim();
   const t = { server, url: server.url, pat, dataDir, advanceClock: () => {}, stop: () => server.close() } as TestServer;
   return { server, t };
 }

@@ -5,13 +5,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "@jest/globals";
-import { pino } from "pino";
-import { loadConfig } from "../../src/config.js";
 import { samlCertificateAad } from "../../src/crypto/sealer.js";
 import { seal, unseal } from "../../src/crypto/secretbox.js";
-import { type Server, startServer } from "../../src/server.js";
+import type { Server } from "../../src/server.js";
 import { PG_URL } from "../support/db.js";
-import { freshDatabase, type TestDatabase } from "../support/server.js";
+import { bootOn, freshDatabase, type TestDatabase } from "../support/server.js";
 
 const [K1, K2, K3] = [1, 2, 3].map((n) => Buffer.alloc(32, n).toString("base64")) as [string, string, string];
 let db: TestDatabase;
@@ -26,11 +24,7 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-async function boot(env: Record<string, string>, logs: string[] = []): Promise<Server> {
-  const config = loadConfig({ SVC_PORT: "0", SVC_HOST: "127.0.0.1", SVC_DATA_DIR: dataDir, ...(db.url ? { SVC_DATABASE_URL: db.url } : {}), ...env });
-  const stream = { write: (line: string) => logs.push(line) };
-  return startServer(config, { logger: pino({ level: "info" }, stream), clock: () => new Date() });
-}
+const boot = (env: Record<string, string>, logs: string[] = []): Promise<Server> => bootOn(db, dataDir, env, logs);
 
 const certificate = async (s: Server) => (await fetch(`${s.url}/saml/v2/certificate`)).text();
 

@@ -153,6 +153,16 @@ export async function spawnServer(env: Record<string, string>, timeoutMs = 60_00
 
 export { freshDatabase, type TestDatabase };
 
+/**
+ * Starts svc in this process on `db` and `dataDir` with `env` (a master key, say), its log lines into `logs`: for
+ * tests that start one database again and again with other settings.
+ */
+export function bootOn(db: TestDatabase, dataDir: string, env: Record<string, string>, logs: string[] = []): Promise<Server> {
+  const config = loadConfig({ SVC_PORT: "0", SVC_HOST: "127.0.0.1", SVC_DATA_DIR: dataDir, ...(db.url ? { SVC_DATABASE_URL: db.url } : {}), ...env });
+  const stream = { write: (line: string) => logs.push(line) };
+  return startServer(config, { logger: pino({ level: "info" }, stream), clock: () => new Date() });
+}
+
 export function rest(url: string, pat: string | undefined, method: string, p: string, body?: unknown): Promise<Response> {
   return fetch(url + p, {
     method,
