@@ -52,6 +52,24 @@ describe("appendClaims", () => {
     expect(base).toEqual({ sub: "u1", email: "a@example.com" });
   });
 
+  it("treats keys like Object.prototype's as claim names, never as the object's prototype", () => {
+    const out = appendClaims({}, [
+      {
+        targetName: "t",
+        body: {
+          append_claims: [
+            { key: "constructor", value: "c" },
+            { key: "toString", value: "s" },
+            { key: "__proto__", value: { polluted: true } },
+          ],
+        },
+      },
+    ]);
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(JSON.parse(JSON.stringify(out))).toEqual({ constructor: "c", toString: "s", [logClaim("t")]: ["claim __proto__ is reserved: not set"] });
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
   it("ignores an append_claims that is not an array, and caps the log", () => {
     const out = appendClaims({}, [{ targetName: "t", body: { append_claims: { key: "x", value: 1 }, append_log_claims: Array(80).fill("x".repeat(2000)) } }]);
     expect(out.x).toBeUndefined();

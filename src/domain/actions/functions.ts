@@ -73,11 +73,12 @@ export function appendClaims(claims: Record<string, unknown>, answers: readonly 
         pushLog(out, targetName, "an entry of append_claims without a key (a string of 1 to 256 characters) and a value: ignored");
         continue;
       }
-      if (PROTOCOL_CLAIMS.has(c.key) || c.key.startsWith(RESERVED_PREFIX)) {
+      // __proto__ would set the claims object's prototype, not a claim.
+      if (PROTOCOL_CLAIMS.has(c.key) || c.key.startsWith(RESERVED_PREFIX) || c.key === "__proto__") {
         pushLog(out, targetName, `claim ${c.key} is reserved: not set`);
         continue;
       }
-      if (c.key in out) {
+      if (Object.hasOwn(out, c.key)) {
         pushLog(out, targetName, `claim ${c.key} is already set: not changed`);
         continue;
       }
