@@ -11,6 +11,7 @@ import { actionTargetAad } from "../crypto/sealer.js";
 import { unseal } from "../crypto/secretbox.js";
 import type { ActionFunction, TargetAnswer } from "../domain/actions/functions.js";
 import { type ActionTargets, targetFailed } from "../domain/actions/ports.js";
+import type { SignInSignals } from "../domain/signals.js";
 import { ENTRY_TTL_MS } from "../store/auth-cache.js";
 import type { Store } from "../store/index.js";
 
@@ -58,7 +59,7 @@ export class ActionRunner implements ActionTargets {
   private loading: Promise<Map<string, LoadedTarget[]>> | undefined;
   private generation = 0;
 
-  constructor(private readonly o: { store: Store; instanceId: string; masterKey: Buffer; log: Logger; clock: () => Date }) {}
+  constructor(private readonly o: { store: Store; instanceId: string; masterKey: Buffer; log: Logger; clock: () => Date; signals?: SignInSignals }) {}
 
   /** Drops the cached executions (a write changed them, here or on another replica). */
   invalidate(): void {
@@ -130,10 +131,14 @@ export class ActionRunner implements ActionTargets {
           signal: AbortSignal.timeout(t.timeoutMs),
         });
         const answer = { targetName: t.name, body: await readAnswer(res) };
+        this.o.signals?.action?.(fn, "success", (performance.now() - started) / 1000);
         answers.push(answer);
         if (next) current = next(current, answer);
       } catch (err) {
-        const reason = err instanceof Error ? (err.name === "TimeoutError" ? `no answer within ${t.timeoutMs} ms` : err.message) : String(err);
+        // By name: the DOMException fetch rejects with may come from another realm than this module's Error.
+        const timedOut = (err as { name?: unknown } | null)?.name === "TimeoutError";
+        this.o.signals?.action?.(fn, timedOut ? "timeout" : "error", (performance.now() - started) / 1000);
+        const reason = timedOut ? `no answer within ${t.timeoutMs} ms` : err instanceof Error ? err.message : String(err);
         this.o.log.warn({ target: t.id, targetName: t.name, function: fn, ms: Math.round(performance.now() - started), reason }, "action target failed");
         if (t.interruptOnError) throw targetFailed(t.name);
       }

@@ -10,6 +10,8 @@ export interface SignInSignals {
   check(factor: string, outcome: CheckOutcome): void;
   /** An OIDC auth request or a SAML request was answered: with a sign-in, or with an error for the client. */
   finished(protocol: "oidc" | "saml", outcome: "success" | "error"): void;
+  /** One call of an action target during `fn` (preuserinfo, …): how it ended and how long it took. */
+  action?(fn: string, outcome: "success" | "error" | "timeout", seconds: number): void;
 }
 
 /**

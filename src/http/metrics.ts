@@ -110,9 +110,26 @@ function signInMetrics(registry: Registry): SignInSignals {
     labelNames: ["protocol", "outcome"],
     registers: [registry],
   });
+  const actionCalls = new Counter({
+    name: "svc_action_calls_total",
+    help: "Calls of action targets by function (preuserinfo, preaccesstoken, presamlresponse) and outcome (success; error: refused, unreachable or an answer svc cannot read; timeout)",
+    labelNames: ["function", "outcome"],
+    registers: [registry],
+  });
+  const actionSeconds = new Histogram({
+    name: "svc_action_call_duration_seconds",
+    help: "How long action targets took to answer (or to fail), by function: issuing waits for them",
+    labelNames: ["function"],
+    buckets: SECONDS_BUCKETS,
+    registers: [registry],
+  });
   return {
     check: (factor, outcome) => checks.inc({ factor: FACTORS.get(factor) ?? "other", outcome }),
     finished: (protocol, outcome) => finished.inc({ protocol, outcome }),
+    action: (fn, outcome, seconds) => {
+      actionCalls.inc({ function: fn, outcome });
+      actionSeconds.observe({ function: fn }, seconds);
+    },
   };
 }
 

@@ -187,6 +187,13 @@ describe("ActionService", () => {
   });
 });
 
+/** svc_action_calls_total{function, outcome} on the server's /metrics. */
+async function actionCalls(fn: string, outcome: string): Promise<number> {
+  const text = await (await fetch(`${t.url}/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith(`svc_action_calls_total{function="${fn}",outcome="${outcome}"}`));
+  return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) : 0;
+}
+
 /** The token endpoint answered 503 temporarily_unavailable (openid-client rejects with the response as the cause). */
 async function unavailable(flow: Promise<unknown>): Promise<void> {
   const err = await flow.then(
@@ -305,6 +312,11 @@ describe("preuserinfo and preaccesstoken", () => {
   });
 
   it("goes on without the target when it fails, or refuses the token (503 temporarily_unavailable) when it must answer", async () => {
+    const before = {
+      success: await actionCalls("preuserinfo", "success"),
+      error: await actionCalls("preuserinfo", "error"),
+      timeout: await actionCalls("preuserinfo", "timeout"),
+    };
     answers.set("/broken", { status: 500, body: { error: "down" } });
     await admin(t, "UpdateTarget", { id: targetId, endpoint: `${base}/broken` });
     const cfg = await config();
@@ -325,6 +337,12 @@ describe("preuserinfo and preaccesstoken", () => {
     await admin(t, "UpdateTarget", { id: targetId, endpoint: `${base}/claims`, interruptOnError: false, timeout: "10s" });
     const again = await codeFlow(t, cfg, login, alice);
     expect(decodeJwt(again.tokens.id_token as string).department).toBe("R&D");
+    // The operator sees each call's outcome (and its duration) in the metrics.
+    expect(await actionCalls("preuserinfo", "error")).toBeGreaterThanOrEqual(before.error + 1);
+    // (The access token's function runs first: the hanging target refused the flow there.)
+    expect(await actionCalls("preaccesstoken", "timeout")).toBeGreaterThanOrEqual(before.timeout + 1);
+    expect(await actionCalls("preuserinfo", "success")).toBeGreaterThanOrEqual(before.success + 1);
+    expect(await (await fetch(`${t.url}/metrics`)).text()).toMatch(/svc_action_call_duration_seconds_count\{function="preaccesstoken"\} [1-9]/);
   }, 60_000);
 });
 
