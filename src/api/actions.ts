@@ -1,5 +1,4 @@
 // ActionService: proto ⇄ domain only; the rules are in src/domain/actions/.
-
 import type { Duration } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { ActionService } from "../../gen/svc/action/v2/action_service_pb.js";

@@ -1,6 +1,5 @@
 // What a target is told about the user a function runs for: the profile, the metadata (values base64, as in the
 // metadata claim) and the roles the user holds per project.
-
 import type { Store } from "../../store/index.js";
 import { roleClaims } from "../access/role-claims.js";
 import type { UserInfoSource } from "../oauth/resolve.js";

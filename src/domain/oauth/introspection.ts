@@ -1,9 +1,8 @@
 // RFC 7662 introspection and OIDC userinfo: what a token may tell, and to whom.
-
 import { metadataOf, rolesOf, userClaims } from "./claims.js";
 import type { ClientRecord } from "./client-auth.js";
 import { invalidRequest } from "./errors.js";
-import { withActions } from "./issue.js";
+import { actionUser, withActions } from "./issue.js";
 import { type ResolvedToken, resolveToken, type UserToken } from "./resolve.js";
 import type { OAuthRuntime } from "./runtime.js";
 import { scopeValue } from "./scopes.js";
@@ -46,7 +45,7 @@ export async function introspect(rt: OAuthRuntime, caller: ClientRecord, token: 
   if (t.subject === "app") return { ...common, sub: t.clientId, aud: t.audience, iss: rt.issuer, jti: t.id };
   const [roles, metadata] = await Promise.all([rolesOf(rt, t, caller.projectId), metadataOf(rt, t)]);
   const protocol = { ...common, sub: t.principal.userId, aud: t.audience, iss: rt.issuer, jti: t.id, username: t.user.username };
-  const user = rt.actions && (await rt.actions.has("preuserinfo")) ? t.user : undefined;
+  const user = await actionUser(rt, "preuserinfo", async () => t.user);
   return { ...protocol, ...(await withActions(rt, "preuserinfo", { ...userClaims(t.user, t.scopes), ...roles, ...metadata }, protocol, user, t.clientId)) };
 }
 
@@ -58,6 +57,6 @@ async function passesGates(rt: OAuthRuntime, projectId: string, user: { id: stri
 /** OIDC userinfo: needs `openid` and a user; claims by scope plus role and metadata claims. */
 export async function userinfo(rt: OAuthRuntime, t: UserToken): Promise<Record<string, unknown>> {
   const [roles, metadata] = await Promise.all([rolesOf(rt, t), metadataOf(rt, t)]);
-  const user = rt.actions && (await rt.actions.has("preuserinfo")) ? t.user : undefined;
+  const user = await actionUser(rt, "preuserinfo", async () => t.user);
   return withActions(rt, "preuserinfo", { ...userClaims(t.user, t.scopes), ...roles, ...metadata }, { sub: t.principal.userId }, user, t.clientId);
 }

@@ -166,7 +166,11 @@ export async function prepareTokens(rt: OAuthRuntime, input: IssueInput): Promis
 }
 
 /** The user a function's targets are told about: loaded only when the function has targets. */
-async function actionUser(rt: OAuthRuntime, fn: ActionFunction, profile: () => Promise<UserInfoSource | undefined>): Promise<UserInfoSource | undefined> {
+export async function actionUser(
+  rt: OAuthRuntime,
+  fn: ActionFunction,
+  profile: () => Promise<UserInfoSource | undefined>,
+): Promise<UserInfoSource | undefined> {
   return rt.actions && (await rt.actions.has(fn)) ? profile() : undefined;
 }
 

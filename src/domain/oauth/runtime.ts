@@ -2,7 +2,6 @@
 // lifetimes, and the caches in front of the store (filled here, invalidated by
 // src/store/auth-cache.ts across replicas). Created once by the composition
 // root (src/http/oauth createOAuth) and handed to whatever authenticates.
-
 import type { Logger } from "pino";
 import type { SigningKeys } from "../../crypto/signing-keys.js";
 import type { Store } from "../../store/index.js";

@@ -2,7 +2,6 @@
 // answer it with a session (a signed assertion) or an error status, sent to the ACS the request was registered for,
 // with the binding of that ACS. Login UIs hold IAM_LOGIN_CLIENT (permission session.link). A request is answered at
 // most once: the write is conditional on it being open, so of two concurrent answers one wins.
-
 import type { KeyObject } from "node:crypto";
 import { deflateRawSync } from "node:zlib";
 import type { SamlRequestRow } from "../../store/saml.js";

@@ -3,7 +3,6 @@
 // context class of the factors used, the attributes), or only a Status (RequestDenied and the like). Written as text in
 // exclusive canonical form (canonical.ts), so each signature digests the text as sent and signs a SignedInfo string:
 // the Assertion always (before it is encrypted, when the app asks for that), the Response when the app asks.
-
 import { randomBytes } from "node:crypto";
 import type { SamlAppConfig } from "../access/app-settings.js";
 import type { SamlAttribute } from "../actions/functions.js";
