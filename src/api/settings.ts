@@ -115,8 +115,17 @@ const lockout: Mapping<"lockout", typeof LockoutSettingsSchema> = {
     maxPasswordAttempts: BigInt(s.maxPasswordAttempts),
     maxOtpAttempts: BigInt(s.maxOtpAttempts),
     resourceOwnerType: owner(s.resourceOwner),
+    permanentLockout: s.permanentLockout,
+    lockoutDurationSeconds: BigInt(s.lockoutDurationSeconds),
+    maxLockoutDurationSeconds: BigInt(s.maxLockoutDurationSeconds),
   }),
-  fromProto: (p: LockoutSettings) => ({ maxPasswordAttempts: Number(p.maxPasswordAttempts), maxOtpAttempts: Number(p.maxOtpAttempts) }),
+  fromProto: (p: LockoutSettings) => ({
+    maxPasswordAttempts: Number(p.maxPasswordAttempts),
+    maxOtpAttempts: Number(p.maxOtpAttempts),
+    permanentLockout: p.permanentLockout,
+    lockoutDurationSeconds: Number(p.lockoutDurationSeconds),
+    maxLockoutDurationSeconds: Number(p.maxLockoutDurationSeconds),
+  }),
 };
 
 const login: Mapping<"login", typeof LoginSettingsSchema> = {

@@ -292,7 +292,36 @@ export class UserRepo {
     });
   }
 
-  /** What the lockout rules read before a password check. */
+  /**
+   * Reserves one password check before its hash is verified: counts it as failed (a right password clears the count
+   * afterwards) only while the user may try now, in one statement, so that concurrent checks cannot outrun the lock.
+   * May try: not LOCKED, and below `limit` (0: no limit), or its lock period over (the period after the limit is
+   * reached is `firstLockSeconds`, doubled per further period, at most `maxLockSeconds`). The check that reaches the
+   * limit starts the lock period at once (`lockedAt`), so no other check runs while it is verified. Null: the user may
+   * not try now (or does not exist).
+   */
+  async reservePasswordCheck(
+    id: string,
+    policy: { limit: number; firstLockSeconds: number; maxLockSeconds: number },
+    now: Date,
+  ): Promise<{ failedPasswordAttempts: number } | null> {
+    const { limit, firstLockSeconds, maxLockSeconds } = policy;
+    const [row] = await query<{ failedPasswordAttempts: number }>(
+      this.db,
+      statement(
+        Prisma.sql`UPDATE "User" SET "failedPasswordAttempts" = "failedPasswordAttempts" + 1,
+            "lockedAt" = CASE WHEN ${limit}::int > 0 AND "failedPasswordAttempts" + 1 >= ${limit}::int THEN ${now}::timestamptz ELSE "lockedAt" END
+          WHERE "id" = ${id} AND "state" <> 'LOCKED' AND (
+            ${limit}::int = 0 OR "failedPasswordAttempts" < ${limit}::int OR "lockedAt" IS NULL
+            OR "lockedAt" + make_interval(secs => LEAST(${firstLockSeconds}::float8 * power(2::float8, LEAST("failedPasswordAttempts" - ${limit}::int, 40)), ${maxLockSeconds}::float8))
+              <= ${now}::timestamptz)
+          RETURNING "failedPasswordAttempts"`,
+        "user_reserve_password_check",
+      ),
+    );
+    return row ?? null;
+  }
+
   /** A right password starts the count of wrong ones again (and ends a last owner's password lock). */
   async clearFailedPasswords(id: string): Promise<void> {
     await this.db.user.updateMany({

@@ -177,17 +177,20 @@ describe("lockout policy", () => {
     await rest(t.url, t.pat, "PUT", "/v2/settings/lockout", { settings: { maxPasswordAttempts: 0 } });
   });
 
-  it("is on by default: ten wrong passwords lock a user", async () => {
+  it("is on by default: ten wrong passwords lock a user's password for a while (the user stays ACTIVE)", async () => {
     // Runs first: nothing has set a lockout policy yet.
     const id = await createHuman(t, orgId, "default-lockout");
     const wrong = { newPassword: { password: NEW_PASSWORD }, currentPassword: "Not-The-Passw0rd!" };
     for (let i = 0; i < 9; i++) expect((await restError(await setPassword(t.pat, id, wrong))).reason).toBe("Errors.User.Password.Invalid");
     expect((await restError(await setPassword(t.pat, id, wrong))).reason).toBe("Errors.User.Locked");
-    expect((await row(id)).state).toBe("LOCKED");
+    const right = { newPassword: { password: NEW_PASSWORD }, currentPassword: PASSWORD };
+    expect((await restError(await setPassword(t.pat, id, right))).reason).toBe("Errors.User.Locked");
+    const locked = await row(id);
+    expect([locked.state, locked.failedPasswordAttempts, locked.lockedAt === null]).toEqual(["ACTIVE", 10, false]);
   });
 
   it("locks a user after the configured number of wrong current passwords, on every check path", async () => {
-    expect((await rest(t.url, t.pat, "PUT", "/v2/settings/lockout", { settings: { maxPasswordAttempts: 3 } })).status).toBe(200);
+    expect((await rest(t.url, t.pat, "PUT", "/v2/settings/lockout", { settings: { maxPasswordAttempts: 3, permanentLockout: true } })).status).toBe(200);
     const id = await createHuman(t, orgId, "lockme");
     const wrong = { newPassword: { password: NEW_PASSWORD }, currentPassword: "Not-The-Passw0rd!" };
     expect(await restError(await setPassword(t.pat, id, wrong))).toEqual({ status: 400, reason: "Errors.User.Password.Invalid" });
@@ -213,7 +216,9 @@ describe("lockout policy", () => {
   it("follows the organization's override, not the instance default", async () => {
     const other = await createOrg(t, "Strict");
     expect((await rest(t.url, t.pat, "PUT", "/v2/settings/lockout", { settings: { maxPasswordAttempts: 0 } })).status).toBe(200);
-    expect((await rest(t.url, t.pat, "PUT", "/v2/settings/lockout", { organizationId: other, settings: { maxPasswordAttempts: 1 } })).status).toBe(200);
+    expect(
+      (await rest(t.url, t.pat, "PUT", "/v2/settings/lockout", { organizationId: other, settings: { maxPasswordAttempts: 1, permanentLockout: true } })).status,
+    ).toBe(200);
     const relaxed = await createHuman(t, orgId, "relaxed");
     const strict = await createHuman(t, other, "strict");
     const wrong = { newPassword: { password: NEW_PASSWORD }, currentPassword: "Not-The-Passw0rd!" };
@@ -253,7 +258,9 @@ describe("lockout policy", () => {
 
   it("an ORG_USER_MANAGER cannot unlock an ORG_OWNER locked by the policy", async () => {
     const org = await createOrg(t, "Two Owners Org");
-    expect((await rest(t.url, t.pat, "PUT", "/v2/settings/lockout", { organizationId: org, settings: { maxPasswordAttempts: 1 } })).status).toBe(200);
+    expect(
+      (await rest(t.url, t.pat, "PUT", "/v2/settings/lockout", { organizationId: org, settings: { maxPasswordAttempts: 1, permanentLockout: true } })).status,
+    ).toBe(200);
     const [first, second] = [await createHuman(t, org, "owner-one"), await createHuman(t, org, "owner-two")];
     for (const id of [first, second]) {
       expect((await rest(t.url, t.pat, "POST", `/v2/organizations/${org}/members`, { userId: id, roles: ["ORG_OWNER"] })).status).toBe(200);

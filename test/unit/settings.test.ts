@@ -30,7 +30,13 @@ describe("built-in defaults", () => {
       requiresSymbol: true,
     });
     expect(DEFAULT_SETTINGS.password_expiry).toEqual({ maxAgeDays: 0, expireWarnDays: 0 });
-    expect(DEFAULT_SETTINGS.lockout).toEqual({ maxPasswordAttempts: 10, maxOtpAttempts: 5 });
+    expect(DEFAULT_SETTINGS.lockout).toEqual({
+      maxPasswordAttempts: 10,
+      maxOtpAttempts: 5,
+      permanentLockout: false,
+      lockoutDurationSeconds: 300,
+      maxLockoutDurationSeconds: 3600,
+    });
     expect(login).toMatchObject({ allowUsernamePassword: true, allowRegister: false, allowExternalIdp: true, forceMfa: false, passkeysAllowed: true });
     expect(login.ignoreUnknownUsernames).toBe(false);
     expect([login.passwordCheckLifetimeSeconds, login.externalLoginCheckLifetimeSeconds, login.mfaInitSkipLifetimeSeconds]).toEqual([
@@ -183,7 +189,7 @@ describe("branding", () => {
 
 describe("stored values", () => {
   it("fall back to the default per field when missing or of the wrong type", () => {
-    expect(parseStored("lockout", { maxPasswordAttempts: 5 })).toEqual({ maxPasswordAttempts: 5, maxOtpAttempts: 5 });
+    expect(parseStored("lockout", { maxPasswordAttempts: 5 })).toMatchObject({ maxPasswordAttempts: 5, maxOtpAttempts: 5, permanentLockout: false });
     expect(parseStored("lockout", { maxPasswordAttempts: "5", extra: 1 })).toEqual(DEFAULT_SETTINGS.lockout);
     expect(parseStored("security", { allowedCorsOrigins: [1] })).toEqual(DEFAULT_SETTINGS.security);
     expect(parseStored("domain", null)).toEqual(DEFAULT_SETTINGS.domain);

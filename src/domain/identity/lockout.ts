@@ -1,67 +1,74 @@
-// The lockout policy: wrong passwords counted in the database (every replica
-// sees the same count), and the user locked when the count reaches the
-// organization's maxPasswordAttempts. Locking must not make the instance or
-// an organization unmanageable: a user whose lock would leave the instance
-// without an active IAM_OWNER, or its own organization without an active
-// ORG_OWNER, keeps its state and access (tokens, keys, PATs) and only its
-// password is refused for OWNER_PASSWORD_LOCK_MS, after which one try is
-// allowed again (another wrong one starts a new period). The answer while
-// locked never says whether the password was right.
+// The lockout policy for passwords: checks counted in the database (every replica sees the same count), each one
+// reserved before its hash is verified (store: reservePasswordCheck), so that concurrent guesses cannot outrun the
+// limit — at most maxPasswordAttempts verifications run before the lock, and none while it holds. A right password
+// clears the count (the caller: a session's insert, or checkUserPassword).
+//
+// Reaching the limit locks the user's password for a while (lockoutDurationSeconds, doubled by each further lock
+// period — one more wrong password after a period ended — up to maxLockoutDurationSeconds), as Keycloak's temporary
+// lockout does: anybody who knows a login name can cause a lock, so a lock must not deny the account for good. The
+// user stays ACTIVE (tokens, sessions, passkeys and external sign-ins keep working) and a completed e-mail password
+// reset ends the lock (authn/password-reset.ts). With permanentLockout the user is LOCKED until an administrator
+// unlocks it or the e-mail reset proves the mailbox — except a user whose lock would leave the instance without an
+// active IAM_OWNER or its organization without an active ORG_OWNER: its password is locked for
+// OWNER_PASSWORD_LOCK_MS only. While locked the answer never says whether the password was right: no hash is verified.
 import { recordEvent, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { DomainError, failedPrecondition } from "../errors.js";
 import { keepActiveOrgOwners } from "../orgs/members.js";
-import { effectiveOf, lockoutPolicy } from "../settings/settings.js";
+import type { LockoutPolicy } from "../settings/values.js";
 import { keepAnActiveInstanceOwner } from "./user-access.js";
 
-/** How long the password of a last owner stays refused once the policy's limit is reached. */
+/** How long the password of a last owner stays refused under a permanent lockout policy. */
 export const OWNER_PASSWORD_LOCK_MS = 15 * 60_000;
-
-type Outcome = "counted" | "locked" | "passwordLocked";
 
 export const lockedError = () => failedPrecondition("Errors.User.Locked", "the user is locked");
 
-/** The user's lock state and the settings of its organization and instance, when the caller read them with the user. */
-export interface KnownLock {
-  state: string;
-  failedPasswordAttempts: number;
-  lockedAt: Date | null;
-  settings: readonly { ownerId: string; kind: string; value: unknown }[];
+/** The lock periods of a policy: the temporary back-off, or (permanent lockout) the fixed period of a last owner. */
+export function lockPeriods(policy: LockoutPolicy): { limit: number; firstLockSeconds: number; maxLockSeconds: number } {
+  const owner = OWNER_PASSWORD_LOCK_MS / 1000;
+  return policy.permanentLockout
+    ? { limit: policy.maxPasswordAttempts, firstLockSeconds: owner, maxLockSeconds: owner }
+    : { limit: policy.maxPasswordAttempts, firstLockSeconds: policy.lockoutDurationSeconds, maxLockSeconds: policy.maxLockoutDurationSeconds };
+}
+
+/** The length of the lock period that `attempts` (at or past the limit) started, in ms. Pure. */
+export function lockPeriodMs(periods: { limit: number; firstLockSeconds: number; maxLockSeconds: number }, attempts: number): number {
+  const doublings = Math.min(Math.max(attempts - periods.limit, 0), 40);
+  return Math.min(periods.firstLockSeconds * 2 ** doublings, periods.maxLockSeconds) * 1000;
 }
 
 /**
- * Whether the user may not prove anything with a password now: locked, or a last owner within its password lock
- * period. `known`: the lock state as the caller read it (else read here).
+ * Reserves a password check of the user (see the store's reservePasswordCheck): the attempts counted with it, or
+ * null when the user may not try now (LOCKED, or within a lock period) and no hash may be verified.
  */
-export async function isLockedOut(ctx: Ctx, user: { id: string; orgId: string }, known?: KnownLock): Promise<boolean> {
-  const row = known ?? (await ctx.store.users.passwordLock(user.id));
-  if (!row) return false;
-  if (row.state === "LOCKED") return true;
-  if (row.lockedAt === null) return false;
-  const { maxPasswordAttempts: limit } = known ? effectiveOf("lockout", known.settings, ctx.instanceId, user.orgId) : await lockoutPolicy(ctx, user.orgId);
-  return limit > 0 && row.failedPasswordAttempts >= limit && ctx.clock().getTime() - row.lockedAt.getTime() < OWNER_PASSWORD_LOCK_MS;
+export async function reservePasswordCheck(ctx: Ctx, user: { id: string }, policy: LockoutPolicy): Promise<number | null> {
+  const reserved = await ctx.store.users.reservePasswordCheck(user.id, lockPeriods(policy), ctx.clock());
+  return reserved?.failedPasswordAttempts ?? null;
 }
 
-/** Records a failed password check; returns whether it locked the user (or, for a last owner, its password). */
-export async function recordFailedPasswordCheck(ctx: Ctx, user: { id: string; orgId: string }): Promise<Outcome> {
-  const policy = await lockoutPolicy(ctx, user.orgId);
+/**
+ * A reserved check whose password was wrong: audited, and when its reservation reached the limit the lock it started
+ * is recorded (under permanentLockout the user is LOCKED, its tokens revoked). Returns whether the user is locked now.
+ */
+export async function recordFailedPasswordCheck(ctx: Ctx, user: { id: string; orgId: string }, policy: LockoutPolicy, attempts: number): Promise<boolean> {
   const now = ctx.clock();
+  const limit = policy.maxPasswordAttempts;
   return ctx.store.transaction(async (tx) => {
-    const after = await tx.users.countFailedPassword(user.id);
     await recordEvent(ctx, tx, userEvent(user, "user.password.check.failed"));
-    const limit = policy.maxPasswordAttempts;
-    if (limit === 0 || after.failedPasswordAttempts < limit || (after.state !== "ACTIVE" && after.state !== "INITIAL")) return "counted";
-    const attempts = { failedPasswordAttempts: after.failedPasswordAttempts };
-    if (await isLastOwner({ ...ctx, store: tx }, user)) {
-      await tx.users.update(user.id, { lockedAt: now });
-      const until = new Date(now.getTime() + OWNER_PASSWORD_LOCK_MS).toISOString();
-      await recordEvent(ctx, tx, userEvent(user, "user.password.locked", { reason: "lockout policy, last owner", until, ...attempts }));
-      return "passwordLocked";
+    if (limit === 0 || attempts < limit) return false;
+    const counted = { failedPasswordAttempts: attempts };
+    if (policy.permanentLockout && !(await isLastOwner({ ...ctx, store: tx }, user))) {
+      // Only from a usable state: a concurrent administrator's change (deactivated, deleted) wins.
+      if (await tx.users.updateInState(user.id, ["ACTIVE", "INITIAL"], { state: "LOCKED", lockedAt: now, updatedAt: now })) {
+        await tx.auth.invalidate({ userId: user.id });
+        await recordEvent(ctx, tx, userEvent(user, "user.locked", { reason: "lockout policy", ...counted }));
+      }
+      return true;
     }
-    await tx.users.update(user.id, { state: "LOCKED", lockedAt: now, updatedAt: now });
-    await tx.auth.invalidate({ userId: user.id });
-    await recordEvent(ctx, tx, userEvent(user, "user.locked", { reason: "lockout policy", ...attempts }));
-    return "locked";
+    const until = new Date(now.getTime() + lockPeriodMs(lockPeriods(policy), attempts)).toISOString();
+    const reason = policy.permanentLockout ? "lockout policy, last owner" : "lockout policy";
+    await recordEvent(ctx, tx, userEvent(user, "user.password.locked", { reason, until, ...counted }));
+    return true;
   });
 }
 

@@ -10,10 +10,10 @@ import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument } from "../errors.js";
 import { newId } from "../ids.js";
 import { failureKeys, rateLimited } from "../limits.js";
-import { checkPassword, passwordComplexity } from "../settings/settings.js";
+import { checkPassword, effectiveOf, lockoutPolicy, passwordComplexity } from "../settings/settings.js";
 import { checkPasswordHistory } from "./authn/password-history.js";
 import { setPasswordWithCode } from "./authn/password-reset.js";
-import { isLockedOut, type KnownLock, lockedError, recordFailedPasswordCheck } from "./lockout.js";
+import { lockedError, recordFailedPasswordCheck, reservePasswordCheck } from "./lockout.js";
 import { type TargetUser, targetUser } from "./user-access.js";
 
 export interface SetPasswordInput {
@@ -61,35 +61,64 @@ async function proveCurrentPassword(ctx: Ctx, user: TargetUser, currentPassword:
   throw invalidArgument("Errors.User.Password.Invalid", "the current password is wrong", { field: "current_password" });
 }
 
+/** What a caller read with the user: its stored hash and the stored settings of its organization and instance. */
+export interface KnownPassword {
+  passwordHash: string | null;
+  settings: readonly { ownerId: string; kind: string; value: unknown }[];
+}
+
 /**
- * Checks a user's password: every password check goes through here. A wrong one is counted like a failed sign-in
- * (the lockout policy may lock the user now: "locked"). A right one whose hash is imported, or argon2 with other
- * parameters than svc's, is replaced by a fresh argon2id hash of the same password (lazy migration), unless the
- * hash changed in the meantime. `known`: the stored hash and lock state as the caller read them with the user (a
- * session's user check), else read here.
+ * Checks a user's password: every password check goes through here. The check is reserved against the lockout policy
+ * before the hash is verified (identity/lockout.ts): while locked — also past the limit by concurrent checks — no hash
+ * is verified and the answer is "locked" whether or not the password is right. A wrong one is counted like a failed
+ * sign-in (it may lock the user now: "locked"). A right one clears the count, unless `callerClears` (a session's
+ * insert clears it in its own statement); one whose hash is imported, or argon2 with other parameters than svc's, is
+ * replaced by a fresh argon2id hash of the same password (lazy migration), unless the hash changed in the meantime.
+ * `known`: the stored hash and settings as the caller read them with the user (a session's user check), else read here.
  */
 export async function checkUserPassword(
   ctx: Ctx,
   user: { id: string; orgId: string },
   password: string,
-  known?: KnownLock & { passwordHash: string | null },
+  known?: KnownPassword,
+  opts: { callerClears?: boolean } = {},
 ): Promise<"ok" | "wrong" | "locked"> {
   // Guessing at one user, or from one address, is slowed down before the lockout policy is reached (and one address
   // can lock out only a few users a window): past the limit no hash is even computed.
   const keys = failureKeys({ user: user.id }, ctx.peer);
   const wait = ctx.limits?.blockedFor(keys) ?? 0;
   if (wait > 0) throw rateLimited(wait);
-  // A locked user proves nothing with a password until an administrator unlocks it (a last owner: until its lock
-  // period ends), whether or not the password is right.
-  if (await isLockedOut(ctx, user, known)) return "locked";
+  const policy = known ? effectiveOf("lockout", known.settings, ctx.instanceId, user.orgId) : await lockoutPolicy(ctx, user.orgId);
+  const attempts = await reservePasswordCheck(ctx, user, policy);
+  if (attempts === null) return "locked";
   const stored = known ? known.passwordHash : await ctx.store.users.passwordHash(user.id);
   const result = stored ? await verifyPassword(stored, password) : { ok: false, needsRehash: false };
   if (!result.ok) {
     await ctx.limits?.failed(keys);
-    return (await recordFailedPasswordCheck(ctx, user)) === "counted" ? "wrong" : "locked";
+    return (await recordFailedPasswordCheck(ctx, user, policy, attempts)) ? "locked" : "wrong";
   }
+  if (!opts.callerClears) await ctx.store.users.clearFailedPasswords(user.id);
   if (stored && result.needsRehash) await rehash(ctx, user, stored, password, result.format);
   return "ok";
+}
+
+// An unknown login name costs what a known one does: one password hash verified (against a hash of nothing).
+let decoy: Promise<string> | undefined;
+
+/**
+ * The password check of a login name that names no user: the same work as a real check (one argon2id verification)
+ * and, like a wrong password, counted against the brute-force limits of the login name and of the address (`address`,
+ * else the request's peer), so that it is neither free hashing nor a way to tell unknown names from known ones. Past a
+ * limit: ResourceExhausted (Errors.RateLimited) before any hash is computed, as for a known user. Always "wrong".
+ */
+export async function checkUnknownUserPassword(ctx: Ctx, loginName: string, password: string, address: string | undefined = ctx.peer): Promise<"wrong"> {
+  const keys = failureKeys({ user: `name:${loginName.trim().toLowerCase()}` }, address);
+  const wait = ctx.limits?.blockedFor(keys) ?? 0;
+  if (wait > 0) throw rateLimited(wait);
+  decoy ??= hashPassword("svc-decoy-password");
+  await verifyPassword(await decoy, password).catch(() => undefined);
+  await ctx.limits?.failed(keys);
+  return "wrong";
 }
 
 async function rehash(ctx: Ctx, user: { id: string; orgId: string }, stored: string, password: string, from: string | undefined): Promise<void> {
@@ -116,18 +145,28 @@ export interface PasswordChange {
  */
 export async function storePassword(ctx: Ctx, user: { id: string; orgId: string }, change: PasswordChange): Promise<Date> {
   const now = ctx.clock();
+  const proven = change.verifiedBy !== "administrator";
+  const policy = change.verifiedBy === "verificationCode" ? await lockoutPolicy(ctx, user.orgId) : undefined;
   return commit(
     ctx,
     async (tx) => {
       await tx.authn.keepPasswordInHistory(user.id, newId(), now);
+      const lock = policy ? await tx.users.passwordLock(user.id) : null;
       await tx.users.update(user.id, {
         passwordHash: change.passwordHash,
         passwordChangeRequired: change.changeRequired,
         passwordChangedAt: now,
-        // The current password proved: the count starts again (and a last owner's password lock ends).
-        ...(change.verifiedBy === "currentPassword" ? { failedPasswordAttempts: 0, lockedAt: null } : {}),
+        // The current password, or a reset code (the mailbox), proved: the count starts again and a password lock ends.
+        ...(proven ? { failedPasswordAttempts: 0, lockedAt: null } : {}),
         updatedAt: now,
       });
+      // As the hosted login promises: an e-mail reset also ends a permanent lock the lockout policy set (an
+      // administrator's lock resets the count, so it is never taken for one).
+      if (policy && lock?.state === "LOCKED" && policy.maxPasswordAttempts > 0 && lock.failedPasswordAttempts >= policy.maxPasswordAttempts) {
+        if (await tx.users.updateInState(user.id, ["LOCKED"], { state: "ACTIVE" })) {
+          await recordEvent(ctx, tx, userEvent(user, "user.unlocked", { state: "ACTIVE", reason: "password reset" }));
+        }
+      }
       // A human waits in INITIAL until it has a password; no other state is changed by one.
       await tx.users.updateInState(user.id, ["INITIAL"], { state: "ACTIVE" });
       return userEvent(user, "user.password.changed", { changeRequired: change.changeRequired, verifiedBy: change.verifiedBy });

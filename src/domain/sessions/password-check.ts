@@ -17,7 +17,8 @@ export const passwordCheck: FactorCheck<"password"> = async (step, { password })
     throw failedPrecondition("Errors.Session.Password.NotAllowed", "the login settings do not allow signing in with a password");
   }
   if (!password) throw invalidArgument("Errors.Session.Password.Missing", "checks.password.password is required", { field: "checks.password.password" });
-  const result = await checkUserPassword(step.ctx, step.user, password, { ...step.checks, state: step.user.state });
+  // The session's insert (or update) clears the count of wrong passwords in its own statement.
+  const result = await checkUserPassword(step.ctx, step.user, password, step.checks, { callerClears: true });
   // While locked, the answer is the same whether or not the password was right.
   if (result === "locked") throw lockedError();
   if (result === "wrong") throw invalidArgument("Errors.User.Password.Invalid", "the password is wrong", { field: "checks.password.password" });

@@ -28,6 +28,11 @@ export interface Lockout {
   maxPasswordAttempts: number;
   /** 0: failed OTP checks never lock. */
   maxOtpAttempts: number;
+  /** Reaching maxPasswordAttempts locks the user (state LOCKED) until unlocked; else only its password, for a while. */
+  permanentLockout: boolean;
+  /** The first temporary password lock; each further lock period doubles it, up to maxLockoutDurationSeconds. */
+  lockoutDurationSeconds: number;
+  maxLockoutDurationSeconds: number;
 }
 
 /** Second factors after a password: TOTP ("otp"), a WebAuthn key ("u2f"), codes by e-mail ("otp_email"). */
@@ -105,7 +110,9 @@ export type Effective<K extends SettingKind> = SettingValues[K] & { resourceOwne
 /** What a Set accepts: like the value, but lifetimes left out take their built-in default. */
 export type SettingInput<K extends SettingKind> = K extends "login"
   ? Omit<Login, `${string}LifetimeSeconds`> & Partial<Pick<Login, `${string}LifetimeSeconds` & keyof Login>>
-  : SettingValues[K];
+  : K extends "lockout"
+    ? Pick<Lockout, "maxPasswordAttempts" | "maxOtpAttempts"> & Partial<Lockout>
+    : SettingValues[K];
 
 export type LockoutPolicy = Effective<"lockout">;
 const HOUR = 3600;
@@ -113,8 +120,9 @@ const HOUR = 3600;
 export const DEFAULT_SETTINGS: { readonly [K in SettingKind]: Readonly<SettingValues[K]> } = {
   password_complexity: { minLength: 8, requiresUppercase: true, requiresLowercase: true, requiresNumber: true, requiresSymbol: true, historyCount: 0 },
   password_expiry: { maxAgeDays: 0, expireWarnDays: 0 },
-  // On by default: 10 wrong passwords lock a user (a last owner's password only, for a while: identity/lockout.ts).
-  lockout: { maxPasswordAttempts: 10, maxOtpAttempts: 5 },
+  // On by default: 10 wrong passwords lock a user's password for a while, doubling per further lock period (as
+  // Keycloak's temporary lockout); a permanent lock is an option, never for a last owner (identity/lockout.ts).
+  lockout: { maxPasswordAttempts: 10, maxOtpAttempts: 5, permanentLockout: false, lockoutDurationSeconds: 300, maxLockoutDurationSeconds: 3600 },
   login: {
     allowUsernamePassword: true,
     allowRegister: false,
@@ -158,6 +166,8 @@ const MIN_PASSWORD_LENGTH = 1;
 const MAX_PASSWORD_LENGTH = 256;
 const MAX_DAYS = 3650;
 const MAX_ATTEMPTS = 1000;
+const MAX_FIRST_LOCK_SECONDS = 86_400;
+const MAX_LOCK_SECONDS = 30 * 86_400;
 const MAX_PASSWORD_HISTORY = 24;
 const MAX_LIFETIME_SECONDS = 87_600 * HOUR;
 const MAX_ORIGINS = 100;
@@ -249,10 +259,30 @@ const VALIDATORS: { [K in SettingKind]: (input: SettingInput<K>) => SettingValue
     }
     return { maxAgeDays, expireWarnDays };
   },
-  lockout: (i) => ({
-    maxPasswordAttempts: integer(i.maxPasswordAttempts, "Errors.Settings.Lockout.MaxAttemptsInvalid", "max_password_attempts", 0, MAX_ATTEMPTS),
-    maxOtpAttempts: integer(i.maxOtpAttempts, "Errors.Settings.Lockout.MaxAttemptsInvalid", "max_otp_attempts", 0, MAX_ATTEMPTS),
-  }),
+  lockout: (i) => {
+    const d = DEFAULT_SETTINGS.lockout;
+    const first = integer(
+      i.lockoutDurationSeconds || d.lockoutDurationSeconds,
+      "Errors.Settings.Lockout.DurationInvalid",
+      "lockout_duration_seconds",
+      1,
+      MAX_FIRST_LOCK_SECONDS,
+    );
+    const longest = integer(
+      i.maxLockoutDurationSeconds || Math.max(first, d.maxLockoutDurationSeconds),
+      "Errors.Settings.Lockout.DurationInvalid",
+      "max_lockout_duration_seconds",
+      first,
+      MAX_LOCK_SECONDS,
+    );
+    return {
+      maxPasswordAttempts: integer(i.maxPasswordAttempts, "Errors.Settings.Lockout.MaxAttemptsInvalid", "max_password_attempts", 0, MAX_ATTEMPTS),
+      maxOtpAttempts: integer(i.maxOtpAttempts, "Errors.Settings.Lockout.MaxAttemptsInvalid", "max_otp_attempts", 0, MAX_ATTEMPTS),
+      permanentLockout: i.permanentLockout === true,
+      lockoutDurationSeconds: first,
+      maxLockoutDurationSeconds: longest,
+    };
+  },
   login: (i) => {
     // Without any way to sign in, nobody (administrators included) could log in again.
     if (!i.allowUsernamePassword && !i.allowExternalIdp && !i.passkeysAllowed) {
