@@ -6,6 +6,8 @@
 //   dist/pglite-snapshot/          an initialised and migrated PGlite data directory with manifest.json (the PGlite
 //                                  version and the migrations it holds, by checksum)
 //   dist/build.json                the fingerprint of the inputs the bundle was built from
+//   dist/console/                  the admin console (console/, a browser app) built by Vite, served at /ui/console
+//   dist/console.json              the fingerprint of the console's inputs
 // `node scripts/build.mjs` builds what is out of date; `svc start` (bin/svc.js, hence `npm start`) calls ensureBuilt()
 // first, and `npm install` runs it as the root package's `prepare` script. Plain JavaScript: the up-to-date check runs
 // at every start and must not wait for a TypeScript loader.
@@ -22,9 +24,15 @@ export const DIST = path.join(ROOT, "dist");
 const STAMP = path.join(DIST, "build.json");
 const SNAPSHOT = path.join(DIST, "pglite-snapshot");
 const LOCK = path.join(DIST, ".build.lock");
+const CONSOLE_LOCK = path.join(DIST, ".console.lock");
 const MIGRATIONS = path.join(ROOT, "prisma", "migrations");
 /** What the bundle is made of: a change to any of these (by size, mtime or presence) rebuilds it. */
 const INPUTS = ["src", "gen", "package.json", "package-lock.json", "scripts/build.mjs"];
+/** What the console's bundle is made of. */
+const CONSOLE_INPUTS = ["console", "gen/svc", "gen/google", "package-lock.json"];
+const CONSOLE_STAMP = path.join(DIST, "console.json");
+const CONSOLE_DIST = path.join(DIST, "console");
+
 /**
  * Left to Node at run time rather than bundled: packages that load files of their own beside their code (wasm, native
  * addons, worker scripts, static assets), and those that instrumentation patches when they are loaded (pg, express).
@@ -76,9 +84,9 @@ function walk(rel, out) {
 }
 
 /** The inputs' fingerprint: every file's path, size and mtime (a few ms for the ~450 files). */
-function fingerprint() {
+function fingerprint(inputs = INPUTS) {
   const lines = [];
-  for (const rel of INPUTS) walk(rel, lines);
+  for (const rel of inputs) walk(rel, lines);
   return createHash("sha256").update(lines.sort().join("\n")).digest("hex");
 }
 
@@ -137,20 +145,20 @@ const alive = (pid) => {
 };
 
 /** One builder at a time (test workers and several `npm start`s may all find dist/ out of date); others wait. */
-async function lock() {
+async function lock(file = LOCK) {
   await mkdir(DIST, { recursive: true });
   const until = Date.now() + 180_000;
   for (;;) {
     try {
-      const handle = await open(LOCK, "wx");
+      const handle = await open(file, "wx");
       await handle.writeFile(String(process.pid));
       await handle.close();
-      return () => rm(LOCK, { force: true });
+      return () => rm(file, { force: true });
     } catch (err) {
       if (err.code !== "EEXIST") throw err;
-      const pid = Number((await readFile(LOCK, "utf8").catch(() => "")).trim());
-      if (pid && !alive(pid)) await rm(LOCK, { force: true });
-      else if (Date.now() > until) throw new Error(`dist/ has been locked by process ${pid} for 3 minutes (${LOCK})`);
+      const pid = Number((await readFile(file, "utf8").catch(() => "")).trim());
+      if (pid && !alive(pid)) await rm(file, { force: true });
+      else if (Date.now() > until) throw new Error(`dist/ has been locked by process ${pid} for 3 minutes (${file})`);
       else await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -251,11 +259,59 @@ async function snapshot() {
 }
 
 /**
+ * Builds the console with Vite in a process of its own (its memory goes with it) when its inputs changed. Returns
+ * "current", "built", or "unavailable" when Vite is not installed (`npm install --omit=dev`: svc then answers
+ * /ui/console with a 503 that says so).
+ */
+export async function ensureConsoleBuilt() {
+  const inputs = fingerprint(CONSOLE_INPUTS);
+  const current = () => readJson(CONSOLE_STAMP).then((stamp) => stamp?.inputs === inputs && existsSync(path.join(CONSOLE_DIST, "index.html")));
+  if (await current()) return "current";
+  let vite;
+  try {
+    vite = path.join(path.dirname(createRequire(import.meta.url).resolve("vite/package.json")), "bin", "vite.js");
+  } catch {
+    return "unavailable";
+  }
+  const release = await lock(CONSOLE_LOCK);
+  try {
+    if (await current()) return "current";
+    const started = performance.now();
+    const child = spawn(process.execPath, [vite, "build", "--config", path.join(ROOT, "console", "vite.config.ts"), "--logLevel", "error"], {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (c) => {
+      output += c;
+    });
+    child.stderr.on("data", (c) => {
+      output += c;
+    });
+    const code = await new Promise((resolve) => child.once("close", resolve));
+    if (code !== 0) throw new Error(`building the console failed (exit ${code}):\n${output}`);
+    await writeFile(CONSOLE_STAMP, `${JSON.stringify({ inputs, builtAt: new Date().toISOString() })}\n`);
+    const ms = Math.round(performance.now() - started);
+    log("info", `start-up: building the admin console (dist/console) took ${ms} ms`, { ms });
+    return "built";
+  } finally {
+    await release();
+  }
+}
+
+/**
  * Brings dist/ up to date. Returns "current" (nothing to do), "built", or "unavailable" when the bundle is out of date
  * and esbuild is not installed (`npm install --omit=dev`): the caller then runs the sources with tsx. Without
  * `snapshot` (a start on PostgreSQL) an out-of-date snapshot is left for a later build.
  */
 export async function ensureBuilt({ snapshot: wantSnapshot = true } = {}) {
+  // The console is built apart from the server's bundle: the server runs without it (and says so at /ui/console).
+  try {
+    const consoleOutcome = await ensureConsoleBuilt();
+    if (consoleOutcome === "unavailable") log("warn", "vite is not installed (npm install --omit=dev?): the admin console at /ui/console is not built");
+  } catch (err) {
+    log("warn", err instanceof Error ? err.message : String(err));
+  }
   const first = await outOfDate(wantSnapshot);
   if (!first.bundle && !first.snapshot) return "current";
   let esbuild;

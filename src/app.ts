@@ -48,9 +48,10 @@ import { DomainError } from "./domain/errors.js";
 import { type FailureLimits, failureKeys, rateLimited } from "./domain/limits.js";
 import { authenticateBearer } from "./domain/oauth/authn.js";
 import type { OAuthRuntime } from "./domain/oauth/runtime.js";
-import { bootstrapInstance } from "./domain/orgs/bootstrap.js";
+import { bootstrapInstance, type ConsoleClient } from "./domain/orgs/bootstrap.js";
 import type { IdpCertificates, SamlIdp } from "./domain/saml/runtime.js";
 import { originOf } from "./domain/settings/cors.js";
+import { consoleRouter, isConsolePath } from "./http/console/index.js";
 import { type CorsGate, corsGate } from "./http/cors.js";
 import { serveDocs } from "./http/docs/index.js";
 import { idpCallbackHandler, isIdpCallbackPath } from "./http/idp/callback.js";
@@ -82,6 +83,8 @@ export interface App {
   /** The token runtime (signing keys, caches) that issues and resolves bearer tokens. */
   readonly tokens: OAuthRuntime;
   readonly instanceId: string;
+  /** The admin console's OIDC client and the first admin's login name (the readiness log line names them). */
+  readonly console?: ConsoleClient;
   /** Answers one request, over HTTP/1.1 or HTTP/2. */
   readonly dispatch: NodeHandler;
   /** From now on readiness and health report not serving (draining starts). */
@@ -148,7 +151,7 @@ async function openAndBootstrap(
   log: Logger,
   clock: Clock,
   onQuery: QueryObserver,
-): Promise<{ db: Database; store: Store; knownMigrations: string[]; instanceId: string }> {
+): Promise<{ db: Database; store: Store; knownMigrations: string[]; instanceId: string; console?: ConsoleClient }> {
   const db = await slowStep(log, "opening the database", () =>
     openDatabase({
       url: config.databaseUrl,
@@ -171,7 +174,7 @@ async function openAndBootstrap(
       const boot = await slowStep(log, "setting up the instance", () =>
         bootstrapInstance(store, config, log, clock(), secretFile(config.firstInstancePatPath)),
       );
-      return { db, store, knownMigrations: known, instanceId: boot.instanceId };
+      return { db, store, knownMigrations: known, instanceId: boot.instanceId, ...(boot.console ? { console: boot.console } : {}) };
     });
   } catch (err) {
     await db.close().catch(() => {});
@@ -185,7 +188,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock, traci
   applyHashCeilings(config);
   // The metrics exist before the database opens: they time its statements.
   const metrics = createMetrics({ services: API_SERVICES, token: config.metricsToken });
-  const { db, store, knownMigrations, instanceId } = await openAndBootstrap(config, log, clock, metrics.observeQuery);
+  const { db, store, knownMigrations, instanceId, console: consoleClient } = await openAndBootstrap(config, log, clock, metrics.observeQuery);
   const signals = metrics.signals;
   let shuttingDown = false;
   // A probe answers within its own deadline, on its own connection: a frozen database is a 503, never a hang.
@@ -237,6 +240,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock, traci
     servesPaths(isOAuthPath, oauthHandler(tokens)),
     servesPaths(isSamlPath, samlHandler(samlIdp, log)),
     servesPaths(isLoginPath, http1Only(login)),
+    servesPaths(isConsolePath, http1Only(consoleRouter({ clientId: consoleClient?.clientId, issuer: config.externalUrl }))),
     servesPaths(
       isIdpCallbackPath,
       idpCallbackHandler(() => ({ store, instanceId, clock, log, authn, idp }), log),
@@ -254,6 +258,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock, traci
     db,
     tokens,
     instanceId,
+    ...(consoleClient ? { console: consoleClient } : {}),
     dispatch,
     beginShutdown() {
       shuttingDown = true;

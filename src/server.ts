@@ -9,6 +9,7 @@ import type { Logger } from "pino";
 import { type App, createApp, type NodeHandler } from "./app.js";
 import type { Config } from "./config.js";
 import type { Clock } from "./domain/context.js";
+import { consoleAnnouncement } from "./http/console/index.js";
 import { routeConnectionsByPreface } from "./http/sniff.js";
 import { createLogger } from "./logger.js";
 import type { Database } from "./store/db.js";
@@ -83,7 +84,10 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   });
   const port = (h1.address() as AddressInfo).port;
   const url = `http://${config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host}:${port}`;
-  log.info({ port, database: app.db.kind, instanceId: app.instanceId }, `svc listening on ${url} (gRPC, gRPC-Web, Connect and REST)`);
+  log.info(
+    { port, database: app.db.kind, instanceId: app.instanceId },
+    `svc listening on ${url} (gRPC, gRPC-Web, Connect and REST)${consoleAnnouncement(config.externalUrl, app.console)}`,
+  );
 
   let closing: Promise<void> | undefined;
   const close = () => {

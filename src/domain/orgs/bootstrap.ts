@@ -3,11 +3,16 @@
 // the start-up lock, so replicas starting together bootstrap exactly once.
 // Everything is created by the operations the API runs (CreateOrganization's
 // insert, the user insert, instance members, AddPersonalAccessToken), acting
-// as no one.
+// as no one. At every start (ensureConsoleClient) the admin console's OIDC
+// client exists in the default organization's console project, with the
+// redirect URIs of the current external URL: databases bootstrapped before
+// the console existed, and the build's snapshot (no instance yet), get it too.
 import { randomInt } from "node:crypto";
 import type { Logger } from "pino";
 import type { Config } from "../../config.js";
 import type { Store } from "../../store/index.js";
+import { type AppSettings, createApp, listApps, updateApp } from "../access/apps.js";
+import { createProject, listProjects } from "../access/projects.js";
 import { recordEvent } from "../audit/events.js";
 import type { Ctx, Principal } from "../context.js";
 import { addPersonalAccessToken } from "../identity/pats.js";
@@ -21,6 +26,14 @@ import { orgSlug } from "./orgs.js";
 export interface BootstrapResult {
   instanceId: string;
   created: boolean;
+  /** The admin console's OIDC client (absent when the instance has no default organization). */
+  console?: ConsoleClient;
+}
+
+export interface ConsoleClient {
+  clientId: string;
+  /** The first human administrator's login name, while that user exists (the readiness log line names it). */
+  adminLoginName?: string;
 }
 
 export type BootstrapConfig = Pick<Config, "instanceName" | "defaultOrgName" | "adminPassword" | "externalUrl" | "firstInstancePatPath">;
@@ -37,7 +50,7 @@ export interface PatFile {
  */
 export async function bootstrapInstance(store: Store, config: BootstrapConfig, log: Logger, now: Date, patFile: PatFile): Promise<BootstrapResult> {
   const existing = await store.orgs.firstInstance();
-  if (existing) return { instanceId: existing.id, created: false };
+  if (existing) return { instanceId: existing.id, created: false, console: await ensureConsoleClient(store, config, log, now, existing.id) };
 
   const password = adminPassword(config);
   const ctx = firstStartCtx(store, newId(), log, now);
@@ -53,7 +66,69 @@ export async function bootstrapInstance(store: Store, config: BootstrapConfig, l
     throw err;
   }
   announce(log, config, ctx.instanceId, plan.org.id, config.adminPassword === undefined ? password : undefined);
-  return { instanceId: ctx.instanceId, created: true };
+  return { instanceId: ctx.instanceId, created: true, console: await ensureConsoleClient(store, config, log, now, ctx.instanceId) };
+}
+
+export const CONSOLE_PROJECT = "svc console";
+export const CONSOLE_APP = "Console";
+export const CONSOLE_PATH = "/ui/console";
+
+/** The console's client: a SPA (public client, code + PKCE) with rotating refresh tokens, at the external URL. */
+export function consoleClientSettings(externalUrl: string): AppSettings {
+  const base = `${externalUrl.replace(/\/+$/, "")}${CONSOLE_PATH}`;
+  return {
+    kind: "oidc",
+    appType: "user_agent",
+    authMethod: "none",
+    accessTokenType: "BEARER",
+    redirectUris: [`${base}/callback`],
+    postLogoutRedirectUris: [`${base}/signed-out`],
+    grantTypes: ["authorization_code", "refresh_token"],
+    responseTypes: ["code"],
+    idTokenRoleAssertion: false,
+    idTokenUserinfoAssertion: true,
+    // Plain http is only for development (the default external URL is http://localhost:8080).
+    devMode: !base.startsWith("https:"),
+  };
+}
+
+/**
+ * Creates the console project and client in the default organization unless they exist, and brings the client's
+ * URIs to the current external URL. Idempotent; runs under the start-up lock like the bootstrap.
+ */
+export async function ensureConsoleClient(
+  store: Store,
+  config: BootstrapConfig,
+  log: Logger,
+  now: Date,
+  instanceId: string,
+): Promise<ConsoleClient | undefined> {
+  const instance = await store.orgs.instance(instanceId);
+  const orgId = instance?.defaultOrgId;
+  if (!orgId) return undefined;
+  const ctx = firstStartCtx(store, instanceId, log, now);
+  const named = (value: string) => ({ kind: "name" as const, match: { method: "equals" as const, ignoreCase: false, value } });
+  const projects = await listProjects(ctx, { queries: [{ kind: "org", orgId }, named(CONSOLE_PROJECT)], page: { limit: 1 } });
+  const projectId = projects.projects[0]?.id ?? (await createProject(ctx, { orgId, name: CONSOLE_PROJECT })).id;
+  const settings = consoleClientSettings(config.externalUrl);
+  const apps = await listApps(ctx, { projectId, queries: [named(CONSOLE_APP)], page: { limit: 1 } });
+  const app = apps.apps[0];
+  let clientId: string;
+  if (!app) {
+    clientId = (await createApp(ctx, { projectId, name: CONSOLE_APP, settings })).clientId;
+    log.info({ clientId }, `created the admin console's OIDC client in project "${CONSOLE_PROJECT}"`);
+  } else {
+    clientId = app.clientId;
+    const current = app.config.kind === "oidc" ? app.config : undefined;
+    const wanted = settings.kind === "oidc" ? settings : undefined;
+    if (JSON.stringify([current?.redirectUris, current?.postLogoutRedirectUris]) !== JSON.stringify([wanted?.redirectUris, wanted?.postLogoutRedirectUris])) {
+      await updateApp(ctx, { projectId, appId: app.id, settings });
+      log.info({ clientId }, "moved the admin console's OIDC client to the external URL");
+    }
+  }
+  const org = await store.orgs.find(instanceId, orgId);
+  const adminLoginName = org && (await store.users.usernameTaken(instanceId, "admin", "")) ? `admin@${org.primaryDomain}` : undefined;
+  return { clientId, ...(adminLoginName ? { adminLoginName } : {}) };
 }
 
 /** SVC_ADMIN_PASSWORD, refused unless the default complexity policy accepts it; else a generated one. */

@@ -1,0 +1,147 @@
+// Pieces every page uses: the page header, the API's message where a call failed, empty states, confirmation, copy.
+import { Alert, Button, CopyButton, Group, Modal, Stack, Text, TextInput, Title, Tooltip } from "@mantine/core";
+import { type ReactNode, useState } from "react";
+import { type MessageKey, useI18n } from "./i18n";
+import { useLink } from "./router";
+import { apiMessage } from "./transport";
+
+export function PageHeader({ title, actions, back }: { title: string; actions?: ReactNode; back?: { to: string; label: string } }) {
+  return (
+    <Stack gap={4} mb="md">
+      {back && <BackLink to={back.to} label={back.label} />}
+      <Group justify="space-between" wrap="wrap" gap="sm">
+        <Title order={1} size="h2">
+          {title}
+        </Title>
+        {actions && <Group gap="xs">{actions}</Group>}
+      </Group>
+    </Stack>
+  );
+}
+
+function BackLink({ to, label }: { to: string; label: string }) {
+  const link = useLink(to);
+  return (
+    <Text component="a" size="sm" c="dimmed" {...link}>
+      ← {label}
+    </Text>
+  );
+}
+
+/** The API's own message, where the call was made. */
+export function ApiError({ error, title }: { error: unknown; title?: string }) {
+  const { t } = useI18n();
+  if (!error) return null;
+  return (
+    <Alert color="red" title={title ?? t("error.title")} role="alert" mb="md">
+      {apiMessage(error)}
+    </Alert>
+  );
+}
+
+/** What a list shows when it has nothing, saying what to do next. */
+export function EmptyState({ title, hint, action }: { title: string; hint: string; action?: ReactNode }) {
+  return (
+    <Stack align="center" gap="xs" py="xl" ta="center" data-testid="empty-state">
+      <Title order={2} size="h4">
+        {title}
+      </Title>
+      <Text c="dimmed" maw={420}>
+        {hint}
+      </Text>
+      {action}
+    </Stack>
+  );
+}
+
+/** A destructive action behind a dialog; with `typeToConfirm` the user types the name first. */
+export function ConfirmButton(props: {
+  label: string;
+  title: string;
+  body: string;
+  confirmLabel: string;
+  onConfirm: () => Promise<unknown>;
+  typeToConfirm?: string;
+  color?: string;
+}) {
+  const { t } = useI18n();
+  const [open, setOpen] = useState(false);
+  const [typed, setTyped] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const close = () => {
+    setOpen(false);
+    setTyped("");
+    setError(undefined);
+  };
+  return (
+    <>
+      <Button color={props.color ?? "red"} variant="light" onClick={() => setOpen(true)}>
+        {props.label}
+      </Button>
+      <Modal opened={open} onClose={close} title={props.title}>
+        <Stack>
+          <Text>{props.body}</Text>
+          {props.typeToConfirm !== undefined && (
+            <TextInput
+              label={t("confirm.type", { name: props.typeToConfirm })}
+              value={typed}
+              onChange={(e) => setTyped(e.currentTarget.value)}
+              data-autofocus
+            />
+          )}
+          <ApiError error={error} />
+          <Group justify="flex-end">
+            <Button variant="default" onClick={close}>
+              {t("action.cancel")}
+            </Button>
+            <Button
+              color={props.color ?? "red"}
+              loading={busy}
+              disabled={props.typeToConfirm !== undefined && typed !== props.typeToConfirm}
+              onClick={async () => {
+                setBusy(true);
+                try {
+                  await props.onConfirm();
+                  close();
+                } catch (err) {
+                  setError(err);
+                } finally {
+                  setBusy(false);
+                }
+              }}
+            >
+              {props.confirmLabel}
+            </Button>
+          </Group>
+        </Stack>
+      </Modal>
+    </>
+  );
+}
+
+/** A value shown once (a secret, a token) with a copy button. */
+export function SecretValue({ label, value }: { label: string; value: string }) {
+  const { t } = useI18n();
+  return (
+    <Group gap="xs" wrap="nowrap" align="flex-end">
+      <TextInput label={label} value={value} readOnly style={{ flex: 1 }} styles={{ input: { fontFamily: "monospace" } }} />
+      <CopyButton value={value}>
+        {({ copied, copy }) => (
+          <Tooltip label={copied ? t("action.copied") : t("action.copy")}>
+            <Button variant={copied ? "filled" : "default"} onClick={copy}>
+              {copied ? t("action.copied") : t("action.copy")}
+            </Button>
+          </Tooltip>
+        )}
+      </CopyButton>
+    </Group>
+  );
+}
+
+export function useDateFormat() {
+  const { lang } = useI18n();
+  return (d: Date | undefined) => (d ? new Intl.DateTimeFormat(lang, { dateStyle: "medium", timeStyle: "short" }).format(d) : "");
+}
+
+export type { MessageKey };

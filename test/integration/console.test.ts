@@ -1,0 +1,224 @@
+// The admin console (/ui/console) in a real browser (Debian's chromium through playwright-core) against a real svc:
+// served with its cache headers and CSP, `/` sent there; the first admin signs in through the hosted login (code +
+// PKCE as the console's public client, which the first start created), sees the navigation their roles open, has
+// the tokens refreshed (rotating refresh token) and signs out through end_session. Users: server-side search, sort
+// and paging (one ListUsers call per page), create with a password, lock/unlock, delete after confirmation.
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import type { Browser, BrowserContext, Page, Request } from "playwright-core";
+import { ensureConsoleBuilt } from "../../scripts/build.mjs";
+import { accessibilityProblems, browserAvailable, launchBrowser, newContext, screenshot, startBrowserServer } from "../support/browser.js";
+import { defaultOrgId } from "../support/fixtures.js";
+import { admin } from "../support/rpc.js";
+import type { TestServer } from "../support/server.js";
+
+const run = browserAvailable() ? describe : describe.skip;
+const ADMIN_PASSWORD = "Console-Admin-Passw0rd!";
+
+let t: TestServer;
+let browser: Browser;
+let orgId: string;
+let adminLogin: string;
+
+beforeAll(async () => {
+  if (!browserAvailable()) return;
+  await ensureConsoleBuilt();
+  // A user access token of 65 s: the console refreshes it 60 s early, i.e. 5 s after the sign-in.
+  t = await startBrowserServer({ SVC_ADMIN_PASSWORD: ADMIN_PASSWORD, SVC_ACCESS_TOKEN_LIFETIME_USER: "65" });
+  browser = await launchBrowser();
+  orgId = await defaultOrgId(t);
+  const users = await admin(t, "ListUsers", { queries: [{ userNameQuery: { userName: "admin", method: "TEXT_QUERY_METHOD_EQUALS" } }] });
+  adminLogin = users.result[0].preferredLoginName;
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await t?.stop();
+});
+
+const consoleUrl = (p = "/") => `${t.url.replace("127.0.0.1", "localhost")}/ui/console${p}`;
+
+/** Through the hosted login's pages, as the user would. */
+async function signIn(page: Page, loginName: string, password: string): Promise<void> {
+  await page.getByLabel("Login name or e-mail").fill(loginName);
+  await page.getByRole("button", { name: "Continue" }).click();
+  await page.getByLabel("Password", { exact: true }).fill(password);
+  await page.getByRole("button", { name: "Continue" }).click();
+}
+
+async function signedInPage(context?: BrowserContext): Promise<{ context: BrowserContext; page: Page }> {
+  const c = context ?? (await newContext(browser));
+  const page = await c.newPage();
+  await page.goto(consoleUrl("/users"));
+  await signIn(page, adminLogin, ADMIN_PASSWORD);
+  await page.getByRole("heading", { level: 1, name: "Users" }).waitFor();
+  return { context: c, page };
+}
+
+async function expectAccessible(page: Page): Promise<void> {
+  expect(await accessibilityProblems(page)).toEqual([]);
+}
+
+run("serving the console", () => {
+  it("sends / to the console, serves client routes with the index page, a strict CSP, and caches only hashed assets", async () => {
+    const root = await fetch(`${t.url}/`, { redirect: "manual" });
+    expect(root.status).toBe(302);
+    expect(root.headers.get("location")).toBe("/ui/console/");
+    const page = await fetch(`${t.url}/ui/console/users/some-id`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("cache-control")).toBe("no-cache");
+    const csp = page.headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    const html = await page.text();
+    const settings = /<meta name="svc-console" content="([^"]+)">/.exec(html)?.[1]?.replaceAll("&quot;", '"');
+    expect(JSON.parse(settings ?? "{}")).toMatchObject({ issuer: t.url.replace("127.0.0.1", "localhost"), base: "/ui/console" });
+    // Nothing from another origin.
+    expect(html).not.toMatch(/(src|href)="https?:/);
+    const script = /src="(\/ui\/console\/assets\/[^"]+\.js)"/.exec(html)?.[1] as string;
+    const asset = await fetch(`${t.url}${script}`);
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    expect((await fetch(`${t.url}/ui/console/assets/missing.js`)).status).toBe(404);
+  });
+
+  it("created the console's client once: a public client with PKCE and refresh tokens at the external URL", async () => {
+    const projects = await admin(t, "ListProjects", { queries: [{ nameQuery: { name: "svc console", method: "TEXT_QUERY_METHOD_EQUALS" } }] });
+    expect(projects.result).toHaveLength(1);
+    const apps = await admin(t, "ListApplications", { projectId: projects.result[0].id });
+    expect(apps.result).toHaveLength(1);
+    const oidc = apps.result[0].oidc;
+    expect(oidc.redirectUris).toEqual([consoleUrl("/callback")]);
+    expect(oidc.authMethodType).toBe("OIDC_AUTH_METHOD_TYPE_NONE");
+    expect(oidc.grantTypes).toEqual(expect.arrayContaining(["OIDC_GRANT_TYPE_AUTHORIZATION_CODE", "OIDC_GRANT_TYPE_REFRESH_TOKEN"]));
+  });
+});
+
+run("signing in and out", () => {
+  it("signs the first admin in through the hosted login, shows the shell, refreshes the tokens and signs out through end_session", async () => {
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    const tokenCalls: URLSearchParams[] = [];
+    page.on("request", (r: Request) => {
+      if (r.url().endsWith("/oauth/v2/token")) tokenCalls.push(new URLSearchParams(r.postData() ?? ""));
+    });
+    await page.goto(consoleUrl("/"));
+    await page.waitForURL(/\/ui\/login\//);
+    await signIn(page, adminLogin, ADMIN_PASSWORD);
+    await page.getByRole("heading", { level: 1, name: /Welcome/ }).waitFor();
+    const nav = page.getByRole("navigation", { name: "Main navigation" });
+    await expect(nav.getByRole("link", { name: "Users" }).isVisible()).resolves.toBe(true);
+    await screenshot(page, "console-home-1280");
+    await expectAccessible(page);
+
+    // The access token lives 65 s: the console exchanges the refresh token 5 s after the sign-in, and 5 s after that
+    // the new one it got (rotation: each is spent once), and the API still answers.
+    const refreshed = () => tokenCalls.filter((p) => p.get("grant_type") === "refresh_token").length;
+    const deadline = Date.now() + 20_000;
+    while (refreshed() < 2 && Date.now() < deadline) await page.waitForTimeout(250);
+    expect(tokenCalls[0]?.get("grant_type")).toBe("authorization_code");
+    expect(tokenCalls[0]?.get("code_verifier")).toMatch(/^[\w-]{43,128}$/);
+    const spent = tokenCalls.slice(1).map((p) => p.get("refresh_token"));
+    expect(spent.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(spent).size).toBe(spent.length);
+    await nav.getByRole("link", { name: "Users" }).click();
+    await page.getByTestId("users-table").waitFor();
+
+    await page.getByTestId("user-menu").click();
+    await page.getByRole("menuitem", { name: "Sign out" }).click();
+    await page.waitForURL(consoleUrl("/signed-out"));
+    await page.getByRole("heading", { name: "Signed out" }).waitFor();
+    // The hosted login's session ended: signing in again asks for the login name.
+    await page.getByRole("button", { name: "Sign in again" }).click();
+    await page.getByLabel("Login name or e-mail").waitFor();
+    await context.close();
+  });
+});
+
+run("users", () => {
+  beforeAll(async () => {
+    // Enough users for several pages; the list must not load them all.
+    const many = Array.from({ length: 45 }, (_, i) => `bulk-${String(i).padStart(2, "0")}`);
+    for (let i = 0; i < many.length; i += 5) {
+      await Promise.all(
+        many.slice(i, i + 5).map((username) =>
+          admin(t, "CreateUser", {
+            organizationId: orgId,
+            username,
+            human: { profile: { givenName: "Bulk", familyName: username }, email: { email: `${username}@example.com` } },
+          }),
+        ),
+      );
+    }
+  }, 120_000);
+
+  it("pages, searches and sorts on the server: one ListUsers call per page", async () => {
+    const { context, page } = await signedInPage();
+    const listCalls: string[] = [];
+    page.on("request", (r) => {
+      if (r.url().endsWith("/svc.user.v2.UserService/ListUsers")) listCalls.push(r.postData() ?? "");
+    });
+    const rows = page.getByTestId("users-table").locator("tbody tr");
+    await expect(rows.count()).resolves.toBe(20);
+    await expect(page.getByTestId("users-total").textContent()).resolves.toBe("47 results");
+    await page.getByRole("button", { name: "Page 3" }).click();
+    // admin, bulk-00..44, svc-admin by username: the third page holds the last 7.
+    await page.getByTestId("users-table").locator("tbody tr").nth(7).waitFor({ state: "detached" });
+    await expect(rows.count()).resolves.toBe(7);
+    expect(listCalls).toHaveLength(1);
+    expect(JSON.parse(listCalls[0] as string).query).toMatchObject({ offset: "40", limit: 20 });
+
+    await page.getByLabel("Search").fill("bulk-4");
+    await page.getByTestId("users-total").filter({ hasText: "5 results" }).waitFor();
+    await expect(rows.count()).resolves.toBe(5);
+    await page.getByRole("button", { name: /^Username/ }).click();
+    await rows.first().filter({ hasText: "bulk-44" }).waitFor();
+    await screenshot(page, "console-users-1280");
+    await expectAccessible(page);
+    await page.getByLabel("Search").fill("nobody-like-this");
+    await page.getByText("No user matches").waitFor();
+    await context.close();
+  });
+
+  it("creates a human with a password, locks and unlocks them, and deletes them after typing the name", async () => {
+    const { context, page } = await signedInPage();
+    await page.getByRole("link", { name: "New user" }).first().click();
+    await page.getByLabel("Given name").fill("Carla");
+    await page.getByLabel("Family name").fill("Console");
+    await page.getByLabel("E-mail").fill("carla@example.com");
+    await page.getByLabel("Username").fill("carla");
+    await page.getByLabel("Initial password").fill("Carla-Passw0rd!");
+    await expectAccessible(page);
+    await page.getByRole("button", { name: "Create" }).click();
+    await page.getByRole("heading", { level: 1, name: "Carla Console" }).waitFor();
+    const userId = page.url().split("/").pop() as string;
+    expect((await admin(t, "GetUserByID", { userId })).user.username).toBe("carla");
+
+    await page.getByRole("button", { name: "Lock" }).click();
+    await page.getByText("Locked", { exact: true }).waitFor();
+    expect((await admin(t, "GetUserByID", { userId })).user.state).toBe("USER_STATE_LOCKED");
+    await page.getByRole("button", { name: "Unlock" }).click();
+    await page.getByText("Active", { exact: true }).waitFor();
+    expect((await admin(t, "GetUserByID", { userId })).user.state).toBe("USER_STATE_ACTIVE");
+
+    await page.getByRole("button", { name: "Delete" }).click();
+    const dialog = page.getByRole("dialog", { name: "Delete this user?" });
+    const confirm = dialog.getByRole("button", { name: "Delete" });
+    await expect(confirm.isDisabled()).resolves.toBe(true);
+    await dialog.getByLabel("Type carla to confirm").fill("carla");
+    await confirm.click();
+    await page.getByRole("heading", { level: 1, name: "Users" }).waitFor();
+    await expect(admin(t, "GetUserByID", { userId })).rejects.toThrow();
+
+    // The API's message where the call was made: a duplicate username.
+    await page.getByRole("link", { name: "New user" }).first().click();
+    await page.getByLabel("Given name").fill("Dup");
+    await page.getByLabel("Family name").fill("Licate");
+    await page.getByLabel("E-mail").fill("dup@example.com");
+    await page.getByLabel("Username").fill("bulk-00");
+    await page.getByRole("button", { name: "Create" }).click();
+    await page
+      .getByRole("alert")
+      .filter({ hasText: /already|taken|exists/i })
+      .waitFor();
+    await context.close();
+  });
+});
