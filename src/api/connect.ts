@@ -171,3 +171,9 @@ export function ctxOf(hctx: HandlerContext): Ctx {
   if (!ctx) throw new ConnectError("unauthenticated", Code.Unauthenticated);
   return ctx;
 }
+
+/** ctxOf, presenting the session a request names with its token (SessionProof): the proof of a sensitive change. */
+export function ctxWithSession(hctx: HandlerContext, session: { sessionId: string; sessionToken: string } | undefined): Ctx {
+  const ctx = ctxOf(hctx);
+  return session && (session.sessionId || session.sessionToken) ? { ...ctx, session: { id: session.sessionId, token: session.sessionToken } } : ctx;
+}

@@ -14,7 +14,7 @@ import { requestPasswordReset } from "../domain/identity/authn/password-reset.js
 import type { Change } from "../domain/identity/authn/ports.js";
 import { registerTotp, removeTotp, verifyTotpRegistration } from "../domain/identity/authn/totp.js";
 import { exactTotal } from "../domain/list.js";
-import { ctxOf } from "./connect.js";
+import { ctxOf, ctxWithSession } from "./connect.js";
 import { listDetails, ts, tsOpt } from "./convert.js";
 
 type AuthnRpcs =
@@ -57,22 +57,22 @@ function delivery(medium: { case: string | undefined; value?: SendCode | ReturnC
 
 export const userAuthn: Pick<ServiceImpl<typeof UserService>, AuthnRpcs> = {
   async registerTOTP(req, hctx) {
-    const out = await registerTotp(ctxOf(hctx), req.userId);
+    const out = await registerTotp(ctxWithSession(hctx, req.session), req.userId);
     return { ...details(out), uri: out.uri, secret: out.secret };
   },
   async verifyTOTPRegistration(req, hctx) {
-    return details(await verifyTotpRegistration(ctxOf(hctx), req.userId, req.code));
+    return details(await verifyTotpRegistration(ctxWithSession(hctx, req.session), req.userId, req.code));
   },
   async removeTOTP(req, hctx) {
-    return details(await removeTotp(ctxOf(hctx), req.userId));
+    return details(await removeTotp(ctxWithSession(hctx, req.session), req.userId));
   },
   async registerPasskey(req, hctx) {
     if (!(req.authenticator in AUTHENTICATORS)) throw invalidArgument("Errors.User.Passkey.AuthenticatorInvalid", `unknown authenticator ${req.authenticator}`);
-    const out = await registerPasskey(ctxOf(hctx), { userId: req.userId, domain: req.domain, authenticator: AUTHENTICATORS[req.authenticator] });
+    const out = await registerPasskey(ctxWithSession(hctx, req.session), { userId: req.userId, domain: req.domain, authenticator: AUTHENTICATORS[req.authenticator] });
     return { ...details(out), passkeyId: out.passkeyId, publicKeyCredentialCreationOptions: out.options as JsonObject };
   },
   async verifyPasskeyRegistration(req, hctx) {
-    const change = await verifyPasskeyRegistration(ctxOf(hctx), {
+    const change = await verifyPasskeyRegistration(ctxWithSession(hctx, req.session), {
       userId: req.userId,
       passkeyId: req.passkeyId,
       credential: req.publicKeyCredential,
@@ -94,13 +94,13 @@ export const userAuthn: Pick<ServiceImpl<typeof UserService>, AuthnRpcs> = {
     };
   },
   async removePasskey(req, hctx) {
-    return details(await removePasskey(ctxOf(hctx), req.userId, req.passkeyId));
+    return details(await removePasskey(ctxWithSession(hctx, req.session), req.userId, req.passkeyId));
   },
   async addOTPEmail(req, hctx) {
-    return details(await addOtpEmail(ctxOf(hctx), req.userId));
+    return details(await addOtpEmail(ctxWithSession(hctx, req.session), req.userId));
   },
   async removeOTPEmail(req, hctx) {
-    return details(await removeOtpEmail(ctxOf(hctx), req.userId));
+    return details(await removeOtpEmail(ctxWithSession(hctx, req.session), req.userId));
   },
   async passwordReset(req, hctx) {
     const out = await requestPasswordReset(ctxOf(hctx), req.userId, delivery(req.medium));

@@ -6,7 +6,7 @@ import type { UserService } from "../../gen/svc/user/v2/user_service_pb.js";
 import { retrieveIntent, startIntent } from "../domain/idp/intents.js";
 import { addIdpLink, listIdpLinks, removeIdpLink } from "../domain/idp/links.js";
 import { page } from "../domain/list.js";
-import { ctxOf } from "./connect.js";
+import { ctxOf, ctxWithSession } from "./connect.js";
 import { createdDetails, deleted, listDetails, listPage, ts } from "./convert.js";
 
 const escapeHtml = (v: string) => v.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -45,7 +45,7 @@ export const userIdps: Pick<ServiceImpl<typeof UserService>, IdpRpcs> = {
   },
   async addIDPLink(req, hctx) {
     const l = req.idpLink;
-    const out = await addIdpLink(ctxOf(hctx), req.userId, { idpId: l?.idpId ?? "", externalUserId: l?.userId ?? "", externalUserName: l?.userName ?? "" });
+    const out = await addIdpLink(ctxWithSession(hctx, req.session), req.userId, { idpId: l?.idpId ?? "", externalUserId: l?.userId ?? "", externalUserName: l?.userName ?? "" });
     return { details: { changeDate: ts(out.at), resourceOwner: out.orgId } };
   },
   async listIDPLinks(req, hctx) {
@@ -57,6 +57,6 @@ export const userIdps: Pick<ServiceImpl<typeof UserService>, IdpRpcs> = {
     };
   },
   async removeIDPLink(req, hctx) {
-    return deleted(await removeIdpLink(ctxOf(hctx), req.userId, req.idpId, req.linkedUserId));
+    return deleted(await removeIdpLink(ctxWithSession(hctx, req.session), req.userId, req.idpId, req.linkedUserId));
   },
 };

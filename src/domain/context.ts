@@ -18,6 +18,8 @@ export interface Principal {
   orgRoles: ReadonlyMap<string, readonly string[]>;
   /** Id of the credential used (PAT id), for audit. */
   credentialId: string;
+  /** The session the bearer token was issued from (an access token of a sign-in); it proves that session. */
+  sessionId?: string;
 }
 
 export type Clock = () => Date;
@@ -31,6 +33,11 @@ export interface Ctx {
   clock: Clock;
   log: Logger;
   requestId: string;
+  /**
+   * The session this request presents with its token (a login UI's session of the user it acts for): the only proof
+   * a sensitive change accepts besides the bearer token's own session (principal.sessionId).
+   */
+  session?: { id: string; token: string };
   /** Brute-force limits of failed checks (passwords); none where unset. */
   limits?: FailureLimits;
   /** The address the request came from (the TCP peer), for the limits. */

@@ -49,16 +49,6 @@ export interface CodeRow {
   expiresAt: Date;
 }
 
-/** The factor times of a session, for the rule that lets a login client act on the user it signed in. */
-export interface SignInSession {
-  passwordCheckedAt: Date | null;
-  webauthnCheckedAt: Date | null;
-  webauthnUserVerified: boolean;
-  intentCheckedAt: Date | null;
-  totpCheckedAt: Date | null;
-  otpEmailCheckedAt: Date | null;
-}
-
 /** Rows of PasswordHistory kept per user. */
 export const PASSWORD_HISTORY_KEPT = 24;
 
@@ -314,22 +304,5 @@ export class AuthnRepo {
     await this.db.$executeRaw`
       DELETE FROM "PasswordHistory" WHERE "userId" = ${userId} AND "id" NOT IN (
         SELECT "id" FROM "PasswordHistory" WHERE "userId" = ${userId} ORDER BY "createdAt" DESC, "id" DESC LIMIT ${PASSWORD_HISTORY_KEPT})`;
-  }
-
-  /** The live sessions of the user that `creatorId` created, most recently changed first (a handful at most). */
-  signInSessions(instanceId: string, userId: string, creatorId: string, now: Date): Promise<SignInSession[]> {
-    return this.db.session.findMany({
-      where: { instanceId, userId, creatorId, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] },
-      orderBy: { updatedAt: "desc" },
-      take: 5,
-      select: {
-        passwordCheckedAt: true,
-        webauthnCheckedAt: true,
-        webauthnUserVerified: true,
-        intentCheckedAt: true,
-        totpCheckedAt: true,
-        otpEmailCheckedAt: true,
-      },
-    });
   }
 }

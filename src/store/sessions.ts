@@ -328,6 +328,21 @@ export class SessionRepo {
    * Deletes the session and revokes the unexpired access and refresh tokens issued from it; returns the user it was
    * about (null: it had none), or undefined when there was no such session.
    */
+  /** The user's live sessions made since `since` in which no first factor (password, WebAuthn, external sign-in) was proven. */
+  countUnproven(instanceId: string, userId: string, since: Date): Promise<number> {
+    return this.db.session.count({
+      where: {
+        instanceId,
+        userId,
+        createdAt: { gt: since },
+        passwordCheckedAt: null,
+        webauthnCheckedAt: null,
+        intentCheckedAt: null,
+        OR: [{ expiresAt: null }, { expiresAt: { gt: since } }],
+      },
+    });
+  }
+
   async terminate(instanceId: string, id: string, at: Date): Promise<{ userId: string | null; orgId: string | null } | undefined> {
     const rows = await this.db.session.findMany({ where: { id, instanceId }, select: { userId: true, orgId: true }, take: 1 });
     if (!rows.length) return undefined;

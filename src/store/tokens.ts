@@ -98,6 +98,8 @@ export interface StoredTokenRow {
   expiresAt: Date;
   createdAt: Date;
   revokedAt: Date | null;
+  /** The session the token was issued from (code flow, refresh), if any. */
+  sessionId: string | null;
   user: TokenUserRow | null;
 }
 

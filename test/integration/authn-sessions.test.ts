@@ -350,6 +350,7 @@ describe("checks.otpEmail", () => {
     );
     await ok(t, "rest", client.pat, "SetSession", { sessionId: s.sessionId, sessionToken: s.sessionToken, checks: { otpEmail: { code } } });
 
+    // A user's own token creates no sessions at all (only a login client does), so it never gets a code returned.
     const token = await humanToken(t, id);
     await fails(
       t,
@@ -358,10 +359,10 @@ describe("checks.otpEmail", () => {
       "CreateSession",
       { checks: { user: { userId: id }, password: { password: PASSWORD } }, challenges: { otpEmail: { returnCode: {} } } },
       "permission_denied",
-      "Errors.User.Code.ReturnDenied",
+      "Errors.Permission.Denied",
     );
-    // The user itself may have it sent.
-    const own = await ok(t, "rest", token, "CreateSession", {
+    // The code sent to the user expires.
+    const own = await ok(t, "rest", client.pat, "CreateSession", {
       checks: { user: { userId: id }, password: { password: PASSWORD } },
       challenges: { otpEmail: { sendCode: {} } },
     });
@@ -370,7 +371,7 @@ describe("checks.otpEmail", () => {
     await fails(
       t,
       "rest",
-      token,
+      client.pat,
       "SetSession",
       { sessionId: own.sessionId, sessionToken: own.sessionToken, checks: { otpEmail: { code: sent } } },
       "failed_precondition",
@@ -415,25 +416,33 @@ describe("checks.otpEmail", () => {
 });
 
 describe("registering during sign-in", () => {
-  it("a login client registers an owner's TOTP right after the owner's password in its session, not before", async () => {
+  it("a login client binds a factor only with the session it presents, after that session's first factor, and only recently", async () => {
     const owner = await withRoles(t, orgId, await createHuman(t, orgId, "s-owner"), ["ORG_OWNER"]);
-    await fails(t, "rest", client.pat, "RegisterTOTP", { userId: owner }, "permission_denied", "Errors.User.MorePrivileged");
+    await fails(t, "rest", client.pat, "RegisterTOTP", { userId: owner }, "permission_denied", "Errors.Session.ProofRequired");
     // A session with the user check only proves nothing.
-    await ok(t, "rest", client.pat, "CreateSession", { checks: { user: { userId: owner } } });
-    await fails(t, "rest", client.pat, "RegisterTOTP", { userId: owner }, "permission_denied", "Errors.User.MorePrivileged");
-    const s = await signIn(owner);
-    const reg = await ok(t, "rest", client.pat, "RegisterTOTP", { userId: owner });
-    await ok(t, "rest", client.pat, "VerifyTOTPRegistration", { userId: owner, code: totpCode(reg.secret, now()) });
+    const made = await ok(t, "rest", client.pat, "CreateSession", { checks: { user: { userId: owner } } });
+    const named = { sessionId: made.sessionId, sessionToken: made.sessionToken };
+    await fails(t, "rest", client.pat, "RegisterTOTP", { userId: owner, session: named }, "permission_denied", "Errors.Session.SignInIncomplete");
+    // Another session's password does not count for the one presented.
+    const signedIn = await signIn(owner);
+    const s = { sessionId: signedIn.sessionId, sessionToken: signedIn.sessionToken };
+    await fails(t, "rest", client.pat, "RegisterTOTP", { userId: owner, session: named }, "permission_denied", "Errors.Session.SignInIncomplete");
+    const reg = await ok(t, "rest", client.pat, "RegisterTOTP", { userId: owner, session: s });
+    await ok(t, "rest", client.pat, "VerifyTOTPRegistration", { userId: owner, code: totpCode(reg.secret, now()), session: s });
     // With TOTP set up, a passkey needs the second factor in the session too.
-    await fails(t, "rest", client.pat, "RegisterPasskey", { userId: owner }, "permission_denied", "Errors.User.MorePrivileged");
+    await fails(t, "rest", client.pat, "RegisterPasskey", { userId: owner, session: s }, "permission_denied", "Errors.Session.SignInIncomplete");
     advance(30_000);
-    await ok(t, "rest", client.pat, "SetSession", {
+    const both = await ok(t, "rest", client.pat, "SetSession", {
       sessionId: s.sessionId,
       sessionToken: s.sessionToken,
       checks: { totp: { code: totpCode(reg.secret, now()) } },
     });
-    await ok(t, "rest", client.pat, "RegisterPasskey", { userId: owner });
+    const proof = { sessionId: s.sessionId, sessionToken: both.sessionToken };
+    // The token SetSession replaced proves nothing any more.
+    await fails(t, "rest", client.pat, "RegisterPasskey", { userId: owner, session: s }, "permission_denied", "Errors.Session.Token.Invalid");
+    await ok(t, "rest", client.pat, "RegisterPasskey", { userId: owner, session: proof });
     advance(11 * 60_000);
-    await fails(t, "rest", client.pat, "RegisterPasskey", { userId: owner }, "permission_denied", "Errors.User.MorePrivileged");
+    await fails(t, "rest", client.pat, "RegisterPasskey", { userId: owner, session: proof }, "failed_precondition", "Errors.Session.RecentProofRequired");
   });
 });
+

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { loginClient, setLockout, setLogin, signInSession, totpCode, withRoles } from "../support/authn.js";
 import { admin, call, fails, ok, VIAS } from "../support/rpc.js";
 import { startTestServer, type TestServer } from "../support/server.js";
-import { type Caller, caller, createHuman, createMachine, createOrg, humanToken, userCallers } from "../support/users.js";
+import { type Caller, caller, createHuman, createMachine, createOrg, humanToken, sessionProof, userCallers } from "../support/users.js";
 
 let t: TestServer;
 let orgId: string;
@@ -31,7 +31,7 @@ afterAll(() => t.stop());
 /** A human with its own token, and a ready TOTP registered by itself; returns the secret. */
 async function withTotp(username: string, org = orgId): Promise<{ id: string; token: string; secret: string }> {
   const id = await createHuman(t, org, username);
-  const token = await humanToken(t, id);
+  const token = await humanToken(t, id, { signedIn: true, at: new Date(now()) });
   const { secret } = await ok(t, "rest", token, "RegisterTOTP", { userId: id });
   await ok(t, "rest", token, "VerifyTOTPRegistration", { userId: id, code: totpCode(secret, now()) });
   return { id, token, secret };
@@ -40,7 +40,7 @@ async function withTotp(username: string, org = orgId): Promise<{ id: string; to
 describe("registering TOTP", () => {
   it.each(VIAS)("registers, verifies with a generated code and lists it (%s)", async (via) => {
     const id = await createHuman(t, orgId, `totp-${via}`);
-    const token = await humanToken(t, id);
+    const token = await humanToken(t, id, { signedIn: true, at: new Date(now()) });
     const reg = await ok(t, via, token, "RegisterTOTP", { userId: id });
     expect(reg.uri).toMatch(new RegExp(`^otpauth://totp/svc:totp-${via}%40default\\.localhost\\?`));
     const uri = new URL(reg.uri);
@@ -70,16 +70,19 @@ describe("registering TOTP", () => {
     ]);
     // A right code reset the count of the wrong one.
     expect((await userRow(id)).failedOtpAttempts).toBe(0);
+    // The sign-in behind `token` had a password only: now that the account has a TOTP, it binds nothing more.
+    await fails(t, via, token, "RegisterTOTP", { userId: id }, "permission_denied", "Errors.Session.SignInIncomplete");
+    const both = await humanToken(t, id, { signedIn: true, at: new Date(now()), factors: ["password", "totp"] });
     await fails(
       t,
       via,
-      token,
+      both,
       "VerifyTOTPRegistration",
       { userId: id, code: totpCode(reg.secret, now()) },
       "failed_precondition",
       "Errors.User.TOTP.AlreadyReady",
     );
-    await fails(t, via, token, "RegisterTOTP", { userId: id }, "already_exists", "Errors.User.TOTP.AlreadyReady");
+    await fails(t, via, both, "RegisterTOTP", { userId: id }, "already_exists", "Errors.User.TOTP.AlreadyReady");
     const events = await t.server.db.prisma.event.findMany({ where: { aggregateId: id, type: { startsWith: "user.totp" } }, orderBy: { createdAt: "asc" } });
     expect(events.map((e) => e.type)).toEqual(["user.totp.added", "user.totp.verified"]);
     expect(JSON.stringify(events)).not.toContain(reg.secret);
@@ -136,7 +139,9 @@ describe("registering TOTP", () => {
   });
 
   it("removes it (RemoveTOTP), after which it is no method and can be registered anew", async () => {
-    const { id, token } = await withTotp("remover");
+    const { id } = await withTotp("remover");
+    // Removing a factor takes a sign-in that satisfied the account: its password and its TOTP.
+    const token = await humanToken(t, id, { signedIn: true, at: new Date(now()), factors: ["password", "totp"] });
     await ok(t, "connect", token, "RemoveTOTP", { userId: id });
     expect((await ok(t, "rest", token, "ListAuthenticationMethodTypes", { userId: id })).authMethodTypes).toEqual(["AUTHENTICATION_METHOD_TYPE_PASSWORD"]);
     await ok(t, "rest", token, "RegisterTOTP", { userId: id });
@@ -224,8 +229,9 @@ describe("permissions", () => {
     await ok(t, "rest", auditor.pat, "ListAuthenticationMethodTypes", { userId: id });
     await ok(t, "rest", manager.pat, "RegisterTOTP", { userId: id });
     const client = await loginClient(t, orgId, "login-ui-totp");
-    const reg = await ok(t, "rest", client.pat, "RegisterTOTP", { userId: id });
-    await ok(t, "rest", client.pat, "VerifyTOTPRegistration", { userId: id, code: totpCode(reg.secret, now()) });
+    const session = await sessionProof(t, id, { at: new Date(now()) });
+    const reg = await ok(t, "rest", client.pat, "RegisterTOTP", { userId: id, session });
+    await ok(t, "rest", client.pat, "VerifyTOTPRegistration", { userId: id, code: totpCode(reg.secret, now()), session });
     await ok(t, "rest", manager.pat, "RemoveTOTP", { userId: id });
   });
 
@@ -248,23 +254,46 @@ describe("permissions", () => {
     await ok(t, "rest", ownerA.pat, "RemoveTOTP", { userId: owner });
   });
 
-  it("a login client registers a role holder's factor only within that user's recent sign-in in its own session", async () => {
-    const owner = await withRoles(t, orgId, await createHuman(t, orgId, "signing-in-owner"), ["ORG_OWNER"]);
-    const client = await loginClient(t, orgId, "login-ui-owner");
-    const otherClient = await loginClient(t, orgId, "login-ui-other");
-    await fails(t, "rest", client.pat, "RegisterTOTP", { userId: owner }, "permission_denied", "Errors.User.MorePrivileged");
-    // Another client's session, or one older than 10 minutes, proves nothing.
-    await signInSession(t, { userId: owner, orgId, creatorId: otherClient.userId, at: new Date(now()), factors: ["password"] });
-    await signInSession(t, { userId: owner, orgId, creatorId: client.userId, at: new Date(now() - 11 * 60_000), factors: ["password"] });
-    await fails(t, "rest", client.pat, "RegisterTOTP", { userId: owner }, "permission_denied", "Errors.User.MorePrivileged");
-    await signInSession(t, { userId: owner, orgId, creatorId: client.userId, at: new Date(now()), factors: ["password"] });
-    const reg = await ok(t, "rest", client.pat, "RegisterTOTP", { userId: owner });
-    await ok(t, "rest", client.pat, "VerifyTOTPRegistration", { userId: owner, code: totpCode(reg.secret, now()) });
-    // Removing is never allowed to it; and with a second factor now, a password alone no longer proves the user.
-    await fails(t, "rest", client.pat, "RemoveTOTP", { userId: owner }, "permission_denied", "Errors.User.MorePrivileged");
-    await fails(t, "rest", client.pat, "RegisterPasskey", { userId: owner }, "permission_denied", "Errors.User.MorePrivileged");
-    await signInSession(t, { userId: owner, orgId, creatorId: client.userId, at: new Date(now()), factors: ["password", "totp"] });
-    await ok(t, "rest", client.pat, "RegisterPasskey", { userId: owner });
+  it("a login client binds a factor only with the user's session presented in the request, signed in as the account requires, recently", async () => {
+    for (const roles of [[], ["ORG_OWNER"]]) {
+      const created = await createHuman(t, orgId, `presented-${roles.length}`);
+      const user = roles.length ? await withRoles(t, orgId, created, roles) : created;
+      const client = await loginClient(t, orgId, `login-ui-presented-${roles.length}`);
+      const at = new Date(now());
+      // Without a session (however many of the user's sessions exist, of this client or another), nothing.
+      await signInSession(t, { userId: user, orgId, creatorId: client.userId, at, factors: ["password"] });
+      await fails(t, "rest", client.pat, "RegisterTOTP", { userId: user }, "permission_denied", "Errors.Session.ProofRequired");
+      await fails(t, "connect", client.pat, "RegisterPasskey", { userId: user }, "permission_denied", "Errors.Session.ProofRequired");
+      // A presented session must be proven by its token, be the user's, and hold a recent first factor.
+      const session = await sessionProof(t, user, { at });
+      await fails(t, "rest", client.pat, "RegisterTOTP", { userId: user, session: { ...session, sessionToken: "wrong" } }, "permission_denied", "Errors.Session.Token.Invalid");
+      const someoneElse = await sessionProof(t, await createHuman(t, orgId, `presented-other-${roles.length}`), { at });
+      await fails(t, "rest", client.pat, "RegisterTOTP", { userId: user, session: someoneElse }, "permission_denied", "Errors.Session.UserMismatch");
+      const stale = await sessionProof(t, user, { at: new Date(now() - 11 * 60_000) });
+      await fails(t, "rest", client.pat, "RegisterTOTP", { userId: user, session: stale }, "failed_precondition", "Errors.Session.RecentProofRequired");
+      const reg = await ok(t, "rest", client.pat, "RegisterTOTP", { userId: user, session });
+      await ok(t, "rest", client.pat, "VerifyTOTPRegistration", { userId: user, code: totpCode(reg.secret, now()), session });
+      // With a second factor now, a password alone no longer satisfies the account: no more factors, none removed.
+      await fails(t, "rest", client.pat, "RegisterPasskey", { userId: user, session }, "permission_denied", "Errors.Session.SignInIncomplete");
+      await fails(t, "rest", client.pat, "RemoveTOTP", { userId: user, session }, "permission_denied", "Errors.Session.SignInIncomplete");
+      const both = await sessionProof(t, user, { at: new Date(now()), factors: ["password", "totp"] });
+      await ok(t, "rest", client.pat, "RegisterPasskey", { userId: user, session: both });
+      await ok(t, "connect", client.pat, "RemoveTOTP", { userId: user, session: both });
+    }
+  });
+
+  it("the user itself binds or removes a factor only through its sign-in's session, with a recent proof", async () => {
+    const id = await createHuman(t, orgId, "self-proof");
+    // A token with no session behind it proves no sign-in.
+    await fails(t, "rest", await humanToken(t, id), "RegisterTOTP", { userId: id }, "permission_denied", "Errors.Session.ProofRequired");
+    // An access token of a sign-in that is 11 minutes old: the first factor must be proven again.
+    const old = await humanToken(t, id, { signedIn: true, at: new Date(now() - 11 * 60_000) });
+    await fails(t, "rest", old, "RegisterTOTP", { userId: id }, "failed_precondition", "Errors.Session.RecentProofRequired");
+    const fresh = await humanToken(t, id, { signedIn: true, at: new Date(now()) });
+    const reg = await ok(t, "rest", fresh, "RegisterTOTP", { userId: id });
+    await ok(t, "rest", fresh, "VerifyTOTPRegistration", { userId: id, code: totpCode(reg.secret, now()) });
+    // Its sign-in had a password only; the account now has a second factor, so that session no longer suffices.
+    await fails(t, "rest", fresh, "RemoveTOTP", { userId: id }, "permission_denied", "Errors.Session.SignInIncomplete");
   });
 
   it("answers no 5xx to any of it over either transport", async () => {

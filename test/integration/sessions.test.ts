@@ -338,7 +338,12 @@ describe("who may call", () => {
   it("lets a user manage its own sessions, and hides the sessions of others", async () => {
     const hanaId = await createHuman(t, orgId, "hana");
     const hana = await humanToken(t, hanaId);
-    const own = await ok(t, "rest", hana, "CreateSession", byPassword("hana"));
+    // Her own token creates no session (a stolen token must not become one), for whichever name, known or not: the
+    // same answer before any lookup.
+    for (const name of ["hana", "alice", "nobody-by-this-name"]) {
+      await fails(t, "rest", hana, "CreateSession", byPassword(name), "permission_denied", "Errors.Permission.Denied");
+    }
+    const own = await ok(t, "rest", login.pat, "CreateSession", byPassword("hana"));
     const set = await ok(t, "rest", hana, "SetSession", { sessionId: own.sessionId, sessionToken: own.sessionToken, metadata: { a: "YQ==" } });
     expect((await ok(t, "rest", hana, "GetSession", { sessionId: own.sessionId })).session.factors.user.id).toBe(hanaId);
     const list = await ok(t, "rest", hana, "ListSessions", {});

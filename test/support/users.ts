@@ -28,16 +28,91 @@ export async function json<T>(res: Response): Promise<T> {
 }
 
 /**
- * A bearer token for a human. Humans will sign in through sessions and
- * OIDC (later issues); until then the tests give them a token row directly,
- * which authenticates exactly like a PAT.
+ * A bearer token for a human, written directly. By default a token row that authenticates exactly like a PAT (no
+ * session behind it). `signedIn`: an access token of a sign-in instead, as a code flow issues it: a session of the
+ * user with its password proven at `at` (default now) and an opaque token for the management API issued from it; the
+ * sign-in policy accepts that session as the proof of the user's own sensitive changes.
  */
-export async function humanToken(t: TestServer, userId: string): Promise<string> {
+export async function humanToken(
+  t: TestServer,
+  userId: string,
+  o: { signedIn?: boolean; at?: Date; factors?: ("password" | "totp" | "webauthn")[] } = {},
+): Promise<string> {
   const token = newOpaqueToken();
-  await t.server.db.prisma.personalAccessToken.create({
-    data: { id: newId(), instanceId: t.server.instanceId, userId, tokenHash: sha256(token), createdAt: new Date() },
+  if (!o.signedIn) {
+    await t.server.db.prisma.personalAccessToken.create({
+      data: { id: newId(), instanceId: t.server.instanceId, userId, tokenHash: sha256(token), createdAt: new Date() },
+    });
+    return token;
+  }
+  const at = o.at ?? new Date();
+  const user = await t.server.db.prisma.user.findUniqueOrThrow({ where: { id: userId }, select: { orgId: true } });
+  const sessionId = newId();
+  await t.server.db.prisma.session.create({
+    data: {
+      id: sessionId,
+      instanceId: t.server.instanceId,
+      userId,
+      orgId: user.orgId,
+      tokenHash: sha256(newOpaqueToken()),
+      creatorId: "svc-hosted-login",
+      userCheckedAt: at,
+      passwordCheckedAt: (o.factors ?? ["password"]).includes("password") ? at : null,
+      totpCheckedAt: o.factors?.includes("totp") ? at : null,
+      webauthnCheckedAt: o.factors?.includes("webauthn") ? at : null,
+      createdAt: at,
+    },
+  });
+  await t.server.db.prisma.oAuthToken.create({
+    data: {
+      id: newId(),
+      instanceId: t.server.instanceId,
+      format: "opaque",
+      tokenHash: sha256(token),
+      userId,
+      clientId: "test-client",
+      scopes: ["openid", "urn:svc:iam:org:project:id:svc:aud"],
+      audience: ["svc"],
+      sessionId,
+      expiresAt: new Date(at.getTime() + 12 * 3600_000),
+      createdAt: at,
+    },
   });
   return token;
+}
+
+/**
+ * A session of the user whose factors were proven at `at` (default now), made directly, with its token: the
+ * SessionProof a login client presents for the user's sensitive changes.
+ */
+export async function sessionProof(
+  t: TestServer,
+  userId: string,
+  o: { at?: Date; factors?: ("password" | "totp" | "webauthn")[]; userVerified?: boolean } = {},
+): Promise<{ sessionId: string; sessionToken: string }> {
+  const at = o.at ?? new Date();
+  const factors = o.factors ?? ["password"];
+  const when = (f: string) => (factors.includes(f as never) ? at : null);
+  const user = await t.server.db.prisma.user.findUniqueOrThrow({ where: { id: userId }, select: { orgId: true } });
+  const sessionToken = newOpaqueToken();
+  const sessionId = newId();
+  await t.server.db.prisma.session.create({
+    data: {
+      id: sessionId,
+      instanceId: t.server.instanceId,
+      userId,
+      orgId: user.orgId,
+      tokenHash: sha256(sessionToken),
+      creatorId: "svc-hosted-login",
+      userCheckedAt: at,
+      passwordCheckedAt: when("password"),
+      totpCheckedAt: when("totp"),
+      webauthnCheckedAt: when("webauthn"),
+      webauthnUserVerified: o.userVerified ?? false,
+      createdAt: at,
+    },
+  });
+  return { sessionId, sessionToken };
 }
 
 /** A machine user with a PAT and the given roles in `roleOrg` (none when roles is empty). */

@@ -6,6 +6,7 @@ import { commit, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument, permissionDenied } from "../errors.js";
 import { newId } from "../ids.js";
+import { assertPresentedProof } from "./authn/access.js";
 import { type TargetUser, targetUser } from "./user-access.js";
 import { text, validateUsername, validEmail, validLanguage, validPhone } from "./user-input.js";
 import { claimUsername } from "./usernames.js";
@@ -56,6 +57,11 @@ export async function updateUser(ctx: Ctx, input: UpdateUserInput): Promise<Date
   // Only real changes are written and recorded: clients often send back what they read.
   const changed = Object.keys(next).filter((k) => k !== "usernameLower" && next[k as keyof UserPatch] !== current[k as keyof UserProfileRow]);
   if (changed.length === 0) return current.updatedAt;
+  // A new address is where password resets go: the user itself changes it only with a recent proof in a session it
+  // presents (the sign-in policy's sensitive change); an administrator with user.write needs none.
+  if (changed.includes("email") && target.id === ctx.principal.userId && !holds(ctx, "user.write", target.orgId)) {
+    await assertPresentedProof(ctx, target, "email");
+  }
   return writeChanges(ctx, target, current, next, changed);
 }
 

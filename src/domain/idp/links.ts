@@ -1,17 +1,18 @@
 // Links of users to their accounts at external providers (AddIDPLink, ListIDPLinks, RemoveIDPLink). A link lets whoever
 // holds the account at the provider sign in as the user, so adding or removing one follows the rule of changing a
-// user's sign-in methods (identity/authn/access.ts): the user itself; a user.write holder in the user's organization
-// who could grant the user's roles; or a login client in a sign-in it made, in which the user proved itself within
-// the last 10 minutes.
+// user's authenticators (identity/authn/access.ts): the user itself or a login client acting for it, through a
+// session of the user the request presents that satisfies the sign-in policy with a recent proof; or a user.write
+// holder in the user's organization who could grant the user's roles.
 import type { AuthnSubject } from "../../store/authn.js";
 import type { IdpLinkRow } from "../../store/idps.js";
 import { authorize, authorizeOverRoles, hasInstancePermission, holds } from "../access/permissions.js";
 import { commit, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
-import { failedPrecondition, invalidArgument, notFound, permissionDenied } from "../errors.js";
-import { provesUser, SIGN_IN_WINDOW_MS } from "../identity/authn/access.js";
+import { failedPrecondition, invalidArgument, notFound } from "../errors.js";
+import { assertPresentedProof } from "../identity/authn/access.js";
 import { userNotFound } from "../identity/user-access.js";
 import { type ListTotal, type Page, page } from "../list.js";
+import type { SensitiveChange } from "../sessions/policy.js";
 import { idpNotFound } from "./providers.js";
 
 export interface LinkInput {
@@ -28,19 +29,18 @@ async function subject(ctx: Ctx, userId: string): Promise<AuthnSubject> {
 }
 
 /** May the caller change the user's links? Returns whether it did so as the user's administrator. */
-async function authorizeLinkChange(ctx: Ctx, user: AuthnSubject): Promise<"self" | "admin" | "login"> {
-  if (user.id === ctx.principal.userId) return "self";
+async function authorizeLinkChange(ctx: Ctx, user: AuthnSubject, change: SensitiveChange): Promise<"self" | "admin" | "login"> {
+  if (user.id === ctx.principal.userId) {
+    await assertPresentedProof(ctx, user, change);
+    return "self";
+  }
   if (holds(ctx, "user.write", user.orgId)) {
     await authorizeOverRoles(ctx, user);
     return "admin";
   }
   if (hasInstancePermission(ctx, "session.write")) {
-    const now = ctx.clock();
-    const sessions = await ctx.store.authn.signInSessions(ctx.instanceId, user.id, ctx.principal.userId, now);
-    const m = await ctx.store.authn.methods(user.id);
-    const since = new Date(now.getTime() - SIGN_IN_WINDOW_MS);
-    if (sessions.some((s) => provesUser(s, m.totp || m.passkey || m.otpEmail, since))) return "login";
-    throw permissionDenied("Errors.User.IDPLink.SignInRequired", "a login client links a user it signed in within the last 10 minutes only");
+    await assertPresentedProof(ctx, user, change);
+    return "login";
   }
   authorize(ctx, "user.write", user.orgId, userNotFound);
   return "admin";
@@ -48,7 +48,7 @@ async function authorizeLinkChange(ctx: Ctx, user: AuthnSubject): Promise<"self"
 
 export async function addIdpLink(ctx: Ctx, userId: string, input: LinkInput): Promise<{ at: Date; orgId: string }> {
   const user = await subject(ctx, userId);
-  const as = await authorizeLinkChange(ctx, user);
+  const as = await authorizeLinkChange(ctx, user, "bindAuthenticator");
   if (user.type !== "HUMAN") throw failedPrecondition("Errors.User.NotHuman", "only human users sign in at identity providers");
   if (!input.idpId) throw invalidArgument("Errors.IDP.Id.Missing", "idp_link.idp_id is required", { field: "idp_link.idp_id" });
   const externalUserId = input.externalUserId.trim();
@@ -78,7 +78,7 @@ export async function listIdpLinks(ctx: Ctx, userId: string, window: Page = page
 
 export async function removeIdpLink(ctx: Ctx, userId: string, idpId: string, externalUserId: string): Promise<Date> {
   const user = await subject(ctx, userId);
-  await authorizeLinkChange(ctx, user);
+  await authorizeLinkChange(ctx, user, "removeAuthenticator");
   return commit(ctx, async (tx) => {
     if (!(await tx.idps.unlink(ctx.instanceId, user.id, idpId, externalUserId))) {
       throw notFound("Errors.User.IDPLink.NotFound", "the user has no such link");

@@ -65,8 +65,9 @@ export interface AppToken extends TokenBase {
 
 export type ResolvedToken = UserToken | AppToken;
 
-function principalOf(u: TokenUserRow, instanceId: string, credentialId: string): Principal {
+function principalOf(u: TokenUserRow, instanceId: string, credentialId: string, sessionId?: string | null): Principal {
   return {
+    ...(sessionId ? { sessionId } : {}),
     userId: u.id,
     instanceId,
     orgId: u.orgId,
@@ -137,7 +138,7 @@ async function fromOAuthRow(rt: OAuthRuntime, row: StoredTokenRow): Promise<Reso
       ...base,
       subject: "user",
       management: row.audience.includes(MANAGEMENT_AUDIENCE) && row.scopes.includes(SCOPE_MANAGEMENT),
-      principal: principalOf(row.user, rt.instanceId, row.id),
+      principal: principalOf(row.user, rt.instanceId, row.id, row.sessionId),
       user: row.user,
     };
   }

@@ -2,14 +2,22 @@
 // session proven by its token, whether it may finish a sign-in, its auth_time and amr, and ending it.
 import { sameHash, sha256 } from "../../crypto/tokens.js";
 import type { Store } from "../../store/index.js";
-import type { ReadyFactors } from "../../store/sessions.js";
 import type { LinkSessionRow, SignInFacts } from "../../store/sign-in-sql.js";
 import { eventRow } from "../audit/events.js";
 import type { Ctx } from "../context.js";
-import { failedPrecondition, invalidArgument } from "../errors.js";
+import { type DomainError, failedPrecondition, invalidArgument, permissionDenied } from "../errors.js";
 import { effectiveOf } from "../settings/settings.js";
 import { expired, sessionNotFound, tokenInvalid } from "./model.js";
 import { passwordChangeRequired } from "./password-check.js";
+import {
+  evaluate,
+  authMethods as policyAuthMethods,
+  authTime as policyAuthTime,
+  type SensitiveChange,
+  type SignInState,
+  type Step,
+  sensitiveChange,
+} from "./policy.js";
 import { assertCanSignIn } from "./session-user.js";
 import { sessionEvent } from "./sessions.js";
 
@@ -64,67 +72,74 @@ export function liveOf(s: LinkSessionRow | null, now: Date): LinkedSession | nul
 
 /** auth_time: the latest verification of a factor that authenticates the user. */
 export function authTime(s: LinkedSession): Date {
-  const f = s.factors;
-  const times = [f.password, f.webauthn, f.intent, f.totp, f.otpEmail].filter((d): d is Date => d !== undefined);
-  return times.length ? new Date(Math.max(...times.map((d) => d.getTime()))) : f.user;
+  return policyAuthTime(s.factors, s.factors.user);
 }
 
 /** RFC 8176 amr values: pwd, otp, hwk (a WebAuthn key) with user (it verified the user), mfa for two or more factors. */
 export function authMethods(s: LinkedSession): string[] {
-  const f = s.factors;
-  const amr: string[] = [];
-  if (f.password) amr.push("pwd");
-  if (f.totp || f.otpEmail) amr.push("otp");
-  if (f.webauthn) amr.push(...(f.webauthnUserVerified ? ["hwk", "user"] : ["hwk"]));
-  if (f.intent) amr.push("fed");
-  const factors = [f.password, f.totp ?? f.otpEmail, f.webauthn, f.intent].filter(Boolean).length;
-  if (factors >= 2 || (f.webauthn && f.webauthnUserVerified)) amr.push("mfa");
-  return amr;
+  return policyAuthMethods(s.factors);
 }
 
-const fresh = (at: Date | undefined, lifetimeSeconds: number, now: Date): at is Date =>
-  at !== undefined && now.getTime() - at.getTime() <= lifetimeSeconds * 1000;
-
 /**
- * Refuses a session that may not finish a sign-in now: its user can no longer sign in (deleted, deactivated, locked,
- * organization deactivated), no first factor within the login settings' check lifetimes (Errors.Session.NotAuthenticated),
- * no second factor although the settings force MFA or the user has one set up (Errors.Session.MfaRequired), or a
- * password that must be changed first (Errors.Session.PasswordChangeRequired). `facts`: what this checks about the user
+ * Where the session's sign-in stands under the sign-in policy (policy.ts), for a user who can still sign in (deleted,
+ * deactivated, locked or in a deactivated organization: refused). `facts`: what the policy needs of the user
  * (SIGN_IN_SETTING_KINDS), when the caller read it with the session (null: the user is gone); else read here.
  */
-export async function assertSignInComplete(ctx: Ctx, s: LinkedSession, facts?: SignInFacts | null): Promise<void> {
+export async function signInState(ctx: Ctx, s: LinkedSession, facts?: SignInFacts | null): Promise<SignInState> {
   const known = facts === undefined ? await ctx.store.sessions.signInFacts(ctx.instanceId, s.userId) : facts;
   if (!known) throw sessionNotFound();
   const { user, settings, ready } = known;
   assertCanSignIn(user);
   const now = ctx.clock();
   const login = effectiveOf("login", settings, ctx.instanceId, user.orgId);
-  const f = s.factors;
-  const password = login.allowUsernamePassword && fresh(f.password, login.passwordCheckLifetimeSeconds, now);
-  const passkey = login.passkeysAllowed && f.webauthnUserVerified && fresh(f.webauthn, login.multiFactorCheckLifetimeSeconds, now);
-  const external = login.allowExternalIdp && fresh(f.intent, login.externalLoginCheckLifetimeSeconds, now);
-  if (!password && !passkey && !external) {
-    throw failedPrecondition("Errors.Session.NotAuthenticated", "the session has no recent password, passkey or external sign-in check");
-  }
-  if (!passkey) {
-    const second = login.secondFactorCheckLifetimeSeconds;
-    const allowed = new Set(login.secondFactors);
-    const hasSecond =
-      (allowed.has("otp") && fresh(f.totp, second, now)) ||
-      (allowed.has("otp_email") && fresh(f.otpEmail, second, now)) ||
-      (allowed.has("u2f") && fresh(f.webauthn, second, now));
-    if (!hasSecond && (login.forceMfa || hasSecondFactor(ready, allowed))) {
-      throw failedPrecondition("Errors.Session.MfaRequired", "a second factor must be checked before the sign-in can finish");
-    }
-  }
-  if (f.password && (await passwordChangeRequired(ctx, user, now, settings))) {
-    throw failedPrecondition("Errors.Session.PasswordChangeRequired", "the user must change the password before the sign-in can finish");
+  const changeRequired = s.factors.password !== undefined && (await passwordChangeRequired(ctx, user, now, settings));
+  return evaluate(s.factors, { ready, passwordChangeRequired: changeRequired }, login, now);
+}
+
+/** The error a sign-in that is not complete answers to whoever asks it to finish (CreateCallback, CreateResponse). */
+export function incomplete(step: Step): DomainError | undefined {
+  switch (step.kind) {
+    case "done":
+      return undefined;
+    case "firstFactor":
+      return failedPrecondition("Errors.Session.NotAuthenticated", "the session has no recent password, passkey or external sign-in check");
+    case "secondFactor":
+      return failedPrecondition("Errors.Session.MfaRequired", "a second factor must be checked before the sign-in can finish");
+    case "setUpSecondFactor":
+      return failedPrecondition("Errors.Session.MfaRequired", "a second factor must be set up and checked before the sign-in can finish", {
+        step: "set_up_second_factor",
+      });
+    case "changePassword":
+      return failedPrecondition("Errors.Session.PasswordChangeRequired", "the user must change the password before the sign-in can finish");
   }
 }
 
-/** Whether the user set up a second factor the settings allow: then every sign-in asks for one. */
-function hasSecondFactor(ready: ReadyFactors, allowed: ReadonlySet<string>): boolean {
-  return (allowed.has("otp") && ready.totp) || (allowed.has("otp_email") && ready.otpEmail) || (allowed.has("u2f") && ready.passkeys > 0);
+/**
+ * Refuses a session that may not finish a sign-in now (signInState's step is not done): its user can no longer sign
+ * in, no first factor within the login settings' check lifetimes (Errors.Session.NotAuthenticated), no second factor
+ * although the settings force MFA or the user has one set up (Errors.Session.MfaRequired), or a password that must be
+ * changed first (Errors.Session.PasswordChangeRequired).
+ */
+export async function assertSignInComplete(ctx: Ctx, s: LinkedSession, facts?: SignInFacts | null): Promise<void> {
+  const problem = incomplete((await signInState(ctx, s, facts)).step);
+  if (problem) throw problem;
+}
+
+/**
+ * Refuses a sensitive change (binding or removing an authenticator, a new e-mail address) unless the presented
+ * session allows it (policy.ts sensitiveChange): FailedPrecondition Errors.Session.RecentProofRequired when a first
+ * factor must be proven again in it, PermissionDenied Errors.Session.SignInIncomplete when it has not satisfied what
+ * the account requires.
+ */
+export async function assertSensitiveChange(ctx: Ctx, s: LinkedSession, change: SensitiveChange): Promise<void> {
+  const state = await signInState(ctx, s);
+  const verdict = sensitiveChange(state, s.factors, change, ctx.clock());
+  if (verdict === "proveAgain") {
+    throw failedPrecondition("Errors.Session.RecentProofRequired", "prove a first factor again in this session first (the last one is too old)");
+  }
+  if (verdict === "signInFirst") {
+    throw permissionDenied("Errors.Session.SignInIncomplete", "the session has not satisfied what the account requires to make this change");
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 // SessionService's commands. A login client (IAM_LOGIN_CLIENT: session.write) creates sessions for any user and runs
-// their checks; any user may do the same for itself. The session token, shown once and kept as its SHA-256, proves
+// their checks; a user may run checks on its own sessions. The session token, shown once and kept as its SHA-256, proves
 // the session to later calls and is replaced by every SetSession (the previous one stops working).
 import { newOpaqueToken, sameHash, sha256 } from "../../crypto/tokens.js";
 import type { SessionPatch, SessionRow } from "../../store/sessions.js";
@@ -7,7 +7,7 @@ import type { SignInUser, UserChecks } from "../../store/sign-in-sql.js";
 import { hasInstancePermission } from "../access/permissions.js";
 import { eventRow, recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
-import { failedPrecondition, invalidArgument, permissionDenied } from "../errors.js";
+import { DomainError, failedPrecondition, invalidArgument, permissionDenied } from "../errors.js";
 import { intentSessionUser } from "../idp/session-intent.js";
 import { newId } from "../ids.js";
 import { effectiveOf } from "../settings/settings.js";
@@ -55,6 +55,10 @@ export interface SessionChange {
   challenges: ChallengeAnswers;
 }
 
+/** Sessions of one user that may wait for their first factor check at once, made within PENDING_WINDOW_MS. */
+export const PENDING_PER_USER = 20;
+export const PENDING_WINDOW_MS = 10 * 60_000;
+
 /** Whether the caller is a login client for sessions: `session.write` instance-wide. */
 const isLoginClient = (ctx: Ctx) => hasInstancePermission(ctx, "session.write");
 
@@ -66,21 +70,28 @@ export async function createSession(ctx: Ctx, input: CreateSessionInput): Promis
   const metadata = mergeMetadata({}, input.metadata);
   const now = ctx.clock();
   const expiresAt = input.lifetimeSeconds === undefined ? null : expiryOf(now, input.lifetimeSeconds);
-  // Whatever an intent would link or create happens for a login client only.
-  if (!input.checks.user && !isLoginClient(ctx)) {
-    throw permissionDenied("Errors.Permission.Denied", "signing in with an identity provider needs the role IAM_LOGIN_CLIENT");
-  }
+  // Creating a session is a login client's work alone (as ZITADEL's session.write): a user's own access token reads
+  // and ends its sessions but never mints one, so a stolen token does not become a session. Refused before any
+  // lookup, so the answer tells nothing about the login name.
+  if (!isLoginClient(ctx)) throw permissionDenied("Errors.Permission.Denied", "creating sessions needs the role IAM_LOGIN_CLIENT");
   const { user, checks: known } = await observed(ctx, "user", async () => {
     const found = input.checks.user
       ? await findSessionUser(ctx, input.checks.user)
       : await intentSessionUser(ctx, input.checks.idpIntent as NonNullable<SessionChecks["idpIntent"]>);
-    // A user creates sessions for itself only; for anybody else it is the login client's work.
-    if (!isLoginClient(ctx) && found.user.id !== ctx.principal.userId) {
-      throw permissionDenied("Errors.Permission.Denied", "creating sessions for other users needs the role IAM_LOGIN_CLIENT");
-    }
     assertCanSignIn(found.user);
     return found;
   });
+  // A session without a factor proven at its creation (a passkey's challenge, a custom UI that checks later) is
+  // pending: a user has at most PENDING_PER_USER of them made in the last PENDING_WINDOW_MS, so nobody can pile up
+  // sessions of a user without knowing anything of it.
+  if (!FACTOR_ORDER.some((f) => input.checks[f] !== undefined)) {
+    const since = new Date(now.getTime() - PENDING_WINDOW_MS);
+    if ((await ctx.store.sessions.countUnproven(ctx.instanceId, user.id, since)) >= PENDING_PER_USER) {
+      throw new DomainError("ResourceExhausted", "Errors.Session.TooManyPending", "too many sessions of this user wait for a first check: try again later", {
+        retryAfter: String(Math.ceil(PENDING_WINDOW_MS / 1000)),
+      });
+    }
+  }
 
   const token = newOpaqueToken();
   const session: SessionRow = {

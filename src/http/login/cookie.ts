@@ -9,6 +9,8 @@ export interface BrowserSession {
   token: string;
   userId?: string;
   loginName?: string;
+  /** Made before any factor succeeded (short-lived until one does). */
+  pending?: boolean;
 }
 
 export interface BrowserState {
@@ -51,7 +53,8 @@ const isSession = (s: unknown): s is BrowserSession => {
     typeof o.id === "string" &&
     typeof o.token === "string" &&
     (o.userId === undefined || typeof o.userId === "string") &&
-    (o.loginName === undefined || typeof o.loginName === "string")
+    (o.loginName === undefined || typeof o.loginName === "string") &&
+    (o.pending === undefined || typeof o.pending === "boolean")
   );
 };
 
@@ -99,6 +102,9 @@ export function withSession(state: BrowserState, s: BrowserSession): BrowserStat
   const others = state.sessions.filter((x) => x.id !== s.id && (s.userId === undefined || x.userId !== s.userId));
   return { ...state, sessions: [s, ...others].slice(0, MAX_SESSIONS) };
 }
+
+/** The state with a new CSRF secret: forms rendered before it no longer post. */
+export const withNewCsrf = (state: BrowserState): BrowserState => ({ ...state, csrf: randomBytes(32).toString("base64url") });
 
 export function withoutSession(state: BrowserState, id: string): BrowserState {
   return { ...state, sessions: state.sessions.filter((x) => x.id !== id) };

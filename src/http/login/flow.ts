@@ -1,16 +1,19 @@
-// Where a sign-in goes next. The domain decides whether a session may finish (the same rules that answer a custom
-// login UI's CreateCallback): the hosted login asks it, and turns each refusal into the page that fixes it.
+// Where a sign-in goes next. The domain's sign-in policy decides (the same step a custom login UI gets from
+// SessionService, and the same rules CreateCallback applies); the hosted login shows the page of that step.
 import { asDomainError } from "../../domain/errors.js";
 import { authenticationMethodTypes, type MethodType } from "../../domain/identity/authn/methods.js";
 import { createCallback } from "../../domain/oauth/authorize/login-ui.js";
 import { createResponse } from "../../domain/saml/login-ui.js";
-import { assertSignInComplete, type LinkedSession, sessionForLink } from "../../domain/sessions/link.js";
-import type { BrowserSession } from "./cookie.js";
+import { type LinkedSession, sessionForLink, signInState } from "../../domain/sessions/link.js";
+import type { Step } from "../../domain/sessions/policy.js";
+import { type BrowserSession, withNewCsrf, withoutSession } from "./cookie.js";
 import type { LoginRequest } from "./page.js";
 import { sendSamlAnswer } from "./pages/saml-post.js";
 
 /** How long a session of the hosted login lives (the cookie keeps it as long; factors expire by the login settings). */
 export const SESSION_LIFETIME_SECONDS = 90 * 24 * 3600;
+/** How long a session made before any factor succeeded lives (a passkey's challenge): then it is gone. */
+export const PENDING_SESSION_SECONDS = 10 * 60;
 
 /**
  * The page that asks for the user's first factor: the passkey when the user has one and the login settings allow
@@ -23,30 +26,42 @@ export async function firstFactorPath(r: LoginRequest, s: BrowserSession): Promi
   return login.passkeysAllowed || !methods.includes("PASSWORD") ? "/passkey" : "/password";
 }
 
-/** How recent a first factor must be for changes that could hand the account to someone else (a "sudo" window). */
-export const RECENT_SIGN_IN_MS = 10 * 60_000;
-
-/** Whether the session's user proved itself with a first factor (password, passkey, external sign-in) just now. */
-export function recentlyProven(linked: LinkedSession, now: Date): boolean {
-  const f = linked.factors;
-  return [f.password, f.webauthn, f.intent].some((d) => d !== undefined && now.getTime() - d.getTime() <= RECENT_SIGN_IN_MS);
-}
-
 /** Sends the browser to prove the first factor again; the sign-in then returns to the account page (no auth request). */
 export async function proveAgain(r: LoginRequest, s: BrowserSession): Promise<void> {
   r.redirect(r.url(await firstFactorPath(r, s), { session: s.id }));
 }
 
-const STEP_OF: Record<string, string> = {
-  "Errors.Session.MfaRequired": "/mfa",
-  "Errors.Session.PasswordChangeRequired": "/password/change",
-};
+/** The hosted login's page for each step of the sign-in policy (policy.ts). */
+function pageOf(step: Exclude<Step["kind"], "done" | "firstFactor">): string {
+  switch (step) {
+    case "secondFactor":
+      return "/mfa";
+    case "setUpSecondFactor":
+      return "/mfa/setup";
+    case "changePassword":
+      return "/password/change";
+  }
+}
 
 /**
- * After a check succeeded: back to the application with a code (or to the SAML SP with its Response) when the sign-in is
- * complete (or to the account page without a request), else to the page of what is missing.
+ * Where a sign-in goes next, by the sign-in policy's step for this session: the page of what is missing, else back to
+ * the application with a code (or to the SAML SP with its Response), or to the account page without a request.
+ * `proved`: a check just succeeded in this request; the browser's CSRF secret is then replaced (a sign-in changes
+ * what the browser may do, so a token learnt before it is worth nothing after).
  */
-export async function continueSignIn(r: LoginRequest, s: BrowserSession): Promise<void> {
+export async function continueSignIn(r: LoginRequest, s: BrowserSession, o: { proved?: boolean } = {}): Promise<void> {
+  if (o.proved) r.setState(withNewCsrf(r.state));
+  let linked: LinkedSession;
+  try {
+    linked = await sessionForLink(r.ctx, s.id, s.token);
+  } catch (err) {
+    if (!asDomainError(err)) throw err;
+    r.setState(withoutSession(r.state, s.id));
+    return r.redirect(r.url("/login", r.flowQuery()));
+  }
+  const { step } = await signInState(r.ctx, linked);
+  if (step.kind === "firstFactor") return r.redirect(r.url(await firstFactorPath(r, s), r.flowQuery({ session: s.id })));
+  if (step.kind !== "done") return r.redirect(r.url(pageOf(step.kind), r.flowQuery({ session: s.id })));
   try {
     if (r.samlRequest) {
       const { answer } = await createResponse(r.ctx, r.deps.saml, { samlRequestId: r.samlRequest.id, session: { sessionId: s.id, sessionToken: s.token } });
@@ -61,13 +76,11 @@ export async function continueSignIn(r: LoginRequest, s: BrowserSession): Promis
       r.redirect(callbackUrl);
       return;
     }
-    await assertSignInComplete(r.ctx, await sessionForLink(r.ctx, s.id, s.token));
     r.redirect(r.url("/account", { session: s.id }));
   } catch (err) {
     const d = asDomainError(err);
-    const step = d && STEP_OF[d.id];
-    if (step) return r.redirect(r.url(step, r.flowQuery({ session: s.id })));
-    if (d && ["Errors.Session.NotAuthenticated", "Errors.AuthRequest.ReauthenticationRequired", "Errors.SamlRequest.ReauthenticationRequired"].includes(d.id)) {
+    // What the request asks beyond the policy: a new authentication (prompt=login, max_age), or another user.
+    if (d?.id === "Errors.AuthRequest.ReauthenticationRequired" || d?.id === "Errors.SamlRequest.ReauthenticationRequired") {
       return r.redirect(r.url(await firstFactorPath(r, s), r.flowQuery({ session: s.id })));
     }
     if (d?.id === "Errors.AuthRequest.UserMismatch") return r.redirect(r.url("/login", r.flowQuery({ mismatch: "1" })));

@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/object/v2/object.proto.
  */
 export const file_svc_object_v2_object: GenFile = /*@__PURE__*/
-  fileDesc("ChpzdmMvb2JqZWN0L3YyL29iamVjdC5wcm90bxINc3ZjLm9iamVjdC52MiI5CgxFcnJvckRldGFpbHMSKQoKZXJyb3JfaW5mbxgBIAEoCzIVLmdvb2dsZS5ycGMuRXJyb3JJbmZvIkwKCUxpc3RRdWVyeRIOCgZvZmZzZXQYASABKAQSDQoFbGltaXQYAiABKA0SCwoDYXNjGAMgASgIEhMKC2V4YWN0X3RvdGFsGAQgASgIIncKC0xpc3REZXRhaWxzEhQKDHRvdGFsX3Jlc3VsdBgBIAEoBBItCgl0aW1lc3RhbXAYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiMKG3RvdGFsX3Jlc3VsdF9pc19sb3dlcl9ib3VuZBgDIAEoCCKFAQoHRGV0YWlscxIxCg1jcmVhdGlvbl9kYXRlGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtjaGFuZ2VfZGF0ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOcmVzb3VyY2Vfb3duZXIYAyABKAkq6AIKD1RleHRRdWVyeU1ldGhvZBIhCh1URVhUX1FVRVJZX01FVEhPRF9VTlNQRUNJRklFRBAAEhwKGFRFWFRfUVVFUllfTUVUSE9EX0VRVUFMUxABEigKJFRFWFRfUVVFUllfTUVUSE9EX0VRVUFMU19JR05PUkVfQ0FTRRACEiEKHVRFWFRfUVVFUllfTUVUSE9EX1NUQVJUU19XSVRIEAMSLQopVEVYVF9RVUVSWV9NRVRIT0RfU1RBUlRTX1dJVEhfSUdOT1JFX0NBU0UQBBIeChpURVhUX1FVRVJZX01FVEhPRF9DT05UQUlOUxAFEioKJlRFWFRfUVVFUllfTUVUSE9EX0NPTlRBSU5TX0lHTk9SRV9DQVNFEAYSHwobVEVYVF9RVUVSWV9NRVRIT0RfRU5EU19XSVRIEAcSKwonVEVYVF9RVUVSWV9NRVRIT0RfRU5EU19XSVRIX0lHTk9SRV9DQVNFEAgq/wEKFFRpbWVzdGFtcFF1ZXJ5TWV0aG9kEiYKIlRJTUVTVEFNUF9RVUVSWV9NRVRIT0RfVU5TUEVDSUZJRUQQABIhCh1USU1FU1RBTVBfUVVFUllfTUVUSE9EX0VRVUFMUxABEiIKHlRJTUVTVEFNUF9RVUVSWV9NRVRIT0RfR1JFQVRFUhACEiwKKFRJTUVTVEFNUF9RVUVSWV9NRVRIT0RfR1JFQVRFUl9PUl9FUVVBTFMQAxIfChtUSU1FU1RBTVBfUVVFUllfTUVUSE9EX0xFU1MQBBIpCiVUSU1FU1RBTVBfUVVFUllfTUVUSE9EX0xFU1NfT1JfRVFVQUxTEAViBnByb3RvMw", [file_google_protobuf_timestamp, file_google_rpc_error_details]);
+  fileDesc("ChpzdmMvb2JqZWN0L3YyL29iamVjdC5wcm90bxINc3ZjLm9iamVjdC52MiI5CgxFcnJvckRldGFpbHMSKQoKZXJyb3JfaW5mbxgBIAEoCzIVLmdvb2dsZS5ycGMuRXJyb3JJbmZvIkwKCUxpc3RRdWVyeRIOCgZvZmZzZXQYASABKAQSDQoFbGltaXQYAiABKA0SCwoDYXNjGAMgASgIEhMKC2V4YWN0X3RvdGFsGAQgASgIIncKC0xpc3REZXRhaWxzEhQKDHRvdGFsX3Jlc3VsdBgBIAEoBBItCgl0aW1lc3RhbXAYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiMKG3RvdGFsX3Jlc3VsdF9pc19sb3dlcl9ib3VuZBgDIAEoCCI5CgxTZXNzaW9uUHJvb2YSEgoKc2Vzc2lvbl9pZBgBIAEoCRIVCg1zZXNzaW9uX3Rva2VuGAIgASgJIoUBCgdEZXRhaWxzEjEKDWNyZWF0aW9uX2RhdGUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2NoYW5nZV9kYXRlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIWCg5yZXNvdXJjZV9vd25lchgDIAEoCSroAgoPVGV4dFF1ZXJ5TWV0aG9kEiEKHVRFWFRfUVVFUllfTUVUSE9EX1VOU1BFQ0lGSUVEEAASHAoYVEVYVF9RVUVSWV9NRVRIT0RfRVFVQUxTEAESKAokVEVYVF9RVUVSWV9NRVRIT0RfRVFVQUxTX0lHTk9SRV9DQVNFEAISIQodVEVYVF9RVUVSWV9NRVRIT0RfU1RBUlRTX1dJVEgQAxItCilURVhUX1FVRVJZX01FVEhPRF9TVEFSVFNfV0lUSF9JR05PUkVfQ0FTRRAEEh4KGlRFWFRfUVVFUllfTUVUSE9EX0NPTlRBSU5TEAUSKgomVEVYVF9RVUVSWV9NRVRIT0RfQ09OVEFJTlNfSUdOT1JFX0NBU0UQBhIfChtURVhUX1FVRVJZX01FVEhPRF9FTkRTX1dJVEgQBxIrCidURVhUX1FVRVJZX01FVEhPRF9FTkRTX1dJVEhfSUdOT1JFX0NBU0UQCCr/AQoUVGltZXN0YW1wUXVlcnlNZXRob2QSJgoiVElNRVNUQU1QX1FVRVJZX01FVEhPRF9VTlNQRUNJRklFRBAAEiEKHVRJTUVTVEFNUF9RVUVSWV9NRVRIT0RfRVFVQUxTEAESIgoeVElNRVNUQU1QX1FVRVJZX01FVEhPRF9HUkVBVEVSEAISLAooVElNRVNUQU1QX1FVRVJZX01FVEhPRF9HUkVBVEVSX09SX0VRVUFMUxADEh8KG1RJTUVTVEFNUF9RVUVSWV9NRVRIT0RfTEVTUxAEEikKJVRJTUVTVEFNUF9RVUVSWV9NRVRIT0RfTEVTU19PUl9FUVVBTFMQBWIGcHJvdG8z", [file_google_protobuf_timestamp, file_google_rpc_error_details]);
 
 /**
  * What every error of the v2 API carries in its google.rpc.Status details (gRPC's grpc-status-details-bin,
@@ -132,6 +132,35 @@ export const ListDetailsSchema: GenMessage<ListDetails> = /*@__PURE__*/
   messageDesc(file_svc_object_v2_object, 2);
 
 /**
+ * A session of the user a request acts on, proven by its token: what a login
+ * client presents when it binds or removes an authenticator during a sign-in
+ * (the sign-in policy accepts such a change only from a session of the user
+ * that satisfies what the account requires, with a recent proof). A user
+ * acting on itself with an access token of a sign-in need not present one:
+ * the token's own session is used.
+ *
+ * @generated from message svc.object.v2.SessionProof
+ */
+export type SessionProof = Message<"svc.object.v2.SessionProof"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * @generated from field: string session_token = 2;
+   */
+  sessionToken: string;
+};
+
+/**
+ * Describes the message svc.object.v2.SessionProof.
+ * Use `create(SessionProofSchema)` to create a new message.
+ */
+export const SessionProofSchema: GenMessage<SessionProof> = /*@__PURE__*/
+  messageDesc(file_svc_object_v2_object, 3);
+
+/**
  * Bookkeeping of one resource.
  *
  * @generated from message svc.object.v2.Details
@@ -161,7 +190,7 @@ export type Details = Message<"svc.object.v2.Details"> & {
  * Use `create(DetailsSchema)` to create a new message.
  */
 export const DetailsSchema: GenMessage<Details> = /*@__PURE__*/
-  messageDesc(file_svc_object_v2_object, 3);
+  messageDesc(file_svc_object_v2_object, 4);
 
 /**
  * How a text filter compares. UNSPECIFIED compares for equality.

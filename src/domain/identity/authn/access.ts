@@ -1,16 +1,16 @@
-// Who may act on a user's authentication methods. The user itself always may (it proves who it is with its own
-// token). Anyone else needs user.authn.write in the user's organization (or instance-wide: IAM_OWNER,
-// IAM_LOGIN_CLIENT) and, for whatever could hand the account to someone else (registering a factor, removing one,
-// taking a code instead of having it sent to the user), the rule of "who may change an account"
-// (authorizeOverRoles): an ORG_USER_MANAGER cannot add its passkey to its ORG_OWNER's account, nor a login client to
-// an administrator's. A login client registers factors during a sign-in, before the user has a token: it may then
-// register one for a user holding roles too, when it holds a live session of that user, made by itself, in which
-// the user proved itself within the last 10 minutes as a login would (a first factor and, when the user has a
-// second factor already, that too). Codes sent to the user's own address need no more than the permission.
-import type { AuthnSubject, SignInSession } from "../../../store/authn.js";
-import { authorize, authorizeOverRoles } from "../../access/permissions.js";
+// Who may act on a user's authentication methods. Reading them, and codes sent to the user's own address, need the
+// user itself or user.authn.write in its organization (or instance-wide: IAM_OWNER, IAM_LOGIN_CLIENT). Binding or
+// removing an authenticator is a sensitive change (policy.ts): the user itself and a login client acting for it may
+// make it only through a session of the user that the request presents (its token, or the session the bearer token
+// was issued from) and that satisfies the sign-in policy, with a recent proof; an administrator needs, besides the
+// permission, the rule of "who may change an account" (authorizeOverRoles): an ORG_USER_MANAGER cannot add its
+// passkey to its ORG_OWNER's account. Having a code returned instead of sent needs the latter too.
+import type { AuthnSubject } from "../../../store/authn.js";
+import { authorize, authorizeOverRoles, hasInstancePermission } from "../../access/permissions.js";
 import type { Ctx } from "../../context.js";
-import { DomainError, failedPrecondition, invalidArgument, permissionDenied } from "../../errors.js";
+import { failedPrecondition, invalidArgument, permissionDenied } from "../../errors.js";
+import { assertSensitiveChange, liveSession, sessionForLink } from "../../sessions/link.js";
+import type { SensitiveChange } from "../../sessions/policy.js";
 import { effectiveSetting } from "../../settings/settings.js";
 import { userNotFound } from "../user-access.js";
 import type { AuthnSettings } from "./ports.js";
@@ -22,9 +22,6 @@ export type { AuthnSubject } from "../../../store/authn.js";
  * remove one; have a code returned to it.
  */
 export type AuthnAction = "read" | "send" | "register" | "remove" | "returnCode";
-
-/** How recent a sign-in must be for a login client to register a factor of a user holding roles. */
-export const SIGN_IN_WINDOW_MS = 10 * 60_000;
 
 /** The authentication settings, which the composition root always provides to API calls. */
 export function authnSettings(ctx: Ctx): AuthnSettings {
@@ -41,40 +38,47 @@ export async function authnSubject(ctx: Ctx, userId: string, action: AuthnAction
   if (action === "returnCode" && self) {
     throw permissionDenied("Errors.User.Code.ReturnDenied", "a code is sent to the user, never returned to the user itself");
   }
+  if (action === "register" || action === "remove") {
+    const change = action === "register" ? "bindAuthenticator" : "removeAuthenticator";
+    if (self) {
+      await assertPresentedProof(ctx, user, change);
+      return user;
+    }
+    authorize(ctx, "user.authn.write", user.orgId, userNotFound);
+    // A login client has no authority of its own over a user's authenticators: only the user's proof in a session.
+    if (hasInstancePermission(ctx, "session.write")) await assertPresentedProof(ctx, user, change);
+    else await authorizeOverRoles(ctx, user);
+    return user;
+  }
   if (self) return user;
   authorize(ctx, action === "read" ? "user.read" : "user.authn.write", user.orgId, userNotFound);
-  if (action === "register") await overRolesOrSignedIn(ctx, user);
-  else if (action === "remove" || action === "returnCode") await authorizeOverRoles(ctx, user);
+  if (action === "returnCode") await authorizeOverRoles(ctx, user);
   return user;
+}
+
+/**
+ * The session the request presents (ctx.session with its token, else the bearer token's own session) must be the
+ * user's and allow the change under the sign-in policy.
+ */
+export async function assertPresentedProof(ctx: Ctx, user: { id: string }, change: SensitiveChange): Promise<void> {
+  const presented = ctx.session
+    ? await sessionForLink(ctx, ctx.session.id, ctx.session.token)
+    : ctx.principal.sessionId
+      ? await liveSession(ctx.store, ctx.instanceId, ctx.principal.sessionId, ctx.clock())
+      : null;
+  if (!presented) {
+    throw permissionDenied(
+      "Errors.Session.ProofRequired",
+      "changing a user's authenticators needs a session of the user, presented with its token, in which the user signed in recently",
+    );
+  }
+  if (presented.userId !== user.id) throw permissionDenied("Errors.Session.UserMismatch", "the presented session is another user's");
+  await assertSensitiveChange(ctx, presented, change);
 }
 
 /** The commands that change a user's methods are for human users. */
 export function humanOnly(user: AuthnSubject): void {
   if (user.type !== "HUMAN") throw failedPrecondition("Errors.User.NotHuman", "only human users have authentication methods");
-}
-
-async function overRolesOrSignedIn(ctx: Ctx, user: AuthnSubject): Promise<void> {
-  try {
-    await authorizeOverRoles(ctx, user);
-  } catch (err) {
-    if (!(err instanceof DomainError) || err.kind !== "PermissionDenied") throw err;
-    const now = ctx.clock();
-    const sessions = await ctx.store.authn.signInSessions(ctx.instanceId, user.id, ctx.principal.userId, now);
-    if (sessions.length === 0) throw err;
-    const m = await ctx.store.authn.methods(user.id);
-    const since = new Date(now.getTime() - SIGN_IN_WINDOW_MS);
-    if (!sessions.some((s) => provesUser(s, m.totp || m.passkey || m.otpEmail, since))) throw err;
-  }
-}
-
-/** Whether a session shows the user signed in since `since`, with a second factor when it has one. */
-export function provesUser(s: SignInSession, hasSecondFactor: boolean, since: Date): boolean {
-  const recent = (d: Date | null) => d !== null && d.getTime() >= since.getTime();
-  const knowledge = recent(s.passwordCheckedAt) || recent(s.intentCheckedAt);
-  const webauthn = recent(s.webauthnCheckedAt);
-  const otp = recent(s.totpCheckedAt) || recent(s.otpEmailCheckedAt);
-  if (!hasSecondFactor) return knowledge || webauthn;
-  return (webauthn && s.webauthnUserVerified) || (knowledge && (webauthn || otp)) || (webauthn && otp);
 }
 
 /** Factors the login settings of an organization allow to be registered. */

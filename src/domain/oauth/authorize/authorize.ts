@@ -1,19 +1,16 @@
 // The authorization endpoint (OAuth 2.0 §4.1.1, OIDC Core §3.1.2.1): validates the request in the order the specs
 // prescribe (first the client and its redirect URI, which decide whether errors may go back to the client at all, then
-// everything else as errors at the redirect URI), stores it for the login UI and sends the browser there; prompt=none
-// is answered at once from the session an id_token_hint names.
+// everything else as errors at the redirect URI), stores it for the login UI and sends the browser there, also for
+// prompt=none (the login UI answers it from this browser's sessions, without a page).
 import type { AuthRequestRow } from "../../../store/auth-requests.js";
-import type { Ctx } from "../../context.js";
-import { DomainError } from "../../errors.js";
 import { newId } from "../../ids.js";
-import { assertSignInComplete, authTime, type LinkedSession, liveSession } from "../../sessions/link.js";
 import { findClient } from "../client-auth.js";
 import { isOidcApp, type OidcClient } from "../grants/oidc-client.js";
+import { OFFLINE_ACCESS } from "../grants/user-tokens.js";
 import { hintClient, readIdTokenHint } from "../id-token.js";
 import type { OAuthRuntime } from "../runtime.js";
 import { scopeTokens } from "../scopes.js";
 import { type AuthorizationError, errorCallback, withQuery } from "./callback.js";
-import { AuthRequestErrors, finishWithError, finishWithSession, signInProblem } from "./finish.js";
 import { challengeProblem } from "./pkce.js";
 import { matchesRedirectUri } from "./redirect-uri.js";
 
@@ -82,16 +79,9 @@ export async function authorizeRequest(rt: OAuthRuntime, params: Map<string, str
   const back = { redirectUri, state };
   try {
     const request = await validated(rt, client, params, one, redirectUri, now);
-    if (request.prompt.includes("none")) {
-      // Without a hint only the browser knows its sessions: the hosted login, which reads its cookie, answers at once
-      // (a code, or login_required and the like) without showing a page. A login UI of the app's own is not trusted
-      // to do so, and any hint is svc's to judge.
-      if (one("id_token_hint") === undefined && !client.oidc.loginBaseUrl && rt.loginUrl.startsWith(`${rt.issuer}/ui/login/`)) {
-        await rt.store.authRequests.create(stored(request));
-        return { kind: "redirect", location: withQuery(rt.loginUrl, { authRequest: request.id }) };
-      }
-      return { kind: "redirect", location: await promptNone(rt, request, one("id_token_hint"), now) };
-    }
+    // prompt=none is answered by the login UI too, from the End-User's session in this user agent only (its cookie):
+    // without a page, a code or login_required and the like (OIDC Core §3.1.2.1). An id_token_hint never stands in
+    // for that session: it only names the user (hintUserId) whose session of this browser may answer.
     await rt.store.authRequests.create(stored(request));
     const base = client.oidc.loginBaseUrl ?? rt.loginUrl;
     return { kind: "redirect", location: withQuery(base, { authRequest: request.id }) };
@@ -126,7 +116,7 @@ async function validated(
   }
   const responseMode = one("response_mode");
   if (responseMode !== undefined && responseMode !== "query") throw refuse("invalid_request", "only response_mode=query is supported");
-  const scopes = scopeTokens(one("scope")).filter((s) => s.length <= LIMITS.scopeToken);
+  let scopes = scopeTokens(one("scope")).filter((s) => s.length <= LIMITS.scopeToken);
   if (!scopes.includes("openid")) throw refuse("invalid_scope", "scope must contain openid");
   const nonce = one("nonce");
   if (nonce !== undefined && nonce.length > LIMITS.nonce) throw refuse("invalid_request", `nonce must be at most ${LIMITS.nonce} characters`);
@@ -138,6 +128,9 @@ async function validated(
   const unknownPrompt = prompt.find((p) => !(PROMPTS as readonly string[]).includes(p));
   if (unknownPrompt) throw refuse("invalid_request", `unknown prompt value ${unknownPrompt.slice(0, 40)}`);
   if (prompt.includes("none") && prompt.length > 1) throw refuse("invalid_request", "prompt=none cannot be combined with other values");
+  // Offline access needs the user's consent (OIDC Core §11), which a request without interaction cannot ask for: a
+  // silent sign-in never gains a refresh token it would not otherwise have.
+  if (prompt.includes("none")) scopes = scopes.filter((s) => s !== OFFLINE_ACCESS);
   const maxAgeRaw = one("max_age");
   if (maxAgeRaw !== undefined && !/^\d{1,9}$/.test(maxAgeRaw)) throw refuse("invalid_request", "max_age must be a non-negative number of seconds");
   const loginHint = one("login_hint");
@@ -187,47 +180,4 @@ async function validated(
 function stored(r: Validated) {
   const { app: _app, finishedAt: _f, sessionId: _s, userId: _u, authTime: _a, amr: _amr, codeExpiresAt: _c, codeUsedAt: _cu, ...row } = r;
   return row;
-}
-
-/**
- * prompt=none (OIDC Core §3.1.2.1): no login UI. svc keeps no browser cookie of its own (until the hosted login
- * exists), so the only session it can know of is the one an id_token_hint names (its sid): still alive, of the hint's
- * user, complete, fresh enough for max_age, and the user passes the project's gates. Then a code at once; otherwise
- * login_required (access_denied for a gated user).
- */
-async function promptNone(rt: OAuthRuntime, r: Validated, hintToken: string | undefined, now: Date): Promise<string> {
-  const hint = hintToken ? await readIdTokenHint(rt, hintToken) : undefined;
-  const loginRequired = () => errorCallback(r, "login_required", "no usable session: the user must sign in", rt.issuer);
-  if (!hint?.sid) return loginRequired();
-  const session = await liveSession(rt.store, rt.instanceId, hint.sid, now);
-  if (!session || session.userId !== hint.sub || !(await signInComplete(rt, session))) return loginRequired();
-  if (signInProblem(r, session.userId, authTime(session), now)) return loginRequired();
-  await rt.store.authRequests.create(stored(r));
-  const f = { store: rt.store, instanceId: rt.instanceId, issuer: rt.issuer, codeLifetime: rt.lifetimes.authCode, signals: rt.signals };
-  try {
-    return await finishWithSession(f, r, session, now, null);
-  } catch (err) {
-    if (!(err instanceof DomainError) || err.id !== AuthRequestErrors.AccessDenied) throw err;
-    return finishWithError(f, r, "access_denied", "the user may not sign in to this application", now, null);
-  }
-}
-
-/** Whether the session may still finish a sign-in (the checks CreateCallback makes), read as its own user. */
-async function signInComplete(rt: OAuthRuntime, s: LinkedSession): Promise<boolean> {
-  const ctx: Ctx = {
-    store: rt.store,
-    instanceId: rt.instanceId,
-    // The browser acts for the session's user; nothing here is checked against the principal's roles.
-    principal: { userId: s.userId, instanceId: rt.instanceId, orgId: s.orgId, userType: "HUMAN", instanceRoles: [], orgRoles: new Map(), credentialId: s.id },
-    clock: rt.clock,
-    log: rt.log,
-    requestId: "",
-  };
-  try {
-    await assertSignInComplete(ctx, s);
-    return true;
-  } catch (err) {
-    if (err instanceof DomainError) return false;
-    throw err;
-  }
 }

@@ -11,12 +11,13 @@ import { removeTotp } from "../../../domain/identity/authn/totp.js";
 import { setPassword } from "../../../domain/identity/user-passwords.js";
 import { getUser, updateUser } from "../../../domain/identity/users.js";
 import { page as listPage } from "../../../domain/list.js";
-import { assertSignInComplete, type LinkedSession, sessionForLink } from "../../../domain/sessions/link.js";
+import { type LinkedSession, sessionForLink, signInState } from "../../../domain/sessions/link.js";
+import { type SensitiveChange, type SignInState, sensitiveChange } from "../../../domain/sessions/policy.js";
 import { deleteSession, listSessions } from "../../../domain/sessions/reads.js";
 import { effectiveSetting, passwordComplexity } from "../../../domain/settings/settings.js";
 import { type LoginDeps, selfCtx } from "../context.js";
 import { type BrowserSession, withoutSession } from "../cookie.js";
-import { continueSignIn, proveAgain, recentlyProven } from "../flow.js";
+import { continueSignIn, proveAgain } from "../flow.js";
 import { type Html, html } from "../html.js";
 import { alert, field, hidden } from "../layout.js";
 import { type LoginRequest, page } from "../router.js";
@@ -24,6 +25,8 @@ import { type LoginRequest, page } from "../router.js";
 interface Account {
   s: BrowserSession;
   linked: LinkedSession;
+  state: SignInState;
+  /** The user itself, presenting this browser's session (the proof the domain asks of sensitive changes). */
   self: Ctx;
 }
 
@@ -45,15 +48,20 @@ async function account(r: LoginRequest): Promise<Account | undefined> {
       r.setState(withoutSession(r.state, s.id));
       continue;
     }
+    let state: SignInState;
     try {
-      await assertSignInComplete(r.ctx, linked);
+      state = await signInState(r.ctx, linked);
     } catch (err) {
       if (!asDomainError(err)) throw err;
+      continue;
+    }
+    if (state.step.kind !== "done") {
       incomplete ??= s;
       continue;
     }
     r.orgId = linked.orgId;
-    return { s, linked, self: selfCtx(r.deps, r.req, { id: linked.userId, orgId: linked.orgId }) };
+    const self = { ...selfCtx(r.deps, r.req, { id: linked.userId, orgId: linked.orgId }), session: { id: s.id, token: s.token } };
+    return { s, linked, state, self };
   }
   // A session that still misses a step (a second factor, a new password): the sign-in goes on with that step.
   if (named && incomplete) await continueSignIn(r, incomplete);
@@ -201,13 +209,13 @@ ${form("/account/session/end", { target: x.id }, html`<button type="submit" clas
 }
 
 /** A form of the account page: the change, then the page again with what happened in that section. */
-function change(deps: LoginDeps, section: string, run: (r: LoginRequest, a: Account) => Promise<string | undefined>, sensitive = false) {
+function change(deps: LoginDeps, section: string, run: (r: LoginRequest, a: Account) => Promise<string | undefined>, sensitive?: SensitiveChange) {
   return page(deps, async (r) => {
     const a = await account(r);
     if (!a) return;
-    // A new e-mail address or fewer factors could hand the account to whoever sits at an unattended browser: those
-    // changes need the first factor proven in the last minutes.
-    if (sensitive && !recentlyProven(a.linked, r.ctx.clock())) return proveAgain(r, a.s);
+    // A new e-mail address or fewer factors could hand the account to whoever sits at an unattended browser: the
+    // sign-in policy asks for a recent proof in this session (the domain refuses the change without it too).
+    if (sensitive && sensitiveChange(a.state, a.linked.factors, sensitive, r.ctx.clock()) !== "allowed") return proveAgain(r, a.s);
     let notice: Notice | undefined;
     try {
       const ok = await run(r, a);
@@ -254,7 +262,7 @@ export function accountPages(app: Express, deps: LoginDeps): void {
         await sendEmailCode(a.self, a.linked.userId, { kind: "send" });
         return r.t("account.email.changed");
       },
-      true,
+      "email",
     ),
   );
   app.post(
@@ -299,7 +307,7 @@ function factorAndSessionForms(app: Express, deps: LoginDeps): void {
         await removeTotp(a.self, a.linked.userId);
         return r.t("account.totp.removed");
       },
-      true,
+      "removeAuthenticator",
     ),
   );
   app.post(
@@ -311,7 +319,7 @@ function factorAndSessionForms(app: Express, deps: LoginDeps): void {
         await removePasskey(a.self, a.linked.userId, r.idParam("passkeyId") ?? "");
         return r.t("account.passkeys.removed");
       },
-      true,
+      "removeAuthenticator",
     ),
   );
   app.post(

@@ -99,7 +99,7 @@ async function getSuccess(r: LoginRequest): Promise<void> {
     r.orgId ??= user?.orgId;
     const s = { id: created.sessionId, token: created.sessionToken, userId: user?.id, loginName: user?.loginName };
     r.setState(withSession(r.state, s));
-    return continueSignIn(r, s);
+    return continueSignIn(r, s, { proved: true });
   } catch (err) {
     const d = asDomainError(err);
     if (d?.id === "Errors.IdpIntent.UserNotLinked") return externalProblem(r, "notLinked", 403);

@@ -1,15 +1,17 @@
 // The factors after the login name: a passkey as the first factor (no password), and the second factors a user has
 // set up (TOTP, a code by e-mail, a security key or passkey). The WebAuthn ceremony runs in assets/webauthn.js; the
 // rest works without JavaScript.
+import { randomBytes } from "node:crypto";
 import type { Express } from "express";
 import { asDomainError, DomainError } from "../../../domain/errors.js";
 import { authenticationMethodTypes } from "../../../domain/identity/authn/methods.js";
 import type { SessionChecks } from "../../../domain/sessions/model.js";
-import { setSession } from "../../../domain/sessions/sessions.js";
+import { getSession } from "../../../domain/sessions/reads.js";
+import { createSession, setSession } from "../../../domain/sessions/sessions.js";
 import { effectiveSetting } from "../../../domain/settings/settings.js";
 import type { LoginDeps } from "../context.js";
 import { type BrowserSession, withoutSession, withSession } from "../cookie.js";
-import { continueSignIn } from "../flow.js";
+import { continueSignIn, PENDING_SESSION_SECONDS, SESSION_LIFETIME_SECONDS } from "../flow.js";
 import { html, trusted } from "../html.js";
 import { alert, field, hidden } from "../layout.js";
 import { type LoginRequest, page } from "../router.js";
@@ -43,8 +45,10 @@ async function flowSession(r: LoginRequest): Promise<BrowserSession | undefined>
 /** Runs checks (and challenges) on the flow's session and keeps the new token; false (and redirected) when it is gone. */
 async function check(r: LoginRequest, s: BrowserSession, checks: SessionChecks, challenges = {}): Promise<BrowserSession | undefined> {
   try {
-    const changed = await setSession(r.ctx, { sessionId: s.id, sessionToken: s.token, checks, challenges, metadata: {} });
-    const next = { ...s, token: changed.sessionToken };
+    // A pending session (made for a passkey before any factor) lives as long as any other once a check succeeded.
+    const lifetimeSeconds = s.pending && Object.keys(checks).length ? SESSION_LIFETIME_SECONDS : undefined;
+    const changed = await setSession(r.ctx, { sessionId: s.id, sessionToken: s.token, checks, challenges, metadata: {}, lifetimeSeconds });
+    const next: BrowserSession = { ...s, token: changed.sessionToken, ...(lifetimeSeconds ? { pending: undefined } : {}) };
     r.setState(withSession(r.state, next));
     r.lastChallenges = changed.challenges;
     return next;
@@ -91,7 +95,7 @@ const rpDomain = (deps: LoginDeps) => new URL(deps.externalUrl).hostname;
 /** A WebAuthn page: the options for the script, the form it fills, and what to do without JavaScript. */
 async function webauthnPage(
   r: LoginRequest,
-  o: { action: string; title: string; subtitle: string; s: BrowserSession; options: unknown; error?: string; alternatives?: unknown },
+  o: { action: string; title: string; subtitle: string; s?: BrowserSession; loginName?: string; options: unknown; error?: string; alternatives?: unknown },
   status = 200,
 ) {
   // JSON in a data block (not executed; the CSP allows no inline script): "<" escaped so it cannot close the element.
@@ -103,7 +107,7 @@ async function webauthnPage(
       body: html`${alert(o.error)}<div id="webauthn-error" class="alert alert-error" role="alert" hidden></div>
 <script type="application/json" id="webauthn-options">${trusted(json)}</script>
 <form method="post" action="${o.action}" id="webauthn-form" data-ceremony="authenticate" data-error-text="${p.t("passkey.failed")}">
-${hidden(p, r.flowQuery({ session: o.s.id }))}
+${hidden(p, r.flowQuery(o.s ? { session: o.s.id } : { loginName: o.loginName }))}
 <input type="hidden" name="credential" id="webauthn-credential" />
 <button type="submit" class="button primary" id="webauthn-start">${p.t("passkey.start")}</button>
 </form>
@@ -126,8 +130,59 @@ function parseCredential(r: LoginRequest): Record<string, unknown> | undefined {
   }
 }
 
+/**
+ * A passkey as the first factor for a typed login name (no session yet): a pending session of the user, short-lived
+ * until the passkey is proven, made with its challenge. An unknown name (or a user who cannot sign in here) gets the
+ * same page with a challenge no authenticator can answer, so the page does not tell whether the name exists.
+ */
+async function pendingPasskeySession(r: LoginRequest, deps: LoginDeps): Promise<{ s?: BrowserSession; options: unknown } | undefined> {
+  await r.loadAuthRequest();
+  const loginName = (r.param("loginName") ?? "").trim();
+  if (!loginName || loginName.length > 200) {
+    r.redirect(r.url("/login", r.flowQuery()));
+    return undefined;
+  }
+  try {
+    const created = await createSession(r.ctx, {
+      checks: { user: { loginName } },
+      challenges: { webAuthN: { domain: rpDomain(deps), userVerification: "required" } },
+      metadata: {},
+      userAgent: r.userAgent(),
+      lifetimeSeconds: PENDING_SESSION_SECONDS,
+    });
+    const s: BrowserSession = { id: created.sessionId, token: created.sessionToken, loginName, pending: true };
+    const view = await getSession(r.ctx, s.id, s.token);
+    s.userId = view.factors.user?.id;
+    if (view.factors.user) s.loginName = view.factors.user.loginName;
+    r.orgId ??= view.factors.user?.orgId;
+    r.setState(withSession(r.state, s));
+    return { s, options: created.challenges.webAuthN?.publicKeyCredentialRequestOptions };
+  } catch (err) {
+    const d = asDomainError(err);
+    if (!d || (d.kind !== "NotFound" && d.kind !== "FailedPrecondition")) throw err;
+    return {
+      options: { challenge: randomBytes(32).toString("base64url"), timeout: 300_000, rpId: rpDomain(deps), allowCredentials: [], userVerification: "required" },
+    };
+  }
+}
+
 const passkeyGet = (deps: LoginDeps, kind: "passkey" | "u2f") =>
   page(deps, async (r) => {
+    if (kind === "passkey" && !r.idParam("session") && r.param("loginName") !== undefined) {
+      const pending = await pendingPasskeySession(r, deps);
+      if (!pending) return;
+      const loginName = (r.param("loginName") ?? "").trim();
+      return webauthnPage(r, {
+        action: r.url("/passkey"),
+        title: r.t("passkey.title"),
+        subtitle: r.t("passkey.subtitle"),
+        s: pending.s,
+        loginName: pending.s ? undefined : loginName,
+        options: pending.options,
+        error: r.param("failed") === "1" ? r.t("passkey.failed") : undefined,
+        alternatives: html`<p><a href="${r.url("/password", r.flowQuery({ loginName }))}">${r.t("passkey.usePassword")}</a></p>`,
+      });
+    }
     const s = await flowSession(r);
     if (!s) return;
     const userVerification = kind === "passkey" ? "required" : "discouraged";
@@ -164,13 +219,18 @@ const passkeyGet = (deps: LoginDeps, kind: "passkey" | "u2f") =>
 
 const passkeyPost = (deps: LoginDeps, kind: "passkey" | "u2f") =>
   page(deps, async (r) => {
+    if (kind === "passkey" && !r.idParam("session") && r.param("loginName") !== undefined) {
+      // The page of a name with no user: no answer can be right.
+      await r.loadAuthRequest();
+      return r.redirect(r.url("/passkey", r.flowQuery({ loginName: (r.param("loginName") ?? "").trim().slice(0, 200), failed: "1" })));
+    }
     const s = await flowSession(r);
     if (!s) return;
     const credential = parseCredential(r);
     try {
       if (!credential) throw new DomainError("InvalidArgument", "Errors.Session.WebAuthN.Invalid", "no passkey answer in the form");
       const next = await check(r, s, { webAuthN: { credentialAssertionData: credential } });
-      if (next) await continueSignIn(r, next);
+      if (next) await continueSignIn(r, next, { proved: true });
     } catch (err) {
       if (!webauthnError(r, err)) throw err;
       r.redirect(r.url(kind === "passkey" ? "/passkey" : "/mfa/u2f", r.flowQuery({ session: s.id, failed: "1" })));
@@ -238,7 +298,7 @@ async function postMfaTotp(r: LoginRequest): Promise<void> {
   if (!s) return;
   try {
     const next = await check(r, s, { totp: { code: (r.param("code") ?? "").replace(/\s/g, "").slice(0, 12) } });
-    if (next) await continueSignIn(r, next);
+    if (next) await continueSignIn(r, next, { proved: true });
   } catch (err) {
     const message = codeError(r, err);
     if (!message) throw err;
@@ -270,7 +330,7 @@ async function postMfaEmail(r: LoginRequest): Promise<void> {
   if (!s) return;
   try {
     const next = await check(r, s, { otpEmail: { code: (r.param("code") ?? "").replace(/\s/g, "").slice(0, 12) } });
-    if (next) await continueSignIn(r, next);
+    if (next) await continueSignIn(r, next, { proved: true });
   } catch (err) {
     const message = codeError(r, err);
     if (!message) throw err;

@@ -1,6 +1,7 @@
-// Setting up a second factor: during a sign-in whose login settings force MFA (the user has none yet), and from the
-// account page. Within the sign-in the hosted login registers as the login client, which the domain allows only for a
-// fresh sign-in of its own session; from the account page (a complete session) the user registers for itself. A new
+// Setting up a second factor: during a sign-in at the policy's set-up step (MFA forced, the user has none yet), and
+// from the account page. Within the sign-in the hosted login registers as the login client, from the account page (a
+// complete session) the user for itself; either way with this browser's session presented, which the domain accepts
+// only when the sign-in policy lets that session bind an authenticator (policy.ts sensitiveChange). A new
 // factor is then proven once on the session like any other (the TOTP code used to verify the registration cannot
 // be used again), so the sign-in continues through continueSignIn.
 import type { Express } from "express";
@@ -9,11 +10,12 @@ import type { Ctx } from "../../../domain/context.js";
 import { asDomainError } from "../../../domain/errors.js";
 import { listPasskeys, registerPasskey, verifyPasskeyRegistration } from "../../../domain/identity/authn/passkeys.js";
 import { registerTotp, verifyTotpRegistration } from "../../../domain/identity/authn/totp.js";
-import { assertSignInComplete, type LinkedSession, sessionForLink } from "../../../domain/sessions/link.js";
+import { type LinkedSession, sessionForLink, signInState } from "../../../domain/sessions/link.js";
+import { type SecondFactor, sensitiveChange } from "../../../domain/sessions/policy.js";
 import { effectiveSetting } from "../../../domain/settings/settings.js";
 import { type LoginDeps, selfCtx } from "../context.js";
 import { type BrowserSession, withoutSession } from "../cookie.js";
-import { continueSignIn, proveAgain, recentlyProven } from "../flow.js";
+import { continueSignIn, proveAgain } from "../flow.js";
 import { html, trusted } from "../html.js";
 import { alert, field, hidden } from "../layout.js";
 import { type LoginRequest, page } from "../router.js";
@@ -22,11 +24,20 @@ import { type LoginRequest, page } from "../router.js";
 interface Actor {
   s: BrowserSession;
   linked: LinkedSession;
+  /** Acts with this browser's session presented: the domain accepts the new factor only on its proof. */
   ctx: Ctx;
   /** The session is signed in completely: the user came from the account page, which it returns to. */
   complete: boolean;
+  /** What may be set up: during a sign-in, the set-up step's factors; from the account page, what the settings allow. */
+  options: SecondFactor[];
 }
 
+/**
+ * The browser's session, when the sign-in policy lets it bind a new authenticator: a complete sign-in with a recent
+ * first factor (else the first factor is asked again), or a sign-in at its set-up step (MFA forced, no second factor
+ * yet). Any other session goes on with its own next step: a user with a second factor proves it before anything is
+ * added. The domain checks the same again when the factor is registered.
+ */
 async function actor(r: LoginRequest): Promise<Actor | undefined> {
   await r.loadAuthRequest();
   const s = r.session(r.idParam("session"));
@@ -44,26 +55,32 @@ async function actor(r: LoginRequest): Promise<Actor | undefined> {
     return undefined;
   }
   r.orgId ??= linked.orgId;
-  let complete = true;
-  try {
-    await assertSignInComplete(r.ctx, linked);
-  } catch (err) {
-    if (!asDomainError(err)) throw err;
-    complete = false;
-  }
-  // From the account page a new factor needs the first factor proven in the last minutes (like removing one).
-  if (complete && !recentlyProven(linked, r.ctx.clock())) {
+  const state = await signInState(r.ctx, linked);
+  const verdict = sensitiveChange(state, linked.factors, "bindAuthenticator", r.ctx.clock());
+  if (verdict === "proveAgain") {
     await proveAgain(r, s);
     return undefined;
   }
-  const ctx = complete ? selfCtx(r.deps, r.req, { id: linked.userId, orgId: linked.orgId }) : r.ctx;
-  return { s, linked, ctx, complete };
+  if (verdict === "signInFirst") {
+    await continueSignIn(r, s);
+    return undefined;
+  }
+  const complete = state.step.kind === "done";
+  const presented = { session: { id: s.id, token: s.token } };
+  const ctx = complete ? { ...selfCtx(r.deps, r.req, { id: linked.userId, orgId: linked.orgId }), ...presented } : { ...r.ctx, ...presented };
+  let options: SecondFactor[];
+  if (state.step.kind === "setUpSecondFactor") options = state.step.options;
+  else {
+    const login = await effectiveSetting(r.ctx, "login", linked.orgId);
+    options = [...(login.secondFactors.includes("otp") ? (["totp"] as const) : []), ...(login.passkeysAllowed ? (["u2f"] as const) : [])];
+  }
+  return { s, linked, ctx, complete, options };
 }
 
 /** After a factor is ready: back to the account page, or on with the sign-in (which asks for the new factor once). */
 async function done(r: LoginRequest, a: Actor, which: "totp" | "passkey"): Promise<void> {
   if (a.complete && !r.authRequest && !r.samlRequest) return r.redirect(r.url("/account", { session: a.s.id, added: which }));
-  await continueSignIn(r, a.s);
+  await continueSignIn(r, a.s, { proved: true });
 }
 
 const rpDomain = (deps: LoginDeps) => new URL(deps.externalUrl).hostname;
@@ -71,10 +88,9 @@ const rpDomain = (deps: LoginDeps) => new URL(deps.externalUrl).hostname;
 async function getSetup(r: LoginRequest): Promise<void> {
   const a = await actor(r);
   if (!a) return;
-  const login = await effectiveSetting(r.ctx, "login", a.linked.orgId);
   const choices: { path: string; key: string }[] = [];
-  if (login.secondFactors.includes("otp")) choices.push({ path: "/mfa/setup/totp", key: "setup.totp.choice" });
-  if (login.passkeysAllowed) choices.push({ path: "/mfa/setup/passkey", key: "setup.passkey.choice" });
+  if (a.options.includes("totp")) choices.push({ path: "/mfa/setup/totp", key: "setup.totp.choice" });
+  if (a.options.includes("u2f")) choices.push({ path: "/mfa/setup/passkey", key: "setup.passkey.choice" });
   await r.render((p) => ({
     title: p.t("setup.title"),
     subtitle: p.t(a.complete ? "setup.subtitleAccount" : "setup.subtitle"),
@@ -112,15 +128,25 @@ ${field({ name: "code", label: p.t("setup.totp.code"), autocomplete: "one-time-c
   );
 }
 
-async function getTotp(r: LoginRequest): Promise<void> {
+/** The actor, when `factor` is one it may set up now (else back to the choice). */
+async function actorFor(r: LoginRequest, factor: SecondFactor): Promise<Actor | undefined> {
   const a = await actor(r);
+  if (a && !a.options.includes(factor)) {
+    r.redirect(r.url("/mfa/setup", r.flowQuery({ session: a.s.id })));
+    return undefined;
+  }
+  return a;
+}
+
+async function getTotp(r: LoginRequest): Promise<void> {
+  const a = await actorFor(r, "totp");
   if (!a) return;
   const reg = await registerTotp(a.ctx, a.linked.userId);
   await totpPage(r, a, reg);
 }
 
 async function postTotp(r: LoginRequest): Promise<void> {
-  const a = await actor(r);
+  const a = await actorFor(r, "totp");
   if (!a) return;
   const code = (r.param("code") ?? "").replace(/\s/g, "").slice(0, 12);
   try {
@@ -154,7 +180,7 @@ async function postTotp(r: LoginRequest): Promise<void> {
 const MAX_NAME = 200;
 
 async function getPasskey(r: LoginRequest): Promise<void> {
-  const a = await actor(r);
+  const a = await actorFor(r, "u2f");
   if (!a) return;
   const reg = await registerPasskey(a.ctx, { userId: a.linked.userId, domain: rpDomain(r.deps) });
   const count = a.complete ? (await listPasskeys(a.ctx, a.linked.userId)).filter((k) => k.ready).length : 0;
@@ -189,7 +215,7 @@ function parseCredential(raw: string | undefined): Record<string, unknown> | und
 }
 
 async function postPasskey(r: LoginRequest): Promise<void> {
-  const a = await actor(r);
+  const a = await actorFor(r, "u2f");
   if (!a) return;
   const name = (r.param("name") ?? "").trim().slice(0, MAX_NAME) || r.t("setup.passkey.defaultName", { n: 1 });
   try {

@@ -143,7 +143,7 @@ async function postRegister(r: LoginRequest): Promise<void> {
       r.deps.log.warn({ requestId: r.req.headers["x-request-id"], err: asDomainError(err)?.id }, "e-mail verification code not sent");
     }
   }
-  return continueSignIn(r, s);
+  return continueSignIn(r, s, { proved: true });
 }
 
 /** The link of the e-mail shows a button: a mail scanner that opens links does not spend the single-use code. */

@@ -86,7 +86,7 @@ async function postChange(r: LoginRequest): Promise<void> {
     if (message) return changePage(r, s, c, { password: message }, 400);
     throw err;
   }
-  return continueSignIn(r, s);
+  return continueSignIn(r, s, { proved: true });
 }
 
 export function selfServicePages(app: Express, deps: LoginDeps): void {

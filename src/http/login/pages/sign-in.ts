@@ -2,16 +2,16 @@
 // password, unknown user: the same message, so the pages never tell whether a login name exists; a locked user is
 // told so once the lock applies.
 import type { Express } from "express";
-import { hashPassword, verifyPassword } from "../../../crypto/passwords.js";
 import { asDomainError } from "../../../domain/errors.js";
 import { authenticationMethodTypes } from "../../../domain/identity/authn/methods.js";
+import { checkUnknownUserPassword } from "../../../domain/identity/user-passwords.js";
 import type { AuthorizationError } from "../../../domain/oauth/authorize/callback.js";
 import { type AuthRequestView, createCallback } from "../../../domain/oauth/authorize/login-ui.js";
 import { getSession } from "../../../domain/sessions/reads.js";
 import { createSession, setSession } from "../../../domain/sessions/sessions.js";
 import type { LoginDeps } from "../context.js";
 import { type BrowserSession, withoutSession, withSession } from "../cookie.js";
-import { continueSignIn, firstFactorPath, SESSION_LIFETIME_SECONDS } from "../flow.js";
+import { continueSignIn, SESSION_LIFETIME_SECONDS } from "../flow.js";
 import { html } from "../html.js";
 import { alert, field, hidden } from "../layout.js";
 import { type LoginRequest, page } from "../router.js";
@@ -42,8 +42,10 @@ ${r.registrationAllowed ? html`<p>${p.t("login.noAccount")} <a href="${p.url("/r
 }
 
 async function passwordPage(r: LoginRequest, s: { id?: string; userId?: string; loginName: string }, error?: string, status = 200) {
-  // The passkey is offered only to a user who has one (an unknown login name has none).
-  const passkey = s.id !== undefined && s.userId !== undefined && (await authenticationMethodTypes(r.ctx, s.userId)).includes("PASSKEY");
+  // For a session of this browser, the passkey is offered when its user has one; before any session (a login name
+  // typed in) whenever the settings allow passkeys, so the page looks the same for every name.
+  const login = r.login ?? (await r.loadLoginSettings());
+  const passkey = s.id !== undefined && s.userId !== undefined ? (await authenticationMethodTypes(r.ctx, s.userId)).includes("PASSKEY") : login.passkeysAllowed;
   await r.render(
     (p) => ({
       title: p.t("password.title"),
@@ -55,7 +57,7 @@ ${field({ name: "password", label: p.t("password.password"), type: "password", a
 <button type="submit" class="button primary">${p.t("common.next")}</button>
 </form>
 <p><a href="${p.url("/password/reset", r.flowQuery({ loginName: s.loginName }))}">${p.t("password.forgot")}</a></p>
-${passkey ? html`<p><a href="${p.url("/passkey", r.flowQuery({ session: s.id }))}">${p.t("password.usePasskey")}</a></p>` : ""}`,
+${passkey ? html`<p><a href="${p.url("/passkey", r.flowQuery(s.id ? { session: s.id } : { loginName: s.loginName }))}">${p.t("password.usePasskey")}</a></p>` : ""}`,
     }),
     status,
   );
@@ -83,16 +85,10 @@ function passwordError(r: LoginRequest, err: unknown): string | undefined {
   return undefined;
 }
 
-// An unknown login name costs what a known one does: one password hash verified (against a hash of nothing).
-let decoy: Promise<string> | undefined;
-async function decoyCheck(password: string): Promise<void> {
-  decoy ??= hashPassword("svc-decoy-password");
-  await verifyPassword(await decoy, password).catch(() => undefined);
-}
-
 /**
- * prompt=none: no page may be shown. The one session of this browser that fits (the hinted user's, or the only one)
- * finishes the request when its sign-in is complete; otherwise the client gets the error that says why.
+ * prompt=none: no page may be shown, and only this browser's own sessions can answer (OIDC Core §3.1.2.1). The one
+ * session that fits (the user an id_token_hint or login_hint names, else the only one) finishes the request when its
+ * sign-in is complete; a hint only selects among them. Otherwise the client gets the error that says why.
  */
 async function promptNone(r: LoginRequest, request: AuthRequestView): Promise<void> {
   const finisher = { issuer: r.deps.issuer, codeLifetime: r.deps.codeLifetime };
@@ -101,7 +97,9 @@ async function promptNone(r: LoginRequest, request: AuthRequestView): Promise<vo
   };
   const live: BrowserSession[] = [];
   for (const s of r.state.sessions) if (await r.stillValid(s)) live.push(s);
-  const hinted = request.loginHint ? live.filter((s) => s.loginName === request.loginHint) : live;
+  const hinted = live.filter(
+    (s) => (!request.hintUserId || s.userId === request.hintUserId) && (!request.loginHint || request.hintUserId || s.loginName === request.loginHint),
+  );
   if (hinted.length > 1) return finish("account_selection_required", "more than one account is signed in: the user must choose");
   const only = hinted[0];
   if (!only) return finish("login_required", "no usable session: the user must sign in");
@@ -143,14 +141,61 @@ async function getLogin(r: LoginRequest): Promise<void> {
   await loginNamePage(r, { loginName: request?.loginHint ?? undefined, notice });
 }
 
+/**
+ * The login name: the same answer for every name (known, unknown, a machine, locked): the password page, which asks
+ * for the password before anything about the user is told. No session exists before a factor succeeded.
+ */
 async function postLogin(r: LoginRequest): Promise<void> {
   await r.loadAuthRequest();
   await r.loadLoginSettings();
   const loginName = (r.param("loginName") ?? "").trim();
   if (!loginName || loginName.length > MAX_LOGIN_NAME) return loginNamePage(r, { loginName, error: r.t("login.loginNameRequired") }, 400);
+  return r.redirect(r.url("/password", r.flowQuery({ loginName })));
+}
+
+async function getPassword(r: LoginRequest): Promise<void> {
+  await r.loadAuthRequest();
+  const s = r.session(r.idParam("session"));
+  if (!s) {
+    const loginName = (r.param("loginName") ?? "").trim();
+    if (!loginName || loginName.length > MAX_LOGIN_NAME) return r.redirect(r.url("/login", r.flowQuery()));
+    return passwordPage(r, { loginName });
+  }
+  r.orgId ??= await r.orgOf(s);
+  await passwordPage(r, { id: s.id, userId: s.userId, loginName: s.loginName ?? "" });
+}
+
+async function postPassword(r: LoginRequest): Promise<void> {
+  await r.loadAuthRequest();
+  const password = (r.param("password") ?? "").slice(0, MAX_PASSWORD);
+  const s = r.session(r.idParam("session"));
+  if (!s) return firstPassword(r, password);
+  r.orgId ??= await r.orgOf(s);
+  try {
+    const changed = await setSession(r.ctx, { sessionId: s.id, sessionToken: s.token, checks: { password: { password } }, challenges: {}, metadata: {} });
+    const next = { ...s, token: changed.sessionToken };
+    r.setState(withSession(r.state, next));
+    return continueSignIn(r, next, { proved: true });
+  } catch (err) {
+    const d = asDomainError(err);
+    if (d?.id === "Errors.Session.NotFound" || d?.id === "Errors.Session.Token.Invalid") {
+      r.setState(withoutSession(r.state, s.id));
+      return r.redirect(r.url("/login", r.flowQuery()));
+    }
+    const message = passwordError(r, err);
+    if (message) return passwordPage(r, { id: s.id, userId: s.userId, loginName: s.loginName ?? "" }, message, 400);
+    throw err;
+  }
+}
+
+/** The login name and the password at once: the session is created only when the password is right. */
+async function firstPassword(r: LoginRequest, password: string): Promise<void> {
+  const loginName = (r.param("loginName") ?? "").trim();
+  if (!loginName || loginName.length > MAX_LOGIN_NAME) return r.redirect(r.url("/login", r.flowQuery()));
+  await r.loadLoginSettings();
   try {
     const created = await createSession(r.ctx, {
-      checks: { user: { loginName } },
+      checks: { user: { loginName }, password: { password } },
       challenges: {},
       metadata: {},
       userAgent: r.userAgent(),
@@ -161,49 +206,16 @@ async function postLogin(r: LoginRequest): Promise<void> {
     r.orgId ??= user?.orgId;
     const s: BrowserSession = { id: created.sessionId, token: created.sessionToken, userId: user?.id, loginName: user?.loginName ?? loginName };
     r.setState(withSession(r.state, s));
-    return r.redirect(r.url(await firstFactorPath(r, s), r.flowQuery({ session: s.id })));
+    return continueSignIn(r, s, { proved: true });
   } catch (err) {
     const d = asDomainError(err);
-    // Unknown: the password page all the same; its answer will be the one of a wrong password.
-    if (d?.id === "Errors.User.NotFound") return passwordPage(r, { loginName });
-    const message = passwordError(r, err);
-    if (message) return loginNamePage(r, { loginName, error: message }, 400);
-    throw err;
-  }
-}
-
-async function getPassword(r: LoginRequest): Promise<void> {
-  await r.loadAuthRequest();
-  const s = r.session(r.idParam("session"));
-  if (!s) return r.redirect(r.url("/login", r.flowQuery()));
-  r.orgId ??= await r.orgOf(s);
-  await passwordPage(r, { id: s.id, userId: s.userId, loginName: s.loginName ?? "" });
-}
-
-async function postPassword(r: LoginRequest): Promise<void> {
-  await r.loadAuthRequest();
-  const password = r.param("password") ?? "";
-  const s = r.session(r.idParam("session"));
-  if (!s) {
-    const loginName = (r.param("loginName") ?? "").slice(0, MAX_LOGIN_NAME);
-    if (!loginName) return r.redirect(r.url("/login", r.flowQuery()));
-    await decoyCheck(password.slice(0, MAX_PASSWORD));
-    return passwordPage(r, { loginName }, wrongCredentials(r), 400);
-  }
-  r.orgId ??= await r.orgOf(s);
-  try {
-    const changed = await setSession(r.ctx, { sessionId: s.id, sessionToken: s.token, checks: { password: { password } }, challenges: {}, metadata: {} });
-    const next = { ...s, token: changed.sessionToken };
-    r.setState(withSession(r.state, next));
-    return continueSignIn(r, next);
-  } catch (err) {
-    const d = asDomainError(err);
-    if (d?.id === "Errors.Session.NotFound" || d?.id === "Errors.Session.Token.Invalid") {
-      r.setState(withoutSession(r.state, s.id));
-      return r.redirect(r.url("/login", r.flowQuery()));
+    // Unknown, or not a user who signs in with a password here: the answer of a wrong password, at the same cost.
+    if (d?.id === "Errors.User.NotFound" || d?.id === "Errors.User.NotHuman") {
+      await checkUnknownUserPassword(r.ctx, loginName, password);
+      return passwordPage(r, { loginName }, wrongCredentials(r), 400);
     }
     const message = passwordError(r, err);
-    if (message) return passwordPage(r, { id: s.id, userId: s.userId, loginName: s.loginName ?? "" }, message, 400);
+    if (message) return passwordPage(r, { loginName }, message, 400);
     throw err;
   }
 }
