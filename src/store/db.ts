@@ -2,7 +2,7 @@
 // embedded PGlite database under the data directory. One Prisma schema and
 // one set of migrations serve both.
 import { chmodSync, type Dirent, lstatSync, readdirSync } from "node:fs";
-import { chmod, mkdir, open, readFile, rm, stat } from "node:fs/promises";
+import { chmod, mkdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
@@ -12,6 +12,7 @@ import { PrismaPGlite } from "pglite-prisma-adapter";
 import type { Logger } from "pino";
 import { PrismaClient } from "../../gen/prisma/client.js";
 import type { FailureLimits } from "../domain/limits.js";
+import { lockDataDir } from "./data-dir-lock.js";
 import { outage } from "./outage.js";
 import { preparedDriver } from "./pglite-prepared.js";
 import { failureLimits, type LimitSettings } from "./rate-limits.js";
@@ -405,39 +406,5 @@ function tightenTreeSync(dir: string): void {
     const p = path.join(dir, e.name);
     if (e.isDirectory()) tightenTreeSync(p);
     else if (e.isFile() && (lstatSync(p).mode & 0o077) !== 0) chmodSync(p, 0o600);
-  }
-}
-
-/**
- * PGlite is an in-process database: two processes on one data directory
- * would corrupt it. A pid file refuses the second one; a stale file left by
- * a crashed process is taken over.
- */
-async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
-  const lockPath = path.join(dataDir, "svc.pid");
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const handle = await open(lockPath, "wx", 0o600);
-      await handle.writeFile(String(process.pid));
-      await handle.close();
-      return () => rm(lockPath, { force: true });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      const pid = Number((await readFile(lockPath, "utf8").catch(() => "")).trim());
-      if (pid && pid !== process.pid && isAlive(pid)) {
-        throw new Error(`the embedded database in ${dataDir} is in use by process ${pid}; use PostgreSQL (SVC_DATABASE_URL) to run several replicas`);
-      }
-      await rm(lockPath, { force: true });
-    }
-  }
-  throw new Error(`could not lock ${lockPath}`);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }

@@ -4,6 +4,7 @@
 // instance is in it (no keys, no users, no master key): the bootstrap runs at the first start, on the copy.
 import { rm, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { LOCK_NAME } from "./data-dir-lock.js";
 import { openDatabase } from "./db.js";
 import { applyMigrations } from "./migrate.js";
 import { migrationSet, pgliteVersion, type SnapshotManifest } from "./snapshot.js";
@@ -16,8 +17,8 @@ export async function makeSnapshot(dir: string): Promise<SnapshotManifest> {
   } finally {
     await db.close();
   }
-  // The lock file is gone once closed; what stays is the data directory.
-  await rm(path.join(dir, "svc.pid"), { force: true });
+  // The lock's socket is gone once closed (and an older svc's pid file with it); what stays is the data directory.
+  await rm(path.join(dir, LOCK_NAME), { force: true });
   const manifest: SnapshotManifest = { format: 1, pglite: await pgliteVersion(), migrations: await migrationSet() };
   await writeFile(path.join(dir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
   return manifest;

@@ -78,8 +78,10 @@ export interface ChildServer {
  * Runs svc as `npm start` does (bin/svc.js: the bundle in dist/, rebuilt first when the sources changed) and waits until
  * it listens.
  */
-export async function spawnServer(env: Record<string, string>, timeoutMs = 60_000): Promise<ChildServer> {
-  const proc = spawn(process.execPath, ["bin/svc.js", "start"], {
+export async function spawnServer(env: Record<string, string>, timeoutMs = 60_000, wrapper: string[] = []): Promise<ChildServer> {
+  // `wrapper`: a command that runs svc in turn (`unshare --pid --fork`, say).
+  const [cmd = process.execPath, ...args] = [...wrapper, process.execPath, "bin/svc.js", "start"];
+  const proc = spawn(cmd, args, {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? "",
