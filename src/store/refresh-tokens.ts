@@ -148,6 +148,23 @@ export class RefreshTokenRepo {
     return count;
   }
 
+  /**
+   * Revokes every live refresh token of an application (its client secret was replaced: every one was issued under
+   * the old secret) and the access tokens of their families; how many refresh tokens.
+   */
+  async revokeOfApp(appId: string, at: Date): Promise<number> {
+    const live = await this.db.refreshToken.findMany({
+      where: { appId, revokedAt: null, expiresAt: { gt: at } },
+      select: { familyId: true },
+      distinct: ["familyId"],
+    });
+    const { count } = await this.db.refreshToken.updateMany({ where: { appId, revokedAt: null, expiresAt: { gt: at } }, data: { revokedAt: at } });
+    const families = live.map((r) => r.familyId);
+    if (families.length)
+      await this.db.oAuthToken.updateMany({ where: { grantId: { in: families }, revokedAt: null, expiresAt: { gt: at } }, data: { revokedAt: at } });
+    return count;
+  }
+
   /** Deletes tokens whose family ended before `before`. */
   async purgeExpired(instanceId: string, before: Date): Promise<void> {
     await this.db.refreshToken.deleteMany({ where: { instanceId, expiresAt: { lt: before } } });

@@ -171,7 +171,10 @@ export async function regenerateAppSecret(ctx: Ctx, projectId: string, appId: st
     await tx.apps.setSecret(app.id, sha256(clientSecret), now);
     // Drops the cached client record with the old secret, and the tokens the old secret got.
     const revokedTokens = await tx.tokens.revokeIssued({ appId: app.id }, now, "secret");
-    return appChanged(tx, project, "project.app.secret.changed", { appId: app.id, replaced: app.hasSecret, revokedTokens });
+    // And the refresh tokens: each was issued under the old secret, and must not outlive it (its holder would keep
+    // minting access tokens with a secret nobody should have any more).
+    const revokedRefreshTokens = await tx.refreshTokens.revokeOfApp(app.id, now);
+    return appChanged(tx, project, "project.app.secret.changed", { appId: app.id, replaced: app.hasSecret, revokedTokens, revokedRefreshTokens });
   });
   return { clientSecret, changedAt };
 }

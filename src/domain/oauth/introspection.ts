@@ -5,7 +5,7 @@ import { invalidRequest } from "./errors.js";
 import { actionUser, withActions } from "./issue.js";
 import { type ResolvedToken, resolveToken, type UserToken } from "./resolve.js";
 import type { OAuthRuntime } from "./runtime.js";
-import { scopeValue } from "./scopes.js";
+import { MANAGEMENT_AUDIENCE, scopeValue } from "./scopes.js";
 
 /**
  * Whether the token was issued to this client, by identity rather than by client id string: a machine
@@ -30,8 +30,9 @@ export async function introspect(rt: OAuthRuntime, caller: ClientRecord, token: 
   // spell a project id or the management audience.
   const mine = issuedTo(t, caller) || (caller.kind === "app" && caller.projectId !== undefined && t.audience.includes(caller.projectId));
   if (!mine) return { active: false };
-  // A user who lost access to the project (a gate turned on, its grant removed) holds no token for it any more.
-  if (t.subject === "user" && caller.projectGated && caller.projectId && !(await passesGates(rt, caller.projectId, t.user))) return { active: false };
+  // A user who lost access to a project of the token (a gate turned on, its grant removed) holds no token for it any
+  // more: the gates the issuance applied, applied again.
+  if (t.subject === "user" && !(await stillPassesGates(rt, t))) return { active: false };
   const common = {
     active: true,
     scope: scopeValue(t.scopes),
@@ -49,13 +50,23 @@ export async function introspect(rt: OAuthRuntime, caller: ClientRecord, token: 
   return { ...protocol, ...(await withActions(rt, "preuserinfo", { ...userClaims(t.user, t.scopes), ...roles, ...metadata }, protocol, user, t.clientId)) };
 }
 
-async function passesGates(rt: OAuthRuntime, projectId: string, user: { id: string; orgId: string }): Promise<boolean> {
-  const [gate] = await rt.store.tokens.projectGates(rt.instanceId, [projectId], user);
-  return gate?.allowed === true;
+/**
+ * Whether the token's user still passes the gates (authorizationRequired, projectAccessRequired) of every project the
+ * token is for — its application's project and the projects of its audience — as its issuance required.
+ */
+export async function stillPassesGates(rt: OAuthRuntime, t: UserToken): Promise<boolean> {
+  const projects = t.audience.filter((a) => a !== MANAGEMENT_AUDIENCE);
+  if (!projects.length) return true;
+  const gates = await rt.store.tokens.projectGates(rt.instanceId, projects, t.user);
+  return gates.every((g) => g.allowed);
 }
 
-/** OIDC userinfo: needs `openid` and a user; claims by scope plus role and metadata claims. */
-export async function userinfo(rt: OAuthRuntime, t: UserToken): Promise<Record<string, unknown>> {
+/**
+ * OIDC userinfo: needs `openid` and a user; claims by scope plus role and metadata claims. Null when the user lost
+ * access to a project of the token (the token is no longer good for it: RFC 6750 invalid_token).
+ */
+export async function userinfo(rt: OAuthRuntime, t: UserToken): Promise<Record<string, unknown> | null> {
+  if (!(await stillPassesGates(rt, t))) return null;
   const [roles, metadata] = await Promise.all([rolesOf(rt, t), metadataOf(rt, t)]);
   const user = await actionUser(rt, "preuserinfo", async () => t.user);
   return withActions(rt, "preuserinfo", { ...userClaims(t.user, t.scopes), ...roles, ...metadata }, { sub: t.principal.userId }, user, t.clientId);

@@ -133,6 +133,8 @@ export function userinfoEndpoint(rt: OAuthRuntime): Handler {
     // RFC 6750 §3.1: an API application's own token stands for no user, so there is nothing to tell.
     if (t.subject !== "user") return challenge("invalid_token");
     if (!t.scopes.includes("openid")) return challenge("insufficient_scope", 403);
-    sendJson(res, 200, await userinfo(rt, t), NO_STORE);
+    const claims = await userinfo(rt, t);
+    if (!claims) return challenge("invalid_token");
+    sendJson(res, 200, claims, NO_STORE);
   };
 }

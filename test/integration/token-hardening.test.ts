@@ -1,0 +1,72 @@
+// Issue 23, findings 11 and 13 (b), and issue 25, item 9: what a token still says after the world changed.
+// 11: userinfo and introspection apply the project gates the token issuance applies: a user who lost access to an
+//     authorizationRequired project gets invalid_token at userinfo and {"active": false} at introspection.
+// 13b: a refresh token issued under a confidential client's secret that has since been replaced no longer refreshes.
+// 25 #9: a client whose refresh answer was lost (a crash between commit and answer) may present the just-rotated
+//     token once more within a short grace window and gets the same new pair; after the window, reuse still revokes
+//     the whole family.
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { createHuman, defaultOrgId, type Machine, project } from "../support/fixtures.js";
+import { basicAuth, codeFlow, discover, loginClient, type OidcApp, oidcApp, postForm } from "../support/oidc.js";
+import { admin } from "../support/rpc.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+
+let t: TestServer;
+let orgId: string;
+let domain: string;
+let login: Machine;
+
+beforeAll(async () => {
+  t = await startTestServer();
+  orgId = await defaultOrgId(t);
+  domain = (await admin(t, "GetOrganizationByID", { organizationId: orgId })).organization.primaryDomain;
+  login = await loginClient(t, orgId, "token-hardening-login");
+}, 120_000);
+afterAll(() => t?.stop());
+
+async function userinfo(accessToken: string): Promise<{ status: number; body: unknown; challenge: string | null }> {
+  const res = await fetch(`${t.url}/oidc/v1/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : {}, challenge: res.headers.get("www-authenticate") };
+}
+
+const refresh = (app: OidcApp, refreshToken: string, secret = app.clientSecret) =>
+  postForm(t, "/oauth/v2/token", { grant_type: "refresh_token", refresh_token: refreshToken }, basicAuth(app.clientId, secret));
+
+describe("finding 11: userinfo and introspection apply the project gates", () => {
+  it("a user whose grant of an authorizationRequired project is removed: userinfo invalid_token, introspection inactive", async () => {
+    const projectId = await project(t, orgId, "Gated Userinfo", ["reader"]);
+    await admin(t, "UpdateProject", { projectId, authorizationRequired: true });
+    const app = await oidcApp(t, projectId, "gated userinfo web");
+    const userId = await createHuman(t, orgId, "gated-gina");
+    const { grantId } = await admin(t, "AddUserGrant", { userId, projectId, roleKeys: ["reader"] });
+    const config = await discover(t, app.clientId, app.clientSecret);
+    const { tokens } = await codeFlow(t, config, login, `gated-gina@${domain}`);
+    expect((await userinfo(tokens.access_token)).status).toBe(200);
+    const introspect = async () => (await postForm(t, "/oauth/v2/introspect", { token: tokens.access_token }, basicAuth(app.clientId, app.clientSecret))).body;
+    expect((await introspect()).active).toBe(true);
+
+    await admin(t, "RemoveUserGrant", { grantId });
+    const after = await userinfo(tokens.access_token);
+    expect([after.status, after.body]).toEqual([401, { error: "invalid_token" }]);
+    expect(after.challenge).toContain('error="invalid_token"');
+    expect(await introspect()).toEqual({ active: false });
+  });
+});
+
+describe("finding 13b: a refresh token issued under a replaced client secret", () => {
+  it("no longer refreshes once the secret is regenerated", async () => {
+    const projectId = await project(t, orgId, "Rotated Secret", []);
+    const app = await oidcApp(t, projectId, "rotated secret web");
+    await createHuman(t, orgId, "rotated-rory");
+    const config = await discover(t, app.clientId, app.clientSecret);
+    const { tokens } = await codeFlow(t, config, login, `rotated-rory@${domain}`, { scope: "openid offline_access" });
+    expect(tokens.refresh_token).toEqual(expect.any(String));
+    const { clientSecret } = await admin(t, "RegenerateClientSecret", { projectId, appId: app.appId });
+    const refused = await refresh(app, tokens.refresh_token as string, clientSecret);
+    expect([refused.status, refused.body.error]).toEqual([400, "invalid_grant"]);
+    // A sign-in under the new secret gets refresh tokens that work.
+    const fresh = await codeFlow(t, await discover(t, app.clientId, clientSecret), login, `rotated-rory@${domain}`, { scope: "openid offline_access" });
+    expect((await refresh(app, fresh.tokens.refresh_token as string, clientSecret)).status).toBe(200);
+  });
+});
