@@ -1,7 +1,7 @@
 // The relying party of sign-ins at external OpenID Connect providers, with openid-client: discovery (kept in memory
 // briefly per provider and configuration: derivable, so each replica keeps its own), the authorization URL with
-// PKCE S256, state and nonce, and the code exchange with every check openid-client makes (state, iss, ID token
-// signature, audience, nonce; userinfo's sub). Plain http only for loopback issuers.
+// PKCE S256, state and nonce, and the code exchange with every check openid-client makes (state, iss, audience, nonce;
+// userinfo's sub) and the ID token's signature with a key of the provider's JWKS. Plain http only for loopback issuers.
 import * as oidc from "openid-client";
 import { type AuthorizationChecks, type OidcProvider, type OidcRelyingParty, ProviderError } from "../domain/idp/ports.js";
 import { isLoopback } from "../domain/idp/providers.js";
@@ -28,7 +28,10 @@ export function openidRelyingParty(now: () => number = Date.now): OidcRelyingPar
     const config = oidc
       .discovery(new URL(p.issuer), p.clientId, undefined, oidc.ClientSecretBasic(p.clientSecret), {
         timeout: TIMEOUT_SECONDS,
-        ...(insecure ? { execute: [oidc.allowInsecureRequests] } : {}),
+        // openid-client does not verify the signature of an ID token from the token endpoint unless told to (TLS is
+        // deemed proof of the issuer): svc does, with a key of the provider's JWKS only (never a key the token names
+        // or embeds), since what the ID token says becomes a sign-in here.
+        execute: [...(insecure ? [oidc.allowInsecureRequests] : []), oidc.enableNonRepudiationChecks],
       })
       .catch((err: unknown) => {
         cache.delete(p.id);
