@@ -13,6 +13,7 @@ import type { Logger } from "pino";
 import { PrismaClient } from "../../gen/prisma/client.js";
 import type { FailureLimits } from "../domain/limits.js";
 import { lockDataDir } from "./data-dir-lock.js";
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from "./errors.js";
 import { outage } from "./outage.js";
 import { preparedDriver } from "./pglite-prepared.js";
 import { failureLimits, type LimitSettings } from "./rate-limits.js";
@@ -89,6 +90,17 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
 
 const MIGRATED = `SELECT count(DISTINCT migration_name)::int AS n FROM "_prisma_migrations"
   WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL AND migration_name = ANY($1)`;
+/** PostgreSQL's readiness: the migrations, and whether it takes writes (not a standby, not read-only by default). */
+const READY_PG = `SELECT (${MIGRATED.replace(" AS n", "")}) AS n,
+  (pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on') AS "readOnly"`;
+
+/**
+ * Readiness stays off this long after the last write the database refused (read-only, full): the replica leaves the
+ * load balancer's rotation while writes fail, and comes back to try again after the Retry-After it answered.
+ */
+const REFUSED_WRITES_HOLD_MS = UNAVAILABLE_RETRY_AFTER_SECONDS * 1000;
+/** A statement that writes (hand-written ones may start with a CTE): its success means the database takes writes. */
+const WRITE = /\b(INSERT|UPDATE|DELETE)\b/i;
 
 /**
  * Run first on every new connection. svc's statements are short: when a
@@ -112,10 +124,15 @@ function setupClient(setup: string, onQuery?: QueryObserver): typeof pg.Client {
     // @ts-expect-error one implementation for pg's overloads, which TypeScript cannot match one by one.
     override query(...args: unknown[]): unknown {
       const run = super.query as unknown as (...a: unknown[]) => unknown;
-      const first = args[0] as { submit?: unknown } | undefined;
-      if (!onQuery || (typeof first === "object" && first !== null && typeof first.submit === "function")) return run.apply(this, args);
+      const first = args[0] as { submit?: unknown; text?: unknown } | string | undefined;
+      if (typeof first === "object" && first !== null && typeof first.submit === "function") return run.apply(this, args);
       const start = performance.now();
-      const done = (ok: boolean) => onQuery((performance.now() - start) / 1000, ok);
+      // A write that succeeds ends a period of refused writes (read-only, full).
+      const write = WRITE.test(typeof first === "string" ? first : typeof first?.text === "string" ? first.text : "");
+      const done = (ok: boolean) => {
+        onQuery?.((performance.now() - start) / 1000, ok);
+        if (ok && write) outage.tookWrite();
+      };
       const last = args[args.length - 1];
       if (typeof last === "function") {
         args[args.length - 1] = (err: Error | null, res: unknown) => {
@@ -272,8 +289,12 @@ function readinessProbe(url: string) {
           c.on("error", () => drop(c));
           await c.connect();
         }
-        const rows = (await c.query<{ n: number }>(MIGRATED, [known])).rows;
-        return rows[0]?.n === new Set(known).size;
+        const row = (await c.query<{ n: number; readOnly: boolean }>(READY_PG, [known])).rows[0];
+        if (row?.readOnly) {
+          outage.refusesWrites({ code: "25006", message: "the database is read-only (a standby, or default_transaction_read_only)" });
+          return false;
+        }
+        return row?.n === new Set(known).size && !outage.refusedWritesWithin(REFUSED_WRITES_HOLD_MS);
       })();
       let settled = false;
       check.then(
@@ -350,7 +371,7 @@ async function openEmbedded(dataDir: string, snapshotDir: string | null, log?: P
     async ready(known) {
       // In process: it cannot freeze apart from svc, so no deadline of its own.
       const rows = (await pglite.query<{ n: number }>(MIGRATED, [known])).rows;
-      return rows[0]?.n === new Set(known).size;
+      return rows[0]?.n === new Set(known).size && !outage.refusedWritesWithin(REFUSED_WRITES_HOLD_MS);
     },
     async close() {
       if (closed) return;

@@ -40,14 +40,32 @@ export async function unique<T>(write: Promise<T>, onDuplicate: () => Error, on?
   }
 }
 
-/** Prisma's codes for a database it cannot reach or that stopped answering (P2024: no pool connection in time). */
-const PRISMA_UNAVAILABLE = new Set(["P1001", "P1002", "P1008", "P1017", "P2024"]);
+/**
+ * Prisma's codes for a database it cannot reach or that stopped answering: P2024 no pool connection in time, P2028 no
+ * transaction in time (its maxWait) or a transaction cut off by its timeout.
+ */
+const PRISMA_UNAVAILABLE = new Set(["P1001", "P1002", "P1008", "P1017", "P2024", "P2028"]);
 /** SQLSTATEs of a server going away, refusing connections or cutting a statement short (statement or lock timeout). */
 const SQLSTATE_UNAVAILABLE = /^(08...|57P0[1-3]|57014|55P03|53300)$/;
 const SOCKET_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
-/** node-postgres' own words for a lost, refused or timed-out connection or query. */
+/**
+ * node-postgres' own words for a lost, refused or timed-out connection or query, and Prisma's for a transaction it
+ * could not start or finish in time (the same as P2028, in errors that carry no code).
+ */
 const PG_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection ended/i;
+  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection ended|Unable to start a transaction in the given time|Transaction already closed|Transaction API error/i;
+/**
+ * SQLSTATEs of a database that answers but refuses writes: 25006 read-only (a standby after a failover, or
+ * default_transaction_read_only), class 53 insufficient resources (disk full, out of memory, a configured limit) other
+ * than too many connections (a connection refused, above).
+ */
+const SQLSTATE_REFUSES_WRITES = /^(25006|53(?!300)...)$/;
+
+/** Whether the database refuses writes right now (read-only, full): an outage too, answered like one. */
+export function refusesWrites(err: unknown): boolean {
+  const { code } = sqlError(err);
+  return code !== undefined && SQLSTATE_REFUSES_WRITES.test(code);
+}
 
 /**
  * Whether the error says the database is unreachable or too slow right now (not that the request or svc is wrong):
@@ -71,8 +89,10 @@ export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 export function translateDriverError(err: unknown): unknown {
   if (err instanceof DomainError) return err;
   if (isUnstorableText(err)) return invalidArgument("Errors.Input.Text", "text fields must not contain U+0000");
-  if (isDatabaseUnavailable(err)) {
-    outage.down(err);
+  const refused = refusesWrites(err);
+  if (refused || isDatabaseUnavailable(err)) {
+    if (refused) outage.refusesWrites(err);
+    else outage.down(err);
     return new DomainError("Unavailable", "Errors.Database.Unavailable", "the database is not available right now; try again shortly", {
       retryAfter: String(UNAVAILABLE_RETRY_AFTER_SECONDS),
     });

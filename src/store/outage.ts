@@ -32,7 +32,37 @@ class Outage {
     this.#down = false;
     this.#log?.info({ downForMs: Date.now() - this.#since }, "database available again");
   }
+
+  #refusing = false;
+  #refusingSince = 0;
+  #lastRefusal = 0;
+
+  /**
+   * The database answers but refuses writes: read-only (a failover to a standby, SQLSTATE 25006) or out of
+   * resources (class 53: disk full, out of memory). Logged when it starts; ends with the first write that succeeds.
+   */
+  refusesWrites(err: unknown): void {
+    this.#lastRefusal = Date.now();
+    if (this.#refusing) return;
+    this.#refusing = true;
+    this.#refusingSince = this.#lastRefusal;
+    const e = err as { code?: unknown; message?: unknown };
+    this.#log?.warn({ code: e?.code, reason: typeof e?.message === "string" ? e.message.split("\n").at(-1) : undefined }, REFUSING);
+  }
+
+  tookWrite(): void {
+    if (!this.#refusing) return;
+    this.#refusing = false;
+    this.#log?.info({ refusedForMs: Date.now() - this.#refusingSince }, "database takes writes again");
+  }
+
+  /** Whether a write was refused within the last `ms`: readiness stays off that long after the last refusal. */
+  refusedWritesWithin(ms: number): boolean {
+    return this.#refusing && Date.now() - this.#lastRefusal < ms;
+  }
 }
+
+const REFUSING = "database refuses writes: answering 503 to them until it takes them again";
 
 /** One per process: every pool and adapter of the process reports to it. */
 export const outage = new Outage();
