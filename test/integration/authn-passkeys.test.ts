@@ -32,7 +32,7 @@ async function register(token: string, userId: string, key: SoftAuthenticator, n
 describe("registering passkeys", () => {
   it.each(VIAS)("registers with the software authenticator and lists it (%s)", async (via) => {
     const id = await createHuman(t, orgId, `passkey-${via}`);
-    const token = await humanToken(t, id);
+    const token = await humanToken(t, id, { signedIn: true });
     const start = await ok(t, via, token, "RegisterPasskey", { userId: id, authenticator: "PASSKEY_AUTHENTICATOR_PLATFORM" });
     const options = start.publicKeyCredentialCreationOptions;
     expect(options).toMatchObject({
@@ -59,11 +59,11 @@ describe("registering passkeys", () => {
     expect((await ok(t, via, token, "ListAuthenticationMethodTypes", { userId: id })).authMethodTypes).toContain("AUTHENTICATION_METHOD_TYPE_PASSKEY");
     const row = await t.server.db.prisma.passkey.findUniqueOrThrow({ where: { id: start.passkeyId } });
     expect(row).toMatchObject({ credentialId: key.id, rpId: "id.example.test", challenge: null, counter: 1n });
-    // The same registration again: already done.
+    // The same registration again: already done (asked by a sign-in that proved the account's password and key).
     await fails(
       t,
       via,
-      token,
+      await humanToken(t, id, { signedIn: true, factors: ["password", "webauthn"] }),
       "VerifyPasskeyRegistration",
       { userId: id, passkeyId: start.passkeyId, publicKeyCredential: key.register(options), passkeyName: "x" },
       "failed_precondition",
@@ -210,8 +210,11 @@ describe("registering passkeys", () => {
 
   it("removes a passkey (RemovePasskey)", async () => {
     const id = await createHuman(t, orgId, "remove-pk");
-    const token = await humanToken(t, id);
-    const passkeyId = await register(token, id, new SoftAuthenticator());
+    // The server's clock runs 11 minutes ahead since an earlier test.
+    const at = new Date(Date.now() + 11 * 60_000);
+    const passkeyId = await register(await humanToken(t, id, { signedIn: true, at }), id, new SoftAuthenticator());
+    // Removing it takes a sign-in that satisfied the account, which now has a second factor: a password and the key.
+    const token = await humanToken(t, id, { signedIn: true, at, factors: ["password", "webauthn"] });
     await ok(t, "connect", token, "RemovePasskey", { userId: id, passkeyId });
     expect((await ok(t, "rest", token, "ListPasskeys", { userId: id })).result ?? []).toEqual([]);
     await fails(t, "rest", token, "RemovePasskey", { userId: id, passkeyId }, "not_found", "Errors.User.Passkey.NotFound");

@@ -174,7 +174,9 @@ run("MFA set-up during a sign-in", () => {
       await page.goto(again.url);
       await page.getByLabel("Login name or e-mail").fill(`setup-ivan@${domain}`);
       await page.getByRole("button", { name: "Continue" }).click();
-      // A user with a passkey is asked for it first (the password is one link away).
+      // Every name gets the password page (it tells nobody who has a passkey); the passkey is one link away.
+      expect(new URL(page.url()).pathname).toBe("/ui/login/password");
+      await page.getByRole("link", { name: "Sign in with a passkey instead" }).click();
       expect(new URL(page.url()).pathname).toBe("/ui/login/passkey");
       await screenshot(page, "passkey-en-1280");
       await expectAccessible(page);

@@ -63,16 +63,20 @@ async function newAuthRequest(): Promise<string> {
   );
 }
 
-/** Signs ivan in through the pages; the session id of the password step. */
+/** ivan's newest session. */
+const newestSession = async () =>
+  (await t.server.db.prisma.session.findFirstOrThrow({ where: { user: { username: "hard-ivan" } }, orderBy: { createdAt: "desc" } })).id;
+
+/** Signs ivan in through the pages (the login name, then the password page for it); the session the password made. */
 async function signIn(v: Visitor, authRequest: string): Promise<{ session: string; callback: string }> {
   await v.get(`/ui/login/login?authRequest=${authRequest}`);
-  const named = await v.post("/ui/login/login", { authRequest, loginName: `hard-ivan@${domain}` });
+  const loginName = `hard-ivan@${domain}`;
+  const named = await v.post("/ui/login/login", { authRequest, loginName });
   expect(named.res.status).toBe(303);
-  const session = new URL(named.res.headers.get("location") as string).searchParams.get("session") as string;
-  await v.get(`/ui/login/password?authRequest=${authRequest}&session=${session}`);
-  const done = await v.post("/ui/login/password", { authRequest, session, password: PASSWORD });
+  await v.get(`/ui/login/password?authRequest=${authRequest}&loginName=${encodeURIComponent(loginName)}`);
+  const done = await v.post("/ui/login/password", { authRequest, loginName, password: PASSWORD });
   expect(done.res.status).toBe(303);
-  return { session, callback: done.res.headers.get("location") as string };
+  return { session: await newestSession(), callback: done.res.headers.get("location") as string };
 }
 
 describe("forms a browser should never send", () => {
@@ -148,21 +152,24 @@ describe("forms a browser should never send", () => {
     const first = await newAuthRequest();
     const oldCookie = v.cookie;
     await v.get(`/ui/login/login?authRequest=${first}`);
-    const named = await v.post("/ui/login/login", { authRequest: first, loginName: `hard-ivan@${domain}` });
-    const session = new URL(named.res.headers.get("location") as string).searchParams.get("session") as string;
     const before = v.cookie;
-    const ok1 = await v.post("/ui/login/password", { authRequest: first, session, password: PASSWORD });
-    expect(ok1.res.status).toBe(303);
-    // The same form again: its auth request is done.
+    const { session } = await signIn(v, first);
+    // The same form again (with the browser's token after the sign-in): its auth request is done.
+    await v.get("/ui/login/login");
     const again = await v.post("/ui/login/password", { authRequest: first, session, password: PASSWORD });
     expect(again.res.status).toBe(409);
-    // Replayed for a new auth request with the cookie from before the password step: that session token was
-    // replaced, so the session is forgotten and the sign-in starts over.
+    // Replayed for a new auth request with the cookie from before the password step: that cookie holds no session
+    // (none exists before a factor succeeded), so the sign-in starts over.
     const second = await newAuthRequest();
+    const after = v.csrf;
     v.cookie = before;
     const replay = await v.post("/ui/login/password", { authRequest: second, session, password: PASSWORD });
-    expect(replay.res.status).toBe(303);
-    expect(replay.res.headers.get("location")).toContain("/ui/login/login");
+    expect(replay.res.status).toBe(403);
+    await v.get(`/ui/login/login?authRequest=${second}`);
+    const retry = await v.post("/ui/login/password", { authRequest: second, session, password: PASSWORD });
+    expect(retry.res.status).toBe(303);
+    expect(retry.res.headers.get("location")).toContain("/ui/login/login");
+    expect(after).not.toBe(v.csrf);
     expect(oldCookie).toBe("");
   });
 });

@@ -159,7 +159,9 @@ async function pendingPasskeySession(r: LoginRequest, deps: LoginDeps): Promise<
     return { s, options: created.challenges.webAuthN?.publicKeyCredentialRequestOptions };
   } catch (err) {
     const d = asDomainError(err);
-    if (!d || (d.kind !== "NotFound" && d.kind !== "FailedPrecondition")) throw err;
+    // Unknown, no passkey, cannot sign in, or too many sessions already waiting: the same page (a 429 here would tell
+    // that the name exists).
+    if (!d || (d.kind !== "NotFound" && d.kind !== "FailedPrecondition" && d.id !== "Errors.Session.TooManyPending")) throw err;
     return {
       options: { challenge: randomBytes(32).toString("base64url"), timeout: 300_000, rpId: rpDomain(deps), allowCredentials: [], userVerification: "required" },
     };
