@@ -214,7 +214,8 @@ export async function createApp(config: Config, log: Logger, clock: Clock, traci
   const tokens = oauth.runtime;
   metrics.readFrom({ pool: () => db.poolStats(), caches: oauth.cacheStats });
   const mailer = config.smtpUrl && config.smtpFrom ? smtpMailer(config.smtpUrl, config.smtpFrom) : undefined;
-  const authn = { sealer: masterKeySealer(oauth.masterKey), externalUrl: config.externalUrl };
+  const loginOrigins = [...new Set([new URL(config.externalUrl).origin, new URL(config.loginUrl).origin, ...config.loginUiAllowedOrigins])];
+  const authn = { sealer: masterKeySealer(oauth.masterKey), externalUrl: config.externalUrl, loginOrigins };
   const idp = { ...openidRelyingParty(), samlCertificates: oauth.samlCertificates };
   const samlMetadata = httpMetadataFetcher({ allowPrivate: config.samlMetadataAllowPrivate });
   const deps: ApiDeps = { store, authenticate: limitedBearer(tokens, limits), instanceId, clock, log, limits, mailer, authn, idp, samlMetadata, signals };

@@ -57,6 +57,8 @@ export interface Config {
   authCodeLifetime: number;
   /** Where /oauth/v2/authorize sends the browser (with ?authRequest=<id>) unless the application names its own login UI. */
   loginUrl: string;
+  /** SVC_LOGIN_UI_ALLOWED_ORIGINS: origins besides the instance's own that an application's login base URL may name. */
+  loginUiAllowedOrigins: string[];
   /**
    * Which proxies' X-Forwarded-For/-Proto the hosted login believes (SVC_TRUST_PROXY, Express's "trust proxy"): false
    * (the default: none), true (any), a hop count, or addresses/CIDRs/loopback|linklocal|uniquelocal, comma-separated.
@@ -145,6 +147,26 @@ const INTEGERS: Record<Exclude<IntKey, "signingKeyOverlapSeconds">, [name: strin
   passwordHashMaxScryptParallelism: ["SVC_PASSWORD_HASH_MAX_SCRYPT_PARALLELISM", 4, 1, 1_000],
 };
 
+/** A comma-separated list of origins (scheme://host[:port], http or https, nothing else), normalized. */
+function origins(r: EnvReader, name: string): string[] {
+  const out: string[] = [];
+  for (const raw of (r.str(name) ?? "")
+    .split(",")
+    .map((o) => o.trim())
+    .filter(Boolean)) {
+    let u: URL | undefined;
+    try {
+      u = new URL(raw);
+    } catch {
+      u = undefined;
+    }
+    if (!u || (u.protocol !== "https:" && u.protocol !== "http:") || raw.replace(/\/$/, "") !== u.origin) {
+      r.problems.push(`${name} takes origins (https://host[:port]), comma-separated; got "${raw}"`);
+    } else out.push(u.origin);
+  }
+  return out;
+}
+
 /** Reads variables and collects what is wrong with them, so that one start reports every problem at once. */
 class EnvReader {
   readonly problems: string[] = [];
@@ -196,6 +218,7 @@ export function loadConfig(env: Env = process.env): Config {
     externalUrl,
     // The hosted login's address until an operator points sign-ins at a login UI of their own.
     loginUrl: r.url("SVC_LOGIN_URL", `${externalUrl}/ui/login/login`, ["http:", "https:"]) as string,
+    loginUiAllowedOrigins: origins(r, "SVC_LOGIN_UI_ALLOWED_ORIGINS"),
     externalUrlConfigured: (env.SVC_EXTERNAL_URL ?? "").trim() !== "",
     trustProxy: trustProxy(r),
     metricsToken: r.str("SVC_METRICS_TOKEN"),

@@ -35,7 +35,7 @@ let aliceId: string;
 let alice: string;
 
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startTestServer({ SVC_LOGIN_UI_ALLOWED_ORIGINS: "https://login.example.com" });
   orgId = await defaultOrgId(t);
   const domain = (await admin(t, "GetOrganizationByID", { organizationId: orgId })).organization.primaryDomain;
   login = await loginClient(t, orgId, "flow-login-ui");

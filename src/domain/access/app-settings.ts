@@ -113,8 +113,12 @@ function validUri(uri: string, field: string, appType: OidcAppType, devMode: boo
   throw uriError(field, "Uri.Scheme", `${uri}: custom schemes are for native apps and must be a reversed domain name (e.g. com.example.app)`);
 }
 
-/** The login UI of an app: absolute, no fragment, https (http too in dev mode); empty means the instance's. */
-function validLoginUrl(raw: string | undefined, devMode: boolean): string | undefined {
+/**
+ * The login UI of an app: absolute, no fragment, on one of `loginOrigins` (the instance's own and the operator's
+ * SVC_LOGIN_UI_ALLOWED_ORIGINS): the login UI receives the users' passwords, so whoever may edit an application (an
+ * ORG_OWNER) must not be able to send its users' sign-ins to a site of its choosing. Empty means the instance's.
+ */
+function validLoginUrl(raw: string | undefined, loginOrigins: readonly string[]): string | undefined {
   if (!raw) return undefined;
   const field = "login_base_url";
   if (raw.length > MAX_URI_LENGTH) throw uriError(field, "Uri.Invalid", `at most ${MAX_URI_LENGTH} characters`);
@@ -125,8 +129,12 @@ function validLoginUrl(raw: string | undefined, devMode: boolean): string | unde
     throw uriError(field, "Uri.Invalid", `${raw} is not an absolute URI`);
   }
   if (u.hash || raw.includes("#")) throw uriError(field, "Uri.Fragment", `${raw} must not contain a fragment`);
-  if (u.protocol === "https:" || (devMode && u.protocol === "http:")) return raw;
-  throw uriError(field, "Uri.HttpsRequired", `${raw} must use https (http only in dev mode)`);
+  if (loginOrigins.includes(u.origin)) return raw;
+  throw invalidArgument(
+    "Errors.App.LoginBaseUrl.NotAllowed",
+    `login_base_url must be on the instance's own origin or one of SVC_LOGIN_UI_ALLOWED_ORIGINS, not ${u.origin}`,
+    { field },
+  );
 }
 
 function validUris(uris: readonly string[], field: string, appType: OidcAppType, devMode: boolean): string[] {
@@ -178,7 +186,8 @@ function validateSaml(s: SamlSettings): ValidSettings {
   return { type: "SAML", authMethod: "none", accessTokenType: "BEARER", config, samlEntityId: metadata.entityId };
 }
 
-export function validateSettings(s: AppSettings): ValidSettings {
+/** Checks an application's settings. `loginOrigins`: the origins its login base URL may name (see validLoginUrl). */
+export function validateSettings(s: AppSettings, loginOrigins: readonly string[] = []): ValidSettings {
   if (s.kind === "saml") return validateSaml(s);
   if (s.kind === "api") {
     return { type: "API", authMethod: s.authMethod ?? "client_secret_basic", accessTokenType: s.accessTokenType ?? "BEARER", config: { kind: "api" } };
@@ -220,7 +229,7 @@ export function validateSettings(s: AppSettings): ValidSettings {
     devMode: s.devMode,
     pkceRequired: authMethod === "none",
   };
-  const loginBaseUrl = validLoginUrl(s.loginBaseUrl, s.devMode);
+  const loginBaseUrl = validLoginUrl(s.loginBaseUrl, loginOrigins);
   if (loginBaseUrl) config.loginBaseUrl = loginBaseUrl;
   return { type: "OIDC", authMethod, accessTokenType: s.accessTokenType ?? "BEARER", config };
 }

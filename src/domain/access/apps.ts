@@ -54,7 +54,7 @@ export async function createApp(
 ): Promise<{ id: string; clientId: string; clientSecret?: string; createdAt: Date }> {
   const project = await targetProject(ctx, input.projectId, "project.app.write");
   const name = validName(input.name, "name", "Errors.App.Name");
-  const v = validateSettings(await withFetchedMetadata(ctx, input.settings));
+  const v = validateSettings(await withFetchedMetadata(ctx, input.settings), loginOriginsOf(ctx));
   const id = newId();
   const clientId = `${id}@${orgSlug(project.name)}`;
   const clientSecret = SECRET_METHODS.includes(v.authMethod) ? newOpaqueToken() : undefined;
@@ -118,7 +118,7 @@ export async function updateApp(ctx: Ctx, input: { projectId: string; appId: str
   if (input.settings) {
     if (input.settings.kind !== app.config.kind)
       throw invalidArgument("Errors.App.Kind.Immutable", `the application is an ${app.config.kind} application`, { field: "config" });
-    changedSettings = validateSettings(await withFetchedMetadata(ctx, input.settings));
+    changedSettings = validateSettings(await withFetchedMetadata(ctx, input.settings), loginOriginsOf(ctx));
     change.authMethod = changedSettings.authMethod;
     change.accessTokenType = changedSettings.accessTokenType;
     change.config = changedSettings.config;
@@ -177,4 +177,9 @@ export async function regenerateAppSecret(ctx: Ctx, projectId: string, appId: st
     return appChanged(tx, project, "project.app.secret.changed", { appId: app.id, replaced: app.hasSecret, revokedTokens, revokedRefreshTokens });
   });
   return { clientSecret, changedAt };
+}
+
+/** The origins an application's login base URL may name: the instance's own and SVC_LOGIN_UI_ALLOWED_ORIGINS. */
+function loginOriginsOf(ctx: Ctx): readonly string[] {
+  return ctx.authn?.loginOrigins ?? (ctx.authn ? [new URL(ctx.authn.externalUrl).origin] : []);
 }

@@ -176,7 +176,9 @@ export type OidcConfig = Message<"svc.app.v2.OidcConfig"> & {
   /**
    * The login UI /oauth/v2/authorize sends this application's users to, with
    * ?authRequest=<id> added (default: the instance's, SVC_LOGIN_URL). An
-   * absolute https URL (http in dev mode); empty for the default.
+   * absolute URL on the instance's own origin (SVC_EXTERNAL_URL's or
+   * SVC_LOGIN_URL's) or on one of SVC_LOGIN_UI_ALLOWED_ORIGINS; empty for the
+   * default.
    *
    * @generated from field: string login_base_url = 11;
    */

@@ -31,4 +31,9 @@ export interface AuthnSettings {
   sealer: Sealer;
   /** SVC_EXTERNAL_URL: its host is the default relying party of passkeys. */
   externalUrl: string;
+  /**
+   * The origins an application's login base URL may name: the instance's own (SVC_EXTERNAL_URL's, SVC_LOGIN_URL's) and
+   * SVC_LOGIN_UI_ALLOWED_ORIGINS. Unset: the external URL's only.
+   */
+  loginOrigins?: readonly string[];
 }
