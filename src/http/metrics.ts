@@ -7,9 +7,12 @@
 import { timingSafeEqual } from "node:crypto";
 import type http from "node:http";
 import type http2 from "node:http2";
-import type { DescService } from "@bufbuild/protobuf";
+import { type DescService, getOption, hasOption } from "@bufbuild/protobuf";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
 import type { SignInSignals } from "../domain/signals.js";
+import { isOAuthPath } from "./oauth/index.js";
+import { isSamlPath } from "./saml/index.js";
 
 type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
 type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
@@ -43,30 +46,66 @@ export interface Metrics {
 
 const SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-/** The protocol and route of a request, from bounded sets (`rpcs`: the paths of the known RPCs). */
-export function classify(req: NodeRequest, rpcs: ReadonlySet<string>): { protocol: string; route: string } {
+/** The gRPC services svc serves beside its own API (src/api/health.ts, src/api/reflection.ts). */
+const GRPC_SERVICES = /^\/grpc\.(health\.v1\.Health\/(Check|Watch|List)|reflection\.v1(alpha)?\.ServerReflection\/ServerReflectionInfo)$/;
+
+/** A path as the OAuth and SAML adapters route it: lower-cased, one trailing slash ignored. */
+function endpointPath(path: string): string {
+  const p = path.toLowerCase();
+  return p.length > 1 && p.endsWith("/") ? p.slice(0, -1) : p;
+}
+
+/**
+ * The protocol and route of a request, from bounded sets (`rpcs`: the paths of the known RPCs; `rest`: the REST
+ * collections their google.api.http rules name). Anything else is one constant route per protocol ("unknown"): a label
+ * never comes from what an anonymous client chose to send.
+ */
+export function classify(req: NodeRequest, rpcs: ReadonlySet<string>, rest: ReadonlySet<string> = new Set()): { protocol: string; route: string } {
   const url = req.url ?? "/";
   const path = url.split("?", 1)[0] ?? "/";
   if (path.startsWith("/svc.") || path.startsWith("/grpc.")) {
     const type = String(req.headers["content-type"] ?? "");
     const protocol = type.startsWith("application/grpc-web") ? "grpc-web" : type.startsWith("application/grpc") ? "grpc" : "connect";
-    return { protocol, route: rpcs.has(path) ? path : path.startsWith("/grpc.") ? path.split("/", 2).join("/") : "unknown" };
+    return { protocol, route: rpcs.has(path) || GRPC_SERVICES.test(path) ? path : "unknown" };
   }
-  if (path.startsWith("/v2/")) return { protocol: "rest", route: `/v2/${(path.split("/")[2] ?? "").replace(/[^a-z_]/g, "")}` };
+  if (path.startsWith("/v2/")) {
+    const collection = (path.split("/")[2] ?? "").split(":")[0] ?? "";
+    return { protocol: "rest", route: rest.has(collection) ? `/v2/${collection}` : "unknown" };
+  }
   if (path.startsWith("/scim/v2/")) {
     const resource = path.split("/")[4] ?? "";
     return { protocol: "scim", route: /^(Users|Bulk|ServiceProviderConfig|ResourceTypes|Schemas|Me)$/.test(resource) ? resource : "other" };
   }
   if (path.startsWith("/oauth/v2/") || path.startsWith("/oidc/v1/") || path.startsWith("/.well-known/")) {
-    return { protocol: "oauth", route: /^\/[a-z0-9._/-]{1,60}$/.test(path) && path.split("/").length <= 4 ? path.toLowerCase() : "unknown" };
+    const endpoint = endpointPath(path);
+    return { protocol: "oauth", route: isOAuthPath(endpoint) ? endpoint : "unknown" };
   }
   if (path.startsWith("/ui/login")) return { protocol: "login", route: "/ui/login" };
-  if (path.startsWith("/saml/v2/")) return { protocol: "saml", route: path.split("/").slice(0, 4).join("/") };
+  if (path.startsWith("/saml/v2/")) {
+    const endpoint = endpointPath(path);
+    return { protocol: "saml", route: isSamlPath(endpoint) ? endpoint : "unknown" };
+  }
   if (path === "/healthz" || path === "/readyz" || path === "/metrics") return { protocol: "probe", route: path };
   return { protocol: "other", route: "other" };
 }
 
-/** What a SCIM request did: list, get, create, replace, patch, delete, bulk, or discovery (the schema endpoints). */
+/** The first path segment after /v2/ of every REST binding of `services` (`users` of `/v2/users/{userId}`, say). */
+export function restCollections(services: readonly DescService[]): Set<string> {
+  const found = new Set<string>();
+  for (const service of services) {
+    for (const method of service.methods) {
+      if (!hasOption(method, httpRule)) continue;
+      const rule = getOption(method, httpRule);
+      for (const binding of [rule, ...rule.additionalBindings]) {
+        const p = binding.pattern.case && binding.pattern.case !== "custom" ? binding.pattern.value : undefined;
+        const segment = typeof p === "string" && p.startsWith("/v2/") ? p.split("/")[2] : undefined;
+        if (segment && !segment.includes("{")) found.add(segment.split(":")[0] as string);
+      }
+    }
+  }
+  return found;
+}
+
 function scimOperation(method: string, path: string): { resource: string; operation: string } | undefined {
   const parts = path.split("/");
   const resource = parts[4] ?? "";
@@ -181,7 +220,11 @@ function databaseMetrics(registry: Registry, sources: { pool?: () => PoolStats |
 }
 
 /** Requests (RED), tokens by grant and SCIM operations, counted when each answer is finished. */
-function requestMetrics(registry: Registry, rpcs: ReadonlySet<string>): (req: NodeRequest, res: NodeResponse, start: bigint) => void {
+function requestMetrics(
+  registry: Registry,
+  rpcs: ReadonlySet<string>,
+  rest: ReadonlySet<string>,
+): (req: NodeRequest, res: NodeResponse, start: bigint) => void {
   const requests = new Counter({
     name: "svc_requests_total",
     help: "Requests answered, by protocol, route (RPC, endpoint or resource) and HTTP status",
@@ -208,7 +251,7 @@ function requestMetrics(registry: Registry, rpcs: ReadonlySet<string>): (req: No
     registers: [registry],
   });
   return (req, res, start) => {
-    const { protocol, route } = classify(req, rpcs);
+    const { protocol, route } = classify(req, rpcs, rest);
     const code = String(res.statusCode);
     requests.inc({ protocol, route, code });
     duration.observe({ protocol, route }, Number(process.hrtime.bigint() - start) / 1e9);
@@ -264,7 +307,7 @@ export function createMetrics(o: { services: readonly DescService[]; token?: str
   collectDefaultMetrics({ register: registry, prefix: "svc_" });
   const rpcs = new Set(o.services.flatMap((s) => s.methods.map((m) => `/${s.typeName}/${m.name}`)));
   const sources: { pool?: () => PoolStats | undefined; caches?: () => CacheStats[] } = {};
-  const finished = requestMetrics(registry, rpcs);
+  const finished = requestMetrics(registry, rpcs, restCollections(o.services));
   const queries = databaseMetrics(registry, sources);
   cacheMetrics(registry, () => sources.caches?.() ?? []);
   return {

@@ -19,7 +19,7 @@ import {
   SpanStatusCode,
   trace,
 } from "@opentelemetry/api";
-import { classify } from "../http/metrics.js";
+import { classify, restCollections } from "../http/metrics.js";
 
 type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
 type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
@@ -85,9 +85,10 @@ function startHttp2Span(req: http2.Http2ServerRequest, name: string, protocol: s
 /** The outermost request handler (see Tracing.serverHandler). */
 export function serverHandler(services: readonly DescService[]): (next: NodeHandler) => NodeHandler {
   const rpcs = new Set(services.flatMap((s) => s.methods.map((m) => `/${s.typeName}/${m.name}`)));
+  const rest = restCollections(services);
   return (next) => (req, res) => {
     if (UNTRACED_PATHS.has(pathOf(req))) return next(req, res);
-    const { protocol, route } = classify(req, rpcs);
+    const { protocol, route } = classify(req, rpcs, rest);
     const direct = protocol === "connect" || protocol === "grpc" || protocol === "grpc-web";
     const name = spanName(req, protocol, route);
     if (req.httpVersionMajor !== 2) {
