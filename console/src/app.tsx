@@ -15,6 +15,12 @@ const Home = lazy(() => import("./pages/home"));
 const Users = lazy(() => import("./pages/users"));
 const UserNew = lazy(() => import("./pages/user-new"));
 const UserDetail = lazy(() => import("./pages/user-detail"));
+const Orgs = lazy(() => import("./pages/orgs"));
+const OrgDetail = lazy(() => import("./pages/org-detail"));
+const Projects = lazy(() => import("./pages/projects"));
+const ProjectDetail = lazy(() => import("./pages/project-detail"));
+const AppWizard = lazy(() => import("./pages/app-wizard"));
+const Events = lazy(() => import("./pages/events"));
 const NotFound = lazy(() => import("./pages/not-found"));
 
 const ROUTES: [RegExp, React.ComponentType<{ params: string[] }>][] = [
@@ -22,6 +28,12 @@ const ROUTES: [RegExp, React.ComponentType<{ params: string[] }>][] = [
   [/^\/users$/, Users],
   [/^\/users\/new$/, UserNew],
   [/^\/users\/([^/]+)$/, UserDetail],
+  [/^\/orgs$/, Orgs],
+  [/^\/orgs\/([^/]+)$/, OrgDetail],
+  [/^\/projects$/, Projects],
+  [/^\/projects\/([^/]+)\/apps\/new$/, AppWizard],
+  [/^\/projects\/([^/]+)$/, ProjectDetail],
+  [/^\/events$/, Events],
 ];
 
 function Page() {

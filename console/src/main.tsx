@@ -1,7 +1,7 @@
 // Starts the console: at /callback it finishes the sign-in, at /signed-out it offers to sign in again, anywhere else
 // it signs in first (through the hosted login) and then renders the app.
 import "@mantine/core/styles.css";
-import { Button, Center, type CSSVariablesResolver, createTheme, MantineProvider, Stack, Text, Title } from "@mantine/core";
+import { Alert, Button, Center, type CSSVariablesResolver, createTheme, MantineProvider, Stack, Text, Title } from "@mantine/core";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./app";
@@ -10,7 +10,14 @@ import { settings } from "./config";
 import { I18nProvider, initialLang } from "./i18n";
 
 // Shades chosen for WCAG AA contrast (4.5:1) of text on buttons, links and secondary text, in both schemes.
-const theme = createTheme({ primaryColor: "blue", primaryShade: { light: 8, dark: 8 }, defaultRadius: "md", cursorType: "pointer" });
+const theme = createTheme({
+  primaryColor: "blue",
+  primaryShade: { light: 8, dark: 8 },
+  defaultRadius: "md",
+  cursorType: "pointer",
+  // An alert's title in its colour's light shade is below 4.5:1 for yellow, orange and red: the text colour instead.
+  components: { Alert: Alert.extend({ styles: { title: { color: "var(--mantine-color-text)" } } }) },
+});
 const contrast: CSSVariablesResolver = (th) => ({
   variables: {},
   light: { "--mantine-color-dimmed": th.colors.gray[7] as string },

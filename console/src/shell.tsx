@@ -31,6 +31,9 @@ interface NavItem {
 export const NAV: NavItem[] = [
   { to: "/", label: "nav.home", visible: () => true },
   { to: "/users", label: "nav.users", visible: (a) => a.users },
+  { to: "/orgs", label: "nav.orgs", visible: (a) => a.orgs },
+  { to: "/projects", label: "nav.projects", visible: (a) => a.projects },
+  { to: "/events", label: "nav.events", visible: (a) => a.events },
 ];
 
 function NavEntry({ item, onNavigate }: { item: NavItem; onNavigate(): void }) {
@@ -48,6 +51,7 @@ function NavEntry({ item, onNavigate }: { item: NavItem; onNavigate(): void }) {
       }}
       label={t(item.label)}
       active={active}
+      variant="filled"
       aria-current={active ? "page" : undefined}
     />
   );

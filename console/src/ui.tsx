@@ -23,7 +23,8 @@ function BackLink({ to, label }: { to: string; label: string }) {
   const link = useLink(to);
   return (
     <Text component="a" size="sm" c="dimmed" {...link}>
-      ← {label}
+      <span aria-hidden="true">← </span>
+      {label}
     </Text>
   );
 }

@@ -222,3 +222,120 @@ run("users", () => {
     await context.close();
   });
 });
+
+/** Picks `option` in a Mantine Select (or MultiSelect) labelled `label`, typing `search` first when given. */
+async function pick(page: Page, label: string, option: string | RegExp, search?: string): Promise<void> {
+  // Inside a form: a tab panel may carry the same name as a field.
+  const input = page.locator("form").getByLabel(label).first();
+  // A MultiSelect's pills wrapper sits over its input.
+  await input.click({ force: true });
+  if (search !== undefined) await input.fill(search);
+  await page.getByRole("option", { name: option }).first().click();
+}
+
+run("organizations, projects, applications and the audit log", () => {
+  it("creates an organization, a user with a password, a project with a role, an OIDC app through the wizard, grants the role, and shows each in the audit log", async () => {
+    const { context, page } = await signedInPage();
+    const nav = page.getByRole("navigation", { name: "Main navigation" });
+
+    await nav.getByRole("link", { name: "Organizations" }).click();
+    await page.getByTestId("orgs-table").waitFor();
+    await expectAccessible(page);
+    await page.getByRole("button", { name: "New organization" }).click();
+    await page.getByRole("dialog").getByLabel("Name").fill("Acme Console");
+    await page.getByRole("dialog").getByRole("button", { name: "Create" }).click();
+    await page.getByRole("heading", { level: 1, name: "Acme Console" }).waitFor();
+    await page.getByText("No members yet").waitFor();
+    await expectAccessible(page);
+    const acmeId = page.url().split("/").pop() as string;
+
+    await nav.getByRole("link", { name: "Users" }).click();
+    await page.getByRole("link", { name: "New user" }).first().click();
+    await pick(page, "Organization", "Acme Console");
+    await page.getByLabel("Given name").fill("Dora");
+    await page.getByLabel("Family name").fill("Grant");
+    await page.getByLabel("E-mail").fill("dora@example.com");
+    await page.getByLabel("Username").fill("dora");
+    await page.getByLabel("Initial password").fill("Dora-Passw0rd!");
+    await page.getByRole("button", { name: "Create" }).click();
+    await page.getByRole("heading", { level: 1, name: "Dora Grant" }).waitFor();
+    const doraId = page.url().split("/").pop() as string;
+    expect((await admin(t, "GetUserByID", { userId: doraId })).user.details.resourceOwner).toBe(acmeId);
+
+    await nav.getByRole("link", { name: "Projects" }).click();
+    await page.getByTestId("projects-table").waitFor();
+    await page.getByRole("button", { name: "New project" }).click();
+    const dialog = page.getByRole("dialog");
+    await pick(page, "Organization", "Acme Console");
+    await dialog.getByLabel("Name").fill("Shop");
+    await dialog.getByRole("button", { name: "Create" }).click();
+    await page.getByRole("heading", { level: 1, name: "Shop" }).waitFor();
+    const projectId = page.url().split("/").pop() as string;
+    await page.getByText("No roles yet").waitFor();
+    await expectAccessible(page);
+    await page.getByLabel("Role key").fill("editor");
+    await page.getByLabel("Display name").fill("Editor");
+    await page.getByRole("button", { name: "Add role" }).click();
+    await page.getByTestId("roles-table").getByText("editor", { exact: true }).waitFor();
+
+    // The wizard: a server-side web app gets a secret (shown once), a development-mode note for http://localhost, and
+    // configuration for openid-client.
+    await page.getByRole("tab", { name: "Applications" }).click();
+    await page.getByRole("link", { name: "New application" }).click();
+    await page.getByText("What are you building?").waitFor();
+    await expectAccessible(page);
+    await page.getByRole("radio", { name: "Server-side web app" }).click();
+    await page.getByRole("button", { name: "Next" }).click();
+    await page.getByLabel("Name").fill("shop-web");
+    await page.getByText("Development mode", { exact: true }).waitFor();
+    await expectAccessible(page);
+    await page.getByRole("button", { name: "Create" }).click();
+    const clientId = await page.getByLabel("Client ID").inputValue();
+    const secret = await page.getByLabel("Client secret").inputValue();
+    expect(secret.length).toBeGreaterThan(20);
+    await expect(page.locator("pre").first().textContent()).resolves.toContain(clientId);
+    await screenshot(page, "console-app-wizard-1280");
+    await expectAccessible(page);
+    const apps = await admin(t, "ListApplications", { projectId });
+    expect(apps.result).toHaveLength(1);
+    expect(apps.result[0]).toMatchObject({ clientId, name: "shop-web", hasClientSecret: true });
+    expect(apps.result[0].oidc).toMatchObject({ devMode: true, authMethodType: "OIDC_AUTH_METHOD_TYPE_BASIC", appType: "OIDC_APP_TYPE_WEB" });
+    // The secret works: the token endpoint authenticates the client with it.
+    const credentials = await fetch(`${t.url}/oauth/v2/introspect`, {
+      method: "POST",
+      headers: { authorization: `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString("base64")}` },
+      body: new URLSearchParams({ token: "nothing" }),
+    });
+    expect(credentials.status).toBe(200);
+
+    await page.getByRole("link", { name: "Project", exact: true }).click();
+    await page.getByRole("tab", { name: "Authorizations" }).click();
+    await page.getByText("Nobody holds a role of this project").waitFor();
+    await pick(page, "User", /^dora@/, "dora");
+    await pick(page, "Roles", "Editor");
+    await page.keyboard.press("Escape");
+    await page.getByRole("button", { name: "Grant" }).click();
+    await page.getByTestId("grants-table").getByText("editor").waitFor();
+    await expectAccessible(page);
+    const grants = await admin(t, "ListUserGrants", { queries: [{ userIdFilter: { userId: doraId } }] });
+    expect(grants.result[0]).toMatchObject({ projectId, roleKeys: ["editor"] });
+
+    // Each change is in the audit log, by the admin.
+    const adminId = (await admin(t, "ListUsers", { queries: [{ userNameQuery: { userName: "admin", method: "TEXT_QUERY_METHOD_EQUALS" } }] })).result[0].userId;
+    await nav.getByRole("link", { name: "Audit log" }).click();
+    await page.getByLabel("Editor (user ID)").fill(adminId);
+    const table = page.getByTestId("events-table");
+    for (const type of ["org.added", "user.human.added", "project.added", "project.role.added", "project.app.added", "user.grant.added"]) {
+      await table.getByText(type, { exact: true }).first().waitFor();
+    }
+    await screenshot(page, "console-events-1280");
+    await expectAccessible(page);
+    // The type filter narrows on the server.
+    await page.getByLabel("Event type").fill("project.app.added");
+    await page
+      .getByTestId("events-total")
+      .filter({ hasText: /^1 result$/ })
+      .waitFor();
+    await context.close();
+  }, 150_000);
+});

@@ -1,7 +1,7 @@
 // Users: filtered, sorted and paged by the server (one ListUsers call per page, however many users there are).
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { useQuery } from "@connectrpc/connect-query";
-import { Anchor, Badge, Button, Group, Pagination, Select, Table, Text, TextInput, UnstyledButton, VisuallyHidden } from "@mantine/core";
+import { Anchor, Badge, Button, Group, Select, Table, TextInput, UnstyledButton, VisuallyHidden } from "@mantine/core";
 import { useDebouncedValue } from "@mantine/hooks";
 import { keepPreviousData } from "@tanstack/react-query";
 import { useState } from "react";
@@ -10,10 +10,9 @@ import { type SearchQuerySchema, UserFieldName } from "../../../gen/svc/user/v2/
 import { type User, UserState } from "../../../gen/svc/user/v2/user_pb";
 import { UserService } from "../../../gen/svc/user/v2/user_service_pb";
 import { type MessageKey, useI18n } from "../i18n";
+import { Paging, pageQuery } from "../paging";
 import { useLink, useRouter } from "../router";
 import { ApiError, EmptyState, PageHeader, useDateFormat } from "../ui";
-
-export const PAGE_SIZE = 20;
 
 export const STATE_LABEL: Record<UserState, MessageKey> = {
   [UserState.UNSPECIFIED]: "state.unspecified",
@@ -24,7 +23,7 @@ export const STATE_LABEL: Record<UserState, MessageKey> = {
 };
 const STATE_COLOR: Record<UserState, string> = {
   [UserState.UNSPECIFIED]: "gray.7",
-  [UserState.ACTIVE]: "green.9",
+  [UserState.ACTIVE]: "teal.9",
   [UserState.INACTIVE]: "gray.7",
   [UserState.LOCKED]: "red.9",
   [UserState.INITIAL]: "yellow.4",
@@ -114,13 +113,9 @@ export default function Users() {
   ];
   const list = useQuery(
     UserService.method.listUsers,
-    { query: { offset: BigInt((page - 1) * PAGE_SIZE), limit: PAGE_SIZE, asc: sort.asc }, sortingColumn: sort.column, queries },
+    { query: pageQuery(page, sort.asc), sortingColumn: sort.column, queries },
     { placeholderData: keepPreviousData },
   );
-  const total = Number(list.data?.details?.totalResult ?? 0);
-  const lowerBound = list.data?.details?.totalResultIsLowerBound ?? false;
-  // A count that stopped early (over 1000 matches) leaves the next page open: reaching it counts further.
-  const pages = Math.max(1, Math.ceil(total / PAGE_SIZE) + (lowerBound ? 1 : 0));
   const filtered = queries.length > 0;
   const onSort = (column: SortColumn) => {
     setSort((s) => ({ column, asc: s.column === column ? !s.asc : true }));
@@ -202,24 +197,7 @@ export default function Users() {
           </Table>
         </Table.ScrollContainer>
       )}
-      {total > 0 && (
-        <Group justify="space-between" mt="md" wrap="wrap">
-          <Text size="sm" c="dimmed" data-testid="users-total">
-            {t(lowerBound ? "list.totalAtLeast" : "list.total", { count: total })}
-          </Text>
-          <Pagination
-            total={pages}
-            value={page}
-            onChange={setPage}
-            siblings={1}
-            boundaries={1}
-            getControlProps={(c) => ({
-              "aria-label": t(c === "next" ? "list.next" : c === "previous" ? "list.previous" : c === "first" ? "list.first" : "list.last"),
-            })}
-            getItemProps={(p) => ({ "aria-label": t("list.page", { page: p }) })}
-          />
-        </Group>
-      )}
+      <Paging details={list.data?.details} page={page} onPage={setPage} testId="users-total" />
     </>
   );
 }

@@ -1,0 +1,106 @@
+// Projects the user reads (owned by their organizations or granted to them), paged; new projects in an organization.
+import { useMutation, useQuery } from "@connectrpc/connect-query";
+import { Anchor, Button, Group, Modal, Stack, Table, TextInput } from "@mantine/core";
+import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { type Project, ProjectFieldName } from "../../../gen/svc/project/v2/project_pb";
+import { ProjectService } from "../../../gen/svc/project/v2/project_service_pb";
+import { useI18n } from "../i18n";
+import { Paging, pageQuery } from "../paging";
+import { useLink, useRouter } from "../router";
+import { ApiError, EmptyState, PageHeader, useDateFormat } from "../ui";
+import { toDate } from "./dates";
+import { OrgSelect } from "./org-select";
+
+function ProjectRow({ project }: { project: Project }) {
+  const link = useLink(`/projects/${encodeURIComponent(project.id)}`);
+  const date = useDateFormat();
+  return (
+    <Table.Tr>
+      <Table.Td>
+        <Anchor {...link} fw={500}>
+          {project.name}
+        </Anchor>
+      </Table.Td>
+      <Table.Td visibleFrom="sm">{date(toDate(project.details?.creationDate))}</Table.Td>
+    </Table.Tr>
+  );
+}
+
+function NewProject({ opened, onClose }: { opened: boolean; onClose(): void }) {
+  const { t } = useI18n();
+  const { navigate } = useRouter();
+  const client = useQueryClient();
+  const create = useMutation(ProjectService.method.createProject);
+  const [name, setName] = useState("");
+  const [orgId, setOrgId] = useState<string | null>(null);
+  return (
+    <Modal opened={opened} onClose={onClose} title={t("projects.new")}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          create.mutate(
+            { organizationId: orgId ?? "", name },
+            {
+              onSuccess: async (r) => {
+                await client.invalidateQueries();
+                onClose();
+                navigate(`/projects/${encodeURIComponent(r.projectId)}`);
+              },
+            },
+          );
+        }}
+      >
+        <Stack>
+          <OrgSelect label={t("users.org")} value={orgId} onChange={setOrgId} />
+          <TextInput label={t("projects.name")} value={name} onChange={(e) => setName(e.currentTarget.value)} required data-autofocus />
+          <ApiError error={create.error} />
+          <Group justify="flex-end">
+            <Button type="submit" loading={create.isPending}>
+              {t("action.create")}
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}
+
+export default function Projects() {
+  const { t } = useI18n();
+  const [page, setPage] = useState(1);
+  const [creating, setCreating] = useState(false);
+  const list = useQuery(
+    ProjectService.method.listProjects,
+    { query: pageQuery(page), sortingColumn: ProjectFieldName.NAME },
+    { placeholderData: keepPreviousData },
+  );
+  const newButton = <Button onClick={() => setCreating(true)}>{t("projects.new")}</Button>;
+  return (
+    <>
+      <PageHeader title={t("projects.title")} actions={newButton} />
+      <NewProject opened={creating} onClose={() => setCreating(false)} />
+      <ApiError error={list.error} />
+      {list.data && list.data.result.length === 0 ? (
+        <EmptyState title={t("projects.empty")} hint={t("projects.emptyHint")} action={newButton} />
+      ) : (
+        <Table.ScrollContainer minWidth={320}>
+          <Table striped highlightOnHover data-testid="projects-table">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>{t("projects.name")}</Table.Th>
+                <Table.Th visibleFrom="sm">{t("users.created")}</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {list.data?.result.map((p) => (
+                <ProjectRow key={p.id} project={p} />
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Table.ScrollContainer>
+      )}
+      <Paging details={list.data?.details} page={page} onPage={setPage} />
+    </>
+  );
+}

@@ -1,0 +1,36 @@
+// Pickers that search on the server (never a whole list in the browser).
+import { useQuery } from "@connectrpc/connect-query";
+import { Select } from "@mantine/core";
+import { useDebouncedValue } from "@mantine/hooks";
+import { useState } from "react";
+import { TextQueryMethod } from "../../gen/svc/object/v2/object_pb";
+import { UserFieldName } from "../../gen/svc/user/v2/query_pb";
+import { UserService } from "../../gen/svc/user/v2/user_service_pb";
+
+export function UserPicker({ label, value, onChange, orgId }: { label: string; value: string | null; onChange(v: string | null): void; orgId?: string }) {
+  const [search, setSearch] = useState("");
+  const [debounced] = useDebouncedValue(search.trim(), 250);
+  const method = TextQueryMethod.CONTAINS_IGNORE_CASE;
+  const users = useQuery(UserService.method.listUsers, {
+    query: { limit: 20, asc: true },
+    sortingColumn: UserFieldName.USER_NAME,
+    queries: [
+      ...(debounced ? [{ query: { case: "loginNameQuery" as const, value: { loginName: debounced, method } } }] : []),
+      ...(orgId ? [{ query: { case: "organizationIdQuery" as const, value: { organizationId: orgId } } }] : []),
+    ],
+  });
+  return (
+    <Select
+      label={label}
+      searchable
+      required
+      value={value}
+      onChange={onChange}
+      searchValue={search}
+      onSearchChange={setSearch}
+      filter={({ options }) => options}
+      nothingFoundMessage="—"
+      data={(users.data?.result ?? []).map((u) => ({ value: u.userId, label: u.preferredLoginName || u.username }))}
+    />
+  );
+}
