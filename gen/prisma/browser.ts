@@ -208,3 +208,8 @@ export type ActionTarget = Prisma.ActionTargetModel
  * 
  */
 export type ActionExecution = Prisma.ActionExecutionModel
+/**
+ * Model UserConsent
+ * 
+ */
+export type UserConsent = Prisma.UserConsentModel

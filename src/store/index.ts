@@ -8,6 +8,7 @@ import { ActionRepo } from "./actions.js";
 import { AppRepo } from "./apps.js";
 import { AuthRequestRepo } from "./auth-requests.js";
 import { AuthnRepo } from "./authn.js";
+import { ConsentRepo } from "./consents.js";
 import { CredentialRepo } from "./credentials.js";
 import { translateDriverError } from "./errors.js";
 import { EventRepo } from "./events.js";
@@ -59,6 +60,7 @@ export class Store {
   #idps?: IdpRepo;
   #actions?: ActionRepo;
   #saml?: SamlRepo;
+  #consents?: ConsentRepo;
 
   /** The client repositories run on: the root client, or the transaction's (never handed to the domain). */
   readonly #db: Db;
@@ -122,6 +124,11 @@ export class Store {
   get idps() {
     this.#idps ??= new IdpRepo(this.#db);
     return this.#idps;
+  }
+  /** What users allowed OIDC applications. */
+  get consents() {
+    this.#consents ??= new ConsentRepo(this.#db);
+    return this.#consents;
   }
   /** Actions: targets and executions. */
   get actions() {

@@ -13,7 +13,7 @@ import { SoftAuthenticator } from "../support/webauthn.js";
 let t: TestServer;
 let orgId: string;
 let domain: string;
-let app: { clientId: string; clientSecret?: string };
+let app: { appId: string; clientId: string; clientSecret?: string };
 const REDIRECT = "https://rp.example.com/cb";
 const pathOf = (u: URL) => u.pathname + u.search;
 
@@ -214,5 +214,48 @@ describe("the hosted login replaces the browser's CSRF secret at sign-in", () =>
     const { session } = await signInThroughPages(v, `csrf-user@${domain}`, PASSWORD);
     const stale = await v.post("/ui/login/account/profile", { _csrf: before, session, givenName: "A", familyName: "B", displayName: "" });
     expect(stale.res.status).toBe(403);
+  });
+});
+
+describe("finding 12: prompt=consent asks the user, records the answer, and the account page takes it back", () => {
+  it("denied: access_denied; allowed: a code and the consent kept; revoked: the application's tokens end", async () => {
+    const id = await createHuman(t, orgId, "consenter");
+    const v = new Visitor(t);
+    const { session } = await signInThroughPages(v, `consenter@${domain}`, PASSWORD);
+    const ask = async () => {
+      const start = await authorizeGet(t, { client_id: app.clientId, redirect_uri: REDIRECT, response_type: "code", scope: "openid offline_access", state: "s", prompt: "consent" });
+      const login = await v.get(pathOf(locationOf(start)));
+      const consent = locationOf(login.res);
+      expect(consent.pathname).toBe("/ui/login/consent");
+      const page = await v.get(pathOf(consent));
+      expect(page.res.status).toBe(200);
+      expect(page.body).toContain("policy-rp");
+      expect(page.body).toContain("Stay connected while you are away");
+      return consent.searchParams.get("authRequest") as string;
+    };
+    const denied = await v.post("/ui/login/consent", { authRequest: await ask(), session, decision: "deny" });
+    expect(locationOf(denied.res).searchParams.get("error")).toBe("access_denied");
+    expect(await t.server.db.prisma.userConsent.count({ where: { userId: id } })).toBe(0);
+
+    const allowed = await v.post("/ui/login/consent", { authRequest: await ask(), session, decision: "allow" });
+    const code = locationOf(allowed.res).searchParams.get("code") as string;
+    expect(code).toBeTruthy();
+    expect((await t.server.db.prisma.userConsent.findFirstOrThrow({ where: { userId: id } })).scopes).toEqual(["openid", "offline_access"]);
+    const tokens = await postForm(t, "/oauth/v2/token", { grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id: app.clientId, client_secret: app.clientSecret ?? "" });
+    expect(tokens.body.refresh_token).toBeTruthy();
+
+    const account = await v.get(`/ui/login/account?session=${session}`);
+    expect(account.body).toContain("Applications you allowed");
+    const revoked = await v.post("/ui/login/account/consent/revoke", { session, appId: app.appId });
+    expect(revoked.res.status).toBe(200);
+    expect(revoked.body).toContain("The application&#39;s access is revoked");
+    expect(await t.server.db.prisma.userConsent.count({ where: { userId: id } })).toBe(0);
+    const refresh = await postForm(t, "/oauth/v2/token", {
+      grant_type: "refresh_token",
+      refresh_token: tokens.body.refresh_token as string,
+      client_id: app.clientId,
+      client_secret: app.clientSecret ?? "",
+    });
+    expect([refresh.status, refresh.body.error]).toEqual([400, "invalid_grant"]);
   });
 });

@@ -434,7 +434,8 @@ export const ModelName = {
   IdpLink: 'IdpLink',
   IdpIntent: 'IdpIntent',
   ActionTarget: 'ActionTarget',
-  ActionExecution: 'ActionExecution'
+  ActionExecution: 'ActionExecution',
+  UserConsent: 'UserConsent'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -450,7 +451,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "instance" | "organization" | "user" | "userMetadata" | "personalAccessToken" | "machineKey" | "orgMetadata" | "setting" | "instanceMember" | "orgMember" | "event" | "userEmail" | "userPhone" | "userAddress" | "scimExternalId" | "project" | "projectRole" | "projectGrant" | "userGrant" | "application" | "appKey" | "signingKey" | "samlCertificate" | "samlRequest" | "oAuthToken" | "rateLimit" | "session" | "authRequest" | "refreshToken" | "userTotp" | "passkey" | "userCode" | "passwordHistory" | "identityProvider" | "idpLink" | "idpIntent" | "actionTarget" | "actionExecution"
+    modelProps: "instance" | "organization" | "user" | "userMetadata" | "personalAccessToken" | "machineKey" | "orgMetadata" | "setting" | "instanceMember" | "orgMember" | "event" | "userEmail" | "userPhone" | "userAddress" | "scimExternalId" | "project" | "projectRole" | "projectGrant" | "userGrant" | "application" | "appKey" | "signingKey" | "samlCertificate" | "samlRequest" | "oAuthToken" | "rateLimit" | "session" | "authRequest" | "refreshToken" | "userTotp" | "passkey" | "userCode" | "passwordHistory" | "identityProvider" | "idpLink" | "idpIntent" | "actionTarget" | "actionExecution" | "userConsent"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -3266,6 +3267,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    UserConsent: {
+      payload: Prisma.$UserConsentPayload<ExtArgs>
+      fields: Prisma.UserConsentFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.UserConsentFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserConsentPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.UserConsentFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserConsentPayload>
+        }
+        findFirst: {
+          args: Prisma.UserConsentFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserConsentPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.UserConsentFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserConsentPayload>
+        }
+        findMany: {
+          args: Prisma.UserConsentFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserConsentPayload>[]
+        }
+        create: {
+          args: Prisma.UserConsentCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserConsentPayload>
+        }
+        createMany: {
+          args: Prisma.UserConsentCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.UserConsentCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserConsentPayload>[]
+        }
+        delete: {
+          args: Prisma.UserConsentDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserConsentPayload>
+        }
+        update: {
+          args: Prisma.UserConsentUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserConsentPayload>
+        }
+        deleteMany: {
+          args: Prisma.UserConsentDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.UserConsentUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.UserConsentUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserConsentPayload>[]
+        }
+        upsert: {
+          args: Prisma.UserConsentUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserConsentPayload>
+        }
+        aggregate: {
+          args: Prisma.UserConsentAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateUserConsent>
+        }
+        groupBy: {
+          args: Prisma.UserConsentGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserConsentGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.UserConsentCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserConsentCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -3919,6 +3994,20 @@ export const ActionExecutionScalarFieldEnum = {
 export type ActionExecutionScalarFieldEnum = (typeof ActionExecutionScalarFieldEnum)[keyof typeof ActionExecutionScalarFieldEnum]
 
 
+export const UserConsentScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  userId: 'userId',
+  appId: 'appId',
+  clientId: 'clientId',
+  scopes: 'scopes',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type UserConsentScalarFieldEnum = (typeof UserConsentScalarFieldEnum)[keyof typeof UserConsentScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -4350,6 +4439,7 @@ export type GlobalOmitConfig = {
   idpIntent?: Prisma.IdpIntentOmit
   actionTarget?: Prisma.ActionTargetOmit
   actionExecution?: Prisma.ActionExecutionOmit
+  userConsent?: Prisma.UserConsentOmit
 }
 
 /* Types for Logging */

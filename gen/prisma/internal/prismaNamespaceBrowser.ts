@@ -88,7 +88,8 @@ export const ModelName = {
   IdpLink: 'IdpLink',
   IdpIntent: 'IdpIntent',
   ActionTarget: 'ActionTarget',
-  ActionExecution: 'ActionExecution'
+  ActionExecution: 'ActionExecution',
+  UserConsent: 'UserConsent'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -719,6 +720,20 @@ export const ActionExecutionScalarFieldEnum = {
 } as const
 
 export type ActionExecutionScalarFieldEnum = (typeof ActionExecutionScalarFieldEnum)[keyof typeof ActionExecutionScalarFieldEnum]
+
+
+export const UserConsentScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  userId: 'userId',
+  appId: 'appId',
+  clientId: 'clientId',
+  scopes: 'scopes',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type UserConsentScalarFieldEnum = (typeof UserConsentScalarFieldEnum)[keyof typeof UserConsentScalarFieldEnum]
 
 
 export const SortOrder = {

@@ -264,6 +264,7 @@ export type ApplicationWhereInput = {
   authRequests?: Prisma.AuthRequestListRelationFilter
   refreshTokens?: Prisma.RefreshTokenListRelationFilter
   samlRequests?: Prisma.SamlRequestListRelationFilter
+  consents?: Prisma.UserConsentListRelationFilter
 }
 
 export type ApplicationOrderByWithRelationInput = {
@@ -288,6 +289,7 @@ export type ApplicationOrderByWithRelationInput = {
   authRequests?: Prisma.AuthRequestOrderByRelationAggregateInput
   refreshTokens?: Prisma.RefreshTokenOrderByRelationAggregateInput
   samlRequests?: Prisma.SamlRequestOrderByRelationAggregateInput
+  consents?: Prisma.UserConsentOrderByRelationAggregateInput
 }
 
 export type ApplicationWhereUniqueInput = Prisma.AtLeast<{
@@ -317,6 +319,7 @@ export type ApplicationWhereUniqueInput = Prisma.AtLeast<{
   authRequests?: Prisma.AuthRequestListRelationFilter
   refreshTokens?: Prisma.RefreshTokenListRelationFilter
   samlRequests?: Prisma.SamlRequestListRelationFilter
+  consents?: Prisma.UserConsentListRelationFilter
 }, "id" | "clientId" | "projectId_name" | "instanceId_samlEntityId">
 
 export type ApplicationOrderByWithAggregationInput = {
@@ -382,6 +385,7 @@ export type ApplicationCreateInput = {
   authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateInput = {
@@ -405,6 +409,7 @@ export type ApplicationUncheckedCreateInput = {
   authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUpdateInput = {
@@ -428,6 +433,7 @@ export type ApplicationUpdateInput = {
   authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateInput = {
@@ -451,6 +457,7 @@ export type ApplicationUncheckedUpdateInput = {
   authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateManyInput = {
@@ -706,6 +713,20 @@ export type ApplicationUpdateOneRequiredWithoutRefreshTokensNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.ApplicationUpdateToOneWithWhereWithoutRefreshTokensInput, Prisma.ApplicationUpdateWithoutRefreshTokensInput>, Prisma.ApplicationUncheckedUpdateWithoutRefreshTokensInput>
 }
 
+export type ApplicationCreateNestedOneWithoutConsentsInput = {
+  create?: Prisma.XOR<Prisma.ApplicationCreateWithoutConsentsInput, Prisma.ApplicationUncheckedCreateWithoutConsentsInput>
+  connectOrCreate?: Prisma.ApplicationCreateOrConnectWithoutConsentsInput
+  connect?: Prisma.ApplicationWhereUniqueInput
+}
+
+export type ApplicationUpdateOneRequiredWithoutConsentsNestedInput = {
+  create?: Prisma.XOR<Prisma.ApplicationCreateWithoutConsentsInput, Prisma.ApplicationUncheckedCreateWithoutConsentsInput>
+  connectOrCreate?: Prisma.ApplicationCreateOrConnectWithoutConsentsInput
+  upsert?: Prisma.ApplicationUpsertWithoutConsentsInput
+  connect?: Prisma.ApplicationWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.ApplicationUpdateToOneWithWhereWithoutConsentsInput, Prisma.ApplicationUpdateWithoutConsentsInput>, Prisma.ApplicationUncheckedUpdateWithoutConsentsInput>
+}
+
 export type ApplicationCreateWithoutProjectInput = {
   id: string
   instanceId: string
@@ -726,6 +747,7 @@ export type ApplicationCreateWithoutProjectInput = {
   authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutProjectInput = {
@@ -748,6 +770,7 @@ export type ApplicationUncheckedCreateWithoutProjectInput = {
   authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutProjectInput = {
@@ -817,6 +840,7 @@ export type ApplicationCreateWithoutKeysInput = {
   authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutKeysInput = {
@@ -839,6 +863,7 @@ export type ApplicationUncheckedCreateWithoutKeysInput = {
   authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutKeysInput = {
@@ -877,6 +902,7 @@ export type ApplicationUpdateWithoutKeysInput = {
   authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutKeysInput = {
@@ -899,6 +925,7 @@ export type ApplicationUncheckedUpdateWithoutKeysInput = {
   authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateWithoutSamlRequestsInput = {
@@ -921,6 +948,7 @@ export type ApplicationCreateWithoutSamlRequestsInput = {
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutAppInput
   authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutSamlRequestsInput = {
@@ -943,6 +971,7 @@ export type ApplicationUncheckedCreateWithoutSamlRequestsInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutAppInput
   authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutSamlRequestsInput = {
@@ -981,6 +1010,7 @@ export type ApplicationUpdateWithoutSamlRequestsInput = {
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutAppNestedInput
   authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutSamlRequestsInput = {
@@ -1003,6 +1033,7 @@ export type ApplicationUncheckedUpdateWithoutSamlRequestsInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutAppNestedInput
   authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateWithoutOauthTokensInput = {
@@ -1025,6 +1056,7 @@ export type ApplicationCreateWithoutOauthTokensInput = {
   authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutOauthTokensInput = {
@@ -1047,6 +1079,7 @@ export type ApplicationUncheckedCreateWithoutOauthTokensInput = {
   authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutOauthTokensInput = {
@@ -1085,6 +1118,7 @@ export type ApplicationUpdateWithoutOauthTokensInput = {
   authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutOauthTokensInput = {
@@ -1107,6 +1141,7 @@ export type ApplicationUncheckedUpdateWithoutOauthTokensInput = {
   authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateWithoutAuthRequestsInput = {
@@ -1129,6 +1164,7 @@ export type ApplicationCreateWithoutAuthRequestsInput = {
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutAuthRequestsInput = {
@@ -1151,6 +1187,7 @@ export type ApplicationUncheckedCreateWithoutAuthRequestsInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutAuthRequestsInput = {
@@ -1189,6 +1226,7 @@ export type ApplicationUpdateWithoutAuthRequestsInput = {
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutAuthRequestsInput = {
@@ -1211,6 +1249,7 @@ export type ApplicationUncheckedUpdateWithoutAuthRequestsInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateWithoutRefreshTokensInput = {
@@ -1233,6 +1272,7 @@ export type ApplicationCreateWithoutRefreshTokensInput = {
   oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutAppInput
   authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutRefreshTokensInput = {
@@ -1255,6 +1295,7 @@ export type ApplicationUncheckedCreateWithoutRefreshTokensInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutAppInput
   authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutRefreshTokensInput = {
@@ -1293,6 +1334,7 @@ export type ApplicationUpdateWithoutRefreshTokensInput = {
   oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutAppNestedInput
   authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutRefreshTokensInput = {
@@ -1314,6 +1356,115 @@ export type ApplicationUncheckedUpdateWithoutRefreshTokensInput = {
   keys?: Prisma.AppKeyUncheckedUpdateManyWithoutAppNestedInput
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutAppNestedInput
   authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
+  samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
+}
+
+export type ApplicationCreateWithoutConsentsInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  name: string
+  state?: $Enums.ResourceState
+  type: $Enums.AppType
+  clientId: string
+  samlEntityId?: string | null
+  secretHash?: runtime.Bytes | null
+  authMethod: string
+  accessTokenType?: $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  project: Prisma.ProjectCreateNestedOneWithoutApplicationsInput
+  keys?: Prisma.AppKeyCreateNestedManyWithoutAppInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutAppInput
+  authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
+  samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
+}
+
+export type ApplicationUncheckedCreateWithoutConsentsInput = {
+  id: string
+  instanceId: string
+  projectId: string
+  orgId: string
+  name: string
+  state?: $Enums.ResourceState
+  type: $Enums.AppType
+  clientId: string
+  samlEntityId?: string | null
+  secretHash?: runtime.Bytes | null
+  authMethod: string
+  accessTokenType?: $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  keys?: Prisma.AppKeyUncheckedCreateNestedManyWithoutAppInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutAppInput
+  authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
+  samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
+}
+
+export type ApplicationCreateOrConnectWithoutConsentsInput = {
+  where: Prisma.ApplicationWhereUniqueInput
+  create: Prisma.XOR<Prisma.ApplicationCreateWithoutConsentsInput, Prisma.ApplicationUncheckedCreateWithoutConsentsInput>
+}
+
+export type ApplicationUpsertWithoutConsentsInput = {
+  update: Prisma.XOR<Prisma.ApplicationUpdateWithoutConsentsInput, Prisma.ApplicationUncheckedUpdateWithoutConsentsInput>
+  create: Prisma.XOR<Prisma.ApplicationCreateWithoutConsentsInput, Prisma.ApplicationUncheckedCreateWithoutConsentsInput>
+  where?: Prisma.ApplicationWhereInput
+}
+
+export type ApplicationUpdateToOneWithWhereWithoutConsentsInput = {
+  where?: Prisma.ApplicationWhereInput
+  data: Prisma.XOR<Prisma.ApplicationUpdateWithoutConsentsInput, Prisma.ApplicationUncheckedUpdateWithoutConsentsInput>
+}
+
+export type ApplicationUpdateWithoutConsentsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
+  type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
+  clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  authMethod?: Prisma.StringFieldUpdateOperationsInput | string
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  project?: Prisma.ProjectUpdateOneRequiredWithoutApplicationsNestedInput
+  keys?: Prisma.AppKeyUpdateManyWithoutAppNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutAppNestedInput
+  authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
+  samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
+}
+
+export type ApplicationUncheckedUpdateWithoutConsentsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  projectId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
+  type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
+  clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  authMethod?: Prisma.StringFieldUpdateOperationsInput | string
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  keys?: Prisma.AppKeyUncheckedUpdateManyWithoutAppNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutAppNestedInput
+  authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
 }
 
@@ -1354,6 +1505,7 @@ export type ApplicationUpdateWithoutProjectInput = {
   authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutProjectInput = {
@@ -1376,6 +1528,7 @@ export type ApplicationUncheckedUpdateWithoutProjectInput = {
   authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateManyWithoutProjectInput = {
@@ -1406,6 +1559,7 @@ export type ApplicationCountOutputType = {
   authRequests: number
   refreshTokens: number
   samlRequests: number
+  consents: number
 }
 
 export type ApplicationCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1414,6 +1568,7 @@ export type ApplicationCountOutputTypeSelect<ExtArgs extends runtime.Types.Exten
   authRequests?: boolean | ApplicationCountOutputTypeCountAuthRequestsArgs
   refreshTokens?: boolean | ApplicationCountOutputTypeCountRefreshTokensArgs
   samlRequests?: boolean | ApplicationCountOutputTypeCountSamlRequestsArgs
+  consents?: boolean | ApplicationCountOutputTypeCountConsentsArgs
 }
 
 /**
@@ -1461,6 +1616,13 @@ export type ApplicationCountOutputTypeCountSamlRequestsArgs<ExtArgs extends runt
   where?: Prisma.SamlRequestWhereInput
 }
 
+/**
+ * ApplicationCountOutputType without action
+ */
+export type ApplicationCountOutputTypeCountConsentsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.UserConsentWhereInput
+}
+
 
 export type ApplicationSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -1484,6 +1646,7 @@ export type ApplicationSelect<ExtArgs extends runtime.Types.Extensions.InternalA
   authRequests?: boolean | Prisma.Application$authRequestsArgs<ExtArgs>
   refreshTokens?: boolean | Prisma.Application$refreshTokensArgs<ExtArgs>
   samlRequests?: boolean | Prisma.Application$samlRequestsArgs<ExtArgs>
+  consents?: boolean | Prisma.Application$consentsArgs<ExtArgs>
   _count?: boolean | Prisma.ApplicationCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["application"]>
 
@@ -1551,6 +1714,7 @@ export type ApplicationInclude<ExtArgs extends runtime.Types.Extensions.Internal
   authRequests?: boolean | Prisma.Application$authRequestsArgs<ExtArgs>
   refreshTokens?: boolean | Prisma.Application$refreshTokensArgs<ExtArgs>
   samlRequests?: boolean | Prisma.Application$samlRequestsArgs<ExtArgs>
+  consents?: boolean | Prisma.Application$consentsArgs<ExtArgs>
   _count?: boolean | Prisma.ApplicationCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type ApplicationIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1569,6 +1733,7 @@ export type $ApplicationPayload<ExtArgs extends runtime.Types.Extensions.Interna
     authRequests: Prisma.$AuthRequestPayload<ExtArgs>[]
     refreshTokens: Prisma.$RefreshTokenPayload<ExtArgs>[]
     samlRequests: Prisma.$SamlRequestPayload<ExtArgs>[]
+    consents: Prisma.$UserConsentPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1986,6 +2151,7 @@ export interface Prisma__ApplicationClient<T, Null = never, ExtArgs extends runt
   authRequests<T extends Prisma.Application$authRequestsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$authRequestsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AuthRequestPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   refreshTokens<T extends Prisma.Application$refreshTokensArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$refreshTokensArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$RefreshTokenPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   samlRequests<T extends Prisma.Application$samlRequestsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$samlRequestsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SamlRequestPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  consents<T extends Prisma.Application$consentsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$consentsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$UserConsentPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -2548,6 +2714,30 @@ export type Application$samlRequestsArgs<ExtArgs extends runtime.Types.Extension
   take?: number
   skip?: number
   distinct?: Prisma.SamlRequestScalarFieldEnum | Prisma.SamlRequestScalarFieldEnum[]
+}
+
+/**
+ * Application.consents
+ */
+export type Application$consentsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the UserConsent
+   */
+  select?: Prisma.UserConsentSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the UserConsent
+   */
+  omit?: Prisma.UserConsentOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.UserConsentInclude<ExtArgs> | null
+  where?: Prisma.UserConsentWhereInput
+  orderBy?: Prisma.UserConsentOrderByWithRelationInput | Prisma.UserConsentOrderByWithRelationInput[]
+  cursor?: Prisma.UserConsentWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.UserConsentScalarFieldEnum | Prisma.UserConsentScalarFieldEnum[]
 }
 
 /**

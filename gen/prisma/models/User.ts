@@ -524,6 +524,7 @@ export type UserWhereInput = {
   codes?: Prisma.UserCodeListRelationFilter
   passwordHistory?: Prisma.PasswordHistoryListRelationFilter
   refreshTokens?: Prisma.RefreshTokenListRelationFilter
+  consents?: Prisma.UserConsentListRelationFilter
 }
 
 export type UserOrderByWithRelationInput = {
@@ -587,6 +588,7 @@ export type UserOrderByWithRelationInput = {
   codes?: Prisma.UserCodeOrderByRelationAggregateInput
   passwordHistory?: Prisma.PasswordHistoryOrderByRelationAggregateInput
   refreshTokens?: Prisma.RefreshTokenOrderByRelationAggregateInput
+  consents?: Prisma.UserConsentOrderByRelationAggregateInput
 }
 
 export type UserWhereUniqueInput = Prisma.AtLeast<{
@@ -654,6 +656,7 @@ export type UserWhereUniqueInput = Prisma.AtLeast<{
   codes?: Prisma.UserCodeListRelationFilter
   passwordHistory?: Prisma.PasswordHistoryListRelationFilter
   refreshTokens?: Prisma.RefreshTokenListRelationFilter
+  consents?: Prisma.UserConsentListRelationFilter
 }, "id" | "instanceId_orgId_usernameLower">
 
 export type UserOrderByWithAggregationInput = {
@@ -809,6 +812,7 @@ export type UserCreateInput = {
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateInput = {
@@ -870,6 +874,7 @@ export type UserUncheckedCreateInput = {
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserUpdateInput = {
@@ -931,6 +936,7 @@ export type UserUpdateInput = {
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateInput = {
@@ -992,6 +998,7 @@ export type UserUncheckedUpdateInput = {
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateManyInput = {
@@ -1660,6 +1667,20 @@ export type UserUpdateOneRequiredWithoutIdpLinksNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.UserUpdateToOneWithWhereWithoutIdpLinksInput, Prisma.UserUpdateWithoutIdpLinksInput>, Prisma.UserUncheckedUpdateWithoutIdpLinksInput>
 }
 
+export type UserCreateNestedOneWithoutConsentsInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutConsentsInput, Prisma.UserUncheckedCreateWithoutConsentsInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutConsentsInput
+  connect?: Prisma.UserWhereUniqueInput
+}
+
+export type UserUpdateOneRequiredWithoutConsentsNestedInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutConsentsInput, Prisma.UserUncheckedCreateWithoutConsentsInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutConsentsInput
+  upsert?: Prisma.UserUpsertWithoutConsentsInput
+  connect?: Prisma.UserWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.UserUpdateToOneWithWhereWithoutConsentsInput, Prisma.UserUpdateWithoutConsentsInput>, Prisma.UserUncheckedUpdateWithoutConsentsInput>
+}
+
 export type UserCreateWithoutInstanceInput = {
   id: string
   type: $Enums.UserType
@@ -1718,6 +1739,7 @@ export type UserCreateWithoutInstanceInput = {
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutInstanceInput = {
@@ -1778,6 +1800,7 @@ export type UserUncheckedCreateWithoutInstanceInput = {
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutInstanceInput = {
@@ -1910,6 +1933,7 @@ export type UserCreateWithoutOrgInput = {
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutOrgInput = {
@@ -1970,6 +1994,7 @@ export type UserUncheckedCreateWithoutOrgInput = {
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutOrgInput = {
@@ -2056,6 +2081,7 @@ export type UserCreateWithoutMetadataInput = {
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutMetadataInput = {
@@ -2116,6 +2142,7 @@ export type UserUncheckedCreateWithoutMetadataInput = {
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutMetadataInput = {
@@ -2192,6 +2219,7 @@ export type UserUpdateWithoutMetadataInput = {
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutMetadataInput = {
@@ -2252,6 +2280,7 @@ export type UserUncheckedUpdateWithoutMetadataInput = {
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutPersonalAccessTokensInput = {
@@ -2312,6 +2341,7 @@ export type UserCreateWithoutPersonalAccessTokensInput = {
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutPersonalAccessTokensInput = {
@@ -2372,6 +2402,7 @@ export type UserUncheckedCreateWithoutPersonalAccessTokensInput = {
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutPersonalAccessTokensInput = {
@@ -2448,6 +2479,7 @@ export type UserUpdateWithoutPersonalAccessTokensInput = {
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutPersonalAccessTokensInput = {
@@ -2508,6 +2540,7 @@ export type UserUncheckedUpdateWithoutPersonalAccessTokensInput = {
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutKeysInput = {
@@ -2568,6 +2601,7 @@ export type UserCreateWithoutKeysInput = {
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutKeysInput = {
@@ -2628,6 +2662,7 @@ export type UserUncheckedCreateWithoutKeysInput = {
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutKeysInput = {
@@ -2704,6 +2739,7 @@ export type UserUpdateWithoutKeysInput = {
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutKeysInput = {
@@ -2764,6 +2800,7 @@ export type UserUncheckedUpdateWithoutKeysInput = {
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutInstanceMembershipsInput = {
@@ -2824,6 +2861,7 @@ export type UserCreateWithoutInstanceMembershipsInput = {
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutInstanceMembershipsInput = {
@@ -2884,6 +2922,7 @@ export type UserUncheckedCreateWithoutInstanceMembershipsInput = {
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutInstanceMembershipsInput = {
@@ -2960,6 +2999,7 @@ export type UserUpdateWithoutInstanceMembershipsInput = {
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutInstanceMembershipsInput = {
@@ -3020,6 +3060,7 @@ export type UserUncheckedUpdateWithoutInstanceMembershipsInput = {
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutOrgMembershipsInput = {
@@ -3080,6 +3121,7 @@ export type UserCreateWithoutOrgMembershipsInput = {
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutOrgMembershipsInput = {
@@ -3140,6 +3182,7 @@ export type UserUncheckedCreateWithoutOrgMembershipsInput = {
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutOrgMembershipsInput = {
@@ -3216,6 +3259,7 @@ export type UserUpdateWithoutOrgMembershipsInput = {
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutOrgMembershipsInput = {
@@ -3276,6 +3320,7 @@ export type UserUncheckedUpdateWithoutOrgMembershipsInput = {
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutEmailsInput = {
@@ -3336,6 +3381,7 @@ export type UserCreateWithoutEmailsInput = {
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutEmailsInput = {
@@ -3396,6 +3442,7 @@ export type UserUncheckedCreateWithoutEmailsInput = {
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutEmailsInput = {
@@ -3472,6 +3519,7 @@ export type UserUpdateWithoutEmailsInput = {
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutEmailsInput = {
@@ -3532,6 +3580,7 @@ export type UserUncheckedUpdateWithoutEmailsInput = {
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutPhoneNumbersInput = {
@@ -3592,6 +3641,7 @@ export type UserCreateWithoutPhoneNumbersInput = {
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutPhoneNumbersInput = {
@@ -3652,6 +3702,7 @@ export type UserUncheckedCreateWithoutPhoneNumbersInput = {
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutPhoneNumbersInput = {
@@ -3728,6 +3779,7 @@ export type UserUpdateWithoutPhoneNumbersInput = {
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutPhoneNumbersInput = {
@@ -3788,6 +3840,7 @@ export type UserUncheckedUpdateWithoutPhoneNumbersInput = {
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutAddressesInput = {
@@ -3848,6 +3901,7 @@ export type UserCreateWithoutAddressesInput = {
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutAddressesInput = {
@@ -3908,6 +3962,7 @@ export type UserUncheckedCreateWithoutAddressesInput = {
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutAddressesInput = {
@@ -3984,6 +4039,7 @@ export type UserUpdateWithoutAddressesInput = {
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutAddressesInput = {
@@ -4044,6 +4100,7 @@ export type UserUncheckedUpdateWithoutAddressesInput = {
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutExternalIdsInput = {
@@ -4104,6 +4161,7 @@ export type UserCreateWithoutExternalIdsInput = {
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutExternalIdsInput = {
@@ -4164,6 +4222,7 @@ export type UserUncheckedCreateWithoutExternalIdsInput = {
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutExternalIdsInput = {
@@ -4240,6 +4299,7 @@ export type UserUpdateWithoutExternalIdsInput = {
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutExternalIdsInput = {
@@ -4300,6 +4360,7 @@ export type UserUncheckedUpdateWithoutExternalIdsInput = {
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutGrantsInput = {
@@ -4360,6 +4421,7 @@ export type UserCreateWithoutGrantsInput = {
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutGrantsInput = {
@@ -4420,6 +4482,7 @@ export type UserUncheckedCreateWithoutGrantsInput = {
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutGrantsInput = {
@@ -4496,6 +4559,7 @@ export type UserUpdateWithoutGrantsInput = {
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutGrantsInput = {
@@ -4556,6 +4620,7 @@ export type UserUncheckedUpdateWithoutGrantsInput = {
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutOauthTokensInput = {
@@ -4616,6 +4681,7 @@ export type UserCreateWithoutOauthTokensInput = {
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutOauthTokensInput = {
@@ -4676,6 +4742,7 @@ export type UserUncheckedCreateWithoutOauthTokensInput = {
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutOauthTokensInput = {
@@ -4752,6 +4819,7 @@ export type UserUpdateWithoutOauthTokensInput = {
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutOauthTokensInput = {
@@ -4812,6 +4880,7 @@ export type UserUncheckedUpdateWithoutOauthTokensInput = {
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutSessionsInput = {
@@ -4872,6 +4941,7 @@ export type UserCreateWithoutSessionsInput = {
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutSessionsInput = {
@@ -4932,6 +5002,7 @@ export type UserUncheckedCreateWithoutSessionsInput = {
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutSessionsInput = {
@@ -5008,6 +5079,7 @@ export type UserUpdateWithoutSessionsInput = {
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutSessionsInput = {
@@ -5068,6 +5140,7 @@ export type UserUncheckedUpdateWithoutSessionsInput = {
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutRefreshTokensInput = {
@@ -5128,6 +5201,7 @@ export type UserCreateWithoutRefreshTokensInput = {
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutRefreshTokensInput = {
@@ -5188,6 +5262,7 @@ export type UserUncheckedCreateWithoutRefreshTokensInput = {
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutRefreshTokensInput = {
@@ -5264,6 +5339,7 @@ export type UserUpdateWithoutRefreshTokensInput = {
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutRefreshTokensInput = {
@@ -5324,6 +5400,7 @@ export type UserUncheckedUpdateWithoutRefreshTokensInput = {
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutTotpInput = {
@@ -5384,6 +5461,7 @@ export type UserCreateWithoutTotpInput = {
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutTotpInput = {
@@ -5444,6 +5522,7 @@ export type UserUncheckedCreateWithoutTotpInput = {
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutTotpInput = {
@@ -5520,6 +5599,7 @@ export type UserUpdateWithoutTotpInput = {
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutTotpInput = {
@@ -5580,6 +5660,7 @@ export type UserUncheckedUpdateWithoutTotpInput = {
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutPasskeysInput = {
@@ -5640,6 +5721,7 @@ export type UserCreateWithoutPasskeysInput = {
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutPasskeysInput = {
@@ -5700,6 +5782,7 @@ export type UserUncheckedCreateWithoutPasskeysInput = {
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutPasskeysInput = {
@@ -5776,6 +5859,7 @@ export type UserUpdateWithoutPasskeysInput = {
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutPasskeysInput = {
@@ -5836,6 +5920,7 @@ export type UserUncheckedUpdateWithoutPasskeysInput = {
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutCodesInput = {
@@ -5896,6 +5981,7 @@ export type UserCreateWithoutCodesInput = {
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutCodesInput = {
@@ -5956,6 +6042,7 @@ export type UserUncheckedCreateWithoutCodesInput = {
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutCodesInput = {
@@ -6032,6 +6119,7 @@ export type UserUpdateWithoutCodesInput = {
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutCodesInput = {
@@ -6092,6 +6180,7 @@ export type UserUncheckedUpdateWithoutCodesInput = {
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutPasswordHistoryInput = {
@@ -6152,6 +6241,7 @@ export type UserCreateWithoutPasswordHistoryInput = {
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutPasswordHistoryInput = {
@@ -6212,6 +6302,7 @@ export type UserUncheckedCreateWithoutPasswordHistoryInput = {
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutPasswordHistoryInput = {
@@ -6288,6 +6379,7 @@ export type UserUpdateWithoutPasswordHistoryInput = {
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutPasswordHistoryInput = {
@@ -6348,6 +6440,7 @@ export type UserUncheckedUpdateWithoutPasswordHistoryInput = {
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserCreateWithoutIdpLinksInput = {
@@ -6408,6 +6501,7 @@ export type UserCreateWithoutIdpLinksInput = {
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
 
 export type UserUncheckedCreateWithoutIdpLinksInput = {
@@ -6468,6 +6562,7 @@ export type UserUncheckedCreateWithoutIdpLinksInput = {
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
 
 export type UserCreateOrConnectWithoutIdpLinksInput = {
@@ -6544,6 +6639,7 @@ export type UserUpdateWithoutIdpLinksInput = {
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutIdpLinksInput = {
@@ -6599,6 +6695,267 @@ export type UserUncheckedUpdateWithoutIdpLinksInput = {
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
   sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
+}
+
+export type UserCreateWithoutConsentsInput = {
+  id: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
+  org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
+  metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+}
+
+export type UserUncheckedCreateWithoutConsentsInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailUncheckedCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressUncheckedCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdUncheckedCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+}
+
+export type UserCreateOrConnectWithoutConsentsInput = {
+  where: Prisma.UserWhereUniqueInput
+  create: Prisma.XOR<Prisma.UserCreateWithoutConsentsInput, Prisma.UserUncheckedCreateWithoutConsentsInput>
+}
+
+export type UserUpsertWithoutConsentsInput = {
+  update: Prisma.XOR<Prisma.UserUpdateWithoutConsentsInput, Prisma.UserUncheckedUpdateWithoutConsentsInput>
+  create: Prisma.XOR<Prisma.UserCreateWithoutConsentsInput, Prisma.UserUncheckedCreateWithoutConsentsInput>
+  where?: Prisma.UserWhereInput
+}
+
+export type UserUpdateToOneWithWhereWithoutConsentsInput = {
+  where?: Prisma.UserWhereInput
+  data: Prisma.XOR<Prisma.UserUpdateWithoutConsentsInput, Prisma.UserUncheckedUpdateWithoutConsentsInput>
+}
+
+export type UserUpdateWithoutConsentsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
+  org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
+  metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+}
+
+export type UserUncheckedUpdateWithoutConsentsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUncheckedUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUncheckedUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUncheckedUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUncheckedUpdateManyWithoutUserNestedInput
   totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
@@ -6706,6 +7063,7 @@ export type UserUpdateWithoutInstanceInput = {
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutInstanceInput = {
@@ -6766,6 +7124,7 @@ export type UserUncheckedUpdateWithoutInstanceInput = {
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateManyWithoutInstanceInput = {
@@ -6910,6 +7269,7 @@ export type UserUpdateWithoutOrgInput = {
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateWithoutOrgInput = {
@@ -6970,6 +7330,7 @@ export type UserUncheckedUpdateWithoutOrgInput = {
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
 
 export type UserUncheckedUpdateManyWithoutOrgInput = {
@@ -7037,6 +7398,7 @@ export type UserCountOutputType = {
   codes: number
   passwordHistory: number
   refreshTokens: number
+  consents: number
 }
 
 export type UserCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -7057,6 +7419,7 @@ export type UserCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.I
   codes?: boolean | UserCountOutputTypeCountCodesArgs
   passwordHistory?: boolean | UserCountOutputTypeCountPasswordHistoryArgs
   refreshTokens?: boolean | UserCountOutputTypeCountRefreshTokensArgs
+  consents?: boolean | UserCountOutputTypeCountConsentsArgs
 }
 
 /**
@@ -7188,6 +7551,13 @@ export type UserCountOutputTypeCountRefreshTokensArgs<ExtArgs extends runtime.Ty
   where?: Prisma.RefreshTokenWhereInput
 }
 
+/**
+ * UserCountOutputType without action
+ */
+export type UserCountOutputTypeCountConsentsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.UserConsentWhereInput
+}
+
 
 export type UserSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -7250,6 +7620,7 @@ export type UserSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   codes?: boolean | Prisma.User$codesArgs<ExtArgs>
   passwordHistory?: boolean | Prisma.User$passwordHistoryArgs<ExtArgs>
   refreshTokens?: boolean | Prisma.User$refreshTokensArgs<ExtArgs>
+  consents?: boolean | Prisma.User$consentsArgs<ExtArgs>
   _count?: boolean | Prisma.UserCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["user"]>
 
@@ -7408,6 +7779,7 @@ export type UserInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = 
   codes?: boolean | Prisma.User$codesArgs<ExtArgs>
   passwordHistory?: boolean | Prisma.User$passwordHistoryArgs<ExtArgs>
   refreshTokens?: boolean | Prisma.User$refreshTokensArgs<ExtArgs>
+  consents?: boolean | Prisma.User$consentsArgs<ExtArgs>
   _count?: boolean | Prisma.UserCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type UserIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -7442,6 +7814,7 @@ export type $UserPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
     codes: Prisma.$UserCodePayload<ExtArgs>[]
     passwordHistory: Prisma.$PasswordHistoryPayload<ExtArgs>[]
     refreshTokens: Prisma.$RefreshTokenPayload<ExtArgs>[]
+    consents: Prisma.$UserConsentPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -7898,6 +8271,7 @@ export interface Prisma__UserClient<T, Null = never, ExtArgs extends runtime.Typ
   codes<T extends Prisma.User$codesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$codesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$UserCodePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   passwordHistory<T extends Prisma.User$passwordHistoryArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$passwordHistoryArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$PasswordHistoryPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   refreshTokens<T extends Prisma.User$refreshTokensArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$refreshTokensArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$RefreshTokenPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  consents<T extends Prisma.User$consentsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$consentsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$UserConsentPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -8792,6 +9166,30 @@ export type User$refreshTokensArgs<ExtArgs extends runtime.Types.Extensions.Inte
   take?: number
   skip?: number
   distinct?: Prisma.RefreshTokenScalarFieldEnum | Prisma.RefreshTokenScalarFieldEnum[]
+}
+
+/**
+ * User.consents
+ */
+export type User$consentsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the UserConsent
+   */
+  select?: Prisma.UserConsentSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the UserConsent
+   */
+  omit?: Prisma.UserConsentOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.UserConsentInclude<ExtArgs> | null
+  where?: Prisma.UserConsentWhereInput
+  orderBy?: Prisma.UserConsentOrderByWithRelationInput | Prisma.UserConsentOrderByWithRelationInput[]
+  cursor?: Prisma.UserConsentWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.UserConsentScalarFieldEnum | Prisma.UserConsentScalarFieldEnum[]
 }
 
 /**

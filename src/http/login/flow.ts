@@ -62,6 +62,16 @@ export async function continueSignIn(r: LoginRequest, s: BrowserSession, o: { pr
   const { step } = await signInState(r.ctx, linked);
   if (step.kind === "firstFactor") return r.redirect(r.url(await firstFactorPath(r, s), r.flowQuery({ session: s.id })));
   if (step.kind !== "done") return r.redirect(r.url(pageOf(step.kind), r.flowQuery({ session: s.id })));
+  // prompt=consent: the user is asked (the consent page finishes the request when it allows).
+  if (r.authRequest?.prompt.includes("consent")) return r.redirect(r.url("/consent", r.flowQuery({ session: s.id })));
+  return finishSignIn(r, s);
+}
+
+/**
+ * A done sign-in: back to the application with a code (or to the SAML SP with its Response), or to the account page
+ * without a request; what the request asks beyond the policy (a new authentication, another user) sends it back.
+ */
+export async function finishSignIn(r: LoginRequest, s: BrowserSession): Promise<void> {
   try {
     if (r.samlRequest) {
       const { answer } = await createResponse(r.ctx, r.deps.saml, { samlRequestId: r.samlRequest.id, session: { sessionId: s.id, sessionToken: s.token } });

@@ -10,6 +10,7 @@ import { validCsrf } from "./cookie.js";
 import { html } from "./html.js";
 import { LOGIN_BASE, LoginRequest, PAGE_HEADERS } from "./page.js";
 import { accountPages } from "./pages/account.js";
+import { consentPages } from "./pages/consent.js";
 import { externalPages } from "./pages/external.js";
 import { factorPages } from "./pages/factors.js";
 import { logoutPages } from "./pages/logout.js";
@@ -66,6 +67,7 @@ export function loginRouter(deps: LoginDeps): express.Express {
   externalPages(app, deps);
   mfaSetupPages(app, deps);
   accountPages(app, deps);
+  consentPages(app, deps);
   selfServicePages(app, deps);
   app.use(
     page(deps, async (r) => {

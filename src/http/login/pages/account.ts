@@ -11,6 +11,7 @@ import { removeTotp } from "../../../domain/identity/authn/totp.js";
 import { setPassword } from "../../../domain/identity/user-passwords.js";
 import { getUser, updateUser } from "../../../domain/identity/users.js";
 import { page as listPage } from "../../../domain/list.js";
+import { listConsents, revokeConsent } from "../../../domain/oauth/consent.js";
 import { type LinkedSession, sessionForLink, signInState } from "../../../domain/sessions/link.js";
 import { type SensitiveChange, type SignInState, sensitiveChange } from "../../../domain/sessions/policy.js";
 import { deleteSession, listSessions } from "../../../domain/sessions/reads.js";
@@ -118,6 +119,7 @@ async function accountPage(r: LoginRequest, a: Account, notice?: Notice, status 
   const login = await effectiveSetting(r.ctx, "login", user.orgId);
   const rules = await passwordComplexity(r.ctx, user.orgId);
   const { sessions } = await listSessions(a.self, [{ userId: user.id }], listPage({ limit: SESSIONS_SHOWN }));
+  const consents = await listConsents(a.self, user.id);
   const note = (section: string) => (notice?.section === section && !notice.field ? alert(notice.text, notice.kind) : "");
   const err = (section: string, name: string) => (notice?.section === section && notice.field === name ? notice.text : undefined);
   const session = a.s.id;
@@ -195,6 +197,16 @@ ${login.passkeysAllowed ? html`<p><a class="button secondary" href="${r.url("/mf
       html`<li><span>${x.userAgent?.description || t("account.sessions.unknownDevice")}</span> <span class="identity">${t("account.sessions.since", { date: dateOf(x.createdAt) })}${x.id === session ? html` · ${t("account.sessions.current")}` : ""}</span>
 ${form("/account/session/end", { target: x.id }, html`<button type="submit" class="button secondary">${t(x.id === session ? "account.sessions.endCurrent" : "account.sessions.end")}</button>`)}</li>`,
   )}</ul></section>
+<section aria-labelledby="h-consents"><h2 id="h-consents">${t("account.consents.title")}</h2>${note("consents")}
+${
+  consents.length
+    ? html`<ul class="list">${consents.map(
+        (c) =>
+          html`<li><span>${c.appName}</span> <span class="identity">${t("account.consents.since", { date: dateOf(c.grantedAt) })}</span>
+${form("/account/consent/revoke", { appId: c.appId }, html`<button type="submit" class="button secondary" aria-label="${t("account.consents.revokeNamed", { app: c.appName })}">${t("account.consents.revoke")}</button>`)}</li>`,
+      )}</ul>`
+    : html`<p>${t("account.consents.none")}</p>`
+}</section>
 <p><a class="button secondary" href="${r.url("/logout")}">${t("account.signOut")}</a></p>`;
 
   await r.render(
@@ -321,6 +333,13 @@ function factorAndSessionForms(app: Express, deps: LoginDeps): void {
       },
       "removeAuthenticator",
     ),
+  );
+  app.post(
+    "/ui/login/account/consent/revoke",
+    change(deps, "consents", async (r, a) => {
+      await revokeConsent(a.self, a.linked.userId, r.idParam("appId") ?? "");
+      return r.t("account.consents.revoked");
+    }),
   );
   app.post(
     "/ui/login/account/session/end",
