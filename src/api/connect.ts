@@ -13,6 +13,7 @@ import { type Permission, readableOrgs } from "../domain/access/permissions.js";
 import type { Clock, Ctx } from "../domain/context.js";
 import { asDomainError, type ErrorKind, invalidArgument, permissionDenied } from "../domain/errors.js";
 import type { FailureLimits } from "../domain/limits.js";
+import { requestContext } from "../domain/request-context.js";
 import { ILL_FORMED_MESSAGE, illFormedText } from "../domain/well-formed.js";
 
 /** Who is calling, from the Authorization header: the composition root binds it to the token runtime. */
@@ -114,7 +115,7 @@ export function authInterceptor(deps: ApiDeps): Interceptor {
         const peer = req.header.get(PEER_HEADER) ?? undefined;
         const principal = await deps.authenticate(req.header.get("authorization"), deps.clock(), peer);
         const { store, instanceId, clock, log, limits, mailer, authn, idp, samlMetadata, signals } = deps;
-        const ctx: Ctx = { store, instanceId, principal, clock, log, requestId, limits, peer, mailer, authn, idp, samlMetadata, signals };
+        const ctx = requestContext({ store, instanceId, clock, log, limits, mailer, authn, idp, samlMetadata, signals }, principal, { requestId, peer });
         checkDeclaredPermission(ctx, req.method);
         req.contextValues.set(ctxKey, ctx);
       }
@@ -175,5 +176,6 @@ export function ctxOf(hctx: HandlerContext): Ctx {
 /** ctxOf, presenting the session a request names with its token (SessionProof): the proof of a sensitive change. */
 export function ctxWithSession(hctx: HandlerContext, session: { sessionId: string; sessionToken: string } | undefined): Ctx {
   const ctx = ctxOf(hctx);
-  return session && (session.sessionId || session.sessionToken) ? { ...ctx, session: { id: session.sessionId, token: session.sessionToken } } : ctx;
+  if (!session || (!session.sessionId && !session.sessionToken)) return ctx;
+  return requestContext(ctx, ctx.principal, { requestId: ctx.requestId, peer: ctx.peer, session: { id: session.sessionId, token: session.sessionToken } });
 }

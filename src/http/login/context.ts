@@ -7,6 +7,7 @@ import type { Clock, Ctx, Principal } from "../../domain/context.js";
 import type { AuthnSettings, Mailer } from "../../domain/identity/authn/ports.js";
 import type { ExternalSignIn } from "../../domain/idp/ports.js";
 import type { FailureLimits } from "../../domain/limits.js";
+import { requestContext } from "../../domain/request-context.js";
 import type { SamlAnswerer } from "../../domain/saml/login-ui.js";
 import type { CookieJar } from "./cookie.js";
 
@@ -48,25 +49,20 @@ const loginPrincipal = (instanceId: string): Principal => ({
 });
 
 function base(deps: LoginDeps, req: Request, principal: Principal): Ctx {
-  return {
-    store: deps.store,
-    instanceId: deps.instanceId,
-    principal,
-    clock: deps.clock,
-    log: deps.log,
+  const { store, instanceId, clock, log, limits, mailer, authn, idp, signals } = deps;
+  return requestContext({ store, instanceId, clock, log, limits, mailer, authn, idp, signals }, principal, {
     requestId: (req.headers["x-request-id"] as string | undefined) ?? "",
-    limits: deps.limits,
     // req.ip follows SVC_TRUST_PROXY: the browser's address behind a trusted proxy, the TCP peer otherwise.
     peer: req.ip,
-    mailer: deps.mailer,
-    authn: deps.authn,
-    idp: deps.idp,
-    signals: deps.signals,
-  };
+  });
 }
 
 /** The hosted login as a login client. */
 export const loginCtx = (deps: LoginDeps, req: Request): Ctx => base(deps, req, loginPrincipal(deps.instanceId));
+
+/** `ctx` presenting this browser's session `s` (the proof the domain asks of a sensitive change). */
+export const presenting = (ctx: Ctx, s: { id: string; token: string }): Ctx =>
+  requestContext(ctx, ctx.principal, { requestId: ctx.requestId, peer: ctx.peer, session: { id: s.id, token: s.token } });
 
 /** A signed-in user acting on itself (the account page): its own rights only, none of its roles. */
 export function selfCtx(deps: LoginDeps, req: Request, user: { id: string; orgId: string }): Ctx {

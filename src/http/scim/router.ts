@@ -12,6 +12,7 @@ import { parse as parseQuery } from "node:querystring";
 import type { Logger } from "pino";
 import type { Clock, Ctx } from "../../domain/context.js";
 import type { FailureLimits } from "../../domain/limits.js";
+import { requestContext } from "../../domain/request-context.js";
 import { ScimError, toScimError } from "./errors.js";
 import { acceptable, type Exchange, header, type Req, type Res, requestOrigin, send } from "./exchange.js";
 import { type Handler, type Routes, scimRoutes } from "./routes.js";
@@ -38,16 +39,8 @@ function contextOf(deps: ScimDeps) {
   return async (x: Exchange): Promise<Ctx> => {
     const peer = x.req.socket?.remoteAddress;
     const principal = await deps.authenticate(header(x.req, "authorization") ?? null, deps.clock(), peer);
-    return {
-      limits: deps.limits,
-      peer,
-      store: deps.store,
-      instanceId: deps.instanceId,
-      principal,
-      clock: deps.clock,
-      log: deps.log,
-      requestId: header(x.req, "x-request-id") ?? "",
-    };
+    const services = { limits: deps.limits, store: deps.store, instanceId: deps.instanceId, clock: deps.clock, log: deps.log };
+    return requestContext(services, principal, { requestId: header(x.req, "x-request-id") ?? "", peer });
   };
 }
 

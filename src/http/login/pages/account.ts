@@ -16,7 +16,7 @@ import { type LinkedSession, sessionForLink, signInState } from "../../../domain
 import { type SensitiveChange, type SignInState, sensitiveChange } from "../../../domain/sessions/policy.js";
 import { deleteSession, listSessions } from "../../../domain/sessions/reads.js";
 import { effectiveSetting, passwordComplexity } from "../../../domain/settings/settings.js";
-import { type LoginDeps, selfCtx } from "../context.js";
+import { type LoginDeps, presenting, selfCtx } from "../context.js";
 import { type BrowserSession, withoutSession } from "../cookie.js";
 import { continueSignIn, proveAgain } from "../flow.js";
 import { type Html, html } from "../html.js";
@@ -61,7 +61,7 @@ async function account(r: LoginRequest): Promise<Account | undefined> {
       continue;
     }
     r.orgId = linked.orgId;
-    const self = { ...selfCtx(r.deps, r.req, { id: linked.userId, orgId: linked.orgId }), session: { id: s.id, token: s.token } };
+    const self = presenting(selfCtx(r.deps, r.req, { id: linked.userId, orgId: linked.orgId }), s);
     return { s, linked, state, self };
   }
   // A session that still misses a step (a second factor, a new password): the sign-in goes on with that step.

@@ -7,7 +7,7 @@ import { asDomainError } from "../../../domain/errors.js";
 import { createCallback } from "../../../domain/oauth/authorize/login-ui.js";
 import { consentQuestion, grantConsent } from "../../../domain/oauth/consent.js";
 import { type LinkedSession, sessionForLink, signInState } from "../../../domain/sessions/link.js";
-import { type LoginDeps, selfCtx } from "../context.js";
+import { type LoginDeps, presenting, selfCtx } from "../context.js";
 import { type BrowserSession, withoutSession } from "../cookie.js";
 import { continueSignIn, finishSignIn } from "../flow.js";
 import { html } from "../html.js";
@@ -40,7 +40,7 @@ async function signedIn(r: LoginRequest): Promise<{ s: BrowserSession; linked: L
     await continueSignIn(r, s);
     return undefined;
   }
-  return { s, linked, self: { ...selfCtx(r.deps, r.req, { id: linked.userId, orgId: linked.orgId }), session: { id: s.id, token: s.token } } };
+  return { s, linked, self: presenting(selfCtx(r.deps, r.req, { id: linked.userId, orgId: linked.orgId }), s) };
 }
 
 function scopeText(r: LoginRequest, scope: string): string {

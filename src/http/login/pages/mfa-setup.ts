@@ -13,7 +13,7 @@ import { registerTotp, verifyTotpRegistration } from "../../../domain/identity/a
 import { type LinkedSession, sessionForLink, signInState } from "../../../domain/sessions/link.js";
 import { type SecondFactor, sensitiveChange } from "../../../domain/sessions/policy.js";
 import { effectiveSetting } from "../../../domain/settings/settings.js";
-import { type LoginDeps, selfCtx } from "../context.js";
+import { type LoginDeps, presenting, selfCtx } from "../context.js";
 import { type BrowserSession, withoutSession } from "../cookie.js";
 import { continueSignIn, proveAgain } from "../flow.js";
 import { html, trusted } from "../html.js";
@@ -66,8 +66,7 @@ async function actor(r: LoginRequest): Promise<Actor | undefined> {
     return undefined;
   }
   const complete = state.step.kind === "done";
-  const presented = { session: { id: s.id, token: s.token } };
-  const ctx = complete ? { ...selfCtx(r.deps, r.req, { id: linked.userId, orgId: linked.orgId }), ...presented } : { ...r.ctx, ...presented };
+  const ctx = presenting(complete ? selfCtx(r.deps, r.req, { id: linked.userId, orgId: linked.orgId }) : r.ctx, s);
   let options: SecondFactor[];
   if (state.step.kind === "setUpSecondFactor") options = state.step.options;
   else {
