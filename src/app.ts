@@ -87,6 +87,8 @@ export interface App {
   readonly console?: ConsoleClient;
   /** Answers one request, over HTTP/1.1 or HTTP/2. */
   readonly dispatch: NodeHandler;
+  /** Counts a request shed by the server's load shedding (svc_requests_shed_total). */
+  readonly countShed: () => void;
   /** From now on readiness and health report not serving (draining starts). */
   beginShutdown(): void;
   /** Aborts the Connect calls still in flight (the grace period is over). */
@@ -261,6 +263,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock, traci
     instanceId,
     ...(consoleClient ? { console: consoleClient } : {}),
     dispatch,
+    countShed: metrics.countShed,
     beginShutdown() {
       shuttingDown = true;
       connect.health.setShuttingDown();

@@ -10,6 +10,7 @@ import { type App, createApp, type NodeHandler } from "./app.js";
 import type { Config } from "./config.js";
 import type { Clock } from "./domain/context.js";
 import { consoleAnnouncement } from "./http/console/index.js";
+import { shedding } from "./http/shedding.js";
 import { routeConnectionsByPreface } from "./http/sniff.js";
 import { createLogger } from "./logger.js";
 import type { Database } from "./store/db.js";
@@ -53,8 +54,9 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   const tracing = opts.tracing;
   const app = await createApp(config, log, opts.clock ?? (() => new Date()), tracing?.interceptor);
   const draining: Draining = { shuttingDown: false, pending: new Set(), sessions: new Set() };
-  const logged = withRequestLog(admission(drainAware(app.dispatch, draining, config.requestTimeoutMs), config.maxInflightRequests), log, tracing?.traceId);
-  const handler = tracing ? tracing.serverHandler(logged) : logged;
+  const logged = withRequestLog(drainAware(app.dispatch, draining, config.requestTimeoutMs), log, tracing?.traceId);
+  // Shedding outermost: a shed request is neither logged nor traced (src/http/shedding.ts).
+  const handler = shedding(tracing ? tracing.serverHandler(logged) : logged, config.maxInflightRequests, app.countShed);
   const h1 = http.createServer(
     {
       keepAliveTimeout: 5_000,
@@ -169,28 +171,6 @@ function drainAware(dispatch: NodeHandler, draining: Draining, requestTimeoutMs:
     setImmediate(() => {
       if (!stream.destroyed && !stream.closed) dispatch(req, res);
     });
-  };
-}
-
-/**
- * Load shedding (SVC_MAX_INFLIGHT_REQUESTS, off at 0): past that many requests in progress, a new one is answered
- * 503 with Retry-After at once instead of queuing behind the others (for the database pool, say) until every
- * request is slow. The probes are never shed: a shedding replica is alive and may well be ready.
- */
-function admission(next: NodeHandler, max: number): NodeHandler {
-  if (max === 0) return next;
-  let inflight = 0;
-  return (req, res) => {
-    const path = (req.url ?? "").split("?")[0];
-    if (path === "/healthz" || path === "/readyz") return next(req, res);
-    if (inflight >= max) {
-      res.writeHead(503, { "retry-after": "1", "content-type": "application/json", "cache-control": "no-store" });
-      res.end(JSON.stringify({ code: 14, message: "the server is busy: try again shortly" }));
-      return;
-    }
-    inflight++;
-    res.once("close", () => inflight--);
-    next(req, res);
   };
 }
 

@@ -42,6 +42,8 @@ export interface Metrics {
   observe(handler: (req: NodeRequest, res: NodeResponse) => void): (req: NodeRequest, res: NodeResponse) => void;
   /** Serves GET /metrics (false: not a metrics request). */
   serve(req: NodeRequest, res: NodeResponse): boolean;
+  /** One request shed by load shedding (answered 503 before anything else ran, and not logged). */
+  countShed(): void;
 }
 
 const SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -310,7 +312,13 @@ export function createMetrics(o: { services: readonly DescService[]; token?: str
   const finished = requestMetrics(registry, rpcs, restCollections(o.services));
   const queries = databaseMetrics(registry, sources);
   cacheMetrics(registry, () => sources.caches?.() ?? []);
+  const shed = new Counter({
+    name: "svc_requests_shed_total",
+    help: "Requests answered 503 at once by load shedding (SVC_MAX_INFLIGHT_REQUESTS), neither logged nor counted in svc_requests_total",
+    registers: [registry],
+  });
   return {
+    countShed: () => shed.inc(),
     registry,
     signals: signInMetrics(registry),
     observeQuery: (seconds, ok) => queries.observe({ outcome: ok ? "ok" : "error" }, seconds),
