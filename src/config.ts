@@ -52,6 +52,8 @@ export interface Config {
   refreshTokenLifetime: number;
   /** A refresh token not used for this long expires. */
   refreshTokenIdleLifetime: number;
+  /** Seconds an exchanged refresh token still gets its rotation's answer again (a lost answer's retry); 0: never. */
+  refreshTokenReuseInterval: number;
   /** How long a login UI has to finish an auth request, and how long its authorization code is good for. */
   authRequestLifetime: number;
   authCodeLifetime: number;
@@ -133,6 +135,7 @@ const INTEGERS: Record<Exclude<IntKey, "signingKeyOverlapSeconds">, [name: strin
   idTokenLifetime: ["SVC_ID_TOKEN_LIFETIME", 43_200, 60, 31 * DAY],
   refreshTokenLifetime: ["SVC_REFRESH_TOKEN_LIFETIME", 90 * DAY, 60, 3_650 * DAY],
   refreshTokenIdleLifetime: ["SVC_REFRESH_TOKEN_IDLE_LIFETIME", 30 * DAY, 60, 3_650 * DAY],
+  refreshTokenReuseInterval: ["SVC_REFRESH_TOKEN_REUSE_INTERVAL", 30, 0, 300],
   authRequestLifetime: ["SVC_AUTH_REQUEST_LIFETIME", 600, 60, DAY],
   authCodeLifetime: ["SVC_AUTH_CODE_LIFETIME", 60, 10, 600],
   signingKeyRotationSeconds: ["SVC_SIGNING_KEY_ROTATION", 30 * DAY, 60, 3_650 * DAY],

@@ -96,6 +96,7 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{
       idToken: config.idTokenLifetime,
       refresh: config.refreshTokenLifetime,
       refreshIdle: config.refreshTokenIdleLifetime,
+      refreshReuse: config.refreshTokenReuseInterval,
       authRequest: config.authRequestLifetime,
       authCode: config.authCodeLifetime,
     },

@@ -131,6 +131,12 @@ export class RefreshTokenRepo {
     };
   }
 
+  /** The sealed answer of the rotation that exchanged the token (grants/refresh-reuse.ts). */
+  async successorSealed(instanceId: string, id: string): Promise<Uint8Array | null> {
+    const row = await this.db.refreshToken.findFirst({ where: { id, instanceId }, select: { successorSealed: true } });
+    return row?.successorSealed ?? null;
+  }
+
   /** Revokes a family: its refresh tokens and the access tokens issued under it; how many of each. */
   async revokeFamily(familyId: string, at: Date): Promise<{ refreshTokens: number; accessTokens: number }> {
     // One after the other: inside a transaction both run on its one connection anyway.

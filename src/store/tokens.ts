@@ -56,7 +56,8 @@ function insertTokens(rows: TokenRow[]) {
 }
 
 /** What a code or refresh grant redeems: the auth request of the code, or the refresh token it exchanges. */
-export type Redemption = { code: string } | { refreshToken: string };
+/** What a grant redeems: an authorization code, or a refresh token (with the rotation's answer sealed for a retry). */
+export type Redemption = { code: string } | { refreshToken: string; successorSealed?: Uint8Array<ArrayBuffer> };
 
 /** A valid token as an administrator lists it (never its hash). */
 export interface UserTokenRow {
@@ -388,7 +389,7 @@ export class TokenRepo {
       "code" in redeem
         ? Prisma.sql`UPDATE "AuthRequest" SET "codeUsedAt" = ${now}::timestamptz
             WHERE "id" = ${redeem.code} AND "instanceId" = ${token.instanceId} AND "codeUsedAt" IS NULL RETURNING 1`
-        : Prisma.sql`UPDATE "RefreshToken" SET "usedAt" = ${now}::timestamptz
+        : Prisma.sql`UPDATE "RefreshToken" SET "usedAt" = ${now}::timestamptz, "successorSealed" = ${redeem.successorSealed ?? null}::bytea
             WHERE "id" = ${redeem.refreshToken} AND "instanceId" = ${token.instanceId} AND "usedAt" IS NULL AND "revokedAt" IS NULL RETURNING 1`;
     const t = token;
     const refreshInsert = refresh

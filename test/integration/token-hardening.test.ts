@@ -70,3 +70,58 @@ describe("finding 13b: a refresh token issued under a replaced client secret", (
     expect((await refresh(app, fresh.tokens.refresh_token as string, clientSecret)).status).toBe(200);
   });
 });
+
+describe("issue 25 #9: a lost refresh answer", () => {
+  async function offlineSignIn(name: string): Promise<{ app: OidcApp; refreshToken: string }> {
+    const projectId = await project(t, orgId, `Grace ${name}`, []);
+    const app = await oidcApp(t, projectId, `grace ${name} web`);
+    await createHuman(t, orgId, `grace-${name}`);
+    const { tokens } = await codeFlow(t, await discover(t, app.clientId, app.clientSecret), login, `grace-${name}@${domain}`, {
+      scope: "openid offline_access",
+    });
+    return { app, refreshToken: tokens.refresh_token as string };
+  }
+
+  it("the just-rotated token is accepted once more within the grace window, answering the same new pair", async () => {
+    const { app, refreshToken } = await offlineSignIn("gus");
+    const first = await refresh(app, refreshToken);
+    expect(first.status).toBe(200);
+    // The answer was lost (a crash after the commit): the client retries with the token it still holds.
+    const retried = await refresh(app, refreshToken);
+    expect(retried.status).toBe(200);
+    expect(retried.body.refresh_token).toBe(first.body.refresh_token);
+    expect(retried.body.access_token).toBe(first.body.access_token);
+    expect(retried.body.id_token).toBe(first.body.id_token);
+    // The pair works: the access token at userinfo, the refresh token once.
+    const info = await fetch(`${t.url}/oidc/v1/userinfo`, { headers: { authorization: `Bearer ${retried.body.access_token}` } });
+    expect(info.status).toBe(200);
+    const next = await refresh(app, retried.body.refresh_token as string);
+    expect(next.status).toBe(200);
+    // Once the successor was used, the old token is a replay: the whole family is revoked.
+    const replay = await refresh(app, refreshToken);
+    expect([replay.status, replay.body.error]).toEqual([400, "invalid_grant"]);
+    expect((await refresh(app, next.body.refresh_token as string)).body.error).toBe("invalid_grant");
+  });
+
+  it("after the grace window, reuse still revokes the family", async () => {
+    const { app, refreshToken } = await offlineSignIn("greta");
+    const first = await refresh(app, refreshToken);
+    expect(first.status).toBe(200);
+    t.advanceClock(31_000);
+    try {
+      const late = await refresh(app, refreshToken);
+      expect([late.status, late.body.error]).toEqual([400, "invalid_grant"]);
+      expect((await refresh(app, first.body.refresh_token as string)).body.error).toBe("invalid_grant");
+    } finally {
+      t.advanceClock(-31_000);
+    }
+  });
+
+  it("a wrong client presenting the token within the window gets nothing and revokes nothing it should not", async () => {
+    const { app, refreshToken } = await offlineSignIn("gil");
+    const other = await oidcApp(t, await project(t, orgId, "Grace other", []), "grace other web");
+    const first = await refresh(app, refreshToken);
+    expect((await refresh(other, refreshToken)).body.error).toBe("invalid_grant");
+    expect((await refresh(app, first.body.refresh_token as string)).status).toBe(200);
+  });
+});

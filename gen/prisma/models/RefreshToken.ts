@@ -38,6 +38,7 @@ export type RefreshTokenMinAggregateOutputType = {
   usedAt: Date | null
   revokedAt: Date | null
   createdAt: Date | null
+  successorSealed: runtime.Bytes | null
 }
 
 export type RefreshTokenMaxAggregateOutputType = {
@@ -54,6 +55,7 @@ export type RefreshTokenMaxAggregateOutputType = {
   usedAt: Date | null
   revokedAt: Date | null
   createdAt: Date | null
+  successorSealed: runtime.Bytes | null
 }
 
 export type RefreshTokenCountAggregateOutputType = {
@@ -73,6 +75,7 @@ export type RefreshTokenCountAggregateOutputType = {
   usedAt: number
   revokedAt: number
   createdAt: number
+  successorSealed: number
   _all: number
 }
 
@@ -91,6 +94,7 @@ export type RefreshTokenMinAggregateInputType = {
   usedAt?: true
   revokedAt?: true
   createdAt?: true
+  successorSealed?: true
 }
 
 export type RefreshTokenMaxAggregateInputType = {
@@ -107,6 +111,7 @@ export type RefreshTokenMaxAggregateInputType = {
   usedAt?: true
   revokedAt?: true
   createdAt?: true
+  successorSealed?: true
 }
 
 export type RefreshTokenCountAggregateInputType = {
@@ -126,6 +131,7 @@ export type RefreshTokenCountAggregateInputType = {
   usedAt?: true
   revokedAt?: true
   createdAt?: true
+  successorSealed?: true
   _all?: true
 }
 
@@ -218,6 +224,7 @@ export type RefreshTokenGroupByOutputType = {
   usedAt: Date | null
   revokedAt: Date | null
   createdAt: Date
+  successorSealed: runtime.Bytes | null
   _count: RefreshTokenCountAggregateOutputType | null
   _min: RefreshTokenMinAggregateOutputType | null
   _max: RefreshTokenMaxAggregateOutputType | null
@@ -258,6 +265,7 @@ export type RefreshTokenWhereInput = {
   usedAt?: Prisma.DateTimeNullableFilter<"RefreshToken"> | Date | string | null
   revokedAt?: Prisma.DateTimeNullableFilter<"RefreshToken"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"RefreshToken"> | Date | string
+  successorSealed?: Prisma.BytesNullableFilter<"RefreshToken"> | runtime.Bytes | null
   user?: Prisma.XOR<Prisma.UserScalarRelationFilter, Prisma.UserWhereInput>
   app?: Prisma.XOR<Prisma.ApplicationScalarRelationFilter, Prisma.ApplicationWhereInput>
 }
@@ -279,6 +287,7 @@ export type RefreshTokenOrderByWithRelationInput = {
   usedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   revokedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  successorSealed?: Prisma.SortOrderInput | Prisma.SortOrder
   user?: Prisma.UserOrderByWithRelationInput
   app?: Prisma.ApplicationOrderByWithRelationInput
 }
@@ -303,6 +312,7 @@ export type RefreshTokenWhereUniqueInput = Prisma.AtLeast<{
   usedAt?: Prisma.DateTimeNullableFilter<"RefreshToken"> | Date | string | null
   revokedAt?: Prisma.DateTimeNullableFilter<"RefreshToken"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"RefreshToken"> | Date | string
+  successorSealed?: Prisma.BytesNullableFilter<"RefreshToken"> | runtime.Bytes | null
   user?: Prisma.XOR<Prisma.UserScalarRelationFilter, Prisma.UserWhereInput>
   app?: Prisma.XOR<Prisma.ApplicationScalarRelationFilter, Prisma.ApplicationWhereInput>
 }, "id" | "tokenHash">
@@ -324,6 +334,7 @@ export type RefreshTokenOrderByWithAggregationInput = {
   usedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   revokedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  successorSealed?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.RefreshTokenCountOrderByAggregateInput
   _max?: Prisma.RefreshTokenMaxOrderByAggregateInput
   _min?: Prisma.RefreshTokenMinOrderByAggregateInput
@@ -349,6 +360,7 @@ export type RefreshTokenScalarWhereWithAggregatesInput = {
   usedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"RefreshToken"> | Date | string | null
   revokedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"RefreshToken"> | Date | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"RefreshToken"> | Date | string
+  successorSealed?: Prisma.BytesNullableWithAggregatesFilter<"RefreshToken"> | runtime.Bytes | null
 }
 
 export type RefreshTokenCreateInput = {
@@ -366,6 +378,7 @@ export type RefreshTokenCreateInput = {
   usedAt?: Date | string | null
   revokedAt?: Date | string | null
   createdAt?: Date | string
+  successorSealed?: runtime.Bytes | null
   user: Prisma.UserCreateNestedOneWithoutRefreshTokensInput
   app: Prisma.ApplicationCreateNestedOneWithoutRefreshTokensInput
 }
@@ -387,6 +400,7 @@ export type RefreshTokenUncheckedCreateInput = {
   usedAt?: Date | string | null
   revokedAt?: Date | string | null
   createdAt?: Date | string
+  successorSealed?: runtime.Bytes | null
 }
 
 export type RefreshTokenUpdateInput = {
@@ -404,6 +418,7 @@ export type RefreshTokenUpdateInput = {
   usedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  successorSealed?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   user?: Prisma.UserUpdateOneRequiredWithoutRefreshTokensNestedInput
   app?: Prisma.ApplicationUpdateOneRequiredWithoutRefreshTokensNestedInput
 }
@@ -425,6 +440,7 @@ export type RefreshTokenUncheckedUpdateInput = {
   usedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  successorSealed?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
 }
 
 export type RefreshTokenCreateManyInput = {
@@ -444,6 +460,7 @@ export type RefreshTokenCreateManyInput = {
   usedAt?: Date | string | null
   revokedAt?: Date | string | null
   createdAt?: Date | string
+  successorSealed?: runtime.Bytes | null
 }
 
 export type RefreshTokenUpdateManyMutationInput = {
@@ -461,6 +478,7 @@ export type RefreshTokenUpdateManyMutationInput = {
   usedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  successorSealed?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
 }
 
 export type RefreshTokenUncheckedUpdateManyInput = {
@@ -480,6 +498,7 @@ export type RefreshTokenUncheckedUpdateManyInput = {
   usedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  successorSealed?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
 }
 
 export type RefreshTokenListRelationFilter = {
@@ -509,6 +528,7 @@ export type RefreshTokenCountOrderByAggregateInput = {
   usedAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  successorSealed?: Prisma.SortOrder
 }
 
 export type RefreshTokenMaxOrderByAggregateInput = {
@@ -525,6 +545,7 @@ export type RefreshTokenMaxOrderByAggregateInput = {
   usedAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  successorSealed?: Prisma.SortOrder
 }
 
 export type RefreshTokenMinOrderByAggregateInput = {
@@ -541,6 +562,7 @@ export type RefreshTokenMinOrderByAggregateInput = {
   usedAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  successorSealed?: Prisma.SortOrder
 }
 
 export type RefreshTokenCreateNestedManyWithoutUserInput = {
@@ -669,6 +691,7 @@ export type RefreshTokenCreateWithoutUserInput = {
   usedAt?: Date | string | null
   revokedAt?: Date | string | null
   createdAt?: Date | string
+  successorSealed?: runtime.Bytes | null
   app: Prisma.ApplicationCreateNestedOneWithoutRefreshTokensInput
 }
 
@@ -688,6 +711,7 @@ export type RefreshTokenUncheckedCreateWithoutUserInput = {
   usedAt?: Date | string | null
   revokedAt?: Date | string | null
   createdAt?: Date | string
+  successorSealed?: runtime.Bytes | null
 }
 
 export type RefreshTokenCreateOrConnectWithoutUserInput = {
@@ -736,6 +760,7 @@ export type RefreshTokenScalarWhereInput = {
   usedAt?: Prisma.DateTimeNullableFilter<"RefreshToken"> | Date | string | null
   revokedAt?: Prisma.DateTimeNullableFilter<"RefreshToken"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"RefreshToken"> | Date | string
+  successorSealed?: Prisma.BytesNullableFilter<"RefreshToken"> | runtime.Bytes | null
 }
 
 export type RefreshTokenCreateWithoutAppInput = {
@@ -753,6 +778,7 @@ export type RefreshTokenCreateWithoutAppInput = {
   usedAt?: Date | string | null
   revokedAt?: Date | string | null
   createdAt?: Date | string
+  successorSealed?: runtime.Bytes | null
   user: Prisma.UserCreateNestedOneWithoutRefreshTokensInput
 }
 
@@ -772,6 +798,7 @@ export type RefreshTokenUncheckedCreateWithoutAppInput = {
   usedAt?: Date | string | null
   revokedAt?: Date | string | null
   createdAt?: Date | string
+  successorSealed?: runtime.Bytes | null
 }
 
 export type RefreshTokenCreateOrConnectWithoutAppInput = {
@@ -816,6 +843,7 @@ export type RefreshTokenCreateManyUserInput = {
   usedAt?: Date | string | null
   revokedAt?: Date | string | null
   createdAt?: Date | string
+  successorSealed?: runtime.Bytes | null
 }
 
 export type RefreshTokenUpdateWithoutUserInput = {
@@ -833,6 +861,7 @@ export type RefreshTokenUpdateWithoutUserInput = {
   usedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  successorSealed?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   app?: Prisma.ApplicationUpdateOneRequiredWithoutRefreshTokensNestedInput
 }
 
@@ -852,6 +881,7 @@ export type RefreshTokenUncheckedUpdateWithoutUserInput = {
   usedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  successorSealed?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
 }
 
 export type RefreshTokenUncheckedUpdateManyWithoutUserInput = {
@@ -870,6 +900,7 @@ export type RefreshTokenUncheckedUpdateManyWithoutUserInput = {
   usedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  successorSealed?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
 }
 
 export type RefreshTokenCreateManyAppInput = {
@@ -888,6 +919,7 @@ export type RefreshTokenCreateManyAppInput = {
   usedAt?: Date | string | null
   revokedAt?: Date | string | null
   createdAt?: Date | string
+  successorSealed?: runtime.Bytes | null
 }
 
 export type RefreshTokenUpdateWithoutAppInput = {
@@ -905,6 +937,7 @@ export type RefreshTokenUpdateWithoutAppInput = {
   usedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  successorSealed?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
   user?: Prisma.UserUpdateOneRequiredWithoutRefreshTokensNestedInput
 }
 
@@ -924,6 +957,7 @@ export type RefreshTokenUncheckedUpdateWithoutAppInput = {
   usedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  successorSealed?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
 }
 
 export type RefreshTokenUncheckedUpdateManyWithoutAppInput = {
@@ -942,6 +976,7 @@ export type RefreshTokenUncheckedUpdateManyWithoutAppInput = {
   usedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  successorSealed?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
 }
 
 
@@ -963,6 +998,7 @@ export type RefreshTokenSelect<ExtArgs extends runtime.Types.Extensions.Internal
   usedAt?: boolean
   revokedAt?: boolean
   createdAt?: boolean
+  successorSealed?: boolean
   user?: boolean | Prisma.UserDefaultArgs<ExtArgs>
   app?: boolean | Prisma.ApplicationDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["refreshToken"]>
@@ -984,6 +1020,7 @@ export type RefreshTokenSelectCreateManyAndReturn<ExtArgs extends runtime.Types.
   usedAt?: boolean
   revokedAt?: boolean
   createdAt?: boolean
+  successorSealed?: boolean
   user?: boolean | Prisma.UserDefaultArgs<ExtArgs>
   app?: boolean | Prisma.ApplicationDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["refreshToken"]>
@@ -1005,6 +1042,7 @@ export type RefreshTokenSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.
   usedAt?: boolean
   revokedAt?: boolean
   createdAt?: boolean
+  successorSealed?: boolean
   user?: boolean | Prisma.UserDefaultArgs<ExtArgs>
   app?: boolean | Prisma.ApplicationDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["refreshToken"]>
@@ -1026,9 +1064,10 @@ export type RefreshTokenSelectScalar = {
   usedAt?: boolean
   revokedAt?: boolean
   createdAt?: boolean
+  successorSealed?: boolean
 }
 
-export type RefreshTokenOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "tokenHash" | "familyId" | "userId" | "clientId" | "appId" | "sessionId" | "scopes" | "audience" | "authTime" | "amr" | "expiresAt" | "usedAt" | "revokedAt" | "createdAt", ExtArgs["result"]["refreshToken"]>
+export type RefreshTokenOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "tokenHash" | "familyId" | "userId" | "clientId" | "appId" | "sessionId" | "scopes" | "audience" | "authTime" | "amr" | "expiresAt" | "usedAt" | "revokedAt" | "createdAt" | "successorSealed", ExtArgs["result"]["refreshToken"]>
 export type RefreshTokenInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   user?: boolean | Prisma.UserDefaultArgs<ExtArgs>
   app?: boolean | Prisma.ApplicationDefaultArgs<ExtArgs>
@@ -1065,6 +1104,7 @@ export type $RefreshTokenPayload<ExtArgs extends runtime.Types.Extensions.Intern
     usedAt: Date | null
     revokedAt: Date | null
     createdAt: Date
+    successorSealed: runtime.Bytes | null
   }, ExtArgs["result"]["refreshToken"]>
   composites: {}
 }
@@ -1506,6 +1546,7 @@ export interface RefreshTokenFieldRefs {
   readonly usedAt: Prisma.FieldRef<"RefreshToken", 'DateTime'>
   readonly revokedAt: Prisma.FieldRef<"RefreshToken", 'DateTime'>
   readonly createdAt: Prisma.FieldRef<"RefreshToken", 'DateTime'>
+  readonly successorSealed: Prisma.FieldRef<"RefreshToken", 'Bytes'>
 }
     
 

@@ -34,6 +34,8 @@ export interface OAuthRuntime {
     idToken: number;
     refresh: number;
     refreshIdle: number;
+    /** How long an exchanged refresh token still gets its rotation's answer again (grants/refresh-reuse.ts); 0: never. */
+    refreshReuse?: number;
     authRequest: number;
     authCode: number;
   };

@@ -8,6 +8,7 @@ import { usable } from "../client-auth.js";
 import { invalidGrant, invalidRequest, invalidScope, isOAuthError, OAuthErrors } from "../errors.js";
 import { clientProjects, type GrantedScopes, grantScopes, scopeTokens } from "../scopes.js";
 import { oidcClient } from "./oidc-client.js";
+import { answerAgain } from "./refresh-reuse.js";
 import type { Grant } from "./types.js";
 import { issueForUser, OFFLINE_ACCESS, revokeFamily } from "./user-tokens.js";
 
@@ -30,6 +31,9 @@ export const refreshToken: Grant = {
     const user = read.user;
     const owner = { id: old.userId, orgId: user?.orgId ?? "" };
     if (old.usedAt) {
+      // A retry of a rotation whose answer was lost, within the reuse interval: the same answer again.
+      const again = await answerAgain(rt, { ...old, usedAt: old.usedAt }, presented, owner.orgId, now);
+      if (again) return again;
       await revokeFamily(rt, old.familyId, owner, now, "refresh_token.replayed");
       throw invalidToken();
     }
@@ -64,8 +68,13 @@ export const refreshToken: Grant = {
         refresh: { scopes: old.scopes, audience: old.audience, expiresAt: old.expiresAt },
         now,
       },
-      { refreshToken: old.id },
+      { refreshToken: old.id, presented },
       "refresh_token",
+      // Two uses at once (a client's retry racing its first try): the one that lost gets the winner's answer.
+      async () => {
+        const row = await rt.store.refreshTokens.findByHash(rt.instanceId, sha256(presented));
+        return row?.usedAt ? answerAgain(rt, { ...row, usedAt: row.usedAt }, presented, owner.orgId, now) : undefined;
+      },
     );
   },
 };

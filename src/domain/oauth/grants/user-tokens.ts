@@ -13,6 +13,7 @@ import type { UserInfoSource } from "../resolve.js";
 import type { OAuthRuntime } from "../runtime.js";
 import type { GrantedScopes } from "../scopes.js";
 import type { OidcClient } from "./oidc-client.js";
+import { sealSuccessor } from "./refresh-reuse.js";
 
 export const OFFLINE_ACCESS = "offline_access";
 
@@ -33,10 +34,17 @@ export interface UserIssue {
 }
 
 /**
- * Issues the tokens if the redemption of `redeem` (written with them) wins; otherwise revokes the family as a replay
- * and answers invalid_grant.
+ * Issues the tokens if the redemption of `redeem` (written with them) wins; otherwise answers what `lost` finds (a
+ * concurrent rotation's answer, within the reuse interval), or revokes the family as a replay and answers
+ * invalid_grant.
  */
-export async function issueForUser(rt: OAuthRuntime, u: UserIssue, redeem: Redemption, what: string): Promise<TokenResponse> {
+export async function issueForUser(
+  rt: OAuthRuntime,
+  u: UserIssue,
+  redeem: { code: string } | { refreshToken: string; presented: string },
+  what: string,
+  lost?: () => Promise<TokenResponse | undefined>,
+): Promise<TokenResponse> {
   const { response, row } = await prepareTokens(rt, {
     userId: u.user.id,
     profile: u.user,
@@ -82,11 +90,19 @@ export async function issueForUser(rt: OAuthRuntime, u: UserIssue, redeem: Redem
       },
     };
   }
-  if (!(await rt.store.tokens.issueRedeeming(redeem, row, refresh?.row, u.now))) {
+  const answer = refresh ? { ...response, refresh_token: refresh.token } : response;
+  // A rotation keeps its answer, sealed for the holder of the exchanged token, for a retry (grants/refresh-reuse.ts).
+  const redemption: Redemption =
+    "code" in redeem
+      ? redeem
+      : { refreshToken: redeem.refreshToken, successorSealed: sealSuccessor(rt.instanceId, { id: redeem.refreshToken, presented: redeem.presented }, answer) };
+  if (!(await rt.store.tokens.issueRedeeming(redemption, row, refresh?.row, u.now))) {
+    const other = await lost?.();
+    if (other) return other;
     await revokeFamily(rt, u.familyId, u.user, u.now, `${what}.replayed`);
     throw invalidGrant(`the ${what.replace("_", " ")} was already used`);
   }
-  return refresh ? { ...response, refresh_token: refresh.token } : response;
+  return answer;
 }
 
 /**

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "RefreshToken" ADD COLUMN     "successorSealed" BYTEA;
