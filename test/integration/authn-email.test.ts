@@ -285,7 +285,7 @@ describe("password history", () => {
 describe("e-mail OTP", () => {
   it("needs a verified address; is a method once added; is removed", async () => {
     const id = await createHuman(t, orgId, "otp-email");
-    const token = await humanToken(t, id);
+    const token = await humanToken(t, id, { signedIn: true });
     await fails(t, "rest", token, "AddOTPEmail", { userId: id }, "failed_precondition", "Errors.User.Email.NotVerified");
     await ok(t, "rest", token, "SendEmailCode", { userId: id });
     await ok(t, "rest", token, "VerifyEmail", { userId: id, verificationCode: codeFrom(await smtp.next(email("otp-email"))) });
@@ -294,9 +294,12 @@ describe("e-mail OTP", () => {
       "AUTHENTICATION_METHOD_TYPE_PASSWORD",
       "AUTHENTICATION_METHOD_TYPE_OTP_EMAIL",
     ]);
-    await fails(t, "rest", token, "AddOTPEmail", { userId: id }, "already_exists", "Errors.User.OTPEmail.AlreadyAdded");
-    await ok(t, "rest", token, "RemoveOTPEmail", { userId: id });
-    await fails(t, "rest", token, "RemoveOTPEmail", { userId: id }, "not_found", "Errors.User.OTPEmail.NotFound");
+    // Now a second factor of the account: the password-only sign-in behind `token` no longer changes factors.
+    await fails(t, "rest", token, "RemoveOTPEmail", { userId: id }, "permission_denied", "Errors.Session.SignInIncomplete");
+    const both = await humanToken(t, id, { signedIn: true, factors: ["password", "otpEmail"] });
+    await fails(t, "rest", both, "AddOTPEmail", { userId: id }, "already_exists", "Errors.User.OTPEmail.AlreadyAdded");
+    await ok(t, "rest", both, "RemoveOTPEmail", { userId: id });
+    await fails(t, "rest", both, "RemoveOTPEmail", { userId: id }, "not_found", "Errors.User.OTPEmail.NotFound");
   });
 
   it("follows the login settings and who may change an account", async () => {

@@ -182,7 +182,9 @@ describe("IdP links", () => {
   });
 
   it("the user links itself where the provider allows it", async () => {
-    const own = await humanToken(t, userId);
+    // Linking an external account binds an authenticator: only through the user's own sign-in, not a bare token.
+    await fails(t, "rest", await humanToken(t, userId), "AddIDPLink", link(idp, "self-0"), "permission_denied", "Errors.Session.ProofRequired");
+    const own = await humanToken(t, userId, { signedIn: true });
     await ok(t, "rest", own, "AddIDPLink", link(idp, "self-1"));
     await fails(t, "rest", own, "AddIDPLink", link(strictIdp, "self-2"), "failed_precondition", "Errors.IDP.LinkingNotAllowed");
     expect((await ok(t, "rest", own, "ListIDPLinks", { userId })).result).toHaveLength(1);
@@ -193,18 +195,20 @@ describe("IdP links", () => {
     await fails(t, "rest", w.auditorA.pat, "AddIDPLink", link(idp, "x"), "permission_denied", "Errors.Permission.Denied");
     await fails(t, "rest", w.ownerB.pat, "AddIDPLink", link(idp, "x"), "not_found", "Errors.User.NotFound");
     await fails(t, "rest", w.ownerB.pat, "ListIDPLinks", { userId }, "not_found", "Errors.User.NotFound");
-    await fails(t, "rest", login.pat, "AddIDPLink", link(idp, "x"), "permission_denied", "Errors.User.IDPLink.SignInRequired");
+    await fails(t, "rest", login.pat, "AddIDPLink", link(idp, "x"), "permission_denied", "Errors.Session.ProofRequired");
     await fails(t, "rest", w.plainA.pat, "RemoveIDPLink", { userId, idpId: idp, linkedUserId: "x" }, "not_found", "Errors.User.NotFound");
   });
 
-  it("a login client links the user it signed in a moment ago", async () => {
+  it("a login client links the user of the session it presents, signed in a moment ago", async () => {
     const domain = (await admin(t, "GetOrganizationByID", { organizationId: w.orgA })).organization.primaryDomain;
-    await signIn(t, login, `linked-user@${domain}`);
-    await ok(t, "rest", login.pat, "AddIDPLink", link(idp, "via-login"));
-    await ok(t, "rest", login.pat, "RemoveIDPLink", { userId, idpId: idp, linkedUserId: "via-login" });
+    const session = await signIn(t, login, `linked-user@${domain}`);
+    // The sign-in counts only when presented.
+    await fails(t, "rest", login.pat, "AddIDPLink", link(idp, "via-login"), "permission_denied", "Errors.Session.ProofRequired");
+    await ok(t, "rest", login.pat, "AddIDPLink", { ...link(idp, "via-login"), session });
+    await ok(t, "rest", login.pat, "RemoveIDPLink", { userId, idpId: idp, linkedUserId: "via-login", session });
     // Ten minutes later the sign-in no longer counts.
     t.advanceClock(11 * 60_000);
-    await fails(t, "rest", login.pat, "AddIDPLink", link(idp, "via-login"), "permission_denied", "Errors.User.IDPLink.SignInRequired");
+    await fails(t, "rest", login.pat, "AddIDPLink", { ...link(idp, "via-login"), session }, "failed_precondition", "Errors.Session.RecentProofRequired");
   });
 
   it("deleting a provider deletes its links", async () => {

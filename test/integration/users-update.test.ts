@@ -158,7 +158,13 @@ describe("UpdateUser", () => {
 
   it("lets users change themselves without a role, but not vouch for their own email or phone", async () => {
     const id = await createHuman(t, orgId, "dora");
-    const token = await humanToken(t, id);
+    // A new address is a sensitive change: a token without a sign-in behind it changes the profile but not the e-mail.
+    const pat = await humanToken(t, id);
+    expect(await restError(await rest(t.url, pat, "POST", `/v2/users/${id}`, { human: { email: { email: "dora@example.net" } } }))).toEqual({
+      status: 403,
+      reason: "Errors.Session.ProofRequired",
+    });
+    const token = await humanToken(t, id, { signedIn: true });
     const self = async (body: unknown) => rest(t.url, token, "POST", `/v2/users/${id}`, body);
     expect((await self({ human: { profile: { familyName: "Explorer" }, email: { email: "dora@example.net" } } })).status).toBe(200);
     const user = await getUser(id);

@@ -30,13 +30,13 @@ export async function json<T>(res: Response): Promise<T> {
 /**
  * A bearer token for a human, written directly. By default a token row that authenticates exactly like a PAT (no
  * session behind it). `signedIn`: an access token of a sign-in instead, as a code flow issues it: a session of the
- * user with its password proven at `at` (default now) and an opaque token for the management API issued from it; the
+ * user with its password proven at `at` (default: now by the server's clock) and an opaque token for the management API issued from it; the
  * sign-in policy accepts that session as the proof of the user's own sensitive changes.
  */
 export async function humanToken(
   t: TestServer,
   userId: string,
-  o: { signedIn?: boolean; at?: Date; factors?: ("password" | "totp" | "webauthn")[] } = {},
+  o: { signedIn?: boolean; at?: Date; factors?: ("password" | "totp" | "webauthn" | "otpEmail")[] } = {},
 ): Promise<string> {
   const token = newOpaqueToken();
   if (!o.signedIn) {
@@ -45,7 +45,8 @@ export async function humanToken(
     });
     return token;
   }
-  const at = o.at ?? new Date();
+  // The server's clock (a test may have moved it).
+  const at = o.at ?? t.server.tokens.clock();
   const user = await t.server.db.prisma.user.findUniqueOrThrow({ where: { id: userId }, select: { orgId: true } });
   const sessionId = newId();
   await t.server.db.prisma.session.create({
@@ -60,6 +61,7 @@ export async function humanToken(
       passwordCheckedAt: (o.factors ?? ["password"]).includes("password") ? at : null,
       totpCheckedAt: o.factors?.includes("totp") ? at : null,
       webauthnCheckedAt: o.factors?.includes("webauthn") ? at : null,
+      otpEmailCheckedAt: o.factors?.includes("otpEmail") ? at : null,
       createdAt: at,
     },
   });
@@ -90,7 +92,7 @@ export async function sessionProof(
   userId: string,
   o: { at?: Date; factors?: ("password" | "totp" | "webauthn")[]; userVerified?: boolean } = {},
 ): Promise<{ sessionId: string; sessionToken: string }> {
-  const at = o.at ?? new Date();
+  const at = o.at ?? t.server.tokens.clock();
   const factors = o.factors ?? ["password"];
   const when = (f: string) => (factors.includes(f as never) ? at : null);
   const user = await t.server.db.prisma.user.findUniqueOrThrow({ where: { id: userId }, select: { orgId: true } });
