@@ -445,4 +445,3 @@ describe("registering during sign-in", () => {
     await fails(t, "rest", client.pat, "RegisterPasskey", { userId: owner, session: proof }, "failed_precondition", "Errors.Session.RecentProofRequired");
   });
 });
-

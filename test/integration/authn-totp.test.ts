@@ -266,7 +266,15 @@ describe("permissions", () => {
       await fails(t, "connect", client.pat, "RegisterPasskey", { userId: user }, "permission_denied", "Errors.Session.ProofRequired");
       // A presented session must be proven by its token, be the user's, and hold a recent first factor.
       const session = await sessionProof(t, user, { at });
-      await fails(t, "rest", client.pat, "RegisterTOTP", { userId: user, session: { ...session, sessionToken: "wrong" } }, "permission_denied", "Errors.Session.Token.Invalid");
+      await fails(
+        t,
+        "rest",
+        client.pat,
+        "RegisterTOTP",
+        { userId: user, session: { ...session, sessionToken: "wrong" } },
+        "permission_denied",
+        "Errors.Session.Token.Invalid",
+      );
       const someoneElse = await sessionProof(t, await createHuman(t, orgId, `presented-other-${roles.length}`), { at });
       await fails(t, "rest", client.pat, "RegisterTOTP", { userId: user, session: someoneElse }, "permission_denied", "Errors.Session.UserMismatch");
       const stale = await sessionProof(t, user, { at: new Date(now() - 11 * 60_000) });

@@ -231,7 +231,11 @@ describe("prompt and max_age", () => {
     const first = await codeFlow(t, config, login, alice);
     // With or without a hint, and with max_age=0, the request goes to the hosted login, which answers at once without
     // a page: a browser without its cookie gets login_required at the redirect URI (OIDC Core §3.1.2.1).
-    const hints: Record<string, string>[] = [{ id_token_hint: first.tokens.id_token as string }, {}, { max_age: "0", id_token_hint: first.tokens.id_token as string }];
+    const hints: Record<string, string>[] = [
+      { id_token_hint: first.tokens.id_token as string },
+      {},
+      { max_age: "0", id_token_hint: first.tokens.id_token as string },
+    ];
     for (const extra of hints) {
       const toLogin = await visit(
         t,

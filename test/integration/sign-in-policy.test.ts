@@ -103,7 +103,20 @@ describe("finding 3: prompt=none answers only from this browser's session", () =
     expect(back.searchParams.get("code")).toBeNull();
     // The hint is no longer fresh: the same.
     t.advanceClock(24 * 3600_000);
-    const later = await visit(t, locationOf(await authorizeGet(t, { client_id: app.clientId, redirect_uri: REDIRECT, response_type: "code", scope: "openid", state: "s", prompt: "none", id_token_hint: hint })));
+    const later = await visit(
+      t,
+      locationOf(
+        await authorizeGet(t, {
+          client_id: app.clientId,
+          redirect_uri: REDIRECT,
+          response_type: "code",
+          scope: "openid",
+          state: "s",
+          prompt: "none",
+          id_token_hint: hint,
+        }),
+      ),
+    );
     expect(locationOf(later).searchParams.get("error")).toBe("login_required");
   });
 
@@ -123,7 +136,13 @@ describe("finding 3: prompt=none answers only from this browser's session", () =
     const back = locationOf(answer.res);
     const code = back.searchParams.get("code");
     expect(code).toBeTruthy();
-    const redeemed = await postForm(t, "/oauth/v2/token", { grant_type: "authorization_code", code: code as string, redirect_uri: REDIRECT, client_id: app.clientId, client_secret: app.clientSecret ?? "" });
+    const redeemed = await postForm(t, "/oauth/v2/token", {
+      grant_type: "authorization_code",
+      code: code as string,
+      redirect_uri: REDIRECT,
+      client_id: app.clientId,
+      client_secret: app.clientSecret ?? "",
+    });
     expect(redeemed.status).toBe(200);
     expect(redeemed.body.refresh_token).toBeUndefined();
     // A hint naming another user: this browser has no session of that user.
@@ -131,7 +150,15 @@ describe("finding 3: prompt=none answers only from this browser's session", () =
     const config = await discover(t, app.clientId, app.clientSecret as string);
     await createHuman(t, orgId, "someone-else");
     const other = (await codeFlow(t, config, client, `someone-else@${domain}`)).tokens.id_token as string;
-    const hinted = await authorizeGet(t, { client_id: app.clientId, redirect_uri: REDIRECT, response_type: "code", scope: "openid", state: "s", prompt: "none", id_token_hint: other });
+    const hinted = await authorizeGet(t, {
+      client_id: app.clientId,
+      redirect_uri: REDIRECT,
+      response_type: "code",
+      scope: "openid",
+      state: "s",
+      prompt: "none",
+      id_token_hint: other,
+    });
     const refused = await v.get(pathOf(locationOf(hinted)));
     expect(locationOf(refused.res).searchParams.get("error")).toBe("login_required");
   });
@@ -152,7 +179,12 @@ describe("finding 4 and 5: the login name tells nothing, and makes no session", 
       await v.get(`/ui/login/login?authRequest=${ar}`);
       const { res } = await v.post("/ui/login/login", { authRequest: ar, loginName: `${name}@${domain}` });
       const to = locationOf(res);
-      answers.push({ status: res.status, path: to.pathname, loginName: to.searchParams.get("loginName") === `${name}@${domain}`, cookie: res.headers.getSetCookie().length });
+      answers.push({
+        status: res.status,
+        path: to.pathname,
+        loginName: to.searchParams.get("loginName") === `${name}@${domain}`,
+        cookie: res.headers.getSetCookie().length,
+      });
       const page = await v.get(to.pathname + to.search);
       expect(page.res.status).toBe(200);
       expect(page.body).toContain('name="password"');
@@ -223,7 +255,14 @@ describe("finding 12: prompt=consent asks the user, records the answer, and the 
     const v = new Visitor(t);
     const { session } = await signInThroughPages(v, `consenter@${domain}`, PASSWORD);
     const ask = async () => {
-      const start = await authorizeGet(t, { client_id: app.clientId, redirect_uri: REDIRECT, response_type: "code", scope: "openid offline_access", state: "s", prompt: "consent" });
+      const start = await authorizeGet(t, {
+        client_id: app.clientId,
+        redirect_uri: REDIRECT,
+        response_type: "code",
+        scope: "openid offline_access",
+        state: "s",
+        prompt: "consent",
+      });
       const login = await v.get(pathOf(locationOf(start)));
       const consent = locationOf(login.res);
       expect(consent.pathname).toBe("/ui/login/consent");
@@ -241,7 +280,13 @@ describe("finding 12: prompt=consent asks the user, records the answer, and the 
     const code = locationOf(allowed.res).searchParams.get("code") as string;
     expect(code).toBeTruthy();
     expect((await t.server.db.prisma.userConsent.findFirstOrThrow({ where: { userId: id } })).scopes).toEqual(["openid", "offline_access"]);
-    const tokens = await postForm(t, "/oauth/v2/token", { grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id: app.clientId, client_secret: app.clientSecret ?? "" });
+    const tokens = await postForm(t, "/oauth/v2/token", {
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: REDIRECT,
+      client_id: app.clientId,
+      client_secret: app.clientSecret ?? "",
+    });
     expect(tokens.body.refresh_token).toBeTruthy();
 
     const account = await v.get(`/ui/login/account?session=${session}`);
