@@ -68,7 +68,11 @@ export const userAuthn: Pick<ServiceImpl<typeof UserService>, AuthnRpcs> = {
   },
   async registerPasskey(req, hctx) {
     if (!(req.authenticator in AUTHENTICATORS)) throw invalidArgument("Errors.User.Passkey.AuthenticatorInvalid", `unknown authenticator ${req.authenticator}`);
-    const out = await registerPasskey(ctxWithSession(hctx, req.session), { userId: req.userId, domain: req.domain, authenticator: AUTHENTICATORS[req.authenticator] });
+    const out = await registerPasskey(ctxWithSession(hctx, req.session), {
+      userId: req.userId,
+      domain: req.domain,
+      authenticator: AUTHENTICATORS[req.authenticator],
+    });
     return { ...details(out), passkeyId: out.passkeyId, publicKeyCredentialCreationOptions: out.options as JsonObject };
   },
   async verifyPasskeyRegistration(req, hctx) {

@@ -45,7 +45,11 @@ export const userIdps: Pick<ServiceImpl<typeof UserService>, IdpRpcs> = {
   },
   async addIDPLink(req, hctx) {
     const l = req.idpLink;
-    const out = await addIdpLink(ctxWithSession(hctx, req.session), req.userId, { idpId: l?.idpId ?? "", externalUserId: l?.userId ?? "", externalUserName: l?.userName ?? "" });
+    const out = await addIdpLink(ctxWithSession(hctx, req.session), req.userId, {
+      idpId: l?.idpId ?? "",
+      externalUserId: l?.userId ?? "",
+      externalUserName: l?.userName ?? "",
+    });
     return { details: { changeDate: ts(out.at), resourceOwner: out.orgId } };
   },
   async listIDPLinks(req, hctx) {

@@ -29,7 +29,8 @@ export class DomainError extends Error {
 export const notFound = (id: string, message: string) => new DomainError("NotFound", id, message);
 export const alreadyExists = (id: string, message: string) => new DomainError("AlreadyExists", id, message);
 export const invalidArgument = (id: string, message: string, metadata?: Record<string, string>) => new DomainError("InvalidArgument", id, message, metadata);
-export const failedPrecondition = (id: string, message: string, metadata?: Record<string, string>) => new DomainError("FailedPrecondition", id, message, metadata);
+export const failedPrecondition = (id: string, message: string, metadata?: Record<string, string>) =>
+  new DomainError("FailedPrecondition", id, message, metadata);
 export const permissionDenied = (id: string, message: string) => new DomainError("PermissionDenied", id, message);
 export const unauthenticated = (id: string, message: string) => new DomainError("Unauthenticated", id, message);
 
