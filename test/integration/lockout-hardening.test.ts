@@ -10,6 +10,7 @@ import { loginClient } from "../support/authn.js";
 import { createHuman, createOrg, defaultOrgId, type Machine, PASSWORD } from "../support/fixtures.js";
 import { admin, call, fails, ok, type Reply, type Via } from "../support/rpc.js";
 import { startTestServer, type TestServer } from "../support/server.js";
+import { linkFrom, type SmtpSink, startSmtpSink } from "../support/smtp.js";
 
 const WRONG = "Wrong-Passw0rd!";
 const NEW_PASSWORD = "Brand-New-Passw0rd!";
@@ -202,5 +203,61 @@ describe("finding 7: the decoy check of an unknown login name counts like a fail
     const statuses: number[] = [];
     for (let i = 0; i < 10; i++) statuses.push((await postPassword(`ghost-${i}@example.com`)).status);
     expect(statuses).toContain(429);
+  });
+});
+
+describe("finding 9 through the hosted login: the page's advice (reset the password) unlocks", () => {
+  let t: TestServer;
+  let smtp: SmtpSink;
+
+  beforeAll(async () => {
+    smtp = await startSmtpSink();
+    t = await startTestServer({
+      SVC_SMTP_URL: smtp.url,
+      SVC_SMTP_FROM: "svc <no-reply@example.com>",
+      SVC_RATE_LIMIT_CLIENT_FAILURES: "0",
+      SVC_RATE_LIMIT_ADDRESS_FAILURES: "0",
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await t?.stop();
+    await smtp?.close();
+  });
+
+  /** A form post as a browser sends it: a page first (cookie and CSRF token), then the form. */
+  async function post(path: string, form: Record<string, string>, from = "/ui/login/login"): Promise<Response> {
+    const page = await fetch(from.startsWith("http") ? from : `${t.url}${from}`);
+    const cookie = (page.headers.getSetCookie()[0] ?? "").split(";", 1)[0] as string;
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] ?? "";
+    return fetch(`${t.url}${path}`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+      body: new URLSearchParams({ _csrf: csrf, ...form }),
+    });
+  }
+
+  it("a user the policy locked for good (permanentLockout) signs in again after the e-mail reset", async () => {
+    const orgId = await createOrg(t, "Hosted Reset Org");
+    await admin(t, "SetLockoutSettings", { organizationId: orgId, settings: { maxPasswordAttempts: "2", maxOtpAttempts: "5", permanentLockout: true } });
+    const userId = await createHuman(t, orgId, "hosted-hana");
+    const loginName = `hosted-hana@${(await admin(t, "GetOrganizationByID", { organizationId: orgId })).organization.primaryDomain}`;
+    for (let i = 0; i < 2; i++) expect((await post("/ui/login/password", { loginName, password: WRONG })).status).toBe(400);
+    const locked = await post("/ui/login/password", { loginName, password: PASSWORD });
+    expect(locked.status).toBe(400);
+    expect(await locked.text()).toContain("Reset your password");
+    expect((await admin(t, "GetUserByID", { userId })).user.state).toBe("USER_STATE_LOCKED");
+
+    expect((await post("/ui/login/password/reset", { loginName })).status).toBe(200);
+    const link = new URL(linkFrom(await smtp.next("hosted-hana@example.com")));
+    const set = await post(
+      "/ui/login/password/set",
+      { userId: link.searchParams.get("userId") ?? "", code: link.searchParams.get("code") ?? "", password: NEW_PASSWORD, passwordRepeat: NEW_PASSWORD },
+      link.toString().replace(/^https?:\/\/[^/]+/, t.url),
+    );
+    expect(set.status).toBe(200);
+    expect((await admin(t, "GetUserByID", { userId })).user.state).toBe("USER_STATE_ACTIVE");
+    const signedIn = await post("/ui/login/password", { loginName, password: NEW_PASSWORD });
+    expect(signedIn.status).toBe(303);
   });
 });
