@@ -1,6 +1,6 @@
-// Issue 25, finding 2: load shedding (SVC_MAX_INFLIGHT_REQUESTS) must keep goodput. A shed request costs as little as
-// possible: answered 503 with Retry-After before anything else runs (no log line, no trace, no body read), counted
-// in svc_requests_shed_total instead; the probes (/healthz, /readyz, /metrics) are never shed.
+// Issue 25, finding 2: load shedding (SVC_MAX_INFLIGHT_REQUESTS) must keep goodput. Past the limit a request waits
+// its turn for up to a second, then is shed: 503 with Retry-After before anything else runs (no log line, no trace, no
+// body read), counted in svc_requests_shed_total instead; the probes (/healthz, /readyz, /metrics) never wait.
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
@@ -54,20 +54,27 @@ describe("load shedding (issue 25, finding 2)", () => {
     // The limit (2) taken by two requests still receiving their bodies.
     const slow = [await slowRequest(), await slowRequest()];
     await new Promise((r) => setTimeout(r, 200));
+    const t0 = Date.now();
     const answers = await Promise.all(
       Array.from({ length: 20 }, () =>
         fetch(`${s.url}/v2/users`, { method: "POST", headers: { authorization: `Bearer ${pat}`, "content-type": "application/json" }, body: "{}" }).then(
-          async (r) => ({ status: r.status, retryAfter: r.headers.get("retry-after"), body: await r.text() }),
+          async (r) => ({ status: r.status, retryAfter: r.headers.get("retry-after"), body: await r.text(), ms: Date.now() - t0 }),
         ),
       ),
     );
     for (const a of answers) {
       expect(a.status).toBe(503);
+      // Shed after waiting for a turn (1 s), not before.
+      expect(a.ms).toBeGreaterThanOrEqual(900);
       expect(a.retryAfter).toBe("1");
       expect(JSON.parse(a.body)).toMatchObject({ code: 14 });
     }
-    // The probes and the scrape pass.
-    for (const p of ["/healthz", "/readyz", "/metrics", "/healthz?verbose=1"]) expect((await fetch(`${s.url}${p}`)).status).toBe(200);
+    // The probes and the scrape pass at once.
+    for (const p of ["/healthz", "/readyz", "/metrics", "/healthz?verbose=1"]) {
+      const p0 = Date.now();
+      expect((await fetch(`${s.url}${p}`)).status).toBe(200);
+      expect(Date.now() - p0).toBeLessThan(900);
+    }
     // Counted, not logged.
     expect((await shedTotal()) - before).toBe(20);
     // The admitted ones finish, and the next request is served.
@@ -81,5 +88,18 @@ describe("load shedding (issue 25, finding 2)", () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(s.logs.filter((l) => l.msg === "request" && l.status === 503)).toEqual([]);
     expect(s.logs.filter((l) => l.msg === "request" && l.path === "/v2/users" && l.status === 200)).toHaveLength(3);
+  }, 60_000);
+
+  it("a request that waits for its turn is served when one ends within the wait", async () => {
+    const slow = [await slowRequest(), await slowRequest()];
+    await new Promise((r) => setTimeout(r, 200));
+    const waiting = Array.from({ length: 2 }, () =>
+      fetch(`${s.url}/v2/users`, { method: "POST", headers: { authorization: `Bearer ${pat}`, "content-type": "application/json" }, body: "{}" }).then(
+        (r) => r.status,
+      ),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    for (const r of slow) expect(await r.finish()).toMatch(/^HTTP\/1\.1 200/);
+    expect(await Promise.all(waiting)).toEqual([200, 200]);
   }, 60_000);
 });
