@@ -56,11 +56,15 @@ export async function bootstrapInstance(store: Store, config: BootstrapConfig, l
   const ctx = firstStartCtx(store, newId(), log, now);
   const plan = await prepare(ctx, config, password);
   try {
-    await store.transaction(async (tx) => {
-      await create(ctx, tx, config, plan);
-      const { token } = await addPersonalAccessToken(within(ctx, tx), plan.machine.data.id as string);
-      await patFile.write(`${token}\n`);
-    });
+    await store.transaction(
+      async (tx) => {
+        await create(ctx, tx, config, plan);
+        const { token } = await addPersonalAccessToken(within(ctx, tx), plan.machine.data.id as string);
+        await patFile.write(`${token}\n`);
+        // A first start happens once: on a busy machine its one transaction may take longer than a request's 5 s.
+      },
+      { timeout: 60_000 },
+    );
   } catch (err) {
     await patFile.remove().catch(() => {});
     throw err;
