@@ -56,6 +56,21 @@ function samlCertificatesOf(deps: OAuthRuntimeDeps, masterKey: Buffer): SamlCert
   });
 }
 
+/** The token lifetimes of the configuration, in seconds. */
+function lifetimesOf(config: OAuthRuntimeDeps["config"]): OAuthRuntime["lifetimes"] {
+  return {
+    clientCredentials: config.accessTokenLifetimeClientCredentials,
+    jwtProfile: config.accessTokenLifetimeJwtProfile,
+    user: config.accessTokenLifetimeUser,
+    idToken: config.idTokenLifetime,
+    refresh: config.refreshTokenLifetime,
+    refreshIdle: config.refreshTokenIdleLifetime,
+    refreshReuse: config.refreshTokenReuseInterval,
+    authRequest: config.authRequestLifetime,
+    authCode: config.authCodeLifetime,
+  };
+}
+
 export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{
   runtime: OAuthRuntime;
   masterKey: Buffer;
@@ -89,18 +104,9 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{
     keys,
     clock,
     log,
-    lifetimes: {
-      clientCredentials: config.accessTokenLifetimeClientCredentials,
-      jwtProfile: config.accessTokenLifetimeJwtProfile,
-      user: config.accessTokenLifetimeUser,
-      idToken: config.idTokenLifetime,
-      refresh: config.refreshTokenLifetime,
-      refreshIdle: config.refreshTokenIdleLifetime,
-      refreshReuse: config.refreshTokenReuseInterval,
-      authRequest: config.authRequestLifetime,
-      authCode: config.authCodeLifetime,
-    },
+    lifetimes: lifetimesOf(config),
     loginUrl: config.loginUrl,
+    loginOrigins: [...new Set([new URL(config.externalUrl).origin, new URL(config.loginUrl).origin, ...config.loginUiAllowedOrigins])],
     limits: deps.limits,
     signals: deps.signals,
     actions,

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createOrg, machine, project } from "../support/fixtures.js";
 import { authorizeGet, oidcApp } from "../support/oidc.js";
-import { admin, fails, ok } from "../support/rpc.js";
+import { fails, ok } from "../support/rpc.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 let t: TestServer;
@@ -61,5 +61,15 @@ describe("finding 13d: an app's login base URL", () => {
       expect(`${location.origin}${location.pathname}`).toBe(`${new URL(url).origin}${new URL(url).pathname}`);
       expect(location.searchParams.get("authRequest")).toEqual(expect.any(String));
     }
+  });
+
+  it("one stored before the rule (a foreign origin in the database) is not followed: the instance's login UI serves it", async () => {
+    const app = await oidcApp(t, projectId, "stored before", { loginBaseUrl: "https://login.example.com/signin" });
+    const row = await t.server.db.prisma.application.findUniqueOrThrow({ where: { id: app.appId } });
+    const config = { ...(row.config as Record<string, unknown>), loginBaseUrl: "https://evil.example.net/login" };
+    await t.server.db.prisma.application.update({ where: { id: app.appId }, data: { config } });
+    const res = await authorizeGet(t, { client_id: app.clientId, redirect_uri: "https://rp.example.com/cb", response_type: "code", scope: "openid" });
+    const location = new URL(res.headers.get("location") as string);
+    expect(location.origin).not.toBe("https://evil.example.net");
   });
 });

@@ -62,7 +62,9 @@ export async function findClient(rt: OAuthRuntime, clientId: string): Promise<Cl
       active: app.state === "ACTIVE" && app.project.state === "ACTIVE" && app.project.org.state === "ACTIVE",
     };
     const config = app.type === "OIDC" ? parseAppConfig(app.config) : undefined;
-    if (config?.kind === "oidc") rec.oidc = config;
+    // A login base URL stored before the origins were restricted (or after SVC_LOGIN_UI_ALLOWED_ORIGINS lost its
+    // origin) is not followed: the instance's login UI serves the app instead.
+    if (config?.kind === "oidc") rec.oidc = loginAllowed(rt, config.loginBaseUrl) ? config : { ...config, loginBaseUrl: undefined };
   } else if (user && user.type === "MACHINE") {
     rec = {
       kind: "user",
@@ -192,4 +194,14 @@ function checkSecret(client: ClientRecord | null, secret: string, method: string
     throw invalidClient(`the client is not registered for ${method}`);
   }
   return client;
+}
+
+/** Whether an application's login base URL is on an origin the instance allows (see access/app-settings.ts). */
+function loginAllowed(rt: OAuthRuntime, url: string | undefined): boolean {
+  if (!url || !rt.loginOrigins) return true;
+  try {
+    return rt.loginOrigins.includes(new URL(url).origin);
+  } catch {
+    return false;
+  }
 }

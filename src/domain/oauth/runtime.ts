@@ -41,6 +41,8 @@ export interface OAuthRuntime {
   };
   /** The login UI the authorization endpoint sends browsers to, unless the application names its own. */
   loginUrl: string;
+  /** The origins an application's own login UI may be on (SVC_EXTERNAL_URL's, SVC_LOGIN_URL's, SVC_LOGIN_UI_ALLOWED_ORIGINS). */
+  loginOrigins?: readonly string[];
   /** Failed client authentications and assertions counted per client id and source address. */
   limits: FailureLimits;
   /** The metrics' count of finished auth requests (prompt=none finishes here). */
