@@ -8,6 +8,7 @@ import {
   type SearchQuery,
   type Session,
   SessionSchema,
+  SignInStep_Kind,
   type UserAgent,
   UserVerificationRequirement,
 } from "../../gen/svc/session/v2/session_pb.js";
@@ -22,6 +23,7 @@ import type {
   SessionView,
   UserVerification,
 } from "../domain/sessions/model.js";
+import type { Factor, Step } from "../domain/sessions/policy.js";
 import { deleteSession, getSession, listSessions, type SessionQuery } from "../domain/sessions/reads.js";
 import { createSession, type SessionChange, setSession } from "../domain/sessions/sessions.js";
 import { ctxOf } from "./connect.js";
@@ -121,8 +123,20 @@ function toSession(s: SessionView): Session {
       header: Object.fromEntries(Object.entries(s.userAgent.header ?? {}).map(([k, values]) => [k, { values }])),
     },
     expirationDate: tsOpt(s.expiresAt),
+    nextStep: s.nextStep && { kind: STEP_KINDS[s.nextStep.kind], factors: "options" in s.nextStep ? s.nextStep.options.map(factorName) : [] },
   });
 }
+
+const STEP_KINDS: Record<Step["kind"], SignInStep_Kind> = {
+  firstFactor: SignInStep_Kind.FIRST_FACTOR,
+  secondFactor: SignInStep_Kind.SECOND_FACTOR,
+  setUpSecondFactor: SignInStep_Kind.SET_UP_SECOND_FACTOR,
+  changePassword: SignInStep_Kind.CHANGE_PASSWORD,
+  done: SignInStep_Kind.DONE,
+};
+
+/** The factors' names on the wire (snake case). */
+const factorName = (f: Factor) => (f === "otpEmail" ? "otp_email" : f);
 
 function query(q: SearchQuery): SessionQuery {
   const v = q.query;
@@ -172,7 +186,7 @@ export function sessionService(): ServiceImpl<typeof SessionService> {
       return { details: changeDetails(out), sessionToken: out.sessionToken, challenges: challengeAnswers(out.challenges) };
     },
     async getSession(req, hctx) {
-      return { session: toSession(await getSession(ctxOf(hctx), req.sessionId, req.sessionToken)) };
+      return { session: toSession(await getSession(ctxOf(hctx), req.sessionId, req.sessionToken, { nextStep: true })) };
     },
     async listSessions(req, hctx) {
       const ctx = ctxOf(hctx);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { setLogin, totpCode } from "../support/authn.js";
 import { createHuman, createMachine, createOrg, defaultOrgId, PASSWORD, project } from "../support/fixtures.js";
 import { authorizeGet, codeFlow, discover, issuerOf, loginClient, oidcApp, postForm, visit } from "../support/oidc.js";
-import { admin } from "../support/rpc.js";
+import { admin, ok } from "../support/rpc.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { locationOf, signInThroughPages, Visitor } from "../support/visitor.js";
 import { SoftAuthenticator } from "../support/webauthn.js";
@@ -16,6 +16,8 @@ let domain: string;
 let app: { appId: string; clientId: string; clientSecret?: string };
 const REDIRECT = "https://rp.example.com/cb";
 const pathOf = (u: URL) => u.pathname + u.search;
+/** The server's clock in ms (tests move it). */
+const serverNow = () => t.server.tokens.clock().getTime();
 
 beforeAll(async () => {
   t = await startTestServer();
@@ -302,5 +304,42 @@ describe("finding 12: prompt=consent asks the user, records the answer, and the 
       client_secret: app.clientSecret ?? "",
     });
     expect([refresh.status, refresh.body.error]).toEqual([400, "invalid_grant"]);
+  });
+});
+
+describe("SessionService tells a login UI of its own the next step, as the hosted login follows it", () => {
+  it("first factor, the user's second factor, done; the set-up step when MFA is forced and the user has none", async () => {
+    const client = await loginClient(t, orgId, "policy-steps-client");
+    const id = await createHuman(t, orgId, "stepper");
+    const { secret } = await admin(t, "RegisterTOTP", { userId: id });
+    await admin(t, "VerifyTOTPRegistration", { userId: id, code: totpCode(secret, serverNow()) });
+    const step = async (s: { sessionId: string; sessionToken: string }) =>
+      (await ok(t, "rest", client.pat, "GetSession", { sessionId: s.sessionId, sessionToken: s.sessionToken })).session.nextStep;
+    const made = await ok(t, "rest", client.pat, "CreateSession", { checks: { user: { userId: id } } });
+    expect(await step(made)).toEqual({ kind: "KIND_FIRST_FACTOR", factors: ["password", "passkey", "idp"] });
+    const pw = await ok(t, "rest", client.pat, "SetSession", {
+      sessionId: made.sessionId,
+      sessionToken: made.sessionToken,
+      checks: { password: { password: PASSWORD } },
+    });
+    const s = { sessionId: made.sessionId, sessionToken: pw.sessionToken };
+    expect(await step(s)).toEqual({ kind: "KIND_SECOND_FACTOR", factors: ["totp"] });
+    t.advanceClock(30_000);
+    const both = await ok(t, "rest", client.pat, "SetSession", { ...s, checks: { totp: { code: totpCode(secret, serverNow()) } } });
+    expect(await step({ sessionId: s.sessionId, sessionToken: both.sessionToken })).toEqual({ kind: "KIND_DONE" });
+
+    const forcedOrg = await createOrg(t, "Forced Steps");
+    await setLogin(t, forcedOrg, { forceMfa: true });
+    const forced = await createHuman(t, forcedOrg, "forced-stepper");
+    const f = await ok(t, "rest", client.pat, "CreateSession", { checks: { user: { userId: forced }, password: { password: PASSWORD } } });
+    expect(await step(f)).toEqual({ kind: "KIND_SET_UP_SECOND_FACTOR", factors: ["totp", "u2f"] });
+    // At that step the session it presents lets the login client set up a TOTP, which then completes the sign-in.
+    const reg = await ok(t, "rest", client.pat, "RegisterTOTP", { userId: forced, session: { sessionId: f.sessionId, sessionToken: f.sessionToken } });
+    await ok(t, "rest", client.pat, "VerifyTOTPRegistration", {
+      userId: forced,
+      code: totpCode(reg.secret, serverNow()),
+      session: { sessionId: f.sessionId, sessionToken: f.sessionToken },
+    });
+    expect(await step(f)).toEqual({ kind: "KIND_SECOND_FACTOR", factors: ["totp"] });
   });
 });

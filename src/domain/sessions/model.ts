@@ -2,6 +2,7 @@
 // may carry, and the errors every session command shares.
 import type { SessionRow } from "../../store/sessions.js";
 import { notFound, permissionDenied } from "../errors.js";
+import type { Step } from "./policy.js";
 
 export type { SessionRow, SessionUserRow } from "../../store/sessions.js";
 
@@ -26,6 +27,8 @@ export interface SessionView {
   expiresAt: Date | null;
   /** The organization of its user (the instance for a session without one): the resource owner. */
   ownerId: string;
+  /** The sign-in policy's next step for it, when asked for (GetSession). */
+  nextStep?: Step;
 }
 
 export interface UserAgent {

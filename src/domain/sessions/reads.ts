@@ -6,8 +6,9 @@ import type { SessionFilter, SessionRow } from "../../store/sessions.js";
 import { hasInstancePermission, type Permission } from "../access/permissions.js";
 import { recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
-import { invalidArgument } from "../errors.js";
+import { DomainError, invalidArgument } from "../errors.js";
 import type { ListTotal, Page } from "../list.js";
+import { liveOf, signInState } from "./link.js";
 import { expired, type SessionView, sessionNotFound, tokenInvalid } from "./model.js";
 import { sessionEvent } from "./sessions.js";
 import { sessionView } from "./view.js";
@@ -24,10 +25,23 @@ async function visibleSession(ctx: Ctx, id: string, token: string | undefined, p
   throw sessionNotFound();
 }
 
-export async function getSession(ctx: Ctx, id: string, token?: string): Promise<SessionView> {
+/**
+ * The session as the API shows it; `o.nextStep`: with the sign-in policy's next step (one more read), which a login
+ * UI of its own follows. A session whose user can no longer sign in has none.
+ */
+export async function getSession(ctx: Ctx, id: string, token?: string, o: { nextStep?: boolean } = {}): Promise<SessionView> {
   const session = await visibleSession(ctx, id, token, "session.read");
   const [user] = await ctx.store.sessions.viewUsers(session.userId ? [session.userId] : []);
-  return sessionView(session, user, ctx.instanceId);
+  const view = sessionView(session, user, ctx.instanceId);
+  const linked = o.nextStep ? liveOf(session, ctx.clock()) : null;
+  if (linked) {
+    try {
+      view.nextStep = (await signInState(ctx, linked)).step;
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+    }
+  }
+  return view;
 }
 
 export interface SessionQuery {

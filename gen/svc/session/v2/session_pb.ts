@@ -17,7 +17,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file svc/session/v2/session.proto.
  */
 export const file_svc_session_v2_session: GenFile = /*@__PURE__*/
-  fileDesc("ChxzdmMvc2Vzc2lvbi92Mi9zZXNzaW9uLnByb3RvEg5zdmMuc2Vzc2lvbi52MiKDAwoHU2Vzc2lvbhIKCgJpZBgBIAEoCRIxCg1jcmVhdGlvbl9kYXRlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtjaGFuZ2VfZGF0ZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIc2VxdWVuY2UYBCABKAQSKAoHZmFjdG9ycxgFIAEoCzIXLnN2Yy5zZXNzaW9uLnYyLkZhY3RvcnMSNwoIbWV0YWRhdGEYBiADKAsyJS5zdmMuc2Vzc2lvbi52Mi5TZXNzaW9uLk1ldGFkYXRhRW50cnkSLQoKdXNlcl9hZ2VudBgHIAEoCzIZLnN2Yy5zZXNzaW9uLnYyLlVzZXJBZ2VudBIzCg9leHBpcmF0aW9uX2RhdGUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgMOgI4ASKfAgoHRmFjdG9ycxIoCgR1c2VyGAEgASgLMhouc3ZjLnNlc3Npb24udjIuVXNlckZhY3RvchIwCghwYXNzd29yZBgCIAEoCzIeLnN2Yy5zZXNzaW9uLnYyLlBhc3N3b3JkRmFjdG9yEjIKCndlYl9hdXRoX24YAyABKAsyHi5zdmMuc2Vzc2lvbi52Mi5XZWJBdXRoTkZhY3RvchIsCgZpbnRlbnQYBCABKAsyHC5zdmMuc2Vzc2lvbi52Mi5JbnRlbnRGYWN0b3ISKAoEdG90cBgFIAEoCzIaLnN2Yy5zZXNzaW9uLnYyLlRPVFBGYWN0b3ISLAoJb3RwX2VtYWlsGAYgASgLMhkuc3ZjLnNlc3Npb24udjIuT1RQRmFjdG9yIowBCgpVc2VyRmFjdG9yEi8KC3ZlcmlmaWVkX2F0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIKCgJpZBgCIAEoCRISCgpsb2dpbl9uYW1lGAMgASgJEhQKDGRpc3BsYXlfbmFtZRgEIAEoCRIXCg9vcmdhbml6YXRpb25faWQYBSABKAkiWgoOUGFzc3dvcmRGYWN0b3ISLwoLdmVyaWZpZWRfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD2NoYW5nZV9yZXF1aXJlZBgCIAEoCCJYCg5XZWJBdXRoTkZhY3RvchIvCgt2ZXJpZmllZF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNdXNlcl92ZXJpZmllZBgCIAEoCCI/CgxJbnRlbnRGYWN0b3ISLwoLdmVyaWZpZWRfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIj0KClRPVFBGYWN0b3ISLwoLdmVyaWZpZWRfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjwKCU9UUEZhY3RvchIvCgt2ZXJpZmllZF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiqwIKCVVzZXJBZ2VudBIbCg5maW5nZXJwcmludF9pZBgBIAEoCUgAiAEBEg8KAmlwGAIgASgJSAGIAQESGAoLZGVzY3JpcHRpb24YAyABKAlIAogBARI1CgZoZWFkZXIYBCADKAsyJS5zdmMuc2Vzc2lvbi52Mi5Vc2VyQWdlbnQuSGVhZGVyRW50cnkaHgoMSGVhZGVyVmFsdWVzEg4KBnZhbHVlcxgBIAMoCRpVCgtIZWFkZXJFbnRyeRILCgNrZXkYASABKAkSNQoFdmFsdWUYAiABKAsyJi5zdmMuc2Vzc2lvbi52Mi5Vc2VyQWdlbnQuSGVhZGVyVmFsdWVzOgI4AUIRCg9fZmluZ2VycHJpbnRfaWRCBQoDX2lwQg4KDF9kZXNjcmlwdGlvbiK9AQoLU2VhcmNoUXVlcnkSLQoJaWRzX3F1ZXJ5GAEgASgLMhguc3ZjLnNlc3Npb24udjIuSURzUXVlcnlIABI0Cg11c2VyX2lkX3F1ZXJ5GAIgASgLMhsuc3ZjLnNlc3Npb24udjIuVXNlcklEUXVlcnlIABJAChNjcmVhdGlvbl9kYXRlX3F1ZXJ5GAMgASgLMiEuc3ZjLnNlc3Npb24udjIuQ3JlYXRpb25EYXRlUXVlcnlIAEIHCgVxdWVyeSIXCghJRHNRdWVyeRILCgNpZHMYASADKAkiGQoLVXNlcklEUXVlcnkSCgoCaWQYASABKAkiewoRQ3JlYXRpb25EYXRlUXVlcnkSMQoNY3JlYXRpb25fZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMwoGbWV0aG9kGAIgASgOMiMuc3ZjLm9iamVjdC52Mi5UaW1lc3RhbXBRdWVyeU1ldGhvZCKfAgoGQ2hlY2tzEicKBHVzZXIYASABKAsyGS5zdmMuc2Vzc2lvbi52Mi5DaGVja1VzZXISLwoIcGFzc3dvcmQYAiABKAsyHS5zdmMuc2Vzc2lvbi52Mi5DaGVja1Bhc3N3b3JkEjEKCndlYl9hdXRoX24YAyABKAsyHS5zdmMuc2Vzc2lvbi52Mi5DaGVja1dlYkF1dGhOEicKBHRvdHAYBCABKAsyGS5zdmMuc2Vzc2lvbi52Mi5DaGVja1RPVFASKwoJb3RwX2VtYWlsGAUgASgLMhguc3ZjLnNlc3Npb24udjIuQ2hlY2tPVFASMgoKaWRwX2ludGVudBgGIAEoCzIeLnN2Yy5zZXNzaW9uLnYyLkNoZWNrSURQSW50ZW50Ij4KCUNoZWNrVXNlchIRCgd1c2VyX2lkGAEgASgJSAASFAoKbG9naW5fbmFtZRgCIAEoCUgAQggKBnNlYXJjaCIhCg1DaGVja1Bhc3N3b3JkEhAKCHBhc3N3b3JkGAEgASgJIksKDUNoZWNrV2ViQXV0aE4SOgoZY3JlZGVudGlhbF9hc3NlcnRpb25fZGF0YRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiQQoOQ2hlY2tJRFBJbnRlbnQSFQoNaWRwX2ludGVudF9pZBgBIAEoCRIYChBpZHBfaW50ZW50X3Rva2VuGAIgASgJIhkKCUNoZWNrVE9UUBIMCgRjb2RlGAEgASgJIhgKCENoZWNrT1RQEgwKBGNvZGUYASABKAki/gMKEVJlcXVlc3RDaGFsbGVuZ2VzEj4KCndlYl9hdXRoX24YASABKAsyKi5zdmMuc2Vzc2lvbi52Mi5SZXF1ZXN0Q2hhbGxlbmdlcy5XZWJBdXRoThI9CglvdHBfZW1haWwYAiABKAsyKi5zdmMuc2Vzc2lvbi52Mi5SZXF1ZXN0Q2hhbGxlbmdlcy5PVFBFbWFpbBpuCghXZWJBdXRoThIOCgZkb21haW4YASABKAkSUgoddXNlcl92ZXJpZmljYXRpb25fcmVxdWlyZW1lbnQYAiABKA4yKy5zdmMuc2Vzc2lvbi52Mi5Vc2VyVmVyaWZpY2F0aW9uUmVxdWlyZW1lbnQa+QEKCE9UUEVtYWlsEkgKCXNlbmRfY29kZRgCIAEoCzIzLnN2Yy5zZXNzaW9uLnYyLlJlcXVlc3RDaGFsbGVuZ2VzLk9UUEVtYWlsLlNlbmRDb2RlSAASTAoLcmV0dXJuX2NvZGUYAyABKAsyNS5zdmMuc2Vzc2lvbi52Mi5SZXF1ZXN0Q2hhbGxlbmdlcy5PVFBFbWFpbC5SZXR1cm5Db2RlSAAaNgoIU2VuZENvZGUSGQoMdXJsX3RlbXBsYXRlGAEgASgJSACIAQFCDwoNX3VybF90ZW1wbGF0ZRoMCgpSZXR1cm5Db2RlQg8KDWRlbGl2ZXJ5X3R5cGUivwEKCkNoYWxsZW5nZXMSNwoKd2ViX2F1dGhfbhgBIAEoCzIjLnN2Yy5zZXNzaW9uLnYyLkNoYWxsZW5nZXMuV2ViQXV0aE4SFgoJb3RwX2VtYWlsGAIgASgJSACIAQEaUgoIV2ViQXV0aE4SRgolcHVibGljX2tleV9jcmVkZW50aWFsX3JlcXVlc3Rfb3B0aW9ucxgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCDAoKX290cF9lbWFpbCpcChBTZXNzaW9uRmllbGROYW1lEiIKHlNFU1NJT05fRklFTERfTkFNRV9VTlNQRUNJRklFRBAAEiQKIFNFU1NJT05fRklFTERfTkFNRV9DUkVBVElPTl9EQVRFEAEq1AEKG1VzZXJWZXJpZmljYXRpb25SZXF1aXJlbWVudBItCilVU0VSX1ZFUklGSUNBVElPTl9SRVFVSVJFTUVOVF9VTlNQRUNJRklFRBAAEioKJlVTRVJfVkVSSUZJQ0FUSU9OX1JFUVVJUkVNRU5UX1JFUVVJUkVEEAESKwonVVNFUl9WRVJJRklDQVRJT05fUkVRVUlSRU1FTlRfUFJFRkVSUkVEEAISLQopVVNFUl9WRVJJRklDQVRJT05fUkVRVUlSRU1FTlRfRElTQ09VUkFHRUQQA2IGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_svc_object_v2_object]);
+  fileDesc("ChxzdmMvc2Vzc2lvbi92Mi9zZXNzaW9uLnByb3RvEg5zdmMuc2Vzc2lvbi52MiKyAwoHU2Vzc2lvbhIKCgJpZBgBIAEoCRIxCg1jcmVhdGlvbl9kYXRlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtjaGFuZ2VfZGF0ZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIc2VxdWVuY2UYBCABKAQSKAoHZmFjdG9ycxgFIAEoCzIXLnN2Yy5zZXNzaW9uLnYyLkZhY3RvcnMSNwoIbWV0YWRhdGEYBiADKAsyJS5zdmMuc2Vzc2lvbi52Mi5TZXNzaW9uLk1ldGFkYXRhRW50cnkSLQoKdXNlcl9hZ2VudBgHIAEoCzIZLnN2Yy5zZXNzaW9uLnYyLlVzZXJBZ2VudBIzCg9leHBpcmF0aW9uX2RhdGUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCW5leHRfc3RlcBgJIAEoCzIaLnN2Yy5zZXNzaW9uLnYyLlNpZ25JblN0ZXAaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAw6AjgBIuIBCgpTaWduSW5TdGVwEi0KBGtpbmQYASABKA4yHy5zdmMuc2Vzc2lvbi52Mi5TaWduSW5TdGVwLktpbmQSDwoHZmFjdG9ycxgCIAMoCSKTAQoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASFQoRS0lORF9GSVJTVF9GQUNUT1IQARIWChJLSU5EX1NFQ09ORF9GQUNUT1IQAhIdChlLSU5EX1NFVF9VUF9TRUNPTkRfRkFDVE9SEAMSGAoUS0lORF9DSEFOR0VfUEFTU1dPUkQQBBINCglLSU5EX0RPTkUQBSKfAgoHRmFjdG9ycxIoCgR1c2VyGAEgASgLMhouc3ZjLnNlc3Npb24udjIuVXNlckZhY3RvchIwCghwYXNzd29yZBgCIAEoCzIeLnN2Yy5zZXNzaW9uLnYyLlBhc3N3b3JkRmFjdG9yEjIKCndlYl9hdXRoX24YAyABKAsyHi5zdmMuc2Vzc2lvbi52Mi5XZWJBdXRoTkZhY3RvchIsCgZpbnRlbnQYBCABKAsyHC5zdmMuc2Vzc2lvbi52Mi5JbnRlbnRGYWN0b3ISKAoEdG90cBgFIAEoCzIaLnN2Yy5zZXNzaW9uLnYyLlRPVFBGYWN0b3ISLAoJb3RwX2VtYWlsGAYgASgLMhkuc3ZjLnNlc3Npb24udjIuT1RQRmFjdG9yIowBCgpVc2VyRmFjdG9yEi8KC3ZlcmlmaWVkX2F0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIKCgJpZBgCIAEoCRISCgpsb2dpbl9uYW1lGAMgASgJEhQKDGRpc3BsYXlfbmFtZRgEIAEoCRIXCg9vcmdhbml6YXRpb25faWQYBSABKAkiWgoOUGFzc3dvcmRGYWN0b3ISLwoLdmVyaWZpZWRfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD2NoYW5nZV9yZXF1aXJlZBgCIAEoCCJYCg5XZWJBdXRoTkZhY3RvchIvCgt2ZXJpZmllZF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNdXNlcl92ZXJpZmllZBgCIAEoCCI/CgxJbnRlbnRGYWN0b3ISLwoLdmVyaWZpZWRfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIj0KClRPVFBGYWN0b3ISLwoLdmVyaWZpZWRfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjwKCU9UUEZhY3RvchIvCgt2ZXJpZmllZF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiqwIKCVVzZXJBZ2VudBIbCg5maW5nZXJwcmludF9pZBgBIAEoCUgAiAEBEg8KAmlwGAIgASgJSAGIAQESGAoLZGVzY3JpcHRpb24YAyABKAlIAogBARI1CgZoZWFkZXIYBCADKAsyJS5zdmMuc2Vzc2lvbi52Mi5Vc2VyQWdlbnQuSGVhZGVyRW50cnkaHgoMSGVhZGVyVmFsdWVzEg4KBnZhbHVlcxgBIAMoCRpVCgtIZWFkZXJFbnRyeRILCgNrZXkYASABKAkSNQoFdmFsdWUYAiABKAsyJi5zdmMuc2Vzc2lvbi52Mi5Vc2VyQWdlbnQuSGVhZGVyVmFsdWVzOgI4AUIRCg9fZmluZ2VycHJpbnRfaWRCBQoDX2lwQg4KDF9kZXNjcmlwdGlvbiK9AQoLU2VhcmNoUXVlcnkSLQoJaWRzX3F1ZXJ5GAEgASgLMhguc3ZjLnNlc3Npb24udjIuSURzUXVlcnlIABI0Cg11c2VyX2lkX3F1ZXJ5GAIgASgLMhsuc3ZjLnNlc3Npb24udjIuVXNlcklEUXVlcnlIABJAChNjcmVhdGlvbl9kYXRlX3F1ZXJ5GAMgASgLMiEuc3ZjLnNlc3Npb24udjIuQ3JlYXRpb25EYXRlUXVlcnlIAEIHCgVxdWVyeSIXCghJRHNRdWVyeRILCgNpZHMYASADKAkiGQoLVXNlcklEUXVlcnkSCgoCaWQYASABKAkiewoRQ3JlYXRpb25EYXRlUXVlcnkSMQoNY3JlYXRpb25fZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMwoGbWV0aG9kGAIgASgOMiMuc3ZjLm9iamVjdC52Mi5UaW1lc3RhbXBRdWVyeU1ldGhvZCKfAgoGQ2hlY2tzEicKBHVzZXIYASABKAsyGS5zdmMuc2Vzc2lvbi52Mi5DaGVja1VzZXISLwoIcGFzc3dvcmQYAiABKAsyHS5zdmMuc2Vzc2lvbi52Mi5DaGVja1Bhc3N3b3JkEjEKCndlYl9hdXRoX24YAyABKAsyHS5zdmMuc2Vzc2lvbi52Mi5DaGVja1dlYkF1dGhOEicKBHRvdHAYBCABKAsyGS5zdmMuc2Vzc2lvbi52Mi5DaGVja1RPVFASKwoJb3RwX2VtYWlsGAUgASgLMhguc3ZjLnNlc3Npb24udjIuQ2hlY2tPVFASMgoKaWRwX2ludGVudBgGIAEoCzIeLnN2Yy5zZXNzaW9uLnYyLkNoZWNrSURQSW50ZW50Ij4KCUNoZWNrVXNlchIRCgd1c2VyX2lkGAEgASgJSAASFAoKbG9naW5fbmFtZRgCIAEoCUgAQggKBnNlYXJjaCIhCg1DaGVja1Bhc3N3b3JkEhAKCHBhc3N3b3JkGAEgASgJIksKDUNoZWNrV2ViQXV0aE4SOgoZY3JlZGVudGlhbF9hc3NlcnRpb25fZGF0YRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiQQoOQ2hlY2tJRFBJbnRlbnQSFQoNaWRwX2ludGVudF9pZBgBIAEoCRIYChBpZHBfaW50ZW50X3Rva2VuGAIgASgJIhkKCUNoZWNrVE9UUBIMCgRjb2RlGAEgASgJIhgKCENoZWNrT1RQEgwKBGNvZGUYASABKAki/gMKEVJlcXVlc3RDaGFsbGVuZ2VzEj4KCndlYl9hdXRoX24YASABKAsyKi5zdmMuc2Vzc2lvbi52Mi5SZXF1ZXN0Q2hhbGxlbmdlcy5XZWJBdXRoThI9CglvdHBfZW1haWwYAiABKAsyKi5zdmMuc2Vzc2lvbi52Mi5SZXF1ZXN0Q2hhbGxlbmdlcy5PVFBFbWFpbBpuCghXZWJBdXRoThIOCgZkb21haW4YASABKAkSUgoddXNlcl92ZXJpZmljYXRpb25fcmVxdWlyZW1lbnQYAiABKA4yKy5zdmMuc2Vzc2lvbi52Mi5Vc2VyVmVyaWZpY2F0aW9uUmVxdWlyZW1lbnQa+QEKCE9UUEVtYWlsEkgKCXNlbmRfY29kZRgCIAEoCzIzLnN2Yy5zZXNzaW9uLnYyLlJlcXVlc3RDaGFsbGVuZ2VzLk9UUEVtYWlsLlNlbmRDb2RlSAASTAoLcmV0dXJuX2NvZGUYAyABKAsyNS5zdmMuc2Vzc2lvbi52Mi5SZXF1ZXN0Q2hhbGxlbmdlcy5PVFBFbWFpbC5SZXR1cm5Db2RlSAAaNgoIU2VuZENvZGUSGQoMdXJsX3RlbXBsYXRlGAEgASgJSACIAQFCDwoNX3VybF90ZW1wbGF0ZRoMCgpSZXR1cm5Db2RlQg8KDWRlbGl2ZXJ5X3R5cGUivwEKCkNoYWxsZW5nZXMSNwoKd2ViX2F1dGhfbhgBIAEoCzIjLnN2Yy5zZXNzaW9uLnYyLkNoYWxsZW5nZXMuV2ViQXV0aE4SFgoJb3RwX2VtYWlsGAIgASgJSACIAQEaUgoIV2ViQXV0aE4SRgolcHVibGljX2tleV9jcmVkZW50aWFsX3JlcXVlc3Rfb3B0aW9ucxgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCDAoKX290cF9lbWFpbCpcChBTZXNzaW9uRmllbGROYW1lEiIKHlNFU1NJT05fRklFTERfTkFNRV9VTlNQRUNJRklFRBAAEiQKIFNFU1NJT05fRklFTERfTkFNRV9DUkVBVElPTl9EQVRFEAEq1AEKG1VzZXJWZXJpZmljYXRpb25SZXF1aXJlbWVudBItCilVU0VSX1ZFUklGSUNBVElPTl9SRVFVSVJFTUVOVF9VTlNQRUNJRklFRBAAEioKJlVTRVJfVkVSSUZJQ0FUSU9OX1JFUVVJUkVNRU5UX1JFUVVJUkVEEAESKwonVVNFUl9WRVJJRklDQVRJT05fUkVRVUlSRU1FTlRfUFJFRkVSUkVEEAISLQopVVNFUl9WRVJJRklDQVRJT05fUkVRVUlSRU1FTlRfRElTQ09VUkFHRUQQA2IGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_svc_object_v2_object]);
 
 /**
  * @generated from message svc.session.v2.Session
@@ -66,6 +66,14 @@ export type Session = Message<"svc.session.v2.Session"> & {
    * @generated from field: google.protobuf.Timestamp expiration_date = 8;
    */
   expirationDate?: Timestamp | undefined;
+
+  /**
+   * What the sign-in needs next under the sign-in policy (GetSession only;
+   * unset in lists, and for a session whose user can no longer sign in).
+   *
+   * @generated from field: svc.session.v2.SignInStep next_step = 9;
+   */
+  nextStep?: SignInStep | undefined;
 };
 
 /**
@@ -74,6 +82,86 @@ export type Session = Message<"svc.session.v2.Session"> & {
  */
 export const SessionSchema: GenMessage<Session> = /*@__PURE__*/
   messageDesc(file_svc_session_v2_session, 0);
+
+/**
+ * The next step of a sign-in, as every login UI follows it: the hosted
+ * login's pages, prompt=none, and a login UI of your own.
+ *
+ * @generated from message svc.session.v2.SignInStep
+ */
+export type SignInStep = Message<"svc.session.v2.SignInStep"> & {
+  /**
+   * @generated from field: svc.session.v2.SignInStep.Kind kind = 1;
+   */
+  kind: SignInStep_Kind;
+
+  /**
+   * The factors that satisfy the step, in the order to offer them.
+   *
+   * @generated from field: repeated string factors = 2;
+   */
+  factors: string[];
+};
+
+/**
+ * Describes the message svc.session.v2.SignInStep.
+ * Use `create(SignInStepSchema)` to create a new message.
+ */
+export const SignInStepSchema: GenMessage<SignInStep> = /*@__PURE__*/
+  messageDesc(file_svc_session_v2_session, 1);
+
+/**
+ * @generated from enum svc.session.v2.SignInStep.Kind
+ */
+export enum SignInStep_Kind {
+  /**
+   * @generated from enum value: KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A first factor: one of `factors` (password, passkey, idp).
+   *
+   * @generated from enum value: KIND_FIRST_FACTOR = 1;
+   */
+  FIRST_FACTOR = 1,
+
+  /**
+   * One of the user's second factors (totp, u2f, otp_email).
+   *
+   * @generated from enum value: KIND_SECOND_FACTOR = 2;
+   */
+  SECOND_FACTOR = 2,
+
+  /**
+   * MFA is forced and the user has no second factor: set one up now
+   * (totp, u2f), presenting this session (SessionProof) to RegisterTOTP or
+   * RegisterPasskey; then check it.
+   *
+   * @generated from enum value: KIND_SET_UP_SECOND_FACTOR = 3;
+   */
+  SET_UP_SECOND_FACTOR = 3,
+
+  /**
+   * The password must be changed (SetPassword) before the sign-in finishes.
+   *
+   * @generated from enum value: KIND_CHANGE_PASSWORD = 4;
+   */
+  CHANGE_PASSWORD = 4,
+
+  /**
+   * Complete: CreateCallback (or SAML's CreateResponse) may finish with it.
+   *
+   * @generated from enum value: KIND_DONE = 5;
+   */
+  DONE = 5,
+}
+
+/**
+ * Describes the enum svc.session.v2.SignInStep.Kind.
+ */
+export const SignInStep_KindSchema: GenEnum<SignInStep_Kind> = /*@__PURE__*/
+  enumDesc(file_svc_session_v2_session, 1, 0);
 
 /**
  * The factors verified in the session, each with the time of its last
@@ -118,7 +206,7 @@ export type Factors = Message<"svc.session.v2.Factors"> & {
  * Use `create(FactorsSchema)` to create a new message.
  */
 export const FactorsSchema: GenMessage<Factors> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 1);
+  messageDesc(file_svc_session_v2_session, 2);
 
 /**
  * @generated from message svc.session.v2.UserFactor
@@ -155,7 +243,7 @@ export type UserFactor = Message<"svc.session.v2.UserFactor"> & {
  * Use `create(UserFactorSchema)` to create a new message.
  */
 export const UserFactorSchema: GenMessage<UserFactor> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 2);
+  messageDesc(file_svc_session_v2_session, 3);
 
 /**
  * @generated from message svc.session.v2.PasswordFactor
@@ -180,7 +268,7 @@ export type PasswordFactor = Message<"svc.session.v2.PasswordFactor"> & {
  * Use `create(PasswordFactorSchema)` to create a new message.
  */
 export const PasswordFactorSchema: GenMessage<PasswordFactor> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 3);
+  messageDesc(file_svc_session_v2_session, 4);
 
 /**
  * @generated from message svc.session.v2.WebAuthNFactor
@@ -205,7 +293,7 @@ export type WebAuthNFactor = Message<"svc.session.v2.WebAuthNFactor"> & {
  * Use `create(WebAuthNFactorSchema)` to create a new message.
  */
 export const WebAuthNFactorSchema: GenMessage<WebAuthNFactor> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 4);
+  messageDesc(file_svc_session_v2_session, 5);
 
 /**
  * Sign-in through an external identity provider (set by the external login
@@ -225,7 +313,7 @@ export type IntentFactor = Message<"svc.session.v2.IntentFactor"> & {
  * Use `create(IntentFactorSchema)` to create a new message.
  */
 export const IntentFactorSchema: GenMessage<IntentFactor> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 5);
+  messageDesc(file_svc_session_v2_session, 6);
 
 /**
  * @generated from message svc.session.v2.TOTPFactor
@@ -242,7 +330,7 @@ export type TOTPFactor = Message<"svc.session.v2.TOTPFactor"> & {
  * Use `create(TOTPFactorSchema)` to create a new message.
  */
 export const TOTPFactorSchema: GenMessage<TOTPFactor> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 6);
+  messageDesc(file_svc_session_v2_session, 7);
 
 /**
  * @generated from message svc.session.v2.OTPFactor
@@ -259,7 +347,7 @@ export type OTPFactor = Message<"svc.session.v2.OTPFactor"> & {
  * Use `create(OTPFactorSchema)` to create a new message.
  */
 export const OTPFactorSchema: GenMessage<OTPFactor> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 7);
+  messageDesc(file_svc_session_v2_session, 8);
 
 /**
  * @generated from message svc.session.v2.UserAgent
@@ -291,7 +379,7 @@ export type UserAgent = Message<"svc.session.v2.UserAgent"> & {
  * Use `create(UserAgentSchema)` to create a new message.
  */
 export const UserAgentSchema: GenMessage<UserAgent> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 8);
+  messageDesc(file_svc_session_v2_session, 9);
 
 /**
  * A request header may carry several values.
@@ -310,7 +398,7 @@ export type UserAgent_HeaderValues = Message<"svc.session.v2.UserAgent.HeaderVal
  * Use `create(UserAgent_HeaderValuesSchema)` to create a new message.
  */
 export const UserAgent_HeaderValuesSchema: GenMessage<UserAgent_HeaderValues> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 8, 0);
+  messageDesc(file_svc_session_v2_session, 9, 0);
 
 /**
  * Filters of ListSessions; several are and-ed.
@@ -347,7 +435,7 @@ export type SearchQuery = Message<"svc.session.v2.SearchQuery"> & {
  * Use `create(SearchQuerySchema)` to create a new message.
  */
 export const SearchQuerySchema: GenMessage<SearchQuery> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 9);
+  messageDesc(file_svc_session_v2_session, 10);
 
 /**
  * @generated from message svc.session.v2.IDsQuery
@@ -364,7 +452,7 @@ export type IDsQuery = Message<"svc.session.v2.IDsQuery"> & {
  * Use `create(IDsQuerySchema)` to create a new message.
  */
 export const IDsQuerySchema: GenMessage<IDsQuery> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 10);
+  messageDesc(file_svc_session_v2_session, 11);
 
 /**
  * @generated from message svc.session.v2.UserIDQuery
@@ -381,7 +469,7 @@ export type UserIDQuery = Message<"svc.session.v2.UserIDQuery"> & {
  * Use `create(UserIDQuerySchema)` to create a new message.
  */
 export const UserIDQuerySchema: GenMessage<UserIDQuery> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 11);
+  messageDesc(file_svc_session_v2_session, 12);
 
 /**
  * @generated from message svc.session.v2.CreationDateQuery
@@ -405,7 +493,7 @@ export type CreationDateQuery = Message<"svc.session.v2.CreationDateQuery"> & {
  * Use `create(CreationDateQuerySchema)` to create a new message.
  */
 export const CreationDateQuerySchema: GenMessage<CreationDateQuery> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 12);
+  messageDesc(file_svc_session_v2_session, 13);
 
 /**
  * Checks to run on CreateSession and SetSession. Each one that succeeds sets
@@ -454,7 +542,7 @@ export type Checks = Message<"svc.session.v2.Checks"> & {
  * Use `create(ChecksSchema)` to create a new message.
  */
 export const ChecksSchema: GenMessage<Checks> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 13);
+  messageDesc(file_svc_session_v2_session, 14);
 
 /**
  * @generated from message svc.session.v2.CheckUser
@@ -486,7 +574,7 @@ export type CheckUser = Message<"svc.session.v2.CheckUser"> & {
  * Use `create(CheckUserSchema)` to create a new message.
  */
 export const CheckUserSchema: GenMessage<CheckUser> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 14);
+  messageDesc(file_svc_session_v2_session, 15);
 
 /**
  * @generated from message svc.session.v2.CheckPassword
@@ -503,7 +591,7 @@ export type CheckPassword = Message<"svc.session.v2.CheckPassword"> & {
  * Use `create(CheckPasswordSchema)` to create a new message.
  */
 export const CheckPasswordSchema: GenMessage<CheckPassword> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 15);
+  messageDesc(file_svc_session_v2_session, 16);
 
 /**
  * @generated from message svc.session.v2.CheckWebAuthN
@@ -523,7 +611,7 @@ export type CheckWebAuthN = Message<"svc.session.v2.CheckWebAuthN"> & {
  * Use `create(CheckWebAuthNSchema)` to create a new message.
  */
 export const CheckWebAuthNSchema: GenMessage<CheckWebAuthN> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 16);
+  messageDesc(file_svc_session_v2_session, 17);
 
 /**
  * @generated from message svc.session.v2.CheckIDPIntent
@@ -545,7 +633,7 @@ export type CheckIDPIntent = Message<"svc.session.v2.CheckIDPIntent"> & {
  * Use `create(CheckIDPIntentSchema)` to create a new message.
  */
 export const CheckIDPIntentSchema: GenMessage<CheckIDPIntent> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 17);
+  messageDesc(file_svc_session_v2_session, 18);
 
 /**
  * @generated from message svc.session.v2.CheckTOTP
@@ -562,7 +650,7 @@ export type CheckTOTP = Message<"svc.session.v2.CheckTOTP"> & {
  * Use `create(CheckTOTPSchema)` to create a new message.
  */
 export const CheckTOTPSchema: GenMessage<CheckTOTP> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 18);
+  messageDesc(file_svc_session_v2_session, 19);
 
 /**
  * @generated from message svc.session.v2.CheckOTP
@@ -579,7 +667,7 @@ export type CheckOTP = Message<"svc.session.v2.CheckOTP"> & {
  * Use `create(CheckOTPSchema)` to create a new message.
  */
 export const CheckOTPSchema: GenMessage<CheckOTP> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 19);
+  messageDesc(file_svc_session_v2_session, 20);
 
 /**
  * Challenges to start with the request; their answers come back in the
@@ -604,7 +692,7 @@ export type RequestChallenges = Message<"svc.session.v2.RequestChallenges"> & {
  * Use `create(RequestChallengesSchema)` to create a new message.
  */
 export const RequestChallengesSchema: GenMessage<RequestChallenges> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 20);
+  messageDesc(file_svc_session_v2_session, 21);
 
 /**
  * @generated from message svc.session.v2.RequestChallenges.WebAuthN
@@ -628,7 +716,7 @@ export type RequestChallenges_WebAuthN = Message<"svc.session.v2.RequestChalleng
  * Use `create(RequestChallenges_WebAuthNSchema)` to create a new message.
  */
 export const RequestChallenges_WebAuthNSchema: GenMessage<RequestChallenges_WebAuthN> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 20, 0);
+  messageDesc(file_svc_session_v2_session, 21, 0);
 
 /**
  * @generated from message svc.session.v2.RequestChallenges.OTPEmail
@@ -660,7 +748,7 @@ export type RequestChallenges_OTPEmail = Message<"svc.session.v2.RequestChalleng
  * Use `create(RequestChallenges_OTPEmailSchema)` to create a new message.
  */
 export const RequestChallenges_OTPEmailSchema: GenMessage<RequestChallenges_OTPEmail> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 20, 1);
+  messageDesc(file_svc_session_v2_session, 21, 1);
 
 /**
  * @generated from message svc.session.v2.RequestChallenges.OTPEmail.SendCode
@@ -680,7 +768,7 @@ export type RequestChallenges_OTPEmail_SendCode = Message<"svc.session.v2.Reques
  * Use `create(RequestChallenges_OTPEmail_SendCodeSchema)` to create a new message.
  */
 export const RequestChallenges_OTPEmail_SendCodeSchema: GenMessage<RequestChallenges_OTPEmail_SendCode> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 20, 1, 0);
+  messageDesc(file_svc_session_v2_session, 21, 1, 0);
 
 /**
  * @generated from message svc.session.v2.RequestChallenges.OTPEmail.ReturnCode
@@ -693,7 +781,7 @@ export type RequestChallenges_OTPEmail_ReturnCode = Message<"svc.session.v2.Requ
  * Use `create(RequestChallenges_OTPEmail_ReturnCodeSchema)` to create a new message.
  */
 export const RequestChallenges_OTPEmail_ReturnCodeSchema: GenMessage<RequestChallenges_OTPEmail_ReturnCode> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 20, 1, 1);
+  messageDesc(file_svc_session_v2_session, 21, 1, 1);
 
 /**
  * @generated from message svc.session.v2.Challenges
@@ -717,7 +805,7 @@ export type Challenges = Message<"svc.session.v2.Challenges"> & {
  * Use `create(ChallengesSchema)` to create a new message.
  */
 export const ChallengesSchema: GenMessage<Challenges> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 21);
+  messageDesc(file_svc_session_v2_session, 22);
 
 /**
  * @generated from message svc.session.v2.Challenges.WebAuthN
@@ -737,7 +825,7 @@ export type Challenges_WebAuthN = Message<"svc.session.v2.Challenges.WebAuthN"> 
  * Use `create(Challenges_WebAuthNSchema)` to create a new message.
  */
 export const Challenges_WebAuthNSchema: GenMessage<Challenges_WebAuthN> = /*@__PURE__*/
-  messageDesc(file_svc_session_v2_session, 21, 0);
+  messageDesc(file_svc_session_v2_session, 22, 0);
 
 /**
  * @generated from enum svc.session.v2.SessionFieldName
