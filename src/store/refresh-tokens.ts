@@ -171,8 +171,12 @@ export class RefreshTokenRepo {
     return count;
   }
 
-  /** Deletes tokens whose family ended before `before`. */
+  /**
+   * Deletes tokens whose family ended before `before`, and drops the sealed rotation answers of tokens exchanged
+   * before it (long past any reuse interval).
+   */
   async purgeExpired(instanceId: string, before: Date): Promise<void> {
     await this.db.refreshToken.deleteMany({ where: { instanceId, expiresAt: { lt: before } } });
+    await this.db.refreshToken.updateMany({ where: { instanceId, usedAt: { lt: before }, successorSealed: { not: null } }, data: { successorSealed: null } });
   }
 }

@@ -6,6 +6,7 @@
 //     token once more within a short grace window and gets the same new pair; after the window, reuse still revokes
 //     the whole family.
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { purgeExpiredTokens } from "../../src/domain/oauth/tokens.js";
 import { createHuman, defaultOrgId, type Machine, project } from "../support/fixtures.js";
 import { basicAuth, codeFlow, discover, loginClient, type OidcApp, oidcApp, postForm } from "../support/oidc.js";
 import { admin } from "../support/rpc.js";
@@ -101,6 +102,23 @@ describe("issue 25 #9: a lost refresh answer", () => {
     const replay = await refresh(app, refreshToken);
     expect([replay.status, replay.body.error]).toEqual([400, "invalid_grant"]);
     expect((await refresh(app, next.body.refresh_token as string)).body.error).toBe("invalid_grant");
+  });
+
+  it("keeps the sealed answer only until the purge after the interval, never a token in the clear", async () => {
+    const { app, refreshToken } = await offlineSignIn("gwen");
+    const first = await refresh(app, refreshToken);
+    const rows = await t.server.db.prisma.refreshToken.findMany({ where: { appId: app.appId }, orderBy: { createdAt: "asc" } });
+    const sealed = rows.find((r) => r.successorSealed !== null)?.successorSealed;
+    expect(sealed).toBeDefined();
+    const stored = Buffer.from(sealed as Uint8Array).toString("latin1");
+    for (const secret of [first.body.refresh_token, first.body.access_token, refreshToken] as string[]) expect(stored).not.toContain(secret);
+    t.advanceClock(2 * 3_600_000);
+    try {
+      await purgeExpiredTokens(t.server.tokens);
+      expect(await t.server.db.prisma.refreshToken.count({ where: { appId: app.appId, successorSealed: { not: null } } })).toBe(0);
+    } finally {
+      t.advanceClock(-2 * 3_600_000);
+    }
   });
 
   it("after the grace window, reuse still revokes the family", async () => {
