@@ -95,6 +95,15 @@ export class UserGrantRepo {
     );
   }
 
+  /**
+   * Locks the grant's row until the transaction ends (FOR UPDATE) and returns its roles as they are now, or null when it
+   * is gone: concurrent updates of one grant (on any replica) then run one after the other, each seeing the last.
+   */
+  async lockForUpdate(id: string): Promise<string[] | null> {
+    const rows = await this.db.$queryRaw<{ roleKeys: string[] }[]>`SELECT "roleKeys" FROM "UserGrant" WHERE id = ${id} FOR UPDATE`;
+    return rows[0]?.roleKeys ?? null;
+  }
+
   /** Whether the grant exists (and was changed). */
   async setRoles(id: string, roleKeys: string[], updatedAt: Date): Promise<boolean> {
     return (await this.db.userGrant.updateMany({ where: { id }, data: { roleKeys, updatedAt } })).count > 0;

@@ -122,11 +122,15 @@ export async function updateUserGrant(ctx: Ctx, input: GrantRef & { roleKeys: re
   const roleKeys = validRoleKeys(input.roleKeys);
   return commit(ctx, async (tx, now) => {
     await tx.projects.lockRoles(grant.projectId);
+    // The roles it has now, read under the grant's row lock: a concurrent update (another replica's) has committed or
+    // waits, so the event names the step before this one.
+    const previousRoleKeys = await tx.grants.lockForUpdate(grant.id);
+    if (previousRoleKeys === null) throw userGrantNotFound();
     await checkRolesExist(tx, grant.projectId, roleKeys);
     if (grant.projectGrantId) await checkGranted(tx, grant.projectGrantId, roleKeys);
     if (!(await tx.grants.setRoles(grant.id, roleKeys, now))) throw userGrantNotFound();
     await tx.auth.invalidate({ userId: grant.userId });
-    return userGrantEvent(grant, "user.grant.changed", { userId: grant.userId, projectId: grant.projectId, roleKeys, previousRoleKeys: grant.roleKeys });
+    return userGrantEvent(grant, "user.grant.changed", { userId: grant.userId, projectId: grant.projectId, roleKeys, previousRoleKeys });
   });
 }
 
