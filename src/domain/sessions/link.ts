@@ -143,16 +143,23 @@ export async function assertSensitiveChange(ctx: Ctx, s: LinkedSession, change: 
 }
 
 /**
- * Ends the session and revokes the access and refresh tokens issued from it, in one transaction, caches invalidated on
- * every replica. False when it did not exist.
+ * The one way a session ends (logout, end_session, DeleteSession, the account page): the session and the access and
+ * refresh tokens issued from it, in one transaction with its event, caches invalidated on every replica. `by`: who
+ * ended it (null: the browser's logout, svc itself) and why. False when it did not exist.
  */
-export async function terminateSession(store: Store, instanceId: string, sessionId: string, at: Date): Promise<boolean> {
+export async function terminateSession(
+  store: Store,
+  instanceId: string,
+  sessionId: string,
+  at: Date,
+  by: { editor: string | null; reason?: string } = { editor: null, reason: "logout" },
+): Promise<boolean> {
   return store.transaction(async (tx) => {
     const ended = await tx.sessions.terminate(instanceId, sessionId, at);
     if (!ended) return false;
     if (ended.userId) await tx.auth.invalidate({ userId: ended.userId });
-    const event = sessionEvent({ id: sessionId, orgId: ended.orgId, userId: ended.userId }, "session.terminated", { by: "logout" });
-    await tx.events.append(eventRow({ instanceId, clock: () => at, principal: null }, event));
+    const event = sessionEvent({ id: sessionId, orgId: ended.orgId, userId: ended.userId }, "session.terminated", by.reason ? { by: by.reason } : {});
+    await tx.events.append(eventRow({ instanceId, clock: () => at, principal: by.editor ? { userId: by.editor } : null }, event));
     return true;
   });
 }

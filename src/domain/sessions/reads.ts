@@ -4,13 +4,11 @@
 import { sameHash, sha256 } from "../../crypto/tokens.js";
 import type { SessionFilter, SessionRow } from "../../store/sessions.js";
 import { hasInstancePermission, type Permission } from "../access/permissions.js";
-import { recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { DomainError, invalidArgument } from "../errors.js";
 import type { ListTotal, Page } from "../list.js";
-import { liveOf, signInState } from "./link.js";
+import { liveOf, signInState, terminateSession } from "./link.js";
 import { expired, type SessionView, sessionNotFound, tokenInvalid } from "./model.js";
-import { sessionEvent } from "./sessions.js";
 import { sessionView } from "./view.js";
 
 async function visibleSession(ctx: Ctx, id: string, token: string | undefined, permission: Permission): Promise<SessionRow> {
@@ -66,15 +64,10 @@ export async function listSessions(ctx: Ctx, queries: SessionQuery[], page: Page
   return { ...total, sessions: rows.map((r) => sessionView(r, r.userId ? byId.get(r.userId) : undefined, ctx.instanceId)) };
 }
 
-/** Ends the session and the tokens issued from it. */
+/** Ends the session and the tokens issued from it (terminateSession), as the caller. */
 export async function deleteSession(ctx: Ctx, id: string, token?: string): Promise<Date> {
   const session = await visibleSession(ctx, id, token, "session.delete");
   const now = ctx.clock();
-  await ctx.store.transaction(async (tx) => {
-    const ended = await tx.sessions.terminate(ctx.instanceId, session.id, now);
-    if (!ended) throw sessionNotFound();
-    if (ended.userId) await tx.auth.invalidate({ userId: ended.userId });
-    await recordEvent(ctx, tx, sessionEvent(session, "session.terminated"));
-  });
+  if (!(await terminateSession(ctx.store, ctx.instanceId, session.id, now, { editor: ctx.principal.userId }))) throw sessionNotFound();
   return now;
 }
