@@ -2,11 +2,9 @@
 // declares — the entity id, the SSO endpoints per binding, the signing certificates (the only keys its Responses are
 // ever verified with) and WantAuthnRequestsSigned — and the provider's settings (binding, signed requests, NameID
 // format, the attribute that identifies its users). svc's own URLs as its SP are derived from the provider's id.
-import { X509Certificate } from "node:crypto";
-import type { Element } from "@xmldom/xmldom";
 import { invalidArgument } from "../errors.js";
-import { rsaKeyProblem } from "../saml/signatures.js";
-import { attr, BINDINGS, child, children, NS, parseXml, textOf } from "../saml/xml.js";
+import { readEntityMetadata } from "../saml/metadata.js";
+import { attr, BINDINGS } from "../saml/xml.js";
 import { isLoopback } from "./providers.js";
 
 export type SamlBinding = "unspecified" | "post" | "redirect";
@@ -55,52 +53,25 @@ function endpoint(url: string): string {
   return url;
 }
 
-function signingCertificates(idp: Element): string[] {
-  const out: string[] = [];
-  for (const kd of children(idp, NS.metadata, "KeyDescriptor")) {
-    const use = attr(kd, "use");
-    if (use !== undefined && use !== "signing") continue;
-    const keyInfo = child(kd, NS.dsig, "KeyInfo");
-    for (const data of keyInfo ? children(keyInfo, NS.dsig, "X509Data") : []) {
-      for (const c of children(data, NS.dsig, "X509Certificate")) {
-        const b64 = textOf(c).replace(/\s+/g, "");
-        let cert: X509Certificate;
-        try {
-          cert = new X509Certificate(Buffer.from(b64, "base64"));
-        } catch {
-          throw bad("a KeyDescriptor's X509Certificate is not a certificate");
-        }
-        const problem = rsaKeyProblem(cert);
-        if (problem) throw bad(problem);
-        if (!out.includes(b64)) out.push(b64);
-      }
-    }
-  }
-  if (out.length === 0) throw bad("no signing certificate: svc verifies the provider's Responses with the certificates of its metadata only");
-  if (out.length > MAX_CERTIFICATES) throw bad(`at most ${MAX_CERTIFICATES} signing certificates`);
-  return out;
-}
-
-/** Reads an EntityDescriptor with one IDPSSODescriptor supporting SAML 2.0. */
+/** Reads an EntityDescriptor with one IDPSSODescriptor supporting SAML 2.0 (saml/metadata.ts). */
 export function parseIdpMetadata(xml: Uint8Array): SamlIdpMetadata {
-  if (xml.length === 0) throw bad("required");
-  if (xml.length > MAX_IDP_METADATA_BYTES) throw bad(`at most ${MAX_IDP_METADATA_BYTES} bytes`);
-  const root = parseXml(Buffer.from(xml).toString("utf8"), "Errors.IDP.Saml.Metadata.Invalid", "metadata_xml").documentElement as Element;
-  if (root.namespaceURI !== NS.metadata || root.localName !== "EntityDescriptor") throw bad("the root element must be an md:EntityDescriptor");
-  const entityId = attr(root, "entityID") ?? "";
-  if (!entityId || entityId.length > 1024) throw bad("entityID is required (at most 1024 characters)");
-  const idps = children(root, NS.metadata, "IDPSSODescriptor").filter((e) => (attr(e, "protocolSupportEnumeration") ?? "").split(/\s+/).includes(NS.protocol));
-  if (idps.length !== 1) throw bad("exactly one IDPSSODescriptor supporting urn:oasis:names:tc:SAML:2.0:protocol is required");
-  const idp = idps[0] as Element;
+  const idp = readEntityMetadata(xml, {
+    role: "IDPSSODescriptor",
+    maxBytes: MAX_IDP_METADATA_BYTES,
+    errorId: "Errors.IDP.Saml.Metadata.Invalid",
+    field: "metadata_xml",
+    bad,
+  });
+  if (idp.signing.length === 0) throw bad("no signing certificate: svc verifies the provider's Responses with the certificates of its metadata only");
+  if (idp.signing.length > MAX_CERTIFICATES) throw bad(`at most ${MAX_CERTIFICATES} signing certificates`);
   const out: SamlIdpMetadata = {
-    entityId,
-    certificates: signingCertificates(idp),
-    wantAuthnRequestsSigned: ["true", "1"].includes(attr(idp, "WantAuthnRequestsSigned") ?? ""),
+    entityId: idp.entityId,
+    certificates: idp.signing,
+    wantAuthnRequestsSigned: ["true", "1"].includes(attr(idp.role, "WantAuthnRequestsSigned") ?? ""),
   };
-  for (const sso of children(idp, NS.metadata, "SingleSignOnService")) {
-    const binding = attr(sso, "Binding");
-    if (binding === BINDINGS.redirect && !out.ssoRedirect) out.ssoRedirect = endpoint(attr(sso, "Location") ?? "");
-    if (binding === BINDINGS.post && !out.ssoPost) out.ssoPost = endpoint(attr(sso, "Location") ?? "");
+  for (const sso of idp.endpoints("SingleSignOnService")) {
+    if (sso.binding === BINDINGS.redirect && !out.ssoRedirect) out.ssoRedirect = endpoint(sso.location);
+    if (sso.binding === BINDINGS.post && !out.ssoPost) out.ssoPost = endpoint(sso.location);
   }
   if (!out.ssoRedirect && !out.ssoPost) throw bad("no SingleSignOnService with the HTTP-Redirect or HTTP-POST binding");
   return out;

@@ -1,11 +1,9 @@
 // A service provider's metadata (SAML 2.0 Metadata §2.3.2, §2.4.4): what svc keeps of it when a SAML application is
 // registered. Only what the metadata declares is ever used: the ACS URLs (matched exactly), the signing certificates
 // that verify its AuthnRequests (never one from a request's KeyInfo) and whether it signs them.
-import { X509Certificate } from "node:crypto";
-import type { Element } from "@xmldom/xmldom";
 import { invalidArgument } from "../errors.js";
-import { rsaKeyProblem } from "./signatures.js";
-import { attr, BINDINGS, child, children, NS, parseXml, textOf } from "./xml.js";
+import { type EntityMetadata, readEntityMetadata } from "./metadata.js";
+import { attr, BINDINGS } from "./xml.js";
 
 export interface AssertionConsumerService {
   url: string;
@@ -31,21 +29,6 @@ const SUPPORTED = new Set<string>([BINDINGS.post, BINDINGS.redirect]);
 
 const bad = (message: string) => invalidArgument("Errors.App.Saml.Metadata.Invalid", `saml.metadata_xml: ${message}`, { field: "saml.metadata_xml" });
 
-function certificate(keyDescriptor: Element): string | undefined {
-  const keyInfo = child(keyDescriptor, NS.dsig, "KeyInfo");
-  const data = keyInfo && child(keyInfo, NS.dsig, "X509Data");
-  const b64 = textOf(data && child(data, NS.dsig, "X509Certificate")).replace(/\s+/g, "");
-  if (!b64) return undefined;
-  try {
-    const problem = rsaKeyProblem(new X509Certificate(Buffer.from(b64, "base64")));
-    if (problem) throw bad(problem);
-  } catch (err) {
-    if (err instanceof Error && "id" in err) throw err;
-    throw bad("a KeyDescriptor's X509Certificate is not a certificate");
-  }
-  return b64;
-}
-
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /** https, or http on a loopback host (an SP under development): assertions are bearer tokens. */
@@ -55,16 +38,17 @@ function acsUrlAllowed(url: string): boolean {
   return u.protocol === "https:" || (u.protocol === "http:" && LOOPBACK.has(u.hostname));
 }
 
-function consumerServices(sp: Element): AssertionConsumerService[] {
+function consumerServices(sp: EntityMetadata): AssertionConsumerService[] {
   const acs: AssertionConsumerService[] = [];
-  for (const e of children(sp, NS.metadata, "AssertionConsumerService")) {
-    const binding = attr(e, "Binding") ?? "";
-    const url = attr(e, "Location") ?? "";
-    const index = Number(attr(e, "index"));
-    if (!SUPPORTED.has(binding)) continue;
-    if (!acsUrlAllowed(url)) throw bad(`ACS Location ${url.slice(0, 100)} must be an absolute https URL (http only on a loopback host), no fragment`);
-    if (!Number.isInteger(index) || index < 0 || index > 65535) throw bad("every AssertionConsumerService needs an index (0 to 65535)");
-    acs.push({ url, binding, index, isDefault: attr(e, "isDefault") === "true" });
+  for (const e of sp.endpoints("AssertionConsumerService")) {
+    const index = Number(e.index);
+    if (!SUPPORTED.has(e.binding)) continue;
+    if (!acsUrlAllowed(e.location)) {
+      throw bad(`ACS Location ${e.location.slice(0, 100)} must be an absolute https URL (http only on a loopback host), no fragment`);
+    }
+    if (e.index === undefined || !Number.isInteger(index) || index < 0 || index > 65535)
+      throw bad("every AssertionConsumerService needs an index (0 to 65535)");
+    acs.push({ url: e.location, binding: e.binding, index, isDefault: e.isDefault });
   }
   if (acs.length === 0) throw bad("no AssertionConsumerService with the HTTP-POST or HTTP-Redirect binding");
   if (acs.length > MAX_ACS) throw bad(`at most ${MAX_ACS} AssertionConsumerServices`);
@@ -72,30 +56,20 @@ function consumerServices(sp: Element): AssertionConsumerService[] {
   return acs;
 }
 
-/** Reads an EntityDescriptor with one SPSSODescriptor supporting SAML 2.0. */
+/** Reads an EntityDescriptor with one SPSSODescriptor supporting SAML 2.0 (metadata.ts). */
 export function parseSpMetadata(xml: Uint8Array): SpMetadata {
-  if (xml.length === 0) throw bad("required");
-  if (xml.length > MAX_METADATA_BYTES) throw bad(`at most ${MAX_METADATA_BYTES} bytes`);
-  const root = parseXml(Buffer.from(xml).toString("utf8"), "Errors.App.Saml.Metadata.Invalid", "saml.metadata_xml").documentElement as Element;
-  if (root.namespaceURI !== NS.metadata || root.localName !== "EntityDescriptor") throw bad("the root element must be an md:EntityDescriptor");
-  const entityId = attr(root, "entityID") ?? "";
-  if (!entityId || entityId.length > 1024) throw bad("entityID is required (at most 1024 characters)");
-  const sps = children(root, NS.metadata, "SPSSODescriptor").filter((e) => (attr(e, "protocolSupportEnumeration") ?? "").split(/\s+/).includes(NS.protocol));
-  if (sps.length !== 1) throw bad("exactly one SPSSODescriptor supporting urn:oasis:names:tc:SAML:2.0:protocol is required");
-  const sp = sps[0] as Element;
-  const signingCertificates: string[] = [];
-  let encryptionCertificate: string | undefined;
-  for (const kd of children(sp, NS.metadata, "KeyDescriptor")) {
-    const use = attr(kd, "use");
-    const cert = certificate(kd);
-    if (!cert) continue;
-    if (use === undefined || use === "signing") signingCertificates.push(cert);
-    if ((use === undefined || use === "encryption") && !encryptionCertificate) encryptionCertificate = cert;
-  }
-  const authnRequestsSigned = attr(sp, "AuthnRequestsSigned") === "true" || attr(sp, "AuthnRequestsSigned") === "1";
-  if (authnRequestsSigned && signingCertificates.length === 0) throw bad("AuthnRequestsSigned is true but no signing certificate is given");
-  const out: SpMetadata = { entityId, acs: consumerServices(sp), signingCertificates, authnRequestsSigned };
-  if (encryptionCertificate) out.encryptionCertificate = encryptionCertificate;
+  const sp = readEntityMetadata(xml, {
+    role: "SPSSODescriptor",
+    maxBytes: MAX_METADATA_BYTES,
+    errorId: "Errors.App.Saml.Metadata.Invalid",
+    field: "saml.metadata_xml",
+    bad,
+  });
+  const signed = attr(sp.role, "AuthnRequestsSigned");
+  const authnRequestsSigned = signed === "true" || signed === "1";
+  if (authnRequestsSigned && sp.signing.length === 0) throw bad("AuthnRequestsSigned is true but no signing certificate is given");
+  const out: SpMetadata = { entityId: sp.entityId, acs: consumerServices(sp), signingCertificates: sp.signing, authnRequestsSigned };
+  if (sp.encryption[0]) out.encryptionCertificate = sp.encryption[0];
   return out;
 }
 
