@@ -52,22 +52,27 @@ maybe("one process per embedded database (issue 25, finding 1)", () => {
   it("after a kill -9, two starts at the same instant: exactly one serves, the other refuses naming it and exits non-zero (5 trials)", async () => {
     const dir = await dataDir();
     let holder = await spawnServer(env(dir));
-    for (let trial = 0; trial < 5; trial++) {
-      await kill9(holder);
-      const starts = await Promise.allSettled([spawnServer(env(dir)), spawnServer(env(dir))]);
-      const up = starts.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
-      const refused = starts.flatMap((r) => (r.status === "rejected" ? [String((r.reason as Error).message)] : []));
-      // Both up is the data loss the issue saw: end them before failing.
-      if (up.length !== 1) for (const s of up) await kill9(s);
-      expect({ trial, up: up.length }).toEqual({ trial, up: 1 });
-      holder = up[0] as ChildServer;
-      expect(refused).toHaveLength(1);
-      const why = refused[0] as string;
-      expect(why).toMatch(/server exited with 1/);
-      expect(why).toContain(`is in use by process ${holder.proc.pid} on host ${hostname()}`);
-      await serves(holder, dir);
+    try {
+      for (let trial = 0; trial < 5; trial++) {
+        await kill9(holder);
+        const starts = await Promise.allSettled([spawnServer(env(dir)), spawnServer(env(dir))]);
+        const up = starts.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+        const refused = starts.flatMap((r) => (r.status === "rejected" ? [String((r.reason as Error).message)] : []));
+        // Both up is the data loss the issue saw: end them before failing.
+        if (up.length !== 1) for (const s of up) await kill9(s);
+        expect({ trial, up: up.length }).toEqual({ trial, up: 1 });
+        holder = up[0] as ChildServer;
+        expect(refused).toHaveLength(1);
+        const why = refused[0] as string;
+        expect(why).toMatch(/server exited with 1/);
+        expect(why).toContain(`is in use by process ${holder.proc.pid} on host ${hostname()}`);
+        await serves(holder, dir);
+      }
+      expect(await holder.stop()).toBe(0);
+    } finally {
+      // Whatever failed, no svc outlives the test.
+      if (holder.proc.exitCode === null && holder.proc.signalCode === null) await kill9(holder);
     }
-    expect(await holder.stop()).toBe(0);
   }, 300_000);
 
   it("a stale lock never blocks: neither an older svc's pid file naming a live (reused) pid, nor the socket a killed holder left", async () => {
