@@ -14,10 +14,11 @@ import { userContext } from "../actions/payload.js";
 import type { ActionTargets } from "../actions/ports.js";
 import { recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
-import { type DomainError, failedPrecondition, invalidArgument, notFound } from "../errors.js";
+import { failedPrecondition, invalidArgument, notFound } from "../errors.js";
 import type { UserView } from "../identity/users.js";
 import { passesLoginGates } from "../oauth/authorize/finish.js";
 import { assertSignInComplete, authTime, type LinkedSession, sessionForLink } from "../sessions/link.js";
+import { answerOnce, type RequestKind, reauthenticationProblem, stillOpenRequest } from "../sessions/pending-requests.js";
 import { type Answering, errorResponse, SAML_ERRORS, type SamlError, STANDARD_ATTRIBUTES, successResponse } from "./response.js";
 import { entityIdOf, type IdpCertificates } from "./runtime.js";
 import { RSA_SHA256, signQueryAsync } from "./signatures.js";
@@ -58,18 +59,12 @@ export interface SamlAnswerer {
 const MAX_ID = 200;
 const MAX_MESSAGE = 500;
 
-function closed(r: SamlRequestRow, now: Date): DomainError | undefined {
-  if (r.finishedAt) return failedPrecondition(SamlRequestErrors.AlreadyFinished, "the SAML request was already answered");
-  if (r.expiresAt.getTime() <= now.getTime()) return failedPrecondition(SamlRequestErrors.Expired, "the SAML request has expired: the SP must start again");
-  return undefined;
-}
+/** SAML requests in the one lifecycle of sign-in requests (sessions/pending-requests.ts). */
+const SAML_REQUEST: RequestKind = { name: "SAML request", errors: SamlRequestErrors, starter: "the SP" };
 
 async function openRequest(ctx: Ctx, id: string, now: Date): Promise<SamlRequestRow & { app: { config: SamlAppConfig } }> {
   const r = id && id.length <= MAX_ID ? await ctx.store.saml.findRequest(ctx.instanceId, id) : null;
-  if (r?.app.config.kind !== "saml") throw notFound(SamlRequestErrors.NotFound, "no such SAML request");
-  const problem = closed(r, now);
-  if (problem) throw problem;
-  return r as SamlRequestRow & { app: { config: SamlAppConfig } };
+  return stillOpenRequest(SAML_REQUEST, r?.app.config.kind === "saml" ? r : null, now) as SamlRequestRow & { app: { config: SamlAppConfig } };
 }
 
 export async function getSamlRequest(ctx: Ctx, id: string): Promise<SamlRequestView> {
@@ -96,10 +91,12 @@ async function encode(r: SamlRequestRow, xml: string, key: KeyObject): Promise<S
 
 async function finish(ctx: Ctx, r: SamlRequestRow, now: Date, type: string, payload: Record<string, unknown>): Promise<void> {
   await ctx.store.transaction(async (tx) => {
-    if (!(await tx.saml.finishRequest(ctx.instanceId, r.id, now))) {
-      const again = await tx.saml.findRequest(ctx.instanceId, r.id);
-      throw (again && closed(again, now)) ?? failedPrecondition(SamlRequestErrors.AlreadyFinished, "the SAML request was already answered");
-    }
+    await answerOnce(
+      SAML_REQUEST,
+      () => tx.saml.finishRequest(ctx.instanceId, r.id, now),
+      () => tx.saml.findRequest(ctx.instanceId, r.id),
+      now,
+    );
     await recordEvent(ctx, tx, { aggregateType: "saml.request", aggregateId: r.id, orgId: r.app.orgId, type, payload });
   });
   ctx.signals?.finished("saml", type === "saml.request.succeeded" ? "success" : "error");
@@ -160,9 +157,8 @@ export async function createResponse(ctx: Ctx, idp: SamlAnswerer, input: Respons
   if (!("session" in input)) throw invalidArgument("Errors.SamlRequest.Response.Missing", "give either session or error");
   const session: LinkedSession = await sessionForLink(ctx, input.session.sessionId, input.session.sessionToken);
   await assertSignInComplete(ctx, session);
-  if (r.forceAuthn && authTime(session).getTime() < r.createdAt.getTime()) {
-    throw failedPrecondition(SamlRequestErrors.ReauthenticationRequired, "the SP asked for a new authentication: check a factor again in the session");
-  }
+  const stale = reauthenticationProblem(SAML_REQUEST, { createdAt: r.createdAt, fresh: r.forceAuthn, maxAge: null }, authTime(session), now);
+  if (stale) throw stale;
   if (!(await passesLoginGates(ctx.store, ctx.instanceId, r.app.projectId, { id: session.userId, orgId: session.orgId }))) {
     return denied("RequestDenied", "the user may not sign in to this application");
   }

@@ -5,8 +5,9 @@ import { newOpaqueToken, sha256 } from "../../../crypto/tokens.js";
 import type { AuthRequestRow } from "../../../store/auth-requests.js";
 import type { Store } from "../../../store/index.js";
 import { eventRow } from "../../audit/events.js";
-import { type DomainError, failedPrecondition, notFound, permissionDenied } from "../../errors.js";
+import { type DomainError, failedPrecondition, permissionDenied } from "../../errors.js";
 import { authMethods, authTime, type LinkedSession } from "../../sessions/link.js";
+import { answerOnce, type RequestKind, reauthenticationProblem, stillOpenRequest } from "../../sessions/pending-requests.js";
 import type { SignInSignals } from "../../signals.js";
 import { type AuthorizationError, errorCallback, successCallback } from "./callback.js";
 
@@ -30,16 +31,8 @@ export interface Finisher {
   signals?: SignInSignals;
 }
 
-const expired = () => failedPrecondition(AuthRequestErrors.Expired, "the auth request has expired: the client must start a new one");
-const finished = () => failedPrecondition(AuthRequestErrors.AlreadyFinished, "the auth request was already finished");
-
-/** Why an auth request cannot be finished (any more) at `now`; undefined while it is open. */
-function closed(r: AuthRequestRow, now: Date): DomainError | undefined {
-  if (r.finishedAt) return finished();
-  if (r.expiresAt.getTime() <= now.getTime()) return expired();
-  return undefined;
-}
-
+/** OIDC auth requests in the one lifecycle of sign-in requests (sessions/pending-requests.ts). */
+export const AUTH_REQUEST: RequestKind = { name: "auth request", errors: AuthRequestErrors, starter: "the client" };
 /** The longest auth request id looked up (ids are generated; anything longer names none). */
 export const AUTH_REQUEST_ID_MAX = 200;
 
@@ -50,10 +43,7 @@ export async function openRequest(store: Store, instanceId: string, id: string, 
 
 /** openRequest of a request the caller read (null: none). */
 export function stillOpen(r: AuthRequestRow | null, now: Date): AuthRequestRow {
-  if (!r) throw notFound(AuthRequestErrors.NotFound, "no such auth request");
-  const problem = closed(r, now);
-  if (problem) throw problem;
-  return r;
+  return stillOpenRequest(AUTH_REQUEST, r, now);
 }
 
 /**
@@ -70,17 +60,7 @@ export function signInProblem(
   if (r.hintUserId && r.hintUserId !== userId) {
     return failedPrecondition(AuthRequestErrors.UserMismatch, "the client asked for the user of its id_token_hint; another user is signed in");
   }
-  const fresh = r.prompt.includes("login") || r.maxAge === 0;
-  if (fresh && at.getTime() < r.createdAt.getTime()) {
-    return failedPrecondition(AuthRequestErrors.ReauthenticationRequired, "the client asked for a new authentication: check a factor again in the session");
-  }
-  if (r.maxAge !== null && r.maxAge > 0 && now.getTime() - at.getTime() > r.maxAge * 1000) {
-    return failedPrecondition(
-      AuthRequestErrors.ReauthenticationRequired,
-      `the client accepts an authentication at most ${r.maxAge} s old: check a factor again in the session`,
-    );
-  }
-  return undefined;
+  return reauthenticationProblem(AUTH_REQUEST, { createdAt: r.createdAt, fresh: r.prompt.includes("login") || r.maxAge === 0, maxAge: r.maxAge }, at, now);
 }
 
 /** The project's login gates (authorizationRequired, projectAccessRequired): whether the user may sign in to the app. */
@@ -136,11 +116,12 @@ async function write(
     { instanceId: f.instanceId, clock: () => now, principal: editor ? { userId: editor } : null },
     { aggregateType: "oidc.auth_request", aggregateId: r.id, orgId: r.app.orgId, type: e.type, payload: e.payload },
   );
-  // The change and its event in one statement: both or neither.
-  if (!(await f.store.authRequests.finish(f.instanceId, r.id, now, e.how, event))) {
-    // Someone finished it first, or it expired meanwhile.
-    const again = await f.store.authRequests.find(f.instanceId, r.id);
-    throw (again && closed(again, now)) ?? finished();
-  }
+  // The change and its event in one statement: both or neither; of two concurrent answers one wins.
+  await answerOnce(
+    AUTH_REQUEST,
+    () => f.store.authRequests.finish(f.instanceId, r.id, now, e.how, event),
+    () => f.store.authRequests.find(f.instanceId, r.id),
+    now,
+  );
   f.signals?.finished("oidc", e.type === "oidc.auth_request.succeeded" ? "success" : "error");
 }
