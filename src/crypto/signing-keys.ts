@@ -102,6 +102,12 @@ export class SigningKeys {
   }
 
   private async resealFrom(previous: Buffer): Promise<void> {
+    // A previous key that cannot re-seal anything is a mistake worth a word at start (issue 25, finding 10): the same
+    // key twice, or a key this database never used (a typo, the wrong file), or one whose rotation is done.
+    if (previous.equals(this.o.masterKey)) {
+      this.o.log.warn("SVC_MASTER_KEY_PREVIOUS is the same key as SVC_MASTER_KEY: it re-seals nothing; remove it");
+      return;
+    }
     const resealed = await this.o.store.transaction(async (tx) => {
       await tx.keys.lockRotation();
       let n = 0;
@@ -117,6 +123,12 @@ export class SigningKeys {
       return n;
     });
     if (resealed > 0) this.o.log.warn({ resealed }, "sealed the signing keys again with the new SVC_MASTER_KEY: SVC_MASTER_KEY_PREVIOUS may now be removed");
+    else {
+      this.o.log.warn(
+        "SVC_MASTER_KEY_PREVIOUS opens none of the signing keys (each is sealed with SVC_MASTER_KEY already): nothing was re-sealed; " +
+          "if a rotation is done, remove it, else check that it is the key the database was sealed with",
+      );
+    }
   }
 
   /** Marks the in-memory set as outdated (another replica rotated). */
