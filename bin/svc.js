@@ -13,14 +13,29 @@ if (command !== "start" || rest.length) {
   process.exit(2);
 }
 
-const { ensureBuilt, log } = await import("../scripts/build.mjs");
-let built;
-try {
-  // The snapshot only serves new embedded databases: a start on PostgreSQL does not wait for one to be made.
-  built = await ensureBuilt({ snapshot: !process.env.SVC_DATABASE_URL && process.env.SVC_EMBEDDED_SNAPSHOT !== "false" });
-} catch (err) {
-  console.error(`svc: building dist/ failed: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
+const { ensureBuilt, log, DIST } = await import("../scripts/build.mjs");
+const { accessSync, existsSync, constants } = await import("node:fs");
+const writable = (p) => {
+  try {
+    accessSync(p, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+};
+let built = "current";
+if (existsSync(`${DIST}/main.js`) && !writable(DIST)) {
+  // An image built as one user and run as another (USER node): dist/ is what the image holds, and nothing is rebuilt.
+  // A snapshot that does not fit only means that a new embedded database is initialised the slow way.
+  log("warn", `${DIST} is not writable by this user: running the bundle it holds without checking for changes`);
+} else {
+  try {
+    // The snapshot only serves new embedded databases: a start on PostgreSQL does not wait for one to be made.
+    built = await ensureBuilt({ snapshot: !process.env.SVC_DATABASE_URL && process.env.SVC_EMBEDDED_SNAPSHOT !== "false" });
+  } catch (err) {
+    console.error(`svc: building dist/ failed: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  }
 }
 if (built === "unavailable") {
   log("warn", "esbuild is not installed (npm install --omit=dev?): running the TypeScript sources with tsx, which starts slower");

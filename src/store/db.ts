@@ -1,7 +1,7 @@
 // The database behind svc: PostgreSQL when SVC_DATABASE_URL is set, else the
 // embedded PGlite database under the data directory. One Prisma schema and
 // one set of migrations serve both.
-import { chmodSync, type Dirent, lstatSync, readdirSync } from "node:fs";
+import { accessSync, chmodSync, constants, type Dirent, lstatSync, readdirSync } from "node:fs";
 import { chmod, mkdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
@@ -338,8 +338,7 @@ async function openEmbedded(dataDir: string, snapshotDir: string | null, log?: P
       const why = seed.reason ? `the snapshot is not used (${seed.reason}); ` : "";
       log?.info({ snapshot: snapshotDir }, `new embedded database: ${why}initialising one with PGlite's initdb, then every migration`);
     }
-    pglite = new PGlite(pgDir);
-    await pglite.waitReady;
+    pglite = await openPglite(pgDir);
     // PGlite unpacks a new cluster with its own modes (0666), whatever the umask: tighten what it wrote.
     await tightenTree(pgDir);
   } catch (err) {
@@ -383,6 +382,46 @@ async function openEmbedded(dataDir: string, snapshotDir: string | null, log?: P
       await release();
     },
   };
+}
+
+/**
+ * Opens PGlite on `pgDir`. PGlite says only "failed to initialize properly" when it cannot write its files (a data
+ * directory copied or restored as another user, a read-only volume): the error then names the first path this user
+ * cannot write.
+ */
+async function openPglite(pgDir: string): Promise<PGlite> {
+  try {
+    const db = new PGlite(pgDir);
+    await db.waitReady;
+    return db;
+  } catch (err) {
+    const blocked = unwritable(pgDir);
+    if (!blocked) throw err;
+    const who = process.getuid ? `user ${process.getuid()}` : "this user";
+    throw new Error(
+      `the embedded database in ${pgDir} cannot be opened: ${blocked} is not writable by ${who}; ` +
+        "svc writes its database files, so they must belong to the user it runs as (chown -R) on a writable volume",
+      { cause: err },
+    );
+  }
+}
+
+/** The first of the database's directories and files that this process may not write, or undefined. */
+function unwritable(dir: string): string | undefined {
+  const writable = (p: string) => {
+    try {
+      accessSync(p, constants.W_OK);
+      return true;
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code === "ENOENT";
+    }
+  };
+  if (!writable(dir)) return dir;
+  for (const rel of ["PG_VERSION", "global", "global/pg_control", "base", "pg_wal"]) {
+    const p = path.join(dir, rel);
+    if (!writable(p)) return p;
+  }
+  return undefined;
 }
 
 /**
