@@ -3,11 +3,12 @@ import { TransportProvider } from "@connectrpc/connect-query";
 import { Center, Loader } from "@mantine/core";
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { lazy, Suspense } from "react";
-import { useAccess } from "./access";
+import { type Access, useAccess } from "./access";
+import { useI18n } from "./i18n";
 import { RouterProvider, useRouter } from "./router";
 import { Shell } from "./shell";
 import { transport } from "./transport";
-import { ApiError } from "./ui";
+import { ApiError, EmptyState } from "./ui";
 
 const queryClient = new QueryClient({ defaultOptions: { queries: { retry: 1, refetchOnWindowFocus: false, staleTime: 10_000 } } });
 
@@ -21,26 +22,37 @@ const Projects = lazy(() => import("./pages/projects"));
 const ProjectDetail = lazy(() => import("./pages/project-detail"));
 const AppWizard = lazy(() => import("./pages/app-wizard"));
 const Events = lazy(() => import("./pages/events"));
+const Settings = lazy(() => import("./pages/settings"));
 const NotFound = lazy(() => import("./pages/not-found"));
 
-const ROUTES: [RegExp, React.ComponentType<{ params: string[] }>][] = [
+/** A route, the page, and who may open it (others see "no access"; the API would refuse them anyway). */
+const ROUTES: [RegExp, React.ComponentType<{ params: string[] }>, ((a: Access) => boolean)?][] = [
   [/^\/$/, Home],
-  [/^\/users$/, Users],
-  [/^\/users\/new$/, UserNew],
-  [/^\/users\/([^/]+)$/, UserDetail],
-  [/^\/orgs$/, Orgs],
-  [/^\/orgs\/([^/]+)$/, OrgDetail],
-  [/^\/projects$/, Projects],
-  [/^\/projects\/([^/]+)\/apps\/new$/, AppWizard],
-  [/^\/projects\/([^/]+)$/, ProjectDetail],
-  [/^\/events$/, Events],
+  [/^\/users$/, Users, (a) => a.users],
+  [/^\/users\/new$/, UserNew, (a) => a.users],
+  [/^\/users\/([^/]+)$/, UserDetail, (a) => a.users],
+  [/^\/orgs$/, Orgs, (a) => a.orgs],
+  [/^\/orgs\/([^/]+)$/, OrgDetail, (a) => a.orgs],
+  [/^\/projects$/, Projects, (a) => a.projects],
+  [/^\/projects\/([^/]+)\/apps\/new$/, AppWizard, (a) => a.projects],
+  [/^\/projects\/([^/]+)$/, ProjectDetail, (a) => a.projects],
+  [/^\/events$/, Events, (a) => a.events],
+  [/^\/settings$/, Settings, (a) => a.instance],
 ];
 
-function Page() {
+function NoAccess() {
+  const { t } = useI18n();
+  return <EmptyState title={t("noAccess.title")} hint={t("noAccess.hint")} />;
+}
+
+function Page({ access }: { access: Access | undefined }) {
   const { path } = useRouter();
-  for (const [re, Component] of ROUTES) {
+  for (const [re, Component, may] of ROUTES) {
     const m = re.exec(path.replace(/(.)\/+$/, "$1"));
-    if (m) return <Component params={m.slice(1).map(decodeURIComponent)} />;
+    if (!m) continue;
+    if (may && !access) return <Loader m="xl" />;
+    if (may && access && !may(access)) return <NoAccess />;
+    return <Component params={m.slice(1).map(decodeURIComponent)} />;
   }
   return <NotFound params={[]} />;
 }
@@ -57,7 +69,7 @@ function Signed() {
           </Center>
         }
       >
-        <Page />
+        <Page access={access.data} />
       </Suspense>
     </Shell>
   );

@@ -9,13 +9,28 @@ import { UserService } from "../../gen/svc/user/v2/user_service_pb";
 
 export function UserPicker({ label, value, onChange, orgId }: { label: string; value: string | null; onChange(v: string | null): void; orgId?: string }) {
   const [search, setSearch] = useState("");
-  const [debounced] = useDebouncedValue(search.trim(), 250);
+  // Login names are matched exactly only (the API's rule): search the username and the e-mail, before any "@".
+  const [debounced] = useDebouncedValue(search.trim().split("@")[0] ?? "", 250);
   const method = TextQueryMethod.CONTAINS_IGNORE_CASE;
   const users = useQuery(UserService.method.listUsers, {
     query: { limit: 20, asc: true },
     sortingColumn: UserFieldName.USER_NAME,
     queries: [
-      ...(debounced ? [{ query: { case: "loginNameQuery" as const, value: { loginName: debounced, method } } }] : []),
+      ...(debounced
+        ? [
+            {
+              query: {
+                case: "orQuery" as const,
+                value: {
+                  queries: [
+                    { query: { case: "userNameQuery" as const, value: { userName: debounced, method } } },
+                    { query: { case: "emailQuery" as const, value: { emailAddress: debounced, method } } },
+                  ],
+                },
+              },
+            },
+          ]
+        : []),
       ...(orgId ? [{ query: { case: "organizationIdQuery" as const, value: { organizationId: orgId } } }] : []),
     ],
   });

@@ -77,7 +77,7 @@ export function ConfirmButton(props: {
   };
   return (
     <>
-      <Button color={props.color ?? "red"} variant="light" onClick={() => setOpen(true)}>
+      <Button color={props.color ?? "red.9"} variant="outline" onClick={() => setOpen(true)}>
         {props.label}
       </Button>
       <Modal opened={open} onClose={close} title={props.title}>
@@ -97,7 +97,7 @@ export function ConfirmButton(props: {
               {t("action.cancel")}
             </Button>
             <Button
-              color={props.color ?? "red"}
+              color={props.color ?? "red.9"}
               loading={busy}
               disabled={props.typeToConfirm !== undefined && typed !== props.typeToConfirm}
               onClick={async () => {

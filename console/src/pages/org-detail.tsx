@@ -7,6 +7,7 @@ import { OrganizationService } from "../../../gen/svc/org/v2/org_service_pb";
 import { useI18n } from "../i18n";
 import { UserPicker } from "../pickers";
 import { ApiError, EmptyState, PageHeader } from "../ui";
+import { ScimCard } from "./scim";
 
 const ORG_ROLES = ["ORG_OWNER", "ORG_USER_MANAGER", "ORG_PROJECT_PERMISSION_MANAGER", "ORG_AUDITOR"];
 
@@ -104,6 +105,7 @@ export default function OrgDetail({ params }: { params: string[] }) {
             </Table.ScrollContainer>
           )}
           {members.data && <AddMember orgId={orgId} />}
+          <ScimCard orgId={orgId} />
         </Stack>
       )}
     </>

@@ -7,6 +7,7 @@ import { UserService } from "../../../gen/svc/user/v2/user_service_pb";
 import { useI18n } from "../i18n";
 import { useRouter } from "../router";
 import { ApiError, ConfirmButton, PageHeader, useDateFormat } from "../ui";
+import { PasswordCard, TokensCard } from "./user-credentials";
 import { StateBadge } from "./users";
 
 function Field({ label, children }: { label: string; children: React.ReactNode }) {
@@ -47,20 +48,20 @@ export default function UserDetail({ params }: { params: string[] }) {
           user && (
             <>
               {user.state === UserState.LOCKED ? (
-                <Button variant="light" loading={unlock.isPending} onClick={() => unlock.mutate({ userId })}>
+                <Button variant="default" loading={unlock.isPending} onClick={() => unlock.mutate({ userId })}>
                   {t("users.unlock")}
                 </Button>
               ) : (
-                <Button variant="light" color="orange" loading={lock.isPending} onClick={() => lock.mutate({ userId })}>
+                <Button variant="default" loading={lock.isPending} onClick={() => lock.mutate({ userId })}>
                   {t("users.lock")}
                 </Button>
               )}
               {user.state === UserState.INACTIVE ? (
-                <Button variant="light" loading={reactivate.isPending} onClick={() => reactivate.mutate({ userId })}>
+                <Button variant="default" loading={reactivate.isPending} onClick={() => reactivate.mutate({ userId })}>
                   {t("users.reactivate")}
                 </Button>
               ) : (
-                <Button variant="light" color="gray" loading={deactivate.isPending} onClick={() => deactivate.mutate({ userId })}>
+                <Button variant="default" loading={deactivate.isPending} onClick={() => deactivate.mutate({ userId })}>
                   {t("users.deactivate")}
                 </Button>
               )}
@@ -105,6 +106,8 @@ export default function UserDetail({ params }: { params: string[] }) {
               <Field label={t("users.id")}>{user.userId}</Field>
             </SimpleGrid>
           </Card>
+          {human && <PasswordCard userId={userId} />}
+          {machine && <TokensCard userId={userId} />}
         </Stack>
       )}
     </>

@@ -58,16 +58,18 @@ function SortHeader({
   sort,
   onSort,
   children,
+  visibleFrom,
 }: {
   column: SortColumn;
   sort: { column: SortColumn; asc: boolean };
   onSort(c: SortColumn): void;
   children: string;
+  visibleFrom?: "xs";
 }) {
   const { t } = useI18n();
   const active = sort.column === column;
   return (
-    <Table.Th aria-sort={active ? (sort.asc ? "ascending" : "descending") : "none"}>
+    <Table.Th aria-sort={active ? (sort.asc ? "ascending" : "descending") : "none"} visibleFrom={visibleFrom}>
       <UnstyledButton onClick={() => onSort(column)} fw={600} fz="sm">
         {children} <span aria-hidden="true">{active ? (sort.asc ? "▲" : "▼") : ""}</span>
         <VisuallyHidden>{active ? t(sort.asc ? "list.sortedAsc" : "list.sortedDesc") : t("list.sortBy")}</VisuallyHidden>
@@ -88,9 +90,9 @@ function UserRow({ user }: { user: User }) {
           {user.username}
         </Anchor>
       </Table.Td>
-      <Table.Td>{name}</Table.Td>
+      <Table.Td visibleFrom="xs">{name}</Table.Td>
       <Table.Td visibleFrom="sm">{human?.email?.email}</Table.Td>
-      <Table.Td>
+      <Table.Td style={{ whiteSpace: "nowrap" }}>
         <StateBadge state={user.state} />
       </Table.Td>
       <Table.Td visibleFrom="md">{date(user.details?.creationDate ? new Date(Number(user.details.creationDate.seconds) * 1000) : undefined)}</Table.Td>
@@ -179,7 +181,7 @@ export default function Users() {
                 <SortHeader column={UserFieldName.USER_NAME} sort={sort} onSort={onSort}>
                   {t("users.username")}
                 </SortHeader>
-                <SortHeader column={UserFieldName.DISPLAY_NAME} sort={sort} onSort={onSort}>
+                <SortHeader column={UserFieldName.DISPLAY_NAME} sort={sort} onSort={onSort} visibleFrom="xs">
                   {t("users.name")}
                 </SortHeader>
                 <Table.Th visibleFrom="sm">{t("users.email")}</Table.Th>

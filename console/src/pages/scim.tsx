@@ -1,0 +1,66 @@
+// SCIM provisioning of an organization: the tenant URL a provisioner (Entra ID, Okta...) is given, and a service
+// account for it: a machine user of the organization with ORG_USER_MANAGER and a token, shown once.
+import { createClient } from "@connectrpc/connect";
+import { Alert, Button, Card, Stack, Text, Title } from "@mantine/core";
+import { useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { OrganizationService } from "../../../gen/svc/org/v2/org_service_pb";
+import { UserService } from "../../../gen/svc/user/v2/user_service_pb";
+import { settings } from "../config";
+import { useI18n } from "../i18n";
+import { transport } from "../transport";
+import { ApiError, SecretValue } from "../ui";
+
+export function ScimCard({ orgId }: { orgId: string }) {
+  const { t } = useI18n();
+  const client = useQueryClient();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const [account, setAccount] = useState<{ username: string; token: string }>();
+  const tenantUrl = `${settings.issuer.replace(/\/+$/, "")}/scim/v2/${orgId}`;
+  const create = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      const users = createClient(UserService, transport);
+      const username = `scim-provisioner-${crypto.getRandomValues(new Uint32Array(1))[0]?.toString(36)}`;
+      const { id } = await users.createUser({
+        organizationId: orgId,
+        username,
+        userType: { case: "machine", value: { name: "SCIM provisioning", description: "Created in the console for a SCIM provisioner" } },
+      });
+      await createClient(OrganizationService, transport).addOrganizationMember({ organizationId: orgId, userId: id, roles: ["ORG_USER_MANAGER"] });
+      const { token } = await users.addPersonalAccessToken({ userId: id });
+      setAccount({ username, token });
+      await client.invalidateQueries();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Card withBorder>
+      <Stack gap="sm">
+        <Title order={2} size="h4">
+          {t("scim.title")}
+        </Title>
+        <Text size="sm">{t("scim.hint")}</Text>
+        <SecretValue label={t("scim.tenantUrl")} value={tenantUrl} />
+        {account ? (
+          <>
+            <SecretValue label={t("scim.token")} value={account.token} />
+            <Alert color="orange" title={t("apps.secretOnceTitle")}>
+              {t("scim.tokenOnce", { name: account.username })}
+            </Alert>
+          </>
+        ) : (
+          <Button onClick={() => void create()} loading={busy} w="fit-content">
+            {t("scim.create")}
+          </Button>
+        )}
+        <ApiError error={error} />
+      </Stack>
+    </Card>
+  );
+}

@@ -1,0 +1,197 @@
+// Instance-wide settings (instance administrators only): the sign-in methods, password rules, lockout, and who
+// administers the instance. Each form sends the whole settings message it read, changed.
+import { useMutation, useQuery } from "@connectrpc/connect-query";
+import { Badge, Button, Card, Checkbox, Group, NumberInput, SimpleGrid, Stack, Switch, Table, Title } from "@mantine/core";
+import { useQueryClient } from "@tanstack/react-query";
+import { useEffect, useState } from "react";
+import { InstanceService } from "../../../gen/svc/instance/v2/instance_service_pb";
+import type { LockoutSettings, LoginSettings, PasswordComplexitySettings } from "../../../gen/svc/settings/v2/settings_pb";
+import { SettingsService } from "../../../gen/svc/settings/v2/settings_service_pb";
+import { type Access, useAccess } from "../access";
+import { useI18n } from "../i18n";
+import { ApiError, PageHeader } from "../ui";
+
+function Section({ title, children }: { title: string; children: React.ReactNode }) {
+  return (
+    <Card withBorder>
+      <Title order={2} size="h4" mb="sm">
+        {title}
+      </Title>
+      {children}
+    </Card>
+  );
+}
+
+function useSaved() {
+  const client = useQueryClient();
+  return { onSuccess: () => client.invalidateQueries() };
+}
+
+function Login({ readOnly }: { readOnly: boolean }) {
+  const { t } = useI18n();
+  const got = useQuery(SettingsService.method.getLoginSettings, {});
+  const set = useMutation(SettingsService.method.setLoginSettings, useSaved());
+  const [s, setS] = useState<LoginSettings>();
+  useEffect(() => setS(got.data?.settings), [got.data]);
+  if (!s) return <ApiError error={got.error} />;
+  const flag = (
+    k: "allowUsernamePassword" | "allowRegister" | "allowExternalIdp" | "forceMfa" | "passkeysAllowed" | "ignoreUnknownUsernames",
+    label: string,
+  ) => <Switch label={label} checked={s[k]} disabled={readOnly} onChange={(e) => setS({ ...s, [k]: e.currentTarget.checked })} />;
+  return (
+    <Stack>
+      {flag("allowUsernamePassword", t("settings.allowPassword"))}
+      {flag("passkeysAllowed", t("settings.passkeys"))}
+      {flag("allowExternalIdp", t("settings.externalIdp"))}
+      {flag("allowRegister", t("settings.register"))}
+      {flag("forceMfa", t("settings.forceMfa"))}
+      {flag("ignoreUnknownUsernames", t("settings.ignoreUnknown"))}
+      <ApiError error={set.error} />
+      {!readOnly && (
+        <Group>
+          <Button loading={set.isPending} onClick={() => set.mutate({ settings: s })}>
+            {t("action.save")}
+          </Button>
+        </Group>
+      )}
+    </Stack>
+  );
+}
+
+function Passwords({ readOnly }: { readOnly: boolean }) {
+  const { t } = useI18n();
+  const got = useQuery(SettingsService.method.getPasswordComplexitySettings, {});
+  const set = useMutation(SettingsService.method.setPasswordComplexitySettings, useSaved());
+  const [s, setS] = useState<PasswordComplexitySettings>();
+  useEffect(() => setS(got.data?.settings), [got.data]);
+  if (!s) return <ApiError error={got.error} />;
+  const flag = (k: "requiresUppercase" | "requiresLowercase" | "requiresNumber" | "requiresSymbol", label: string) => (
+    <Checkbox label={label} checked={s[k]} disabled={readOnly} onChange={(e) => setS({ ...s, [k]: e.currentTarget.checked })} />
+  );
+  return (
+    <Stack>
+      <NumberInput
+        label={t("settings.minLength")}
+        min={1}
+        max={256}
+        value={Number(s.minLength)}
+        disabled={readOnly}
+        onChange={(v) => setS({ ...s, minLength: BigInt(Number(v) || 1) })}
+      />
+      {flag("requiresUppercase", t("settings.upper"))}
+      {flag("requiresLowercase", t("settings.lower"))}
+      {flag("requiresNumber", t("settings.number"))}
+      {flag("requiresSymbol", t("settings.symbol"))}
+      <ApiError error={set.error} />
+      {!readOnly && (
+        <Group>
+          <Button loading={set.isPending} onClick={() => set.mutate({ settings: s })}>
+            {t("action.save")}
+          </Button>
+        </Group>
+      )}
+    </Stack>
+  );
+}
+
+function Lockout({ readOnly }: { readOnly: boolean }) {
+  const { t } = useI18n();
+  const got = useQuery(SettingsService.method.getLockoutSettings, {});
+  const set = useMutation(SettingsService.method.setLockoutSettings, useSaved());
+  const [s, setS] = useState<LockoutSettings>();
+  useEffect(() => setS(got.data?.settings), [got.data]);
+  if (!s) return <ApiError error={got.error} />;
+  return (
+    <Stack>
+      <NumberInput
+        label={t("settings.maxPasswordAttempts")}
+        description={t("settings.zeroOff")}
+        min={0}
+        max={1000}
+        value={Number(s.maxPasswordAttempts)}
+        disabled={readOnly}
+        onChange={(v) => setS({ ...s, maxPasswordAttempts: BigInt(Number(v) || 0) })}
+      />
+      <NumberInput
+        label={t("settings.maxOtpAttempts")}
+        description={t("settings.zeroOff")}
+        min={0}
+        max={1000}
+        value={Number(s.maxOtpAttempts)}
+        disabled={readOnly}
+        onChange={(v) => setS({ ...s, maxOtpAttempts: BigInt(Number(v) || 0) })}
+      />
+      <ApiError error={set.error} />
+      {!readOnly && (
+        <Group>
+          <Button loading={set.isPending} onClick={() => set.mutate({ settings: s })}>
+            {t("action.save")}
+          </Button>
+        </Group>
+      )}
+    </Stack>
+  );
+}
+
+function Administrators() {
+  const { t } = useI18n();
+  const members = useQuery(InstanceService.method.listInstanceMembers, { query: { limit: 100 } });
+  return (
+    <>
+      <ApiError error={members.error} />
+      <Table data-testid="instance-members">
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>{t("orgs.user")}</Table.Th>
+            <Table.Th>{t("orgs.roles")}</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {members.data?.result.map((m) => (
+            <Table.Tr key={m.userId}>
+              <Table.Td>{m.preferredLoginName || m.displayName}</Table.Td>
+              <Table.Td>
+                <Group gap={4}>
+                  {m.roles.map((r) => (
+                    <Badge key={r} variant="outline" color="gray.8">
+                      {r}
+                    </Badge>
+                  ))}
+                </Group>
+              </Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+    </>
+  );
+}
+
+export default function Settings(_props: { params: string[] }) {
+  const { t } = useI18n();
+  const access = useAccess().data as Access | undefined;
+  const readOnly = !access?.instanceWrite;
+  return (
+    <>
+      <PageHeader title={t("settings.title")} />
+      <SimpleGrid cols={{ base: 1, md: 2 }}>
+        <Section title={t("settings.login")}>
+          <Login readOnly={readOnly} />
+        </Section>
+        <Stack>
+          <Section title={t("settings.passwords")}>
+            <Passwords readOnly={readOnly} />
+          </Section>
+          <Section title={t("settings.lockout")}>
+            <Lockout readOnly={readOnly} />
+          </Section>
+        </Stack>
+      </SimpleGrid>
+      <Stack mt="md">
+        <Section title={t("settings.admins")}>
+          <Administrators />
+        </Section>
+      </Stack>
+    </>
+  );
+}
