@@ -353,6 +353,21 @@ export class SessionRepo {
     return rows[0];
   }
 
+  /**
+   * Ends every session of the user but `keep` (the one that made the change, if any), with the access and refresh
+   * tokens issued from them; how many ended.
+   */
+  async terminateOfUser(instanceId: string, userId: string, keep: string | undefined, at: Date): Promise<number> {
+    const rows = await this.db.session.findMany({ where: { instanceId, userId, ...(keep ? { id: { not: keep } } : {}) }, select: { id: true } });
+    if (!rows.length) return 0;
+    const ids = rows.map((r) => r.id);
+    await this.db.session.deleteMany({ where: { id: { in: ids } } });
+    const live = { sessionId: { in: ids }, revokedAt: null, expiresAt: { gt: at } };
+    await this.db.oAuthToken.updateMany({ where: live, data: { revokedAt: at } });
+    await this.db.refreshToken.updateMany({ where: live, data: { revokedAt: at } });
+    return ids.length;
+  }
+
   /** Deletes sessions that expired before `before`. */
   async purgeExpired(instanceId: string, before: Date): Promise<number> {
     const { count } = await this.db.session.deleteMany({ where: { instanceId, expiresAt: { lt: before } } });

@@ -343,3 +343,36 @@ describe("SessionService tells a login UI of its own the next step, as the hoste
     expect(await step(f)).toEqual({ kind: "KIND_SECOND_FACTOR", factors: ["totp"] });
   });
 });
+
+describe("a password change ends the sessions made with the old one", () => {
+  it("the other browser's session and the tokens issued from another session end; the changing session stays", async () => {
+    const id = await createHuman(t, orgId, "changer");
+    const a = new Visitor(t);
+    const b = new Visitor(t);
+    const { session: sa } = await signInThroughPages(a, `changer@${domain}`, PASSWORD);
+    const { session: sb } = await signInThroughPages(b, `changer@${domain}`, PASSWORD);
+    const client = await loginClient(t, orgId, "changer-client");
+    const config = await discover(t, app.clientId, app.clientSecret as string);
+    const { tokens } = await codeFlow(t, config, client, `changer@${domain}`, { scope: "openid offline_access" });
+    await a.get(`/ui/login/account?session=${sa}`);
+    const changed = await a.post("/ui/login/account/password", {
+      session: sa,
+      currentPassword: PASSWORD,
+      newPassword: "Changed-Passw0rd!",
+      repeatPassword: "Changed-Passw0rd!",
+    });
+    expect(changed.res.status).toBe(200);
+    expect(changed.body).toContain("Your password is changed");
+    expect((await t.server.db.prisma.session.findMany({ where: { userId: id }, select: { id: true } })).map((r) => r.id)).toEqual([sa]);
+    const other = await b.get(`/ui/login/account?session=${sb}`);
+    expect(locationOf(other.res).pathname).toBe("/ui/login/login");
+    const refresh = await postForm(t, "/oauth/v2/token", {
+      grant_type: "refresh_token",
+      refresh_token: tokens.refresh_token as string,
+      client_id: app.clientId,
+      client_secret: app.clientSecret ?? "",
+    });
+    expect([refresh.status, refresh.body.error]).toEqual([400, "invalid_grant"]);
+    expect((await a.get(`/ui/login/account?session=${sa}`)).res.status).toBe(200);
+  });
+});

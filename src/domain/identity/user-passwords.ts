@@ -143,6 +143,12 @@ export interface PasswordChange {
  * Stores a human user's new password with its event; runs in (or joins) one transaction. Callers have checked
  * the caller's right to set it.
  */
+/** The session the user itself changes its password from (presented, or its access token's), which stays. */
+function changingSession(ctx: Ctx, userId: string): string | undefined {
+  if (ctx.principal.userId !== userId) return undefined;
+  return ctx.session?.id ?? ctx.principal.sessionId;
+}
+
 export async function storePassword(ctx: Ctx, user: { id: string; orgId: string }, change: PasswordChange): Promise<Date> {
   const now = ctx.clock();
   const proven = change.verifiedBy !== "administrator";
@@ -169,7 +175,15 @@ export async function storePassword(ctx: Ctx, user: { id: string; orgId: string 
       }
       // A human waits in INITIAL until it has a password; no other state is changed by one.
       await tx.users.updateInState(user.id, ["INITIAL"], { state: "ACTIVE" });
-      return userEvent(user, "user.password.changed", { changeRequired: change.changeRequired, verifiedBy: change.verifiedBy });
+      // Whoever knew the old password may hold a session made with it: every session of the user ends with its
+      // tokens (OWASP ASVS V3.3.3), but the one the user changed it from.
+      const endedSessions = await tx.sessions.terminateOfUser(ctx.instanceId, user.id, changingSession(ctx, user.id), now);
+      if (endedSessions) await tx.auth.invalidate({ userId: user.id });
+      return userEvent(user, "user.password.changed", {
+        changeRequired: change.changeRequired,
+        verifiedBy: change.verifiedBy,
+        ...(endedSessions ? { endedSessions } : {}),
+      });
     },
     now,
   );

@@ -6,7 +6,7 @@ import { asDomainError } from "../../../domain/errors.js";
 import { setPassword } from "../../../domain/identity/user-passwords.js";
 import { getSession } from "../../../domain/sessions/reads.js";
 import { passwordComplexity } from "../../../domain/settings/settings.js";
-import { type LoginDeps, selfCtx } from "../context.js";
+import { type LoginDeps, presenting, selfCtx } from "../context.js";
 import { type BrowserSession, withoutSession } from "../cookie.js";
 import { continueSignIn } from "../flow.js";
 import { html } from "../html.js";
@@ -76,7 +76,8 @@ async function postChange(r: LoginRequest): Promise<void> {
   if (errors) return changePage(r, s, c, errors, 400);
   try {
     // The user proves itself with its current password: it changes its own password, no role involved.
-    await setPassword(selfCtx(r.deps, r.req, user), { userId: user.id, password, changeRequired: false, currentPassword: current });
+    // This browser's session stays; the user's other sessions end with the old password.
+    await setPassword(presenting(selfCtx(r.deps, r.req, user), s), { userId: user.id, password, changeRequired: false, currentPassword: current });
   } catch (err) {
     const d = asDomainError(err);
     if (d?.id === "Errors.User.Password.Invalid") return changePage(r, s, c, { current: r.t("selfservice.currentPasswordWrong") }, 400);
