@@ -105,9 +105,10 @@ const KINDS: Kind[] = [
   {
     path: "lockout",
     rpc: "Lockout",
-    defaults: { maxPasswordAttempts: "10", maxOtpAttempts: "5" },
-    instanceValue: { maxPasswordAttempts: "5", maxOtpAttempts: "3" },
-    orgValue: { maxPasswordAttempts: "10", maxOtpAttempts: "0" },
+    // A lock lasts 5 minutes by default, doubling up to an hour (unset durations read as these defaults).
+    defaults: { maxPasswordAttempts: "10", maxOtpAttempts: "5", lockoutDurationSeconds: "300", maxLockoutDurationSeconds: "3600" },
+    instanceValue: { maxPasswordAttempts: "5", maxOtpAttempts: "3", lockoutDurationSeconds: "300", maxLockoutDurationSeconds: "3600" },
+    orgValue: { maxPasswordAttempts: "10", maxOtpAttempts: "0", lockoutDurationSeconds: "300", maxLockoutDurationSeconds: "3600" },
     invalid: [{ settings: { maxPasswordAttempts: "1001" }, reason: "Errors.Settings.Lockout.MaxAttemptsInvalid" }],
   },
   {
@@ -322,7 +323,7 @@ describe("instance default → org override → reset", () => {
     const d1 = first.body.details as { creationDate: string };
     const d2 = second.body.details as { creationDate: string; changeDate: string };
     expect(d2.creationDate).toBe(d1.creationDate);
-    expect((await call("rest", t.pat, "Get", k, { organizationId: orgB })).body).toEqual({ settings: { maxOtpAttempts: "2", resourceOwnerType: ORG } });
+    expect((await call("rest", t.pat, "Get", k, { organizationId: orgB })).body).toEqual({ settings: { maxOtpAttempts: "2", lockoutDurationSeconds: "300", maxLockoutDurationSeconds: "3600", resourceOwnerType: ORG } });
     expect((await call("rest", t.pat, "Reset", k, { organizationId: orgB })).status).toBe(200);
   });
 
@@ -501,8 +502,9 @@ describe("audit events of settings writes", () => {
       ["settings.lockout.set", t.server.instanceId, ""],
     ]);
     expect(events.every((e) => e.editorUserId === editor.id)).toBe(true);
-    expect(events[0]?.payload).toEqual({ maxPasswordAttempts: 7, maxOtpAttempts: 0 });
-    expect(events[2]?.payload).toEqual({ maxPasswordAttempts: 0, maxOtpAttempts: 9 });
+    const durations = { permanentLockout: false, lockoutDurationSeconds: 300, maxLockoutDurationSeconds: 3600 };
+    expect(events[0]?.payload).toEqual({ maxPasswordAttempts: 7, maxOtpAttempts: 0, ...durations });
+    expect(events[2]?.payload).toEqual({ maxPasswordAttempts: 0, maxOtpAttempts: 9, ...durations });
   });
 
   it("writes nothing when a Set is refused", async () => {
