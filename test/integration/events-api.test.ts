@@ -204,7 +204,13 @@ describe("filters", () => {
       to: boundary(2.5),
     });
     expect(got).toHaveLength(1);
-    expect(got[0]?.payload).toEqual({ maxPasswordAttempts: 5, maxOtpAttempts: 0 });
+    expect(got[0]?.payload).toEqual({
+      maxPasswordAttempts: 5,
+      maxOtpAttempts: 0,
+      permanentLockout: false,
+      lockoutDurationSeconds: 300,
+      maxLockoutDurationSeconds: 3600,
+    });
     expect(await all(t.pat, { organizationId: orgA, editorUserId: callers.ownerB?.id })).toEqual([]);
   });
 
