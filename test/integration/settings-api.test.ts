@@ -323,7 +323,9 @@ describe("instance default → org override → reset", () => {
     const d1 = first.body.details as { creationDate: string };
     const d2 = second.body.details as { creationDate: string; changeDate: string };
     expect(d2.creationDate).toBe(d1.creationDate);
-    expect((await call("rest", t.pat, "Get", k, { organizationId: orgB })).body).toEqual({ settings: { maxOtpAttempts: "2", lockoutDurationSeconds: "300", maxLockoutDurationSeconds: "3600", resourceOwnerType: ORG } });
+    expect((await call("rest", t.pat, "Get", k, { organizationId: orgB })).body).toEqual({
+      settings: { maxOtpAttempts: "2", lockoutDurationSeconds: "300", maxLockoutDurationSeconds: "3600", resourceOwnerType: ORG },
+    });
     expect((await call("rest", t.pat, "Reset", k, { organizationId: orgB })).status).toBe(200);
   });
 
