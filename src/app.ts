@@ -49,6 +49,7 @@ import { type FailureLimits, failureKeys, rateLimited } from "./domain/limits.js
 import { authenticateBearer } from "./domain/oauth/authn.js";
 import type { OAuthRuntime } from "./domain/oauth/runtime.js";
 import { bootstrapInstance, type ConsoleClient } from "./domain/orgs/bootstrap.js";
+import { systemContext } from "./domain/request-context.js";
 import type { IdpCertificates, SamlIdp } from "./domain/saml/runtime.js";
 import { originOf } from "./domain/settings/cors.js";
 import { consoleRouter, isConsolePath } from "./http/console/index.js";
@@ -235,6 +236,12 @@ export async function createApp(config: Config, log: Logger, clock: Clock, traci
   // Behind a proxy the request's Host and scheme are the proxy's upstream ones: a configured public URL wins.
   const scim = createScimHandler({ ...deps, externalUrl: config.externalUrlConfigured ? config.externalUrl : undefined });
   const saml = { externalUrl: config.externalUrl, certificates: oauth.samlCertificates, actions: oauth.runtime.actions };
+  // An external identity provider's answer (a browser sent back to /idps/callback or a SAML ACS) comes in no one's name.
+  const providerAnswerCtx = (req: http.IncomingMessage | http2.Http2ServerRequest) =>
+    systemContext(
+      { store, instanceId, clock, log, limits, authn, idp, signals },
+      { requestId: (req.headers["x-request-id"] as string | undefined) ?? "", peer: req.socket?.remoteAddress },
+    );
   const login = hostedLogin(config, { store, instanceId, clock, log, limits, mailer, authn, idp, signals, saml });
   const routes = dispatcher(log, [
     (req, res) => metrics.serve(req, res),
@@ -244,14 +251,8 @@ export async function createApp(config: Config, log: Logger, clock: Clock, traci
     servesPaths(isSamlPath, samlHandler(samlIdp, log)),
     servesPaths(isLoginPath, http1Only(login)),
     servesPaths(isConsolePath, http1Only(consoleRouter({ clientId: consoleClient?.clientId, issuer: config.externalUrl }))),
-    servesPaths(
-      isIdpCallbackPath,
-      idpCallbackHandler(() => ({ store, instanceId, clock, log, authn, idp }), log),
-    ),
-    servesPaths(
-      isIdpSamlPath,
-      idpSamlHandler(() => ({ store, instanceId, clock, log, authn, idp }), log),
-    ),
+    servesPaths(isIdpCallbackPath, idpCallbackHandler(providerAnswerCtx, log)),
+    servesPaths(isIdpSamlPath, idpSamlHandler(providerAnswerCtx, log)),
     rest,
     probes(ready),
     servesPaths(() => true, connect.handler),

@@ -302,7 +302,7 @@ describe("preuserinfo and preaccesstoken", () => {
       expect(byKey).toMatchObject({ department: "R&D", hr_checked: "yes" });
       expect(byKey.bad).toBeUndefined();
       const events = await admin(t, "ListEvents", { aggregateType: "user", aggregateId: aliceId, eventTypes: ["user.metadata.set"] });
-      const bySvc = events.result.filter((e: Json) => !e.editorUserId);
+      const bySvc = events.result.filter((e: Json) => e.editorUserId === "svc-system");
       expect(bySvc).toHaveLength(1);
       expect(JSON.stringify(bySvc[0])).toContain("action target metadata-setter");
     } finally {

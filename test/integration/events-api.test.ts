@@ -175,6 +175,14 @@ describe("filters", () => {
     expect(await all(t.pat, { eventTypes: ["no.such.type"] })).toEqual([]);
   });
 
+  it("names the system principal as the editor of svc's own actions, and every event has an editor", async () => {
+    const bySystem = await all(t.pat, { editorUserId: "svc-system" });
+    // The first start (the instance, its organization, the admins, the console's project and client).
+    expect(bySystem.map((e) => e.type)).toEqual(expect.arrayContaining(["instance.added", "org.added", "project.added"]));
+    expect(bySystem.every((e) => e.editorUserId === "svc-system")).toBe(true);
+    expect((await all(t.pat)).filter((e) => !e.editorUserId)).toEqual([]);
+  });
+
   it("by editor", async () => {
     const byOwnerB = await all(t.pat, { editorUserId: callers.ownerB?.id });
     expect(byOwnerB.map((e) => e.type)).toEqual(["settings.lockout.set", "user.machine.added"]);

@@ -52,6 +52,8 @@ describe("client authentication at the token endpoint", () => {
     const events = await t.server.db.prisma.event.findMany({ where: { aggregateType: "oauth.client", aggregateId: id }, orderBy: { createdAt: "asc" } });
     expect(events.map((e) => e.type)).toEqual([...Array(5).fill("oauth.client.authentication_failed"), "oauth.client.blocked"]);
     expect(JSON.stringify(events)).not.toContain("wrong-");
+    // svc's own action on an anonymous request: the system principal is the editor, never nobody.
+    expect(new Set(events.map((e) => e.editorUserId))).toEqual(new Set(["svc-system"]));
     await sleep(3_200);
     expect((await token(t.url, id, secret)).status).toBe(200);
   });

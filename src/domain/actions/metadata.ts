@@ -8,6 +8,7 @@ import type { Store } from "../../store/index.js";
 import { eventRow, userEvent } from "../audit/events.js";
 import { asDomainError } from "../errors.js";
 import { checkMetadataUsage, validMetadata } from "../identity/user-input.js";
+import { systemActor } from "../request-context.js";
 import type { TargetAnswer } from "./functions.js";
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -48,7 +49,7 @@ export async function storeAnsweredMetadata(
         checkMetadataUsage(await tx.users.metadataUsage(user.id));
         await tx.auth.invalidate({ userId: user.id });
         const event = userEvent(user, "user.metadata.set", { keys: metadata.map((m) => m.key), by: `action target ${answer.targetName}` });
-        await tx.events.append(eventRow({ instanceId: o.instanceId, clock: o.clock, principal: null }, event));
+        await tx.events.append(eventRow(systemActor(o.instanceId, o.clock), event));
       });
     } catch (err) {
       const refused = asDomainError(err);

@@ -11,8 +11,8 @@ export interface EventInput {
   payload?: Record<string, unknown>;
 }
 
-/** The event row of a change made by the context's principal. */
-export function eventRow(ctx: Pick<Ctx, "instanceId" | "clock"> & { principal: { userId: string } | null }, e: EventInput) {
+/** The event row of a change made by the context's principal (svc's own actions: request-context.ts systemActor). */
+export function eventRow(ctx: Pick<Ctx, "instanceId" | "clock"> & { principal: { userId: string } }, e: EventInput) {
   return {
     id: newId(),
     instanceId: ctx.instanceId,
@@ -20,7 +20,7 @@ export function eventRow(ctx: Pick<Ctx, "instanceId" | "clock"> & { principal: {
     aggregateType: e.aggregateType,
     aggregateId: e.aggregateId,
     type: e.type,
-    editorUserId: ctx.principal?.userId ?? null,
+    editorUserId: ctx.principal.userId,
     payload: e.payload ?? {},
     createdAt: ctx.clock(),
   };

@@ -14,7 +14,8 @@ import { ProviderError } from "./ports.js";
 import { relyingPartyView } from "./providers.js";
 
 /** What the callback needs: no caller is authenticated there. */
-export type CallbackCtx = Pick<Ctx, "store" | "instanceId" | "clock" | "log" | "authn" | "idp">;
+/** An external provider's answer arrives in no one's name: svc acts on it as the system principal (request-context.ts systemContext). */
+export type CallbackCtx = Ctx;
 
 export type CallbackAnswer = { redirect: string } | { page: { status: number; title: string; message: string } };
 
@@ -74,7 +75,7 @@ function answerUrl(ctx: CallbackCtx, query: URLSearchParams): URL {
 }
 
 function checksOf(ctx: CallbackCtx, intent: IntentRow) {
-  const verifier = authnSettings(ctx as Ctx).sealer.open(intent.codeVerifierEnc, intentVerifierAad(ctx.instanceId, intent.id));
+  const verifier = authnSettings(ctx).sealer.open(intent.codeVerifierEnc, intentVerifierAad(ctx.instanceId, intent.id));
   return { redirectUri: callbackUrl(ctx), state: intent.state, nonce: intent.nonce, codeVerifier: verifier.toString() };
 }
 
@@ -102,7 +103,7 @@ export async function succeedIntent(
     });
     if (ok) {
       const event = { aggregateType: "idp_intent", aggregateId: intent.id, type: "idp.intent.succeeded", payload: { idpId: intent.idpId, userId } };
-      await tx.events.append(eventRow({ ...ctx, principal: null }, event));
+      await tx.events.append(eventRow(ctx, event));
     }
     return ok;
   });

@@ -64,7 +64,7 @@ export async function finishSamlIntent(ctx: CallbackCtx, idpId: string, form: Ac
   const idp = await ctx.store.idps.find(ctx.instanceId, intent.idpId);
   if (idp?.type !== "saml") return fail("invalid_request", "the identity provider was removed");
   const c = storedSamlConfig(idp.saml);
-  const sp = spUrls(authnSettings(ctx as Ctx).externalUrl, idp.id);
+  const sp = spUrls(authnSettings(ctx).externalUrl, idp.id);
   let sub: string;
   let claims: Record<string, unknown>;
   try {

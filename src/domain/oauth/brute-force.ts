@@ -4,6 +4,7 @@
 // audited; an attacker cannot flood the trail, as the limits bound how many are written per key and window.
 import { eventRow } from "../audit/events.js";
 import { failureKeys, rateLimited } from "../limits.js";
+import { systemActor } from "../request-context.js";
 import { GRANT_JWT_BEARER, readAssertion } from "./assertions.js";
 import { isOAuthError, OAuthErrors } from "./errors.js";
 import type { OAuthRuntime } from "./runtime.js";
@@ -39,15 +40,12 @@ export async function limitedAttempt<T>(rt: OAuthRuntime, a: Attempt, run: () =>
   } catch (err) {
     if (!counts(err, a)) throw err;
     const blocked = await rt.limits.failed(keys);
-    const e = eventRow(
-      { instanceId: rt.instanceId, clock: rt.clock, principal: null },
-      {
-        aggregateType: "oauth.client",
-        aggregateId: (client ?? "").slice(0, 200),
-        type: blocked > 0 ? "oauth.client.blocked" : "oauth.client.authentication_failed",
-        payload: { endpoint: a.endpoint, peer: a.peer, reason: (err as { id: string }).id, ...(blocked > 0 ? { seconds: blocked } : {}) },
-      },
-    );
+    const e = eventRow(systemActor(rt.instanceId, rt.clock), {
+      aggregateType: "oauth.client",
+      aggregateId: (client ?? "").slice(0, 200),
+      type: blocked > 0 ? "oauth.client.blocked" : "oauth.client.authentication_failed",
+      payload: { endpoint: a.endpoint, peer: a.peer, reason: (err as { id: string }).id, ...(blocked > 0 ? { seconds: blocked } : {}) },
+    });
     // The audit trail must not turn a failed authentication into a 500.
     await rt.store.events.append(e).catch((writeErr: unknown) => rt.log.warn({ err: writeErr }, "could not record a failed client authentication"));
     throw err;

@@ -14,10 +14,11 @@ import type { Store } from "../../store/index.js";
 import { type AppSettings, createApp, listApps, updateApp } from "../access/apps.js";
 import { createProject, listProjects } from "../access/projects.js";
 import { recordEvent } from "../audit/events.js";
-import type { Ctx, Principal } from "../context.js";
+import type { Ctx } from "../context.js";
 import { addPersonalAccessToken } from "../identity/pats.js";
 import { insertUser, type PreparedUser, prepareUser } from "../identity/users.js";
 import { newId } from "../ids.js";
+import { systemContext } from "../request-context.js";
 import { checkPassword, DEFAULT_PASSWORD_COMPLEXITY } from "../settings/settings.js";
 import { IAM_OWNER, iamOwnersLock, insertInstanceMember, lockTx, ORG_OWNER } from "./memberships.js";
 import { insertOrganization, type PreparedOrg, prepareOrganization } from "./org-create.js";
@@ -146,21 +147,9 @@ function adminPassword(config: BootstrapConfig): string {
   return config.adminPassword;
 }
 
-/**
- * The first start acts as no one (its events have no editor) with the rights of an IAM_OWNER, which the
- * operations it reuses check.
- */
+/** The first start is svc's own action (request-context.ts): the system principal, with an IAM_OWNER's rights, which the operations it reuses check. */
 function firstStartCtx(store: Store, instanceId: string, log: Logger, now: Date): Ctx {
-  const principal: Principal = {
-    userId: null as unknown as string,
-    instanceId,
-    orgId: "",
-    userType: "MACHINE",
-    instanceRoles: [IAM_OWNER],
-    orgRoles: new Map(),
-    credentialId: "",
-  };
-  return { store, instanceId, principal, clock: () => now, log, requestId: "bootstrap" };
+  return systemContext({ store, instanceId, clock: () => now, log }, { requestId: "bootstrap" }, [IAM_OWNER]);
 }
 
 /** TRANSITIONAL: the context of an operation that reads through ctx inside the bootstrap transaction. */

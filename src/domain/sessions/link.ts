@@ -1,11 +1,13 @@
 // What the protocols (OIDC's CreateCallback, the token endpoint, end_session; SAML later) need of a session: the
 // session proven by its token, whether it may finish a sign-in, its auth_time and amr, and ending it.
+
 import { sameHash, sha256 } from "../../crypto/tokens.js";
 import type { Store } from "../../store/index.js";
 import type { LinkSessionRow, SignInFacts } from "../../store/sign-in-sql.js";
 import { eventRow } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { type DomainError, failedPrecondition, invalidArgument, permissionDenied } from "../errors.js";
+import { SYSTEM_PRINCIPAL_ID } from "../request-context.js";
 import { effectiveOf } from "../settings/settings.js";
 import { expired, sessionNotFound, tokenInvalid } from "./model.js";
 import { passwordChangeRequired } from "./password-check.js";
@@ -159,7 +161,7 @@ export async function terminateSession(
     if (!ended) return false;
     if (ended.userId) await tx.auth.invalidate({ userId: ended.userId });
     const event = sessionEvent({ id: sessionId, orgId: ended.orgId, userId: ended.userId }, "session.terminated", by.reason ? { by: by.reason } : {});
-    await tx.events.append(eventRow({ instanceId, clock: () => at, principal: by.editor ? { userId: by.editor } : null }, event));
+    await tx.events.append(eventRow({ instanceId, clock: () => at, principal: { userId: by.editor ?? SYSTEM_PRINCIPAL_ID } }, event));
     return true;
   });
 }

@@ -12,7 +12,7 @@ export function isIdpCallbackPath(url: string | undefined): boolean {
   return (q < 0 ? url : url.slice(0, q)) === CALLBACK_PATH;
 }
 
-export function idpCallbackHandler(ctx: () => CallbackCtx, log: Logger): (req: Req, res: Res) => Promise<void> {
+export function idpCallbackHandler(ctx: (req: Req) => CallbackCtx, log: Logger): (req: Req, res: Res) => Promise<void> {
   return async (req, res) => {
     req.resume();
     // Not even HEAD: finishing an intent redeems its code, which a probe must not do.
@@ -22,7 +22,7 @@ export function idpCallbackHandler(ctx: () => CallbackCtx, log: Logger): (req: R
     }
     try {
       const query = new URL(req.url ?? "/", "http://callback").searchParams;
-      const answer = await finishIntent(ctx(), query);
+      const answer = await finishIntent(ctx(req), query);
       if ("redirect" in answer) sendRedirect(res, answer.redirect);
       else sendPage(res, answer.page.status, answer.page.title, answer.page.message);
     } catch (err) {

@@ -58,7 +58,7 @@ async function acs(ctx: CallbackCtx, idpId: string, req: Req, res: Res): Promise
   res.end();
 }
 
-export function idpSamlHandler(ctx: () => CallbackCtx, log: Logger): (req: Req, res: Res) => Promise<void> {
+export function idpSamlHandler(ctx: (req: Req) => CallbackCtx, log: Logger): (req: Req, res: Res) => Promise<void> {
   return async (req, res) => {
     const m = match(req.url) as { idpId: string; endpoint: string };
     const method = req.method === "HEAD" ? "GET" : req.method;
@@ -71,9 +71,9 @@ export function idpSamlHandler(ctx: () => CallbackCtx, log: Logger): (req: Req, 
       }
       if (m.endpoint === "metadata") {
         req.resume();
-        return await metadata(ctx(), m.idpId, res, req.method === "HEAD");
+        return await metadata(ctx(req), m.idpId, res, req.method === "HEAD");
       }
-      await acs(ctx(), m.idpId, req, res);
+      await acs(ctx(req), m.idpId, req, res);
     } catch (err) {
       if (!req.readableEnded) req.resume();
       if (res.headersSent) return void res.destroy();

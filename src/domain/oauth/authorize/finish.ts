@@ -1,11 +1,13 @@
 // Finishing an auth request: with a session's sign-in (a code the client redeems at the token endpoint) or with an
 // error. Shared by the login UI's CreateCallback and by prompt=none at the authorization endpoint. A request is
 // finished at most once: the write is conditional on it being open, so of two concurrent finishes one wins.
+
 import { newOpaqueToken, sha256 } from "../../../crypto/tokens.js";
 import type { AuthRequestRow } from "../../../store/auth-requests.js";
 import type { Store } from "../../../store/index.js";
 import { eventRow } from "../../audit/events.js";
 import { type DomainError, failedPrecondition, permissionDenied } from "../../errors.js";
+import { SYSTEM_PRINCIPAL_ID } from "../../request-context.js";
 import { authMethods, authTime, type LinkedSession } from "../../sessions/link.js";
 import { answerOnce, type RequestKind, reauthenticationProblem, stillOpenRequest } from "../../sessions/pending-requests.js";
 import type { SignInSignals } from "../../signals.js";
@@ -113,7 +115,7 @@ async function write(
   e: { how: Parameters<Store["authRequests"]["finish"]>[3]; type: string; payload: Record<string, unknown> },
 ): Promise<void> {
   const event = eventRow(
-    { instanceId: f.instanceId, clock: () => now, principal: editor ? { userId: editor } : null },
+    { instanceId: f.instanceId, clock: () => now, principal: { userId: editor ?? SYSTEM_PRINCIPAL_ID } },
     { aggregateType: "oidc.auth_request", aggregateId: r.id, orgId: r.app.orgId, type: e.type, payload: e.payload },
   );
   // The change and its event in one statement: both or neither; of two concurrent answers one wins.

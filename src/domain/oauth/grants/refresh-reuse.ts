@@ -10,6 +10,7 @@ import { createHash } from "node:crypto";
 import { seal, unseal } from "../../../crypto/secretbox.js";
 import { sha256 } from "../../../crypto/tokens.js";
 import { eventRow } from "../../audit/events.js";
+import { systemActor } from "../../request-context.js";
 import type { TokenResponse } from "../issue.js";
 import type { OAuthRuntime } from "../runtime.js";
 
@@ -49,7 +50,7 @@ export async function answerAgain(
   if (!successor || successor.usedAt || successor.revokedAt || successor.familyId !== old.familyId) return undefined;
   await rt.store.events.append(
     eventRow(
-      { instanceId: rt.instanceId, clock: () => now, principal: null },
+      systemActor(rt.instanceId, () => now),
       { aggregateType: "oauth.grant", aggregateId: old.familyId, orgId, type: "oauth.grant.refresh_token.answered_again", payload: { userId: old.userId } },
     ),
   );

@@ -7,6 +7,7 @@ import type { RefreshTokenRow } from "../../../store/refresh-tokens.js";
 import type { Redemption } from "../../../store/tokens.js";
 import { eventRow } from "../../audit/events.js";
 import { newId } from "../../ids.js";
+import { systemActor } from "../../request-context.js";
 import { invalidGrant } from "../errors.js";
 import { prepareTokens, type TokenResponse } from "../issue.js";
 import type { UserInfoSource } from "../resolve.js";
@@ -115,7 +116,7 @@ export async function revokeFamily(rt: OAuthRuntime, familyId: string, user: { i
     await tx.auth.invalidate({ userId: user.id });
     await tx.events.append(
       eventRow(
-        { instanceId: rt.instanceId, clock: () => now, principal: null },
+        systemActor(rt.instanceId, () => now),
         { aggregateType: "oauth.grant", aggregateId: familyId, orgId: user.orgId, type: `oauth.grant.${type}`, payload: { userId: user.id, ...revoked } },
       ),
     );
