@@ -23,6 +23,7 @@ const ProjectDetail = lazy(() => import("./pages/project-detail"));
 const AppWizard = lazy(() => import("./pages/app-wizard"));
 const Events = lazy(() => import("./pages/events"));
 const Settings = lazy(() => import("./pages/settings"));
+const Admins = lazy(() => import("./pages/admins"));
 const NotFound = lazy(() => import("./pages/not-found"));
 
 /** A route, the page, and who may open it (others see "no access"; the API would refuse them anyway). */
@@ -38,6 +39,7 @@ const ROUTES: [RegExp, React.ComponentType<{ params: string[] }>, ((a: Access) =
   [/^\/projects\/([^/]+)$/, ProjectDetail, (a) => a.projects],
   [/^\/events$/, Events, (a) => a.events],
   [/^\/settings$/, Settings, (a) => a.instance],
+  [/^\/admins$/, Admins, (a) => a.instance],
 ];
 
 function NoAccess() {

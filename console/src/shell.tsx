@@ -35,6 +35,7 @@ export const NAV: NavItem[] = [
   { to: "/projects", label: "nav.projects", visible: (a) => a.projects },
   { to: "/events", label: "nav.events", visible: (a) => a.events },
   { to: "/settings", label: "nav.settings", visible: (a) => a.instance },
+  { to: "/admins", label: "nav.admins", visible: (a) => a.instance },
 ];
 
 function NavEntry({ item, onNavigate }: { item: NavItem; onNavigate(): void }) {

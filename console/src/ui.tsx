@@ -64,6 +64,9 @@ export function ConfirmButton(props: {
   onConfirm: () => Promise<unknown>;
   typeToConfirm?: string;
   color?: string;
+  /** A smaller button (in a table row), and a name that says which row it acts on. */
+  size?: "xs" | "sm";
+  ariaLabel?: string;
 }) {
   const { t } = useI18n();
   const [open, setOpen] = useState(false);
@@ -77,7 +80,7 @@ export function ConfirmButton(props: {
   };
   return (
     <>
-      <Button color={props.color ?? "red.9"} variant="outline" onClick={() => setOpen(true)}>
+      <Button color={props.color ?? "red.9"} variant="outline" size={props.size} aria-label={props.ariaLabel} onClick={() => setOpen(true)}>
         {props.label}
       </Button>
       <Modal opened={open} onClose={close} title={props.title}>

@@ -12,6 +12,7 @@ const HINTS: Record<string, MessageKey> = {
   "/projects": "home.projects",
   "/events": "home.events",
   "/settings": "home.settings",
+  "/admins": "home.admins",
 };
 
 function Tile({ to, title, hint }: { to: string; title: string; hint: string }) {

@@ -1,67 +1,157 @@
-// One organization: its domain, its members and their roles (ORG_OWNER manages them), and a member to add.
+// One organization: its name (renamed in a dialog), state (deactivate/reactivate), deletion after typing the name,
+// and tabs for the members and their roles with SCIM provisioning, metadata, and the organization's own settings.
+// Who may change it follows from the API: instance owners, and the organization's own ORG_OWNERs (read from its
+// member list, which only its managers and auditors can read).
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Badge, Button, Card, Group, MultiSelect, SimpleGrid, Stack, Table, Text, Title } from "@mantine/core";
+import { Badge, Button, Card, Group, Modal, SimpleGrid, Stack, Tabs, Text, TextInput } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
+import { type Organization, OrganizationState } from "../../../gen/svc/org/v2/org_pb";
 import { OrganizationService } from "../../../gen/svc/org/v2/org_service_pb";
+import { type Access, useAccess } from "../access";
 import { useI18n } from "../i18n";
-import { UserPicker } from "../pickers";
-import { ApiError, EmptyState, PageHeader } from "../ui";
+import { useRouter } from "../router";
+import { ApiError, ConfirmButton, PageHeader } from "../ui";
+import { Members } from "./members";
+import { MetadataCard } from "./metadata";
+import { OrgSettings } from "./org-settings";
 import { ScimCard } from "./scim";
 
 const ORG_ROLES = ["ORG_OWNER", "ORG_USER_MANAGER", "ORG_PROJECT_PERMISSION_MANAGER", "ORG_AUDITOR"];
 
-function AddMember({ orgId }: { orgId: string }) {
+function Rename({ org }: { org: Organization }) {
   const { t } = useI18n();
   const client = useQueryClient();
-  const add = useMutation(OrganizationService.method.addOrganizationMember, { onSuccess: () => client.invalidateQueries() });
-  const [userId, setUserId] = useState<string | null>(null);
-  const [roles, setRoles] = useState<string[]>([]);
+  const [open, setOpen] = useState(false);
+  const [name, setName] = useState(org.name);
+  const update = useMutation(OrganizationService.method.updateOrganization, { onSuccess: () => client.invalidateQueries() });
   return (
-    <form
-      onSubmit={(e) => {
-        e.preventDefault();
-        add.mutate({ organizationId: orgId, userId: userId ?? "", roles }, { onSuccess: () => setRoles([]) });
-      }}
-    >
-      <Stack gap="sm">
-        <Title order={2} size="h4">
-          {t("orgs.addMember")}
-        </Title>
-        <Group align="flex-end" wrap="wrap">
-          <div style={{ flex: "1 1 240px" }}>
-            <UserPicker label={t("orgs.user")} value={userId} onChange={setUserId} />
-          </div>
-          <MultiSelect label={t("orgs.roles")} data={ORG_ROLES} value={roles} onChange={setRoles} style={{ flex: "1 1 240px" }} required />
-          <Button type="submit" loading={add.isPending} disabled={!userId || roles.length === 0}>
-            {t("orgs.add")}
-          </Button>
-        </Group>
-        <ApiError error={add.error} />
-      </Stack>
-    </form>
+    <>
+      <Button
+        variant="default"
+        onClick={() => {
+          setName(org.name);
+          update.reset();
+          setOpen(true);
+        }}
+      >
+        {t("orgEdit.rename")}
+      </Button>
+      <Modal opened={open} onClose={() => setOpen(false)} title={t("orgEdit.renameTitle")}>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            update.mutate({ organizationId: org.id, name: name.trim() }, { onSuccess: () => setOpen(false) });
+          }}
+        >
+          <Stack>
+            <TextInput label={t("orgs.name")} value={name} onChange={(e) => setName(e.currentTarget.value)} required data-autofocus />
+            <ApiError error={update.error} />
+            <Group justify="flex-end">
+              <Button variant="default" onClick={() => setOpen(false)}>
+                {t("action.cancel")}
+              </Button>
+              <Button type="submit" loading={update.isPending}>
+                {t("action.save")}
+              </Button>
+            </Group>
+          </Stack>
+        </form>
+      </Modal>
+    </>
+  );
+}
+
+function OrgMetadata({ orgId, canWrite }: { orgId: string; canWrite: boolean }) {
+  const client = useQueryClient();
+  const refresh = { onSuccess: () => client.invalidateQueries() };
+  const list = useQuery(OrganizationService.method.listOrganizationMetadata, { organizationId: orgId, query: { limit: 200, asc: true } });
+  const set = useMutation(OrganizationService.method.setOrganizationMetadata, refresh);
+  const remove = useMutation(OrganizationService.method.deleteOrganizationMetadata, refresh);
+  return (
+    <MetadataCard
+      entries={list.data?.result}
+      error={list.error}
+      canWrite={canWrite}
+      onSet={(key, value) => set.mutateAsync({ organizationId: orgId, metadata: [{ key, value }] })}
+      onRemove={(key) => remove.mutateAsync({ organizationId: orgId, keys: [key] })}
+    />
   );
 }
 
 export default function OrgDetail({ params }: { params: string[] }) {
   const orgId = params[0] as string;
   const { t } = useI18n();
+  const { navigate, search } = useRouter();
+  const client = useQueryClient();
+  const access = useAccess().data as Access | undefined;
+  const [tab, setTab] = useState<string | null>(search.get("tab") ?? "members");
   const org = useQuery(OrganizationService.method.getOrganizationByID, { organizationId: orgId });
   const members = useQuery(OrganizationService.method.listOrganizationMembers, { organizationId: orgId, query: { limit: 100 } }, { retry: false });
+  const refresh = { onSuccess: () => client.invalidateQueries() };
+  const deactivate = useMutation(OrganizationService.method.deactivateOrganization, refresh);
+  const reactivate = useMutation(OrganizationService.method.reactivateOrganization, refresh);
+  const remove = useMutation(OrganizationService.method.deleteOrganization);
+  const addMember = useMutation(OrganizationService.method.addOrganizationMember, refresh);
+  const updateMember = useMutation(OrganizationService.method.updateOrganizationMember, refresh);
+  const removeMember = useMutation(OrganizationService.method.removeOrganizationMember, refresh);
   const o = org.data?.organization;
+  const ownRoles = members.data?.result.find((m) => m.userId === access?.userId)?.roles ?? [];
+  const canWrite = (access?.instanceWrite ?? false) || ownRoles.includes("ORG_OWNER");
+  const active = o?.state !== OrganizationState.INACTIVE;
   return (
     <>
-      <PageHeader title={o?.name ?? t("orgs.org")} back={{ to: "/orgs", label: t("nav.orgs") }} />
-      <ApiError error={org.error} />
+      <PageHeader
+        title={o?.name ?? t("orgs.org")}
+        back={{ to: "/orgs", label: t("nav.orgs") }}
+        actions={
+          o &&
+          canWrite && (
+            <>
+              <Rename org={o} />
+              {active ? (
+                <Button variant="default" loading={deactivate.isPending} onClick={() => deactivate.mutate({ organizationId: orgId })}>
+                  {t("users.deactivate")}
+                </Button>
+              ) : (
+                <Button variant="default" loading={reactivate.isPending} onClick={() => reactivate.mutate({ organizationId: orgId })}>
+                  {t("users.reactivate")}
+                </Button>
+              )}
+              <ConfirmButton
+                label={t("action.delete")}
+                title={t("orgEdit.deleteTitle")}
+                body={t("orgEdit.deleteBody", { name: o.name })}
+                confirmLabel={t("action.delete")}
+                typeToConfirm={o.name}
+                onConfirm={async () => {
+                  await remove.mutateAsync({ organizationId: orgId });
+                  await client.invalidateQueries();
+                  navigate("/orgs");
+                }}
+              />
+            </>
+          )
+        }
+      />
+      <ApiError error={org.error ?? deactivate.error ?? reactivate.error} />
       {o && (
         <Stack>
           <Card withBorder>
-            <SimpleGrid cols={{ base: 1, sm: 2 }}>
+            <SimpleGrid cols={{ base: 1, sm: 3 }}>
               <div>
                 <Text size="xs" c="dimmed" fw={600} tt="uppercase">
                   {t("orgs.domain")}
                 </Text>
                 <Text>{o.primaryDomain}</Text>
+              </div>
+              <div>
+                <Text size="xs" c="dimmed" fw={600} tt="uppercase">
+                  {t("users.state")}
+                </Text>
+                <Badge variant="filled" autoContrast color={active ? "teal.9" : "gray.7"} data-testid="org-state">
+                  {t(active ? "state.active" : "state.inactive")}
+                </Badge>
               </div>
               <div>
                 <Text size="xs" c="dimmed" fw={600} tt="uppercase">
@@ -71,41 +161,39 @@ export default function OrgDetail({ params }: { params: string[] }) {
               </div>
             </SimpleGrid>
           </Card>
-          <Title order={2} size="h3">
-            {t("orgs.members")}
-          </Title>
-          <ApiError error={members.error} />
-          {members.data && members.data.result.length === 0 && <EmptyState title={t("orgs.noMembers")} hint={t("orgs.noMembersHint")} />}
-          {members.data && members.data.result.length > 0 && (
-            <Table.ScrollContainer minWidth={320}>
-              <Table striped data-testid="members-table">
-                <Table.Thead>
-                  <Table.Tr>
-                    <Table.Th>{t("orgs.user")}</Table.Th>
-                    <Table.Th>{t("orgs.roles")}</Table.Th>
-                  </Table.Tr>
-                </Table.Thead>
-                <Table.Tbody>
-                  {members.data.result.map((m) => (
-                    <Table.Tr key={m.userId}>
-                      <Table.Td>{m.preferredLoginName || m.displayName}</Table.Td>
-                      <Table.Td>
-                        <Group gap={4}>
-                          {m.roles.map((r) => (
-                            <Badge key={r} variant="outline" color="gray.8">
-                              {r}
-                            </Badge>
-                          ))}
-                        </Group>
-                      </Table.Td>
-                    </Table.Tr>
-                  ))}
-                </Table.Tbody>
-              </Table>
-            </Table.ScrollContainer>
-          )}
-          {members.data && <AddMember orgId={orgId} />}
-          <ScimCard orgId={orgId} />
+          <Tabs value={tab} onChange={setTab} keepMounted={false}>
+            <Tabs.List>
+              <Tabs.Tab value="members">{t("orgs.members")}</Tabs.Tab>
+              <Tabs.Tab value="metadata">{t("meta.title")}</Tabs.Tab>
+              <Tabs.Tab value="settings">{t("orgSettings.title")}</Tabs.Tab>
+            </Tabs.List>
+            <Tabs.Panel value="members" pt="md">
+              <Stack>
+                {members.data && (
+                  <Members
+                    members={members.data.result}
+                    error={undefined}
+                    roles={ORG_ROLES}
+                    canWrite={canWrite}
+                    emptyTitle={t("orgs.noMembers")}
+                    emptyHint={t(canWrite ? "orgs.noMembersHint" : "orgEdit.noMembersHintRead")}
+                    testId="members-table"
+                    onAdd={(userId, roles) => addMember.mutateAsync({ organizationId: orgId, userId, roles })}
+                    onUpdate={(userId, roles) => updateMember.mutateAsync({ organizationId: orgId, userId, roles })}
+                    onRemove={(userId) => removeMember.mutateAsync({ organizationId: orgId, userId })}
+                  />
+                )}
+                {members.isError && <Text c="dimmed">{t("orgEdit.membersHidden")}</Text>}
+                <ScimCard orgId={orgId} />
+              </Stack>
+            </Tabs.Panel>
+            <Tabs.Panel value="metadata" pt="md">
+              <OrgMetadata orgId={orgId} canWrite={canWrite} />
+            </Tabs.Panel>
+            <Tabs.Panel value="settings" pt="md">
+              <OrgSettings orgId={orgId} canWrite={canWrite} />
+            </Tabs.Panel>
+          </Tabs>
         </Stack>
       )}
     </>

@@ -1,12 +1,14 @@
 // A user's credentials an administrator manages: a new password for a person (to be changed at the next sign-in,
-// unless unticked), personal access tokens for a service account (each shown once, with a copy button).
+// unless unticked) or a reset mail; for a service account personal access tokens, key pairs (the JSON key file
+// downloaded once) and a client secret, each shown once with a copy button.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { Alert, Button, Card, Checkbox, Group, PasswordInput, Stack, Table, Text, Title, VisuallyHidden } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
+import type { MachineUser } from "../../../gen/svc/user/v2/user_pb";
 import { UserService } from "../../../gen/svc/user/v2/user_service_pb";
 import { useI18n } from "../i18n";
-import { ApiError, SecretValue, useDateFormat } from "../ui";
+import { ApiError, ConfirmButton, EmptyState, SecretValue, useDateFormat } from "../ui";
 import { toDate } from "./dates";
 
 export function PasswordCard({ userId }: { userId: string }) {
@@ -41,7 +43,39 @@ export function PasswordCard({ userId }: { userId: string }) {
           </Group>
         </Stack>
       </form>
+      <PasswordReset userId={userId} />
     </Card>
+  );
+}
+
+/** A reset code by mail (the hosted login's reset page), or returned here for a user without a working address. */
+function PasswordReset({ userId }: { userId: string }) {
+  const { t } = useI18n();
+  const reset = useMutation(UserService.method.passwordReset);
+  return (
+    <Stack gap="sm" mt="lg">
+      <Title order={3} size="h5">
+        {t("reset.title")}
+      </Title>
+      <Text size="sm" c="dimmed">
+        {t("reset.hint")}
+      </Text>
+      <Group>
+        <Button variant="default" loading={reset.isPending} onClick={() => reset.mutate({ userId, medium: { case: "sendLink", value: {} } })}>
+          {t("reset.send")}
+        </Button>
+        <Button variant="default" loading={reset.isPending} onClick={() => reset.mutate({ userId, medium: { case: "returnCode", value: {} } })}>
+          {t("reset.returnCode")}
+        </Button>
+      </Group>
+      <ApiError error={reset.error} />
+      {reset.isSuccess && !reset.data.verificationCode && (
+        <Text size="sm" role="status">
+          {t("reset.sent")}
+        </Text>
+      )}
+      {reset.data?.verificationCode && <SecretValue label={t("reset.code")} value={reset.data.verificationCode} />}
+    </Stack>
   );
 }
 
@@ -108,6 +142,144 @@ export function TokensCard({ userId }: { userId: string }) {
           <Button variant="default" loading={add.isPending} onClick={() => add.mutate({ userId })}>
             {t("users.addToken")}
           </Button>
+        </Group>
+      </Stack>
+    </Card>
+  );
+}
+
+/** Saves the key file as the browser's download (nothing leaves the page). */
+function download(name: string, content: Uint8Array) {
+  const url = URL.createObjectURL(new Blob([content as BlobPart], { type: "application/json" }));
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = name;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+export function KeysCard({ userId }: { userId: string }) {
+  const { t } = useI18n();
+  const date = useDateFormat();
+  const client = useQueryClient();
+  const keys = useQuery(UserService.method.listKeys, { userId, query: { limit: 100 } });
+  const add = useMutation(UserService.method.addKey, { onSuccess: () => client.invalidateQueries() });
+  const remove = useMutation(UserService.method.removeKey, { onSuccess: () => client.invalidateQueries() });
+  const keyFile = add.data && add.data.keyContent.length > 0 ? new TextDecoder().decode(add.data.keyContent) : undefined;
+  return (
+    <Card withBorder>
+      <Stack gap="sm">
+        <Title order={2} size="h4">
+          {t("keys.title")}
+        </Title>
+        <Text size="sm" c="dimmed">
+          {t("keys.hint")}
+        </Text>
+        <ApiError error={keys.error ?? remove.error} />
+        {keys.data?.result.length === 0 && <EmptyState title={t("keys.empty")} hint={t("keys.emptyHint")} />}
+        {keys.data && keys.data.result.length > 0 && (
+          <Table.ScrollContainer minWidth={300}>
+            <Table data-testid="keys-table">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>{t("users.id")}</Table.Th>
+                  <Table.Th>{t("users.created")}</Table.Th>
+                  <Table.Th>{t("keys.expires")}</Table.Th>
+                  <Table.Th>
+                    <VisuallyHidden>{t("action.delete")}</VisuallyHidden>
+                  </Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {keys.data.result.map((k) => (
+                  <Table.Tr key={k.id}>
+                    <Table.Td>
+                      <Text ff="monospace" size="sm">
+                        {k.id}
+                      </Text>
+                    </Table.Td>
+                    <Table.Td>{date(toDate(k.details?.creationDate))}</Table.Td>
+                    <Table.Td>{date(toDate(k.expirationDate)) || t("keys.never")}</Table.Td>
+                    <Table.Td>
+                      <ConfirmButton
+                        size="xs"
+                        label={t("users.revoke")}
+                        ariaLabel={t("keys.removeKey", { id: k.id })}
+                        title={t("keys.removeTitle")}
+                        body={t("keys.removeBody", { id: k.id })}
+                        confirmLabel={t("users.revoke")}
+                        onConfirm={() => remove.mutateAsync({ userId, keyId: k.id })}
+                      />
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          </Table.ScrollContainer>
+        )}
+        {add.data && keyFile && (
+          <>
+            <Alert color="orange" title={t("keys.onceTitle")}>
+              {t("keys.once")}
+            </Alert>
+            <SecretValue label={t("keys.file")} value={keyFile} />
+            <Group>
+              <Button onClick={() => download(`${add.data.keyId}.json`, add.data.keyContent)}>{t("keys.download")}</Button>
+            </Group>
+          </>
+        )}
+        <ApiError error={add.error} />
+        <Group>
+          <Button variant="default" loading={add.isPending} onClick={() => add.mutate({ userId })}>
+            {t("keys.add")}
+          </Button>
+        </Group>
+      </Stack>
+    </Card>
+  );
+}
+
+export function SecretCard({ userId, machine }: { userId: string; machine: MachineUser }) {
+  const { t } = useI18n();
+  const client = useQueryClient();
+  const add = useMutation(UserService.method.addSecret, { onSuccess: () => client.invalidateQueries() });
+  const remove = useMutation(UserService.method.removeSecret, {
+    onSuccess: () => {
+      add.reset();
+      return client.invalidateQueries();
+    },
+  });
+  return (
+    <Card withBorder>
+      <Stack gap="sm">
+        <Title order={2} size="h4">
+          {t("secret.title")}
+        </Title>
+        <Text size="sm" c="dimmed">
+          {t(machine.hasSecret ? "secret.has" : "secret.none")}
+        </Text>
+        {add.data && (
+          <>
+            <SecretValue label={t("apps.clientSecret")} value={add.data.clientSecret} />
+            <Alert color="orange" title={t("apps.secretOnceTitle")}>
+              {t("apps.secretOnce")}
+            </Alert>
+          </>
+        )}
+        <ApiError error={add.error ?? remove.error} />
+        <Group>
+          <Button variant="default" loading={add.isPending} onClick={() => add.mutate({ userId })}>
+            {t(machine.hasSecret ? "secret.regenerate" : "secret.generate")}
+          </Button>
+          {machine.hasSecret && (
+            <ConfirmButton
+              label={t("secret.remove")}
+              title={t("secret.removeTitle")}
+              body={t("secret.removeBody")}
+              confirmLabel={t("secret.remove")}
+              onConfirm={() => remove.mutateAsync({ userId })}
+            />
+          )}
         </Group>
       </Stack>
     </Card>

@@ -1,13 +1,23 @@
-// One user: profile, login names, state changes (lock/unlock, deactivate/reactivate) and deletion with confirmation.
+// One user: the summary and state changes (lock/unlock, deactivate/reactivate, deletion with confirmation) above
+// tabs for the profile and contact data, the sign-in methods or a service account's credentials, metadata, the
+// user's authorizations and sessions. A tab's calls are made when it is opened; what the roles cannot change is
+// shown read-only (instance viewers), and sessions only to those who may end them.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Button, Card, Group, SimpleGrid, Stack, Text } from "@mantine/core";
+import { Button, Card, Group, SimpleGrid, Stack, Tabs, Text } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
 import { UserState } from "../../../gen/svc/user/v2/user_pb";
 import { UserService } from "../../../gen/svc/user/v2/user_service_pb";
+import { type Access, useAccess } from "../access";
 import { useI18n } from "../i18n";
 import { useRouter } from "../router";
 import { ApiError, ConfirmButton, PageHeader, useDateFormat } from "../ui";
-import { PasswordCard, TokensCard } from "./user-credentials";
+import { MetadataCard } from "./metadata";
+import { KeysCard, PasswordCard, SecretCard, TokensCard } from "./user-credentials";
+import { UserGrantsCard } from "./user-grants";
+import { MfaCard } from "./user-mfa";
+import { ContactCard, ProfileCard } from "./user-profile";
+import { SessionsCard } from "./user-sessions";
 import { StateBadge } from "./users";
 
 function Field({ label, children }: { label: string; children: React.ReactNode }) {
@@ -24,8 +34,12 @@ function Field({ label, children }: { label: string; children: React.ReactNode }
 export default function UserDetail({ params }: { params: string[] }) {
   const userId = params[0] as string;
   const { t } = useI18n();
-  const { navigate } = useRouter();
+  const { navigate, search } = useRouter();
   const date = useDateFormat();
+  const access = useAccess().data as Access | undefined;
+  // Instance viewers read everything and change nothing; everyone else is told by the API where it refuses.
+  const readOnly = !access || (access.instanceRoles.includes("IAM_OWNER_VIEWER") && !access.instanceWrite);
+  const [tab, setTab] = useState<string | null>(search.get("tab") ?? "profile");
   const client = useQueryClient();
   const got = useQuery(UserService.method.getUserByID, { userId });
   const refresh = () => client.invalidateQueries();
@@ -45,7 +59,8 @@ export default function UserDetail({ params }: { params: string[] }) {
         title={user ? (human?.profile?.displayName ?? machine?.name ?? user.username) : t("users.user")}
         back={{ to: "/users", label: t("nav.users") }}
         actions={
-          user && (
+          user &&
+          !readOnly && (
             <>
               {user.state === UserState.LOCKED ? (
                 <Button variant="default" loading={unlock.isPending} onClick={() => unlock.mutate({ userId })}>
@@ -106,10 +121,65 @@ export default function UserDetail({ params }: { params: string[] }) {
               <Field label={t("users.id")}>{user.userId}</Field>
             </SimpleGrid>
           </Card>
-          {human && <PasswordCard userId={userId} />}
-          {machine && <TokensCard userId={userId} />}
+          <Tabs value={tab} onChange={setTab} keepMounted={false}>
+            <Tabs.List>
+              <Tabs.Tab value="profile">{t("userTabs.profile")}</Tabs.Tab>
+              <Tabs.Tab value="security">{t(human ? "userTabs.security" : "userTabs.credentials")}</Tabs.Tab>
+              <Tabs.Tab value="metadata">{t("meta.title")}</Tabs.Tab>
+              <Tabs.Tab value="grants">{t("ugrants.title")}</Tabs.Tab>
+              {(access?.instanceWrite || access?.userId === userId) && <Tabs.Tab value="sessions">{t("sessions.title")}</Tabs.Tab>}
+            </Tabs.List>
+            <Tabs.Panel value="profile" pt="md">
+              <Stack>
+                <ProfileCard user={user} readOnly={readOnly} />
+                {human && (
+                  <ContactCard
+                    key={`${human.email?.email}|${human.email?.isVerified}|${human.phone?.phone}`}
+                    userId={userId}
+                    human={human}
+                    readOnly={readOnly}
+                  />
+                )}
+              </Stack>
+            </Tabs.Panel>
+            <Tabs.Panel value="security" pt="md">
+              <Stack>
+                {human && !readOnly && <PasswordCard userId={userId} />}
+                {human && <MfaCard userId={userId} readOnly={readOnly} />}
+                {machine && !readOnly && <TokensCard userId={userId} />}
+                {machine && !readOnly && <KeysCard userId={userId} />}
+                {machine && !readOnly && <SecretCard userId={userId} machine={machine} />}
+              </Stack>
+            </Tabs.Panel>
+            <Tabs.Panel value="metadata" pt="md">
+              <UserMetadata userId={userId} readOnly={readOnly} />
+            </Tabs.Panel>
+            <Tabs.Panel value="grants" pt="md">
+              <UserGrantsCard userId={userId} readOnly={readOnly} />
+            </Tabs.Panel>
+            <Tabs.Panel value="sessions" pt="md">
+              <SessionsCard userId={userId} />
+            </Tabs.Panel>
+          </Tabs>
         </Stack>
       )}
     </>
+  );
+}
+
+function UserMetadata({ userId, readOnly }: { userId: string; readOnly: boolean }) {
+  const client = useQueryClient();
+  const refresh = { onSuccess: () => client.invalidateQueries() };
+  const list = useQuery(UserService.method.listUserMetadata, { userId, query: { limit: 200, asc: true } });
+  const set = useMutation(UserService.method.setUserMetadata, refresh);
+  const remove = useMutation(UserService.method.deleteUserMetadata, refresh);
+  return (
+    <MetadataCard
+      entries={list.data?.result}
+      error={list.error}
+      canWrite={!readOnly}
+      onSet={(key, value) => set.mutateAsync({ userId, metadata: [{ key, value }] })}
+      onRemove={(key) => remove.mutateAsync({ userId, keys: [key] })}
+    />
   );
 }

@@ -1,0 +1,196 @@
+// Members with roles (an organization's, or the instance's administrators): the list, a member's roles changed in a
+// dialog, a member removed after confirmation, and a member added. The caller passes the calls; who may make them is
+// the API's decision (`canWrite` only hides what it would refuse).
+import { Badge, Button, Group, Modal, MultiSelect, Stack, Table, Text, Title, VisuallyHidden } from "@mantine/core";
+import { useState } from "react";
+import { useI18n } from "../i18n";
+import { UserPicker } from "../pickers";
+import { ApiError, ConfirmButton, EmptyState } from "../ui";
+
+export interface MemberRow {
+  userId: string;
+  roles: string[];
+  preferredLoginName: string;
+  displayName: string;
+}
+
+function EditRoles({ member, roles, onSave }: { member: MemberRow; roles: string[]; onSave(userId: string, roles: string[]): Promise<unknown> }) {
+  const { t } = useI18n();
+  const [open, setOpen] = useState(false);
+  const [value, setValue] = useState<string[]>(member.roles);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const name = member.preferredLoginName || member.displayName;
+  return (
+    <>
+      <Button
+        size="xs"
+        variant="default"
+        onClick={() => {
+          setValue(member.roles);
+          setError(undefined);
+          setOpen(true);
+        }}
+        aria-label={t("members.editRolesOf", { name })}
+      >
+        {t("members.editRoles")}
+      </Button>
+      <Modal opened={open} onClose={() => setOpen(false)} title={t("members.editRolesOf", { name })}>
+        <form
+          onSubmit={async (e) => {
+            e.preventDefault();
+            setBusy(true);
+            try {
+              await onSave(member.userId, value);
+              setOpen(false);
+            } catch (err) {
+              setError(err);
+            } finally {
+              setBusy(false);
+            }
+          }}
+        >
+          <Stack>
+            <MultiSelect
+              label={t("orgs.roles")}
+              data={roles}
+              value={value}
+              onChange={setValue}
+              required
+              data-autofocus
+              comboboxProps={{ withinPortal: false }}
+            />
+            <ApiError error={error} />
+            <Group justify="flex-end">
+              <Button variant="default" onClick={() => setOpen(false)}>
+                {t("action.cancel")}
+              </Button>
+              <Button type="submit" loading={busy} disabled={value.length === 0}>
+                {t("action.save")}
+              </Button>
+            </Group>
+          </Stack>
+        </form>
+      </Modal>
+    </>
+  );
+}
+
+function AddMember({ roles, onAdd, orgId }: { roles: string[]; onAdd(userId: string, roles: string[]): Promise<unknown>; orgId?: string }) {
+  const { t } = useI18n();
+  const [userId, setUserId] = useState<string | null>(null);
+  const [value, setValue] = useState<string[]>([]);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  return (
+    <form
+      onSubmit={async (e) => {
+        e.preventDefault();
+        setBusy(true);
+        setError(undefined);
+        try {
+          await onAdd(userId ?? "", value);
+          setValue([]);
+          setUserId(null);
+        } catch (err) {
+          setError(err);
+        } finally {
+          setBusy(false);
+        }
+      }}
+    >
+      <Stack gap="sm">
+        <Title order={3} size="h4">
+          {t("orgs.addMember")}
+        </Title>
+        <Group align="flex-end" wrap="wrap">
+          <div style={{ flex: "1 1 240px" }}>
+            <UserPicker label={t("orgs.user")} value={userId} onChange={setUserId} orgId={orgId} />
+          </div>
+          <MultiSelect label={t("orgs.roles")} data={roles} value={value} onChange={setValue} style={{ flex: "1 1 240px" }} required />
+          <Button type="submit" loading={busy} disabled={!userId || value.length === 0}>
+            {t("orgs.add")}
+          </Button>
+        </Group>
+        <ApiError error={error} />
+      </Stack>
+    </form>
+  );
+}
+
+export function Members(props: {
+  members: MemberRow[] | undefined;
+  error: unknown;
+  roles: string[];
+  canWrite: boolean;
+  emptyTitle: string;
+  emptyHint: string;
+  testId: string;
+  onAdd(userId: string, roles: string[]): Promise<unknown>;
+  onUpdate(userId: string, roles: string[]): Promise<unknown>;
+  onRemove(userId: string): Promise<unknown>;
+}) {
+  const { t } = useI18n();
+  const { members } = props;
+  return (
+    <Stack>
+      <ApiError error={props.error} />
+      {members && members.length === 0 && <EmptyState title={props.emptyTitle} hint={props.emptyHint} />}
+      {members && members.length > 0 && (
+        <Table.ScrollContainer minWidth={320}>
+          <Table striped data-testid={props.testId}>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>{t("orgs.user")}</Table.Th>
+                <Table.Th>{t("orgs.roles")}</Table.Th>
+                {props.canWrite && (
+                  <Table.Th>
+                    <VisuallyHidden>{t("members.actions")}</VisuallyHidden>
+                  </Table.Th>
+                )}
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {members.map((m) => {
+                const name = m.preferredLoginName || m.displayName;
+                return (
+                  <Table.Tr key={m.userId}>
+                    <Table.Td>
+                      <Text size="sm">{name}</Text>
+                    </Table.Td>
+                    <Table.Td>
+                      <Group gap={4}>
+                        {m.roles.map((r) => (
+                          <Badge key={r} variant="outline" color="gray.8">
+                            {r}
+                          </Badge>
+                        ))}
+                      </Group>
+                    </Table.Td>
+                    {props.canWrite && (
+                      <Table.Td>
+                        <Group gap="xs" wrap="nowrap" justify="flex-end">
+                          <EditRoles member={m} roles={props.roles} onSave={props.onUpdate} />
+                          <ConfirmButton
+                            size="xs"
+                            label={t("members.remove")}
+                            ariaLabel={t("members.removeOf", { name })}
+                            title={t("members.removeTitle")}
+                            body={t("members.removeBody", { name })}
+                            confirmLabel={t("members.remove")}
+                            onConfirm={() => props.onRemove(m.userId)}
+                          />
+                        </Group>
+                      </Table.Td>
+                    )}
+                  </Table.Tr>
+                );
+              })}
+            </Table.Tbody>
+          </Table>
+        </Table.ScrollContainer>
+      )}
+      {props.canWrite && members && <AddMember roles={props.roles} onAdd={props.onAdd} />}
+    </Stack>
+  );
+}

@@ -1,0 +1,239 @@
+// A user's authorizations (user grants): the projects and roles the user holds, one ListUserGrants page and one
+// ListProjects call for the projects' names; roles changed in a dialog, a grant removed after confirmation, and a new
+// grant of a project's roles (the project searched on the server).
+import { useMutation, useQuery } from "@connectrpc/connect-query";
+import { Badge, Button, Card, Group, Modal, MultiSelect, Select, Stack, Table, Text, Title, VisuallyHidden } from "@mantine/core";
+import { useDebouncedValue } from "@mantine/hooks";
+import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { type UserGrant, UserGrantState } from "../../../gen/svc/authorization/v2/authorization_pb";
+import { AuthorizationService } from "../../../gen/svc/authorization/v2/authorization_service_pb";
+import { TextQueryMethod } from "../../../gen/svc/object/v2/object_pb";
+import { ProjectService } from "../../../gen/svc/project/v2/project_service_pb";
+import { useI18n } from "../i18n";
+import { Paging, pageQuery } from "../paging";
+import { useLink } from "../router";
+import { ApiError, ConfirmButton, EmptyState } from "../ui";
+
+function useRoleOptions(projectId: string | null) {
+  const roles = useQuery(ProjectService.method.listProjectRoles, { projectId: projectId ?? "", query: { limit: 200, asc: true } }, { enabled: !!projectId });
+  return (roles.data?.result ?? []).map((r) => ({ value: r.roleKey, label: r.displayName ? `${r.displayName} (${r.roleKey})` : r.roleKey }));
+}
+
+function EditGrant({ grant, projectName }: { grant: UserGrant; projectName: string }) {
+  const { t } = useI18n();
+  const client = useQueryClient();
+  const [open, setOpen] = useState(false);
+  const [roles, setRoles] = useState<string[]>(grant.roleKeys);
+  const update = useMutation(AuthorizationService.method.updateUserGrant, { onSuccess: () => client.invalidateQueries() });
+  const options = useRoleOptions(open ? grant.projectId : null);
+  return (
+    <>
+      <Button
+        size="xs"
+        variant="default"
+        aria-label={t("ugrants.editOf", { project: projectName })}
+        onClick={() => {
+          setRoles(grant.roleKeys);
+          update.reset();
+          setOpen(true);
+        }}
+      >
+        {t("members.editRoles")}
+      </Button>
+      <Modal opened={open} onClose={() => setOpen(false)} title={t("ugrants.editOf", { project: projectName })}>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            update.mutate({ grantId: grant.grantId, userId: grant.userId, roleKeys: roles }, { onSuccess: () => setOpen(false) });
+          }}
+        >
+          <Stack>
+            <MultiSelect
+              label={t("orgs.roles")}
+              data={options}
+              value={roles}
+              onChange={setRoles}
+              required
+              data-autofocus
+              comboboxProps={{ withinPortal: false }}
+            />
+            <ApiError error={update.error} />
+            <Group justify="flex-end">
+              <Button variant="default" onClick={() => setOpen(false)}>
+                {t("action.cancel")}
+              </Button>
+              <Button type="submit" loading={update.isPending} disabled={roles.length === 0}>
+                {t("action.save")}
+              </Button>
+            </Group>
+          </Stack>
+        </form>
+      </Modal>
+    </>
+  );
+}
+
+function ProjectPicker({ value, onChange }: { value: string | null; onChange(v: string | null): void }) {
+  const { t } = useI18n();
+  const [search, setSearch] = useState("");
+  const [debounced] = useDebouncedValue(search.trim(), 250);
+  const projects = useQuery(ProjectService.method.listProjects, {
+    query: { limit: 20, asc: true },
+    queries: debounced ? [{ query: { case: "nameQuery", value: { name: debounced, method: TextQueryMethod.CONTAINS_IGNORE_CASE } } }] : [],
+  });
+  return (
+    <Select
+      label={t("projects.project")}
+      searchable
+      required
+      value={value}
+      onChange={onChange}
+      searchValue={search}
+      onSearchChange={setSearch}
+      filter={({ options }) => options}
+      nothingFoundMessage="—"
+      data={(projects.data?.result ?? []).map((p) => ({ value: p.id, label: p.name }))}
+    />
+  );
+}
+
+function AddGrant({ userId }: { userId: string }) {
+  const { t } = useI18n();
+  const client = useQueryClient();
+  const [projectId, setProjectId] = useState<string | null>(null);
+  const [roles, setRoles] = useState<string[]>([]);
+  const add = useMutation(AuthorizationService.method.addUserGrant, { onSuccess: () => client.invalidateQueries() });
+  const options = useRoleOptions(projectId);
+  return (
+    <form
+      onSubmit={(e) => {
+        e.preventDefault();
+        add.mutate({ userId, projectId: projectId ?? "", roleKeys: roles }, { onSuccess: () => setRoles([]) });
+      }}
+    >
+      <Stack gap="sm">
+        <Title order={3} size="h5">
+          {t("ugrants.add")}
+        </Title>
+        <Group align="flex-end" wrap="wrap">
+          <div style={{ flex: "1 1 200px" }}>
+            <ProjectPicker
+              value={projectId}
+              onChange={(v) => {
+                setProjectId(v);
+                setRoles([]);
+              }}
+            />
+          </div>
+          <MultiSelect label={t("orgs.roles")} data={options} value={roles} onChange={setRoles} required style={{ flex: "1 1 220px" }} />
+          <Button type="submit" loading={add.isPending} disabled={!projectId || roles.length === 0}>
+            {t("grants.grant")}
+          </Button>
+        </Group>
+        <ApiError error={add.error} />
+      </Stack>
+    </form>
+  );
+}
+
+function ProjectLink({ id, name }: { id: string; name: string }) {
+  const link = useLink(`/projects/${encodeURIComponent(id)}`);
+  return (
+    <Text component="a" size="sm" fw={500} c="blue.8" {...link}>
+      {name}
+    </Text>
+  );
+}
+
+export function UserGrantsCard({ userId, readOnly }: { userId: string; readOnly: boolean }) {
+  const { t } = useI18n();
+  const client = useQueryClient();
+  const [page, setPage] = useState(1);
+  const grants = useQuery(
+    AuthorizationService.method.listUserGrants,
+    { query: pageQuery(page), queries: [{ query: { case: "userIdFilter", value: { userId } } }] },
+    { placeholderData: keepPreviousData },
+  );
+  const ids = [...new Set((grants.data?.result ?? []).map((g) => g.projectId))];
+  const projects = useQuery(
+    ProjectService.method.listProjects,
+    { query: { limit: ids.length }, queries: [{ query: { case: "idsQuery", value: { ids } } }] },
+    { enabled: ids.length > 0 },
+  );
+  const names = new Map((projects.data?.result ?? []).map((p) => [p.id, p.name]));
+  const remove = useMutation(AuthorizationService.method.removeUserGrant, { onSuccess: () => client.invalidateQueries() });
+  const result = grants.data?.result;
+  return (
+    <Card withBorder>
+      <Stack gap="sm">
+        <Title order={2} size="h4">
+          {t("ugrants.title")}
+        </Title>
+        <ApiError error={grants.error} />
+        {result && result.length === 0 && <EmptyState title={t("ugrants.empty")} hint={t(readOnly ? "ugrants.emptyHintRead" : "ugrants.emptyHint")} />}
+        {result && result.length > 0 && (
+          <Table.ScrollContainer minWidth={300}>
+            <Table striped data-testid="user-grants-table">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>{t("projects.project")}</Table.Th>
+                  <Table.Th>{t("orgs.roles")}</Table.Th>
+                  {!readOnly && (
+                    <Table.Th>
+                      <VisuallyHidden>{t("members.actions")}</VisuallyHidden>
+                    </Table.Th>
+                  )}
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {result.map((g) => {
+                  const name = names.get(g.projectId) ?? g.projectId;
+                  return (
+                    <Table.Tr key={g.grantId}>
+                      <Table.Td>
+                        <ProjectLink id={g.projectId} name={name} />
+                        {g.state === UserGrantState.INACTIVE && (
+                          <Badge ml="xs" size="sm" color="gray.7" variant="filled">
+                            {t("state.inactive")}
+                          </Badge>
+                        )}
+                      </Table.Td>
+                      <Table.Td>
+                        <Group gap={4}>
+                          {g.roleKeys.map((r) => (
+                            <Badge key={r} variant="outline" color="gray.8">
+                              {r}
+                            </Badge>
+                          ))}
+                        </Group>
+                      </Table.Td>
+                      {!readOnly && (
+                        <Table.Td>
+                          <Group gap="xs" justify="flex-end" wrap="nowrap">
+                            <EditGrant grant={g} projectName={name} />
+                            <ConfirmButton
+                              size="xs"
+                              label={t("ugrants.remove")}
+                              ariaLabel={t("ugrants.removeOf", { project: name })}
+                              title={t("ugrants.removeTitle")}
+                              body={t("ugrants.removeBody", { project: name })}
+                              confirmLabel={t("ugrants.remove")}
+                              onConfirm={() => remove.mutateAsync({ grantId: g.grantId, userId })}
+                            />
+                          </Group>
+                        </Table.Td>
+                      )}
+                    </Table.Tr>
+                  );
+                })}
+              </Table.Tbody>
+            </Table>
+          </Table.ScrollContainer>
+        )}
+        <Paging details={grants.data?.details} page={page} onPage={setPage} />
+        {!readOnly && <AddGrant userId={userId} />}
+      </Stack>
+    </Card>
+  );
+}
