@@ -4,6 +4,7 @@ import { Prisma } from "../../gen/prisma/client.js";
 import { alreadyExists } from "../domain/errors.js";
 import { unique } from "./errors.js";
 import type { Db } from "./index.js";
+import { query, statement } from "./sql.js";
 
 /** What the authentication-method commands know about their user (one read). */
 export interface AuthnSubject {
@@ -142,17 +143,41 @@ export class AuthnRepo {
   // ------------------------------------------------------------ OTP lockout
 
   /** Counts a failed one-time code (TOTP or e-mail); returns the count and the state after it. */
-  countFailedOtp(userId: string): Promise<{ failedOtpAttempts: number; state: AuthnSubject["state"] }> {
-    return this.db.user.update({ where: { id: userId }, data: { failedOtpAttempts: { increment: 1 } }, select: { failedOtpAttempts: true, state: true } });
+  /**
+   * Reserves one check of a one-time code before it is verified, as reservePasswordCheck does for passwords: counts it
+   * as failed (a right code clears the count) only while the user may try now, in one statement, so that concurrent
+   * guesses cannot outrun the limit. May try: ACTIVE or INITIAL, and below `limit` (0: no limit), or the codes' lock
+   * period over (`firstLockSeconds` after the limit was reached, doubled per further period, at most
+   * `maxLockSeconds`). The check that reaches the limit starts the period (`otpLockedAt`). Null: the user may not try.
+   */
+  async reserveOtpCheck(
+    userId: string,
+    policy: { limit: number; firstLockSeconds: number; maxLockSeconds: number },
+    now: Date,
+  ): Promise<{ failedOtpAttempts: number } | null> {
+    const { limit, firstLockSeconds, maxLockSeconds } = policy;
+    const [row] = await query<{ failedOtpAttempts: number }>(
+      this.db,
+      statement(
+        Prisma.sql`UPDATE "User" SET "failedOtpAttempts" = "failedOtpAttempts" + 1,
+            "otpLockedAt" = CASE WHEN ${limit}::int > 0 AND "failedOtpAttempts" + 1 >= ${limit}::int THEN ${now}::timestamptz ELSE "otpLockedAt" END
+          WHERE "id" = ${userId} AND "state" IN ('ACTIVE', 'INITIAL') AND (
+            ${limit}::int = 0 OR "failedOtpAttempts" < ${limit}::int OR "otpLockedAt" IS NULL
+            OR "otpLockedAt" + make_interval(secs => LEAST(${firstLockSeconds}::float8 * power(2::float8, LEAST("failedOtpAttempts" - ${limit}::int, 40)), ${maxLockSeconds}::float8))
+              <= ${now}::timestamptz)
+          RETURNING "failedOtpAttempts"`,
+        "user_reserve_otp_check",
+      ),
+    );
+    return row ?? null;
   }
 
-  /** A right code starts the count again; a no-op (no write) when it is 0 already. */
+  /** A right code starts the count of wrong ones again and ends the codes' lock period; no write when there is none. */
   async resetFailedOtp(userId: string): Promise<void> {
-    await this.db.user.updateMany({ where: { id: userId, failedOtpAttempts: { gt: 0 } }, data: { failedOtpAttempts: 0 } });
-  }
-
-  otpLock(userId: string): Promise<{ failedOtpAttempts: number; state: AuthnSubject["state"]; lockedAt: Date | null } | null> {
-    return this.db.user.findUnique({ where: { id: userId }, select: { failedOtpAttempts: true, state: true, lockedAt: true } });
+    await this.db.user.updateMany({
+      where: { id: userId, OR: [{ failedOtpAttempts: { gt: 0 } }, { otpLockedAt: { not: null } }] },
+      data: { failedOtpAttempts: 0, otpLockedAt: null },
+    });
   }
 
   // ------------------------------------------------------------ e-mail

@@ -176,22 +176,43 @@ describe("lockout", () => {
     };
     await fails(t, "rest", t.pat, "VerifyTOTPRegistration", { userId: id, code: wrong2() }, "invalid_argument", "Errors.User.Code.Invalid");
     await fails(t, "rest", t.pat, "VerifyTOTPRegistration", { userId: id, code: wrong2() }, "invalid_argument", "Errors.User.Code.Invalid");
-    // The third wrong code locks: the answer says so.
+    // The third wrong code locks the codes for the lock period (the default: a temporary back-off, the user stays
+    // ACTIVE, as for passwords): the answer says so.
     await fails(t, "rest", t.pat, "VerifyTOTPRegistration", { userId: id, code: wrong2() }, "failed_precondition", "Errors.User.Locked");
-    expect(await userRow(id)).toMatchObject({ state: "LOCKED", failedOtpAttempts: 3 });
+    expect(await userRow(id)).toMatchObject({ state: "ACTIVE", failedOtpAttempts: 3 });
     // Locked: even the right code is refused, without saying whether it was right.
     await fails(t, "rest", t.pat, "VerifyTOTPRegistration", { userId: id, code: totpCode(again.secret, now()) }, "failed_precondition", "Errors.User.Locked");
+    const events = await t.server.db.prisma.event.findMany({ where: { aggregateId: id, type: "user.otp.locked" } });
+    expect(events.map((e) => e.payload)).toEqual([{ reason: "lockout policy", failedOtpAttempts: 3, until: expect.any(String) }]);
+    // After the period (300 s by default) the right code works, and the count starts afresh.
+    advance(301_000);
+    await ok(t, "rest", t.pat, "VerifyTOTPRegistration", { userId: id, code: totpCode(again.secret, now()) });
+    expect(await userRow(id)).toMatchObject({ failedOtpAttempts: 0, otpLockedAt: null });
+  });
+
+  it("with permanentLockout locks the user (LOCKED) until an administrator unlocks it", async () => {
+    const org = await createOrg(t, "OTP Lockout Permanent");
+    await admin(t, "SetLockoutSettings", { organizationId: org, settings: { maxPasswordAttempts: 10, maxOtpAttempts: 2, permanentLockout: true } });
+    const id = await createHuman(t, org, "perma-guesser");
+    const { secret } = await admin(t, "RegisterTOTP", { userId: id });
+    const right = new Set([-30_000, 0, 30_000].map((d) => totpCode(secret, now() + d)));
+    const [w1, w2] = ["111111", "222222", "333333", "444444"].filter((c) => !right.has(c));
+    await fails(t, "rest", t.pat, "VerifyTOTPRegistration", { userId: id, code: w1 }, "invalid_argument", "Errors.User.Code.Invalid");
+    await fails(t, "rest", t.pat, "VerifyTOTPRegistration", { userId: id, code: w2 }, "failed_precondition", "Errors.User.Locked");
+    expect(await userRow(id)).toMatchObject({ state: "LOCKED", failedOtpAttempts: 2 });
     const events = await t.server.db.prisma.event.findMany({ where: { aggregateId: id, type: "user.locked" } });
-    expect(events.map((e) => e.payload)).toEqual([{ reason: "lockout policy (one-time codes)", failedOtpAttempts: 3 }]);
+    expect(events.map((e) => e.payload)).toEqual([{ reason: "lockout policy (one-time codes)", failedOtpAttempts: 2 }]);
+    advance(2 * 3_600_000);
+    await fails(t, "rest", t.pat, "VerifyTOTPRegistration", { userId: id, code: totpCode(secret, now()) }, "failed_precondition", "Errors.User.Locked");
     // Unlocking starts afresh.
     await ok(t, "rest", t.pat, "UnlockUser", { userId: id });
-    expect((await userRow(id)).failedOtpAttempts).toBe(0);
-    await ok(t, "rest", t.pat, "VerifyTOTPRegistration", { userId: id, code: totpCode(again.secret, now()) });
+    expect(await userRow(id)).toMatchObject({ failedOtpAttempts: 0, otpLockedAt: null });
+    await ok(t, "rest", t.pat, "VerifyTOTPRegistration", { userId: id, code: totpCode(secret, now()) });
   });
 
   it("never locks the last owner of an organization: only its codes are refused for a while", async () => {
     const org = await createOrg(t, "OTP Owner");
-    await setLockout(t, org, 1);
+    await admin(t, "SetLockoutSettings", { organizationId: org, settings: { maxPasswordAttempts: 10, maxOtpAttempts: 1, permanentLockout: true } });
     const owner = await withRoles(t, org, await createHuman(t, org, "only-owner"), ["ORG_OWNER"]);
     const { secret } = await admin(t, "RegisterTOTP", { userId: owner });
     const right = new Set([-30_000, 0, 30_000].map((d) => totpCode(secret, now() + d)));

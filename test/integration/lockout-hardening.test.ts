@@ -6,7 +6,7 @@
 //    anybody can cause; a completed e-mail password reset lifts it; the permanent lock stays an option.
 // 7: the decoy check for an unknown login name counts against the same limits as a real one (per name, per address).
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { loginClient } from "../support/authn.js";
+import { loginClient, totpCode } from "../support/authn.js";
 import { createHuman, createOrg, defaultOrgId, type Machine, PASSWORD } from "../support/fixtures.js";
 import { admin, call, fails, ok, type Reply, type Via } from "../support/rpc.js";
 import { startTestServer, type TestServer } from "../support/server.js";
@@ -165,6 +165,47 @@ describe("the lockout policy (no rate limits, to see the lock alone)", () => {
     } finally {
       t.advanceClock(-48 * 3_600_000);
     }
+  });
+
+  // The same race class for one-time codes: each check is reserved before the code is verified.
+  const failedCodes = (userId: string) => t.server.db.prisma.event.count({ where: { aggregateId: userId, type: "user.otp.check.failed" } });
+  const serverNow = () => t.server.tokens.clock().getTime();
+  const wrongCodes = (secret: string, n: number) => {
+    const right = new Set([-30_000, 0, 30_000].map((d) => totpCode(secret, serverNow() + d)));
+    return Array.from({ length: n + 3 }, (_, i) => String(100_000 + i * 7919))
+      .filter((c) => !right.has(c))
+      .slice(0, n);
+  };
+
+  it("one-time codes: 30 concurrent wrong codes run at most maxOtpAttempts checks", async () => {
+    const u = await userIn("OTP Race Org", "otp-race-olga", { maxOtpAttempts: "5" });
+    const { secret } = await admin(t, "RegisterTOTP", { userId: u.id });
+    const replies = await Promise.all(
+      wrongCodes(secret, 30).map((code, i) => call(t, i % 2 ? "connect" : "rest", t.pat, "VerifyTOTPRegistration", { userId: u.id, code })),
+    );
+    expect(replies.every((r) => r.status >= 400 && r.status < 500)).toBe(true);
+    expect(await failedCodes(u.id)).toBeLessThanOrEqual(5);
+    expect(replies.filter((r) => r.reason === "Errors.User.Code.Invalid").length).toBeLessThanOrEqual(5);
+    // Locked now: the right code gets the lock's answer, and no code is verified.
+    await fails(t, "rest", t.pat, "VerifyTOTPRegistration", { userId: u.id, code: totpCode(secret, serverNow()) }, "failed_precondition", "Errors.User.Locked");
+    expect(await failedCodes(u.id)).toBeLessThanOrEqual(5);
+  });
+
+  it("one-time codes: the codes' lock is the second factor's own; a right password does not end it", async () => {
+    const u = await userIn("OTP Own Lock Org", "otp-own-otto", { maxOtpAttempts: "2" });
+    const { secret } = await admin(t, "RegisterTOTP", { userId: u.id });
+    await ok(t, "rest", t.pat, "VerifyTOTPRegistration", { userId: u.id, code: totpCode(secret, serverNow()) });
+    const first = await ok(t, "rest", login.pat, "CreateSession", byPassword(u.loginName, PASSWORD));
+    const [w1, w2] = wrongCodes(secret, 2);
+    const check = (s: { sessionId: string; sessionToken: string }, code: string) =>
+      call(t, "rest", login.pat, "SetSession", { sessionId: s.sessionId, sessionToken: s.sessionToken, checks: { totp: { code } } });
+    expect((await check(first, w1 as string)).reason).toBe("Errors.User.Code.Invalid");
+    expect((await check(first, w2 as string)).reason).toBe("Errors.User.Locked");
+    // The password still works (the user is not locked out of everything by whoever knows it) ...
+    const second = await ok(t, "rest", login.pat, "CreateSession", byPassword(u.loginName, PASSWORD));
+    expect((await admin(t, "GetUserByID", { userId: u.id })).user.state).toBe("USER_STATE_ACTIVE");
+    // ... and does not lift the codes' lock: the right code is refused on the new session too.
+    expect((await check(second, totpCode(secret, serverNow()))).reason).toBe("Errors.User.Locked");
   });
 });
 

@@ -3442,6 +3442,7 @@ export const UserScalarFieldEnum = {
   failedPasswordAttempts: 'failedPasswordAttempts',
   failedOtpAttempts: 'failedOtpAttempts',
   lockedAt: 'lockedAt',
+  otpLockedAt: 'otpLockedAt',
   otpEmailAddedAt: 'otpEmailAddedAt',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'

@@ -76,6 +76,7 @@ export type UserMinAggregateOutputType = {
   failedPasswordAttempts: number | null
   failedOtpAttempts: number | null
   lockedAt: Date | null
+  otpLockedAt: Date | null
   otpEmailAddedAt: Date | null
   createdAt: Date | null
   updatedAt: Date | null
@@ -119,6 +120,7 @@ export type UserMaxAggregateOutputType = {
   failedPasswordAttempts: number | null
   failedOtpAttempts: number | null
   lockedAt: Date | null
+  otpLockedAt: Date | null
   otpEmailAddedAt: Date | null
   createdAt: Date | null
   updatedAt: Date | null
@@ -162,6 +164,7 @@ export type UserCountAggregateOutputType = {
   failedPasswordAttempts: number
   failedOtpAttempts: number
   lockedAt: number
+  otpLockedAt: number
   otpEmailAddedAt: number
   createdAt: number
   updatedAt: number
@@ -219,6 +222,7 @@ export type UserMinAggregateInputType = {
   failedPasswordAttempts?: true
   failedOtpAttempts?: true
   lockedAt?: true
+  otpLockedAt?: true
   otpEmailAddedAt?: true
   createdAt?: true
   updatedAt?: true
@@ -262,6 +266,7 @@ export type UserMaxAggregateInputType = {
   failedPasswordAttempts?: true
   failedOtpAttempts?: true
   lockedAt?: true
+  otpLockedAt?: true
   otpEmailAddedAt?: true
   createdAt?: true
   updatedAt?: true
@@ -305,6 +310,7 @@ export type UserCountAggregateInputType = {
   failedPasswordAttempts?: true
   failedOtpAttempts?: true
   lockedAt?: true
+  otpLockedAt?: true
   otpEmailAddedAt?: true
   createdAt?: true
   updatedAt?: true
@@ -435,6 +441,7 @@ export type UserGroupByOutputType = {
   failedPasswordAttempts: number
   failedOtpAttempts: number
   lockedAt: Date | null
+  otpLockedAt: Date | null
   otpEmailAddedAt: Date | null
   createdAt: Date
   updatedAt: Date
@@ -501,6 +508,7 @@ export type UserWhereInput = {
   failedPasswordAttempts?: Prisma.IntFilter<"User"> | number
   failedOtpAttempts?: Prisma.IntFilter<"User"> | number
   lockedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
+  otpLockedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
   otpEmailAddedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"User"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"User"> | Date | string
@@ -565,6 +573,7 @@ export type UserOrderByWithRelationInput = {
   failedPasswordAttempts?: Prisma.SortOrder
   failedOtpAttempts?: Prisma.SortOrder
   lockedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  otpLockedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   otpEmailAddedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -633,6 +642,7 @@ export type UserWhereUniqueInput = Prisma.AtLeast<{
   failedPasswordAttempts?: Prisma.IntFilter<"User"> | number
   failedOtpAttempts?: Prisma.IntFilter<"User"> | number
   lockedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
+  otpLockedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
   otpEmailAddedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"User"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"User"> | Date | string
@@ -697,6 +707,7 @@ export type UserOrderByWithAggregationInput = {
   failedPasswordAttempts?: Prisma.SortOrder
   failedOtpAttempts?: Prisma.SortOrder
   lockedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  otpLockedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   otpEmailAddedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -748,6 +759,7 @@ export type UserScalarWhereWithAggregatesInput = {
   failedPasswordAttempts?: Prisma.IntWithAggregatesFilter<"User"> | number
   failedOtpAttempts?: Prisma.IntWithAggregatesFilter<"User"> | number
   lockedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"User"> | Date | string | null
+  otpLockedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"User"> | Date | string | null
   otpEmailAddedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"User"> | Date | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"User"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"User"> | Date | string
@@ -789,6 +801,7 @@ export type UserCreateInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -853,6 +866,7 @@ export type UserUncheckedCreateInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -913,6 +927,7 @@ export type UserUpdateInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -977,6 +992,7 @@ export type UserUncheckedUpdateInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1039,6 +1055,7 @@ export type UserCreateManyInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1080,6 +1097,7 @@ export type UserUpdateManyMutationInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1123,6 +1141,7 @@ export type UserUncheckedUpdateManyInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1182,6 +1201,7 @@ export type UserCountOrderByAggregateInput = {
   failedPasswordAttempts?: Prisma.SortOrder
   failedOtpAttempts?: Prisma.SortOrder
   lockedAt?: Prisma.SortOrder
+  otpLockedAt?: Prisma.SortOrder
   otpEmailAddedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -1231,6 +1251,7 @@ export type UserMaxOrderByAggregateInput = {
   failedPasswordAttempts?: Prisma.SortOrder
   failedOtpAttempts?: Prisma.SortOrder
   lockedAt?: Prisma.SortOrder
+  otpLockedAt?: Prisma.SortOrder
   otpEmailAddedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -1274,6 +1295,7 @@ export type UserMinOrderByAggregateInput = {
   failedPasswordAttempts?: Prisma.SortOrder
   failedOtpAttempts?: Prisma.SortOrder
   lockedAt?: Prisma.SortOrder
+  otpLockedAt?: Prisma.SortOrder
   otpEmailAddedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -1717,6 +1739,7 @@ export type UserCreateWithoutInstanceInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1779,6 +1802,7 @@ export type UserUncheckedCreateWithoutInstanceInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1870,6 +1894,7 @@ export type UserScalarWhereInput = {
   failedPasswordAttempts?: Prisma.IntFilter<"User"> | number
   failedOtpAttempts?: Prisma.IntFilter<"User"> | number
   lockedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
+  otpLockedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
   otpEmailAddedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"User"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"User"> | Date | string
@@ -1911,6 +1936,7 @@ export type UserCreateWithoutOrgInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1973,6 +1999,7 @@ export type UserUncheckedCreateWithoutOrgInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -2059,6 +2086,7 @@ export type UserCreateWithoutMetadataInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -2122,6 +2150,7 @@ export type UserUncheckedCreateWithoutMetadataInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -2197,6 +2226,7 @@ export type UserUpdateWithoutMetadataInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -2260,6 +2290,7 @@ export type UserUncheckedUpdateWithoutMetadataInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -2319,6 +2350,7 @@ export type UserCreateWithoutPersonalAccessTokensInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -2382,6 +2414,7 @@ export type UserUncheckedCreateWithoutPersonalAccessTokensInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -2457,6 +2490,7 @@ export type UserUpdateWithoutPersonalAccessTokensInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -2520,6 +2554,7 @@ export type UserUncheckedUpdateWithoutPersonalAccessTokensInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -2579,6 +2614,7 @@ export type UserCreateWithoutKeysInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -2642,6 +2678,7 @@ export type UserUncheckedCreateWithoutKeysInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -2717,6 +2754,7 @@ export type UserUpdateWithoutKeysInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -2780,6 +2818,7 @@ export type UserUncheckedUpdateWithoutKeysInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -2839,6 +2878,7 @@ export type UserCreateWithoutInstanceMembershipsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -2902,6 +2942,7 @@ export type UserUncheckedCreateWithoutInstanceMembershipsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -2977,6 +3018,7 @@ export type UserUpdateWithoutInstanceMembershipsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -3040,6 +3082,7 @@ export type UserUncheckedUpdateWithoutInstanceMembershipsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -3099,6 +3142,7 @@ export type UserCreateWithoutOrgMembershipsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -3162,6 +3206,7 @@ export type UserUncheckedCreateWithoutOrgMembershipsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -3237,6 +3282,7 @@ export type UserUpdateWithoutOrgMembershipsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -3300,6 +3346,7 @@ export type UserUncheckedUpdateWithoutOrgMembershipsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -3359,6 +3406,7 @@ export type UserCreateWithoutEmailsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -3422,6 +3470,7 @@ export type UserUncheckedCreateWithoutEmailsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -3497,6 +3546,7 @@ export type UserUpdateWithoutEmailsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -3560,6 +3610,7 @@ export type UserUncheckedUpdateWithoutEmailsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -3619,6 +3670,7 @@ export type UserCreateWithoutPhoneNumbersInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -3682,6 +3734,7 @@ export type UserUncheckedCreateWithoutPhoneNumbersInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -3757,6 +3810,7 @@ export type UserUpdateWithoutPhoneNumbersInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -3820,6 +3874,7 @@ export type UserUncheckedUpdateWithoutPhoneNumbersInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -3879,6 +3934,7 @@ export type UserCreateWithoutAddressesInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -3942,6 +3998,7 @@ export type UserUncheckedCreateWithoutAddressesInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -4017,6 +4074,7 @@ export type UserUpdateWithoutAddressesInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -4080,6 +4138,7 @@ export type UserUncheckedUpdateWithoutAddressesInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -4139,6 +4198,7 @@ export type UserCreateWithoutExternalIdsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -4202,6 +4262,7 @@ export type UserUncheckedCreateWithoutExternalIdsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -4277,6 +4338,7 @@ export type UserUpdateWithoutExternalIdsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -4340,6 +4402,7 @@ export type UserUncheckedUpdateWithoutExternalIdsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -4399,6 +4462,7 @@ export type UserCreateWithoutGrantsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -4462,6 +4526,7 @@ export type UserUncheckedCreateWithoutGrantsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -4537,6 +4602,7 @@ export type UserUpdateWithoutGrantsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -4600,6 +4666,7 @@ export type UserUncheckedUpdateWithoutGrantsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -4659,6 +4726,7 @@ export type UserCreateWithoutOauthTokensInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -4722,6 +4790,7 @@ export type UserUncheckedCreateWithoutOauthTokensInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -4797,6 +4866,7 @@ export type UserUpdateWithoutOauthTokensInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -4860,6 +4930,7 @@ export type UserUncheckedUpdateWithoutOauthTokensInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -4919,6 +4990,7 @@ export type UserCreateWithoutSessionsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -4982,6 +5054,7 @@ export type UserUncheckedCreateWithoutSessionsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -5057,6 +5130,7 @@ export type UserUpdateWithoutSessionsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -5120,6 +5194,7 @@ export type UserUncheckedUpdateWithoutSessionsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -5179,6 +5254,7 @@ export type UserCreateWithoutRefreshTokensInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -5242,6 +5318,7 @@ export type UserUncheckedCreateWithoutRefreshTokensInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -5317,6 +5394,7 @@ export type UserUpdateWithoutRefreshTokensInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -5380,6 +5458,7 @@ export type UserUncheckedUpdateWithoutRefreshTokensInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -5439,6 +5518,7 @@ export type UserCreateWithoutTotpInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -5502,6 +5582,7 @@ export type UserUncheckedCreateWithoutTotpInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -5577,6 +5658,7 @@ export type UserUpdateWithoutTotpInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -5640,6 +5722,7 @@ export type UserUncheckedUpdateWithoutTotpInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -5699,6 +5782,7 @@ export type UserCreateWithoutPasskeysInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -5762,6 +5846,7 @@ export type UserUncheckedCreateWithoutPasskeysInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -5837,6 +5922,7 @@ export type UserUpdateWithoutPasskeysInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -5900,6 +5986,7 @@ export type UserUncheckedUpdateWithoutPasskeysInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -5959,6 +6046,7 @@ export type UserCreateWithoutCodesInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -6022,6 +6110,7 @@ export type UserUncheckedCreateWithoutCodesInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -6097,6 +6186,7 @@ export type UserUpdateWithoutCodesInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -6160,6 +6250,7 @@ export type UserUncheckedUpdateWithoutCodesInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -6219,6 +6310,7 @@ export type UserCreateWithoutPasswordHistoryInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -6282,6 +6374,7 @@ export type UserUncheckedCreateWithoutPasswordHistoryInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -6357,6 +6450,7 @@ export type UserUpdateWithoutPasswordHistoryInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -6420,6 +6514,7 @@ export type UserUncheckedUpdateWithoutPasswordHistoryInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -6479,6 +6574,7 @@ export type UserCreateWithoutIdpLinksInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -6542,6 +6638,7 @@ export type UserUncheckedCreateWithoutIdpLinksInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -6617,6 +6714,7 @@ export type UserUpdateWithoutIdpLinksInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -6680,6 +6778,7 @@ export type UserUncheckedUpdateWithoutIdpLinksInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -6739,6 +6838,7 @@ export type UserCreateWithoutConsentsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -6802,6 +6902,7 @@ export type UserUncheckedCreateWithoutConsentsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -6877,6 +6978,7 @@ export type UserUpdateWithoutConsentsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -6940,6 +7042,7 @@ export type UserUncheckedUpdateWithoutConsentsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -7000,6 +7103,7 @@ export type UserCreateManyInstanceInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -7041,6 +7145,7 @@ export type UserUpdateWithoutInstanceInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -7103,6 +7208,7 @@ export type UserUncheckedUpdateWithoutInstanceInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -7164,6 +7270,7 @@ export type UserUncheckedUpdateManyWithoutInstanceInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -7206,6 +7313,7 @@ export type UserCreateManyOrgInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -7247,6 +7355,7 @@ export type UserUpdateWithoutOrgInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -7309,6 +7418,7 @@ export type UserUncheckedUpdateWithoutOrgInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -7370,6 +7480,7 @@ export type UserUncheckedUpdateManyWithoutOrgInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -7597,6 +7708,7 @@ export type UserSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   failedPasswordAttempts?: boolean
   failedOtpAttempts?: boolean
   lockedAt?: boolean
+  otpLockedAt?: boolean
   otpEmailAddedAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -7662,6 +7774,7 @@ export type UserSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   failedPasswordAttempts?: boolean
   failedOtpAttempts?: boolean
   lockedAt?: boolean
+  otpLockedAt?: boolean
   otpEmailAddedAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -7707,6 +7820,7 @@ export type UserSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   failedPasswordAttempts?: boolean
   failedOtpAttempts?: boolean
   lockedAt?: boolean
+  otpLockedAt?: boolean
   otpEmailAddedAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -7752,12 +7866,13 @@ export type UserSelectScalar = {
   failedPasswordAttempts?: boolean
   failedOtpAttempts?: boolean
   lockedAt?: boolean
+  otpLockedAt?: boolean
   otpEmailAddedAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type UserOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "orgId" | "type" | "state" | "username" | "usernameLower" | "givenName" | "familyName" | "nickName" | "displayName" | "preferredLanguage" | "gender" | "middleName" | "honorificPrefix" | "honorificSuffix" | "nameFormatted" | "profileUrl" | "userType" | "title" | "locale" | "timezone" | "email" | "emailVerified" | "phone" | "phoneVerified" | "passwordHash" | "passwordChangeRequired" | "passwordChangedAt" | "machineName" | "description" | "accessTokenType" | "secretHash" | "secretCreatedAt" | "failedPasswordAttempts" | "failedOtpAttempts" | "lockedAt" | "otpEmailAddedAt" | "createdAt" | "updatedAt", ExtArgs["result"]["user"]>
+export type UserOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "orgId" | "type" | "state" | "username" | "usernameLower" | "givenName" | "familyName" | "nickName" | "displayName" | "preferredLanguage" | "gender" | "middleName" | "honorificPrefix" | "honorificSuffix" | "nameFormatted" | "profileUrl" | "userType" | "title" | "locale" | "timezone" | "email" | "emailVerified" | "phone" | "phoneVerified" | "passwordHash" | "passwordChangeRequired" | "passwordChangedAt" | "machineName" | "description" | "accessTokenType" | "secretHash" | "secretCreatedAt" | "failedPasswordAttempts" | "failedOtpAttempts" | "lockedAt" | "otpLockedAt" | "otpEmailAddedAt" | "createdAt" | "updatedAt", ExtArgs["result"]["user"]>
 export type UserInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   instance?: boolean | Prisma.InstanceDefaultArgs<ExtArgs>
   org?: boolean | Prisma.OrganizationDefaultArgs<ExtArgs>
@@ -7854,6 +7969,7 @@ export type $UserPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
     failedPasswordAttempts: number
     failedOtpAttempts: number
     lockedAt: Date | null
+    otpLockedAt: Date | null
     otpEmailAddedAt: Date | null
     createdAt: Date
     updatedAt: Date
@@ -8338,6 +8454,7 @@ export interface UserFieldRefs {
   readonly failedPasswordAttempts: Prisma.FieldRef<"User", 'Int'>
   readonly failedOtpAttempts: Prisma.FieldRef<"User", 'Int'>
   readonly lockedAt: Prisma.FieldRef<"User", 'DateTime'>
+  readonly otpLockedAt: Prisma.FieldRef<"User", 'DateTime'>
   readonly otpEmailAddedAt: Prisma.FieldRef<"User", 'DateTime'>
   readonly createdAt: Prisma.FieldRef<"User", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"User", 'DateTime'>

@@ -104,5 +104,5 @@ async function nextState(tx: Store, user: StateTarget, kind: Transition, now: Da
   // Back to usable, with fresh lockout counters. A human without a password
   // goes back to INITIAL, the state it had before: it still cannot sign in.
   const state: UserState = user.type === "HUMAN" && !(await tx.users.passwordHash(user.id)) ? "INITIAL" : "ACTIVE";
-  return { state, lockedAt: null, failedPasswordAttempts: 0, failedOtpAttempts: 0, updatedAt: now };
+  return { state, lockedAt: null, failedPasswordAttempts: 0, failedOtpAttempts: 0, otpLockedAt: null, updatedAt: now };
 }

@@ -10,7 +10,7 @@ import type { FactorChallenge, FactorCheck } from "../../sessions/factors.js";
 import type { SecondFactor } from "../../settings/values.js";
 import { codeHash, newDigitCode } from "./codes.js";
 import { checkDelivery, codeText, type Delivery, renderLink, sendMail } from "./delivery.js";
-import { beforeOtpCheck, failedOtpCheck, otpCheckSucceeded } from "./otp-lockout.js";
+import { failedOtpCheck, otpCheckSucceeded, reserveOtpCheck } from "./otp-lockout.js";
 import { checkTotp } from "./totp.js";
 
 /** How long an e-mail code of a sign-in may be used. */
@@ -59,9 +59,9 @@ export const otpEmailCheck: FactorCheck<"otpEmail"> = async (step, { code }) => 
   if (!session.otpEmailCodeHash || !session.otpEmailExpiresAt) {
     throw failedPrecondition("Errors.Session.OTPEmail.NoChallenge", "no e-mail code was requested in this session (challenges.otp_email)");
   }
-  await beforeOtpCheck(ctx, user);
   if (session.otpEmailExpiresAt.getTime() <= now.getTime()) throw failedPrecondition("Errors.User.Code.Expired", "the code has expired: request a new one");
-  if (code.length > 64 || !sameHash(codeHash(code), session.otpEmailCodeHash)) throw await failedOtpCheck(ctx, user, field);
+  const reservation = await reserveOtpCheck(ctx, user);
+  if (code.length > 64 || !sameHash(codeHash(code), session.otpEmailCodeHash)) throw await failedOtpCheck(ctx, user, reservation, field);
   await otpCheckSucceeded(ctx, user);
   // Spent: the session row keeps no code that works again.
   step.patch.otpEmailCheckedAt = now;

@@ -8,7 +8,7 @@ import { commit, recordEvent, userEvent } from "../../audit/events.js";
 import type { Ctx } from "../../context.js";
 import { failedPrecondition, notFound } from "../../errors.js";
 import { type AuthnSubject, authnSettings, authnSubject, humanOnly, requireFactorAllowed } from "./access.js";
-import { beforeOtpCheck, failedOtpCheck, otpCheckSucceeded, wrongCode } from "./otp-lockout.js";
+import { failedOtpCheck, otpCheckSucceeded, reserveOtpCheck, wrongCode } from "./otp-lockout.js";
 import type { Change } from "./ports.js";
 
 const PERIOD = 30;
@@ -68,7 +68,7 @@ async function checkCode(
   field = "code",
 ): Promise<Date> {
   if (!/^\d{6}$/.test(code)) throw wrongCode(field);
-  await beforeOtpCheck(ctx, user);
+  const reservation = await reserveOtpCheck(ctx, user);
   const now = ctx.clock();
   const secret = authnSettings(ctx).sealer.open(secretEnc, totpAad(ctx.instanceId, user.id));
   const delta = totpOf(secret).validate({ token: code, timestamp: now.getTime(), window: 1 });
@@ -81,7 +81,7 @@ async function checkCode(
       return true;
     }));
   // A code of a step already spent is as wrong as any other.
-  if (!spent) throw await failedOtpCheck(ctx, user, field);
+  if (!spent) throw await failedOtpCheck(ctx, user, reservation, field);
   await otpCheckSucceeded(ctx, user);
   return now;
 }
