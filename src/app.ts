@@ -70,6 +70,7 @@ import { smtpMailer } from "./mail/smtp.js";
 import { createOAuthRuntime } from "./oauth-runtime.js";
 import { httpMetadataFetcher } from "./saml/metadata-fetch.js";
 import { type Database, openDatabase, type QueryObserver } from "./store/db.js";
+import { withDatabaseBudget } from "./store/deadline.js";
 import { createStore, type Store } from "./store/index.js";
 import { applyMigrations } from "./store/migrate.js";
 import { outage } from "./store/outage.js";
@@ -257,7 +258,8 @@ export async function createApp(config: Config, log: Logger, clock: Clock, traci
     probes(ready),
     servesPaths(() => true, connect.handler),
   ]);
-  const dispatch = metrics.observe(withCors(routes, corsGate({ store, instanceId }, originOf(config.externalUrl) ?? "", log), log));
+  const cors = corsGate({ store, instanceId }, originOf(config.externalUrl) ?? "", log);
+  const dispatch = budgeted(metrics.observe(withCors(routes, cors, log)), config.databaseRequestTimeoutMs);
   return {
     db,
     tokens,
@@ -363,6 +365,17 @@ function hostedLogin(
     cookies: cookieJar(d.authn.sealer, config.externalUrl.startsWith("https:")),
     trustProxy: config.trustProxy,
   });
+}
+
+/**
+ * Each request's database work shares one budget (src/store/deadline.ts): a request that runs several statements or
+ * transactions one after another waits on a frozen database for the budget, not for the sum of their bounds.
+ */
+function budgeted(next: NodeHandler, ms: number): NodeHandler {
+  return (req, res) => {
+    const budget = withDatabaseBudget(ms, () => next(req, res));
+    res.once("close", budget.close);
+  };
 }
 
 /** Cross-origin requests pass the CORS gate first (it answers preflights); everything else goes straight on. */

@@ -20,6 +20,8 @@ export interface Config {
   databaseLockTimeoutMs: number;
   /** Longest wait for a pool connection (or a new one to open). */
   databaseAcquireTimeoutMs: number;
+  /** A request's whole database wait (connections, transactions, statements), counted from its first database call. */
+  databaseRequestTimeoutMs: number;
   dataDir: string;
   /** Whether a new embedded database starts as a copy of the build's snapshot (src/store/snapshot.ts). */
   embeddedSnapshot: boolean;
@@ -123,6 +125,7 @@ const INTEGERS: Record<Exclude<IntKey, "signingKeyOverlapSeconds">, [name: strin
   databaseStatementTimeoutMs: ["SVC_DATABASE_STATEMENT_TIMEOUT_MS", 5_000, 100, 3_600_000],
   databaseLockTimeoutMs: ["SVC_DATABASE_LOCK_TIMEOUT_MS", 2_000, 100, 3_600_000],
   databaseAcquireTimeoutMs: ["SVC_DATABASE_ACQUIRE_TIMEOUT_MS", 3_000, 100, 600_000],
+  databaseRequestTimeoutMs: ["SVC_DATABASE_REQUEST_TIMEOUT_MS", 7_000, 100, 3_600_000],
   shutdownGraceMs: ["SVC_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000],
   sniffTimeoutMs: ["SVC_SNIFF_TIMEOUT_MS", 10_000, 100, 600_000],
   maxRequestBytes: ["SVC_MAX_REQUEST_BYTES", 4 * 1024 * 1024, 1024, 1024 * 1024 * 1024],

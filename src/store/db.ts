@@ -1,6 +1,7 @@
 // The database behind svc: PostgreSQL when SVC_DATABASE_URL is set, else the
 // embedded PGlite database under the data directory. One Prisma schema and
 // one set of migrations serve both.
+import { AsyncResource } from "node:async_hooks";
 import { accessSync, chmodSync, constants, type Dirent, lstatSync, readdirSync } from "node:fs";
 import { chmod, mkdir, stat } from "node:fs/promises";
 import path from "node:path";
@@ -13,6 +14,7 @@ import type { Logger } from "pino";
 import { PrismaClient } from "../../gen/prisma/client.js";
 import type { FailureLimits } from "../domain/limits.js";
 import { lockDataDir } from "./data-dir-lock.js";
+import { databaseTimeLeft, databaseTimeUp } from "./deadline.js";
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from "./errors.js";
 import { outage } from "./outage.js";
 import { preparedDriver } from "./pglite-prepared.js";
@@ -116,8 +118,13 @@ const sessionSetup = (statementMs: number, lockMs: number) =>
  * A pool client whose connection is ready only once `setup` has run on it: the settings apply to everything the client
  * is acquired for, with no query queued behind another (pg 9 will refuse that). A server without a setting keeps its
  * default. A new connection is also the sign that the database answers again after an outage.
+ *
+ * Each statement waits for its answer at most `readMs` (a frozen server never applies statement_timeout) and never
+ * past the request's database budget (src/store/deadline.ts). A statement given up on ends its connection: it may
+ * still be running on the server, and pg would queue the next statement behind it (a transaction hands its connection
+ * back to the pool as if it were fine), so the pool drops the connection and opens a new one when it needs one.
  */
-function setupClient(setup: string, onQuery?: QueryObserver): typeof pg.Client {
+function setupClient(setup: string, readMs: number, onQuery?: QueryObserver): typeof pg.Client {
   return class extends pg.Client {
     // Each statement's round trip, for the metrics: the promise and callback forms (Prisma's adapter and the pool's
     // query); a Submittable (a cursor or stream) is left alone.
@@ -126,27 +133,43 @@ function setupClient(setup: string, onQuery?: QueryObserver): typeof pg.Client {
       const run = super.query as unknown as (...a: unknown[]) => unknown;
       const first = args[0] as { submit?: unknown; text?: unknown } | string | undefined;
       if (typeof first === "object" && first !== null && typeof first.submit === "function") return run.apply(this, args);
-      const start = performance.now();
-      // A write that succeeds ends a period of refused writes (read-only, full).
-      const write = WRITE.test(typeof first === "string" ? first : typeof first?.text === "string" ? first.text : "");
-      const done = (ok: boolean) => {
-        onQuery?.((performance.now() - start) / 1000, ok);
-        if (ok && write) outage.tookWrite();
-      };
       const last = args[args.length - 1];
-      if (typeof last === "function") {
-        args[args.length - 1] = (err: Error | null, res: unknown) => {
-          done(!err);
-          (last as (err: Error | null, res: unknown) => void)(err, res);
-        };
-        return run.apply(this, args);
+      const callback = typeof last === "function" ? (last as (err: Error | null, res?: unknown) => void) : undefined;
+      const left = databaseTimeLeft();
+      const limit = left === undefined ? readMs : Math.min(readMs, left);
+      let answer: Promise<unknown>;
+      if (limit <= 0) answer = Promise.reject(databaseTimeUp("a statement was not sent"));
+      else {
+        const start = performance.now();
+        // A write that succeeds ends a period of refused writes (read-only, full).
+        const write = WRITE.test(typeof first === "string" ? first : typeof first?.text === "string" ? first.text : "");
+        const sent = run.apply(this, callback ? args.slice(0, -1) : args) as Promise<unknown>;
+        answer = new Promise((resolve, reject) => {
+          const timer = setTimeout(() => {
+            reject(databaseTimeUp(`no answer to a statement within ${Math.round(limit)} ms`));
+            (this as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+          }, limit);
+          sent.then(
+            (res) => {
+              clearTimeout(timer);
+              onQuery?.((performance.now() - start) / 1000, true);
+              if (write) outage.tookWrite();
+              resolve(res);
+            },
+            (err: unknown) => {
+              clearTimeout(timer);
+              onQuery?.((performance.now() - start) / 1000, false);
+              reject(err);
+            },
+          );
+        });
       }
-      const answer = run.apply(this, args) as Promise<unknown>;
+      if (!callback) return answer;
       answer.then(
-        () => done(true),
-        () => done(false),
+        (res) => callback(null, res),
+        (err: Error) => callback(err),
       );
-      return answer;
+      return undefined;
     }
 
     // pg-pool connects with a callback; the promise form is kept for everything else.
@@ -154,7 +177,7 @@ function setupClient(setup: string, onQuery?: QueryObserver): typeof pg.Client {
     override connect(callback: ((err: Error) => void) | ((err: null, c: pg.Client) => void)): void;
     override connect(callback?: ((err: Error) => void) | ((err: null, c: pg.Client) => void)): Promise<pg.Client> | undefined {
       const ready = super.connect().then(async () => {
-        await super.query(setup).catch(() => undefined);
+        await super.query({ text: setup, query_timeout: readMs } as unknown as string).catch(() => undefined);
         outage.up();
         return this as pg.Client;
       });
@@ -169,6 +192,56 @@ function setupClient(setup: string, onQuery?: QueryObserver): typeof pg.Client {
   } as typeof pg.Client;
 }
 
+/** How much longer than statement_timeout a statement's answer is waited for: a frozen server never applies it. */
+const FROZEN_MARGIN_MS = 2_000;
+
+/**
+ * The request pool: a wait for a connection (from the pool, or a new one opening) never runs past the request's
+ * database budget (src/store/deadline.ts) as well as the pool's own acquire bound. The callback form (the pool's own
+ * query) is called back in the caller's asynchronous context, not in that of whoever released the connection, so that
+ * the statement that follows draws on the right request's budget.
+ */
+class BudgetPool extends pg.Pool {
+  override connect(): Promise<pg.PoolClient>;
+  override connect(callback: (err: Error | undefined, client: pg.PoolClient | undefined, release: (err?: Error | boolean) => void) => void): void;
+  override connect(
+    callback?: (err: Error | undefined, client: pg.PoolClient | undefined, release: (err?: Error | boolean) => void) => void,
+  ): Promise<pg.PoolClient> | undefined {
+    const left = databaseTimeLeft();
+    if (left === undefined) {
+      if (!callback) return super.connect();
+      super.connect(callback);
+      return undefined;
+    }
+    const acquired = new Promise<pg.PoolClient>((resolve, reject) => {
+      if (left <= 0) return reject(databaseTimeUp("timeout exceeded when trying to connect"));
+      let settled = false;
+      const timer = setTimeout(() => {
+        settled = true;
+        reject(databaseTimeUp("timeout exceeded when trying to connect"));
+      }, left);
+      super.connect((err, client, release) => {
+        if (settled) {
+          // Given up on meanwhile: the connection goes straight back.
+          if (!err) release(undefined);
+          return;
+        }
+        settled = true;
+        clearTimeout(timer);
+        if (err || !client) reject(err ?? new Error("no pool connection"));
+        else resolve(client);
+      });
+    });
+    if (!callback) return acquired;
+    const back = AsyncResource.bind(callback);
+    acquired.then(
+      (client) => back(undefined, client, (err?: Error | boolean) => client.release(err)),
+      (err: Error) => back(err, undefined, () => {}),
+    );
+    return undefined;
+  }
+}
+
 /**
  * The bounds that keep a slow or frozen PostgreSQL from holding requests: statement_timeout and lock_timeout end a
  * statement on the server; a frozen server (SIGSTOP, a hung host: the TCP connection stays open and nothing answers)
@@ -180,12 +253,11 @@ async function openPostgres(opts: DatabaseOptions & { url: string }): Promise<Da
   const { url } = opts;
   const statementMs = opts.statementTimeoutMs ?? 5_000;
   const acquireMs = opts.acquireTimeoutMs ?? 3_000;
-  const pool = new pg.Pool({
+  const pool = new BudgetPool({
     connectionString: url,
     max: opts.poolSize,
     connectionTimeoutMillis: acquireMs,
-    query_timeout: statementMs + 2_000,
-    Client: setupClient(sessionSetup(statementMs, opts.lockTimeoutMs ?? 2_000), opts.onQuery),
+    Client: setupClient(sessionSetup(statementMs, opts.lockTimeoutMs ?? 2_000), statementMs + FROZEN_MARGIN_MS, opts.onQuery),
   });
   // An idle client losing its server must not crash the process.
   pool.on("error", () => {});

@@ -10,6 +10,7 @@ import { AuthRequestRepo } from "./auth-requests.js";
 import { AuthnRepo } from "./authn.js";
 import { ConsentRepo } from "./consents.js";
 import { CredentialRepo } from "./credentials.js";
+import { databaseTimeLeft, databaseTimeUp } from "./deadline.js";
 import { translateDriverError } from "./errors.js";
 import { EventRepo } from "./events.js";
 import { UserGrantRepo } from "./grants.js";
@@ -179,11 +180,31 @@ export class Store {
   async transaction<T>(fn: (tx: Store) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
     if (this.inTransaction) return fn(this);
     try {
-      return await this.root.$transaction((tx) => fn(new Store(this.root, tx, true)), opts);
+      return await this.root.$transaction((tx) => fn(new Store(this.root, tx, true)), withinBudget(opts));
     } catch (err) {
       throw translateDriverError(err);
     }
   }
+}
+
+/** Prisma's defaults: the wait for a transaction to start, and how long it may run. */
+const PRISMA_MAX_WAIT_MS = 2_000;
+const PRISMA_TIMEOUT_MS = 5_000;
+
+/**
+ * A transaction of a request neither waits to start nor runs past the request's database budget
+ * (src/store/deadline.ts): on the embedded database, whose transactions queue one behind the other, this is the bound
+ * (Prisma's P2028, answered 503); on PostgreSQL each statement is bounded by it too.
+ */
+function withinBudget(opts: TransactionOptions): TransactionOptions {
+  const left = databaseTimeLeft();
+  if (left === undefined) return opts;
+  if (left <= 0) throw databaseTimeUp("a transaction was not started");
+  return {
+    ...opts,
+    maxWait: Math.max(1, Math.floor(Math.min(opts.maxWait ?? PRISMA_MAX_WAIT_MS, left))),
+    timeout: Math.max(1, Math.floor(Math.min(opts.timeout ?? PRISMA_TIMEOUT_MS, left))),
+  };
 }
 
 export function createStore(prisma: PrismaClient): Store {

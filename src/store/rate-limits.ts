@@ -24,7 +24,7 @@ export function failureLimits(settings: LimitSettings, pgPool: unknown | undefin
     if (points === 0) return undefined;
     const opts = { points, duration: settings.windowSeconds, keyPrefix: prefix };
     return pgPool
-      ? new RateLimiterPostgres({ ...opts, storeClient: pgPool, tableName: "RateLimit", tableCreated: true, clearExpiredByTimeout: true })
+      ? new RateLimiterPostgres({ ...opts, storeClient: pgPool, storeType: "pool", tableName: "RateLimit", tableCreated: true, clearExpiredByTimeout: true })
       : new RateLimiterMemory(opts);
   };
   const perKey = make(settings.perClient, "k");
