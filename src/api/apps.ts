@@ -110,6 +110,7 @@ function toSettings(
         idTokenUserinfoAssertion: c.idTokenUserinfoAssertion,
         devMode: c.devMode,
         loginBaseUrl: c.loginBaseUrl,
+        consentRequired: c.consentRequired,
       };
     }
     case undefined:
@@ -142,6 +143,7 @@ function toApp(a: AppView): Application {
               idTokenUserinfoAssertion: a.config.idTokenUserinfoAssertion,
               devMode: a.config.devMode,
               loginBaseUrl: a.config.loginBaseUrl ?? "",
+              consentRequired: a.config.consentRequired === true,
             },
           };
   return create(ApplicationSchema, {

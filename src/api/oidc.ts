@@ -63,7 +63,7 @@ export function oidcService(f: { issuer: string; codeLifetime: number }): Servic
       }
       const { callbackUrl, at } =
         kind.case === "session"
-          ? await createCallback(ctx, f, { authRequestId: req.authRequestId, session: kind.value })
+          ? await createCallback(ctx, f, { authRequestId: req.authRequestId, session: kind.value, consentGranted: req.consentGranted })
           : await createCallback(ctx, f, {
               authRequestId: req.authRequestId,
               error: { error: ERRORS[kind.value.error], description: kind.value.errorDescription },

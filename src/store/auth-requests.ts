@@ -47,8 +47,8 @@ export interface NewAuthRequest {
 }
 
 export interface AuthRequestRow extends NewAuthRequest {
-  /** The project of the request's application (its login gates). */
-  app: { projectId: string; orgId: string };
+  /** The project of the request's application (its login gates), and whether it asks its users' consent. */
+  app: { projectId: string; orgId: string; consentRequired: boolean };
   finishedAt: Date | null;
   sessionId: string | null;
   userId: string | null;
@@ -67,7 +67,7 @@ export type Finish =
 export const AUTH_REQUEST_COLUMNS = Prisma.sql`ar."id", ar."instanceId", ar."appId", ar."clientId", ar."redirectUri", ar."scopes", ar."state",
   ar."nonce", ar."codeChallenge", ar."codeChallengeMethod", ar."prompt", ar."maxAge", ar."loginHint", ar."uiLocales", ar."hintUserId",
   ar."expiresAt", ar."createdAt", ar."finishedAt", ar."sessionId", ar."userId", ar."authTime", ar."amr", ar."codeExpiresAt", ar."codeUsedAt",
-  app."projectId" AS "app_projectId", app."orgId" AS "app_orgId"`;
+  app."projectId" AS "app_projectId", app."orgId" AS "app_orgId", COALESCE((app."config"->>'consentRequired')::boolean, false) AS "app_consentRequired"`;
 
 type Row = Record<string, unknown>;
 const dateOrNull = (v: unknown) => (v === null || v === undefined ? null : asDate(v as Date));
@@ -92,7 +92,7 @@ export function authRequestOf(r: Row): AuthRequestRow {
     hintUserId: r.hintUserId as string | null,
     expiresAt: asDate(r.expiresAt as Date),
     createdAt: asDate(r.createdAt as Date),
-    app: { projectId: r.app_projectId as string, orgId: r.app_orgId as string },
+    app: { projectId: r.app_projectId as string, orgId: r.app_orgId as string, consentRequired: r.app_consentRequired === true },
     finishedAt: dateOrNull(r.finishedAt),
     sessionId: r.sessionId as string | null,
     userId: r.userId as string | null,
@@ -126,6 +126,8 @@ export interface CallbackRead {
   facts: SignInFacts | null;
   /** Whether the session's user passes the gates of the request's project; null when there is no such project. */
   gate: boolean | null;
+  /** The scopes the session's user allowed the request's application (UserConsent); null: none recorded. */
+  consentScopes: string[] | null;
 }
 
 export class AuthRequestRepo {
@@ -158,7 +160,8 @@ export class AuthRequestRepo {
       statement(
         Prisma.sql`SELECT ${AUTH_REQUEST_COLUMNS}, ${LINK_SESSION_COLUMNS}, s."tokenHash" AS "s_tokenHash", ${SESSION_USER_COLUMNS},
           ${settingsJson(SIGN_IN_SETTING_KINDS, Prisma.sql`${instanceId}`)}, ${READY_FACTOR_COLUMNS},
-          (SELECT ${gate} FROM "Project" p WHERE p."id" = app."projectId" AND p."instanceId" = ar."instanceId") AS "gate"
+          (SELECT ${gate} FROM "Project" p WHERE p."id" = app."projectId" AND p."instanceId" = ar."instanceId") AS "gate",
+          (SELECT c."scopes" FROM "UserConsent" c WHERE c."userId" = s."userId" AND c."appId" = ar."appId") AS "consentScopes"
         FROM (SELECT 1) one
         LEFT JOIN "AuthRequest" ar ON ar."id" = ${id} AND ar."instanceId" = ${instanceId}
         LEFT JOIN "Application" app ON app."id" = ar."appId"
@@ -174,6 +177,7 @@ export class AuthRequestRepo {
       session: session && { ...session, tokenHash: bytesOf(row?.s_tokenHash as string) },
       facts: row ? signInFactsOf(row) : null,
       gate: (row?.gate as boolean | null | undefined) ?? null,
+      consentScopes: (row?.consentScopes as string[] | null | undefined) ?? null,
     };
   }
 

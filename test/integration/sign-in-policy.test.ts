@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { setLogin, totpCode } from "../support/authn.js";
 import { createHuman, createMachine, createOrg, defaultOrgId, PASSWORD, project } from "../support/fixtures.js";
 import { authorizeGet, codeFlow, discover, issuerOf, loginClient, oidcApp, postForm, visit } from "../support/oidc.js";
-import { admin, ok } from "../support/rpc.js";
+import { admin, call, ok } from "../support/rpc.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { locationOf, signInThroughPages, Visitor } from "../support/visitor.js";
 import { SoftAuthenticator } from "../support/webauthn.js";
@@ -304,6 +304,58 @@ describe("finding 12: prompt=consent asks the user, records the answer, and the 
       client_secret: app.clientSecret ?? "",
     });
     expect([refresh.status, refresh.body.error]).toEqual([400, "invalid_grant"]);
+  });
+});
+
+describe("finding 12: an application that requires consent asks each user once, and again only for new scopes", () => {
+  it("the hosted login asks before the first code, not after; a new scope asks again; prompt=none answers consent_required", async () => {
+    const projectId = await project(t, orgId, "Third Party Project");
+    const third = await oidcApp(t, projectId, "third-party-rp", { consentRequired: true });
+    expect((await admin(t, "GetApplication", { projectId, appId: third.appId })).app.oidc.consentRequired).toBe(true);
+    const id = await createHuman(t, orgId, "third-party-user");
+    const request = async (extra: Record<string, string> = {}) => {
+      const res = await authorizeGet(t, { client_id: third.clientId, redirect_uri: REDIRECT, response_type: "code", scope: "openid", state: "s", ...extra });
+      return locationOf(res).searchParams.get("authRequest") as string;
+    };
+    const v = new Visitor(t);
+    const first = await request();
+    const { session, next } = await signInThroughPages(v, `third-party-user@${domain}`, PASSWORD, { authRequest: first });
+    expect(next.pathname).toBe("/ui/login/consent");
+    expect((await v.get(pathOf(next))).body).toContain("third-party-rp");
+    const allowed = await v.post("/ui/login/consent", { authRequest: first, session, decision: "allow" });
+    expect(locationOf(allowed.res).searchParams.get("code")).toBeTruthy();
+    expect((await t.server.db.prisma.userConsent.findFirstOrThrow({ where: { userId: id, appId: third.appId } })).scopes).toEqual(["openid"]);
+
+    // Asked once: the next request of the same scopes gets its code without a page.
+    const again = await v.get(`/ui/login/login?authRequest=${await request()}`);
+    expect(locationOf(again.res).searchParams.get("code")).toBeTruthy();
+    // A scope the user has not allowed yet asks again.
+    const wider = await v.get(`/ui/login/login?authRequest=${await request({ scope: "openid email" })}`);
+    expect(locationOf(wider.res).pathname).toBe("/ui/login/consent");
+    // prompt=none cannot ask: consent_required (OIDC Core §3.1.2.6).
+    const silent = await v.get(`/ui/login/login?authRequest=${await request({ scope: "openid email", prompt: "none" })}`);
+    expect(locationOf(silent.res).searchParams.get("error")).toBe("consent_required");
+    // The first-party application (no consentRequired) never asks.
+    const own = await v.get(`/ui/login/login?authRequest=${await authRequest()}`);
+    expect(locationOf(own.res).searchParams.get("code")).toBeTruthy();
+  });
+
+  it("a login UI of its own is refused Errors.Consent.Required until it finishes with consent_granted", async () => {
+    const projectId = await project(t, orgId, "Third Party Project 2");
+    const third = await oidcApp(t, projectId, "third-party-rp-2", { consentRequired: true });
+    const id = await createHuman(t, orgId, "own-ui-user");
+    const login = await loginClient(t, orgId, "consent-login-ui");
+    const start = await authorizeGet(t, { client_id: third.clientId, redirect_uri: REDIRECT, response_type: "code", scope: "openid profile", state: "s" });
+    const authRequestId = locationOf(start).searchParams.get("authRequest") as string;
+    const s = await ok(t, "rest", login.pat, "CreateSession", { checks: { user: { userId: id }, password: { password: PASSWORD } } });
+    const session = { sessionId: s.sessionId, sessionToken: s.sessionToken };
+    const refused = await call(t, "rest", login.pat, "CreateCallback", { authRequestId, session });
+    expect([refused.code, refused.reason]).toEqual(["failed_precondition", "Errors.Consent.Required"]);
+    const done = await ok(t, "connect", login.pat, "CreateCallback", { authRequestId, session, consentGranted: true });
+    expect(new URL(done.callbackUrl).searchParams.get("code")).toBeTruthy();
+    expect((await t.server.db.prisma.userConsent.findFirstOrThrow({ where: { userId: id, appId: third.appId } })).scopes).toEqual(["openid", "profile"]);
+    const events = await t.server.db.prisma.event.findMany({ where: { aggregateId: id, type: "user.consent.granted" } });
+    expect(events.map((e) => e.editorUserId)).toEqual([login.userId]);
   });
 });
 

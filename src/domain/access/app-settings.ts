@@ -31,6 +31,8 @@ export interface OidcAppConfig {
   pkceRequired: boolean;
   /** The application's own login UI (the authorization endpoint adds ?authRequest=<id>); the instance's when unset. */
   loginBaseUrl?: string;
+  /** The user's consent to the requested scopes is asked once (oauth/consent.ts); absent: not asked unless prompt=consent. */
+  consentRequired?: boolean;
 }
 
 export const SAML_NAME_ID_FORMATS = ["emailAddress", "persistent", "unspecified"] as const;
@@ -231,6 +233,7 @@ export function validateSettings(s: AppSettings, loginOrigins: readonly string[]
   };
   const loginBaseUrl = validLoginUrl(s.loginBaseUrl, loginOrigins);
   if (loginBaseUrl) config.loginBaseUrl = loginBaseUrl;
+  if (s.consentRequired) config.consentRequired = true;
   return { type: "OIDC", authMethod, accessTokenType: s.accessTokenType ?? "BEARER", config };
 }
 

@@ -1,10 +1,12 @@
-// Consent (OIDC Core §3.1.2.4): with prompt=consent the user is asked whether the application may have the scopes it
-// requested; what the user allowed is kept per user and application (asked once: a later request without
-// prompt=consent does not ask again) until the user revokes it, which also revokes the application's tokens of the
-// user (as Keycloak's account console does). Only the user itself records or revokes its consent.
+// Consent (OIDC Core §3.1.2.4): the user is asked whether the application may have the scopes it requested — always
+// with prompt=consent, and for an application with consentRequired (Keycloak's "Consent required", for third-party
+// applications) whenever it asks for a scope the user has not allowed it yet. What the user allowed is kept per user
+// and application (asked once) until the user revokes it, which also revokes the application's tokens of the user (as
+// Keycloak's account console does). The user records it on the hosted login's consent page, or a login UI of its own
+// through CreateCallback's consent_granted with the user's session; only the user itself revokes it.
 import { commit, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
-import { invalidArgument, notFound, permissionDenied } from "../errors.js";
+import { failedPrecondition, invalidArgument, notFound, permissionDenied } from "../errors.js";
 import { newId } from "../ids.js";
 import { openRequest } from "./authorize/finish.js";
 
@@ -17,6 +19,22 @@ export interface ConsentView {
 }
 
 const CONSENTS_SHOWN = 50;
+
+/**
+ * Whether the request's application must ask the user before it gets anything: it requires consent and the user has
+ * not allowed it every requested scope (`allowed`: the recorded consent's scopes, null when there is none). Pure.
+ */
+export function consentMissing(request: { scopes: readonly string[]; app: { consentRequired: boolean } }, allowed: readonly string[] | null): boolean {
+  if (!request.app.consentRequired) return false;
+  return allowed === null || request.scopes.some((s) => !allowed.includes(s));
+}
+
+/** The answer to finishing a request whose application needs the user's consent first (prompt=none: consent_required). */
+export const consentRequired = () =>
+  failedPrecondition(
+    "Errors.Consent.Required",
+    "the application needs the user's consent to the requested scopes: ask the user, then finish with consent_granted",
+  );
 
 function selfOnly(ctx: Ctx, userId: string): void {
   if (!userId || ctx.principal.userId !== userId) {

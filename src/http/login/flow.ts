@@ -62,7 +62,8 @@ export async function continueSignIn(r: LoginRequest, s: BrowserSession, o: { pr
   const { step } = await signInState(r.ctx, linked);
   if (step.kind === "firstFactor") return r.redirect(r.url(await firstFactorPath(r, s), r.flowQuery({ session: s.id })));
   if (step.kind !== "done") return r.redirect(r.url(pageOf(step.kind), r.flowQuery({ session: s.id })));
-  // prompt=consent: the user is asked (the consent page finishes the request when it allows).
+  // prompt=consent: the user is asked (the consent page finishes the request when it allows); an application that
+  // requires consent is asked for by finishSignIn when the user has not allowed its scopes yet.
   if (r.authRequest?.prompt.includes("consent")) return r.redirect(r.url("/consent", r.flowQuery({ session: s.id })));
   return finishSignIn(r, s);
 }
@@ -94,6 +95,8 @@ export async function finishSignIn(r: LoginRequest, s: BrowserSession): Promise<
       return r.redirect(r.url(await firstFactorPath(r, s), r.flowQuery({ session: s.id })));
     }
     if (d?.id === "Errors.AuthRequest.UserMismatch") return r.redirect(r.url("/login", r.flowQuery({ mismatch: "1" })));
+    // The application asks its users' consent, and this user has not allowed what it requests yet.
+    if (d?.id === "Errors.Consent.Required" && r.authRequest) return r.redirect(r.url("/consent", r.flowQuery({ session: s.id })));
     throw err;
   }
 }

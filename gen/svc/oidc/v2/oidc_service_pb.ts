@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/oidc/v2/oidc_service.proto.
  */
 export const file_svc_oidc_v2_oidc_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch5zdmMvb2lkYy92Mi9vaWRjX3NlcnZpY2UucHJvdG8SC3N2Yy5vaWRjLnYyIjAKFUdldEF1dGhSZXF1ZXN0UmVxdWVzdBIXCg9hdXRoX3JlcXVlc3RfaWQYASABKAkiSAoWR2V0QXV0aFJlcXVlc3RSZXNwb25zZRIuCgxhdXRoX3JlcXVlc3QYASABKAsyGC5zdmMub2lkYy52Mi5BdXRoUmVxdWVzdCKcAQoVQ3JlYXRlQ2FsbGJhY2tSZXF1ZXN0EhcKD2F1dGhfcmVxdWVzdF9pZBgBIAEoCRInCgdzZXNzaW9uGAIgASgLMhQuc3ZjLm9pZGMudjIuU2Vzc2lvbkgAEjAKBWVycm9yGAMgASgLMh8uc3ZjLm9pZGMudjIuQXV0aG9yaXphdGlvbkVycm9ySABCDwoNY2FsbGJhY2tfa2luZCJXChZDcmVhdGVDYWxsYmFja1Jlc3BvbnNlEicKB2RldGFpbHMYASABKAsyFi5zdmMub2JqZWN0LnYyLkRldGFpbHMSFAoMY2FsbGJhY2tfdXJsGAIgASgJMtACCgtPSURDU2VydmljZRKdAQoOR2V0QXV0aFJlcXVlc3QSIi5zdmMub2lkYy52Mi5HZXRBdXRoUmVxdWVzdFJlcXVlc3QaIy5zdmMub2lkYy52Mi5HZXRBdXRoUmVxdWVzdFJlc3BvbnNlIkKKtRgOCgxzZXNzaW9uLmxpbmuC0+STAioSKC92Mi9vaWRjL2F1dGhfcmVxdWVzdHMve2F1dGhfcmVxdWVzdF9pZH0SoAEKDkNyZWF0ZUNhbGxiYWNrEiIuc3ZjLm9pZGMudjIuQ3JlYXRlQ2FsbGJhY2tSZXF1ZXN0GiMuc3ZjLm9pZGMudjIuQ3JlYXRlQ2FsbGJhY2tSZXNwb25zZSJFirUYDgoMc2Vzc2lvbi5saW5rgtPkkwItOgEqIigvdjIvb2lkYy9hdXRoX3JlcXVlc3RzL3thdXRoX3JlcXVlc3RfaWR9YgZwcm90bzM", [file_google_api_annotations, file_svc_object_v2_object, file_svc_oidc_v2_oidc, file_svc_options_v2_auth]);
+  fileDesc("Ch5zdmMvb2lkYy92Mi9vaWRjX3NlcnZpY2UucHJvdG8SC3N2Yy5vaWRjLnYyIjAKFUdldEF1dGhSZXF1ZXN0UmVxdWVzdBIXCg9hdXRoX3JlcXVlc3RfaWQYASABKAkiSAoWR2V0QXV0aFJlcXVlc3RSZXNwb25zZRIuCgxhdXRoX3JlcXVlc3QYASABKAsyGC5zdmMub2lkYy52Mi5BdXRoUmVxdWVzdCK1AQoVQ3JlYXRlQ2FsbGJhY2tSZXF1ZXN0EhcKD2F1dGhfcmVxdWVzdF9pZBgBIAEoCRInCgdzZXNzaW9uGAIgASgLMhQuc3ZjLm9pZGMudjIuU2Vzc2lvbkgAEjAKBWVycm9yGAMgASgLMh8uc3ZjLm9pZGMudjIuQXV0aG9yaXphdGlvbkVycm9ySAASFwoPY29uc2VudF9ncmFudGVkGAQgASgIQg8KDWNhbGxiYWNrX2tpbmQiVwoWQ3JlYXRlQ2FsbGJhY2tSZXNwb25zZRInCgdkZXRhaWxzGAEgASgLMhYuc3ZjLm9iamVjdC52Mi5EZXRhaWxzEhQKDGNhbGxiYWNrX3VybBgCIAEoCTLQAgoLT0lEQ1NlcnZpY2USnQEKDkdldEF1dGhSZXF1ZXN0EiIuc3ZjLm9pZGMudjIuR2V0QXV0aFJlcXVlc3RSZXF1ZXN0GiMuc3ZjLm9pZGMudjIuR2V0QXV0aFJlcXVlc3RSZXNwb25zZSJCirUYDgoMc2Vzc2lvbi5saW5rgtPkkwIqEigvdjIvb2lkYy9hdXRoX3JlcXVlc3RzL3thdXRoX3JlcXVlc3RfaWR9EqABCg5DcmVhdGVDYWxsYmFjaxIiLnN2Yy5vaWRjLnYyLkNyZWF0ZUNhbGxiYWNrUmVxdWVzdBojLnN2Yy5vaWRjLnYyLkNyZWF0ZUNhbGxiYWNrUmVzcG9uc2UiRYq1GA4KDHNlc3Npb24ubGlua4LT5JMCLToBKiIoL3YyL29pZGMvYXV0aF9yZXF1ZXN0cy97YXV0aF9yZXF1ZXN0X2lkfWIGcHJvdG8z", [file_google_api_annotations, file_svc_object_v2_object, file_svc_oidc_v2_oidc, file_svc_options_v2_auth]);
 
 /**
  * @generated from message svc.oidc.v2.GetAuthRequestRequest
@@ -77,6 +77,17 @@ export type CreateCallbackRequest = Message<"svc.oidc.v2.CreateCallbackRequest">
     value: AuthorizationError;
     case: "error";
   } | { case: undefined; value?: undefined };
+
+  /**
+   * With session: the login UI showed the user the application and the
+   * request's scopes, and the user allowed them. Recorded as the user's
+   * consent. An application with consent_required is answered
+   * FAILED_PRECONDITION Errors.Consent.Required until its user consented to
+   * every requested scope (once; again only for new scopes).
+   *
+   * @generated from field: bool consent_granted = 4;
+   */
+  consentGranted: boolean;
 };
 
 /**

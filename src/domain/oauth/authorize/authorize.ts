@@ -165,7 +165,7 @@ async function validated(
     hintUserId,
     expiresAt: new Date(now.getTime() + rt.lifetimes.authRequest * 1000),
     createdAt: now,
-    app: { projectId: client.projectId, orgId: client.orgId },
+    app: { projectId: client.projectId, orgId: client.orgId, consentRequired: client.oidc.consentRequired === true },
     finishedAt: null,
     sessionId: null,
     userId: null,

@@ -1,9 +1,12 @@
 // The login UI's half of the code flow (svc.oidc.v2.OIDCService): read an auth request to render the sign-in, and
 // finish it with a session or an error. Login UIs hold IAM_LOGIN_CLIENT (permission session.link).
 import { authorize } from "../../access/permissions.js";
+import { commit, userEvent } from "../../audit/events.js";
 import type { Ctx } from "../../context.js";
 import { invalidArgument } from "../../errors.js";
+import { newId } from "../../ids.js";
 import { assertSignInComplete, provenSession } from "../../sessions/link.js";
+import { consentMissing, consentRequired } from "../consent.js";
 import { AUTHORIZATION_ERRORS, type AuthorizationError } from "./callback.js";
 import { AUTH_REQUEST_ID_MAX, type Finisher, finishWithError, finishWithSession, openRequest, stillOpen } from "./finish.js";
 
@@ -42,7 +45,7 @@ export async function getAuthRequest(ctx: Ctx, id: string): Promise<AuthRequestV
 }
 
 export type CallbackInput =
-  | { authRequestId: string; session: { sessionId: string; sessionToken: string } }
+  | { authRequestId: string; session: { sessionId: string; sessionToken: string }; consentGranted?: boolean }
   | { authRequestId: string; error: { error: AuthorizationError | undefined; description?: string } };
 
 const MAX_DESCRIPTION = 500;
@@ -77,10 +80,22 @@ export async function createCallback(ctx: Ctx, f: Omit<Finisher, "store" | "inst
   const read =
     input.authRequestId.length <= AUTH_REQUEST_ID_MAX
       ? await ctx.store.authRequests.forCallback(ctx.instanceId, input.authRequestId, sessionId)
-      : { request: null, session: null, facts: null, gate: null };
+      : { request: null, session: null, facts: null, gate: null, consentScopes: null };
   const r = stillOpen(read.request, now);
   const session = provenSession(sessionId, sessionToken, read.session, now);
   // The facts are of the session's user; a session whose user is gone has none (NotFound, as before).
   await assertSignInComplete(ctx, session, read.facts);
+  if (input.consentGranted) {
+    // The login UI asked the session's user, who allowed the request's scopes (oauth/consent.ts).
+    const user = { id: session.userId, orgId: session.orgId };
+    await commit(
+      ctx,
+      async (tx, at) => {
+        await tx.consents.upsert({ id: newId(), instanceId: ctx.instanceId, userId: user.id, appId: r.appId, clientId: r.clientId, scopes: r.scopes }, at);
+        return userEvent(user, "user.consent.granted", { clientId: r.clientId, scopes: r.scopes });
+      },
+      now,
+    );
+  } else if (consentMissing(r, read.consentScopes)) throw consentRequired();
   return { callbackUrl: await finishWithSession(finisher, r, session, now, ctx.principal.userId, read.gate === true), at: now };
 }

@@ -110,6 +110,7 @@ async function promptNone(r: LoginRequest, request: AuthRequestView): Promise<vo
     const d = asDomainError(err);
     if (!d) throw err;
     if (d.id === "Errors.AuthRequest.AccessDenied") return finish("access_denied", "the user may not sign in to this application");
+    if (d.id === "Errors.Consent.Required") return finish("consent_required", "the application needs the user's consent");
     if (d.id === "Errors.Session.MfaRequired" || d.id === "Errors.Session.PasswordChangeRequired") {
       return finish("interaction_required", "the sign-in needs the user to act");
     }
