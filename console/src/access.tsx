@@ -1,7 +1,7 @@
 // What the signed-in user may open. The API decides: the console asks once, in parallel, with the cheapest call of
 // each area (a list of one), and hides what would be refused. Instance roles come from the instance's members.
 import { createClient } from "@connectrpc/connect";
-import { useQuery } from "@tanstack/react-query";
+import { type QueryClient, useQuery } from "@tanstack/react-query";
 import { EventService } from "../../gen/svc/event/v2/event_service_pb";
 import { InstanceService } from "../../gen/svc/instance/v2/instance_service_pb";
 import { OrganizationService } from "../../gen/svc/org/v2/org_service_pb";
@@ -71,6 +71,27 @@ async function probe(): Promise<Access> {
   };
 }
 
+/** Asked by main.tsx as soon as the tokens are there, while React and the pages still load. */
+let early: Promise<Access> | undefined;
+export function startAccess(): void {
+  early = probe();
+}
+
+const ACCESS = {
+  queryKey: ["access"],
+  queryFn: () => {
+    const answer = early ?? probe();
+    early = undefined;
+    return answer;
+  },
+  staleTime: 5 * 60_000,
+};
+
 export function useAccess() {
-  return useQuery({ queryKey: ["access"], queryFn: probe, staleTime: 5 * 60_000 });
+  return useQuery(ACCESS);
+}
+
+/** Asked before the first render, so the calls go out while React mounts. */
+export function prefetchAccess(client: QueryClient): void {
+  void client.prefetchQuery(ACCESS);
 }

@@ -2,7 +2,7 @@
 import { TransportProvider } from "@connectrpc/connect-query";
 import { Center, Loader } from "@mantine/core";
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { lazy, Suspense } from "react";
+import { type ComponentType, lazy, Suspense } from "react";
 import { type Access, useAccess } from "./access";
 import { useI18n } from "./i18n";
 import { RouterProvider, useRouter } from "./router";
@@ -10,21 +10,36 @@ import { Shell } from "./shell";
 import { transport } from "./transport";
 import { ApiError, EmptyState } from "./ui";
 
-const queryClient = new QueryClient({ defaultOptions: { queries: { retry: 1, refetchOnWindowFocus: false, staleTime: 10_000 } } });
+export const queryClient = new QueryClient({ defaultOptions: { queries: { retry: 1, refetchOnWindowFocus: false, staleTime: 10_000 } } });
 
-const Home = lazy(() => import("./pages/home"));
-const Users = lazy(() => import("./pages/users"));
-const UserNew = lazy(() => import("./pages/user-new"));
-const UserDetail = lazy(() => import("./pages/user-detail"));
-const Orgs = lazy(() => import("./pages/orgs"));
-const OrgDetail = lazy(() => import("./pages/org-detail"));
-const Projects = lazy(() => import("./pages/projects"));
-const ProjectDetail = lazy(() => import("./pages/project-detail"));
-const AppWizard = lazy(() => import("./pages/app-wizard"));
-const Events = lazy(() => import("./pages/events"));
-const Settings = lazy(() => import("./pages/settings"));
-const Admins = lazy(() => import("./pages/admins"));
-const NotFound = lazy(() => import("./pages/not-found"));
+type PageComponent = ComponentType<{ params: string[] }>;
+/** Each page's chunk loader, to fetch it while the access question is still out (not after). */
+const loaders = new WeakMap<object, () => Promise<unknown>>();
+function page(load: () => Promise<{ default: PageComponent }>): PageComponent {
+  const component = lazy(load);
+  loaders.set(component, load);
+  return component;
+}
+
+const Home = page(() => import("./pages/home"));
+const Users = page(() => import("./pages/users"));
+const UserNew = page(() => import("./pages/user-new"));
+const UserDetail = page(() => import("./pages/user-detail"));
+const Orgs = page(() => import("./pages/orgs"));
+const OrgDetail = page(() => import("./pages/org-detail"));
+const Projects = page(() => import("./pages/projects"));
+const ProjectDetail = page(() => import("./pages/project-detail"));
+const AppWizard = page(() => import("./pages/app-wizard"));
+const Events = page(() => import("./pages/events"));
+const Settings = page(() => import("./pages/settings"));
+const Admins = page(() => import("./pages/admins"));
+const AppDetail = page(() => import("./pages/app-detail"));
+const Idps = page(() => import("./pages/idps"));
+const IdpNew = page(() => import("./pages/idp-form").then((m) => ({ default: m.IdpNew })));
+const IdpDetail = page(() => import("./pages/idp-form"));
+const Actions = page(() => import("./pages/actions"));
+const Branding = page(() => import("./pages/branding"));
+const NotFound = page(() => import("./pages/not-found"));
 
 /** A route, the page, and who may open it (others see "no access"; the API would refuse them anyway). */
 const ROUTES: [RegExp, React.ComponentType<{ params: string[] }>, ((a: Access) => boolean)?][] = [
@@ -36,11 +51,23 @@ const ROUTES: [RegExp, React.ComponentType<{ params: string[] }>, ((a: Access) =
   [/^\/orgs\/([^/]+)$/, OrgDetail, (a) => a.orgs],
   [/^\/projects$/, Projects, (a) => a.projects],
   [/^\/projects\/([^/]+)\/apps\/new$/, AppWizard, (a) => a.projects],
+  [/^\/projects\/([^/]+)\/apps\/([^/]+)$/, AppDetail, (a) => a.projects],
   [/^\/projects\/([^/]+)$/, ProjectDetail, (a) => a.projects],
   [/^\/events$/, Events, (a) => a.events],
   [/^\/settings$/, Settings, (a) => a.instance],
+  [/^\/settings\/branding$/, Branding, (a) => a.instance],
+  [/^\/idps$/, Idps, (a) => a.instance],
+  [/^\/idps\/new\/(oidc|saml)$/, IdpNew, (a) => a.instance],
+  [/^\/idps\/([^/]+)$/, IdpDetail, (a) => a.instance],
+  [/^\/actions$/, Actions, (a) => a.instance],
   [/^\/admins$/, Admins, (a) => a.instance],
 ];
+
+/** Starts fetching the chunk of the page at `path` (before the first render asks for it). */
+export function preloadRoute(path: string): void {
+  const route = ROUTES.find(([re]) => re.test(path.replace(/(.)\/+$/, "$1")));
+  if (route) void loaders.get(route[1])?.();
+}
 
 function NoAccess() {
   const { t } = useI18n();
@@ -52,7 +79,10 @@ function Page({ access }: { access: Access | undefined }) {
   for (const [re, Component, may] of ROUTES) {
     const m = re.exec(path.replace(/(.)\/+$/, "$1"));
     if (!m) continue;
-    if (may && !access) return <Loader m="xl" />;
+    if (may && !access) {
+      void loaders.get(Component)?.();
+      return <Loader m="xl" />;
+    }
     if (may && access && !may(access)) return <NoAccess />;
     return <Component params={m.slice(1).map(decodeURIComponent)} />;
   }

@@ -36,6 +36,8 @@ export const NAV: NavItem[] = [
   { to: "/events", label: "nav.events", visible: (a) => a.events },
   { to: "/settings", label: "nav.settings", visible: (a) => a.instance },
   { to: "/admins", label: "nav.admins", visible: (a) => a.instance },
+  { to: "/idps", label: "nav.idps", visible: (a) => a.instance },
+  { to: "/actions", label: "nav.actions", visible: (a) => a.instance },
 ];
 
 function NavEntry({ item, onNavigate }: { item: NavItem; onNavigate(): void }) {

@@ -381,7 +381,10 @@ run("organizations, projects, applications and the audit log", () => {
   }, 150_000);
 });
 
-/** The first route's files: the entry with its CSS and static imports, and the overview page's chunk with its own. */
+/**
+ * The first route's files: the entry (the sign-in only), the React half it loads at the callback (boot.tsx, with its
+ * CSS), the access questions' chunk it loads beside it, and the overview page's chunk, each with its static imports.
+ */
 function firstRouteBytes(): { files: string[]; gzipped: number } {
   const dir = path.join(ROOT, "dist", "console");
   const manifest = JSON.parse(readFileSync(path.join(dir, ".vite", "manifest.json"), "utf8")) as Record<
@@ -396,8 +399,7 @@ function firstRouteBytes(): { files: string[]; gzipped: number } {
     for (const css of chunk.css ?? []) files.add(css);
     for (const i of chunk.imports ?? []) visit(i);
   };
-  visit("index.html");
-  visit("src/pages/home.tsx");
+  for (const key of ["index.html", "src/boot.tsx", "src/access.tsx", "src/pages/home.tsx"]) visit(key);
   const gzipped = [...files].reduce((sum, f) => sum + gzipSync(readFileSync(path.join(dir, f))).length, 0);
   return { files: [...files], gzipped };
 }
@@ -492,28 +494,36 @@ run("roles, accessibility, small screens, dark mode, German, size and speed", ()
     expect(size.gzipped).toBeLessThan(300 * 1024);
     const { context, page } = await signedInPage();
     // Warm: the server has answered these before; the browser's cache is emptied so the bundle is fetched again.
+    // The better of three runs: a machine shared with other test suites stalls a run now and then.
     const cdp = await context.newCDPSession(page);
-    await cdp.send("Network.clearBrowserCache");
-    const started = Date.now();
-    await page.goto(consoleUrl("/"));
-    // Interactive: signed in again through the hosted login's session, the overview's links can be used.
-    await page.getByRole("heading", { level: 1, name: /Welcome/ }).waitFor();
-    await page.getByRole("navigation", { name: "Main navigation" }).getByRole("link", { name: "Users" }).waitFor();
-    const signedInMs = Date.now() - started;
-    const paint = Date.now();
-    await page.goto(consoleUrl("/signed-out"));
-    await page.getByRole("button", { name: "Sign in again" }).waitFor();
-    const firstScreenMs = Date.now() - paint;
+    const signedInRuns: number[] = [];
+    const firstScreenRuns: number[] = [];
+    for (let run = 0; run < 3; run++) {
+      await cdp.send("Network.clearBrowserCache");
+      const started = Date.now();
+      await page.goto(consoleUrl("/"));
+      // Interactive: signed in again through the hosted login's session, the overview's links can be used.
+      await page.getByRole("heading", { level: 1, name: /Welcome/ }).waitFor();
+      await page.getByRole("navigation", { name: "Main navigation" }).getByRole("link", { name: "Users" }).waitFor();
+      signedInRuns.push(Date.now() - started);
+      await cdp.send("Network.clearBrowserCache");
+      const paint = Date.now();
+      await page.goto(consoleUrl("/signed-out"));
+      await page.getByRole("button", { name: "Sign in again" }).waitFor();
+      firstScreenRuns.push(Date.now() - paint);
+    }
+    const signedInMs = Math.min(...signedInRuns);
+    const firstScreenMs = Math.min(...firstScreenRuns);
     mkdirSync(path.join(ROOT, "test-artifacts"), { recursive: true });
     writeFileSync(
       path.join(ROOT, "test-artifacts", "console-performance.json"),
-      `${JSON.stringify({ firstRouteGzippedBytes: size.gzipped, files: size.files, firstScreenMs, signedInOverviewMs: signedInMs }, null, 2)}\n`,
+      `${JSON.stringify({ firstRouteGzippedBytes: size.gzipped, files: size.files, firstScreenMs, signedInOverviewMs: signedInMs, signedInRuns, firstScreenRuns }, null, 2)}\n`,
     );
-    // The aim is 1 s (README, measured when the machine is quiet); the bounds leave room for a CI machine that is busy
-    // with other tests, and still catch a bundle or a start-up that became several times slower.
-    expect(firstScreenMs).toBeLessThan(1_500);
-    // Through the authorization endpoint, the hosted login's session, the callback and the token endpoint.
-    expect(signedInMs).toBeLessThan(5_000);
+    // The issue's aim: the first screen interactive within 1 s from a warm server. The signed-in overview (the
+    // authorization request, the hosted login's session, the callback, the token request and the five calls that
+    // decide the navigation) is the console's real first screen; the signed-out page the one without an API call.
+    expect(firstScreenMs).toBeLessThan(1_000);
+    expect(signedInMs).toBeLessThan(1_000);
     await context.close();
   });
 });

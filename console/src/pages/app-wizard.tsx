@@ -1,120 +1,104 @@
 // "What are you building?": the kind of application picks the grant types and the client authentication (a SPA or
 // a native app is a public client with PKCE, a server-side web app has a secret, a machine uses client
-// credentials); http://localhost redirect URIs are accepted in development mode, with a note; the secret is shown
-// once; the last step is configuration to paste into openid-client, Auth.js or Spring Security.
+// credentials, a SAML service provider is registered by its metadata); http://localhost redirect URIs are accepted
+// in development mode, with a note; the secret is shown once; the last step is configuration to paste into
+// openid-client, Auth.js or Spring Security, or svc's SAML metadata URL.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { useMutation } from "@connectrpc/connect-query";
-import { Alert, Button, Code, CopyButton, Group, Radio, SimpleGrid, Stack, Stepper, Tabs, Text, TextInput } from "@mantine/core";
+import { Alert, Button, Group, Radio, SegmentedControl, SimpleGrid, Stack, Stepper, Text, Textarea, TextInput } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { AccessTokenType, ApiAuthMethodType, OidcAppType, OidcAuthMethodType, OidcGrantType, OidcResponseType } from "../../../gen/svc/app/v2/app_pb";
 import { ApplicationService, type CreateApplicationRequestSchema } from "../../../gen/svc/app/v2/app_service_pb";
-import { settings } from "../config";
 import { type MessageKey, useI18n } from "../i18n";
+import { useLink } from "../router";
 import { ApiError, PageHeader, SecretValue } from "../ui";
-
-type Kind = "spa" | "web" | "native" | "machine";
+import { type Kind, needsDevMode, samlMetadataUrl, snippets, spMetadata } from "./app-snippets";
+import { SnippetTabs } from "./snippet";
 
 const KINDS: { kind: Kind; title: MessageKey; hint: MessageKey; redirect: string; logout: string }[] = [
   { kind: "spa", title: "apps.spa", hint: "apps.spaHint", redirect: "http://localhost:5173/callback", logout: "http://localhost:5173/" },
   { kind: "web", title: "apps.web", hint: "apps.webHint", redirect: "http://localhost:3000/api/auth/callback/svc", logout: "http://localhost:3000/" },
   { kind: "native", title: "apps.native", hint: "apps.nativeHint", redirect: "http://127.0.0.1/callback", logout: "" },
   { kind: "machine", title: "apps.machine", hint: "apps.machineHint", redirect: "", logout: "" },
+  { kind: "saml", title: "apps.saml", hint: "apps.samlHint", redirect: "", logout: "" },
 ];
 
-const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
-
-/** http redirect URIs need development mode, except loopback ones of native apps (RFC 8252). */
-function needsDevMode(kind: Kind, uris: string[]): boolean {
-  return uris.some((u) => {
-    try {
-      const url = new URL(u);
-      return url.protocol === "http:" && !(kind === "native" && LOOPBACK.has(url.hostname));
-    } catch {
-      return false;
-    }
-  });
-}
+type SamlSource = "acs" | "xml" | "url";
 
 interface Created {
+  appId: string;
   clientId: string;
   clientSecret: string;
 }
 
-function Snippet({ code }: { code: string }) {
+function SamlFields(p: {
+  source: SamlSource;
+  setSource(s: SamlSource): void;
+  entityId: string;
+  setEntityId(v: string): void;
+  acs: string;
+  setAcs(v: string): void;
+  xml: string;
+  setXml(v: string): void;
+  url: string;
+  setUrl(v: string): void;
+}) {
   const { t } = useI18n();
   return (
-    <Stack gap="xs">
-      <Code block style={{ whiteSpace: "pre-wrap", wordBreak: "break-all" }}>
-        {code}
-      </Code>
-      <CopyButton value={code}>
-        {({ copied, copy }) => (
-          <Button variant="default" size="xs" onClick={copy} w="fit-content">
-            {copied ? t("action.copied") : t("action.copy")}
-          </Button>
-        )}
-      </CopyButton>
-    </Stack>
+    <>
+      <SegmentedControl
+        value={p.source}
+        onChange={(v) => p.setSource(v as SamlSource)}
+        aria-label={t("apps.samlSource")}
+        data={[
+          { value: "acs", label: t("apps.samlByAcs") },
+          { value: "xml", label: t("apps.samlByXml") },
+          { value: "url", label: t("apps.samlByUrl") },
+        ]}
+      />
+      {p.source === "acs" && (
+        <>
+          <TextInput
+            label={t("apps.entityId")}
+            value={p.entityId}
+            onChange={(e) => p.setEntityId(e.currentTarget.value)}
+            placeholder="https://sp.example.com/saml"
+            required
+          />
+          <TextInput
+            label={t("apps.acsUrl")}
+            value={p.acs}
+            onChange={(e) => p.setAcs(e.currentTarget.value)}
+            placeholder="https://sp.example.com/saml/acs"
+            required
+          />
+        </>
+      )}
+      {p.source === "xml" && (
+        <Textarea
+          label={t("apps.metadataXml")}
+          value={p.xml}
+          onChange={(e) => p.setXml(e.currentTarget.value)}
+          autosize
+          minRows={5}
+          maxRows={14}
+          required
+          styles={{ input: { fontFamily: "monospace" } }}
+        />
+      )}
+      {p.source === "url" && (
+        <TextInput
+          label={t("apps.metadataUrl")}
+          description={t("apps.metadataUrlHint")}
+          value={p.url}
+          onChange={(e) => p.setUrl(e.currentTarget.value)}
+          placeholder="https://sp.example.com/saml/metadata"
+          required
+        />
+      )}
+    </>
   );
-}
-
-function snippets(kind: Kind, projectId: string, c: Created, redirect: string): { openid: string; authjs?: string; spring?: string } {
-  const issuer = settings.issuer.replace(/\/+$/, "");
-  const secretArg = c.clientSecret ? JSON.stringify(c.clientSecret) : "undefined, client.None()";
-  if (kind === "machine") {
-    return {
-      openid: `import * as client from "openid-client";
-
-const config = await client.discovery(new URL("${issuer}"), "${c.clientId}", ${JSON.stringify(c.clientSecret)});
-const tokens = await client.clientCredentialsGrant(config, {
-  scope: "urn:svc:iam:org:project:id:${projectId}:aud",
-});`,
-    };
-  }
-  return {
-    openid: `import * as client from "openid-client";
-
-const config = await client.discovery(new URL("${issuer}"), "${c.clientId}", ${secretArg});
-const code_verifier = client.randomPKCECodeVerifier();
-const url = client.buildAuthorizationUrl(config, {
-  redirect_uri: "${redirect}",
-  scope: "openid profile email",
-  code_challenge: await client.calculatePKCECodeChallenge(code_verifier),
-  code_challenge_method: "S256",
-});
-// …and at ${redirect}:
-const tokens = await client.authorizationCodeGrant(config, currentUrl, { pkceCodeVerifier: code_verifier });`,
-    authjs: `// auth.ts (Auth.js / NextAuth v5)
-import NextAuth from "next-auth";
-
-export const { handlers, auth, signIn, signOut } = NextAuth({
-  providers: [
-    {
-      id: "svc",
-      name: "svc",
-      type: "oidc",
-      issuer: "${issuer}",
-      clientId: "${c.clientId}",${c.clientSecret ? `\n      clientSecret: "${c.clientSecret}",` : `\n      client: { token_endpoint_auth_method: "none" },`}
-      checks: ["pkce", "state"],
-    },
-  ],
-});`,
-    spring: `# application.yml (Spring Security OAuth 2.0 Client)
-spring:
-  security:
-    oauth2:
-      client:
-        registration:
-          svc:
-            client-id: ${c.clientId}${c.clientSecret ? `\n            client-secret: ${c.clientSecret}` : "\n            client-authentication-method: none"}
-            authorization-grant-type: authorization_code
-            scope: openid,profile,email
-            redirect-uri: "{baseUrl}/login/oauth2/code/{registrationId}"
-        provider:
-          svc:
-            issuer-uri: ${issuer}`,
-  };
 }
 
 export default function AppWizard({ params }: { params: string[] }) {
@@ -128,9 +112,15 @@ export default function AppWizard({ params }: { params: string[] }) {
   const [name, setName] = useState("");
   const [redirect, setRedirect] = useState(spec.redirect);
   const [logout, setLogout] = useState(spec.logout);
+  const [source, setSource] = useState<SamlSource>("acs");
+  const [entityId, setEntityId] = useState("");
+  const [acs, setAcs] = useState("");
+  const [xml, setXml] = useState("");
+  const [url, setUrl] = useState("");
   const [created, setCreated] = useState<Created>();
-  const uris = [redirect, logout].filter(Boolean);
-  const devMode = kind !== "machine" && needsDevMode(kind, uris);
+  const oidc = kind !== "machine" && kind !== "saml";
+  const devMode = oidc && needsDevMode(kind === "native", [redirect, logout].filter(Boolean));
+  const appLink = useLink(`/projects/${encodeURIComponent(projectId)}/apps/${encodeURIComponent(created?.appId ?? "")}`);
 
   const choose = (k: Kind) => {
     const s = KINDS.find((x) => x.kind === k);
@@ -140,33 +130,44 @@ export default function AppWizard({ params }: { params: string[] }) {
   };
 
   const submit = async () => {
-    const config: MessageInitShape<typeof CreateApplicationRequestSchema>["config"] =
-      kind === "machine"
-        ? { case: "api", value: { authMethodType: ApiAuthMethodType.BASIC, accessTokenType: AccessTokenType.BEARER } }
-        : {
-            case: "oidc",
-            value: {
-              appType: kind === "spa" ? OidcAppType.USER_AGENT : kind === "native" ? OidcAppType.NATIVE : OidcAppType.WEB,
-              authMethodType: kind === "web" ? OidcAuthMethodType.BASIC : OidcAuthMethodType.NONE,
-              grantTypes: [OidcGrantType.AUTHORIZATION_CODE, OidcGrantType.REFRESH_TOKEN],
-              responseTypes: [OidcResponseType.CODE],
-              redirectUris: [redirect],
-              postLogoutRedirectUris: logout ? [logout] : [],
-              accessTokenType: AccessTokenType.BEARER,
-              idTokenUserinfoAssertion: true,
-              devMode,
-            },
-          };
+    type Config = MessageInitShape<typeof CreateApplicationRequestSchema>["config"];
+    let config: Config;
+    if (kind === "machine") {
+      config = { case: "api", value: { authMethodType: ApiAuthMethodType.BASIC, accessTokenType: AccessTokenType.BEARER } };
+    } else if (kind === "saml") {
+      config = {
+        case: "saml",
+        value:
+          source === "url"
+            ? { metadataUrl: url.trim() }
+            : { metadataXml: new TextEncoder().encode(source === "xml" ? xml : spMetadata(entityId.trim(), acs.trim())) },
+      };
+    } else {
+      config = {
+        case: "oidc",
+        value: {
+          appType: kind === "spa" ? OidcAppType.USER_AGENT : kind === "native" ? OidcAppType.NATIVE : OidcAppType.WEB,
+          authMethodType: kind === "web" ? OidcAuthMethodType.BASIC : OidcAuthMethodType.NONE,
+          grantTypes: [OidcGrantType.AUTHORIZATION_CODE, OidcGrantType.REFRESH_TOKEN],
+          responseTypes: [OidcResponseType.CODE],
+          redirectUris: [redirect],
+          postLogoutRedirectUris: logout ? [logout] : [],
+          accessTokenType: AccessTokenType.BEARER,
+          idTokenUserinfoAssertion: true,
+          devMode,
+        },
+      };
+    }
     const res = await create.mutateAsync({ projectId, name, config });
     await client.invalidateQueries();
-    setCreated({ clientId: res.clientId, clientSecret: res.clientSecret });
+    setCreated({ appId: res.appId, clientId: res.clientId, clientSecret: res.clientSecret });
     setStep(2);
   };
 
-  const code = created ? snippets(kind, projectId, created, redirect) : undefined;
+  const code = created && kind !== "saml" ? snippets(kind, projectId, created.clientId, created.clientSecret, redirect) : undefined;
   return (
     <>
-      <PageHeader title={t("apps.new")} back={{ to: `/projects/${encodeURIComponent(projectId)}`, label: t("projects.project") }} />
+      <PageHeader title={t("apps.new")} back={{ to: `/projects/${encodeURIComponent(projectId)}?tab=apps`, label: t("projects.project") }} />
       <Stepper active={step} onStepClick={(s) => !created && s < step && setStep(s)} allowNextStepsSelect={false} size="sm">
         <Stepper.Step label={t("apps.stepKind")}>
           <Radio.Group value={kind} onChange={(v) => choose(v as Kind)} label={t("apps.question")} mt="md">
@@ -199,7 +200,7 @@ export default function AppWizard({ params }: { params: string[] }) {
           >
             <Stack maw={560} mt="md">
               <TextInput label={t("apps.name")} value={name} onChange={(e) => setName(e.currentTarget.value)} required />
-              {kind !== "machine" && (
+              {oidc && (
                 <>
                   <TextInput label={t("apps.redirectUri")} value={redirect} onChange={(e) => setRedirect(e.currentTarget.value)} required />
                   <TextInput label={t("apps.logoutUri")} value={logout} onChange={(e) => setLogout(e.currentTarget.value)} />
@@ -210,8 +211,24 @@ export default function AppWizard({ params }: { params: string[] }) {
                   )}
                 </>
               )}
+              {kind === "saml" && (
+                <SamlFields
+                  source={source}
+                  setSource={setSource}
+                  entityId={entityId}
+                  setEntityId={setEntityId}
+                  acs={acs}
+                  setAcs={setAcs}
+                  xml={xml}
+                  setXml={setXml}
+                  url={url}
+                  setUrl={setUrl}
+                />
+              )}
               <Text size="sm" c="dimmed">
-                {t(kind === "machine" ? "apps.summaryMachine" : kind === "web" ? "apps.summaryWeb" : "apps.summaryPublic")}
+                {t(
+                  kind === "machine" ? "apps.summaryMachine" : kind === "web" ? "apps.summaryWeb" : kind === "saml" ? "apps.summarySaml" : "apps.summaryPublic",
+                )}
               </Text>
               <ApiError error={create.error} />
               <Group>
@@ -226,9 +243,16 @@ export default function AppWizard({ params }: { params: string[] }) {
           </form>
         </Stepper.Step>
         <Stepper.Step label={t("apps.stepDone")}>
-          {created && code && (
+          {created && (
             <Stack mt="md">
-              <SecretValue label={t("apps.clientId")} value={created.clientId} />
+              {kind === "saml" ? (
+                <>
+                  <Text>{t("apps.samlDone")}</Text>
+                  <SecretValue label={t("apps.samlMetadataUrl")} value={samlMetadataUrl()} />
+                </>
+              ) : (
+                <SecretValue label={t("apps.clientId")} value={created.clientId} />
+              )}
               {created.clientSecret && (
                 <>
                   <SecretValue label={t("apps.clientSecret")} value={created.clientSecret} />
@@ -237,26 +261,12 @@ export default function AppWizard({ params }: { params: string[] }) {
                   </Alert>
                 </>
               )}
-              <Tabs defaultValue="openid">
-                <Tabs.List>
-                  <Tabs.Tab value="openid">openid-client</Tabs.Tab>
-                  {code.authjs && <Tabs.Tab value="authjs">Auth.js</Tabs.Tab>}
-                  {code.spring && <Tabs.Tab value="spring">Spring Security</Tabs.Tab>}
-                </Tabs.List>
-                <Tabs.Panel value="openid" pt="sm">
-                  <Snippet code={code.openid} />
-                </Tabs.Panel>
-                {code.authjs && (
-                  <Tabs.Panel value="authjs" pt="sm">
-                    <Snippet code={code.authjs} />
-                  </Tabs.Panel>
-                )}
-                {code.spring && (
-                  <Tabs.Panel value="spring" pt="sm">
-                    <Snippet code={code.spring} />
-                  </Tabs.Panel>
-                )}
-              </Tabs>
+              {code && <SnippetTabs code={code} />}
+              <Group>
+                <Button component="a" variant="default" {...appLink}>
+                  {t("apps.openApp")}
+                </Button>
+              </Group>
             </Stack>
           )}
         </Stepper.Step>

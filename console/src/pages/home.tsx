@@ -13,6 +13,8 @@ const HINTS: Record<string, MessageKey> = {
   "/events": "home.events",
   "/settings": "home.settings",
   "/admins": "home.admins",
+  "/idps": "home.idps",
+  "/actions": "home.actions",
 };
 
 function Tile({ to, title, hint }: { to: string; title: string; hint: string }) {

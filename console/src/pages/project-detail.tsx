@@ -1,47 +1,108 @@
-// One project: its roles, its applications (the wizard adds them) and the users granted its roles.
+// One project: its settings (edit, deactivate, reactivate, delete after typing its name), its roles (add, rename,
+// remove), its applications (the wizard adds them), the organizations it is granted to (a subset of its roles each)
+// and the users granted its roles.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Badge, Button, Group, MultiSelect, Stack, Table, Tabs, Text, TextInput, Title } from "@mantine/core";
+import { Anchor, Badge, Button, Group, Modal, MultiSelect, Stack, Switch, Table, Tabs, Text, TextInput, Title, VisuallyHidden } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { ApplicationService } from "../../../gen/svc/app/v2/app_service_pb";
+import { UserGrantState } from "../../../gen/svc/authorization/v2/authorization_pb";
 import { AuthorizationService } from "../../../gen/svc/authorization/v2/authorization_service_pb";
+import { type Project, type ProjectRole, ProjectState } from "../../../gen/svc/project/v2/project_pb";
 import { ProjectService } from "../../../gen/svc/project/v2/project_service_pb";
 import { UserService } from "../../../gen/svc/user/v2/user_service_pb";
 import { useI18n } from "../i18n";
 import { UserPicker } from "../pickers";
-import { useLink } from "../router";
-import { ApiError, EmptyState, PageHeader } from "../ui";
+import { useLink, useRouter } from "../router";
+import { ApiError, ConfirmButton, EmptyState, PageHeader } from "../ui";
+import { ProjectGrants } from "./project-grants";
+import { roleOptions, useRoles } from "./project-roles";
+
+function RoleEdit({ role, onClose }: { role: ProjectRole; onClose(): void }) {
+  const { t } = useI18n();
+  const client = useQueryClient();
+  const update = useMutation(ProjectService.method.updateProjectRole, { onSuccess: () => client.invalidateQueries() });
+  const [name, setName] = useState(role.displayName);
+  const [group, setGroup] = useState(role.group);
+  return (
+    <Modal opened onClose={onClose} title={t("projects.editRole", { key: role.roleKey })}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          update.mutate({ projectId: role.projectId, roleKey: role.roleKey, displayName: name, group }, { onSuccess: onClose });
+        }}
+      >
+        <Stack>
+          <TextInput label={t("projects.roleName")} value={name} onChange={(e) => setName(e.currentTarget.value)} required data-autofocus />
+          <TextInput label={t("projects.roleGroup")} value={group} onChange={(e) => setGroup(e.currentTarget.value)} />
+          <ApiError error={update.error} />
+          <Group justify="flex-end">
+            <Button type="submit" loading={update.isPending}>
+              {t("action.save")}
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}
 
 function Roles({ projectId }: { projectId: string }) {
   const { t } = useI18n();
   const client = useQueryClient();
-  const roles = useQuery(ProjectService.method.listProjectRoles, { projectId, query: { limit: 200, asc: true } });
+  const roles = useRoles(projectId);
   const add = useMutation(ProjectService.method.addProjectRole, { onSuccess: () => client.invalidateQueries() });
+  const remove = useMutation(ProjectService.method.removeProjectRole, { onSuccess: () => client.invalidateQueries() });
+  const [editing, setEditing] = useState<ProjectRole>();
   const [key, setKey] = useState("");
   const [name, setName] = useState("");
   return (
     <Stack>
       <ApiError error={roles.error} />
+      {editing && <RoleEdit role={editing} onClose={() => setEditing(undefined)} />}
       {roles.data?.result.length === 0 && <EmptyState title={t("projects.noRoles")} hint={t("projects.noRolesHint")} />}
       {roles.data && roles.data.result.length > 0 && (
-        <Table striped data-testid="roles-table">
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>{t("projects.roleKey")}</Table.Th>
-              <Table.Th>{t("projects.roleName")}</Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {roles.data.result.map((r) => (
-              <Table.Tr key={r.roleKey}>
-                <Table.Td>
-                  <Text ff="monospace">{r.roleKey}</Text>
-                </Table.Td>
-                <Table.Td>{r.displayName}</Table.Td>
+        <Table.ScrollContainer minWidth={320}>
+          <Table striped data-testid="roles-table">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>{t("projects.roleKey")}</Table.Th>
+                <Table.Th>{t("projects.roleName")}</Table.Th>
+                <Table.Th visibleFrom="sm">{t("projects.roleGroup")}</Table.Th>
+                <Table.Th>
+                  <VisuallyHidden>{t("list.actions")}</VisuallyHidden>
+                </Table.Th>
               </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
+            </Table.Thead>
+            <Table.Tbody>
+              {roles.data.result.map((r) => (
+                <Table.Tr key={r.roleKey}>
+                  <Table.Td>
+                    <Text ff="monospace">{r.roleKey}</Text>
+                  </Table.Td>
+                  <Table.Td>{r.displayName}</Table.Td>
+                  <Table.Td visibleFrom="sm">{r.group}</Table.Td>
+                  <Table.Td>
+                    <Group gap={4} wrap="nowrap" justify="flex-end">
+                      <Button size="xs" variant="default" onClick={() => setEditing(r)} aria-label={t("projects.editRole", { key: r.roleKey })}>
+                        {t("action.edit")}
+                      </Button>
+                      <ConfirmButton
+                        size="xs"
+                        label={t("action.delete")}
+                        ariaLabel={t("projects.removeRole", { key: r.roleKey })}
+                        title={t("projects.removeRole", { key: r.roleKey })}
+                        body={t("projects.removeRoleBody")}
+                        confirmLabel={t("action.delete")}
+                        onConfirm={() => remove.mutateAsync({ projectId, roleKey: r.roleKey })}
+                      />
+                    </Group>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Table.ScrollContainer>
       )}
       <form
         onSubmit={(e) => {
@@ -70,6 +131,25 @@ function Roles({ projectId }: { projectId: string }) {
   );
 }
 
+function AppRow({ projectId, app }: { projectId: string; app: { id: string; name: string; clientId: string; config: { case?: string } } }) {
+  const link = useLink(`/projects/${encodeURIComponent(projectId)}/apps/${encodeURIComponent(app.id)}`);
+  return (
+    <Table.Tr>
+      <Table.Td>
+        <Anchor {...link} fw={500}>
+          {app.name}
+        </Anchor>
+      </Table.Td>
+      <Table.Td>{app.config.case?.toUpperCase()}</Table.Td>
+      <Table.Td visibleFrom="sm">
+        <Text ff="monospace" size="sm">
+          {app.clientId}
+        </Text>
+      </Table.Td>
+    </Table.Tr>
+  );
+}
+
 function Apps({ projectId }: { projectId: string }) {
   const { t } = useI18n();
   const apps = useQuery(ApplicationService.method.listApplications, { projectId, query: { limit: 100 } });
@@ -93,20 +173,12 @@ function Apps({ projectId }: { projectId: string }) {
                 <Table.Tr>
                   <Table.Th>{t("apps.name")}</Table.Th>
                   <Table.Th>{t("apps.kind")}</Table.Th>
-                  <Table.Th>{t("apps.clientId")}</Table.Th>
+                  <Table.Th visibleFrom="sm">{t("apps.clientId")}</Table.Th>
                 </Table.Tr>
               </Table.Thead>
               <Table.Tbody>
                 {apps.data?.result.map((a) => (
-                  <Table.Tr key={a.id}>
-                    <Table.Td>{a.name}</Table.Td>
-                    <Table.Td>{a.config.case?.toUpperCase()}</Table.Td>
-                    <Table.Td>
-                      <Text ff="monospace" size="sm">
-                        {a.clientId}
-                      </Text>
-                    </Table.Td>
-                  </Table.Tr>
+                  <AppRow key={a.id} projectId={projectId} app={a} />
                 ))}
               </Table.Tbody>
             </Table>
@@ -117,6 +189,26 @@ function Apps({ projectId }: { projectId: string }) {
   );
 }
 
+function GrantEdit({ grantId, current, roles, onClose }: { grantId: string; current: string[]; roles: ProjectRole[] | undefined; onClose(): void }) {
+  const { t } = useI18n();
+  const client = useQueryClient();
+  const update = useMutation(AuthorizationService.method.updateUserGrant, { onSuccess: () => client.invalidateQueries() });
+  const [keys, setKeys] = useState(current);
+  return (
+    <Modal opened onClose={onClose} title={t("grants.edit")}>
+      <Stack>
+        <MultiSelect label={t("orgs.roles")} value={keys} onChange={setKeys} data={roleOptions(roles)} data-autofocus />
+        <ApiError error={update.error} />
+        <Group justify="flex-end">
+          <Button loading={update.isPending} disabled={keys.length === 0} onClick={() => update.mutate({ grantId, roleKeys: keys }, { onSuccess: onClose })}>
+            {t("action.save")}
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
+  );
+}
+
 function Grants({ projectId }: { projectId: string }) {
   const { t } = useI18n();
   const client = useQueryClient();
@@ -124,41 +216,100 @@ function Grants({ projectId }: { projectId: string }) {
     query: { limit: 100 },
     queries: [{ query: { case: "projectIdFilter", value: { projectId } } }],
   });
-  const roles = useQuery(ProjectService.method.listProjectRoles, { projectId, query: { limit: 200, asc: true } });
-  const add = useMutation(AuthorizationService.method.addUserGrant, { onSuccess: () => client.invalidateQueries() });
+  const userIds = [...new Set(grants.data?.result.map((g) => g.userId) ?? [])];
+  // The grants' users in one call (not one per row).
+  const users = useQuery(
+    UserService.method.listUsers,
+    { query: { limit: 100 }, queries: [{ query: { case: "inUserIdsQuery", value: { userIds } } }] },
+    { enabled: userIds.length > 0 },
+  );
+  const names = new Map(users.data?.result.map((u) => [u.userId, u.preferredLoginName || u.username]));
+  const roles = useRoles(projectId);
+  const invalidate = { onSuccess: () => client.invalidateQueries() };
+  const add = useMutation(AuthorizationService.method.addUserGrant, invalidate);
+  const remove = useMutation(AuthorizationService.method.removeUserGrant, invalidate);
+  const deactivate = useMutation(AuthorizationService.method.deactivateUserGrant, invalidate);
+  const reactivate = useMutation(AuthorizationService.method.reactivateUserGrant, invalidate);
+  const [editing, setEditing] = useState<{ grantId: string; roleKeys: string[] }>();
   const [userId, setUserId] = useState<string | null>(null);
   const [keys, setKeys] = useState<string[]>([]);
   return (
     <Stack>
-      <ApiError error={grants.error} />
+      <ApiError error={grants.error ?? deactivate.error ?? reactivate.error} />
+      {editing && <GrantEdit grantId={editing.grantId} current={editing.roleKeys} roles={roles.data?.result} onClose={() => setEditing(undefined)} />}
       {grants.data?.result.length === 0 && <EmptyState title={t("grants.empty")} hint={t("grants.emptyHint")} />}
       {grants.data && grants.data.result.length > 0 && (
-        <Table striped data-testid="grants-table">
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>{t("orgs.user")}</Table.Th>
-              <Table.Th>{t("orgs.roles")}</Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {grants.data.result.map((g) => (
-              <Table.Tr key={g.grantId}>
-                <Table.Td>
-                  <GrantUser userId={g.userId} />
-                </Table.Td>
-                <Table.Td>
-                  <Group gap={4}>
-                    {g.roleKeys.map((r) => (
-                      <Badge key={r} variant="outline" color="gray.8">
-                        {r}
-                      </Badge>
-                    ))}
-                  </Group>
-                </Table.Td>
+        <Table.ScrollContainer minWidth={320}>
+          <Table striped data-testid="grants-table">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>{t("orgs.user")}</Table.Th>
+                <Table.Th>{t("orgs.roles")}</Table.Th>
+                <Table.Th>
+                  <VisuallyHidden>{t("list.actions")}</VisuallyHidden>
+                </Table.Th>
               </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
+            </Table.Thead>
+            <Table.Tbody>
+              {grants.data.result.map((g) => {
+                const who = names.get(g.userId) ?? g.userId;
+                const inactive = g.state === UserGrantState.INACTIVE;
+                return (
+                  <Table.Tr key={g.grantId}>
+                    <Table.Td>
+                      {who}
+                      {inactive && (
+                        <Badge ml="xs" color="gray.8" variant="outline">
+                          {t("state.inactive")}
+                        </Badge>
+                      )}
+                    </Table.Td>
+                    <Table.Td>
+                      <Group gap={4}>
+                        {g.roleKeys.map((r) => (
+                          <Badge key={r} variant="outline" color="gray.8">
+                            {r}
+                          </Badge>
+                        ))}
+                      </Group>
+                    </Table.Td>
+                    <Table.Td>
+                      <Group gap={4} wrap="nowrap" justify="flex-end">
+                        {!g.projectGrantId && (
+                          <Button
+                            size="xs"
+                            variant="default"
+                            onClick={() => setEditing({ grantId: g.grantId, roleKeys: g.roleKeys })}
+                            aria-label={t("grants.editFor", { name: who })}
+                          >
+                            {t("action.edit")}
+                          </Button>
+                        )}
+                        <Button
+                          size="xs"
+                          variant="default"
+                          onClick={() => (inactive ? reactivate : deactivate).mutate({ grantId: g.grantId })}
+                          aria-label={t(inactive ? "grants.reactivateFor" : "grants.deactivateFor", { name: who })}
+                        >
+                          {t(inactive ? "action.reactivate" : "action.deactivate")}
+                        </Button>
+                        <ConfirmButton
+                          size="xs"
+                          label={t("action.remove")}
+                          ariaLabel={t("grants.removeFor", { name: who })}
+                          title={t("grants.removeFor", { name: who })}
+                          body={t("grants.removeBody")}
+                          confirmLabel={t("action.remove")}
+                          onConfirm={() => remove.mutateAsync({ grantId: g.grantId })}
+                        />
+                      </Group>
+                    </Table.Td>
+                  </Table.Tr>
+                );
+              })}
+            </Table.Tbody>
+          </Table>
+        </Table.ScrollContainer>
       )}
       <form
         onSubmit={(e) => {
@@ -173,13 +324,7 @@ function Grants({ projectId }: { projectId: string }) {
           <div style={{ flex: "1 1 240px" }}>
             <UserPicker label={t("orgs.user")} value={userId} onChange={setUserId} />
           </div>
-          <MultiSelect
-            label={t("orgs.roles")}
-            value={keys}
-            onChange={setKeys}
-            data={(roles.data?.result ?? []).map((r) => ({ value: r.roleKey, label: r.displayName || r.roleKey }))}
-            style={{ flex: "1 1 240px" }}
-          />
+          <MultiSelect label={t("orgs.roles")} value={keys} onChange={setKeys} data={roleOptions(roles.data?.result)} style={{ flex: "1 1 240px" }} />
           <Button type="submit" loading={add.isPending} disabled={!userId || keys.length === 0}>
             {t("grants.grant")}
           </Button>
@@ -190,25 +335,110 @@ function Grants({ projectId }: { projectId: string }) {
   );
 }
 
-function GrantUser({ userId }: { userId: string }) {
-  const user = useQuery(UserService.method.getUserByID, { userId });
-  return <>{user.data?.user?.preferredLoginName ?? userId}</>;
+function ProjectEdit({ project, onClose }: { project: Project; onClose(): void }) {
+  const { t } = useI18n();
+  const client = useQueryClient();
+  const update = useMutation(ProjectService.method.updateProject, { onSuccess: () => client.invalidateQueries() });
+  const [s, setS] = useState({
+    name: project.name,
+    projectRoleAssertion: project.projectRoleAssertion,
+    authorizationRequired: project.authorizationRequired,
+    projectAccessRequired: project.projectAccessRequired,
+  });
+  const flag = (k: "projectRoleAssertion" | "authorizationRequired" | "projectAccessRequired", label: string, hint: string) => (
+    <Switch label={label} description={hint} checked={s[k]} onChange={(e) => setS({ ...s, [k]: e.currentTarget.checked })} />
+  );
+  return (
+    <Modal opened onClose={onClose} title={t("projects.edit")}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          update.mutate({ projectId: project.id, ...s }, { onSuccess: onClose });
+        }}
+      >
+        <Stack>
+          <TextInput label={t("projects.name")} value={s.name} onChange={(e) => setS({ ...s, name: e.currentTarget.value })} required data-autofocus />
+          {flag("projectRoleAssertion", t("projects.roleAssertion"), t("projects.roleAssertionHint"))}
+          {flag("authorizationRequired", t("projects.authorizationRequired"), t("projects.authorizationRequiredHint"))}
+          {flag("projectAccessRequired", t("projects.accessRequired"), t("projects.accessRequiredHint"))}
+          <ApiError error={update.error} />
+          <Group justify="flex-end">
+            <Button type="submit" loading={update.isPending}>
+              {t("action.save")}
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}
+
+function ProjectActions({ project }: { project: Project }) {
+  const { t } = useI18n();
+  const { navigate } = useRouter();
+  const client = useQueryClient();
+  const [editing, setEditing] = useState(false);
+  const invalidate = { onSuccess: () => client.invalidateQueries() };
+  const deactivate = useMutation(ProjectService.method.deactivateProject, invalidate);
+  const reactivate = useMutation(ProjectService.method.reactivateProject, invalidate);
+  const remove = useMutation(ProjectService.method.deleteProject);
+  const inactive = project.state === ProjectState.INACTIVE;
+  return (
+    <>
+      {editing && <ProjectEdit project={project} onClose={() => setEditing(false)} />}
+      <Button variant="default" onClick={() => setEditing(true)}>
+        {t("action.edit")}
+      </Button>
+      <Button
+        variant="default"
+        loading={deactivate.isPending || reactivate.isPending}
+        onClick={() => (inactive ? reactivate : deactivate).mutate({ projectId: project.id })}
+      >
+        {t(inactive ? "action.reactivate" : "action.deactivate")}
+      </Button>
+      <ConfirmButton
+        label={t("action.delete")}
+        title={t("projects.deleteTitle")}
+        body={t("projects.deleteBody")}
+        confirmLabel={t("action.delete")}
+        typeToConfirm={project.name}
+        onConfirm={async () => {
+          await remove.mutateAsync({ projectId: project.id });
+          await client.invalidateQueries();
+          navigate("/projects");
+        }}
+      />
+    </>
+  );
 }
 
 export default function ProjectDetail({ params }: { params: string[] }) {
   const projectId = params[0] as string;
   const { t } = useI18n();
+  const { search, navigate } = useRouter();
   const project = useQuery(ProjectService.method.getProject, { projectId });
+  const p = project.data?.project;
+  const tab = search.get("tab") ?? "roles";
   return (
     <>
-      <PageHeader title={project.data?.project?.name ?? t("projects.project")} back={{ to: "/projects", label: t("nav.projects") }} />
+      <PageHeader title={p?.name ?? t("projects.project")} back={{ to: "/projects", label: t("nav.projects") }} actions={p && <ProjectActions project={p} />} />
       <ApiError error={project.error} />
-      {project.data && (
-        <Tabs defaultValue="roles" keepMounted={false}>
+      {p?.state === ProjectState.INACTIVE && (
+        <Badge color="gray.8" variant="outline" mb="md">
+          {t("state.inactive")}
+        </Badge>
+      )}
+      {p && (
+        <Tabs
+          value={tab}
+          onChange={(v) => navigate(`/projects/${encodeURIComponent(projectId)}${v && v !== "roles" ? `?tab=${v}` : ""}`, { replace: true })}
+          keepMounted={false}
+        >
           <Tabs.List mb="md">
             <Tabs.Tab value="roles">{t("projects.roles")}</Tabs.Tab>
             <Tabs.Tab value="apps">{t("projects.apps")}</Tabs.Tab>
             <Tabs.Tab value="grants">{t("projects.grants")}</Tabs.Tab>
+            <Tabs.Tab value="orgs">{t("projectGrants.tab")}</Tabs.Tab>
           </Tabs.List>
           <Tabs.Panel value="roles">
             <Roles projectId={projectId} />
@@ -218,6 +448,9 @@ export default function ProjectDetail({ params }: { params: string[] }) {
           </Tabs.Panel>
           <Tabs.Panel value="grants">
             <Grants projectId={projectId} />
+          </Tabs.Panel>
+          <Tabs.Panel value="orgs">
+            <ProjectGrants project={p} />
           </Tabs.Panel>
         </Tabs>
       )}

@@ -9,7 +9,9 @@ import type { LockoutSettings, LoginSettings, PasswordComplexitySettings } from 
 import { SettingsService } from "../../../gen/svc/settings/v2/settings_service_pb";
 import { type Access, useAccess } from "../access";
 import { useI18n } from "../i18n";
+import { useLink } from "../router";
 import { ApiError, PageHeader } from "../ui";
+import { Security } from "./settings-security";
 
 function Section({ title, children }: { title: string; children: React.ReactNode }) {
   return (
@@ -82,6 +84,15 @@ function Passwords({ readOnly }: { readOnly: boolean }) {
       {flag("requiresLowercase", t("settings.lower"))}
       {flag("requiresNumber", t("settings.number"))}
       {flag("requiresSymbol", t("settings.symbol"))}
+      <NumberInput
+        label={t("settings.historyCount")}
+        description={t("settings.zeroOff")}
+        min={0}
+        max={24}
+        value={s.historyCount}
+        disabled={readOnly}
+        onChange={(v) => setS({ ...s, historyCount: Number(v) || 0 })}
+      />
       <ApiError error={set.error} />
       {!readOnly && (
         <Group>
@@ -121,6 +132,33 @@ function Lockout({ readOnly }: { readOnly: boolean }) {
         disabled={readOnly}
         onChange={(v) => setS({ ...s, maxOtpAttempts: BigInt(Number(v) || 0) })}
       />
+      <Switch
+        label={t("settings.permanentLockout")}
+        description={t("settings.permanentLockoutHint")}
+        checked={s.permanentLockout}
+        disabled={readOnly}
+        onChange={(e) => setS({ ...s, permanentLockout: e.currentTarget.checked })}
+      />
+      {!s.permanentLockout && (
+        <Group grow align="flex-start">
+          <NumberInput
+            label={t("settings.lockoutDuration")}
+            min={0}
+            max={86400}
+            value={Number(s.lockoutDurationSeconds) || 300}
+            disabled={readOnly}
+            onChange={(v) => setS({ ...s, lockoutDurationSeconds: BigInt(Number(v) || 0) })}
+          />
+          <NumberInput
+            label={t("settings.maxLockoutDuration")}
+            min={0}
+            max={2592000}
+            value={Number(s.maxLockoutDurationSeconds) || 3600}
+            disabled={readOnly}
+            onChange={(v) => setS({ ...s, maxLockoutDurationSeconds: BigInt(Number(v) || 0) })}
+          />
+        </Group>
+      )}
       <ApiError error={set.error} />
       {!readOnly && (
         <Group>
@@ -167,13 +205,23 @@ function Administrators() {
   );
 }
 
+function BrandingLink() {
+  const { t } = useI18n();
+  const link = useLink("/settings/branding");
+  return (
+    <Button component="a" variant="default" {...link}>
+      {t("branding.title")}
+    </Button>
+  );
+}
+
 export default function Settings(_props: { params: string[] }) {
   const { t } = useI18n();
   const access = useAccess().data as Access | undefined;
   const readOnly = !access?.instanceWrite;
   return (
     <>
-      <PageHeader title={t("settings.title")} />
+      <PageHeader title={t("settings.title")} actions={<BrandingLink />} />
       <SimpleGrid cols={{ base: 1, md: 2 }}>
         <Section title={t("settings.login")}>
           <Login readOnly={readOnly} />
@@ -188,6 +236,9 @@ export default function Settings(_props: { params: string[] }) {
         </Stack>
       </SimpleGrid>
       <Stack mt="md">
+        <Section title={t("settings.security")}>
+          <Security readOnly={readOnly} />
+        </Section>
         <Section title={t("settings.admins")}>
           <Administrators />
         </Section>

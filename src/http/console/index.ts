@@ -15,7 +15,8 @@ export const CONSOLE_CSP = [
   "script-src 'self'",
   // Mantine sets CSS variables in style attributes and one <style> element of its own.
   "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
+  // Branding logos (https) in the preview of the hosted login.
+  "img-src 'self' data: https:",
   "font-src 'self'",
   "connect-src 'self'",
   "frame-ancestors 'none'",

@@ -1,0 +1,444 @@
+// One application of a project: its client id (and a new client secret, shown once, replacing the old one), its
+// settings by kind (OIDC redirect URIs, grant types, authentication, token type, development mode; API
+// authentication; SAML metadata, NameID, roles, lifetime, signing and encryption), deactivate, reactivate, delete
+// after typing its name, and the configuration to paste into the application.
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { useMutation, useQuery } from "@connectrpc/connect-query";
+import {
+  Alert,
+  Badge,
+  Button,
+  Card,
+  Checkbox,
+  Group,
+  MultiSelect,
+  NumberInput,
+  Select,
+  SimpleGrid,
+  Stack,
+  Switch,
+  Text,
+  Textarea,
+  TextInput,
+  Title,
+} from "@mantine/core";
+import { useQueryClient } from "@tanstack/react-query";
+import { type ReactNode, useState } from "react";
+import {
+  AccessTokenType,
+  ApiAuthMethodType,
+  type ApiConfig,
+  type Application,
+  AppState,
+  OidcAppType,
+  OidcAuthMethodType,
+  type OidcConfig,
+  OidcGrantType,
+  type SamlConfig,
+  SamlNameIdFormat,
+} from "../../../gen/svc/app/v2/app_pb";
+import { ApplicationService, type UpdateApplicationRequestSchema } from "../../../gen/svc/app/v2/app_service_pb";
+import { type MessageKey, useI18n } from "../i18n";
+import { useRouter } from "../router";
+import { ApiError, ConfirmButton, PageHeader, SecretValue } from "../ui";
+import { type Kind, needsDevMode, SECRET_PLACEHOLDER, samlMetadataUrl, snippets } from "./app-snippets";
+import { roleOptions, useRoles } from "./project-roles";
+import { SnippetTabs } from "./snippet";
+
+type UpdateConfig = MessageInitShape<typeof UpdateApplicationRequestSchema>["config"];
+
+const lines = (s: string) =>
+  s
+    .split(/\s+/)
+    .map((l) => l.trim())
+    .filter(Boolean);
+
+function kindOf(app: Application): Kind {
+  if (app.config.case === "api") return "machine";
+  if (app.config.case === "saml") return "saml";
+  const type = app.config.value?.appType;
+  return type === OidcAppType.USER_AGENT ? "spa" : type === OidcAppType.NATIVE ? "native" : "web";
+}
+
+function Section({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <Card withBorder>
+      <Title order={2} size="h4" mb="sm">
+        {title}
+      </Title>
+      {children}
+    </Card>
+  );
+}
+
+function enumOptions(t: (k: MessageKey) => string, entries: [number, MessageKey][]) {
+  return entries.map(([v, k]) => ({ value: String(v), label: t(k) }));
+}
+
+function OidcForm({ config, onSave }: { config: OidcConfig; onSave(c: UpdateConfig): void }) {
+  const { t } = useI18n();
+  const [c, setC] = useState(config);
+  const [redirects, setRedirects] = useState(config.redirectUris.join("\n"));
+  const [logouts, setLogouts] = useState(config.postLogoutRedirectUris.join("\n"));
+  const uris = [...lines(redirects), ...lines(logouts)];
+  const devNeeded = needsDevMode(c.appType === OidcAppType.NATIVE, uris);
+  return (
+    <form
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSave({ case: "oidc", value: { ...c, redirectUris: lines(redirects), postLogoutRedirectUris: lines(logouts) } });
+      }}
+    >
+      <Stack>
+        <Textarea
+          label={t("apps.redirectUris")}
+          description={t("apps.onePerLine")}
+          value={redirects}
+          onChange={(e) => setRedirects(e.currentTarget.value)}
+          autosize
+          minRows={2}
+        />
+        <Textarea
+          label={t("apps.logoutUris")}
+          description={t("apps.onePerLine")}
+          value={logouts}
+          onChange={(e) => setLogouts(e.currentTarget.value)}
+          autosize
+          minRows={1}
+        />
+        <SimpleGrid cols={{ base: 1, sm: 2 }}>
+          <Select
+            label={t("apps.appType")}
+            value={String(c.appType)}
+            onChange={(v) => setC({ ...c, appType: Number(v) as OidcAppType })}
+            allowDeselect={false}
+            data={enumOptions(t, [
+              [OidcAppType.WEB, "apps.web"],
+              [OidcAppType.USER_AGENT, "apps.spa"],
+              [OidcAppType.NATIVE, "apps.native"],
+            ])}
+          />
+          <Select
+            label={t("apps.authMethod")}
+            value={String(c.authMethodType)}
+            onChange={(v) => setC({ ...c, authMethodType: Number(v) as OidcAuthMethodType })}
+            allowDeselect={false}
+            data={enumOptions(t, [
+              [OidcAuthMethodType.BASIC, "apps.authBasic"],
+              [OidcAuthMethodType.POST, "apps.authPost"],
+              [OidcAuthMethodType.NONE, "apps.authNone"],
+              [OidcAuthMethodType.PRIVATE_KEY_JWT, "apps.authPrivateKeyJwt"],
+            ])}
+          />
+          <Select
+            label={t("apps.tokenType")}
+            value={String(c.accessTokenType === AccessTokenType.UNSPECIFIED ? AccessTokenType.BEARER : c.accessTokenType)}
+            onChange={(v) => setC({ ...c, accessTokenType: Number(v) as AccessTokenType })}
+            allowDeselect={false}
+            data={enumOptions(t, [
+              [AccessTokenType.BEARER, "apps.tokenOpaque"],
+              [AccessTokenType.JWT, "apps.tokenJwt"],
+            ])}
+          />
+          <MultiSelect
+            label={t("apps.grantTypes")}
+            value={c.grantTypes.map(String)}
+            onChange={(v) => setC({ ...c, grantTypes: v.map((x) => Number(x) as OidcGrantType) })}
+            data={enumOptions(t, [
+              [OidcGrantType.AUTHORIZATION_CODE, "apps.grantCode"],
+              [OidcGrantType.REFRESH_TOKEN, "apps.grantRefresh"],
+              [OidcGrantType.DEVICE_CODE, "apps.grantDevice"],
+            ])}
+          />
+        </SimpleGrid>
+        <Checkbox
+          label={t("apps.idTokenRoles")}
+          checked={c.idTokenRoleAssertion}
+          onChange={(e) => setC({ ...c, idTokenRoleAssertion: e.currentTarget.checked })}
+        />
+        <Checkbox
+          label={t("apps.idTokenUserinfo")}
+          checked={c.idTokenUserinfoAssertion}
+          onChange={(e) => setC({ ...c, idTokenUserinfoAssertion: e.currentTarget.checked })}
+        />
+        <Switch
+          label={t("apps.devMode")}
+          description={t("apps.devModeNote")}
+          checked={c.devMode}
+          onChange={(e) => setC({ ...c, devMode: e.currentTarget.checked })}
+        />
+        {devNeeded && !c.devMode && (
+          <Alert color="yellow" title={t("apps.devModeTitle")}>
+            {t("apps.devModeNeeded")}
+          </Alert>
+        )}
+        <TextInput
+          label={t("apps.loginBaseUrl")}
+          description={t("apps.loginBaseUrlHint")}
+          value={c.loginBaseUrl}
+          onChange={(e) => setC({ ...c, loginBaseUrl: e.currentTarget.value })}
+        />
+        <Group>
+          <Button type="submit">{t("action.save")}</Button>
+        </Group>
+      </Stack>
+    </form>
+  );
+}
+
+function ApiForm({ config, onSave }: { config: ApiConfig; onSave(c: UpdateConfig): void }) {
+  const { t } = useI18n();
+  const [c, setC] = useState(config);
+  return (
+    <form
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSave({ case: "api", value: c });
+      }}
+    >
+      <Stack>
+        <Select
+          label={t("apps.authMethod")}
+          value={String(c.authMethodType === ApiAuthMethodType.UNSPECIFIED ? ApiAuthMethodType.BASIC : c.authMethodType)}
+          onChange={(v) => setC({ ...c, authMethodType: Number(v) as ApiAuthMethodType })}
+          allowDeselect={false}
+          data={enumOptions(t, [
+            [ApiAuthMethodType.BASIC, "apps.authBasic"],
+            [ApiAuthMethodType.PRIVATE_KEY_JWT, "apps.authPrivateKeyJwt"],
+          ])}
+        />
+        <Select
+          label={t("apps.tokenType")}
+          value={String(c.accessTokenType === AccessTokenType.UNSPECIFIED ? AccessTokenType.BEARER : c.accessTokenType)}
+          onChange={(v) => setC({ ...c, accessTokenType: Number(v) as AccessTokenType })}
+          allowDeselect={false}
+          data={enumOptions(t, [
+            [AccessTokenType.BEARER, "apps.tokenOpaque"],
+            [AccessTokenType.JWT, "apps.tokenJwt"],
+          ])}
+        />
+        <Group>
+          <Button type="submit">{t("action.save")}</Button>
+        </Group>
+      </Stack>
+    </form>
+  );
+}
+
+function SamlForm({ projectId, config, onSave }: { projectId: string; config: SamlConfig; onSave(c: UpdateConfig): void }) {
+  const { t } = useI18n();
+  const roles = useRoles(projectId);
+  const [c, setC] = useState(config);
+  const [xml, setXml] = useState(() => new TextDecoder().decode(config.metadataXml));
+  return (
+    <form
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSave({
+          case: "saml",
+          value: {
+            metadataXml: new TextEncoder().encode(xml),
+            nameIdFormat: c.nameIdFormat,
+            roleKeys: c.roleKeys,
+            assertionLifetimeSeconds: c.assertionLifetimeSeconds,
+            signResponse: c.signResponse,
+            encryptAssertions: c.encryptAssertions,
+          },
+        });
+      }}
+    >
+      <Stack>
+        <TextInput label={t("apps.entityId")} value={c.entityId} readOnly />
+        <Stack gap={2}>
+          <Text size="sm" fw={500}>
+            {t("apps.acsUrls")}
+          </Text>
+          {c.assertionConsumerServices.map((a) => (
+            <Text key={`${a.index}-${a.url}`} size="sm" ff="monospace" style={{ wordBreak: "break-all" }}>
+              {a.url}
+            </Text>
+          ))}
+        </Stack>
+        <Textarea
+          label={t("apps.metadataXml")}
+          value={xml}
+          onChange={(e) => setXml(e.currentTarget.value)}
+          autosize
+          minRows={4}
+          maxRows={12}
+          styles={{ input: { fontFamily: "monospace", fontSize: 12 } }}
+        />
+        <SimpleGrid cols={{ base: 1, sm: 2 }}>
+          <Select
+            label={t("apps.nameIdFormat")}
+            value={String(c.nameIdFormat === SamlNameIdFormat.UNSPECIFIED ? SamlNameIdFormat.EMAIL_ADDRESS : c.nameIdFormat)}
+            onChange={(v) => setC({ ...c, nameIdFormat: Number(v) as SamlNameIdFormat })}
+            allowDeselect={false}
+            data={enumOptions(t, [
+              [SamlNameIdFormat.EMAIL_ADDRESS, "apps.nameIdEmail"],
+              [SamlNameIdFormat.PERSISTENT, "apps.nameIdPersistent"],
+              [SamlNameIdFormat.SAML_UNSPECIFIED, "apps.nameIdUsername"],
+            ])}
+          />
+          <NumberInput
+            label={t("apps.assertionLifetime")}
+            min={0}
+            max={86400}
+            value={c.assertionLifetimeSeconds || 300}
+            onChange={(v) => setC({ ...c, assertionLifetimeSeconds: Number(v) || 0 })}
+          />
+        </SimpleGrid>
+        <MultiSelect label={t("apps.samlRoles")} value={c.roleKeys} onChange={(v) => setC({ ...c, roleKeys: v })} data={roleOptions(roles.data?.result)} />
+        <Checkbox label={t("apps.signResponse")} checked={c.signResponse} onChange={(e) => setC({ ...c, signResponse: e.currentTarget.checked })} />
+        <Checkbox
+          label={t("apps.encryptAssertions")}
+          description={c.hasEncryptionCertificate ? undefined : t("apps.encryptNeedsCert")}
+          checked={c.encryptAssertions}
+          onChange={(e) => setC({ ...c, encryptAssertions: e.currentTarget.checked })}
+        />
+        <Group>
+          <Button type="submit">{t("action.save")}</Button>
+        </Group>
+      </Stack>
+    </form>
+  );
+}
+
+function Secret({ app }: { app: Application }) {
+  const { t } = useI18n();
+  const regenerate = useMutation(ApplicationService.method.regenerateClientSecret);
+  return (
+    <Stack gap="sm">
+      {regenerate.data ? (
+        <>
+          <SecretValue label={t("apps.clientSecret")} value={regenerate.data.clientSecret} />
+          <Alert color="orange" title={t("apps.secretOnceTitle")}>
+            {t("apps.secretOnce")}
+          </Alert>
+        </>
+      ) : (
+        <Text size="sm" c="dimmed">
+          {t("apps.secretHidden")}
+        </Text>
+      )}
+      <Group>
+        <ConfirmButton
+          color="orange.9"
+          label={t("apps.regenerate")}
+          title={t("apps.regenerateTitle")}
+          body={t("apps.regenerateBody")}
+          confirmLabel={t("apps.regenerate")}
+          onConfirm={() => regenerate.mutateAsync({ projectId: app.projectId, appId: app.id })}
+        />
+      </Group>
+    </Stack>
+  );
+}
+
+function AppActions({ app }: { app: Application }) {
+  const { t } = useI18n();
+  const { navigate } = useRouter();
+  const client = useQueryClient();
+  const invalidate = { onSuccess: () => client.invalidateQueries() };
+  const deactivate = useMutation(ApplicationService.method.deactivateApplication, invalidate);
+  const reactivate = useMutation(ApplicationService.method.reactivateApplication, invalidate);
+  const remove = useMutation(ApplicationService.method.deleteApplication);
+  const inactive = app.state === AppState.INACTIVE;
+  const which = { projectId: app.projectId, appId: app.id };
+  return (
+    <>
+      <Button variant="default" loading={deactivate.isPending || reactivate.isPending} onClick={() => (inactive ? reactivate : deactivate).mutate(which)}>
+        {t(inactive ? "action.reactivate" : "action.deactivate")}
+      </Button>
+      <ConfirmButton
+        label={t("action.delete")}
+        title={t("apps.deleteTitle")}
+        body={t("apps.deleteBody")}
+        confirmLabel={t("action.delete")}
+        typeToConfirm={app.name}
+        onConfirm={async () => {
+          await remove.mutateAsync(which);
+          await client.invalidateQueries();
+          navigate(`/projects/${encodeURIComponent(app.projectId)}?tab=apps`);
+        }}
+      />
+    </>
+  );
+}
+
+export default function AppDetail({ params }: { params: string[] }) {
+  const [projectId, appId] = params as [string, string];
+  const { t } = useI18n();
+  const client = useQueryClient();
+  const got = useQuery(ApplicationService.method.getApplication, { projectId, appId });
+  const update = useMutation(ApplicationService.method.updateApplication, { onSuccess: () => client.invalidateQueries() });
+  const app = got.data?.app;
+  const [name, setName] = useState<string>();
+  const save = (config?: UpdateConfig) => update.mutate({ projectId, appId, name: name ?? app?.name, ...(config ? { config } : {}) });
+  const kind = app ? kindOf(app) : undefined;
+  const redirect = app?.config.case === "oidc" ? (app.config.value.redirectUris[0] ?? "") : "";
+  const secret = app?.hasClientSecret ? SECRET_PLACEHOLDER : "";
+  return (
+    <>
+      <PageHeader
+        title={app?.name ?? t("apps.app")}
+        back={{ to: `/projects/${encodeURIComponent(projectId)}?tab=apps`, label: t("projects.project") }}
+        actions={app && <AppActions app={app} />}
+      />
+      <ApiError error={got.error} />
+      {app && kind && (
+        <Stack>
+          <Group gap="xs">
+            <Badge variant="outline" color="gray.8">
+              {t(`apps.${kind}` as MessageKey)}
+            </Badge>
+            <Badge variant="outline" color={app.state === AppState.INACTIVE ? "gray.8" : "teal.9"}>
+              {t(app.state === AppState.INACTIVE ? "state.inactive" : "state.active")}
+            </Badge>
+          </Group>
+          <ApiError error={update.error} />
+          {update.isSuccess && (
+            <Text role="status" fw={500}>
+              {t("apps.saved")}
+            </Text>
+          )}
+          <SimpleGrid cols={{ base: 1, md: 2 }}>
+            <Section title={t("apps.general")}>
+              <Stack>
+                <form
+                  onSubmit={(e) => {
+                    e.preventDefault();
+                    save();
+                  }}
+                >
+                  <Group align="flex-end" wrap="nowrap">
+                    <TextInput label={t("apps.name")} value={name ?? app.name} onChange={(e) => setName(e.currentTarget.value)} required style={{ flex: 1 }} />
+                    <Button type="submit" variant="default">
+                      {t("apps.rename")}
+                    </Button>
+                  </Group>
+                </form>
+                {kind === "saml" ? (
+                  <SecretValue label={t("apps.samlMetadataUrl")} value={samlMetadataUrl()} />
+                ) : (
+                  <SecretValue label={t("apps.clientId")} value={app.clientId} />
+                )}
+                {app.hasClientSecret && <Secret app={app} />}
+              </Stack>
+            </Section>
+            <Section title={t("apps.settings")}>
+              {app.config.case === "oidc" && <OidcForm key={String(got.dataUpdatedAt)} config={app.config.value} onSave={save} />}
+              {app.config.case === "api" && <ApiForm key={String(got.dataUpdatedAt)} config={app.config.value} onSave={save} />}
+              {app.config.case === "saml" && <SamlForm key={String(got.dataUpdatedAt)} projectId={projectId} config={app.config.value} onSave={save} />}
+            </Section>
+          </SimpleGrid>
+          {kind !== "saml" && (
+            <Section title={t("apps.configuration")}>
+              <SnippetTabs code={snippets(kind, projectId, app.clientId, secret, redirect)} />
+            </Section>
+          )}
+        </Stack>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,157 @@
+// A project granted to other organizations: each receives a subset of the project's roles, which its own
+// administrators then grant to their users. Grant, change the roles, deactivate, reactivate, remove.
+import { useMutation, useQuery } from "@connectrpc/connect-query";
+import { Badge, Button, Group, Modal, MultiSelect, Stack, Table, Text, Title, VisuallyHidden } from "@mantine/core";
+import { useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { type Project, type ProjectGrant, ProjectState } from "../../../gen/svc/project/v2/project_pb";
+import { ProjectService } from "../../../gen/svc/project/v2/project_service_pb";
+import { useI18n } from "../i18n";
+import { ApiError, ConfirmButton, EmptyState } from "../ui";
+import { OrgSelect } from "./org-select";
+import { roleOptions, useRoles } from "./project-roles";
+
+function GrantRoles({ grant, onClose }: { grant: ProjectGrant; onClose(): void }) {
+  const { t } = useI18n();
+  const client = useQueryClient();
+  const roles = useRoles(grant.projectId);
+  const update = useMutation(ProjectService.method.updateProjectGrant, { onSuccess: () => client.invalidateQueries() });
+  const [keys, setKeys] = useState(grant.roleKeys);
+  return (
+    <Modal opened onClose={onClose} title={t("projectGrants.editFor", { name: grant.grantedOrganizationName })}>
+      <Stack>
+        <MultiSelect label={t("orgs.roles")} value={keys} onChange={setKeys} data={roleOptions(roles.data?.result)} data-autofocus />
+        <Text size="sm" c="dimmed">
+          {t("projectGrants.narrowHint")}
+        </Text>
+        <ApiError error={update.error} />
+        <Group justify="flex-end">
+          <Button
+            loading={update.isPending}
+            onClick={() =>
+              update.mutate({ projectId: grant.projectId, grantedOrganizationId: grant.grantedOrganizationId, roleKeys: keys }, { onSuccess: onClose })
+            }
+          >
+            {t("action.save")}
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
+  );
+}
+
+export function ProjectGrants({ project }: { project: Project }) {
+  const { t } = useI18n();
+  const client = useQueryClient();
+  const projectId = project.id;
+  const grants = useQuery(ProjectService.method.listProjectGrants, {
+    query: { limit: 100, asc: true },
+    queries: [{ query: { case: "projectIdQuery", value: { projectId } } }],
+  });
+  const roles = useRoles(projectId);
+  const invalidate = { onSuccess: () => client.invalidateQueries() };
+  const create = useMutation(ProjectService.method.createProjectGrant, invalidate);
+  const deactivate = useMutation(ProjectService.method.deactivateProjectGrant, invalidate);
+  const reactivate = useMutation(ProjectService.method.reactivateProjectGrant, invalidate);
+  const remove = useMutation(ProjectService.method.deleteProjectGrant, invalidate);
+  const [editing, setEditing] = useState<ProjectGrant>();
+  const [orgId, setOrgId] = useState<string | null>(null);
+  const [keys, setKeys] = useState<string[]>([]);
+  return (
+    <Stack>
+      <Text size="sm" c="dimmed">
+        {t("projectGrants.hint")}
+      </Text>
+      <ApiError error={grants.error ?? deactivate.error ?? reactivate.error} />
+      {editing && <GrantRoles grant={editing} onClose={() => setEditing(undefined)} />}
+      {grants.data?.result.length === 0 && <EmptyState title={t("projectGrants.empty")} hint={t("projectGrants.emptyHint")} />}
+      {grants.data && grants.data.result.length > 0 && (
+        <Table.ScrollContainer minWidth={320}>
+          <Table striped data-testid="project-grants-table">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>{t("projectGrants.org")}</Table.Th>
+                <Table.Th>{t("orgs.roles")}</Table.Th>
+                <Table.Th>
+                  <VisuallyHidden>{t("list.actions")}</VisuallyHidden>
+                </Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {grants.data.result.map((g) => {
+                const name = g.grantedOrganizationName || g.grantedOrganizationId;
+                const inactive = g.state === ProjectState.INACTIVE;
+                const which = { projectId, grantedOrganizationId: g.grantedOrganizationId };
+                return (
+                  <Table.Tr key={g.id}>
+                    <Table.Td>
+                      {name}
+                      {inactive && (
+                        <Badge ml="xs" color="gray.8" variant="outline">
+                          {t("state.inactive")}
+                        </Badge>
+                      )}
+                    </Table.Td>
+                    <Table.Td>
+                      <Group gap={4}>
+                        {g.roleKeys.map((r) => (
+                          <Badge key={r} variant="outline" color="gray.8">
+                            {r}
+                          </Badge>
+                        ))}
+                      </Group>
+                    </Table.Td>
+                    <Table.Td>
+                      <Group gap={4} wrap="nowrap" justify="flex-end">
+                        <Button size="xs" variant="default" onClick={() => setEditing(g)} aria-label={t("projectGrants.editFor", { name })}>
+                          {t("action.edit")}
+                        </Button>
+                        <Button
+                          size="xs"
+                          variant="default"
+                          onClick={() => (inactive ? reactivate : deactivate).mutate(which)}
+                          aria-label={t(inactive ? "grants.reactivateFor" : "grants.deactivateFor", { name })}
+                        >
+                          {t(inactive ? "action.reactivate" : "action.deactivate")}
+                        </Button>
+                        <ConfirmButton
+                          size="xs"
+                          label={t("action.remove")}
+                          ariaLabel={t("projectGrants.removeFor", { name })}
+                          title={t("projectGrants.removeFor", { name })}
+                          body={t("projectGrants.removeBody")}
+                          confirmLabel={t("action.remove")}
+                          onConfirm={() => remove.mutateAsync(which)}
+                        />
+                      </Group>
+                    </Table.Td>
+                  </Table.Tr>
+                );
+              })}
+            </Table.Tbody>
+          </Table>
+        </Table.ScrollContainer>
+      )}
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          create.mutate({ projectId, grantedOrganizationId: orgId ?? "", roleKeys: keys }, { onSuccess: () => setKeys([]) });
+        }}
+      >
+        <Title order={3} size="h5" mb="xs">
+          {t("projectGrants.add")}
+        </Title>
+        <Group align="flex-end" wrap="wrap">
+          <div style={{ flex: "1 1 240px" }}>
+            <OrgSelect label={t("projectGrants.org")} value={orgId} onChange={setOrgId} clearable />
+          </div>
+          <MultiSelect label={t("orgs.roles")} value={keys} onChange={setKeys} data={roleOptions(roles.data?.result)} style={{ flex: "1 1 240px" }} />
+          <Button type="submit" loading={create.isPending} disabled={!orgId || keys.length === 0}>
+            {t("projectGrants.grant")}
+          </Button>
+        </Group>
+        <ApiError error={create.error} />
+      </form>
+    </Stack>
+  );
+}
