@@ -2,6 +2,7 @@
 // ~330 TypeScript files with tsx, and a new embedded database is copied from a snapshot instead of running PGlite's
 // initdb and every migration:
 //   dist/main.js (+ .map)          src/main.ts and src/, gen/ and the pure-JS dependencies bundled by esbuild
+//   dist/migrate.js                `svc migrate` (src/migrate-main.ts): applies pending migrations and exits
 //   dist/make-snapshot.js          the snapshot maker (src/make-snapshot.ts)
 //   dist/pglite-snapshot/          an initialised and migrated PGlite data directory with manifest.json (the PGlite
 //                                  version and the migrations it holds, by checksum)
@@ -131,7 +132,7 @@ async function outOfDate(wantSnapshot) {
     migrationSet(),
   ]);
   const snapshotCurrent = manifest?.pglite === pglite && JSON.stringify(manifest?.migrations) === JSON.stringify(migrations);
-  const outputs = ["main.js", "make-snapshot.js"].every((f) => existsSync(path.join(DIST, f)));
+  const outputs = ["main.js", "migrate.js", "make-snapshot.js"].every((f) => existsSync(path.join(DIST, f)));
   return { bundle: stamp?.inputs !== inputs || !outputs, snapshot: wantSnapshot && !snapshotCurrent, inputs };
 }
 
@@ -192,7 +193,7 @@ async function compile(esbuild, inputs) {
   const started = performance.now();
   const result = await esbuild.build({
     absWorkingDir: ROOT,
-    entryPoints: { main: "src/main.ts", "make-snapshot": "src/make-snapshot.ts" },
+    entryPoints: { main: "src/main.ts", migrate: "src/migrate-main.ts", "make-snapshot": "src/make-snapshot.ts" },
     outdir: DIST,
     bundle: true,
     platform: "node",

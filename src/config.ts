@@ -209,7 +209,11 @@ class EnvReader {
   }
 }
 
-export function loadConfig(env: Env = process.env): Config {
+/**
+ * `masterKeyRequired: false`: SVC_MASTER_KEY may be missing on PostgreSQL (`svc migrate`, which reads and writes no
+ * sealed secret: a release job needs only the database).
+ */
+export function loadConfig(env: Env = process.env, opts: { masterKeyRequired?: boolean } = {}): Config {
   const r = new EnvReader(env);
   const ints = Object.fromEntries(Object.entries(INTEGERS).map(([key, [name, def, min, max]]) => [key, r.int(name, def, min, max)])) as Record<
     keyof typeof INTEGERS,
@@ -237,7 +241,7 @@ export function loadConfig(env: Env = process.env): Config {
     instanceName: r.str("SVC_INSTANCE_NAME") ?? "svc",
     defaultOrgName: r.str("SVC_DEFAULT_ORG_NAME") ?? "Default",
     logLevel: logLevel(r),
-    masterKey: masterKey(r, databaseUrl),
+    masterKey: masterKey(r, opts.masterKeyRequired === false ? undefined : databaseUrl),
     previousMasterKey: previousMasterKey(r),
     ...smtp(r),
     samlWantAuthnRequestsSigned: flag(r, "SVC_SAML_WANT_AUTHN_REQUESTS_SIGNED"),
