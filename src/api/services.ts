@@ -11,6 +11,7 @@ import { OrganizationService } from "../../gen/svc/org/v2/org_service_pb.js";
 import { ProjectService } from "../../gen/svc/project/v2/project_service_pb.js";
 import { SAMLService } from "../../gen/svc/saml/v2/saml_service_pb.js";
 import { SessionService } from "../../gen/svc/session/v2/session_service_pb.js";
+import { MailTextService } from "../../gen/svc/settings/v2/mail_text_service_pb.js";
 import { SettingsService } from "../../gen/svc/settings/v2/settings_service_pb.js";
 import { UserService } from "../../gen/svc/user/v2/user_service_pb.js";
 
@@ -20,6 +21,7 @@ export const API_SERVICES: DescService[] = [
   OrganizationService,
   InstanceService,
   SettingsService,
+  MailTextService,
   EventService,
   ProjectService,
   AuthorizationService,

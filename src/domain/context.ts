@@ -44,6 +44,11 @@ export interface Ctx {
   peer?: string;
   /** Sends e-mail (codes, links); none when SVC_SMTP_URL is unset. */
   mailer?: Mailer;
+  /**
+   * The language of the user interface the request came from (the hosted login's: its auth request's ui_locales,
+   * then Accept-Language): the mails it triggers speak it when the user has no preferred language of its own.
+   */
+  uiLanguage?: () => string | undefined;
   /** The master key's sealer and the external URL, for the users' authentication methods. */
   authn?: AuthnSettings;
   /** The OpenID Connect relying party of sign-ins at external identity providers, and the SAML certificates. */

@@ -20,6 +20,10 @@ export interface AuthnSubject {
   otpEmailAddedAt: Date | null;
   /** The instance's name: the issuer of TOTP URIs and the relying party's name of passkeys. */
   instanceName: string;
+  /** The organization's name (the mails' sender and branding). */
+  orgName: string;
+  /** BCP 47; the language of the mails sent to the user. */
+  preferredLanguage: string | null;
 }
 
 export interface TotpRow {
@@ -86,7 +90,8 @@ export class AuthnRepo {
         email: true,
         emailVerified: true,
         otpEmailAddedAt: true,
-        org: { select: { primaryDomain: true } },
+        preferredLanguage: true,
+        org: { select: { primaryDomain: true, name: true } },
         instance: { select: { name: true } },
       },
     });
@@ -94,7 +99,7 @@ export class AuthnRepo {
     const { org, instance, givenName, familyName, displayName, ...rest } = u;
     const loginName = `${u.username}@${org.primaryDomain}`;
     const fullName = [givenName, familyName].filter(Boolean).join(" ");
-    return { ...rest, loginName, displayName: displayName || fullName || loginName, instanceName: instance.name };
+    return { ...rest, loginName, displayName: displayName || fullName || loginName, instanceName: instance.name, orgName: org.name };
   }
 
   // ------------------------------------------------------------ TOTP

@@ -77,7 +77,8 @@ export class LoginRequest {
     readonly req: Request,
     readonly res: Response,
   ) {
-    this.ctx = loginCtx(deps, req);
+    // The mails this request triggers speak the page's language (the auth request's ui_locales once it is loaded).
+    this.ctx = { ...loginCtx(deps, req), uiLanguage: () => this.lang };
     const existing = deps.cookies.read(req.headers.cookie);
     this.state = existing ?? freshState();
     this.dirty = !existing;

@@ -56,9 +56,3 @@ export async function sendMail(ctx: Ctx, mail: Mail): Promise<void> {
     throw new DomainError("Unavailable", "Errors.Smtp.SendFailed", "the mail server did not accept the message: try again later");
   }
 }
-
-/** The body of a message carrying a code: the link when the caller gave a template, else the code itself. */
-export function codeText(intro: string, code: string, link: string | undefined, validity: string): string {
-  const how = link ? `Open this link within ${validity}:\n\n${link}\n` : `Your code, valid for ${validity}:\n\n    ${code}\n`;
-  return `${intro}\n\n${how}\nIf you did not ask for this, ignore this message.\n`;
-}

@@ -4,9 +4,10 @@
 import { commit, recordEvent, userEvent } from "../../audit/events.js";
 import type { Ctx } from "../../context.js";
 import { failedPrecondition } from "../../errors.js";
+import { codeMail } from "../../mail/mail-texts.js";
 import { type AuthnSubject, authnSubject, humanOnly } from "./access.js";
 import { checkUserCode, issueUserCode, spendUserCode } from "./codes.js";
-import { checkDelivery, codeText, type Delivery, renderLink, sendMail } from "./delivery.js";
+import { checkDelivery, type Delivery, renderLink, sendMail } from "./delivery.js";
 import type { Change } from "./ports.js";
 
 export function requireEmail(user: AuthnSubject): string {
@@ -28,11 +29,7 @@ export async function sendEmailCode(ctx: Ctx, userId: string, delivery: Delivery
   });
   if (delivery.kind === "return") return { at, orgId: user.orgId, code };
   const link = delivery.urlTemplate === undefined ? undefined : renderLink(delivery.urlTemplate, { Code: code, UserID: user.id, LoginName: user.loginName });
-  await sendMail(ctx, {
-    to: email,
-    subject: `Verify your e-mail address for ${user.instanceName}`,
-    text: codeText(`Please verify the e-mail address of ${user.loginName} at ${user.instanceName}.`, code, link, "1 hour"),
-  });
+  await sendMail(ctx, await codeMail(ctx, user, email, "verify_email", { code, link, validMinutes: 60 }));
   return { at, orgId: user.orgId };
 }
 

@@ -5,11 +5,12 @@
 import { hashPassword } from "../../../crypto/passwords.js";
 import { commit, userEvent } from "../../audit/events.js";
 import type { Ctx } from "../../context.js";
+import { codeMail } from "../../mail/mail-texts.js";
 import { checkPassword, passwordComplexity } from "../../settings/settings.js";
 import { storePassword } from "../user-passwords.js";
 import { authnSubject, humanOnly } from "./access.js";
 import { checkUserCode, issueUserCode, spendUserCode } from "./codes.js";
-import { checkDelivery, codeText, type Delivery, renderLink, sendMail } from "./delivery.js";
+import { checkDelivery, type Delivery, renderLink, sendMail } from "./delivery.js";
 import { requireEmail } from "./email.js";
 import { checkPasswordHistory } from "./password-history.js";
 import type { Change } from "./ports.js";
@@ -27,11 +28,7 @@ export async function requestPasswordReset(ctx: Ctx, userId: string, delivery: D
   });
   if (email === undefined || delivery.kind !== "send") return { at, orgId: user.orgId, code };
   const link = delivery.urlTemplate === undefined ? undefined : renderLink(delivery.urlTemplate, { Code: code, UserID: user.id, LoginName: user.loginName });
-  await sendMail(ctx, {
-    to: email,
-    subject: `Reset your password for ${user.instanceName}`,
-    text: codeText(`Someone asked to reset the password of ${user.loginName} at ${user.instanceName}.`, code, link, "1 hour"),
-  });
+  await sendMail(ctx, await codeMail(ctx, user, email, "password_reset", { code, link, validMinutes: 60 }));
   return { at, orgId: user.orgId };
 }
 

@@ -1,11 +1,30 @@
 // What the authentication methods need from outside the domain, as interfaces the composition root fills: a mail
 // sender (SMTP in production, src/mail) and the master key's sealing of secrets at rest (src/crypto/sealer.ts).
 
-/** One plain-text message to one recipient. */
+import type { MailLanguage, MailText, MailType, MailValues } from "../../mail/texts.js";
+
+/**
+ * One message to one recipient, as the domain decides it: which mail, in which language, with which values, in the
+ * organization's branding, and the instance's own texts of that mail and language when it has them. The mailer
+ * renders it (src/mail: the catalogue's texts, a plain-text and an HTML part) and sends it.
+ */
 export interface Mail {
   to: string;
-  subject: string;
-  text: string;
+  type: MailType;
+  language: MailLanguage;
+  values: MailValues;
+  branding: MailBranding;
+  /** The instance's texts (SetMailText) instead of the catalogue's. */
+  text?: MailText;
+}
+
+/** What of the organization's branding settings a mail shows (the light theme: mail clients rarely follow dark mode). */
+export interface MailBranding {
+  primaryColor: string;
+  backgroundColor: string;
+  fontColor: string;
+  /** Empty: none. */
+  logoUrl: string;
 }
 
 /** Delivers mail; rejects when the message could not be handed to the mail server. */

@@ -6,10 +6,11 @@
 import { sameHash } from "../../../crypto/tokens.js";
 import { hasInstancePermission } from "../../access/permissions.js";
 import { failedPrecondition, permissionDenied } from "../../errors.js";
+import { codeMail } from "../../mail/mail-texts.js";
 import type { FactorChallenge, FactorCheck } from "../../sessions/factors.js";
 import type { SecondFactor } from "../../settings/values.js";
 import { codeHash, newDigitCode } from "./codes.js";
-import { checkDelivery, codeText, type Delivery, renderLink, sendMail } from "./delivery.js";
+import { checkDelivery, type Delivery, renderLink, sendMail } from "./delivery.js";
 import { failedOtpCheck, otpCheckSucceeded, reserveOtpCheck } from "./otp-lockout.js";
 import { checkTotp } from "./totp.js";
 
@@ -44,11 +45,7 @@ export const otpEmailChallenge: FactorChallenge<"otpEmail"> = async (step, input
   if (delivery.kind === "return") return { otpEmail: code };
   const values = { Code: code, UserID: user.id, LoginName: subject.loginName, SessionID: session.id };
   const link = delivery.urlTemplate === undefined ? undefined : renderLink(delivery.urlTemplate, values, names);
-  await sendMail(ctx, {
-    to: subject.email,
-    subject: `Your sign-in code for ${subject.instanceName}`,
-    text: codeText(`Someone is signing in as ${subject.loginName} at ${subject.instanceName}.`, code, link, "5 minutes"),
-  });
+  await sendMail(ctx, await codeMail(ctx, subject, subject.email, "otp_email", { code, link, validMinutes: OTP_EMAIL_TTL_MS / 60_000 }));
   return {};
 };
 
