@@ -83,7 +83,7 @@ export function ConfirmButton(props: {
       <Button color={props.color ?? "red.9"} variant="outline" size={props.size} aria-label={props.ariaLabel} onClick={() => setOpen(true)}>
         {props.label}
       </Button>
-      <Modal opened={open} onClose={close} title={props.title}>
+      <Modal opened={open} onClose={close} title={props.title} closeButtonProps={{ "aria-label": t("action.close") }}>
         <Stack>
           <Text>{props.body}</Text>
           {props.typeToConfirm !== undefined && (

@@ -55,7 +55,13 @@ function TargetForm({ target, onClose }: { target?: Target; onClose(): void }) {
   const [rotate, setRotate] = useState(false);
   const key = create.data?.signingKey || update.data?.signingKey;
   return (
-    <Modal opened onClose={onClose} title={target ? t("actions.editTarget", { name: target.name }) : t("actions.newTarget")} size="lg">
+    <Modal
+      opened
+      onClose={onClose}
+      title={target ? t("actions.editTarget", { name: target.name }) : t("actions.newTarget")}
+      size="lg"
+      closeButtonProps={{ "aria-label": t("action.close") }}
+    >
       {key ? (
         <Stack>
           <KeyOnce signingKey={key} />

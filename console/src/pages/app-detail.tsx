@@ -323,7 +323,6 @@ function Secret({ app }: { app: Application }) {
       )}
       <Group>
         <ConfirmButton
-          color="orange.9"
           label={t("apps.regenerate")}
           title={t("apps.regenerateTitle")}
           body={t("apps.regenerateBody")}

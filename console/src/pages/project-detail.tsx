@@ -25,7 +25,7 @@ function RoleEdit({ role, onClose }: { role: ProjectRole; onClose(): void }) {
   const [name, setName] = useState(role.displayName);
   const [group, setGroup] = useState(role.group);
   return (
-    <Modal opened onClose={onClose} title={t("projects.editRole", { key: role.roleKey })}>
+    <Modal opened onClose={onClose} title={t("projects.editRole", { key: role.roleKey })} closeButtonProps={{ "aria-label": t("action.close") }}>
       <form
         onSubmit={(e) => {
           e.preventDefault();
@@ -195,7 +195,7 @@ function GrantEdit({ grantId, current, roles, onClose }: { grantId: string; curr
   const update = useMutation(AuthorizationService.method.updateUserGrant, { onSuccess: () => client.invalidateQueries() });
   const [keys, setKeys] = useState(current);
   return (
-    <Modal opened onClose={onClose} title={t("grants.edit")}>
+    <Modal opened onClose={onClose} title={t("grants.edit")} closeButtonProps={{ "aria-label": t("action.close") }}>
       <Stack>
         <MultiSelect label={t("orgs.roles")} value={keys} onChange={setKeys} data={roleOptions(roles)} data-autofocus />
         <ApiError error={update.error} />
@@ -349,7 +349,7 @@ function ProjectEdit({ project, onClose }: { project: Project; onClose(): void }
     <Switch label={label} description={hint} checked={s[k]} onChange={(e) => setS({ ...s, [k]: e.currentTarget.checked })} />
   );
   return (
-    <Modal opened onClose={onClose} title={t("projects.edit")}>
+    <Modal opened onClose={onClose} title={t("projects.edit")} closeButtonProps={{ "aria-label": t("action.close") }}>
       <form
         onSubmit={(e) => {
           e.preventDefault();

@@ -18,7 +18,12 @@ function GrantRoles({ grant, onClose }: { grant: ProjectGrant; onClose(): void }
   const update = useMutation(ProjectService.method.updateProjectGrant, { onSuccess: () => client.invalidateQueries() });
   const [keys, setKeys] = useState(grant.roleKeys);
   return (
-    <Modal opened onClose={onClose} title={t("projectGrants.editFor", { name: grant.grantedOrganizationName })}>
+    <Modal
+      opened
+      onClose={onClose}
+      title={t("projectGrants.editFor", { name: grant.grantedOrganizationName })}
+      closeButtonProps={{ "aria-label": t("action.close") }}
+    >
       <Stack>
         <MultiSelect label={t("orgs.roles")} value={keys} onChange={setKeys} data={roleOptions(roles.data?.result)} data-autofocus />
         <Text size="sm" c="dimmed">
