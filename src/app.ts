@@ -29,6 +29,7 @@ import { authorizationService } from "./api/authorizations.js";
 import { type ApiDeps, type Authenticator, authInterceptor, malformedInputIsInvalidArgument, wellFormedInterceptor } from "./api/connect.js";
 import { eventService } from "./api/events.js";
 import { registerHealth } from "./api/health.js";
+import { idempotencyKeyGate, withIdempotentCreates } from "./api/idempotency.js";
 import { identityProviderService } from "./api/idps.js";
 import { instanceService } from "./api/instance.js";
 import { mailTextService } from "./api/mail-texts.js";
@@ -299,12 +300,13 @@ function connectTransport(
   let router: ConnectRouter | undefined;
   let health: { setShuttingDown(): void } | undefined;
   const handler = connectNodeAdapter({
-    interceptors: tracing ? [tracing, authInterceptor(deps), wellFormedInterceptor()] : [authInterceptor(deps), wellFormedInterceptor()],
+    interceptors: [...(tracing ? [tracing] : []), authInterceptor(deps), wellFormedInterceptor(), idempotencyKeyGate()],
     requestGate: malformedInputIsInvalidArgument,
     jsonOptions: { ignoreUnknownFields: false },
     readMaxBytes: config.maxRequestBytes,
     shutdownSignal,
-    routes(r) {
+    routes(base) {
+      const r = withIdempotentCreates(base);
       r.service(UserService, userService());
       r.service(OrganizationService, organizationService(config.externalUrl));
       r.service(InstanceService, instanceService(config.externalUrl, keys.signing));

@@ -213,3 +213,8 @@ export type ActionExecution = Prisma.ActionExecutionModel
  * 
  */
 export type UserConsent = Prisma.UserConsentModel
+/**
+ * Model IdempotencyKey
+ * 
+ */
+export type IdempotencyKey = Prisma.IdempotencyKeyModel

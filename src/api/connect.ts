@@ -40,7 +40,7 @@ export interface ApiDeps {
   signals?: Ctx["signals"];
 }
 
-const ctxKey = createContextKey<Ctx | undefined>(undefined, { description: "the call's domain context" });
+export const ctxKey = createContextKey<Ctx | undefined>(undefined, { description: "the call's domain context" });
 
 const CODES: Record<ErrorKind, Code> = {
   NotFound: Code.NotFound,
@@ -93,6 +93,7 @@ export function toConnectError(thrown: unknown, requestId: string, log: Logger):
       headers.set("www-authenticate", err.id === "Errors.Token.Missing" ? 'Bearer realm="svc"' : 'Bearer realm="svc", error="invalid_token"');
     }
     if (err.metadata.retryAfter) headers.set("retry-after", err.metadata.retryAfter);
+    if (err.metadata.outcome) headers.set("svc-outcome", err.metadata.outcome);
     return new ConnectError(err.message, CODES[err.kind], headers, [
       { desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason: err.id, domain: "svc", metadata: err.metadata }) },
     ]);

@@ -53,11 +53,24 @@ export type RestHandler = (req: Request, res: Response) => boolean;
 
 // Request headers an implementation or interceptor may rely on. Everything
 // else is HTTP plumbing that means nothing on the internal Connect call.
-const FORWARDED_REQUEST_HEADERS = new Set(["authorization", "x-request-id", "user-agent", "accept-language", "x-svc-peer"]);
+const FORWARDED_REQUEST_HEADERS = new Set(["authorization", "x-request-id", "user-agent", "accept-language", "x-svc-peer", "idempotency-key"]);
 const FORWARDED_REQUEST_HEADER_PREFIX = "x-forwarded-";
 // Response headers that carry meaning for REST clients (the auth challenge
 // of a 401, the correlation id, when to retry a 503 or 429). Connect puts error metadata into headers.
-const FORWARDED_RESPONSE_HEADERS = ["www-authenticate", "x-request-id", "retry-after"];
+const FORWARDED_RESPONSE_HEADERS = ["www-authenticate", "x-request-id", "retry-after", "idempotent-replayed", "svc-outcome"];
+/**
+ * Errors whose HTTP status is not their code's: the same Idempotency-Key with another request is 422 Unprocessable
+ * Content (draft-ietf-httpapi-idempotency-key-header), which no gRPC code maps to.
+ */
+const REASON_STATUS: Record<string, number> = { "Errors.Idempotency.KeyReused": 422 };
+
+function statusOf(code: Code, details: JsonValue[]): number {
+  for (const d of details) {
+    const reason = isObject(d) ? d.reason : undefined;
+    if (typeof reason === "string" && REASON_STATUS[reason] !== undefined) return REASON_STATUS[reason];
+  }
+  return codeToHttpStatus(code);
+}
 
 // ---------------------------------------------------------------------------
 // Calling the Connect handler
@@ -136,7 +149,7 @@ async function sendUniversalResponse(res: Response, route: Route, registry: Regi
   }
   const error = parseConnectError(bytes, uRes.status);
   const details = error.details.map((d) => detailToJson(d, registry));
-  sendError(res, codeToHttpStatus(error.code), error.code, error.message, details, uRes.header);
+  sendError(res, statusOf(error.code, details), error.code, error.message, details, uRes.header);
 }
 
 /** The `response_body` field's JSON, or its default when Connect omitted it. */

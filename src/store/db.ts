@@ -14,13 +14,13 @@ import type { Logger } from "pino";
 import { PrismaClient } from "../../gen/prisma/client.js";
 import type { FailureLimits } from "../domain/limits.js";
 import { lockDataDir } from "./data-dir-lock.js";
-import { databaseTimeLeft, databaseTimeUp } from "./deadline.js";
+import { databaseTimeLeft, databaseTimeUp, noteCommitUnanswered } from "./deadline.js";
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from "./errors.js";
 import { outage } from "./outage.js";
 import { preparedDriver } from "./pglite-prepared.js";
 import { failureLimits, type LimitSettings } from "./rate-limits.js";
 import { DEFAULT_SNAPSHOT_DIR, isNew, PGLITE_DIR, type SeedOutcome, seedFromSnapshot } from "./snapshot.js";
-import { registerDriver } from "./sql.js";
+import { registerDriver, sqlError } from "./sql.js";
 
 export type { PrismaClient };
 
@@ -103,6 +103,9 @@ const READY_PG = `SELECT (${MIGRATED.replace(" AS n", "")}) AS n,
 const REFUSED_WRITES_HOLD_MS = UNAVAILABLE_RETRY_AFTER_SECONDS * 1000;
 /** A statement that writes (hand-written ones may start with a CTE): its success means the database takes writes. */
 const WRITE = /\b(INSERT|UPDATE|DELETE)\b/i;
+const COMMIT = /^\s*(COMMIT|END)\b/i;
+const BEGIN = /^\s*(BEGIN|START\s+TRANSACTION)\b/i;
+const ROLLBACK = /^\s*(ROLLBACK|ABORT)\b(?!\s+TO\b)/i;
 
 /**
  * Run first on every new connection. svc's statements are short: when a
@@ -126,6 +129,9 @@ const sessionSetup = (statementMs: number, lockMs: number) =>
  */
 function setupClient(setup: string, readMs: number, onQuery?: QueryObserver): typeof pg.Client {
   return class extends pg.Client {
+    /** Between a BEGIN and its COMMIT or ROLLBACK (as sent: a statement that failed in between aborts it anyway). */
+    #inTransaction = false;
+
     // Each statement's round trip, for the metrics: the promise and callback forms (Prisma's adapter and the pool's
     // query); a Submittable (a cursor or stream) is left alone.
     // @ts-expect-error one implementation for pg's overloads, which TypeScript cannot match one by one.
@@ -141,11 +147,18 @@ function setupClient(setup: string, readMs: number, onQuery?: QueryObserver): ty
       if (limit <= 0) answer = Promise.reject(databaseTimeUp("a statement was not sent"));
       else {
         const start = performance.now();
+        const text = typeof first === "string" ? first : typeof first?.text === "string" ? first.text : "";
         // A write that succeeds ends a period of refused writes (read-only, full).
-        const write = WRITE.test(typeof first === "string" ? first : typeof first?.text === "string" ? first.text : "");
+        const write = WRITE.test(text);
+        // A COMMIT that gets no answer (the connection lost, or given up on) may or may not have been kept; so may a
+        // write outside a transaction (autocommit: its own answer says it was kept).
+        const commit = COMMIT.test(text) || (!this.#inTransaction && write);
+        if (BEGIN.test(text)) this.#inTransaction = true;
+        else if (COMMIT.test(text) || ROLLBACK.test(text)) this.#inTransaction = false;
         const sent = run.apply(this, callback ? args.slice(0, -1) : args) as Promise<unknown>;
         answer = new Promise((resolve, reject) => {
           const timer = setTimeout(() => {
+            if (commit) noteCommitUnanswered();
             reject(databaseTimeUp(`no answer to a statement within ${Math.round(limit)} ms`));
             (this as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
           }, limit);
@@ -159,6 +172,8 @@ function setupClient(setup: string, readMs: number, onQuery?: QueryObserver): ty
             (err: unknown) => {
               clearTimeout(timer);
               onQuery?.((performance.now() - start) / 1000, false);
+              // The server's own refusal (an SQLSTATE: a deferred constraint, serialization) is an answer: rolled back.
+              if (commit && sqlError(err).code === undefined) noteCommitUnanswered();
               reject(err);
             },
           );

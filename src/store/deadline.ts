@@ -13,6 +13,8 @@ interface Budget {
   until?: number;
   /** False once the response is closed. */
   open: boolean;
+  /** A COMMIT of this request got no answer (the connection dropped, or no reply in time): it may have been kept. */
+  commitUnanswered?: boolean;
 }
 
 const budgets = new AsyncLocalStorage<Budget>();
@@ -50,4 +52,18 @@ export function databaseTimeUp(what: string): Error {
     syscall: "read",
     errno: -110,
   });
+}
+
+/** Called when a COMMIT of the current request got no answer: whether it was kept is unknown. */
+export function noteCommitUnanswered(): void {
+  const b = budgets.getStore();
+  if (b) b.commitUnanswered = true;
+}
+
+/** Whether a COMMIT of the current request went unanswered since the last call (the mark is cleared). */
+export function takeCommitUnanswered(): boolean {
+  const b = budgets.getStore();
+  if (!b?.commitUnanswered) return false;
+  b.commitUnanswered = false;
+  return true;
 }

@@ -1,6 +1,7 @@
 // The one place that reads driver errors (pg, PGlite, or Prisma's wrapping of
 // either) and turns them into the domain's error type.
 import { DomainError, invalidArgument, setDriverErrorTranslator } from "../domain/errors.js";
+import { takeCommitUnanswered } from "./deadline.js";
 import { outage } from "./outage.js";
 import { sqlError } from "./sql.js";
 
@@ -88,6 +89,7 @@ export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 /** What the adapters see for a driver error: the domain error it stands for, or the error itself. */
 export function translateDriverError(err: unknown): unknown {
   if (err instanceof DomainError) return err;
+  if (takeCommitUnanswered()) return outcomeUnknown();
   if (isUnstorableText(err)) return invalidArgument("Errors.Input.Text", "text fields must not contain U+0000");
   const refused = refusesWrites(err);
   if (refused || isDatabaseUnavailable(err)) {
@@ -98,6 +100,22 @@ export function translateDriverError(err: unknown): unknown {
     });
   }
   return err;
+}
+
+/**
+ * The connection was lost while a transaction committed (or its COMMIT got no answer in time): the change may or may
+ * not have been kept. Not the "try again" of an outage: no Retry-After, a reason of its own and `outcome: unknown`
+ * (the adapters add `Svc-Outcome: unknown`), so that a client checks before it retries, or retries with the same
+ * Idempotency-Key, which answers with the kept change if there is one.
+ */
+export function outcomeUnknown(): DomainError {
+  outage.down({ message: "a COMMIT got no answer" });
+  return new DomainError(
+    "Unavailable",
+    "Errors.Database.OutcomeUnknown",
+    "the database connection was lost while the change was committed: it may or may not have been made; check before retrying, or retry with the same Idempotency-Key",
+    { outcome: "unknown" },
+  );
 }
 
 setDriverErrorTranslator(translateDriverError);

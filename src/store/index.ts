@@ -14,6 +14,7 @@ import { databaseTimeLeft, databaseTimeUp } from "./deadline.js";
 import { translateDriverError } from "./errors.js";
 import { EventRepo } from "./events.js";
 import { UserGrantRepo } from "./grants.js";
+import { IdempotencyRepo } from "./idempotency.js";
 import { IdpRepo } from "./idps.js";
 import { InvalidationRepo } from "./invalidation.js";
 import { SigningKeyRepo } from "./keys.js";
@@ -62,6 +63,7 @@ export class Store {
   #actions?: ActionRepo;
   #saml?: SamlRepo;
   #consents?: ConsentRepo;
+  #idempotency?: IdempotencyRepo;
 
   /** The client repositories run on: the root client, or the transaction's (never handed to the domain). */
   readonly #db: Db;
@@ -130,6 +132,11 @@ export class Store {
   get consents() {
     this.#consents ??= new ConsentRepo(this.#db);
     return this.#consents;
+  }
+  /** The answers of creates sent with an Idempotency-Key. */
+  get idempotency() {
+    this.#idempotency ??= new IdempotencyRepo(this.#db);
+    return this.#idempotency;
   }
   /** Actions: targets and executions. */
   get actions() {

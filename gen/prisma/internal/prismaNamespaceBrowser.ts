@@ -89,7 +89,8 @@ export const ModelName = {
   IdpIntent: 'IdpIntent',
   ActionTarget: 'ActionTarget',
   ActionExecution: 'ActionExecution',
-  UserConsent: 'UserConsent'
+  UserConsent: 'UserConsent',
+  IdempotencyKey: 'IdempotencyKey'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -736,6 +737,18 @@ export const UserConsentScalarFieldEnum = {
 } as const
 
 export type UserConsentScalarFieldEnum = (typeof UserConsentScalarFieldEnum)[keyof typeof UserConsentScalarFieldEnum]
+
+
+export const IdempotencyKeyScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  requestHash: 'requestHash',
+  answer: 'answer',
+  createdAt: 'createdAt',
+  expiresAt: 'expiresAt'
+} as const
+
+export type IdempotencyKeyScalarFieldEnum = (typeof IdempotencyKeyScalarFieldEnum)[keyof typeof IdempotencyKeyScalarFieldEnum]
 
 
 export const SortOrder = {

@@ -47,6 +47,15 @@ const KINDS: Record<ErrorKind, { status: number; scimType?: ScimType }> = {
   Internal: { status: 500 },
 };
 
+/**
+ * Errors whose status is not their kind's: the same Idempotency-Key with another request is 422, one whose first
+ * request was still running 409 (draft-ietf-httpapi-idempotency-key-header), neither a uniqueness conflict.
+ */
+const BY_ID: Record<string, { status: number; scimType?: ScimType }> = {
+  "Errors.Idempotency.KeyReused": { status: 422 },
+  "Errors.Idempotency.InFlight": { status: 409 },
+};
+
 export interface ScimErrorBody {
   schemas: string[];
   status: string;
@@ -72,13 +81,14 @@ export function toScimError(err: unknown, log: Logger, requestId: string): { sta
   const de = asDomainError(err);
   if (de) {
     const err = de;
-    const k = KINDS[err.kind];
+    const k = BY_ID[err.id] ?? KINDS[err.kind];
     const headers: Record<string, string> = {};
     if (err.kind === "Unauthenticated") {
       // RFC 6750 §3: no error attribute when the request carried no credentials at all.
       headers["www-authenticate"] = err.id === "Errors.Token.Missing" ? 'Bearer realm="svc"' : 'Bearer realm="svc", error="invalid_token"';
     }
     if (err.metadata.retryAfter) headers["retry-after"] = err.metadata.retryAfter;
+    if (err.metadata.outcome) headers["svc-outcome"] = err.metadata.outcome;
     return { status: k.status, headers, body: body(k.status, k.scimType, err.id, err.message) };
   }
   log.error({ err, requestId }, "unexpected error in SCIM request");

@@ -1,12 +1,13 @@
 // The SCIM endpoints: discovery without a token, Users and Bulk with the
 // service's own bearer tokens, each parsing its request, calling the same
 // domain functions as the v2 API and writing the SCIM answer.
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Ctx } from "../../domain/context.js";
+import { type IdempotentAnswer, idempotently, parseIdempotencyKey } from "../../domain/idempotency.js";
 import { createScimUser, deleteScimUser, getScimUser, listScimUsers, replaceScimUser } from "../../domain/identity/scim-users.js";
 import { noteScimBulk } from "../metrics.js";
 import { runBulk } from "./bulk.js";
-import { ScimError } from "./errors.js";
+import { SCIM_CONTENT_TYPE, ScimError } from "./errors.js";
 import { type Exchange, header, intParam, send, strParam } from "./exchange.js";
 import { parseFilter } from "./filter.js";
 import { PATCH_URN } from "./patch.js";
@@ -29,6 +30,18 @@ const body = (x: Exchange) => readJson(x.req as IncomingMessage, BULK_MAX_PAYLOA
 
 /** A user resource as answered to a request, with the request's attribute projection. */
 const resource = (x: Exchange, user: Parameters<typeof toResource>[0]) => project(toResource(user, x.base), projection(x.query));
+
+/** A create's answer as recorded for its Idempotency-Key, marked when it is given again. */
+function sendAnswer(x: Exchange, a: IdempotentAnswer, replayed: boolean): void {
+  x.res.writeHead(a.status, {
+    ...a.headers,
+    ...(replayed ? { "idempotent-replayed": "true" } : {}),
+    "cache-control": "no-store",
+    "content-type": SCIM_CONTENT_TYPE,
+    "content-length": String(a.body.length),
+  });
+  (x.res as ServerResponse).end(Buffer.from(a.body));
+}
 
 /** GET /Users and POST /Users/.search: `q` is the query string or the SearchRequest body. */
 async function list(ctx: Ctx, x: Exchange, q: Record<string, unknown>): Promise<void> {
@@ -85,8 +98,19 @@ function userRoutes(ctxOf: CtxOf): Routes {
         const ctx = await ctxOf(x);
         const doc = await body(x);
         requireSchema(doc, USER_URN);
-        const user = await createScimUser(ctx, x.orgId, toInput(canonicalDoc(doc)));
-        send(x, 201, resource(x, user), { location: location(x.base, user.id) });
+        const key = parseIdempotencyKey(header(x.req, "idempotency-key"));
+        if (key === undefined) {
+          const user = await createScimUser(ctx, x.orgId, toInput(canonicalDoc(doc)));
+          send(x, 201, resource(x, user), { location: location(x.base, user.id) });
+          return;
+        }
+        // The answer depends on the organization and the projection asked for as well as on the body.
+        const operation = `scim:POST:${x.orgId}/Users?${JSON.stringify(projection(x.query))}`;
+        const { answer, replayed } = await idempotently(ctx, key, operation, Buffer.from(JSON.stringify(doc)), async (c) => {
+          const user = await createScimUser(c, x.orgId, toInput(canonicalDoc(doc)));
+          return { status: 201, headers: { location: location(x.base, user.id) }, body: Buffer.from(JSON.stringify(resource(x, user))) };
+        });
+        sendAnswer(x, answer, replayed);
       },
     },
     "users/.search": {
