@@ -26,6 +26,8 @@ const BY_ID: Record<string, { error: string; status: number; description?: strin
   // RFC 6749 names temporarily_unavailable for the authorization endpoint; other providers answer it at the token
   // endpoint too, with 503, which is what a client's retry logic understands.
   "Errors.Database.Unavailable": { error: "temporarily_unavailable", status: 503 },
+  // A token written whose commit went unanswered: a retry costs a second token at most.
+  "Errors.Database.OutcomeUnknown": { error: "temporarily_unavailable", status: 503 },
   // An action target marked interrupt_on_error failed: what was being issued is refused, for now.
   "Errors.Action.Target.Failed": { error: "temporarily_unavailable", status: 503 },
   // RFC 8628 §3.5 registered slow_down for a client that must wait before trying again; with 429 and Retry-After.
