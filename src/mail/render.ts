@@ -25,10 +25,12 @@ function luminance(hex: string): number {
   return 0.2126 * channel(1) + 0.7152 * channel(3) + 0.0722 * channel(5);
 }
 
-/** White or near-black, whichever contrasts more with the background. */
+/** White where it reaches WCAG AA's 4.5:1 on the background (as buttons usually are), else whichever contrasts more. */
 function textOn(background: string): string {
   const l = luminance(background);
-  return 1.05 / (l + 0.05) >= (l + 0.05) / 0.05 ? "#ffffff" : "#111111";
+  const white = 1.05 / (l + 0.05);
+  const dark = (l + 0.05) / (luminance("#111111") + 0.05);
+  return white >= 4.5 || white >= dark ? "#ffffff" : "#111111";
 }
 
 const COLOR = /^#[0-9a-fA-F]{6}$/;

@@ -17,6 +17,7 @@ import { OrganizationService } from "../../gen/svc/org/v2/org_service_pb.js";
 import { ProjectService } from "../../gen/svc/project/v2/project_service_pb.js";
 import { SAMLService } from "../../gen/svc/saml/v2/saml_service_pb.js";
 import { SessionService } from "../../gen/svc/session/v2/session_service_pb.js";
+import { MailTextService } from "../../gen/svc/settings/v2/mail_text_service_pb.js";
 import { SettingsService } from "../../gen/svc/settings/v2/settings_service_pb.js";
 import { UserService } from "../../gen/svc/user/v2/user_service_pb.js";
 import { parsePathTemplate } from "../../src/http/transcoder.js";
@@ -34,6 +35,7 @@ export const SERVICES = [
   AuthorizationService,
   ApplicationService,
   SettingsService,
+  MailTextService,
   EventService,
   OIDCService,
   SAMLService,
