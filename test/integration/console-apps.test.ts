@@ -282,6 +282,37 @@ run("applications", () => {
   });
 });
 
+run("application keys", () => {
+  it("gives a private_key_jwt machine a generated key whose file is shown once with a download, lists it and deletes it", async () => {
+    const projectId = await project(t, orgId, "Batch jobs");
+    const { appId } = (await admin(t, "CreateApplication", {
+      projectId,
+      name: "nightly",
+      api: { authMethodType: "API_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT" },
+    })) as { appId: string };
+    const page = await open(`/projects/${projectId}/apps/${appId}`, "nightly");
+    await page.getByText("No keys yet", { exact: false }).waitFor();
+    await page.getByRole("button", { name: "New key" }).click();
+    const file = JSON.parse(await page.getByRole("textbox", { name: "Key file" }).inputValue()) as { keyId: string; key: string; appId: string };
+    expect(file).toMatchObject({ appId });
+    expect(file.key).toContain("PRIVATE KEY");
+    const download = page.getByRole("link", { name: "Download the key file" });
+    await expect(download.getAttribute("download")).resolves.toBe(`${file.keyId}.json`);
+    await page.getByTestId("app-keys-table").getByText(file.keyId).waitFor();
+    const keys = async () => (await admin(t, "ListApplicationKeys", { projectId, appId })).result ?? [];
+    expect((await keys()).map((k: { id: string }) => k.id)).toEqual([file.keyId]);
+    await expectAccessible(page);
+    await page.getByRole("button", { name: `Delete key ${file.keyId}` }).click();
+    await page
+      .getByRole("dialog", { name: `Delete key ${file.keyId}` })
+      .getByRole("button", { name: "Delete" })
+      .click();
+    await page.getByText("No keys yet", { exact: false }).waitFor();
+    expect(await keys()).toEqual([]);
+    await page.close();
+  });
+});
+
 run("identity providers", () => {
   let samlIdp: SamlifyIdp;
   beforeAll(async () => {

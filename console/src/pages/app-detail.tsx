@@ -17,13 +17,15 @@ import {
   SimpleGrid,
   Stack,
   Switch,
+  Table,
   Text,
   Textarea,
   TextInput,
   Title,
+  VisuallyHidden,
 } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
-import { type ReactNode, useState } from "react";
+import { type ReactNode, useMemo, useState } from "react";
 import {
   AccessTokenType,
   ApiAuthMethodType,
@@ -40,8 +42,9 @@ import {
 import { ApplicationService, type UpdateApplicationRequestSchema } from "../../../gen/svc/app/v2/app_service_pb";
 import { type MessageKey, useI18n } from "../i18n";
 import { useRouter } from "../router";
-import { ApiError, ConfirmButton, PageHeader, SecretValue } from "../ui";
+import { ApiError, ConfirmButton, PageHeader, SecretValue, useDateFormat } from "../ui";
 import { type Kind, needsDevMode, SECRET_PLACEHOLDER, samlMetadataUrl, snippets } from "./app-snippets";
+import { toDate } from "./dates";
 import { roleOptions, useRoles } from "./project-roles";
 import { SnippetTabs } from "./snippet";
 
@@ -334,6 +337,82 @@ function Secret({ app }: { app: Application }) {
   );
 }
 
+/** Keys for private_key_jwt: a generated key's file is offered once (copy or download); the list shows their ids. */
+function Keys({ app }: { app: Application }) {
+  const { t } = useI18n();
+  const date = useDateFormat();
+  const client = useQueryClient();
+  const which = { projectId: app.projectId, appId: app.id };
+  const keys = useQuery(ApplicationService.method.listApplicationKeys, { ...which, query: { limit: 100 } });
+  const add = useMutation(ApplicationService.method.addApplicationKey, { onSuccess: () => client.invalidateQueries() });
+  const remove = useMutation(ApplicationService.method.removeApplicationKey, { onSuccess: () => client.invalidateQueries() });
+  const file = add.data?.keyDetails.length ? new TextDecoder().decode(add.data.keyDetails) : undefined;
+  const href = useMemo(() => (file ? URL.createObjectURL(new Blob([file], { type: "application/json" })) : undefined), [file]);
+  return (
+    <Stack gap="sm">
+      <Text size="sm" c="dimmed">
+        {t("apps.keysHint")}
+      </Text>
+      <ApiError error={keys.error ?? add.error} />
+      {keys.data?.result.length === 0 && <Text c="dimmed">{t("apps.noKeys")}</Text>}
+      {keys.data && keys.data.result.length > 0 && (
+        <Table data-testid="app-keys-table">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>{t("apps.keyId")}</Table.Th>
+              <Table.Th visibleFrom="sm">{t("users.created")}</Table.Th>
+              <Table.Th>
+                <VisuallyHidden>{t("list.actions")}</VisuallyHidden>
+              </Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {keys.data.result.map((k) => (
+              <Table.Tr key={k.id}>
+                <Table.Td>
+                  <Text ff="monospace" size="sm" style={{ wordBreak: "break-all" }}>
+                    {k.id}
+                  </Text>
+                </Table.Td>
+                <Table.Td visibleFrom="sm">{date(toDate(k.creationDate))}</Table.Td>
+                <Table.Td>
+                  <ConfirmButton
+                    size="xs"
+                    label={t("action.delete")}
+                    ariaLabel={t("apps.deleteKey", { id: k.id })}
+                    title={t("apps.deleteKey", { id: k.id })}
+                    body={t("apps.deleteKeyBody")}
+                    confirmLabel={t("action.delete")}
+                    onConfirm={() => remove.mutateAsync({ ...which, keyId: k.id })}
+                  />
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      )}
+      {file && add.data && (
+        <>
+          <SecretValue label={t("apps.keyFile")} value={file} />
+          <Group>
+            <Button component="a" variant="default" href={href} download={`${add.data.keyId}.json`}>
+              {t("apps.downloadKey")}
+            </Button>
+          </Group>
+          <Alert color="orange" title={t("apps.secretOnceTitle")}>
+            {t("apps.keyOnce")}
+          </Alert>
+        </>
+      )}
+      <Group>
+        <Button variant="default" loading={add.isPending} onClick={() => add.mutate(which)}>
+          {t("apps.newKey")}
+        </Button>
+      </Group>
+    </Stack>
+  );
+}
+
 function AppActions({ app }: { app: Application }) {
   const { t } = useI18n();
   const { navigate } = useRouter();
@@ -431,6 +510,13 @@ export default function AppDetail({ params }: { params: string[] }) {
               {app.config.case === "saml" && <SamlForm key={String(got.dataUpdatedAt)} projectId={projectId} config={app.config.value} onSave={save} />}
             </Section>
           </SimpleGrid>
+          {(app.config.case === "oidc"
+            ? app.config.value.authMethodType === OidcAuthMethodType.PRIVATE_KEY_JWT
+            : app.config.case === "api" && app.config.value.authMethodType === ApiAuthMethodType.PRIVATE_KEY_JWT) && (
+            <Section title={t("apps.keys")}>
+              <Keys app={app} />
+            </Section>
+          )}
           {kind !== "saml" && (
             <Section title={t("apps.configuration")}>
               <SnippetTabs code={snippets(kind, projectId, app.clientId, secret, redirect)} />
