@@ -3,11 +3,14 @@
 //   node bench/shedding.mjs [seconds=10] [connections=64] [limit=16]
 // Each configuration is a fresh child svc on a fresh database: on PostgreSQL when SVC_BENCH_DATABASE_URL names a server
 // (a database is created there for each run and dropped after), else on the embedded one. The load is ListUsers over
-// REST with the instance admin's PAT (autocannon, a separate process); /healthz is probed every 100 ms from here.
+// REST with the instance admin's PAT (autocannon, a separate process); /healthz is probed every 100 ms from here, each
+// probe on a new connection as kubelet's are, on the main port and on the probe port (SVC_PROBE_PORT), and the event
+// loop's delay is read from svc's own metrics at the end of each run.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import http from "node:http";
+import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
 
@@ -41,18 +44,20 @@ async function start(env) {
     stdio: ["ignore", "pipe", "inherit"],
   });
   // The port from the "svc listening" line; the request log lines after it are read and dropped.
-  const port = await new Promise((resolve, reject) => {
+  const [port, probePort] = await new Promise((resolve, reject) => {
     let out = "";
     proc.stdout.on("data", (c) => {
       out += c;
-      const m = /"port":(\d+).*svc listening/.exec(out);
-      if (m) resolve(Number(m[1]));
+      const m = /"port":(\d+),(?:"probePort":(\d+),)?.*svc listening/.exec(out);
+      if (m) resolve([Number(m[1]), Number(m[2])]);
     });
     proc.once("exit", (code) => reject(new Error(`svc exited with ${code}: ${out}`)));
   });
   const pat = (await readFile(path.join(dataDir, "admin.pat"), "utf8")).trim();
   return {
     url: `http://127.0.0.1:${port}`,
+    port,
+    probePort,
     pat,
     async stop() {
       proc.kill("SIGTERM");
@@ -82,12 +87,23 @@ function autocannon(url, pat) {
   });
 }
 
-async function probeWhile(url, running) {
+/** One GET /healthz on a new connection (no keep-alive, as kubelet probes): milliseconds, or Infinity on failure. */
+function probeOnce(port) {
+  const t0 = performance.now();
+  return new Promise((resolve) => {
+    const req = http.get({ host: "127.0.0.1", port, path: "/healthz", agent: false, timeout: 20_000 }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode === 200 ? performance.now() - t0 : Number.POSITIVE_INFINITY));
+    });
+    req.on("timeout", () => req.destroy());
+    req.on("error", () => resolve(Number.POSITIVE_INFINITY));
+  });
+}
+
+async function probeWhile(port, running) {
   const ms = [];
   while (!running.done) {
-    const t0 = performance.now();
-    const ok = (await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(20_000) }).catch(() => undefined))?.ok;
-    ms.push(ok ? performance.now() - t0 : Number.POSITIVE_INFINITY);
+    ms.push(await probeOnce(port));
     await new Promise((r) => setTimeout(r, 100));
   }
   ms.sort((a, b) => a - b);
@@ -100,15 +116,21 @@ async function measure(label, env) {
     // Warm-up: the first requests compile the query plans and fill the caches.
     await autocannon(svc.url, svc.pat).catch(() => undefined);
     const running = { done: false };
-    const probes = probeWhile(svc.url, running);
+    const probes = probeWhile(svc.port, running);
+    const probesOwn = svc.probePort ? probeWhile(svc.probePort, running) : undefined;
     const r = await autocannon(svc.url, svc.pat);
     running.done = true;
     const healthz = await probes;
+    const own = await probesOwn;
+    const metrics = await (await fetch(`${svc.url}/metrics`)).text();
+    const lag = (q) => Number(new RegExp(`^svc_nodejs_eventloop_lag_${q}_seconds (\\S+)`, "m").exec(metrics)?.[1] ?? Number.NaN) * 1000;
     const ok = r["2xx"] / seconds;
     const shed = r.non2xx / seconds;
     console.log(
       `${label.padEnd(22)} goodput ${ok.toFixed(0).padStart(6)} 2xx/s  shed ${shed.toFixed(0).padStart(6)}/s  ` +
-        `2xx latency p50 ${r.latency.p50} ms p99 ${r.latency.p99} ms  /healthz p50 ${healthz.p50.toFixed(1)} ms p99 ${healthz.p99.toFixed(1)} ms max ${healthz.max.toFixed(1)} ms (${healthz.n} probes)`,
+        `2xx latency p50 ${r.latency.p50} ms p99 ${r.latency.p99} ms  /healthz p50 ${healthz.p50.toFixed(1)} ms p99 ${healthz.p99.toFixed(1)} ms max ${healthz.max.toFixed(1)} ms (${healthz.n} probes)` +
+        (own ? `  probe port p50 ${own.p50.toFixed(1)} ms p99 ${own.p99.toFixed(1)} ms max ${own.max.toFixed(1)} ms` : "") +
+        `  event loop delay p50 ${lag("p50").toFixed(1)} ms p99 ${lag("p99").toFixed(1)} ms  load ${loadavg()[0].toFixed(1)}`,
     );
     return ok;
   } finally {
@@ -118,5 +140,5 @@ async function measure(label, env) {
 
 console.log(`ListUsers over REST, ${connections} connections, ${seconds} s per run, ${SERVER ? "PostgreSQL" : "embedded database"}`);
 const unlimited = await measure("unlimited", {});
-const limited = await measure(`limit ${limit}`, { SVC_MAX_INFLIGHT_REQUESTS: String(limit) });
+const limited = await measure(`limit ${limit}`, { SVC_MAX_INFLIGHT_REQUESTS: String(limit), SVC_PROBE_PORT: "0" });
 console.log(`goodput with the limit: ${((100 * limited) / unlimited).toFixed(0)} % of the unlimited server's`);

@@ -94,6 +94,8 @@ export interface App {
   readonly dispatch: NodeHandler;
   /** Counts a request shed by the server's load shedding (svc_requests_shed_total). */
   readonly countShed: () => void;
+  /** Answers the probe port (SVC_PROBE_PORT): /healthz, /readyz and /metrics, 404 for anything else. */
+  readonly serveProbe: NodeHandler;
   /** From now on readiness and health report not serving (draining starts). */
   beginShutdown(): void;
   /** Aborts the Connect calls still in flight (the grace period is over). */
@@ -199,14 +201,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock, traci
   const signals = metrics.signals;
   let shuttingDown = false;
   // A probe answers within its own deadline, on its own connection: a frozen database is a 503, never a hang.
-  const ready = async () => {
-    if (shuttingDown) return false;
-    try {
-      return await db.ready(knownMigrations, READINESS_DEADLINE_MS);
-    } catch {
-      return false;
-    }
-  };
+  const ready = async () => !shuttingDown && (await db.ready(knownMigrations, READINESS_DEADLINE_MS).catch(() => false));
   const limits = db.failureLimits(
     { perClient: config.rateLimitClientFailures, perAddress: config.rateLimitAddressFailures, windowSeconds: config.rateLimitWindowSeconds },
     log,
@@ -247,6 +242,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock, traci
       { requestId: (req.headers["x-request-id"] as string | undefined) ?? "", peer: req.socket?.remoteAddress },
     );
   const login = hostedLogin(config, { store, instanceId, clock, log, limits, mailer, authn, idp, signals, saml });
+  const probe = probes(ready);
   const routes = dispatcher(log, [
     (req, res) => metrics.serve(req, res),
     serveDocs,
@@ -258,7 +254,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock, traci
     servesPaths(isIdpCallbackPath, idpCallbackHandler(providerAnswerCtx, log)),
     servesPaths(isIdpSamlPath, idpSamlHandler(providerAnswerCtx, log)),
     rest,
-    probes(ready),
+    probe,
     servesPaths(() => true, connect.handler),
   ]);
   const cors = corsGate({ store, instanceId }, originOf(config.externalUrl) ?? "", log);
@@ -270,6 +266,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock, traci
     ...(consoleClient ? { console: consoleClient } : {}),
     dispatch,
     countShed: metrics.countShed,
+    serveProbe: probesOnly(metrics, probe),
     beginShutdown() {
       shuttingDown = true;
       connect.health.setShuttingDown();
@@ -453,6 +450,15 @@ function probes(ready: () => Promise<boolean>): Surface {
 }
 
 type Surface = (req: NodeRequest, res: NodeResponse) => boolean;
+
+/** The probe port's handler: the probes and the metrics, nothing else (no log line, no CORS, no shedding). */
+function probesOnly(metrics: { serve: Surface }, probe: Surface): NodeHandler {
+  return (req, res) => {
+    if (metrics.serve(req, res) || probe(req, res)) return;
+    res.writeHead(404, { "content-type": "application/json", "cache-control": "no-store" });
+    res.end('{"code":5,"message":"the probe port serves /healthz, /readyz and /metrics only","details":[]}');
+  };
+}
 
 /** A surface taking the requests whose path `matches`; an asynchronous handler answers its own errors. */
 function servesPaths(matches: (url: string | undefined) => boolean, serve: (req: NodeRequest, res: NodeResponse) => unknown): Surface {

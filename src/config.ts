@@ -40,6 +40,11 @@ export interface Config {
   http2MaxConcurrentStreams: number;
   /** Requests in progress past which new ones are answered 503 at once (0: no limit). */
   maxInflightRequests: number;
+  /**
+   * A second port that serves only /healthz, /readyz and /metrics (SVC_PROBE_PORT; none when unset): its own accept
+   * queue and no request log, shedding or protocol sniffing, so that probes are answered while the main port is flooded.
+   */
+  probePort?: number;
   /** AES-256-GCM key encrypting signing keys at rest (SVC_MASTER_KEY); generated into the data directory on the embedded database when unset. */
   masterKey?: Buffer;
   /** The master key being replaced (SVC_MASTER_KEY_PREVIOUS): at start, what it sealed is sealed again with masterKey. */
@@ -235,6 +240,7 @@ export function loadConfig(env: Env = process.env, opts: { masterKeyRequired?: b
     logFormat: logFormat(r),
     databaseUrl,
     dataDir,
+    ...(r.str("SVC_PROBE_PORT") === undefined ? {} : { probePort: r.int("SVC_PROBE_PORT", 0, 0, 65535) }),
     embeddedSnapshot: r.str("SVC_EMBEDDED_SNAPSHOT") === undefined || flag(r, "SVC_EMBEDDED_SNAPSHOT"),
     firstInstancePatPath: path.resolve(r.str("SVC_FIRST_INSTANCE_PAT_PATH") ?? path.join(dataDir, "admin.pat")),
     adminPassword: env.SVC_ADMIN_PASSWORD === undefined || env.SVC_ADMIN_PASSWORD === "" ? undefined : env.SVC_ADMIN_PASSWORD,

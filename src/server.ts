@@ -19,6 +19,8 @@ import type { Tracing } from "./tracing/types.js";
 export interface Server {
   readonly url: string;
   readonly port: number;
+  /** The probe port (SVC_PROBE_PORT), when there is one. */
+  readonly probePort?: number;
   readonly instanceId: string;
   readonly db: Database;
   /** The token runtime (issuer, signing keys, caches): tests read what tokens must verify against. */
@@ -77,26 +79,51 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   h2.on("timeout", (s: http2.Http2Session) => s.close());
   routeConnectionsByPreface(h1, h2, config.sniffTimeoutMs);
 
-  await new Promise<void>((resolve, reject) => {
-    h1.once("error", reject);
-    h1.listen(config.port, config.host, () => {
-      h1.off("error", reject);
-      resolve();
-    });
-  });
-  const port = (h1.address() as AddressInfo).port;
+  const port = await listen(h1, config.port, config.host);
+  const probes = config.probePort === undefined ? undefined : probeServer(app.serveProbe);
+  const probePort = probes ? await listen(probes, config.probePort as number, config.host) : undefined;
   const url = `http://${config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host}:${port}`;
   log.info(
-    { port, database: app.db.kind, instanceId: app.instanceId },
+    { port, ...(probePort === undefined ? {} : { probePort }), database: app.db.kind, instanceId: app.instanceId },
     `svc listening on ${url} (gRPC, gRPC-Web, Connect and REST)${consoleAnnouncement(config.externalUrl, app.console)}`,
   );
 
   let closing: Promise<void> | undefined;
   const close = () => {
-    closing ??= closeGracefully(app, h1, draining, config.shutdownGraceMs, log);
+    closing ??= closeGracefully(app, h1, draining, config.shutdownGraceMs, log).finally(() => {
+      // The probes answer (not ready) until the end of the drain, then go too.
+      probes?.closeAllConnections();
+      probes?.close();
+    });
     return closing;
   };
-  return { url, port, instanceId: app.instanceId, db: app.db, tokens: app.tokens, log, close };
+  return { url, port, ...(probePort === undefined ? {} : { probePort }), instanceId: app.instanceId, db: app.db, tokens: app.tokens, log, close };
+}
+
+/**
+ * The listen backlog: how many connections the kernel queues until svc accepts them (capped by net.core.somaxconn,
+ * 4096 on current Linux). Node's default of 511 overflowed when a load balancer or load generator opened hundreds of
+ * connections at once while the event loop was busy: the kernel then drops SYNs, and a client (a probe) that lost
+ * one retries after 1, 3, 7 s — the multi-second /healthz tails measured under overload (issue 25, finding 2).
+ */
+const LISTEN_BACKLOG = 4096;
+
+function listen(server: net.Server, port: number, host: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen({ port, host, backlog: LISTEN_BACKLOG }, () => {
+      server.off("error", reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+/**
+ * The probe port's server (SVC_PROBE_PORT): plain HTTP/1.1 (kubelet, load balancers and Prometheus speak it), its own
+ * accept queue, no request log, no shedding, no sniffing. Each probe usually comes on a new connection (kubelet's do).
+ */
+function probeServer(serve: NodeHandler): http.Server {
+  return http.createServer({ keepAliveTimeout: 5_000, headersTimeout: 10_000, requestTimeout: 10_000 }, serve);
 }
 
 /** Stops accepting, lets in-flight requests finish within the grace period, cuts off the rest, then closes the app. */
