@@ -5,12 +5,12 @@
 // by the next mail, reset; invalid texts refused with the field; IAM_OWNER only).
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import type { ParsedMail } from "mailparser";
-import { loginClient } from "../support/authn.js";
+import { loginClient, setLogin } from "../support/authn.js";
 import type { Machine } from "../support/fixtures.js";
 import { admin, call, fails, ok, VIAS } from "../support/rpc.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { codeFrom, linkFrom, type SmtpSink, startSmtpSink } from "../support/smtp.js";
-import { createOrg, PASSWORD, userCallers } from "../support/users.js";
+import { createOrg, defaultOrgId, PASSWORD, userCallers } from "../support/users.js";
 import { Visitor } from "../support/visitor.js";
 
 let t: TestServer;
@@ -150,6 +150,28 @@ describe("each mail in the user's language", () => {
     expect(new URL(linkFrom(german)).pathname).toBe("/ui/login/password/set");
     const english = await smtp.next("mt-page-en@example.com");
     expect(english.subject).toBe(SUBJECTS.reset?.en);
+  });
+
+  it("a registration through the hosted login in German: a German verification mail, and German is the user's language", async () => {
+    await setLogin(t, await defaultOrgId(t), { allowRegister: true });
+    const browser = new Visitor(t, { "accept-language": "de" });
+    await browser.get("/ui/login/register");
+    const { res } = await browser.post("/ui/login/register", {
+      givenName: "Grete",
+      familyName: "Neu",
+      email: "mt-register@example.com",
+      password: "Registered-Passw0rd!",
+      passwordRepeat: "Registered-Passw0rd!",
+    });
+    expect(res.status).toBe(303);
+    const mail = await smtp.next("mt-register@example.com");
+    expect(mail.subject).toBe(SUBJECTS.verify?.de);
+    expect(new URL(linkFrom(mail)).pathname).toBe("/ui/login/verify-email");
+    const user = await t.server.db.prisma.user.findFirstOrThrow({ where: { email: "mt-register@example.com" } });
+    expect(user.preferredLanguage).toBe("de");
+    // A later mail through the API (no page language) is German too.
+    await admin(t, "PasswordReset", { userId: user.id, sendLink: {} });
+    expect((await smtp.next("mt-register@example.com")).subject).toBe(SUBJECTS.reset?.de);
   });
 
   it("without either: English", async () => {

@@ -111,11 +111,19 @@ async function postRegister(r: LoginRequest): Promise<void> {
   await r.throttle("register");
   let userId: string;
   try {
-    // Allowed to a login client by the organization's login settings alone (user-register.ts).
+    // Allowed to a login client by the organization's login settings alone (user-register.ts). The page's language
+    // becomes the user's: its mails (and the locale claim) speak it from now on.
     const created = await createUser(r.ctx, {
       orgId,
       username: form.username || undefined,
-      human: { givenName: form.givenName, familyName: form.familyName, email: form.email, emailVerified: false, password: { password, changeRequired: false } },
+      human: {
+        givenName: form.givenName,
+        familyName: form.familyName,
+        preferredLanguage: r.lang,
+        email: form.email,
+        emailVerified: false,
+        password: { password, changeRequired: false },
+      },
     });
     userId = created.id;
   } catch (err) {
