@@ -50,12 +50,22 @@ async function signIn(page: Page, loginName: string, password: string): Promise<
   await page.getByRole("button", { name: "Continue" }).click();
 }
 
-async function signedInPage(context?: BrowserContext): Promise<{ context: BrowserContext; page: Page }> {
-  const c = context ?? (await newContext(browser));
+/** The hosted login's session of the first signedInPage, for the later ones (each sign-in through the pages costs seconds). */
+let signedInState: Awaited<ReturnType<BrowserContext["storageState"]>> | undefined;
+
+/** A new context on the users page, signed in as the admin: silently on the file's first session, else through the pages. */
+async function signedInPage(): Promise<{ context: BrowserContext; page: Page }> {
+  const c = await newContext(browser, { storageState: signedInState });
   const page = await c.newPage();
   await page.goto(consoleUrl("/users"));
-  await signIn(page, adminLogin, ADMIN_PASSWORD);
-  await page.getByRole("heading", { level: 1, name: "Users" }).waitFor();
+  const heading = page.getByRole("heading", { level: 1, name: "Users" });
+  const login = page.getByLabel("Login name or e-mail");
+  await heading.or(login).first().waitFor();
+  if (await login.isVisible()) {
+    await signIn(page, adminLogin, ADMIN_PASSWORD);
+    await heading.waitFor();
+  }
+  signedInState ??= await c.storageState();
   return { context: c, page };
 }
 

@@ -71,8 +71,17 @@ export interface Viewport {
 export const DESKTOP: Viewport = { width: 1280, height: 800 };
 export const PHONE: Viewport = { width: 375, height: 740 };
 
-export async function newContext(browser: Browser, o: { viewport?: Viewport; locale?: string; colorScheme?: "light" | "dark" } = {}): Promise<BrowserContext> {
-  return browser.newContext({ viewport: o.viewport ?? DESKTOP, locale: o.locale ?? "en-US", colorScheme: o.colorScheme ?? "light" });
+/** `storageState`: the cookies and storage of an earlier context (its hosted-login session, say). */
+export async function newContext(
+  browser: Browser,
+  o: { viewport?: Viewport; locale?: string; colorScheme?: "light" | "dark"; storageState?: Awaited<ReturnType<BrowserContext["storageState"]>> } = {},
+): Promise<BrowserContext> {
+  return browser.newContext({
+    viewport: o.viewport ?? DESKTOP,
+    locale: o.locale ?? "en-US",
+    colorScheme: o.colorScheme ?? "light",
+    storageState: o.storageState,
+  });
 }
 
 /** Saves a full-page screenshot as test-artifacts/screenshots/<name>.png. */

@@ -101,6 +101,7 @@ function mappingOf(m: ClaimMapping | undefined): Mapping {
 
 function OidcForm({ idp, onDone }: { idp?: IdentityProvider; onDone(id: string): void }) {
   const { t } = useI18n();
+  const canWrite = useAccess().data?.instanceWrite;
   const client = useQueryClient();
   const add = useMutation(IdentityProviderService.method.addGenericOIDCProvider);
   const update = useMutation(IdentityProviderService.method.updateGenericOIDCProvider);
@@ -172,7 +173,7 @@ function OidcForm({ idp, onDone }: { idp?: IdentityProvider; onDone(id: string):
           </Stack>
         </SimpleGrid>
         <ApiError error={error} />
-        <Group>
+        <Group display={canWrite ? undefined : "none"}>
           <Button type="submit" loading={add.isPending || update.isPending}>
             {idp ? t("action.save") : t("action.create")}
           </Button>
@@ -184,6 +185,7 @@ function OidcForm({ idp, onDone }: { idp?: IdentityProvider; onDone(id: string):
 
 function SamlForm({ idp, onDone }: { idp?: IdentityProvider; onDone(id: string): void }) {
   const { t } = useI18n();
+  const canWrite = useAccess().data?.instanceWrite;
   const client = useQueryClient();
   const add = useMutation(IdentityProviderService.method.addSAMLProvider);
   const update = useMutation(IdentityProviderService.method.updateSAMLProvider);
@@ -305,7 +307,7 @@ function SamlForm({ idp, onDone }: { idp?: IdentityProvider; onDone(id: string):
           </Stack>
         </SimpleGrid>
         <ApiError error={error} />
-        <Group>
+        <Group display={canWrite ? undefined : "none"}>
           <Button type="submit" loading={add.isPending || update.isPending}>
             {idp ? t("action.save") : t("action.create")}
           </Button>

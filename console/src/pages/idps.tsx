@@ -6,6 +6,7 @@ import { keepPreviousData } from "@tanstack/react-query";
 import { useState } from "react";
 import { type IdentityProvider, IdentityProviderType } from "../../../gen/svc/idp/v2/idp_pb";
 import { IdentityProviderService } from "../../../gen/svc/idp/v2/idp_service_pb";
+import { useAccess } from "../access";
 import { useI18n } from "../i18n";
 import { Paging, pageQuery } from "../paging";
 import { useLink } from "../router";
@@ -56,17 +57,18 @@ export function NewIdpButtons({ readOnly }: { readOnly?: boolean }) {
 
 export default function Idps() {
   const { t } = useI18n();
+  const readOnly = !useAccess().data?.instanceWrite;
   const [page, setPage] = useState(1);
   const list = useQuery(IdentityProviderService.method.listIdentityProviders, { query: pageQuery(page, false) }, { placeholderData: keepPreviousData });
   return (
     <>
-      <PageHeader title={t("idps.title")} actions={<NewIdpButtons />} />
+      <PageHeader title={t("idps.title")} actions={<NewIdpButtons readOnly={readOnly} />} />
       <Text c="dimmed" size="sm" mb="md">
         {t("idps.hint")}
       </Text>
       <ApiError error={list.error} />
       {list.data && list.data.result.length === 0 ? (
-        <EmptyState title={t("idps.empty")} hint={t("idps.emptyHint")} action={<NewIdpButtons />} />
+        <EmptyState title={t("idps.empty")} hint={t("idps.emptyHint")} action={<NewIdpButtons readOnly={readOnly} />} />
       ) : (
         <Table.ScrollContainer minWidth={320}>
           <Table striped highlightOnHover data-testid="idps-table">
