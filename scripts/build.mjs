@@ -131,7 +131,9 @@ async function outOfDate(wantSnapshot) {
     pgliteVersion(),
     migrationSet(),
   ]);
-  const snapshotCurrent = manifest?.pglite === pglite && JSON.stringify(manifest?.migrations) === JSON.stringify(migrations);
+  // A manifest without the list of empty directories predates the release tarball, which cannot do without it.
+  const snapshotCurrent =
+    manifest?.pglite === pglite && JSON.stringify(manifest?.migrations) === JSON.stringify(migrations) && Array.isArray(manifest?.directories);
   const outputs = ["main.js", "migrate.js", "make-snapshot.js"].every((f) => existsSync(path.join(DIST, f)));
   return { bundle: stamp?.inputs !== inputs || !outputs, snapshot: wantSnapshot && !snapshotCurrent, inputs };
 }

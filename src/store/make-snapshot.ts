@@ -7,7 +7,7 @@ import path from "node:path";
 import { LOCK_NAME } from "./data-dir-lock.js";
 import { openDatabase } from "./db.js";
 import { applyMigrations } from "./migrate.js";
-import { migrationSet, pgliteVersion, type SnapshotManifest } from "./snapshot.js";
+import { emptyDirectories, migrationSet, PGLITE_DIR, pgliteVersion, type SnapshotManifest } from "./snapshot.js";
 
 export async function makeSnapshot(dir: string): Promise<SnapshotManifest> {
   // No snapshot to start from: this one is made the slow way.
@@ -19,7 +19,12 @@ export async function makeSnapshot(dir: string): Promise<SnapshotManifest> {
   }
   // The lock's socket is gone once closed (and an older svc's pid file with it); what stays is the data directory.
   await rm(path.join(dir, LOCK_NAME), { force: true });
-  const manifest: SnapshotManifest = { format: 1, pglite: await pgliteVersion(), migrations: await migrationSet() };
+  const manifest: SnapshotManifest = {
+    format: 1,
+    pglite: await pgliteVersion(),
+    migrations: await migrationSet(),
+    directories: emptyDirectories(path.join(dir, PGLITE_DIR)),
+  };
   await writeFile(path.join(dir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
   return manifest;
 }

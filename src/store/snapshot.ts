@@ -24,6 +24,18 @@ export interface SnapshotManifest {
   format: 1;
   pglite: string;
   migrations: MigrationEntry[];
+  /**
+   * The data directory's empty directories (pg_tblspc, pg_notify, pg_wal/archive_status, …), relative to it: a
+   * package keeps files only (npm pack drops empty directories), and PGlite does not start without them.
+   */
+  directories?: string[];
+}
+
+/** The empty directories under `root`, relative to it, in order. */
+export function emptyDirectories(root: string, rel = ""): string[] {
+  const entries = readdirSync(path.join(root, rel), { withFileTypes: true });
+  if (!entries.length) return rel ? [rel.split(path.sep).join("/")] : [];
+  return entries.filter((e) => e.isDirectory()).flatMap((e) => emptyDirectories(root, path.join(rel, e.name)));
 }
 
 /** The installed PGlite's version (its package.json, found from the entry point: the package exports no ./package.json). */
@@ -116,6 +128,10 @@ export async function seedFromSnapshot(pgDir: string, snapshotDir: string): Prom
   const staging = `${pgDir}.seed-${process.pid}`;
   try {
     copyTree(source, staging);
+    for (const dir of manifest.directories ?? []) {
+      const rel = path.normalize(dir);
+      if (!path.isAbsolute(rel) && !rel.startsWith("..")) mkdirSync(path.join(staging, rel), { recursive: true, mode: 0o700 });
+    }
   } catch (err) {
     // The build replacing the snapshot meanwhile, say: the database is made the slow way instead.
     await rm(staging, { recursive: true, force: true });
