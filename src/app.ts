@@ -94,8 +94,8 @@ export interface App {
   readonly dispatch: NodeHandler;
   /** Counts a request shed by the server's load shedding (svc_requests_shed_total). */
   readonly countShed: () => void;
-  /** Answers the probe port (SVC_PROBE_PORT): /healthz, /readyz and /metrics, 404 for anything else. */
-  readonly serveProbe: NodeHandler;
+  /** Whether this replica is ready (what /readyz answers): for the probe port (SVC_PROBE_PORT). */
+  readonly ready: () => Promise<boolean>;
   /** From now on readiness and health report not serving (draining starts). */
   beginShutdown(): void;
   /** Aborts the Connect calls still in flight (the grace period is over). */
@@ -242,7 +242,6 @@ export async function createApp(config: Config, log: Logger, clock: Clock, traci
       { requestId: (req.headers["x-request-id"] as string | undefined) ?? "", peer: req.socket?.remoteAddress },
     );
   const login = hostedLogin(config, { store, instanceId, clock, log, limits, mailer, authn, idp, signals, saml });
-  const probe = probes(ready);
   const routes = dispatcher(log, [
     (req, res) => metrics.serve(req, res),
     serveDocs,
@@ -254,7 +253,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock, traci
     servesPaths(isIdpCallbackPath, idpCallbackHandler(providerAnswerCtx, log)),
     servesPaths(isIdpSamlPath, idpSamlHandler(providerAnswerCtx, log)),
     rest,
-    probe,
+    probes(ready),
     servesPaths(() => true, connect.handler),
   ]);
   const cors = corsGate({ store, instanceId }, originOf(config.externalUrl) ?? "", log);
@@ -266,7 +265,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock, traci
     ...(consoleClient ? { console: consoleClient } : {}),
     dispatch,
     countShed: metrics.countShed,
-    serveProbe: probesOnly(metrics, probe),
+    ready,
     beginShutdown() {
       shuttingDown = true;
       connect.health.setShuttingDown();
@@ -450,15 +449,6 @@ function probes(ready: () => Promise<boolean>): Surface {
 }
 
 type Surface = (req: NodeRequest, res: NodeResponse) => boolean;
-
-/** The probe port's handler: the probes and the metrics, nothing else (no log line, no CORS, no shedding). */
-function probesOnly(metrics: { serve: Surface }, probe: Surface): NodeHandler {
-  return (req, res) => {
-    if (metrics.serve(req, res) || probe(req, res)) return;
-    res.writeHead(404, { "content-type": "application/json", "cache-control": "no-store" });
-    res.end('{"code":5,"message":"the probe port serves /healthz, /readyz and /metrics only","details":[]}');
-  };
-}
 
 /** A surface taking the requests whose path `matches`; an asynchronous handler answers its own errors. */
 function servesPaths(matches: (url: string | undefined) => boolean, serve: (req: NodeRequest, res: NodeResponse) => unknown): Surface {

@@ -10,6 +10,7 @@ import { type App, createApp, type NodeHandler } from "./app.js";
 import type { Config } from "./config.js";
 import type { Clock } from "./domain/context.js";
 import { consoleAnnouncement } from "./http/console/index.js";
+import { startProbePort } from "./http/probe-port.js";
 import { shedding } from "./http/shedding.js";
 import { routeConnectionsByPreface } from "./http/sniff.js";
 import { createLogger } from "./logger.js";
@@ -80,8 +81,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   routeConnectionsByPreface(h1, h2, config.sniffTimeoutMs);
 
   const port = await listen(h1, config.port, config.host);
-  const probes = config.probePort === undefined ? undefined : probeServer(app.serveProbe);
-  const probePort = probes ? await listen(probes, config.probePort as number, config.host) : undefined;
+  const probes = config.probePort === undefined ? undefined : await startProbePort(config.host, config.probePort, app.ready);
+  const probePort = probes?.port;
   const url = `http://${config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host}:${port}`;
   log.info(
     { port, ...(probePort === undefined ? {} : { probePort }), database: app.db.kind, instanceId: app.instanceId },
@@ -90,11 +91,9 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
 
   let closing: Promise<void> | undefined;
   const close = () => {
-    closing ??= closeGracefully(app, h1, draining, config.shutdownGraceMs, log).finally(() => {
-      // The probes answer (not ready) until the end of the drain, then go too.
-      probes?.closeAllConnections();
-      probes?.close();
-    });
+    probes?.notReady();
+    // The probes answer (not ready) until the end of the drain, then go too.
+    closing ??= closeGracefully(app, h1, draining, config.shutdownGraceMs, log).finally(() => probes?.close());
     return closing;
   };
   return { url, port, ...(probePort === undefined ? {} : { probePort }), instanceId: app.instanceId, db: app.db, tokens: app.tokens, log, close };
@@ -116,14 +115,6 @@ function listen(server: net.Server, port: number, host: string): Promise<number>
       resolve((server.address() as AddressInfo).port);
     });
   });
-}
-
-/**
- * The probe port's server (SVC_PROBE_PORT): plain HTTP/1.1 (kubelet, load balancers and Prometheus speak it), its own
- * accept queue, no request log, no shedding, no sniffing. Each probe usually comes on a new connection (kubelet's do).
- */
-function probeServer(serve: NodeHandler): http.Server {
-  return http.createServer({ keepAliveTimeout: 5_000, headersTimeout: 10_000, requestTimeout: 10_000 }, serve);
 }
 
 /** Stops accepting, lets in-flight requests finish within the grace period, cuts off the rest, then closes the app. */

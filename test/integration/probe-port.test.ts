@@ -1,8 +1,8 @@
 // Issue 25, finding 2 (the /healthz tails): under overload a probe's new connection waited seconds. Node's default
 // listen backlog (511) overflowed when hundreds of connections arrived while the event loop was busy, and the kernel
 // dropped the SYNs past it, which a client retries after 1, 3, 7 s. svc now listens with a backlog of 4096 (capped by
-// net.core.somaxconn), and SVC_PROBE_PORT gives the probes a port of their own: its own accept queue, no request log,
-// no shedding. Here svc is stopped (SIGSTOP: nothing is accepted) while 800 connections arrive: all of them complete
+// net.core.somaxconn), and SVC_PROBE_PORT gives the probes a port of their own, served by a worker thread: its own
+// accept queue and event loop, no request log, no shedding. Here svc is stopped (SIGSTOP: nothing is accepted) while 800 connections arrive: all of them complete
 // their handshake in the kernel's queue (before: 512), and a probe sent meanwhile is answered as soon as svc runs again.
 import { mkdtemp, rm } from "node:fs/promises";
 import net from "node:net";
@@ -39,18 +39,19 @@ async function handshakes(port: number, n: number, ms: number): Promise<{ connec
 }
 
 describe("the probe port and the listen backlog", () => {
-  it("serves /healthz, /readyz and /metrics on the probe port, nothing else, without a request log line", async () => {
+  it("serves /healthz and /readyz on the probe port, nothing else, without a request log line", async () => {
     expect(probePort).toBeGreaterThan(0);
     const base = `http://127.0.0.1:${probePort}`;
     expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: "ok" });
     expect(await (await fetch(`${base}/readyz`)).json()).toEqual({ status: "ready" });
-    expect(await (await fetch(`${base}/metrics`)).text()).toMatch(/^svc_requests_shed_total /m);
+    expect((await fetch(`${base}/metrics`)).status).toBe(404);
     expect((await fetch(`${base}/v2/users`, { method: "POST", body: "{}" })).status).toBe(404);
-    // The main port serves the probes as before.
+    // The main port serves the probes and the metrics as before.
     expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
+    expect(await (await fetch(`${s.url}/metrics`)).text()).toMatch(/^svc_requests_shed_total /m);
     await new Promise((r) => setTimeout(r, 100));
     const logged = s.logs.filter((l) => l.msg === "request").map((l) => l.path);
-    expect(logged).toEqual(["/healthz"]);
+    expect(logged).toEqual(["/healthz", "/metrics"]);
   });
 
   it("queues 800 connections that arrive while svc accepts nothing (the default backlog kept 512), and answers a probe after", async () => {
@@ -75,4 +76,18 @@ describe("the probe port and the listen backlog", () => {
     expect(await probe).toBeLessThan(1_000);
     for (const c of load) c.destroy();
   }, 30_000);
+
+  it("says not ready from the moment shutdown begins", async () => {
+    const stopped = s.stop();
+    const until = Date.now() + 2_000;
+    let status = 200;
+    while (status === 200 && Date.now() < until) {
+      status = await fetch(`http://127.0.0.1:${probePort}/readyz`, { signal: AbortSignal.timeout(1_000) }).then(
+        (r) => r.status,
+        () => 0,
+      );
+    }
+    expect([503, 0]).toContain(status);
+    expect(await stopped).toBe(0);
+  });
 });
