@@ -1,24 +1,24 @@
-import type { DescMessage, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
-import type { Duration } from "@bufbuild/protobuf/wkt";
+import { create, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import type { Duration, FieldMask } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
   type BrandingSettings,
-  type BrandingSettingsSchema,
+  BrandingSettingsSchema,
   type DomainSettings,
-  type DomainSettingsSchema,
+  DomainSettingsSchema,
   type LockoutSettings,
-  type LockoutSettingsSchema,
+  LockoutSettingsSchema,
   type LoginSettings,
-  type LoginSettingsSchema,
+  LoginSettingsSchema,
   MultiFactorType,
   type PasswordComplexitySettings,
-  type PasswordComplexitySettingsSchema,
+  PasswordComplexitySettingsSchema,
   type PasswordExpirySettings,
-  type PasswordExpirySettingsSchema,
+  PasswordExpirySettingsSchema,
   ResourceOwnerType,
   SecondFactorType,
   type SecuritySettings,
-  type SecuritySettingsSchema,
+  SecuritySettingsSchema,
   ThemeMode,
 } from "../../gen/svc/settings/v2/settings_pb.js";
 import type { SettingsService } from "../../gen/svc/settings/v2/settings_service_pb.js";
@@ -35,6 +35,7 @@ import {
 import type { MultiFactor, SecondFactor, ThemeMode as ThemeModeName } from "../domain/settings/values.js";
 import { ctxOf } from "./connect.js";
 import { details, ts } from "./convert.js";
+import { applyUpdateMask } from "./update-mask.js";
 
 const SECOND_FACTORS: Record<SecondFactor, SecondFactorType> = {
   otp: SecondFactorType.OTP,
@@ -61,6 +62,7 @@ const seconds = (d: Duration | undefined): number | undefined => (d ? Number(d.s
 /** The proto ⇄ domain translation of one kind of setting. */
 interface Mapping<K extends SettingKind, S extends DescMessage> {
   kind: K;
+  schema: S;
   toProto(v: Effective<K>): MessageInitShape<S>;
   fromProto(m: MessageShape<S>): SettingInput<K>;
 }
@@ -70,9 +72,12 @@ function handlers<K extends SettingKind, S extends DescMessage>(m: Mapping<K, S>
     async get(req: { organizationId: string }, hctx: HandlerContext) {
       return { settings: m.toProto(await getSettings(ctxOf(hctx), m.kind, req.organizationId || undefined)) };
     },
-    async set(req: { organizationId: string; settings?: MessageShape<S> }, hctx: HandlerContext) {
-      const input = req.settings ? m.fromProto(req.settings) : undefined;
-      const row = await setSettings(ctxOf(hctx), m.kind, req.organizationId || undefined, input);
+    async set(req: { organizationId: string; settings?: MessageShape<S>; updateMask?: FieldMask }, hctx: HandlerContext) {
+      const patch = req.settings;
+      // AIP-134: the fields named (update_mask, else the populated ones) change; the others keep what the owner has now.
+      const update =
+        patch && ((current: Effective<K>) => m.fromProto(applyUpdateMask(m.schema, create(m.schema, m.toProto(current)), patch, req.updateMask, "settings")));
+      const row = await setSettings(ctxOf(hctx), m.kind, req.organizationId || undefined, update);
       return { details: details(row, row.ownerId) };
     },
     async reset(req: { organizationId: string }, hctx: HandlerContext) {
@@ -84,6 +89,7 @@ function handlers<K extends SettingKind, S extends DescMessage>(m: Mapping<K, S>
 
 const passwordComplexity: Mapping<"password_complexity", typeof PasswordComplexitySettingsSchema> = {
   kind: "password_complexity",
+  schema: PasswordComplexitySettingsSchema,
   toProto: (s) => ({
     minLength: BigInt(s.minLength),
     requiresUppercase: s.requiresUppercase,
@@ -105,12 +111,14 @@ const passwordComplexity: Mapping<"password_complexity", typeof PasswordComplexi
 
 const passwordExpiry: Mapping<"password_expiry", typeof PasswordExpirySettingsSchema> = {
   kind: "password_expiry",
+  schema: PasswordExpirySettingsSchema,
   toProto: (s) => ({ maxAgeDays: BigInt(s.maxAgeDays), expireWarnDays: BigInt(s.expireWarnDays), resourceOwnerType: owner(s.resourceOwner) }),
   fromProto: (p: PasswordExpirySettings) => ({ maxAgeDays: Number(p.maxAgeDays), expireWarnDays: Number(p.expireWarnDays) }),
 };
 
 const lockout: Mapping<"lockout", typeof LockoutSettingsSchema> = {
   kind: "lockout",
+  schema: LockoutSettingsSchema,
   toProto: (s) => ({
     maxPasswordAttempts: BigInt(s.maxPasswordAttempts),
     maxOtpAttempts: BigInt(s.maxOtpAttempts),
@@ -130,6 +138,7 @@ const lockout: Mapping<"lockout", typeof LockoutSettingsSchema> = {
 
 const login: Mapping<"login", typeof LoginSettingsSchema> = {
   kind: "login",
+  schema: LoginSettingsSchema,
   toProto: (s) => ({
     allowUsernamePassword: s.allowUsernamePassword,
     allowRegister: s.allowRegister,
@@ -165,6 +174,7 @@ const login: Mapping<"login", typeof LoginSettingsSchema> = {
 
 const security: Mapping<"security", typeof SecuritySettingsSchema> = {
   kind: "security",
+  schema: SecuritySettingsSchema,
   toProto: (s) => ({
     allowedCorsOrigins: s.allowedCorsOrigins,
     embeddedIframe: { enabled: s.iframeEnabled, allowedOrigins: s.iframeAllowedOrigins },
@@ -187,6 +197,7 @@ const THEME_FROM_PROTO: Record<number, ThemeModeName> = {
 
 const branding: Mapping<"branding", typeof BrandingSettingsSchema> = {
   kind: "branding",
+  schema: BrandingSettingsSchema,
   toProto: (s) => ({
     primaryColor: s.primaryColor,
     backgroundColor: s.backgroundColor,
@@ -222,6 +233,7 @@ const branding: Mapping<"branding", typeof BrandingSettingsSchema> = {
 
 const domain: Mapping<"domain", typeof DomainSettingsSchema> = {
   kind: "domain",
+  schema: DomainSettingsSchema,
   toProto: (s) => ({
     loginNameIncludesDomain: s.loginNameIncludesDomain,
     smtpSenderAddressMatchesInstanceDomain: s.smtpSenderAddressMatchesInstanceDomain,

@@ -212,9 +212,10 @@ describe("filters", () => {
       to: boundary(2.5),
     });
     expect(got).toHaveLength(1);
+    // A partial update: the fields not named keep the value in force (the built-in default here).
     expect(got[0]?.payload).toEqual({
       maxPasswordAttempts: 5,
-      maxOtpAttempts: 0,
+      maxOtpAttempts: 5,
       permanentLockout: false,
       lockoutDurationSeconds: 300,
       maxLockoutDurationSeconds: 3600,

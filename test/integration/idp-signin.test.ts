@@ -260,7 +260,7 @@ describe("a linked user's sign-in", () => {
     try {
       await fails(a, "connect", loginA.pat, "CreateCallback", { authRequestId, session: ref }, "failed_precondition", "Errors.Session.MfaRequired");
     } finally {
-      await admin(a, "SetLoginSettings", { settings: { allowUsernamePassword: true, allowExternalIdp: true } });
+      await admin(a, "SetLoginSettings", { settings: { allowUsernamePassword: true, allowExternalIdp: true, forceMfa: false } });
     }
     expect(await finish(a, loginA, authRequestId, ref)).toContain("code=");
   });

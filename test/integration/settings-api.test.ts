@@ -27,8 +27,13 @@ interface Answer {
   reason?: string;
 }
 
-/** One settings RPC over REST (GET/PUT/DELETE /v2/settings/...) or Connect JSON. */
-async function call(transport: Transport, pat: string, op: Op, kind: Kind, req: Json = {}): Promise<Answer> {
+/**
+ * One settings RPC over REST (GET/PUT/DELETE /v2/settings/...) or Connect JSON. A Set names the whole setting
+ * (`updateMask: "*"`) unless the request has an update mask of its own or `partial` is given: most tests here set whole
+ * values; "partial updates" below tests what a Set without a mask changes.
+ */
+async function call(transport: Transport, pat: string, op: Op, kind: Kind, req: Json = {}, partial = false): Promise<Answer> {
+  if (op === "Set" && req.settings !== undefined && req.updateMask === undefined && !partial) req = { ...req, updateMask: "*" };
   let res: Response;
   if (transport === "rest") {
     const org = typeof req.organizationId === "string" && op !== "Set" ? `?organizationId=${encodeURIComponent(req.organizationId)}` : "";
@@ -316,15 +321,15 @@ describe("instance default → org override → reset", () => {
     }
   }
 
-  it("a second Set replaces the whole value and keeps the creation date", async () => {
+  it("a second Set changes only what it names and keeps the creation date", async () => {
     const k = kind("Lockout");
     const first = await call("rest", t.pat, "Set", k, { organizationId: orgB, settings: { maxPasswordAttempts: "4", maxOtpAttempts: "4" } });
-    const second = await call("rest", t.pat, "Set", k, { organizationId: orgB, settings: { maxOtpAttempts: "2" } });
+    const second = await call("rest", t.pat, "Set", k, { organizationId: orgB, settings: { maxOtpAttempts: "2" } }, true);
     const d1 = first.body.details as { creationDate: string };
     const d2 = second.body.details as { creationDate: string; changeDate: string };
     expect(d2.creationDate).toBe(d1.creationDate);
     expect((await call("rest", t.pat, "Get", k, { organizationId: orgB })).body).toEqual({
-      settings: { maxOtpAttempts: "2", lockoutDurationSeconds: "300", maxLockoutDurationSeconds: "3600", resourceOwnerType: ORG },
+      settings: { maxPasswordAttempts: "4", maxOtpAttempts: "2", lockoutDurationSeconds: "300", maxLockoutDurationSeconds: "3600", resourceOwnerType: ORG },
     });
     expect((await call("rest", t.pat, "Reset", k, { organizationId: orgB })).status).toBe(200);
   });
@@ -360,6 +365,95 @@ describe("instance default → org override → reset", () => {
     expect((await call("rest", t.pat, "Set", br, { organizationId: orgB, settings: colours })).status).toBe(200);
     expect(((await call("rest", t.pat, "Get", br, { organizationId: orgB })).body.settings as Json).primaryColor).toBe("#abcdef");
     expect((await call("rest", t.pat, "Reset", br, { organizationId: orgB })).status).toBe(200);
+  });
+});
+
+describe("partial updates (AIP-134): a Set changes the fields it names, the others keep their value", () => {
+  const settingsOf = async (k: Kind, organizationId?: string) =>
+    (await call("rest", t.pat, "Get", k, organizationId ? { organizationId } : {})).body.settings as Json;
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  /** A field of the kind's org value that differs from `current` (both as proto3 JSON emits them). */
+  const differing = (k: Kind, current: Json, skip: string[] = []) =>
+    Object.keys(k.orgValue).find((key) => !skip.includes(key) && !same(emitted(k.orgValue)[key], current[key]));
+
+  for (const k of KINDS) {
+    it(`${k.rpc}: REST names fields by the JSON body's keys (zero values too); an organization starts from the value in force`, async () => {
+      await call("rest", t.pat, "Reset", k, { organizationId: orgB });
+      const inForce = await settingsOf(k, orgB);
+      const first = differing(k, inForce) as string;
+      expect(first).toBeDefined();
+      const set = await call("rest", t.pat, "Set", k, { organizationId: orgB, settings: { [first]: k.orgValue[first] } }, true);
+      expect([set.status, set.reason]).toEqual([200, undefined]);
+      const afterFirst = emitted({ ...inForce, [first]: k.orgValue[first], resourceOwnerType: ORG });
+      expect(await settingsOf(k, orgB)).toEqual(afterFirst);
+      // A second partial Set keeps the first one's field.
+      const second = differing(k, afterFirst, [first]);
+      if (second) {
+        expect((await call("rest", t.pat, "Set", k, { organizationId: orgB, settings: { [second]: k.orgValue[second] } }, true)).status).toBe(200);
+        expect(await settingsOf(k, orgB)).toEqual(emitted({ ...afterFirst, [second]: k.orgValue[second] }));
+      }
+      // The instance default did not change.
+      expect(await settingsOf(k)).toEqual(emitted({ ...inForce, resourceOwnerType: INSTANCE }));
+      expect((await call("rest", t.pat, "Reset", k, { organizationId: orgB })).status).toBe(200);
+    });
+
+    it(`${k.rpc}: Connect changes the populated fields, and a zero value only when update_mask names it`, async () => {
+      const inForce = await settingsOf(k, orgB);
+      const first = differing(k, inForce) as string;
+      // Without a mask a zero value is not populated: nothing it names changes (the override is made all the same).
+      const zero = Object.keys(inForce).find((key) => key !== "resourceOwnerType" && typeof inForce[key] === "boolean" && inForce[key] === true);
+      if (zero) {
+        expect((await call("connect", t.pat, "Set", k, { organizationId: orgB, settings: { [zero]: false } }, true)).status).toBe(200);
+        expect(await settingsOf(k, orgB)).toEqual({ ...inForce, resourceOwnerType: ORG });
+        // Named in update_mask (its JSON form: camelCase paths), it changes.
+        expect((await call("connect", t.pat, "Set", k, { organizationId: orgB, settings: { [zero]: false }, updateMask: zero })).status).toBe(200);
+        expect(await settingsOf(k, orgB)).toEqual(emitted({ ...inForce, [zero]: false, resourceOwnerType: ORG }));
+      }
+      expect((await call("connect", t.pat, "Set", k, { organizationId: orgB, settings: k.orgValue, updateMask: first })).status).toBe(200);
+      const got = await settingsOf(k, orgB);
+      expect(same(got[first], emitted(k.orgValue)[first])).toBe(true);
+      expect((await call("rest", t.pat, "Reset", k, { organizationId: orgB })).status).toBe(200);
+    });
+  }
+
+  it("a nested path changes one field of a sub-message; a path that names no field is refused", async () => {
+    const k = kind("Security");
+    await call("rest", t.pat, "Set", k, {
+      organizationId: orgB,
+      settings: { allowedCorsOrigins: ["https://one.example.com"], embeddedIframe: { enabled: false, allowedOrigins: ["https://frame.example.com"] } },
+    });
+    const set = await call("connect", t.pat, "Set", k, {
+      organizationId: orgB,
+      settings: { embeddedIframe: { enabled: true } },
+      updateMask: "embeddedIframe.enabled",
+    });
+    expect(set.status).toBe(200);
+    expect(await settingsOf(k, orgB)).toEqual({
+      allowedCorsOrigins: ["https://one.example.com"],
+      embeddedIframe: { enabled: true, allowedOrigins: ["https://frame.example.com"] },
+      resourceOwnerType: ORG,
+    });
+    for (const updateMask of ["noSuchField", "allowedCorsOrigins.x", "*,allowedCorsOrigins"]) {
+      for (const transport of ["rest", "connect"] as const) {
+        const bad = await call(transport, t.pat, "Set", k, { organizationId: orgB, settings: {}, updateMask });
+        expect([updateMask, transport, bad.status, bad.reason]).toEqual([updateMask, transport, 400, "Errors.UpdateMask.Invalid"]);
+      }
+    }
+    expect((await call("rest", t.pat, "Reset", k, { organizationId: orgB })).status).toBe(200);
+  });
+
+  it("concurrent partial updates of different fields both take effect", async () => {
+    const k = kind("Lockout");
+    await call("rest", t.pat, "Set", k, { organizationId: orgB, settings: { maxPasswordAttempts: "10", maxOtpAttempts: "5" } });
+    for (let i = 1; i <= 5; i++) {
+      const [a, b] = await Promise.all([
+        call("connect", t.pat, "Set", k, { organizationId: orgB, settings: { maxPasswordAttempts: String(20 + i) } }, true),
+        call("rest", t.pat, "Set", k, { organizationId: orgB, settings: { maxOtpAttempts: String(30 + i) } }, true),
+      ]);
+      expect([a.status, b.status]).toEqual([200, 200]);
+      expect(await settingsOf(k, orgB)).toMatchObject({ maxPasswordAttempts: String(20 + i), maxOtpAttempts: String(30 + i) });
+    }
+    expect((await call("rest", t.pat, "Reset", k, { organizationId: orgB })).status).toBe(200);
   });
 });
 
@@ -430,7 +524,8 @@ describe("over gRPC", () => {
     expect(got.settings?.forceMfa).toBe(true);
     expect(got.settings?.passwordCheckLifetime?.seconds).toBe(7200n);
     expect(got.settings?.multiFactorCheckLifetime?.seconds).toBe(60n);
-    expect(got.settings?.externalLoginCheckLifetime?.seconds).toBe(864000n);
+    // Not named: the value in force for the organization (the instance default set above).
+    expect(got.settings?.externalLoginCheckLifetime?.seconds).toBe(7200n);
     expect(got.settings?.resourceOwnerType).toBe(ResourceOwnerType.ORG);
     await c.resetLoginSettings({ organizationId: orgB }, { headers: headers() });
     expect((await c.getLoginSettings({ organizationId: orgB }, { headers: headers() })).settings?.resourceOwnerType).toBe(ResourceOwnerType.INSTANCE);
@@ -438,7 +533,10 @@ describe("over gRPC", () => {
 
   it("maps errors to gRPC codes with ErrorInfo", async () => {
     const c = client();
-    const bad = await c.setPasswordComplexitySettings({ settings: { minLength: 0n } }, { headers: headers() }).catch((e: unknown) => ConnectError.from(e));
+    // A zero value is set only when update_mask names it (proto3 cannot tell it from absent).
+    const bad = await c
+      .setPasswordComplexitySettings({ settings: { minLength: 0n }, updateMask: { paths: ["min_length"] } }, { headers: headers() })
+      .catch((e: unknown) => ConnectError.from(e));
     expect((bad as ConnectError).code).toBe(Code.InvalidArgument);
     expect((bad as ConnectError).findDetails(ErrorInfoSchema)[0]?.reason).toBe("Errors.Settings.PasswordComplexity.MinLengthInvalid");
     const missing = await c.resetBrandingSettings({ organizationId: orgB }, { headers: headers() }).catch((e: unknown) => ConnectError.from(e));

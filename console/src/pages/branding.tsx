@@ -136,7 +136,7 @@ export default function Branding(_props: { params: string[] }) {
           <form
             onSubmit={(e) => {
               e.preventDefault();
-              set.mutate({ settings: b });
+              set.mutate({ settings: b, updateMask: { paths: ["*"] } });
             }}
           >
             <Stack>

@@ -79,7 +79,7 @@ function LoginSection({ orgId, canWrite }: { orgId: string; canWrite: boolean })
       canWrite={canWrite && !!s}
       error={got.error ?? set.error ?? reset.error}
       saving={set.isPending}
-      onSave={() => s && set.mutate({ organizationId: orgId, settings: s })}
+      onSave={() => s && set.mutate({ organizationId: orgId, settings: s, updateMask: { paths: ["*"] } })}
       onReset={() => reset.mutateAsync({ organizationId: orgId })}
     >
       {flag("allowUsernamePassword", t("settings.allowPassword"))}
@@ -109,7 +109,7 @@ function PasswordSection({ orgId, canWrite }: { orgId: string; canWrite: boolean
       canWrite={canWrite && !!s}
       error={got.error ?? set.error ?? reset.error}
       saving={set.isPending}
-      onSave={() => s && set.mutate({ organizationId: orgId, settings: s })}
+      onSave={() => s && set.mutate({ organizationId: orgId, settings: s, updateMask: { paths: ["*"] } })}
       onReset={() => reset.mutateAsync({ organizationId: orgId })}
     >
       {s && (
@@ -157,7 +157,7 @@ function LockoutSection({ orgId, canWrite }: { orgId: string; canWrite: boolean 
       canWrite={canWrite && !!s}
       error={got.error ?? set.error ?? reset.error}
       saving={set.isPending}
-      onSave={() => s && set.mutate({ organizationId: orgId, settings: s })}
+      onSave={() => s && set.mutate({ organizationId: orgId, settings: s, updateMask: { paths: ["*"] } })}
       onReset={() => reset.mutateAsync({ organizationId: orgId })}
     >
       {count("maxPasswordAttempts", t("settings.maxPasswordAttempts"))}

@@ -30,7 +30,10 @@ export function Security({ readOnly }: { readOnly: boolean }) {
     <form
       onSubmit={(e) => {
         e.preventDefault();
-        set.mutate({ settings: { allowedCorsOrigins: origins(cors), embeddedIframe: { enabled: iframe, allowedOrigins: origins(frameOrigins) } } });
+        set.mutate({
+          settings: { allowedCorsOrigins: origins(cors), embeddedIframe: { enabled: iframe, allowedOrigins: origins(frameOrigins) } },
+          updateMask: { paths: ["*"] },
+        });
       }}
     >
       <Stack>

@@ -51,7 +51,7 @@ function Login({ readOnly }: { readOnly: boolean }) {
       <ApiError error={set.error} />
       {!readOnly && (
         <Group>
-          <Button loading={set.isPending} onClick={() => set.mutate({ settings: s })}>
+          <Button loading={set.isPending} onClick={() => set.mutate({ settings: s, updateMask: { paths: ["*"] } })}>
             {t("action.save")}
           </Button>
         </Group>
@@ -96,7 +96,7 @@ function Passwords({ readOnly }: { readOnly: boolean }) {
       <ApiError error={set.error} />
       {!readOnly && (
         <Group>
-          <Button loading={set.isPending} onClick={() => set.mutate({ settings: s })}>
+          <Button loading={set.isPending} onClick={() => set.mutate({ settings: s, updateMask: { paths: ["*"] } })}>
             {t("action.save")}
           </Button>
         </Group>
@@ -162,7 +162,7 @@ function Lockout({ readOnly }: { readOnly: boolean }) {
       <ApiError error={set.error} />
       {!readOnly && (
         <Group>
-          <Button loading={set.isPending} onClick={() => set.mutate({ settings: s })}>
+          <Button loading={set.isPending} onClick={() => set.mutate({ settings: s, updateMask: { paths: ["*"] } })}>
             {t("action.save")}
           </Button>
         </Group>

@@ -100,12 +100,17 @@ export async function getSettings<K extends SettingKind>(ctx: Ctx, kind: K, orgI
 
 export type StoredSetting = StoredSettingRow;
 
-/** Set<Kind>Settings: replaces the instance default (no org) or an organization's override. */
+/**
+ * Set<Kind>Settings: changes the instance default (no org) or an organization's override. `update` is the new value,
+ * or (a partial update) makes it from the value the owner has now — its stored one, else the one in force for it
+ * (an organization without an override starts from the instance default) — read under a lock of the owner's setting,
+ * so that concurrent partial updates of different fields both take effect.
+ */
 export async function setSettings<K extends SettingKind>(
   ctx: Ctx,
   kind: K,
   orgId: string | undefined,
-  input: SettingInput<K> | undefined,
+  update: SettingInput<K> | ((current: Effective<K>) => SettingInput<K>) | undefined,
 ): Promise<StoredSetting> {
   let ownerId = ctx.instanceId;
   if (orgId) {
@@ -113,12 +118,18 @@ export async function setSettings<K extends SettingKind>(
   } else {
     authorize(ctx, "iam.write", null);
   }
-  if (!input) throw invalidArgument("Errors.Settings.Missing", "settings is required", { field: "settings" });
-  const value = validateSetting(kind, input);
-  // An organization's override cannot make usernames unique beyond the organization: the field is ignored there.
-  if (kind === "domain" && orgId) (value as SettingValues["domain"]).usernamesUniqueInInstance = false;
+  if (!update) throw invalidArgument("Errors.Settings.Missing", "settings is required", { field: "settings" });
   const now = ctx.clock();
   return ctx.store.transaction(async (tx) => {
+    let input: SettingInput<K>;
+    if (typeof update === "function") {
+      await tx.members.lock(`settings:${ownerId}:${kind}`);
+      const owners = orgId ? [ownerId, ctx.instanceId] : [ctx.instanceId];
+      input = update(effectiveOf(kind, await tx.settings.values(ctx.instanceId, kind, owners), ctx.instanceId, orgId ? ownerId : undefined));
+    } else input = update;
+    const value = validateSetting(kind, input);
+    // An organization's override cannot make usernames unique beyond the organization: the field is ignored there.
+    if (kind === "domain" && orgId) (value as SettingValues["domain"]).usernamesUniqueInInstance = false;
     if (kind === "domain" && !orgId && (value as SettingValues["domain"]).usernamesUniqueInInstance) await noSharedUsernames(ctx, tx);
     const row = await tx.settings.put(ctx.instanceId, ownerId, kind, value as object, now);
     await recordEvent(ctx, tx, {

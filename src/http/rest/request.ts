@@ -3,7 +3,7 @@
 
 import type { IncomingMessage } from "node:http";
 import type { Http2ServerRequest } from "node:http2";
-import type { DescField, JsonObject, JsonValue } from "@bufbuild/protobuf";
+import type { DescField, DescMessage, JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { ILL_FORMED_MESSAGE } from "../../domain/well-formed.js";
 import { readBody } from "../body.js";
@@ -71,7 +71,31 @@ export function buildRequestJson(route: Route, vars: Record<string, string>, bod
     setField(root, binding.fields, value, where);
   }
   applyQuery(route, root, query);
+  impliedUpdateMask(route.handler.method.input, root);
   return root;
+}
+
+/**
+ * AIP-134 over REST: a request that has an update_mask and leaves it out changes the fields its JSON names — also to a
+ * zero value, false or an empty list, which the Connect and gRPC encodings cannot tell from absent — so the mask is
+ * made here from the keys of the one resource object in the body (e.g. "settings"). Keys the resource does not have
+ * are left to the strict JSON parser.
+ */
+function impliedUpdateMask(input: DescMessage, root: JsonObject): void {
+  const mask = input.fields.find((f) => f.name === "update_mask" && f.message?.typeName === "google.protobuf.FieldMask");
+  if (!mask || presentKey(root, mask) !== undefined) return;
+  const resources = input.fields.filter((f) => f !== mask && f.fieldKind === "message" && presentKey(root, f) !== undefined);
+  const resource = resources.length === 1 ? resources[0] : undefined;
+  const value = resource && root[presentKey(root, resource) as string];
+  if (!resource?.message || !isObject(value)) return;
+  const paths: string[] = [];
+  for (const key of Object.keys(value)) {
+    const field = resource.message.fields.find((f) => f.jsonName === key || f.name === key);
+    if (!field) return;
+    paths.push(field.jsonName);
+  }
+  // An empty object names nothing: no mask, and nothing populated changes.
+  if (paths.length) root[mask.jsonName] = paths.join(",");
 }
 
 function requestRoot(mapping: BodyMapping, body: JsonValue | undefined): JsonObject {
