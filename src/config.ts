@@ -224,6 +224,9 @@ export function loadConfig(env: Env = process.env, opts: { masterKeyRequired?: b
     keyof typeof INTEGERS,
     number
   >;
+  // A request's database budget defaults to what one statement may take on a frozen server (its timeout and the 2 s
+  // given on top): raising the statement timeout for long statements raises the budget with it.
+  if (r.str("SVC_DATABASE_REQUEST_TIMEOUT_MS") === undefined) ints.databaseRequestTimeoutMs = ints.databaseStatementTimeoutMs + 2_000;
   const dataDir = path.resolve(r.str("SVC_DATA_DIR") ?? "./data");
   const databaseUrl = r.url("SVC_DATABASE_URL", undefined, ["postgres:", "postgresql:"]);
   const externalUrl = (r.url("SVC_EXTERNAL_URL", `http://localhost:${ints.port}`, ["http:", "https:"]) as string).replace(/\/+$/, "");
