@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import type { ParsedMail } from "mailparser";
 import { loginClient, setLogin } from "../support/authn.js";
-import type { Machine } from "../support/fixtures.js";
+import { type Machine, project } from "../support/fixtures.js";
+import { authorizeGet, authRequestOf, oidcApp } from "../support/oidc.js";
 import { admin, call, fails, ok, VIAS } from "../support/rpc.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { codeFrom, linkFrom, type SmtpSink, startSmtpSink } from "../support/smtp.js";
@@ -150,6 +151,27 @@ describe("each mail in the user's language", () => {
     expect(new URL(linkFrom(german)).pathname).toBe("/ui/login/password/set");
     const english = await smtp.next("mt-page-en@example.com");
     expect(english.subject).toBe(SUBJECTS.reset?.en);
+  });
+
+  it("the auth request's ui_locales before the browser's Accept-Language", async () => {
+    await human("mt-locales");
+    const app = await oidcApp(t, await project(t, orgId, "mail-rp"), "mail-rp");
+    const authRequest = authRequestOf(
+      await authorizeGet(t, {
+        client_id: app.clientId,
+        redirect_uri: "https://rp.example.com/cb",
+        response_type: "code",
+        scope: "openid",
+        ui_locales: "fr de",
+      }),
+    );
+    const browser = new Visitor(t, { "accept-language": "en" });
+    await browser.get(`/ui/login/password/reset?authRequest=${authRequest}`);
+    const { res } = await browser.post("/ui/login/password/reset", { authRequest, loginName: `mt-locales@${domain}` });
+    expect(res.status).toBe(200);
+    const mail = await smtp.next("mt-locales@example.com");
+    expect(mail.subject).toBe(SUBJECTS.reset?.de);
+    expect(new URL(linkFrom(mail)).searchParams.get("authRequest")).toBe(authRequest);
   });
 
   it("a registration through the hosted login in German: a German verification mail, and German is the user's language", async () => {
