@@ -55,6 +55,8 @@ export function EmptyState({ title, hint, action }: { title: string; hint: strin
   );
 }
 
+const DANGER_TEXT = "light-dark(var(--mantine-color-red-9), var(--mantine-color-red-3))";
+
 /** A destructive action behind a dialog; with `typeToConfirm` the user types the name first. */
 export function ConfirmButton(props: {
   label: string;
@@ -80,7 +82,15 @@ export function ConfirmButton(props: {
   };
   return (
     <>
-      <Button color={props.color ?? "red.9"} variant="outline" size={props.size} aria-label={props.ariaLabel} onClick={() => setOpen(true)}>
+      <Button
+        color={props.color ?? "red.9"}
+        variant="outline"
+        size={props.size}
+        aria-label={props.ariaLabel}
+        onClick={() => setOpen(true)}
+        // red.9 keeps 4.5:1 on a light background; on a dark one a light red does.
+        style={props.color ? undefined : { "--button-color": DANGER_TEXT, "--button-bd": `1px solid ${DANGER_TEXT}` }}
+      >
         {props.label}
       </Button>
       <Modal opened={open} onClose={close} title={props.title} closeButtonProps={{ "aria-label": t("action.close") }}>

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { ensureConsoleBuilt } from "../../scripts/build.mjs";
-import { accessibilityProblems, browserAvailable, launchBrowser, newContext, screenshot, startBrowserServer } from "../support/browser.js";
+import { accessibilityProblems, browserAvailable, launchBrowser, newContext, PHONE, screenshot, startBrowserServer } from "../support/browser.js";
 import { createHuman, createOrg, defaultOrgId, project } from "../support/fixtures.js";
 import { admin } from "../support/rpc.js";
 import { type SamlifyIdp, startSamlifyIdp } from "../support/saml-idp.js";
@@ -457,5 +457,36 @@ run("settings", () => {
     const css = await (await fetch(`${t.url}/ui/login/theme.css`)).text();
     expect(css).toContain("--primary:#aa3300");
     await page.close();
+  });
+});
+
+run("small screens and dark mode", () => {
+  it("fits the new pages into 375 px without scrolling sideways, and keeps them accessible in dark mode", async () => {
+    const projectId = await project(t, orgId, "Pocket", ["viewer"]);
+    const { appId } = (await admin(t, "CreateApplication", {
+      projectId,
+      name: "pocket-web",
+      oidc: { redirectUris: ["https://pocket.example.com/cb"], appType: "OIDC_APP_TYPE_WEB", authMethodType: "OIDC_AUTH_METHOD_TYPE_BASIC" },
+    })) as { appId: string };
+    const phone = await newContext(browser, { viewport: PHONE, colorScheme: "dark", storageState: await context.storageState() });
+    const page = await phone.newPage();
+    for (const [path, heading] of [
+      [`/projects/${projectId}`, "Pocket"],
+      [`/projects/${projectId}?tab=orgs`, "Pocket"],
+      [`/projects/${projectId}/apps/${appId}`, "pocket-web"],
+      ["/idps/new/saml", "New SAML provider"],
+      ["/actions", "Actions"],
+      ["/settings/branding", "Branding"],
+    ] as const) {
+      await page.goto(consoleUrl(path));
+      await page.getByRole("heading", { level: 1, name: heading }).waitFor();
+      await page.waitForLoadState("networkidle");
+      expect(await page.evaluate("getComputedStyle(document.body).colorScheme")).toBe("dark");
+      const overflow = (await page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")) as number;
+      expect({ path, overflow }).toEqual({ path, overflow: 0 });
+      await expectAccessible(page);
+    }
+    await screenshot(page, "console-branding-dark-375");
+    await phone.close();
   });
 });

@@ -467,12 +467,8 @@ export default function AppDetail({ params }: { params: string[] }) {
       {app && kind && (
         <Stack>
           <Group gap="xs">
-            <Badge variant="outline" color="gray.8">
-              {t(`apps.${kind}` as MessageKey)}
-            </Badge>
-            <Badge variant="outline" color={app.state === AppState.INACTIVE ? "gray.8" : "teal.9"}>
-              {t(app.state === AppState.INACTIVE ? "state.inactive" : "state.active")}
-            </Badge>
+            <Badge variant="default">{t(`apps.${kind}` as MessageKey)}</Badge>
+            <Badge variant="default">{t(app.state === AppState.INACTIVE ? "state.inactive" : "state.active")}</Badge>
           </Group>
           <ApiError error={update.error} />
           {update.isSuccess && (

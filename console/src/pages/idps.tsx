@@ -24,9 +24,7 @@ function Row({ idp }: { idp: IdentityProvider }) {
         </Anchor>
       </Table.Td>
       <Table.Td>
-        <Badge variant="outline" color="gray.8">
-          {idp.type === IdentityProviderType.SAML ? "SAML" : "OIDC"}
-        </Badge>
+        <Badge variant="default">{idp.type === IdentityProviderType.SAML ? "SAML" : "OIDC"}</Badge>
       </Table.Td>
       <Table.Td visibleFrom="sm">
         <Text size="sm" style={{ wordBreak: "break-all" }}>

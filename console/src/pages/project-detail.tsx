@@ -259,7 +259,7 @@ function Grants({ projectId }: { projectId: string }) {
                     <Table.Td>
                       {who}
                       {inactive && (
-                        <Badge ml="xs" color="gray.8" variant="outline">
+                        <Badge ml="xs" variant="default">
                           {t("state.inactive")}
                         </Badge>
                       )}
@@ -267,7 +267,7 @@ function Grants({ projectId }: { projectId: string }) {
                     <Table.Td>
                       <Group gap={4}>
                         {g.roleKeys.map((r) => (
-                          <Badge key={r} variant="outline" color="gray.8">
+                          <Badge key={r} variant="default">
                             {r}
                           </Badge>
                         ))}
@@ -424,7 +424,7 @@ export default function ProjectDetail({ params }: { params: string[] }) {
       <PageHeader title={p?.name ?? t("projects.project")} back={{ to: "/projects", label: t("nav.projects") }} actions={p && <ProjectActions project={p} />} />
       <ApiError error={project.error} />
       {p?.state === ProjectState.INACTIVE && (
-        <Badge color="gray.8" variant="outline" mb="md">
+        <Badge variant="default" mb="md">
           {t("state.inactive")}
         </Badge>
       )}

@@ -92,7 +92,7 @@ export function ProjectGrants({ project }: { project: Project }) {
                     <Table.Td>
                       {name}
                       {inactive && (
-                        <Badge ml="xs" color="gray.8" variant="outline">
+                        <Badge ml="xs" variant="default">
                           {t("state.inactive")}
                         </Badge>
                       )}
@@ -100,7 +100,7 @@ export function ProjectGrants({ project }: { project: Project }) {
                     <Table.Td>
                       <Group gap={4}>
                         {g.roleKeys.map((r) => (
-                          <Badge key={r} variant="outline" color="gray.8">
+                          <Badge key={r} variant="default">
                             {r}
                           </Badge>
                         ))}
