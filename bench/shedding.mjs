@@ -130,7 +130,7 @@ async function measure(label, env) {
       `${label.padEnd(22)} goodput ${ok.toFixed(0).padStart(6)} 2xx/s  shed ${shed.toFixed(0).padStart(6)}/s  ` +
         `2xx latency p50 ${r.latency.p50} ms p99 ${r.latency.p99} ms  /healthz p50 ${healthz.p50.toFixed(1)} ms p99 ${healthz.p99.toFixed(1)} ms max ${healthz.max.toFixed(1)} ms (${healthz.n} probes)` +
         (own ? `  probe port p50 ${own.p50.toFixed(1)} ms p99 ${own.p99.toFixed(1)} ms max ${own.max.toFixed(1)} ms` : "") +
-        `  event loop delay p50 ${lag("p50").toFixed(1)} ms p99 ${lag("p99").toFixed(1)} ms  load ${loadavg()[0].toFixed(1)}`,
+        `  event loop delay p50 ${lag("p50").toFixed(1)} ms p99 ${lag("p99").toFixed(1)} ms max ${lag("max").toFixed(1)} ms  load ${loadavg()[0].toFixed(1)}`,
     );
     return ok;
   } finally {
