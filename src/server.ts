@@ -55,6 +55,10 @@ interface Draining {
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<Server> {
   const log = opts.logger ?? createLogger(config.logLevel, config.logFormat);
   const tracing = opts.tracing;
+  // Before anything is created (a first start makes the instance and prints its admin's password): a port in use ends
+  // the start here, with nothing written.
+  await assertPortFree(config.host, config.port);
+  if (config.probePort !== undefined) await assertPortFree(config.host, config.probePort, "SVC_PROBE_PORT");
   const app = await createApp(config, log, opts.clock ?? (() => new Date()), tracing?.interceptor);
   const draining: Draining = { shuttingDown: false, pending: new Set(), sessions: new Set() };
   const logged = withRequestLog(drainAware(app.dispatch, draining, config.requestTimeoutMs), log, tracing?.traceId);
@@ -106,6 +110,25 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
  * one retries after 1, 3, 7 s — the multi-second /healthz tails measured under overload (issue 25, finding 2).
  */
 const LISTEN_BACKLOG = 4096;
+
+/** Fails when the port cannot be listened on (taken, or not allowed), naming the setting to change; port 0 always can. */
+async function assertPortFree(host: string, port: number, setting = "SVC_PORT"): Promise<void> {
+  if (port === 0) return;
+  const probe = net.createServer();
+  try {
+    await listen(probe, port, host);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why =
+      code === "EADDRINUSE"
+        ? "is in use by another process"
+        : code === "EACCES"
+          ? "needs privileges this user lacks"
+          : `cannot be listened on (${code ?? String(err)})`;
+    throw new Error(`port ${port} on ${host} ${why}: stop that process or choose another port with ${setting}; nothing was created`);
+  }
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+}
 
 function listen(server: net.Server, port: number, host: string): Promise<number> {
   return new Promise<number>((resolve, reject) => {

@@ -43,6 +43,7 @@ it("creates the console's client at the first start, again when missing, and fol
   expect(created.apps[0]?.oidc.redirectUris).toEqual(["http://console-one.example:8080/ui/console/callback"]);
   const ready = logs.map((l) => JSON.parse(l) as { msg: string }).find((l) => l.msg.startsWith("svc listening"));
   expect(ready?.msg).toMatch(/admin console at http:\/\/console-one\.example:8080\/ui\/console\/ \(sign in as admin@[\w.-]+\)/);
+  expect(ready?.msg).toContain("; API reference at http://console-one.example:8080/docs");
   await first.server.close();
 
   // Same URL: nothing changes (the same client id).

@@ -112,6 +112,25 @@ describe("first start, restart and shutdown", () => {
     }
   });
 
+  it("stops before creating anything when its port is in use, naming the variable", async () => {
+    const squatter = net.createServer();
+    await new Promise<void>((resolve) => squatter.listen(0, "127.0.0.1", resolve));
+    const port = (squatter.address() as net.AddressInfo).port;
+    const dir = await mkdtemp(path.join(tmpdir(), "svc-port-"));
+    const portDb = await freshDatabase();
+    try {
+      const start = spawnServer({ SVC_DATA_DIR: dir, SVC_PORT: String(port), ...(portDb.url ? { SVC_DATABASE_URL: portDb.url } : {}) });
+      await expect(start).rejects.toThrow(new RegExp(`port ${port} on 127.0.0.1 is in use by another process: .*SVC_PORT; nothing was created`));
+      await expect(start).rejects.not.toThrow(/password/i);
+      // No instance, no admin token: the next start on a free port is a first start.
+      await expect(stat(path.join(dir, "admin.pat"))).rejects.toThrow();
+    } finally {
+      squatter.close();
+      await portDb.drop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("refuses invalid configuration with a message naming the variable", async () => {
     await expect(spawnServer({ SVC_DATA_DIR: dataDir, SVC_PORT: "http" })).rejects.toThrow(/SVC_PORT must be an integer/);
     await expect(spawnServer({ SVC_DATA_DIR: dataDir, SVC_DATABASE_URL: "mysql://x" })).rejects.toThrow(/SVC_DATABASE_URL must use postgres/);

@@ -105,9 +105,11 @@ export function consoleRouter(o: ConsoleOptions): express.Express {
   return app;
 }
 
-/** What the readiness log line adds: where the console is and whom to sign in as. */
+/** What the readiness log line adds: where the console is and whom to sign in as, and the API reference. */
 export function consoleAnnouncement(externalUrl: string, client: { clientId: string; adminLoginName?: string } | undefined): string {
-  if (!client) return "";
+  const base = externalUrl.replace(/\/+$/, "");
+  const docs = `; API reference at ${base}/docs`;
+  if (!client) return docs;
   const who = client.adminLoginName ? ` (sign in as ${client.adminLoginName})` : "";
-  return `; admin console at ${externalUrl.replace(/\/+$/, "")}${CONSOLE_BASE}/${who}`;
+  return `; admin console at ${base}${CONSOLE_BASE}/${who}${docs}`;
 }
