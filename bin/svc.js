@@ -8,8 +8,9 @@
 //   sources, and runs dist/ as it is; nothing is built or written next to the package (a read-only root filesystem
 //   is fine), and no build tool (esbuild, tsx, TypeScript) is needed;
 // - a checkout: dist/ is rebuilt first when the sources changed since (scripts/build.mjs: a check of a few milliseconds
-//   when nothing did); without esbuild (`npm install --omit=dev`) the TypeScript sources run with tsx instead, which
-//   starts slower.
+//   when nothing did). Without esbuild (`npm install --omit=dev`) nothing can be built: a dist/ built before runs as
+//   it is, and without one svc says how to get one (the dependencies that the bundle holds, Prisma's client among
+//   them, are dev dependencies: a production install is the release tarball).
 // Plain JavaScript with only Node's own modules loaded up front: `svc healthcheck` runs every few seconds in a
 // container and must cost little.
 import { accessSync, constants, existsSync, readFileSync } from "node:fs";
@@ -49,10 +50,12 @@ SVC_DATA_DIR (which no running svc may hold). Exit status: 0 when the database h
 
 Asks the running svc whether it is ready (GET /readyz: the database answers, the migrations are applied,
 no shutdown has begun) and exits 0 when it is, 1 when it answers otherwise or not within the timeout:
-a container's HEALTHCHECK. The address comes from SVC_HOST and SVC_PORT, as svc start reads them
-(0.0.0.0 and :: are asked on the loopback address); SVC_HEALTHCHECK_URL or --url names another.
+a container's HEALTHCHECK. The address comes from SVC_HOST and SVC_PROBE_PORT (the probes' own port)
+or else SVC_PORT, as svc start reads them (0.0.0.0 and :: are asked on the loopback address);
+SVC_HEALTHCHECK_URL or --url names another.
 
-  --url URL      the URL to ask (default: SVC_HEALTHCHECK_URL, else http://SVC_HOST:SVC_PORT/readyz)
+  --url URL      the URL to ask (default: SVC_HEALTHCHECK_URL, else http://SVC_HOST:SVC_PROBE_PORT/readyz,
+                 else http://SVC_HOST:SVC_PORT/readyz)
   --timeout MS   how long to wait for the answer, in milliseconds (default ${HEALTHCHECK_TIMEOUT_MS})`,
   },
   version: {
@@ -123,13 +126,15 @@ function usageError(name, message) {
   process.exit(2);
 }
 
-/** Where svc start listens, as the same variables say; 0.0.0.0 and :: are reached on the loopback address. */
+/** Where svc start answers /readyz, as the same variables say; 0.0.0.0 and :: are reached on the loopback address. */
 function readinessUrl(env) {
   const given = env.SVC_HEALTHCHECK_URL?.trim();
   if (given) return given;
-  const port = env.SVC_PORT?.trim() || "8080";
+  // The probes' own port when there is one (it answers while a flood of clients fills the main port's queue).
+  const name = env.SVC_PROBE_PORT?.trim() ? "SVC_PROBE_PORT" : "SVC_PORT";
+  const port = env[name]?.trim() || "8080";
   if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
-    throw new Error(`SVC_PORT is "${port}", not a port svc can be asked on: set SVC_HEALTHCHECK_URL (or --url) to its /readyz`);
+    throw new Error(`${name} is "${port}", not a port svc can be asked on: set SVC_HEALTHCHECK_URL (or --url) to its /readyz`);
   }
   let host = env.SVC_HOST?.trim() || "127.0.0.1";
   if (host === "0.0.0.0") host = "127.0.0.1";
@@ -219,10 +224,15 @@ async function runBundle(entry) {
     }
   }
   if (built === "unavailable") {
-    log("warn", "esbuild is not installed (npm install --omit=dev?): running the TypeScript sources with tsx, which starts slower");
-    const { register } = await import("tsx/esm/api");
-    register();
-    await import(pathToFileURL(path.join(ROOT, "src", entry === "main" ? "main.ts" : "migrate-main.ts")).href);
+    if (!existsSync(bundle)) {
+      console.error(
+        "svc: dist/ is not built, and esbuild, which builds it, is not installed (npm install --omit=dev?): install the dev " +
+          "dependencies too (npm install), or install the release tarball (npm pack; docs/deployment.md)",
+      );
+      process.exit(1);
+    }
+    log("warn", "esbuild is not installed (npm install --omit=dev?): running dist/ as it was built, without checking the sources for changes");
+    await import(pathToFileURL(bundle).href);
   } else {
     // Stack traces name dist/main.js; with NODE_OPTIONS=--enable-source-maps they name the TypeScript sources (through
     // dist/main.js.map), which costs some 100 ms at every start and is therefore not the default.

@@ -37,11 +37,13 @@ const CONSOLE_DIST = path.join(DIST, "console");
 /**
  * Left to Node at run time rather than bundled: packages that load files of their own beside their code (wasm, native
  * addons, worker scripts, static assets), and those that instrumentation patches when they are loaded (pg, express).
+ * Prisma's client and driver adapters are bundled (its query compiler comes as a JavaScript module holding the wasm):
+ * the release installs them not at all, which saves @prisma/client's 72 MB of other databases' compilers. The schema
+ * engine stays outside: it loads its wasm file at run time (only scripts and tests do).
  */
 const EXTERNAL = [
   "@electric-sql/pglite",
-  "@prisma/*",
-  "pglite-prisma-adapter",
+  "@prisma/schema-engine-wasm",
   "@node-rs/*",
   "pino",
   "pino-pretty",
@@ -223,7 +225,7 @@ async function compile(esbuild, inputs) {
   // Chunks of earlier builds (their names carry a content hash) go: the new entry files no longer name them.
   const current = new Set(result.outputFiles.map((f) => path.basename(f.path)));
   for (const name of await readdir(DIST)) {
-    if (/^[a-z-]+-[A-Z0-9]{8}\.js(\.map)?$/.test(name) && !current.has(name)) await rm(path.join(DIST, name), { force: true });
+    if (/^[\w.-]+-[A-Z0-9]{8}\.js(\.map)?$/.test(name) && !current.has(name)) await rm(path.join(DIST, name), { force: true });
   }
   await writeFile(STAMP, `${JSON.stringify({ inputs, esbuild: esbuild.version, builtAt: new Date().toISOString() })}\n`);
   return Math.round(performance.now() - started);
@@ -304,7 +306,7 @@ export async function ensureConsoleBuilt() {
 
 /**
  * Brings dist/ up to date. Returns "current" (nothing to do), "built", or "unavailable" when the bundle is out of date
- * and esbuild is not installed (`npm install --omit=dev`): the caller then runs the sources with tsx. Without
+ * and esbuild is not installed (`npm install --omit=dev`): the caller then runs the dist/ it has, if any. Without
  * `snapshot` (a start on PostgreSQL) an out-of-date snapshot is left for a later build.
  */
 export async function ensureBuilt({ snapshot: wantSnapshot = true } = {}) {
@@ -356,7 +358,7 @@ export async function ensureBuilt({ snapshot: wantSnapshot = true } = {}) {
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   try {
     const outcome = await ensureBuilt();
-    if (outcome === "unavailable") log("warn", "esbuild is not installed (npm install --omit=dev?): svc will run from the TypeScript sources");
+    if (outcome === "unavailable") log("warn", "esbuild is not installed (npm install --omit=dev?): dist/ cannot be built");
   } catch (err) {
     log("error", `build failed: ${err instanceof Error ? err.message : String(err)}`);
     process.exit(1);

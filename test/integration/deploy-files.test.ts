@@ -73,7 +73,12 @@ describe("deploy/Dockerfile", () => {
     expectKnownVariables(Object.keys(env));
     const volumes = JSON.parse(text(keyword("VOLUME")[0] as Instruction)) as string[];
     expect(volumes).toEqual(expect.arrayContaining([env.SVC_DATA_DIR, "/tmp"]));
-    expect(text(keyword("EXPOSE")[0] as Instruction).trim()).toBe(env.SVC_PORT);
+    // The main port and the probes' port, which svc healthcheck asks.
+    expect(
+      text(keyword("EXPOSE")[0] as Instruction)
+        .trim()
+        .split(" "),
+    ).toEqual([env.SVC_PORT, env.SVC_PROBE_PORT]);
   });
 });
 
@@ -183,9 +188,12 @@ describe("deploy/kubernetes (a kustomize base)", () => {
     const [c] = pod.spec.containers;
     expect(c?.command).toEqual(words(RELEASE_COMMANDS.start));
     expect(c?.image).toBe(kustomization.images[0]?.name);
-    expect(c?.readinessProbe?.httpGet).toEqual({ path: "/readyz", port: "http" });
-    expect(c?.livenessProbe?.httpGet).toEqual({ path: "/healthz", port: "http" });
-    expect(c?.ports).toEqual([{ name: "http", containerPort: Number(config.SVC_PORT), protocol: "TCP" }]);
+    expect(c?.readinessProbe?.httpGet).toEqual({ path: "/readyz", port: "probes" });
+    expect(c?.livenessProbe?.httpGet).toEqual({ path: "/healthz", port: "probes" });
+    expect(c?.ports).toEqual([
+      { name: "http", containerPort: Number(config.SVC_PORT), protocol: "TCP" },
+      { name: "probes", containerPort: Number(config.SVC_PROBE_PORT), protocol: "TCP" },
+    ]);
     expect(config.SVC_HOST).toBe("0.0.0.0");
     const secretRef = (name: string) => c?.env.find((e) => e.name === name)?.valueFrom?.secretKeyRef;
     expect(secretRef("SVC_MASTER_KEY")).toEqual({ name: "svc", key: "SVC_MASTER_KEY" });
