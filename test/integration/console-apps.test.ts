@@ -143,6 +143,7 @@ run("projects", () => {
     await page.keyboard.press("Escape");
     await form.getByRole("button", { name: "Grant project" }).click();
     await page.getByTestId("project-grants-table").getByText("Partner Co").waitFor();
+    await screenshot(page, "console-project-grants-1280");
     const grants = async () => (await admin(t, "ListProjectGrants", { queries: [{ projectIdQuery: { projectId } }] })).result ?? [];
     expect((await grants())[0]).toMatchObject({ grantedOrganizationId: partnerId, roleKeys: ["reader", "writer"] });
     await page.getByRole("button", { name: "Edit the roles granted to Partner Co" }).click();
@@ -252,6 +253,7 @@ run("applications", () => {
     await page.keyboard.press("Escape");
     await page.getByRole("button", { name: "Save" }).click();
     await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    await screenshot(page, "console-app-1280");
     const oidc = (await admin(t, "GetApplication", { projectId, appId })).app.oidc;
     expect(oidc).toMatchObject({
       redirectUris: ["https://shop.example.com/cb", "http://localhost:3000/cb"],
@@ -424,6 +426,17 @@ run("settings", () => {
       headers: { origin: "https://app.example.com", "access-control-request-method": "POST", "access-control-request-headers": "content-type" },
     });
     expect(preflight.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
+
+    // Login: the second factors on offer and a check's lifetime (in hours, whole seconds in the API).
+    const login = page.locator(".mantine-Card-root").filter({ hasText: "Second factors users may set up" });
+    await login.getByLabel("Authenticator app (TOTP)").waitFor();
+    for (const factor of ["Authenticator app (TOTP)", "Security key or passkey", "Codes by e-mail"]) await login.getByLabel(factor).uncheck();
+    await login.getByLabel("Authenticator app (TOTP)").check();
+    await login.getByLabel("Password check valid (hours)").fill("12");
+    await login.getByRole("button", { name: "Save" }).click();
+    await until(async () => (await admin(t, "GetLoginSettings", {})).settings.passwordCheckLifetime === "43200s");
+    expect((await admin(t, "GetLoginSettings", {})).settings.secondFactors).toEqual(["SECOND_FACTOR_TYPE_OTP"]);
+    await expectAccessible(page);
 
     await page.getByRole("link", { name: "Branding" }).click();
     await page.getByRole("heading", { level: 1, name: "Branding" }).waitFor();

@@ -2,7 +2,7 @@
 // login-name suffix and the watermark, with a live preview that uses the hosted login's own custom properties
 // (--primary, --background, --warn, --font and the mixes src/http/login/assets/login.css derives from them).
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Button, Card, Checkbox, ColorInput, Group, SegmentedControl, SimpleGrid, Stack, Text, TextInput, Title } from "@mantine/core";
+import { Button, Card, Checkbox, ColorInput, Group, SegmentedControl, SimpleGrid, Stack, Text, TextInput, Title, useComputedColorScheme } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { type CSSProperties, useEffect, useState } from "react";
 import { type BrandingSettings, ThemeMode } from "../../../gen/svc/settings/v2/settings_pb";
@@ -111,7 +111,8 @@ export default function Branding(_props: { params: string[] }) {
   const got = useQuery(SettingsService.method.getBrandingSettings, {});
   const set = useMutation(SettingsService.method.setBrandingSettings, { onSuccess: () => client.invalidateQueries() });
   const [b, setB] = useState<BrandingSettings>();
-  const [scheme, setScheme] = useState<Scheme>("light");
+  // Under "auto", the preview starts in the console's own scheme.
+  const [scheme, setScheme] = useState<Scheme>(useComputedColorScheme("light"));
   useEffect(() => setB(got.data?.settings), [got.data]);
   const color = (k: ColorKey, label: string) =>
     b && (

@@ -11,6 +11,7 @@ import { type Access, useAccess } from "../access";
 import { useI18n } from "../i18n";
 import { useLink } from "../router";
 import { ApiError, PageHeader } from "../ui";
+import { LoginMore } from "./settings-login-more";
 import { Security } from "./settings-security";
 
 function Section({ title, children }: { title: string; children: React.ReactNode }) {
@@ -48,6 +49,7 @@ function Login({ readOnly }: { readOnly: boolean }) {
       {flag("allowRegister", t("settings.register"))}
       {flag("forceMfa", t("settings.forceMfa"))}
       {flag("ignoreUnknownUsernames", t("settings.ignoreUnknown"))}
+      <LoginMore s={s} setS={setS} readOnly={readOnly} />
       <ApiError error={set.error} />
       {!readOnly && (
         <Group>
