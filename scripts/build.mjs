@@ -284,6 +284,9 @@ export async function ensureConsoleBuilt() {
     const started = performance.now();
     const child = spawn(process.execPath, [vite, "build", "--config", path.join(ROOT, "console", "vite.config.ts"), "--logLevel", "error"], {
       cwd: ROOT,
+      // Always React's production build: under jest NODE_ENV is "test", which Vite passes on to the bundle (React's
+      // development build, StrictMode's double effects: every page's first request sent twice, the first aborted).
+      env: { ...process.env, NODE_ENV: "production" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";
