@@ -1,20 +1,25 @@
-// Times what requests get from a frozen PostgreSQL: a private cluster (test/support/pg-cluster.ts) frozen with SIGSTOP
-// after one successful SCIM Bulk, then several requests at once. `npx tsx bench/frozen-database.ts ['{"SVC_...": "..."}']`
-// (extra environment for svc as JSON). Figures: docs/operations.md.
+// Times what requests get from a failing PostgreSQL: a private cluster (test/support/pg-cluster.ts), after one
+// successful SCIM Bulk, frozen with SIGSTOP (`frozen`, the default), stopped (`stopped`) or made read-only
+// (`readonly`: default_transaction_read_only, as a standby answers), then several requests at once.
+// `npx tsx bench/frozen-database.ts [frozen|stopped|readonly] ['{"SVC_...": "..."}']` (extra environment for svc as
+// JSON). Figures: docs/operations.md.
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
+import { withPgClient } from "../test/support/db.js";
 import { startPgCluster } from "../test/support/pg-cluster.js";
 import { spawnServer } from "../test/support/server.js";
 
-const env = JSON.parse(process.argv[2] ?? "{}");
+const mode = process.argv[2] ?? "frozen";
+const env = JSON.parse(process.argv[3] ?? "{}");
 const cluster = await startPgCluster();
 const dataDir = await mkdtemp(path.join(tmpdir(), "svc-measure-"));
 const s = await spawnServer({ SVC_DATA_DIR: dataDir, SVC_DATABASE_URL: cluster.url, SVC_SHUTDOWN_GRACE_MS: "1000", ...env });
 try {
   const pat = (await readFile(path.join(dataDir, "admin.pat"), "utf8")).trim();
   const h = { authorization: `Bearer ${pat}`, "content-type": "application/json" };
-  const orgId = ((await (await fetch(`${s.url}/v2/organizations`, { method: "POST", headers: h, body: "{}" })).json()) as { result: { id: string }[] }).result[0]?.id;
+  const orgId = ((await (await fetch(`${s.url}/v2/organizations`, { method: "POST", headers: h, body: "{}" })).json()) as { result: { id: string }[] })
+    .result[0]?.id;
   const bulk = (n: number, p: string) =>
     fetch(`${s.url}/scim/v2/${orgId}/Bulk`, {
       method: "POST",
@@ -33,10 +38,20 @@ try {
   const timed = async (name: string, f: () => Promise<Response>) => {
     const t0 = Date.now();
     const r = await f();
-    await r.text();
-    return `${name}: ${r.status} in ${Date.now() - t0} ms`;
+    const text = await r.text();
+    const ops = text.includes("BulkResponse")
+      ? ` (operations ${(JSON.parse(text) as { Operations: { status: string }[] }).Operations.map((o) => o.status).join(", ")})`
+      : "";
+    return `${name}: ${r.status}${ops}, Retry-After ${r.headers.get("retry-after")}, in ${Date.now() - t0} ms`;
   };
-  await cluster.freeze();
+  if (mode === "frozen") await cluster.freeze();
+  else if (mode === "stopped") await cluster.destroy();
+  else
+    await withPgClient(cluster.url, async (c) => {
+      await c.query("ALTER SYSTEM SET default_transaction_read_only = on");
+      await c.query("SELECT pg_reload_conf()");
+      await c.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'");
+    });
   const results = await Promise.all([
     timed("bulk of 4 creates", () => bulk(4, "frozen")),
     timed("REST ListUsers", () => fetch(`${s.url}/v2/users`, { method: "POST", headers: h, body: "{}" })),
@@ -53,9 +68,9 @@ try {
     ),
     timed("/readyz", () => fetch(`${s.url}/readyz`)),
   ]);
-  console.log(JSON.stringify({ env, loadavg: loadavg(), results }, null, 1));
+  console.log(JSON.stringify({ mode, env, loadavg: loadavg(), results }, null, 1));
 } finally {
-  await cluster.thaw();
+  if (mode === "frozen") await cluster.thaw();
   await s.stop();
   await cluster.destroy();
   await rm(dataDir, { recursive: true, force: true });
