@@ -216,6 +216,7 @@ run("users", () => {
     await page.getByText("Active", { exact: true }).waitFor();
     expect((await admin(t, "GetUserByID", { userId })).user.state).toBe("USER_STATE_ACTIVE");
 
+    await page.getByRole("tab", { name: "Sign-in methods" }).click();
     await page.getByLabel("New password").fill("Carla-Passw0rd-2!");
     await page.getByRole("button", { name: "Set a password" }).click();
     await page.getByText("Password set", { exact: true }).waitFor();
@@ -236,6 +237,7 @@ run("users", () => {
     await page.getByLabel(/^Name/).fill("CI bot");
     await page.getByRole("button", { name: "Create" }).click();
     await page.getByRole("heading", { level: 1, name: "CI bot" }).waitFor();
+    await page.getByRole("tab", { name: "Credentials" }).click();
     await page.getByRole("button", { name: "New token" }).click();
     const token = await page.getByLabel("Token", { exact: true }).inputValue();
     await expectAccessible(page);

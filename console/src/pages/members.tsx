@@ -51,15 +51,7 @@ function EditRoles({ member, roles, onSave }: { member: MemberRow; roles: string
           }}
         >
           <Stack>
-            <MultiSelect
-              label={t("orgs.roles")}
-              data={roles}
-              value={value}
-              onChange={setValue}
-              required
-              data-autofocus
-              comboboxProps={{ withinPortal: false }}
-            />
+            <MultiSelect label={t("orgs.roles")} data={roles} value={value} onChange={setValue} required comboboxProps={{ withinPortal: false }} />
             <ApiError error={error} />
             <Group justify="flex-end">
               <Button variant="default" onClick={() => setOpen(false)}>

@@ -79,8 +79,12 @@ function OrgMetadata({ orgId, canWrite }: { orgId: string; canWrite: boolean }) 
   );
 }
 
+/** Another organization's page starts afresh (its own tab, forms and dialogs). */
 export default function OrgDetail({ params }: { params: string[] }) {
-  const orgId = params[0] as string;
+  return <OrgPage key={params[0]} orgId={params[0] as string} />;
+}
+
+function OrgPage({ orgId }: { orgId: string }) {
   const { t } = useI18n();
   const { navigate, search } = useRouter();
   const client = useQueryClient();

@@ -1,5 +1,6 @@
 // An organization's own sign-in, password and lockout settings: each shows whether the organization follows the
-// instance's or has its own, saves its own (the whole message as read, changed) and resets to the instance's.
+// instance's or has its own, saves its own (the whole message as read, changed, with update_mask "*") and resets to
+// the instance's.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { Badge, Button, Card, Checkbox, Group, NumberInput, SimpleGrid, Stack, Switch, Title } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
@@ -32,7 +33,7 @@ function Section(props: {
           {props.title}
         </Title>
         {props.own !== undefined && (
-          <Badge variant="light" color={props.own ? "blue.9" : "gray.8"}>
+          <Badge variant="filled" autoContrast color={props.own ? "blue.9" : "gray.7"}>
             {t(props.own ? "orgSettings.own" : "orgSettings.inherited")}
           </Badge>
         )}
@@ -51,7 +52,6 @@ function Section(props: {
                 title={t("orgSettings.resetTitle")}
                 body={t("orgSettings.resetBody", { section: props.title })}
                 confirmLabel={t("orgSettings.reset")}
-                color="orange.9"
                 onConfirm={props.onReset}
               />
             )}

@@ -31,8 +31,12 @@ function Field({ label, children }: { label: string; children: React.ReactNode }
   );
 }
 
+/** Another user's page starts afresh (its own tab, forms and dialogs). */
 export default function UserDetail({ params }: { params: string[] }) {
-  const userId = params[0] as string;
+  return <UserPage key={params[0]} userId={params[0] as string} />;
+}
+
+function UserPage({ userId }: { userId: string }) {
   const { t } = useI18n();
   const { navigate, search } = useRouter();
   const date = useDateFormat();

@@ -49,15 +49,7 @@ function EditGrant({ grant, projectName }: { grant: UserGrant; projectName: stri
           }}
         >
           <Stack>
-            <MultiSelect
-              label={t("orgs.roles")}
-              data={options}
-              value={roles}
-              onChange={setRoles}
-              required
-              data-autofocus
-              comboboxProps={{ withinPortal: false }}
-            />
+            <MultiSelect label={t("orgs.roles")} data={options} value={roles} onChange={setRoles} required comboboxProps={{ withinPortal: false }} />
             <ApiError error={update.error} />
             <Group justify="flex-end">
               <Button variant="default" onClick={() => setOpen(false)}>

@@ -2,7 +2,7 @@
 // username; a service account's name, description and token type; e-mail (verified or not, a new code sent, a code
 // entered) and phone (changed, marked verified, or removed).
 import { useMutation } from "@connectrpc/connect-query";
-import { Alert, Badge, Button, Card, Checkbox, Group, Select, SimpleGrid, Stack, Text, TextInput, Title } from "@mantine/core";
+import { Badge, Button, Card, Checkbox, Group, Select, SimpleGrid, Stack, Text, TextInput, Title } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { AccessTokenType, type HumanUser, type MachineUser, type User } from "../../../gen/svc/user/v2/user_pb";
@@ -161,7 +161,7 @@ export function ProfileCard({ user, readOnly }: { user: User; readOnly: boolean 
 function VerifiedBadge({ verified }: { verified: boolean }) {
   const { t } = useI18n();
   return (
-    <Badge variant="light" color={verified ? "teal.9" : "orange.9"} data-testid="verified-badge">
+    <Badge variant="filled" autoContrast color={verified ? "teal.9" : "orange.9"} data-testid="verified-badge">
       {t(verified ? "contact.verified" : "contact.unverified")}
     </Badge>
   );
@@ -320,9 +320,9 @@ export function ContactCard({ userId, human, readOnly }: { userId: string; human
       <Stack gap="lg">
         <EmailSection userId={userId} human={human} readOnly={readOnly} />
         <PhoneSection userId={userId} human={human} readOnly={readOnly} />
-        <Alert color="gray" variant="light">
+        <Text size="sm" c="dimmed">
           {t("contact.phoneNote")}
-        </Alert>
+        </Text>
       </Stack>
     </Card>
   );
