@@ -133,9 +133,9 @@ async function outOfDate(wantSnapshot) {
     pgliteVersion(),
     migrationSet(),
   ]);
-  // A manifest without the list of empty directories predates the release tarball, which cannot do without it.
+  // A snapshot without its archive is one of the unpacked data directories made before.
   const snapshotCurrent =
-    manifest?.pglite === pglite && JSON.stringify(manifest?.migrations) === JSON.stringify(migrations) && Array.isArray(manifest?.directories);
+    manifest?.pglite === pglite && JSON.stringify(manifest?.migrations) === JSON.stringify(migrations) && existsSync(path.join(SNAPSHOT, "pglite.archive.gz"));
   const outputs = ["main.js", "migrate.js", "make-snapshot.js"].every((f) => existsSync(path.join(DIST, f)));
   return { bundle: stamp?.inputs !== inputs || !outputs, snapshot: wantSnapshot && !snapshotCurrent, inputs };
 }

@@ -1,13 +1,13 @@
 // The snapshot a new embedded database starts from (src/store/snapshot.ts): initialises a new embedded database in <dir>, applies
-// every committed migration exactly as a start does, closes it cleanly and writes manifest.json beside its
-// data (<dir>/pglite, where a data directory keeps it too). Nothing of an
+// every committed migration exactly as a start does, closes it cleanly, packs its data (<dir>/pglite, where a data
+// directory keeps it too) into <dir>/pglite.archive.gz and writes manifest.json beside it. Nothing of an
 // instance is in it (no keys, no users, no master key): the bootstrap runs at the first start, on the copy.
 import { rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { LOCK_NAME } from "./data-dir-lock.js";
 import { openDatabase } from "./db.js";
 import { applyMigrations } from "./migrate.js";
-import { emptyDirectories, migrationSet, PGLITE_DIR, pgliteVersion, type SnapshotManifest } from "./snapshot.js";
+import { migrationSet, PGLITE_DIR, pgliteVersion, type SnapshotManifest, writeSnapshotArchive } from "./snapshot.js";
 
 export async function makeSnapshot(dir: string): Promise<SnapshotManifest> {
   // No snapshot to start from: this one is made the slow way.
@@ -19,12 +19,9 @@ export async function makeSnapshot(dir: string): Promise<SnapshotManifest> {
   }
   // The lock's socket is gone once closed (and an older svc's pid file with it); what stays is the data directory.
   await rm(path.join(dir, LOCK_NAME), { force: true });
-  const manifest: SnapshotManifest = {
-    format: 1,
-    pglite: await pgliteVersion(),
-    migrations: await migrationSet(),
-    directories: emptyDirectories(path.join(dir, PGLITE_DIR)),
-  };
+  await writeSnapshotArchive(path.join(dir, PGLITE_DIR), dir);
+  await rm(path.join(dir, PGLITE_DIR), { recursive: true, force: true });
+  const manifest: SnapshotManifest = { format: 1, pglite: await pgliteVersion(), migrations: await migrationSet() };
   await writeFile(path.join(dir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
   return manifest;
 }

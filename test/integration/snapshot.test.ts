@@ -53,7 +53,7 @@ describe("the snapshot", () => {
     expect(manifest.migrations).toEqual(await migrationSet());
     expect(manifest.migrations.length).toBeGreaterThan(10);
     // Nothing of an instance: no lock file, no master key, no PAT beside the data.
-    expect((await readdir(snapshot)).sort()).toEqual(["manifest.json", "pglite"]);
+    expect((await readdir(snapshot)).sort()).toEqual(["manifest.json", "pglite.archive.gz"]);
   });
 
   it("starts a new database with every migration applied and none left to apply", async () => {
