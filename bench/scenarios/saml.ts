@@ -8,6 +8,7 @@ import { createHash, generateKeyPairSync, type KeyObject, randomBytes, sign } fr
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 import forge from "node-forge";
 import { SignedXml } from "xml-crypto";
+import { signCertificate } from "../../src/crypto/x509.js";
 import type { UserView } from "../../src/domain/identity/users.js";
 import { rsaSha256 } from "../../src/domain/saml/canonical.js";
 import { successResponse } from "../../src/domain/saml/response.js";
@@ -29,7 +30,7 @@ function selfSigned(key: KeyObject, cn: string): string {
   cert.validity.notAfter = new Date(Date.now() + 86_400_000);
   cert.setSubject([{ name: "commonName", value: cn }]);
   cert.setIssuer([{ name: "commonName", value: cn }]);
-  cert.sign(k, forge.md.sha256.create());
+  signCertificate(cert, key);
   return forge.pki.certificateToPem(cert);
 }
 

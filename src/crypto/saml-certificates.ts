@@ -1,7 +1,7 @@
 // The SAML identity provider's signing certificates: self-signed X.509 over RSA-2048 keys, stored in SamlCertificate
 // with the private key sealed by the master key, so every replica signs with the same certificate and SPs see one
-// metadata. The RSA key is generated with node:crypto's asynchronous generateKeyPair (off the event loop); node-forge
-// only writes and signs the certificate around it.
+// metadata. The RSA key is generated with node:crypto's asynchronous generateKeyPair (off the event loop) and signs its
+// certificate with node:crypto too (x509.ts); node-forge only encodes the certificate.
 //
 // Rotation, like the token-signing keys: the newest certificate whose activeFrom has passed signs; a rotation gives the
 // previous ones a verifyUntil of now + overlap, during which the metadata lists them too (SPs that refresh metadata pick
@@ -14,6 +14,7 @@ import { newId } from "../domain/ids.js";
 import type { Store } from "../store/index.js";
 import { samlCertificateAad } from "./sealer.js";
 import { seal, unseal } from "./secretbox.js";
+import { signCertificate } from "./x509.js";
 
 const generateKeyPairAsync = promisify(generateKeyPair);
 
@@ -134,7 +135,7 @@ export class SamlCertificates {
       { name: "basicConstraints", cA: false },
       { name: "keyUsage", digitalSignature: true, critical: true },
     ]);
-    cert.sign(key, forge.md.sha256.create());
+    signCertificate(cert, privateKey);
     return forge.pki.certificateToPem(cert);
   }
 }

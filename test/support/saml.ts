@@ -9,6 +9,7 @@ import { promisify } from "node:util";
 import { SAML, type SamlConfig } from "@node-saml/node-saml";
 import forge from "node-forge";
 import { SignedXml } from "xml-crypto";
+import { signCertificate } from "../../src/crypto/x509.js";
 import type { Machine } from "./fixtures.js";
 import { issuerOf, type SessionRef, visit } from "./oidc.js";
 import { admin, type Json, ok } from "./rpc.js";
@@ -36,7 +37,7 @@ export function spKeyPair(cn = "sp.example.com"): KeyPair {
   cert.validity.notAfter = new Date(Date.now() + 86_400_000 * 365);
   cert.setSubject([{ name: "commonName", value: cn }]);
   cert.setIssuer([{ name: "commonName", value: cn }]);
-  cert.sign(keys.privateKey, forge.md.sha256.create());
+  signCertificate(cert, forge.pki.privateKeyToPem(keys.privateKey));
   const certPem = forge.pki.certificateToPem(cert);
   return {
     privateKeyPem: forge.pki.privateKeyToPem(keys.privateKey),

@@ -3,6 +3,7 @@
 import { X509Certificate } from "node:crypto";
 import { describe, expect, it } from "@jest/globals";
 import forge from "node-forge";
+import { signCertificate } from "../../src/crypto/x509.js";
 import { parseIdpMetadata } from "../../src/domain/idp/saml-config.js";
 import { contextClass } from "../../src/domain/saml/response.js";
 import { rsaKeyProblem } from "../../src/domain/saml/signatures.js";
@@ -83,7 +84,7 @@ function rsaCertificate(bits: number, e?: string): string {
   cert.validity.notAfter = new Date(Date.now() + 86_400_000);
   cert.setSubject([{ name: "commonName", value: "sp" }]);
   cert.setIssuer([{ name: "commonName", value: "sp" }]);
-  cert.sign(keys.privateKey, forge.md.sha256.create());
+  signCertificate(cert, forge.pki.privateKeyToPem(keys.privateKey));
   return forge.util.encode64(forge.asn1.toDer(forge.pki.certificateToAsn1(cert)).getBytes());
 }
 
