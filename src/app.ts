@@ -64,6 +64,7 @@ import type { LoginDeps } from "./http/login/context.js";
 import { cookieJar } from "./http/login/cookie.js";
 import { isLoginPath, loginRouter } from "./http/login/router.js";
 import { createMetrics } from "./http/metrics.js";
+import type { NodeResponse } from "./http/node-types.js";
 import { isOAuthPath, oauthHandler } from "./http/oauth/index.js";
 import { isSamlPath, samlHandler } from "./http/saml/index.js";
 import { createScimHandler, isScimPath } from "./http/scim/router.js";
@@ -80,7 +81,6 @@ import { outage } from "./store/outage.js";
 import { secretFile } from "./store/secret-file.js";
 
 type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
-type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
 export type NodeHandler = (req: NodeRequest, res: NodeResponse) => void;
 
 export interface App {

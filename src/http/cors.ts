@@ -9,9 +9,9 @@ import { cors as connectCors } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import type { Ctx } from "../domain/context.js";
 import { type CorsOrigins, corsOrigins } from "../domain/settings/cors.js";
+import type { NodeResponse } from "./node-types.js";
 
 type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
-type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
 
 const PUBLIC = new Set([
   "/.well-known/openid-configuration",

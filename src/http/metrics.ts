@@ -11,11 +11,11 @@ import { type DescService, getOption, hasOption } from "@bufbuild/protobuf";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
 import type { SignInSignals } from "../domain/signals.js";
+import type { NodeResponse } from "./node-types.js";
 import { isOAuthPath } from "./oauth/index.js";
 import { isSamlPath } from "./saml/index.js";
 
 type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
-type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
 
 export interface PoolStats {
   total: number;

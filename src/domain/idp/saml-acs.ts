@@ -4,7 +4,6 @@
 // provider's is, so a session check takes it the same way. Each intent takes one answer: a replayed Response finds it
 // finished. Without an intent there is no URL to trust: the answer is an error page.
 import type { IdpRow } from "../../store/idps.js";
-import type { Ctx } from "../context.js";
 import { authnSettings } from "../identity/authn/access.js";
 import { type CallbackAnswer, type CallbackCtx, isIntentState, noIntent, succeedIntent, withQuery } from "./callback.js";
 import { profileOf, SAML_ATTRIBUTES, storedMapping } from "./claims.js";

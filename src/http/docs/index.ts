@@ -6,9 +6,9 @@ import type http from "node:http";
 import type http2 from "node:http2";
 import { createRequire } from "node:module";
 import path from "node:path";
+import type { NodeResponse } from "../node-types.js";
 
 type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
-type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
 
 const require = createRequire(import.meta.url);
 const OPENAPI = new URL("../../../gen/openapi/svc.openapi.json", import.meta.url);

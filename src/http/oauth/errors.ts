@@ -1,10 +1,10 @@
 // The one mapping from domain errors to RFC 6749 §5.2 error responses.
 import type { ServerResponse } from "node:http";
-import type { Http2ServerResponse } from "node:http2";
 import type { DomainError } from "../../domain/errors.js";
 import { OAuthErrors } from "../../domain/oauth/tokens.js";
+import type { NodeResponse } from "../node-types.js";
 
-export type Res = ServerResponse | Http2ServerResponse;
+export type Res = NodeResponse;
 
 export const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" };
 

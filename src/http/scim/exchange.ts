@@ -2,11 +2,12 @@
 // path's organization and resource id, the query, the absolute base URL; how
 // an answer is written; the query parameters' types.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import type { Http2ServerRequest } from "node:http2";
+import type { NodeResponse } from "../node-types.js";
 import { SCIM_CONTENT_TYPE, ScimError } from "./errors.js";
 
 export type Req = IncomingMessage | Http2ServerRequest;
-export type Res = ServerResponse | Http2ServerResponse;
+export type Res = NodeResponse;
 
 export interface Exchange {
   req: Req;
