@@ -436,8 +436,8 @@ function AppActions({ app }: { app: Application }) {
         typeToConfirm={app.name}
         onConfirm={async () => {
           await remove.mutateAsync(which);
-          await client.invalidateQueries();
           navigate(`/projects/${encodeURIComponent(app.projectId)}?tab=apps`);
+          void client.invalidateQueries();
         }}
       />
     </>

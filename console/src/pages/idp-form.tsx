@@ -351,8 +351,8 @@ export default function IdpDetail({ params }: { params: string[] }) {
       typeToConfirm={idp.name}
       onConfirm={async () => {
         await remove.mutateAsync({ idpId });
-        await client.invalidateQueries();
         navigate("/idps");
+        void client.invalidateQueries();
       }}
     />
   );

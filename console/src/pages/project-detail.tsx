@@ -404,8 +404,9 @@ function ProjectActions({ project }: { project: Project }) {
         typeToConfirm={project.name}
         onConfirm={async () => {
           await remove.mutateAsync({ projectId: project.id });
-          await client.invalidateQueries();
+          // Away first: refetching the deleted project's queries (NotFound, retried) would hold the dialog open.
           navigate("/projects");
+          void client.invalidateQueries();
         }}
       />
     </>
