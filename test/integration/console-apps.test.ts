@@ -253,6 +253,8 @@ run("applications", () => {
     await page.keyboard.press("Escape");
     await page.getByRole("button", { name: "Save" }).click();
     await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    // A full-page screenshot draws the fixed header where the page was scrolled to.
+    await page.evaluate("scrollTo(0, 0)");
     await screenshot(page, "console-app-1280");
     const oidc = (await admin(t, "GetApplication", { projectId, appId })).app.oidc;
     expect(oidc).toMatchObject({

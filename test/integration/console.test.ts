@@ -481,6 +481,8 @@ run("roles, accessibility, small screens, dark mode, German, size and speed", ()
       ["console-users-dark-375", PHONE, "dark"],
     ] as const) {
       await page.setViewportSize(viewport);
+      // The navigation slides out of the way (the app shell's 200 ms transition) before the screenshot.
+      await page.waitForTimeout(400);
       // The header's toggle (the choice is kept in localStorage).
       if (colorScheme === "dark" && (await page.getByRole("button", { name: "Switch to dark mode" }).count())) {
         await page.getByRole("button", { name: "Switch to dark mode" }).click();
