@@ -123,13 +123,13 @@ maybe("a PostgreSQL that refuses writes or transactions (private cluster)", () =
     // The token cache knows the PAT already: the requests go straight to their transaction, whose BEGIN never returns.
     expect((await createUser()).status).toBe(200);
     await cluster.freeze();
-    let answers: { status: number; retryAfter: string | null; ms: number }[];
+    let answers: { status: number; retryAfter: string | null; outcome: string | null; ms: number }[];
     try {
       answers = await Promise.all(
         Array.from({ length: 6 }, async () => {
           const t0 = Date.now();
           const r = await createUser();
-          return { status: r.status, retryAfter: r.headers.get("retry-after"), ms: Date.now() - t0 };
+          return { status: r.status, retryAfter: r.headers.get("retry-after"), outcome: r.headers.get("svc-outcome"), ms: Date.now() - t0 };
         }),
       );
     } finally {
@@ -137,7 +137,10 @@ maybe("a PostgreSQL that refuses writes or transactions (private cluster)", () =
     }
     for (const a of answers) {
       expect(a.status).toBe(503);
-      expect(a.retryAfter).toBe("5");
+      // A create whose single INSERT reached the frozen server may be kept when it thaws: that one is "outcome unknown"
+      // (no Retry-After, Svc-Outcome: unknown; issue 25, finding 5); the others are the outage's "try again".
+      if (a.outcome === "unknown") expect(a.retryAfter).toBeNull();
+      else expect(a.retryAfter).toBe("5");
       // The documented bound: a statement (1 s here) plus the 2 s a frozen server is given, with room for a loaded machine.
       expect(a.ms).toBeLessThan(7_000);
     }
