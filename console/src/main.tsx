@@ -7,6 +7,15 @@ import { settings } from "./config";
 
 const route = location.pathname.slice(settings.base.length);
 
+// A page's chunk that no longer exists (svc was updated, or the console rebuilt, since this tab loaded) would leave a
+// blank page: load the current index instead, once a minute at most (the sign-in comes back to the same page).
+const RELOADED = "svc-console.reloaded";
+addEventListener("vite:preloadError", () => {
+  if (Date.now() - Number(sessionStorage.getItem(RELOADED) ?? 0) < 60_000) return;
+  sessionStorage.setItem(RELOADED, String(Date.now()));
+  location.reload();
+});
+
 async function start(): Promise<void> {
   // The redirect URIs are registered at the external URL: a console opened at another address moves there first.
   const home = new URL(settings.issuer);
