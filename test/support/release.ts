@@ -27,15 +27,17 @@ export const fill = (command: string, values: Record<string, string>): string[] 
   command.split(" ").map((word) => word.replace(/\{(\w+)\}/g, (_, k: string) => values[k] ?? `{${k}}`));
 
 /**
- * A clean environment for the children: no npm_* variables of the `npm test` that runs jest, no NODE_OPTIONS, and the
- * Node.js that runs the tests first on PATH (the installed `svc` starts with `#!/usr/bin/env node`).
+ * The environment of an operator's shell for the children: the machine's (its CA certificates for the registry:
+ * NODE_EXTRA_CA_CERTS, SSL_CERT_FILE, …), without the npm_* variables of the `npm test` that runs jest, NODE_OPTIONS,
+ * jest's own and the tests' SVC_* settings, and with the Node.js that runs the tests first on PATH (the installed `svc`
+ * starts with `#!/usr/bin/env node`).
  */
 export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? "/usr/bin:/bin"}`,
-    HOME: process.env.HOME ?? "/root",
-    ...extra,
-  };
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !/^(npm_|SVC_|JEST_)/i.test(k) && k !== "NODE_OPTIONS" && k !== "NODE_ENV") env[k] = v;
+  }
+  return { ...env, PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? "/usr/bin:/bin"}`, ...extra };
 }
 
 export interface Release {
