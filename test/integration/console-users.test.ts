@@ -17,7 +17,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { ensureConsoleBuilt } from "../../scripts/build.mjs";
 import { newId } from "../../src/domain/ids.js";
 import { BULK_URN, newUser, scim } from "../fixtures/scim/client.js";
-import { accessibilityProblems, browserAvailable, launchBrowser, newContext, screenshot, startBrowserServer } from "../support/browser.js";
+import { accessibilityProblems, browserAvailable, DESKTOP, launchBrowser, newContext, PHONE, screenshot, startBrowserServer } from "../support/browser.js";
 import { createOrg, defaultOrgId } from "../support/fixtures.js";
 import { admin } from "../support/rpc.js";
 import type { TestServer } from "../support/server.js";
@@ -543,6 +543,32 @@ run("an instance viewer", () => {
       await expect(viewer.getByRole("button", { name: /^(Rename|Deactivate|Delete)$/ }).count()).resolves.toBe(0);
     } finally {
       await viewerContext.close();
+    }
+  });
+});
+
+run("small screens and dark mode", () => {
+  it("shows a user's and an organization's pages at 375 px in dark mode without horizontal scrolling", async () => {
+    const erinId = (await admin(t, "ListUsers", { queries: [{ userNameQuery: { userName: "erin", method: "TEXT_QUERY_METHOD_EQUALS" } }] })).result[0].userId;
+    await page.setViewportSize(PHONE);
+    await page.getByRole("button", { name: "Switch to dark mode" }).click();
+    try {
+      for (const [path, heading, tab, shot] of [
+        [`/users/${erinId}`, "Erin E.", "Sign-in methods", "console-user-dark-375"],
+        [`/orgs/${bigOrgId}`, "Many", "Settings", "console-org-dark-375"],
+      ] as const) {
+        await open(path);
+        await page.getByRole("heading", { level: 1, name: heading }).waitFor();
+        await page.getByRole("tab", { name: tab }).click();
+        await page.waitForLoadState("networkidle");
+        expect(await page.evaluate("getComputedStyle(document.body).colorScheme")).toBe("dark");
+        expect(await page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")).toBeLessThanOrEqual(0);
+        await screenshot(page, shot);
+        await expectAccessible();
+      }
+    } finally {
+      await page.getByRole("button", { name: "Switch to light mode" }).click();
+      await page.setViewportSize(DESKTOP);
     }
   });
 });

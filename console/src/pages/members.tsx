@@ -153,7 +153,7 @@ export function Members(props: {
                     <Table.Td>
                       <Group gap={4}>
                         {m.roles.map((r) => (
-                          <Badge key={r} variant="outline" color="gray.8">
+                          <Badge key={r} variant="default">
                             {r}
                           </Badge>
                         ))}

@@ -194,7 +194,7 @@ export function UserGrantsCard({ userId, readOnly }: { userId: string; readOnly:
                       <Table.Td>
                         <Group gap={4}>
                           {g.roleKeys.map((r) => (
-                            <Badge key={r} variant="outline" color="gray.8">
+                            <Badge key={r} variant="default">
                               {r}
                             </Badge>
                           ))}

@@ -88,7 +88,7 @@ export function MfaCard({ userId, readOnly }: { userId: string; readOnly: boolea
           <Group gap={4} aria-label={t("mfa.types")} data-testid="method-types">
             {types.data.authMethodTypes.length === 0 && <Text size="sm">{t("mfa.noTypes")}</Text>}
             {types.data.authMethodTypes.map((m) => (
-              <Badge key={m} variant="outline" color="gray.8">
+              <Badge key={m} variant="default">
                 {t(METHOD_LABEL[m])}
               </Badge>
             ))}
