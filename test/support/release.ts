@@ -2,7 +2,7 @@
 // into a prefix of its own, then the installed `svc` command. The commands are written once, here: the tarball test
 // runs them, and the deployment files' test checks that deploy/Dockerfile runs the very same ones.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { mkdtemp, readdir, stat } from "node:fs/promises";
+import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -59,22 +59,32 @@ export function installRelease(): Promise<Release> {
     const work = await mkdtemp(path.join(tmpdir(), "svc-release-"));
     const dest = path.join(work, "pack");
     const prefix = path.join(work, "prefix");
-    let started = performance.now();
-    const [npm, ...packArgs] = fill(RELEASE_COMMANDS.pack, { dest });
-    // `npm pack` runs the package's prepare script (scripts/build.mjs): dist/ is brought up to date first.
-    await run("mkdir", ["-p", dest]);
-    const packed = await run(npm as string, [...packArgs, "--json"], { cwd: ROOT, env: cleanEnv(), maxBuffer: 64 * 1024 * 1024 });
-    const json = packed.stdout.slice(packed.stdout.indexOf("["));
-    const tarball = path.join(dest, (JSON.parse(json) as { filename: string }[])[0]?.filename as string);
-    const packMs = Math.round(performance.now() - started);
-    started = performance.now();
-    const [npm2, ...installArgs] = fill(RELEASE_COMMANDS.install, { prefix, tarball });
-    await run(npm2 as string, installArgs, { cwd: work, env: cleanEnv(), maxBuffer: 64 * 1024 * 1024 });
-    const installMs = Math.round(performance.now() - started);
-    const packageDir = path.join(prefix, "lib", "node_modules", "svc");
-    return { tarball, prefix, packageDir, svc: path.join(prefix, "bin", "svc"), packMs, installMs };
+    try {
+      return await packAndInstall(work, dest, prefix);
+    } catch (err) {
+      // A failed pack or install leaves nothing behind (the test's afterAll only knows a release that installed).
+      await rm(work, { recursive: true, force: true });
+      throw err;
+    }
   })();
   return release;
+}
+
+async function packAndInstall(work: string, dest: string, prefix: string): Promise<Release> {
+  let started = performance.now();
+  const [npm, ...packArgs] = fill(RELEASE_COMMANDS.pack, { dest });
+  // `npm pack` runs the package's prepare script (scripts/build.mjs): dist/ is brought up to date first.
+  await run("mkdir", ["-p", dest]);
+  const packed = await run(npm as string, [...packArgs, "--json"], { cwd: ROOT, env: cleanEnv(), maxBuffer: 64 * 1024 * 1024 });
+  const json = packed.stdout.slice(packed.stdout.indexOf("["));
+  const tarball = path.join(dest, (JSON.parse(json) as { filename: string }[])[0]?.filename as string);
+  const packMs = Math.round(performance.now() - started);
+  started = performance.now();
+  const [npm2, ...installArgs] = fill(RELEASE_COMMANDS.install, { prefix, tarball });
+  await run(npm2 as string, installArgs, { cwd: work, env: cleanEnv(), maxBuffer: 64 * 1024 * 1024 });
+  const installMs = Math.round(performance.now() - started);
+  const packageDir = path.join(prefix, "lib", "node_modules", "svc");
+  return { tarball, prefix, packageDir, svc: path.join(prefix, "bin", "svc"), packMs, installMs };
 }
 
 /** `du -sb`: the bytes under `dir`. */
