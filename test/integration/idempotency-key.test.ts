@@ -131,6 +131,46 @@ describe("Idempotency-Key over Connect (connect-node)", () => {
   });
 });
 
+describe("Idempotency-Key on more creates (Connect JSON over fetch)", () => {
+  const connect = (path: string, body: unknown, key: string) =>
+    fetch(`${t.url}/${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${t.pat}`, "content-type": "application/json", "idempotency-key": key },
+      body: JSON.stringify(body),
+    });
+
+  it("CreateProject, CreateApplication (its client secret), AddUserGrant, AddSecret and AddKey answer a retry with the first answer", async () => {
+    const once = async (path: string, body: unknown) => {
+      const key = `more-${path}-${Math.random()}`;
+      const first = await connect(path, body, key);
+      expect(first.status).toBe(200);
+      const firstBody = await first.json();
+      const again = await connect(path, body, key);
+      expect(again.status).toBe(200);
+      expect(again.headers.get("idempotent-replayed")).toBe("true");
+      expect(await again.json()).toEqual(firstBody);
+      return firstBody as Record<string, string>;
+    };
+    const { projectId } = await once("svc.project.v2.ProjectService/CreateProject", { organizationId: orgId, name: "Idem Project" });
+    expect(await t.server.db.prisma.project.count({ where: { name: "Idem Project" } })).toBe(1);
+    await connect("svc.project.v2.ProjectService/AddProjectRole", { projectId, roleKey: "reader", displayName: "Reader" }, "x").then((r) =>
+      expect(r.status).toBe(400),
+    );
+    const app = await once("svc.app.v2.ApplicationService/CreateApplication", { projectId, name: "idem api", api: {} });
+    expect(app.clientSecret).toBeTruthy();
+    expect(await t.server.db.prisma.application.count({ where: { projectId } })).toBe(1);
+    const user = (await (await rest("/v2/users/new", { organizationId: orgId, username: "idem-granted", machine: { name: "g" } }, undefined)).json()) as {
+      id: string;
+    };
+    await once("svc.authorization.v2.AuthorizationService/AddUserGrant", { userId: user.id, projectId, roleKeys: [] });
+    expect(await t.server.db.prisma.userGrant.count({ where: { userId: user.id } })).toBe(1);
+    const secret = await once("svc.user.v2.UserService/AddSecret", { userId: user.id });
+    expect(secret.clientSecret).toBeTruthy();
+    await once("svc.user.v2.UserService/AddKey", { userId: user.id });
+    expect(await t.server.db.prisma.machineKey.count({ where: { userId: user.id } })).toBe(1);
+  });
+});
+
 describe("Idempotency-Key over gRPC (h2c)", () => {
   it("CreateUser: a retry gets the same user", async () => {
     const client = grpcClient(t);
