@@ -129,6 +129,15 @@ export async function signIn(returnTo = location.pathname + location.search, pro
   return new Promise<never>(() => {});
 }
 
+/** At /callback, before the code is redeemed: where the sign-in started (to fetch that page's code meanwhile). */
+export function pendingReturnTo(): string | undefined {
+  try {
+    return (JSON.parse(sessionStorage.getItem(PENDING) ?? "null") as { returnTo?: string } | null)?.returnTo;
+  } catch {
+    return undefined;
+  }
+}
+
 /** At /callback: redeems the code; returns where the sign-in started. */
 export async function completeSignIn(): Promise<string> {
   const q = new URLSearchParams(location.search);

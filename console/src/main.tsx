@@ -2,7 +2,7 @@
 // it signs in first (through the hosted login) and then renders the app. This entry holds only the sign-in: the
 // redirect to the hosted login goes out before React and Mantine are even fetched, and at /callback the code is
 // redeemed while they load (boot.tsx).
-import { completeSignIn, signIn } from "./auth";
+import { completeSignIn, pendingReturnTo, signIn } from "./auth";
 import { settings } from "./config";
 
 const route = location.pathname.slice(settings.base.length);
@@ -33,6 +33,8 @@ async function start(): Promise<void> {
     // go out as soon as there is a token, before React renders.
     const boot = import("./boot");
     const access = import("./access");
+    // The overview, the page most sign-ins return to, is fetched beside them.
+    if ((pendingReturnTo() ?? "").replace(/\/+$/, "") === settings.base) void import("./pages/home");
     let returnTo: string;
     try {
       returnTo = await completeSignIn();
