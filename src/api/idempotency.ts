@@ -72,6 +72,10 @@ export function withIdempotentCreates(router: ConnectRouter): ConnectRouter {
     get(target, prop, receiver) {
       if (prop !== "service") return Reflect.get(target, prop, receiver);
       const register: ConnectRouter["service"] = (service, implementation, options) => {
+        if (!service.methods.some((m) => IDEMPOTENT_RPCS.has(rpcOf(service, m)))) {
+          target.service(service, implementation, options);
+          return receiver as ConnectRouter;
+        }
         const impl = { ...implementation } as Record<string, UnaryFn>;
         for (const method of service.methods) {
           const fn = impl[method.localName];
