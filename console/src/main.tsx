@@ -8,11 +8,13 @@ import { settings } from "./config";
 const route = location.pathname.slice(settings.base.length);
 
 // A page's chunk that no longer exists (svc was updated, or the console rebuilt, since this tab loaded) would leave a
-// blank page: load the current index instead, once a minute at most (the sign-in comes back to the same page).
+// blank page: load the current index instead (the sign-in comes back to the same page). Once per failure: a chunk
+// that fails again after the reload is not fixed by another one.
 const RELOADED = "svc-console.reloaded";
-addEventListener("vite:preloadError", () => {
-  if (Date.now() - Number(sessionStorage.getItem(RELOADED) ?? 0) < 60_000) return;
-  sessionStorage.setItem(RELOADED, String(Date.now()));
+addEventListener("vite:preloadError", (e) => {
+  const failure = String((e as Event & { payload?: unknown }).payload);
+  if (sessionStorage.getItem(RELOADED) === failure) return;
+  sessionStorage.setItem(RELOADED, failure);
   location.reload();
 });
 

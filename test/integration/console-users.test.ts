@@ -315,6 +315,7 @@ run("a person", () => {
     await sessionProof(t, userId);
     await page.getByRole("tab", { name: "Sessions" }).click();
     const table = page.getByTestId("sessions-table");
+    await table.locator("tbody tr").first().waitFor();
     await expect(table.locator("tbody tr").count()).resolves.toBe(1);
     await expectAccessible();
     await table.getByRole("button", { name: /^End the session/ }).click();
@@ -524,6 +525,8 @@ run("an instance viewer", () => {
       await viewer.getByLabel("Password", { exact: true }).fill("Vera-Passw0rd!");
       await viewer.getByRole("button", { name: "Continue" }).click();
       await viewer.getByRole("heading", { level: 1, name: "Erin E." }).waitFor({ timeout: 60_000 });
+      // Once the roles are known (the navigation shows them)...
+      await viewer.getByRole("navigation", { name: "Main navigation" }).getByRole("link", { name: "Administrators" }).waitFor();
       // The profile is shown read-only: no state changes, no deletion, no save; no sessions (IAM_OWNER's alone).
       await expect(viewer.getByLabel("Display name").isDisabled()).resolves.toBe(true);
       for (const name of ["Lock", "Deactivate", "Delete", "Save profile", "Change e-mail"]) {
@@ -540,11 +543,14 @@ run("an instance viewer", () => {
       await viewer.getByRole("navigation", { name: "Main navigation" }).getByRole("link", { name: "Organizations" }).click();
       await viewer.getByRole("link", { name: "Many" }).click();
       await viewer.getByRole("heading", { level: 1, name: "Many" }).waitFor();
+      // ...and the organization's members (its owners may change it).
+      await viewer.getByText("No members yet").waitFor();
       await expect(viewer.getByRole("button", { name: /^(Rename|Deactivate|Delete)$/ }).count()).resolves.toBe(0);
+      await expect(viewer.getByRole("button", { name: "Create a provisioning account with a token" }).count()).resolves.toBe(0);
     } finally {
       await viewerContext.close();
     }
-  });
+  }, 120_000);
 });
 
 run("small screens and dark mode", () => {

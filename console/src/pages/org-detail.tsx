@@ -188,7 +188,8 @@ function OrgPage({ orgId }: { orgId: string }) {
                   />
                 )}
                 {members.isError && <Text c="dimmed">{t("orgEdit.membersHidden")}</Text>}
-                <ScimCard orgId={orgId} />
+                {/* A provisioning account is a member: who cannot add members cannot create one. */}
+                {canWrite && <ScimCard orgId={orgId} />}
               </Stack>
             </Tabs.Panel>
             <Tabs.Panel value="metadata" pt="md">

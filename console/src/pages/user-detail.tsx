@@ -159,7 +159,8 @@ function UserPage({ userId }: { userId: string }) {
               <UserMetadata userId={userId} readOnly={readOnly} />
             </Tabs.Panel>
             <Tabs.Panel value="grants" pt="md">
-              <UserGrantsCard userId={userId} readOnly={readOnly} />
+              {/* Granting needs the projects' roles: without project access the API would refuse it. */}
+              <UserGrantsCard userId={userId} readOnly={readOnly || !access?.projects} />
             </Tabs.Panel>
             <Tabs.Panel value="sessions" pt="md">
               <SessionsCard userId={userId} />
