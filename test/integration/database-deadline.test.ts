@@ -97,8 +97,14 @@ maybe("a request's total database wait (private cluster, frozen)", () => {
       });
       const oneMs = Date.now() - t0;
       expect(one.status).toBe(503);
-      expect(one.headers.get("retry-after")).toBe("5");
-      expect(((await one.json()) as { details: { reason: string }[] }).details[0]?.reason).toBe("Errors.Database.Unavailable");
+      // Either the outage's "try again", or — when its INSERT went out on a connection opened before the freeze and got
+      // no answer — "outcome unknown" (the server may apply it on thaw; issue 25, finding 5). Both within the budget.
+      const reason = ((await one.json()) as { details: { reason: string }[] }).details[0]?.reason;
+      const answer = [reason, one.headers.get("retry-after"), one.headers.get("svc-outcome")];
+      expect([
+        ["Errors.Database.Unavailable", "5", null],
+        ["Errors.Database.OutcomeUnknown", null, "unknown"],
+      ]).toContainEqual(answer);
       expect(oneMs).toBeLessThan(BUDGET_MS + SLACK_MS);
     } finally {
       await cluster.thaw();
