@@ -13,7 +13,6 @@ import {
   Group,
   MultiSelect,
   NumberInput,
-  Select,
   SimpleGrid,
   Stack,
   Switch,
@@ -40,6 +39,7 @@ import {
   SamlNameIdFormat,
 } from "../../../gen/svc/app/v2/app_pb";
 import { ApplicationService, type UpdateApplicationRequestSchema } from "../../../gen/svc/app/v2/app_service_pb";
+import { EnumSelect } from "../fields";
 import { type MessageKey, useI18n } from "../i18n";
 import { useRouter } from "../router";
 import { ApiError, ConfirmButton, PageHeader, SecretValue, useDateFormat } from "../ui";
@@ -110,38 +110,35 @@ function OidcForm({ config, onSave }: { config: OidcConfig; onSave(c: UpdateConf
           minRows={1}
         />
         <SimpleGrid cols={{ base: 1, sm: 2 }}>
-          <Select
+          <EnumSelect
             label={t("apps.appType")}
-            value={String(c.appType)}
-            onChange={(v) => setC({ ...c, appType: Number(v) as OidcAppType })}
-            allowDeselect={false}
-            data={enumOptions(t, [
+            value={c.appType}
+            onChange={(v) => setC({ ...c, appType: v })}
+            options={[
               [OidcAppType.WEB, "apps.web"],
               [OidcAppType.USER_AGENT, "apps.spa"],
               [OidcAppType.NATIVE, "apps.native"],
-            ])}
+            ]}
           />
-          <Select
+          <EnumSelect
             label={t("apps.authMethod")}
-            value={String(c.authMethodType)}
-            onChange={(v) => setC({ ...c, authMethodType: Number(v) as OidcAuthMethodType })}
-            allowDeselect={false}
-            data={enumOptions(t, [
+            value={c.authMethodType}
+            onChange={(v) => setC({ ...c, authMethodType: v })}
+            options={[
               [OidcAuthMethodType.BASIC, "apps.authBasic"],
               [OidcAuthMethodType.POST, "apps.authPost"],
               [OidcAuthMethodType.NONE, "apps.authNone"],
               [OidcAuthMethodType.PRIVATE_KEY_JWT, "apps.authPrivateKeyJwt"],
-            ])}
+            ]}
           />
-          <Select
+          <EnumSelect
             label={t("apps.tokenType")}
-            value={String(c.accessTokenType === AccessTokenType.UNSPECIFIED ? AccessTokenType.BEARER : c.accessTokenType)}
-            onChange={(v) => setC({ ...c, accessTokenType: Number(v) as AccessTokenType })}
-            allowDeselect={false}
-            data={enumOptions(t, [
+            value={c.accessTokenType === AccessTokenType.UNSPECIFIED ? AccessTokenType.BEARER : c.accessTokenType}
+            onChange={(v) => setC({ ...c, accessTokenType: v })}
+            options={[
               [AccessTokenType.BEARER, "apps.tokenOpaque"],
               [AccessTokenType.JWT, "apps.tokenJwt"],
-            ])}
+            ]}
           />
           <MultiSelect
             label={t("apps.grantTypes")}
@@ -200,25 +197,23 @@ function ApiForm({ config, onSave }: { config: ApiConfig; onSave(c: UpdateConfig
       }}
     >
       <Stack>
-        <Select
+        <EnumSelect
           label={t("apps.authMethod")}
-          value={String(c.authMethodType === ApiAuthMethodType.UNSPECIFIED ? ApiAuthMethodType.BASIC : c.authMethodType)}
-          onChange={(v) => setC({ ...c, authMethodType: Number(v) as ApiAuthMethodType })}
-          allowDeselect={false}
-          data={enumOptions(t, [
+          value={c.authMethodType === ApiAuthMethodType.UNSPECIFIED ? ApiAuthMethodType.BASIC : c.authMethodType}
+          onChange={(v) => setC({ ...c, authMethodType: v })}
+          options={[
             [ApiAuthMethodType.BASIC, "apps.authBasic"],
             [ApiAuthMethodType.PRIVATE_KEY_JWT, "apps.authPrivateKeyJwt"],
-          ])}
+          ]}
         />
-        <Select
+        <EnumSelect
           label={t("apps.tokenType")}
-          value={String(c.accessTokenType === AccessTokenType.UNSPECIFIED ? AccessTokenType.BEARER : c.accessTokenType)}
-          onChange={(v) => setC({ ...c, accessTokenType: Number(v) as AccessTokenType })}
-          allowDeselect={false}
-          data={enumOptions(t, [
+          value={c.accessTokenType === AccessTokenType.UNSPECIFIED ? AccessTokenType.BEARER : c.accessTokenType}
+          onChange={(v) => setC({ ...c, accessTokenType: v })}
+          options={[
             [AccessTokenType.BEARER, "apps.tokenOpaque"],
             [AccessTokenType.JWT, "apps.tokenJwt"],
-          ])}
+          ]}
         />
         <Group>
           <Button type="submit">{t("action.save")}</Button>
@@ -272,16 +267,15 @@ function SamlForm({ projectId, config, onSave }: { projectId: string; config: Sa
           styles={{ input: { fontFamily: "monospace", fontSize: 12 } }}
         />
         <SimpleGrid cols={{ base: 1, sm: 2 }}>
-          <Select
+          <EnumSelect
             label={t("apps.nameIdFormat")}
-            value={String(c.nameIdFormat === SamlNameIdFormat.UNSPECIFIED ? SamlNameIdFormat.EMAIL_ADDRESS : c.nameIdFormat)}
-            onChange={(v) => setC({ ...c, nameIdFormat: Number(v) as SamlNameIdFormat })}
-            allowDeselect={false}
-            data={enumOptions(t, [
+            value={c.nameIdFormat === SamlNameIdFormat.UNSPECIFIED ? SamlNameIdFormat.EMAIL_ADDRESS : c.nameIdFormat}
+            onChange={(v) => setC({ ...c, nameIdFormat: v })}
+            options={[
               [SamlNameIdFormat.EMAIL_ADDRESS, "apps.nameIdEmail"],
               [SamlNameIdFormat.PERSISTENT, "apps.nameIdPersistent"],
               [SamlNameIdFormat.SAML_UNSPECIFIED, "apps.nameIdUsername"],
-            ])}
+            ]}
           />
           <NumberInput
             label={t("apps.assertionLifetime")}

@@ -1,8 +1,9 @@
 // Members with roles (an organization's, or the instance's administrators): the list, a member's roles changed in a
 // dialog, a member removed after confirmation, and a member added. The caller passes the calls; who may make them is
 // the API's decision (`canWrite` only hides what it would refuse).
-import { Badge, Button, Group, Modal, MultiSelect, Stack, Table, Text, Title, VisuallyHidden } from "@mantine/core";
+import { Button, Group, Modal, MultiSelect, Stack, Table, Text, Title, VisuallyHidden } from "@mantine/core";
 import { useState } from "react";
+import { RoleBadges } from "../fields";
 import { useI18n } from "../i18n";
 import { UserPicker } from "../pickers";
 import { ApiError, ConfirmButton, EmptyState } from "../ui";
@@ -151,13 +152,7 @@ export function Members(props: {
                       <Text size="sm">{name}</Text>
                     </Table.Td>
                     <Table.Td>
-                      <Group gap={4}>
-                        {m.roles.map((r) => (
-                          <Badge key={r} variant="default">
-                            {r}
-                          </Badge>
-                        ))}
-                      </Group>
+                      <RoleBadges roles={m.roles} />
                     </Table.Td>
                     {props.canWrite && (
                       <Table.Td>

@@ -11,6 +11,7 @@ import { AuthorizationService } from "../../../gen/svc/authorization/v2/authoriz
 import { type Project, type ProjectRole, ProjectState } from "../../../gen/svc/project/v2/project_pb";
 import { ProjectService } from "../../../gen/svc/project/v2/project_service_pb";
 import { UserService } from "../../../gen/svc/user/v2/user_service_pb";
+import { ActiveToggle, InactiveBadge, RoleBadges } from "../fields";
 import { useI18n } from "../i18n";
 import { UserPicker } from "../pickers";
 import { useLink, useRouter } from "../router";
@@ -258,20 +259,10 @@ function Grants({ projectId }: { projectId: string }) {
                   <Table.Tr key={g.grantId}>
                     <Table.Td>
                       {who}
-                      {inactive && (
-                        <Badge ml="xs" variant="default">
-                          {t("state.inactive")}
-                        </Badge>
-                      )}
+                      <InactiveBadge inactive={inactive} />
                     </Table.Td>
                     <Table.Td>
-                      <Group gap={4}>
-                        {g.roleKeys.map((r) => (
-                          <Badge key={r} variant="default">
-                            {r}
-                          </Badge>
-                        ))}
-                      </Group>
+                      <RoleBadges roles={g.roleKeys} />
                     </Table.Td>
                     <Table.Td>
                       <Group gap={4} wrap="nowrap" justify="flex-end">
@@ -285,14 +276,7 @@ function Grants({ projectId }: { projectId: string }) {
                             {t("action.edit")}
                           </Button>
                         )}
-                        <Button
-                          size="xs"
-                          variant="default"
-                          onClick={() => (inactive ? reactivate : deactivate).mutate({ grantId: g.grantId })}
-                          aria-label={t(inactive ? "grants.reactivateFor" : "grants.deactivateFor", { name: who })}
-                        >
-                          {t(inactive ? "action.reactivate" : "action.deactivate")}
-                        </Button>
+                        <ActiveToggle inactive={inactive} name={who} onToggle={() => (inactive ? reactivate : deactivate).mutate({ grantId: g.grantId })} />
                         <ConfirmButton
                           size="xs"
                           label={t("action.remove")}

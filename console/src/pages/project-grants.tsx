@@ -1,11 +1,12 @@
 // A project granted to other organizations: each receives a subset of the project's roles, which its own
 // administrators then grant to their users. Grant, change the roles, deactivate, reactivate, remove.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Badge, Button, Group, Modal, MultiSelect, Stack, Table, Text, Title, VisuallyHidden } from "@mantine/core";
+import { Button, Group, Modal, MultiSelect, Stack, Table, Text, Title, VisuallyHidden } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { type Project, type ProjectGrant, ProjectState } from "../../../gen/svc/project/v2/project_pb";
 import { ProjectService } from "../../../gen/svc/project/v2/project_service_pb";
+import { ActiveToggle, InactiveBadge, RoleBadges } from "../fields";
 import { useI18n } from "../i18n";
 import { ApiError, ConfirmButton, EmptyState } from "../ui";
 import { OrgSelect } from "./org-select";
@@ -91,34 +92,17 @@ export function ProjectGrants({ project }: { project: Project }) {
                   <Table.Tr key={g.id}>
                     <Table.Td>
                       {name}
-                      {inactive && (
-                        <Badge ml="xs" variant="default">
-                          {t("state.inactive")}
-                        </Badge>
-                      )}
+                      <InactiveBadge inactive={inactive} />
                     </Table.Td>
                     <Table.Td>
-                      <Group gap={4}>
-                        {g.roleKeys.map((r) => (
-                          <Badge key={r} variant="default">
-                            {r}
-                          </Badge>
-                        ))}
-                      </Group>
+                      <RoleBadges roles={g.roleKeys} />
                     </Table.Td>
                     <Table.Td>
                       <Group gap={4} wrap="nowrap" justify="flex-end">
                         <Button size="xs" variant="default" onClick={() => setEditing(g)} aria-label={t("projectGrants.editFor", { name })}>
                           {t("action.edit")}
                         </Button>
-                        <Button
-                          size="xs"
-                          variant="default"
-                          onClick={() => (inactive ? reactivate : deactivate).mutate(which)}
-                          aria-label={t(inactive ? "grants.reactivateFor" : "grants.deactivateFor", { name })}
-                        >
-                          {t(inactive ? "action.reactivate" : "action.deactivate")}
-                        </Button>
+                        <ActiveToggle inactive={inactive} name={name} onToggle={() => (inactive ? reactivate : deactivate).mutate(which)} />
                         <ConfirmButton
                           size="xs"
                           label={t("action.remove")}

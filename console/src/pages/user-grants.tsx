@@ -10,6 +10,7 @@ import { type UserGrant, UserGrantState } from "../../../gen/svc/authorization/v
 import { AuthorizationService } from "../../../gen/svc/authorization/v2/authorization_service_pb";
 import { TextQueryMethod } from "../../../gen/svc/object/v2/object_pb";
 import { ProjectService } from "../../../gen/svc/project/v2/project_service_pb";
+import { RoleBadges } from "../fields";
 import { useI18n } from "../i18n";
 import { Paging, pageQuery } from "../paging";
 import { useLink } from "../router";
@@ -192,13 +193,7 @@ export function UserGrantsCard({ userId, readOnly }: { userId: string; readOnly:
                         )}
                       </Table.Td>
                       <Table.Td>
-                        <Group gap={4}>
-                          {g.roleKeys.map((r) => (
-                            <Badge key={r} variant="default">
-                              {r}
-                            </Badge>
-                          ))}
-                        </Group>
+                        <RoleBadges roles={g.roleKeys} />
                       </Table.Td>
                       {!readOnly && (
                         <Table.Td>
