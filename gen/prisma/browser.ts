@@ -154,6 +154,11 @@ export type RateLimit = Prisma.RateLimitModel
  */
 export type Session = Prisma.SessionModel
 /**
+ * Model SessionParticipant
+ * 
+ */
+export type SessionParticipant = Prisma.SessionParticipantModel
+/**
  * Model AuthRequest
  * 
  */

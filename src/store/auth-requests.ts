@@ -235,13 +235,21 @@ export class AuthRequestRepo {
         ? Prisma.sql`"finishedAt" = ${now}::timestamptz`
         : Prisma.sql`"finishedAt" = ${now}::timestamptz, "sessionId" = ${how.sessionId}, "userId" = ${how.userId}, "authTime" = ${how.authTime}::timestamptz,
             "amr" = ${how.amr}::text[], "codeHash" = ${how.codeHash}::bytea, "codeExpiresAt" = ${how.codeExpiresAt}::timestamptz`;
+    // With a sign-in, the session's participant (the client, its sid) in the same statement: one upsert.
+    const participant =
+      "error" in how
+        ? Prisma.empty
+        : Prisma.sql`, participant AS (
+          INSERT INTO "SessionParticipant" ("sessionId", "appId", "instanceId", "protocol", "sid", "firstAt", "lastAt")
+          SELECT ${how.sessionId}::text, f."appId", ${instanceId}::text, 'oidc', ${how.sessionId}::text, ${now}::timestamptz, ${now}::timestamptz FROM finished f
+          ON CONFLICT ("sessionId", "appId") DO UPDATE SET "lastAt" = EXCLUDED."lastAt")`;
     const [row] = await query<{ n: number }>(
       this.db,
       statement(
         Prisma.sql`WITH finished AS (
           UPDATE "AuthRequest" SET ${set}
-          WHERE "id" = ${id} AND "instanceId" = ${instanceId} AND "finishedAt" IS NULL AND "expiresAt" > ${now}::timestamptz RETURNING 1
-        ), event AS (${insertEventFrom(event, Prisma.raw("finished"))})
+          WHERE "id" = ${id} AND "instanceId" = ${instanceId} AND "finishedAt" IS NULL AND "expiresAt" > ${now}::timestamptz RETURNING "appId"
+        ), event AS (${insertEventFrom(event, Prisma.raw("finished"))})${participant}
         SELECT count(*)::int AS "n" FROM finished`,
         "error" in how ? "auth_request_finish_error" : "auth_request_finish",
       ),

@@ -17,6 +17,31 @@ import {
 } from "./sign-in-sql.js";
 import { query, queryJson, statement } from "./sql.js";
 
+/** An application a session signed into: what ending the session tells it needs (SAML NameID and SessionIndex, OIDC sid). */
+export interface NewParticipant {
+  sessionId: string;
+  appId: string;
+  instanceId: string;
+  protocol: "oidc" | "saml";
+  nameId?: string;
+  nameIdFormat?: string;
+  sessionIndex?: string;
+  sid?: string;
+}
+
+export interface ParticipantRow {
+  sessionId: string;
+  appId: string;
+  instanceId: string;
+  protocol: "oidc" | "saml";
+  nameId: string | null;
+  nameIdFormat: string | null;
+  sessionIndex: string | null;
+  sid: string | null;
+  firstAt: Date;
+  lastAt: Date;
+}
+
 export interface SessionRow {
   id: string;
   instanceId: string;
@@ -366,6 +391,38 @@ export class SessionRepo {
     await this.db.oAuthToken.updateMany({ where: live, data: { revokedAt: at } });
     await this.db.refreshToken.updateMany({ where: live, data: { revokedAt: at } });
     return ids.length;
+  }
+
+  // ------------------------------------------------------------ participants
+
+  /** Records (or refreshes) that the session signed into the app: one upsert, in the caller's transaction. */
+  async participate(p: NewParticipant, at: Date): Promise<void> {
+    const row = {
+      protocol: p.protocol,
+      nameId: p.nameId ?? null,
+      nameIdFormat: p.nameIdFormat ?? null,
+      sessionIndex: p.sessionIndex ?? null,
+      sid: p.sid ?? null,
+    };
+    await this.db.sessionParticipant.upsert({
+      where: { sessionId_appId: { sessionId: p.sessionId, appId: p.appId } },
+      create: { sessionId: p.sessionId, appId: p.appId, instanceId: p.instanceId, ...row, firstAt: at, lastAt: at },
+      update: { ...row, lastAt: at },
+    });
+  }
+
+  /** The apps these sessions signed into, oldest first. */
+  participants(instanceId: string, sessionIds: readonly string[]): Promise<ParticipantRow[]> {
+    if (sessionIds.length === 0) return Promise.resolve([]);
+    return this.db.sessionParticipant.findMany({
+      where: { instanceId, sessionId: { in: [...sessionIds] } },
+      orderBy: [{ firstAt: "asc" }, { appId: "asc" }],
+    }) as Promise<ParticipantRow[]>;
+  }
+
+  /** The sessions that gave the SAML SP (its app) this NameID. */
+  samlParticipantsByNameId(instanceId: string, appId: string, nameId: string): Promise<ParticipantRow[]> {
+    return this.db.sessionParticipant.findMany({ where: { instanceId, appId, nameId, protocol: "saml" } }) as Promise<ParticipantRow[]>;
   }
 
   /** Deletes sessions that expired before `before`. */

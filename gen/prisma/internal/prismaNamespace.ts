@@ -424,6 +424,7 @@ export const ModelName = {
   OAuthToken: 'OAuthToken',
   RateLimit: 'RateLimit',
   Session: 'Session',
+  SessionParticipant: 'SessionParticipant',
   AuthRequest: 'AuthRequest',
   RefreshToken: 'RefreshToken',
   UserTotp: 'UserTotp',
@@ -452,7 +453,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "instance" | "organization" | "user" | "userMetadata" | "personalAccessToken" | "machineKey" | "orgMetadata" | "setting" | "instanceMember" | "orgMember" | "event" | "userEmail" | "userPhone" | "userAddress" | "scimExternalId" | "project" | "projectRole" | "projectGrant" | "userGrant" | "application" | "appKey" | "signingKey" | "samlCertificate" | "samlRequest" | "oAuthToken" | "rateLimit" | "session" | "authRequest" | "refreshToken" | "userTotp" | "passkey" | "userCode" | "passwordHistory" | "identityProvider" | "idpLink" | "idpIntent" | "actionTarget" | "actionExecution" | "userConsent" | "idempotencyKey"
+    modelProps: "instance" | "organization" | "user" | "userMetadata" | "personalAccessToken" | "machineKey" | "orgMetadata" | "setting" | "instanceMember" | "orgMember" | "event" | "userEmail" | "userPhone" | "userAddress" | "scimExternalId" | "project" | "projectRole" | "projectGrant" | "userGrant" | "application" | "appKey" | "signingKey" | "samlCertificate" | "samlRequest" | "oAuthToken" | "rateLimit" | "session" | "sessionParticipant" | "authRequest" | "refreshToken" | "userTotp" | "passkey" | "userCode" | "passwordHistory" | "identityProvider" | "idpLink" | "idpIntent" | "actionTarget" | "actionExecution" | "userConsent" | "idempotencyKey"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -2454,6 +2455,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    SessionParticipant: {
+      payload: Prisma.$SessionParticipantPayload<ExtArgs>
+      fields: Prisma.SessionParticipantFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.SessionParticipantFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SessionParticipantPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.SessionParticipantFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SessionParticipantPayload>
+        }
+        findFirst: {
+          args: Prisma.SessionParticipantFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SessionParticipantPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.SessionParticipantFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SessionParticipantPayload>
+        }
+        findMany: {
+          args: Prisma.SessionParticipantFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SessionParticipantPayload>[]
+        }
+        create: {
+          args: Prisma.SessionParticipantCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SessionParticipantPayload>
+        }
+        createMany: {
+          args: Prisma.SessionParticipantCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.SessionParticipantCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SessionParticipantPayload>[]
+        }
+        delete: {
+          args: Prisma.SessionParticipantDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SessionParticipantPayload>
+        }
+        update: {
+          args: Prisma.SessionParticipantUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SessionParticipantPayload>
+        }
+        deleteMany: {
+          args: Prisma.SessionParticipantDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.SessionParticipantUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.SessionParticipantUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SessionParticipantPayload>[]
+        }
+        upsert: {
+          args: Prisma.SessionParticipantUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SessionParticipantPayload>
+        }
+        aggregate: {
+          args: Prisma.SessionParticipantAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateSessionParticipant>
+        }
+        groupBy: {
+          args: Prisma.SessionParticipantGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SessionParticipantGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.SessionParticipantCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SessionParticipantCountAggregateOutputType> | number
+        }
+      }
+    }
     AuthRequest: {
       payload: Prisma.$AuthRequestPayload<ExtArgs>
       fields: Prisma.AuthRequestFieldRefs
@@ -3871,6 +3946,22 @@ export const SessionScalarFieldEnum = {
 export type SessionScalarFieldEnum = (typeof SessionScalarFieldEnum)[keyof typeof SessionScalarFieldEnum]
 
 
+export const SessionParticipantScalarFieldEnum = {
+  sessionId: 'sessionId',
+  appId: 'appId',
+  instanceId: 'instanceId',
+  protocol: 'protocol',
+  nameId: 'nameId',
+  nameIdFormat: 'nameIdFormat',
+  sessionIndex: 'sessionIndex',
+  sid: 'sid',
+  firstAt: 'firstAt',
+  lastAt: 'lastAt'
+} as const
+
+export type SessionParticipantScalarFieldEnum = (typeof SessionParticipantScalarFieldEnum)[keyof typeof SessionParticipantScalarFieldEnum]
+
+
 export const AuthRequestScalarFieldEnum = {
   id: 'id',
   instanceId: 'instanceId',
@@ -4517,6 +4608,7 @@ export type GlobalOmitConfig = {
   oAuthToken?: Prisma.OAuthTokenOmit
   rateLimit?: Prisma.RateLimitOmit
   session?: Prisma.SessionOmit
+  sessionParticipant?: Prisma.SessionParticipantOmit
   authRequest?: Prisma.AuthRequestOmit
   refreshToken?: Prisma.RefreshTokenOmit
   userTotp?: Prisma.UserTotpOmit

@@ -78,6 +78,7 @@ export const ModelName = {
   OAuthToken: 'OAuthToken',
   RateLimit: 'RateLimit',
   Session: 'Session',
+  SessionParticipant: 'SessionParticipant',
   AuthRequest: 'AuthRequest',
   RefreshToken: 'RefreshToken',
   UserTotp: 'UserTotp',
@@ -523,6 +524,22 @@ export const SessionScalarFieldEnum = {
 } as const
 
 export type SessionScalarFieldEnum = (typeof SessionScalarFieldEnum)[keyof typeof SessionScalarFieldEnum]
+
+
+export const SessionParticipantScalarFieldEnum = {
+  sessionId: 'sessionId',
+  appId: 'appId',
+  instanceId: 'instanceId',
+  protocol: 'protocol',
+  nameId: 'nameId',
+  nameIdFormat: 'nameIdFormat',
+  sessionIndex: 'sessionIndex',
+  sid: 'sid',
+  firstAt: 'firstAt',
+  lastAt: 'lastAt'
+} as const
+
+export type SessionParticipantScalarFieldEnum = (typeof SessionParticipantScalarFieldEnum)[keyof typeof SessionParticipantScalarFieldEnum]
 
 
 export const AuthRequestScalarFieldEnum = {

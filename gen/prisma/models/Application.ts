@@ -265,6 +265,7 @@ export type ApplicationWhereInput = {
   refreshTokens?: Prisma.RefreshTokenListRelationFilter
   samlRequests?: Prisma.SamlRequestListRelationFilter
   consents?: Prisma.UserConsentListRelationFilter
+  participants?: Prisma.SessionParticipantListRelationFilter
 }
 
 export type ApplicationOrderByWithRelationInput = {
@@ -290,6 +291,7 @@ export type ApplicationOrderByWithRelationInput = {
   refreshTokens?: Prisma.RefreshTokenOrderByRelationAggregateInput
   samlRequests?: Prisma.SamlRequestOrderByRelationAggregateInput
   consents?: Prisma.UserConsentOrderByRelationAggregateInput
+  participants?: Prisma.SessionParticipantOrderByRelationAggregateInput
 }
 
 export type ApplicationWhereUniqueInput = Prisma.AtLeast<{
@@ -320,6 +322,7 @@ export type ApplicationWhereUniqueInput = Prisma.AtLeast<{
   refreshTokens?: Prisma.RefreshTokenListRelationFilter
   samlRequests?: Prisma.SamlRequestListRelationFilter
   consents?: Prisma.UserConsentListRelationFilter
+  participants?: Prisma.SessionParticipantListRelationFilter
 }, "id" | "clientId" | "projectId_name" | "instanceId_samlEntityId">
 
 export type ApplicationOrderByWithAggregationInput = {
@@ -386,6 +389,7 @@ export type ApplicationCreateInput = {
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
+  participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateInput = {
@@ -410,6 +414,7 @@ export type ApplicationUncheckedCreateInput = {
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
+  participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUpdateInput = {
@@ -434,6 +439,7 @@ export type ApplicationUpdateInput = {
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
+  participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateInput = {
@@ -458,6 +464,7 @@ export type ApplicationUncheckedUpdateInput = {
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
+  participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateManyInput = {
@@ -685,6 +692,20 @@ export type ApplicationUpdateOneWithoutOauthTokensNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.ApplicationUpdateToOneWithWhereWithoutOauthTokensInput, Prisma.ApplicationUpdateWithoutOauthTokensInput>, Prisma.ApplicationUncheckedUpdateWithoutOauthTokensInput>
 }
 
+export type ApplicationCreateNestedOneWithoutParticipantsInput = {
+  create?: Prisma.XOR<Prisma.ApplicationCreateWithoutParticipantsInput, Prisma.ApplicationUncheckedCreateWithoutParticipantsInput>
+  connectOrCreate?: Prisma.ApplicationCreateOrConnectWithoutParticipantsInput
+  connect?: Prisma.ApplicationWhereUniqueInput
+}
+
+export type ApplicationUpdateOneRequiredWithoutParticipantsNestedInput = {
+  create?: Prisma.XOR<Prisma.ApplicationCreateWithoutParticipantsInput, Prisma.ApplicationUncheckedCreateWithoutParticipantsInput>
+  connectOrCreate?: Prisma.ApplicationCreateOrConnectWithoutParticipantsInput
+  upsert?: Prisma.ApplicationUpsertWithoutParticipantsInput
+  connect?: Prisma.ApplicationWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.ApplicationUpdateToOneWithWhereWithoutParticipantsInput, Prisma.ApplicationUpdateWithoutParticipantsInput>, Prisma.ApplicationUncheckedUpdateWithoutParticipantsInput>
+}
+
 export type ApplicationCreateNestedOneWithoutAuthRequestsInput = {
   create?: Prisma.XOR<Prisma.ApplicationCreateWithoutAuthRequestsInput, Prisma.ApplicationUncheckedCreateWithoutAuthRequestsInput>
   connectOrCreate?: Prisma.ApplicationCreateOrConnectWithoutAuthRequestsInput
@@ -748,6 +769,7 @@ export type ApplicationCreateWithoutProjectInput = {
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
+  participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutProjectInput = {
@@ -771,6 +793,7 @@ export type ApplicationUncheckedCreateWithoutProjectInput = {
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
+  participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutProjectInput = {
@@ -841,6 +864,7 @@ export type ApplicationCreateWithoutKeysInput = {
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
+  participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutKeysInput = {
@@ -864,6 +888,7 @@ export type ApplicationUncheckedCreateWithoutKeysInput = {
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
+  participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutKeysInput = {
@@ -903,6 +928,7 @@ export type ApplicationUpdateWithoutKeysInput = {
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
+  participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutKeysInput = {
@@ -926,6 +952,7 @@ export type ApplicationUncheckedUpdateWithoutKeysInput = {
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
+  participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateWithoutSamlRequestsInput = {
@@ -949,6 +976,7 @@ export type ApplicationCreateWithoutSamlRequestsInput = {
   authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
+  participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutSamlRequestsInput = {
@@ -972,6 +1000,7 @@ export type ApplicationUncheckedCreateWithoutSamlRequestsInput = {
   authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
+  participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutSamlRequestsInput = {
@@ -1011,6 +1040,7 @@ export type ApplicationUpdateWithoutSamlRequestsInput = {
   authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
+  participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutSamlRequestsInput = {
@@ -1034,6 +1064,7 @@ export type ApplicationUncheckedUpdateWithoutSamlRequestsInput = {
   authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
+  participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateWithoutOauthTokensInput = {
@@ -1057,6 +1088,7 @@ export type ApplicationCreateWithoutOauthTokensInput = {
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
+  participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutOauthTokensInput = {
@@ -1080,6 +1112,7 @@ export type ApplicationUncheckedCreateWithoutOauthTokensInput = {
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
+  participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutOauthTokensInput = {
@@ -1119,6 +1152,7 @@ export type ApplicationUpdateWithoutOauthTokensInput = {
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
+  participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutOauthTokensInput = {
@@ -1138,6 +1172,119 @@ export type ApplicationUncheckedUpdateWithoutOauthTokensInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   keys?: Prisma.AppKeyUncheckedUpdateManyWithoutAppNestedInput
+  authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
+  samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
+  participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
+}
+
+export type ApplicationCreateWithoutParticipantsInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  name: string
+  state?: $Enums.ResourceState
+  type: $Enums.AppType
+  clientId: string
+  samlEntityId?: string | null
+  secretHash?: runtime.Bytes | null
+  authMethod: string
+  accessTokenType?: $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  project: Prisma.ProjectCreateNestedOneWithoutApplicationsInput
+  keys?: Prisma.AppKeyCreateNestedManyWithoutAppInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutAppInput
+  authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
+  samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
+}
+
+export type ApplicationUncheckedCreateWithoutParticipantsInput = {
+  id: string
+  instanceId: string
+  projectId: string
+  orgId: string
+  name: string
+  state?: $Enums.ResourceState
+  type: $Enums.AppType
+  clientId: string
+  samlEntityId?: string | null
+  secretHash?: runtime.Bytes | null
+  authMethod: string
+  accessTokenType?: $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  keys?: Prisma.AppKeyUncheckedCreateNestedManyWithoutAppInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutAppInput
+  authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
+  samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
+}
+
+export type ApplicationCreateOrConnectWithoutParticipantsInput = {
+  where: Prisma.ApplicationWhereUniqueInput
+  create: Prisma.XOR<Prisma.ApplicationCreateWithoutParticipantsInput, Prisma.ApplicationUncheckedCreateWithoutParticipantsInput>
+}
+
+export type ApplicationUpsertWithoutParticipantsInput = {
+  update: Prisma.XOR<Prisma.ApplicationUpdateWithoutParticipantsInput, Prisma.ApplicationUncheckedUpdateWithoutParticipantsInput>
+  create: Prisma.XOR<Prisma.ApplicationCreateWithoutParticipantsInput, Prisma.ApplicationUncheckedCreateWithoutParticipantsInput>
+  where?: Prisma.ApplicationWhereInput
+}
+
+export type ApplicationUpdateToOneWithWhereWithoutParticipantsInput = {
+  where?: Prisma.ApplicationWhereInput
+  data: Prisma.XOR<Prisma.ApplicationUpdateWithoutParticipantsInput, Prisma.ApplicationUncheckedUpdateWithoutParticipantsInput>
+}
+
+export type ApplicationUpdateWithoutParticipantsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
+  type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
+  clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  authMethod?: Prisma.StringFieldUpdateOperationsInput | string
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  project?: Prisma.ProjectUpdateOneRequiredWithoutApplicationsNestedInput
+  keys?: Prisma.AppKeyUpdateManyWithoutAppNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutAppNestedInput
+  authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
+  samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
+}
+
+export type ApplicationUncheckedUpdateWithoutParticipantsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  projectId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
+  type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
+  clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  authMethod?: Prisma.StringFieldUpdateOperationsInput | string
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  keys?: Prisma.AppKeyUncheckedUpdateManyWithoutAppNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutAppNestedInput
   authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
@@ -1165,6 +1312,7 @@ export type ApplicationCreateWithoutAuthRequestsInput = {
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
+  participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutAuthRequestsInput = {
@@ -1188,6 +1336,7 @@ export type ApplicationUncheckedCreateWithoutAuthRequestsInput = {
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
+  participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutAuthRequestsInput = {
@@ -1227,6 +1376,7 @@ export type ApplicationUpdateWithoutAuthRequestsInput = {
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
+  participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutAuthRequestsInput = {
@@ -1250,6 +1400,7 @@ export type ApplicationUncheckedUpdateWithoutAuthRequestsInput = {
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
+  participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateWithoutRefreshTokensInput = {
@@ -1273,6 +1424,7 @@ export type ApplicationCreateWithoutRefreshTokensInput = {
   authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
+  participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutRefreshTokensInput = {
@@ -1296,6 +1448,7 @@ export type ApplicationUncheckedCreateWithoutRefreshTokensInput = {
   authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
+  participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutRefreshTokensInput = {
@@ -1335,6 +1488,7 @@ export type ApplicationUpdateWithoutRefreshTokensInput = {
   authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
+  participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutRefreshTokensInput = {
@@ -1358,6 +1512,7 @@ export type ApplicationUncheckedUpdateWithoutRefreshTokensInput = {
   authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
+  participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateWithoutConsentsInput = {
@@ -1381,6 +1536,7 @@ export type ApplicationCreateWithoutConsentsInput = {
   authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
+  participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutConsentsInput = {
@@ -1404,6 +1560,7 @@ export type ApplicationUncheckedCreateWithoutConsentsInput = {
   authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
+  participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutConsentsInput = {
@@ -1443,6 +1600,7 @@ export type ApplicationUpdateWithoutConsentsInput = {
   authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
+  participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutConsentsInput = {
@@ -1466,6 +1624,7 @@ export type ApplicationUncheckedUpdateWithoutConsentsInput = {
   authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
+  participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateManyProjectInput = {
@@ -1506,6 +1665,7 @@ export type ApplicationUpdateWithoutProjectInput = {
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
+  participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutProjectInput = {
@@ -1529,6 +1689,7 @@ export type ApplicationUncheckedUpdateWithoutProjectInput = {
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
+  participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateManyWithoutProjectInput = {
@@ -1560,6 +1721,7 @@ export type ApplicationCountOutputType = {
   refreshTokens: number
   samlRequests: number
   consents: number
+  participants: number
 }
 
 export type ApplicationCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1569,6 +1731,7 @@ export type ApplicationCountOutputTypeSelect<ExtArgs extends runtime.Types.Exten
   refreshTokens?: boolean | ApplicationCountOutputTypeCountRefreshTokensArgs
   samlRequests?: boolean | ApplicationCountOutputTypeCountSamlRequestsArgs
   consents?: boolean | ApplicationCountOutputTypeCountConsentsArgs
+  participants?: boolean | ApplicationCountOutputTypeCountParticipantsArgs
 }
 
 /**
@@ -1623,6 +1786,13 @@ export type ApplicationCountOutputTypeCountConsentsArgs<ExtArgs extends runtime.
   where?: Prisma.UserConsentWhereInput
 }
 
+/**
+ * ApplicationCountOutputType without action
+ */
+export type ApplicationCountOutputTypeCountParticipantsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.SessionParticipantWhereInput
+}
+
 
 export type ApplicationSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -1647,6 +1817,7 @@ export type ApplicationSelect<ExtArgs extends runtime.Types.Extensions.InternalA
   refreshTokens?: boolean | Prisma.Application$refreshTokensArgs<ExtArgs>
   samlRequests?: boolean | Prisma.Application$samlRequestsArgs<ExtArgs>
   consents?: boolean | Prisma.Application$consentsArgs<ExtArgs>
+  participants?: boolean | Prisma.Application$participantsArgs<ExtArgs>
   _count?: boolean | Prisma.ApplicationCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["application"]>
 
@@ -1715,6 +1886,7 @@ export type ApplicationInclude<ExtArgs extends runtime.Types.Extensions.Internal
   refreshTokens?: boolean | Prisma.Application$refreshTokensArgs<ExtArgs>
   samlRequests?: boolean | Prisma.Application$samlRequestsArgs<ExtArgs>
   consents?: boolean | Prisma.Application$consentsArgs<ExtArgs>
+  participants?: boolean | Prisma.Application$participantsArgs<ExtArgs>
   _count?: boolean | Prisma.ApplicationCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type ApplicationIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1734,6 +1906,7 @@ export type $ApplicationPayload<ExtArgs extends runtime.Types.Extensions.Interna
     refreshTokens: Prisma.$RefreshTokenPayload<ExtArgs>[]
     samlRequests: Prisma.$SamlRequestPayload<ExtArgs>[]
     consents: Prisma.$UserConsentPayload<ExtArgs>[]
+    participants: Prisma.$SessionParticipantPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -2152,6 +2325,7 @@ export interface Prisma__ApplicationClient<T, Null = never, ExtArgs extends runt
   refreshTokens<T extends Prisma.Application$refreshTokensArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$refreshTokensArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$RefreshTokenPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   samlRequests<T extends Prisma.Application$samlRequestsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$samlRequestsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SamlRequestPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   consents<T extends Prisma.Application$consentsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$consentsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$UserConsentPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  participants<T extends Prisma.Application$participantsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$participantsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SessionParticipantPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -2738,6 +2912,30 @@ export type Application$consentsArgs<ExtArgs extends runtime.Types.Extensions.In
   take?: number
   skip?: number
   distinct?: Prisma.UserConsentScalarFieldEnum | Prisma.UserConsentScalarFieldEnum[]
+}
+
+/**
+ * Application.participants
+ */
+export type Application$participantsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the SessionParticipant
+   */
+  select?: Prisma.SessionParticipantSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the SessionParticipant
+   */
+  omit?: Prisma.SessionParticipantOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.SessionParticipantInclude<ExtArgs> | null
+  where?: Prisma.SessionParticipantWhereInput
+  orderBy?: Prisma.SessionParticipantOrderByWithRelationInput | Prisma.SessionParticipantOrderByWithRelationInput[]
+  cursor?: Prisma.SessionParticipantWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.SessionParticipantScalarFieldEnum | Prisma.SessionParticipantScalarFieldEnum[]
 }
 
 /**

@@ -349,6 +349,7 @@ export type SessionWhereInput = {
   createdAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   user?: Prisma.XOR<Prisma.UserNullableScalarRelationFilter, Prisma.UserWhereInput> | null
+  participants?: Prisma.SessionParticipantListRelationFilter
 }
 
 export type SessionOrderByWithRelationInput = {
@@ -376,6 +377,7 @@ export type SessionOrderByWithRelationInput = {
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   user?: Prisma.UserOrderByWithRelationInput
+  participants?: Prisma.SessionParticipantOrderByRelationAggregateInput
 }
 
 export type SessionWhereUniqueInput = Prisma.AtLeast<{
@@ -406,6 +408,7 @@ export type SessionWhereUniqueInput = Prisma.AtLeast<{
   createdAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Session"> | Date | string
   user?: Prisma.XOR<Prisma.UserNullableScalarRelationFilter, Prisma.UserWhereInput> | null
+  participants?: Prisma.SessionParticipantListRelationFilter
 }, "id">
 
 export type SessionOrderByWithAggregationInput = {
@@ -492,6 +495,7 @@ export type SessionCreateInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   user?: Prisma.UserCreateNestedOneWithoutSessionsInput
+  participants?: Prisma.SessionParticipantCreateNestedManyWithoutSessionInput
 }
 
 export type SessionUncheckedCreateInput = {
@@ -518,6 +522,7 @@ export type SessionUncheckedCreateInput = {
   expiresAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
+  participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutSessionInput
 }
 
 export type SessionUpdateInput = {
@@ -544,6 +549,7 @@ export type SessionUpdateInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   user?: Prisma.UserUpdateOneWithoutSessionsNestedInput
+  participants?: Prisma.SessionParticipantUpdateManyWithoutSessionNestedInput
 }
 
 export type SessionUncheckedUpdateInput = {
@@ -570,6 +576,7 @@ export type SessionUncheckedUpdateInput = {
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutSessionNestedInput
 }
 
 export type SessionCreateManyInput = {
@@ -739,6 +746,11 @@ export type SessionSumOrderByAggregateInput = {
   sequence?: Prisma.SortOrder
 }
 
+export type SessionScalarRelationFilter = {
+  is?: Prisma.SessionWhereInput
+  isNot?: Prisma.SessionWhereInput
+}
+
 export type SessionCreateNestedManyWithoutUserInput = {
   create?: Prisma.XOR<Prisma.SessionCreateWithoutUserInput, Prisma.SessionUncheckedCreateWithoutUserInput> | Prisma.SessionCreateWithoutUserInput[] | Prisma.SessionUncheckedCreateWithoutUserInput[]
   connectOrCreate?: Prisma.SessionCreateOrConnectWithoutUserInput | Prisma.SessionCreateOrConnectWithoutUserInput[]
@@ -781,6 +793,20 @@ export type SessionUncheckedUpdateManyWithoutUserNestedInput = {
   deleteMany?: Prisma.SessionScalarWhereInput | Prisma.SessionScalarWhereInput[]
 }
 
+export type SessionCreateNestedOneWithoutParticipantsInput = {
+  create?: Prisma.XOR<Prisma.SessionCreateWithoutParticipantsInput, Prisma.SessionUncheckedCreateWithoutParticipantsInput>
+  connectOrCreate?: Prisma.SessionCreateOrConnectWithoutParticipantsInput
+  connect?: Prisma.SessionWhereUniqueInput
+}
+
+export type SessionUpdateOneRequiredWithoutParticipantsNestedInput = {
+  create?: Prisma.XOR<Prisma.SessionCreateWithoutParticipantsInput, Prisma.SessionUncheckedCreateWithoutParticipantsInput>
+  connectOrCreate?: Prisma.SessionCreateOrConnectWithoutParticipantsInput
+  upsert?: Prisma.SessionUpsertWithoutParticipantsInput
+  connect?: Prisma.SessionWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.SessionUpdateToOneWithWhereWithoutParticipantsInput, Prisma.SessionUpdateWithoutParticipantsInput>, Prisma.SessionUncheckedUpdateWithoutParticipantsInput>
+}
+
 export type SessionCreateWithoutUserInput = {
   id: string
   instanceId: string
@@ -804,6 +830,7 @@ export type SessionCreateWithoutUserInput = {
   expiresAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
+  participants?: Prisma.SessionParticipantCreateNestedManyWithoutSessionInput
 }
 
 export type SessionUncheckedCreateWithoutUserInput = {
@@ -829,6 +856,7 @@ export type SessionUncheckedCreateWithoutUserInput = {
   expiresAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
+  participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutSessionInput
 }
 
 export type SessionCreateOrConnectWithoutUserInput = {
@@ -886,6 +914,126 @@ export type SessionScalarWhereInput = {
   updatedAt?: Prisma.DateTimeFilter<"Session"> | Date | string
 }
 
+export type SessionCreateWithoutParticipantsInput = {
+  id: string
+  instanceId: string
+  orgId?: string | null
+  tokenHash: runtime.Bytes
+  sequence?: number
+  creatorId: string
+  userCheckedAt?: Date | string | null
+  passwordCheckedAt?: Date | string | null
+  passwordChangeRequired?: boolean
+  totpCheckedAt?: Date | string | null
+  otpEmailCheckedAt?: Date | string | null
+  webauthnCheckedAt?: Date | string | null
+  webauthnUserVerified?: boolean
+  intentCheckedAt?: Date | string | null
+  webauthnChallenge?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  otpEmailCodeHash?: runtime.Bytes | null
+  otpEmailExpiresAt?: Date | string | null
+  metadata?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  userAgent?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  expiresAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  user?: Prisma.UserCreateNestedOneWithoutSessionsInput
+}
+
+export type SessionUncheckedCreateWithoutParticipantsInput = {
+  id: string
+  instanceId: string
+  userId?: string | null
+  orgId?: string | null
+  tokenHash: runtime.Bytes
+  sequence?: number
+  creatorId: string
+  userCheckedAt?: Date | string | null
+  passwordCheckedAt?: Date | string | null
+  passwordChangeRequired?: boolean
+  totpCheckedAt?: Date | string | null
+  otpEmailCheckedAt?: Date | string | null
+  webauthnCheckedAt?: Date | string | null
+  webauthnUserVerified?: boolean
+  intentCheckedAt?: Date | string | null
+  webauthnChallenge?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  otpEmailCodeHash?: runtime.Bytes | null
+  otpEmailExpiresAt?: Date | string | null
+  metadata?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  userAgent?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  expiresAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+}
+
+export type SessionCreateOrConnectWithoutParticipantsInput = {
+  where: Prisma.SessionWhereUniqueInput
+  create: Prisma.XOR<Prisma.SessionCreateWithoutParticipantsInput, Prisma.SessionUncheckedCreateWithoutParticipantsInput>
+}
+
+export type SessionUpsertWithoutParticipantsInput = {
+  update: Prisma.XOR<Prisma.SessionUpdateWithoutParticipantsInput, Prisma.SessionUncheckedUpdateWithoutParticipantsInput>
+  create: Prisma.XOR<Prisma.SessionCreateWithoutParticipantsInput, Prisma.SessionUncheckedCreateWithoutParticipantsInput>
+  where?: Prisma.SessionWhereInput
+}
+
+export type SessionUpdateToOneWithWhereWithoutParticipantsInput = {
+  where?: Prisma.SessionWhereInput
+  data: Prisma.XOR<Prisma.SessionUpdateWithoutParticipantsInput, Prisma.SessionUncheckedUpdateWithoutParticipantsInput>
+}
+
+export type SessionUpdateWithoutParticipantsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  tokenHash?: Prisma.BytesFieldUpdateOperationsInput | runtime.Bytes
+  sequence?: Prisma.IntFieldUpdateOperationsInput | number
+  creatorId?: Prisma.StringFieldUpdateOperationsInput | string
+  userCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  totpCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  webauthnCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  webauthnUserVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  intentCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  webauthnChallenge?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  otpEmailCodeHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  otpEmailExpiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  metadata?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  userAgent?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  user?: Prisma.UserUpdateOneWithoutSessionsNestedInput
+}
+
+export type SessionUncheckedUpdateWithoutParticipantsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  userId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  orgId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  tokenHash?: Prisma.BytesFieldUpdateOperationsInput | runtime.Bytes
+  sequence?: Prisma.IntFieldUpdateOperationsInput | number
+  creatorId?: Prisma.StringFieldUpdateOperationsInput | string
+  userCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  totpCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  webauthnCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  webauthnUserVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  intentCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  webauthnChallenge?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  otpEmailCodeHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  otpEmailExpiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  metadata?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  userAgent?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+}
+
 export type SessionCreateManyUserInput = {
   id: string
   instanceId: string
@@ -934,6 +1082,7 @@ export type SessionUpdateWithoutUserInput = {
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  participants?: Prisma.SessionParticipantUpdateManyWithoutSessionNestedInput
 }
 
 export type SessionUncheckedUpdateWithoutUserInput = {
@@ -959,6 +1108,7 @@ export type SessionUncheckedUpdateWithoutUserInput = {
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutSessionNestedInput
 }
 
 export type SessionUncheckedUpdateManyWithoutUserInput = {
@@ -987,6 +1137,35 @@ export type SessionUncheckedUpdateManyWithoutUserInput = {
 }
 
 
+/**
+ * Count Type SessionCountOutputType
+ */
+
+export type SessionCountOutputType = {
+  participants: number
+}
+
+export type SessionCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  participants?: boolean | SessionCountOutputTypeCountParticipantsArgs
+}
+
+/**
+ * SessionCountOutputType without action
+ */
+export type SessionCountOutputTypeDefaultArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the SessionCountOutputType
+   */
+  select?: Prisma.SessionCountOutputTypeSelect<ExtArgs> | null
+}
+
+/**
+ * SessionCountOutputType without action
+ */
+export type SessionCountOutputTypeCountParticipantsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.SessionParticipantWhereInput
+}
+
 
 export type SessionSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -1013,6 +1192,8 @@ export type SessionSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   createdAt?: boolean
   updatedAt?: boolean
   user?: boolean | Prisma.Session$userArgs<ExtArgs>
+  participants?: boolean | Prisma.Session$participantsArgs<ExtArgs>
+  _count?: boolean | Prisma.SessionCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["session"]>
 
 export type SessionSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -1098,6 +1279,8 @@ export type SessionSelectScalar = {
 export type SessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "userId" | "orgId" | "tokenHash" | "sequence" | "creatorId" | "userCheckedAt" | "passwordCheckedAt" | "passwordChangeRequired" | "totpCheckedAt" | "otpEmailCheckedAt" | "webauthnCheckedAt" | "webauthnUserVerified" | "intentCheckedAt" | "webauthnChallenge" | "otpEmailCodeHash" | "otpEmailExpiresAt" | "metadata" | "userAgent" | "expiresAt" | "createdAt" | "updatedAt", ExtArgs["result"]["session"]>
 export type SessionInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   user?: boolean | Prisma.Session$userArgs<ExtArgs>
+  participants?: boolean | Prisma.Session$participantsArgs<ExtArgs>
+  _count?: boolean | Prisma.SessionCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type SessionIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   user?: boolean | Prisma.Session$userArgs<ExtArgs>
@@ -1110,6 +1293,7 @@ export type $SessionPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
   name: "Session"
   objects: {
     user: Prisma.$UserPayload<ExtArgs> | null
+    participants: Prisma.$SessionParticipantPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1530,6 +1714,7 @@ readonly fields: SessionFieldRefs;
 export interface Prisma__SessionClient<T, Null = never, ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs, GlobalOmitOptions = {}> extends Prisma.PrismaPromise<T> {
   readonly [Symbol.toStringTag]: "PrismaPromise"
   user<T extends Prisma.Session$userArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Session$userArgs<ExtArgs>>): Prisma.Prisma__UserClient<runtime.Types.Result.GetResult<Prisma.$UserPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
+  participants<T extends Prisma.Session$participantsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Session$participantsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SessionParticipantPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1999,6 +2184,30 @@ export type Session$userArgs<ExtArgs extends runtime.Types.Extensions.InternalAr
    */
   include?: Prisma.UserInclude<ExtArgs> | null
   where?: Prisma.UserWhereInput
+}
+
+/**
+ * Session.participants
+ */
+export type Session$participantsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the SessionParticipant
+   */
+  select?: Prisma.SessionParticipantSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the SessionParticipant
+   */
+  omit?: Prisma.SessionParticipantOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.SessionParticipantInclude<ExtArgs> | null
+  where?: Prisma.SessionParticipantWhereInput
+  orderBy?: Prisma.SessionParticipantOrderByWithRelationInput | Prisma.SessionParticipantOrderByWithRelationInput[]
+  cursor?: Prisma.SessionParticipantWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.SessionParticipantScalarFieldEnum | Prisma.SessionParticipantScalarFieldEnum[]
 }
 
 /**

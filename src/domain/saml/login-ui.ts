@@ -5,6 +5,7 @@
 import type { KeyObject } from "node:crypto";
 import { deflateRawSync } from "node:zlib";
 import type { SamlRequestRow } from "../../store/saml.js";
+import type { NewParticipant } from "../../store/sessions.js";
 import type { SamlAppConfig } from "../access/app-settings.js";
 import { authorize } from "../access/permissions.js";
 import { roleClaims } from "../access/role-claims.js";
@@ -19,7 +20,7 @@ import type { UserView } from "../identity/users.js";
 import { passesLoginGates } from "../oauth/authorize/finish.js";
 import { assertSignInComplete, authTime, type LinkedSession, sessionForLink } from "../sessions/link.js";
 import { answerOnce, type RequestKind, reauthenticationProblem, stillOpenRequest } from "../sessions/pending-requests.js";
-import { type Answering, errorResponse, SAML_ERRORS, type SamlError, STANDARD_ATTRIBUTES, successResponse } from "./response.js";
+import { type Answering, errorResponse, SAML_ERRORS, type SamlError, STANDARD_ATTRIBUTES, subjectNameId, successResponse } from "./response.js";
 import { entityIdOf, type IdpCertificates } from "./runtime.js";
 import { RSA_SHA256, signQueryAsync } from "./signatures.js";
 import { BINDINGS } from "./xml.js";
@@ -89,7 +90,8 @@ async function encode(r: SamlRequestRow, xml: string, key: KeyObject): Promise<S
   return { url: `${r.acsUrl}${r.acsUrl.includes("?") ? "&" : "?"}${query}`, redirect: true };
 }
 
-async function finish(ctx: Ctx, r: SamlRequestRow, now: Date, type: string, payload: Record<string, unknown>): Promise<void> {
+/** Marks the request answered with its event and, for an assertion, the session's participant (the SP, its NameID). */
+async function finish(ctx: Ctx, r: SamlRequestRow, now: Date, type: string, payload: Record<string, unknown>, participant?: NewParticipant): Promise<void> {
   await ctx.store.transaction(async (tx) => {
     await answerOnce(
       SAML_REQUEST,
@@ -97,6 +99,7 @@ async function finish(ctx: Ctx, r: SamlRequestRow, now: Date, type: string, payl
       () => tx.saml.findRequest(ctx.instanceId, r.id),
       now,
     );
+    if (participant) await tx.sessions.participate(participant, now);
     await recordEvent(ctx, tx, { aggregateType: "saml.request", aggregateId: r.id, orgId: r.app.orgId, type, payload });
   });
   ctx.signals?.finished("saml", type === "saml.request.succeeded" ? "success" : "error");
@@ -168,7 +171,23 @@ export async function createResponse(ctx: Ctx, idp: SamlAnswerer, input: Respons
   const config = r.app.config;
   const encryptFor = config.encryptAssertions ? config.encryptionCertificate : undefined;
   const extra = await actionAttributes(ctx, idp, user, r.issuer);
-  const xml = await successResponse(answering, signing, { user, session, config, roles, extra }, now, encryptFor);
-  await finish(ctx, r, now, "saml.request.succeeded", { issuer: r.issuer, userId: user.id, sessionId: session.id });
+  const nid = subjectNameId(user, config.nameIdFormat);
+  const xml = await successResponse(answering, signing, { user, session, config, roles, extra, nameId: nid }, now, encryptFor);
+  await finish(
+    ctx,
+    r,
+    now,
+    "saml.request.succeeded",
+    { issuer: r.issuer, userId: user.id, sessionId: session.id },
+    {
+      sessionId: session.id,
+      appId: r.app.id,
+      instanceId: ctx.instanceId,
+      protocol: "saml",
+      nameId: nid.value,
+      nameIdFormat: nid.format,
+      sessionIndex: session.id,
+    },
+  );
   return { answer: await encode(r, xml, cert.privateKey), at: now };
 }

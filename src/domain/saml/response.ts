@@ -50,7 +50,13 @@ export function contextClass(s: LinkedSession): string {
   return `${AC}unspecified`;
 }
 
-function nameId(user: UserView, format: SamlAppConfig["nameIdFormat"]): { format: string; value: string } {
+export interface NameId {
+  format: string;
+  value: string;
+}
+
+/** The NameID the SP is given for the user. */
+export function subjectNameId(user: UserView, format: SamlAppConfig["nameIdFormat"]): NameId {
   if (format === "persistent") return { format: NAME_ID_FORMATS.persistent, value: user.id };
   if (format === "emailAddress" && user.email) return { format: NAME_ID_FORMATS.emailAddress, value: user.email };
   return { format: NAME_ID_FORMATS.unspecified, value: user.username };
@@ -106,13 +112,15 @@ export interface Signed {
   roles: string[];
   /** What the presamlresponse function's targets added. */
   extra?: readonly SamlAttribute[];
+  /** The Subject's NameID (subjectNameId of the app's format when absent). */
+  nameId?: NameId;
 }
 
 /** The Assertion about the session's user, split where its signature goes (after its Issuer). */
 function assertionParts(a: Answering, s: Signing, who: Signed, now: Date): Signable {
   const id = samlId();
   const until = instant(new Date(now.getTime() + who.config.assertionLifetimeSeconds * 1000));
-  const nid = nameId(who.user, who.config.nameIdFormat);
+  const nid = who.nameId ?? subjectNameId(who.user, who.config.nameIdFormat);
   const subject = el(
     "saml:Subject",
     {},
