@@ -239,6 +239,11 @@ export class TokenRepo {
     return writersOf(this.db).tokens.insertMany(rows);
   }
 
+  /** Writes one token row on this store's connection (inside a transaction: with the rest of it); false on an id collision. */
+  async insertOne(row: TokenRow): Promise<boolean> {
+    return (await query<{ id: string }>(this.db, insertTokens([row]))).length === 1;
+  }
+
   /**
    * Replay detection: the marker row of a used assertion, kept in the database so every replica sees it. The
    * marker is `assertion:` + a hash of the subject and identifier; `markerOf` builds it for writing with a token.

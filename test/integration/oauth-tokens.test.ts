@@ -53,7 +53,13 @@ describe("discovery and JWKS", () => {
       expect(res.status).toBe(200);
       const doc = await json<Record<string, unknown>>(res);
       expect(doc.issuer).toBe(t.server.tokens.issuer);
-      expect(doc.grant_types_supported).toEqual(["authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"]);
+      expect(doc.grant_types_supported).toEqual([
+        "authorization_code",
+        "refresh_token",
+        "client_credentials",
+        "urn:ietf:params:oauth:grant-type:jwt-bearer",
+        "urn:ietf:params:oauth:grant-type:token-exchange",
+      ]);
       // Nothing is advertised that is not served: the code flow, not the implicit or hybrid ones.
       expect(doc.response_types_supported).toEqual(["code"]);
       expect(doc.authorization_endpoint).toBe(`${t.server.tokens.issuer}/oauth/v2/authorize`);

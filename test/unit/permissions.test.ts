@@ -131,7 +131,7 @@ describe("the role table", () => {
   });
 
   it("gives the instance roles everything, or everything readable", () => {
-    expect(Object.keys(INSTANCE_ROLES).sort()).toEqual(["IAM_LOGIN_CLIENT", "IAM_OWNER", "IAM_OWNER_VIEWER"]);
+    expect(Object.keys(INSTANCE_ROLES).sort()).toEqual(["IAM_LOGIN_CLIENT", "IAM_OWNER", "IAM_OWNER_VIEWER", "IAM_TOKEN_EXCHANGER"]);
     expect(sorted(INSTANCE_ROLES.IAM_OWNER)).toEqual(sorted(ALL));
     expect(sorted(INSTANCE_ROLES.IAM_OWNER_VIEWER)).toEqual(sorted(READ));
   });
@@ -158,8 +158,16 @@ describe("the role table", () => {
     expect(INSTANCE_ROLES.IAM_OWNER).not.toContain("session.link");
   });
 
+  it("keeps token exchange to its own roles, never an administrator's", () => {
+    expect(INSTANCE_ROLES.IAM_TOKEN_EXCHANGER).toEqual(["oauth.token_exchange"]);
+    expect(ORG_ROLES.ORG_TOKEN_EXCHANGER).toEqual(["oauth.token_exchange"]);
+    for (const [role, perms] of [...Object.entries(INSTANCE_ROLES), ...Object.entries(ORG_ROLES)]) {
+      if (!role.endsWith("_TOKEN_EXCHANGER")) expect([role, perms.includes("oauth.token_exchange")]).toEqual([role, false]);
+    }
+  });
+
   it("gives each organization role its permissions, never an instance-wide one", () => {
-    expect(Object.keys(ORG_ROLES).sort()).toEqual(["ORG_AUDITOR", "ORG_OWNER", "ORG_PROJECT_PERMISSION_MANAGER", "ORG_USER_MANAGER"]);
+    expect(Object.keys(ORG_ROLES).sort()).toEqual(["ORG_AUDITOR", "ORG_OWNER", "ORG_PROJECT_PERMISSION_MANAGER", "ORG_TOKEN_EXCHANGER", "ORG_USER_MANAGER"]);
     expect(sorted(ORG_ROLES.ORG_OWNER)).toEqual(sorted(ALL.filter((p) => !p.startsWith("iam.") && !p.startsWith("session.") && p !== "org.create")));
     expect(sorted(ORG_ROLES.ORG_AUDITOR)).toEqual(sorted(READ.filter((p) => !p.startsWith("iam."))));
     expect(sorted(ORG_ROLES.ORG_USER_MANAGER)).toEqual(

@@ -46,7 +46,9 @@ export type Permission =
   | "idp.write"
   // Actions (targets and executions): the instance's alone.
   | "iam.action.read"
-  | "iam.action.write";
+  | "iam.action.write"
+  // RFC 8693 token exchange: a machine user trading a user's token for another (impersonation, delegation).
+  | "oauth.token_exchange";
 
 const READ: Permission[] = [
   "iam.read",
@@ -113,6 +115,8 @@ export const INSTANCE_ROLES: Record<string, readonly Permission[]> = {
     // The providers to offer as buttons.
     "idp.read",
   ],
+  // Token exchange for any user of the instance (ZITADEL's IAM_END_USER_IMPERSONATOR): never part of IAM_OWNER.
+  IAM_TOKEN_EXCHANGER: ["oauth.token_exchange"],
 };
 
 export const ORG_ROLES: Record<string, readonly Permission[]> = {
@@ -129,7 +133,14 @@ export const ORG_ROLES: Record<string, readonly Permission[]> = {
     "user.grant.write",
   ],
   ORG_AUDITOR: ORG_READ,
+  // Token exchange for the organization's own users (ZITADEL's ORG_END_USER_IMPERSONATOR).
+  ORG_TOKEN_EXCHANGER: ["oauth.token_exchange"],
 };
+
+/** Whether roles held instance-wide and in one organization grant `permission` there (callers without a Ctx). */
+export function rolesHold(held: { instance: readonly string[]; org: readonly string[] }, permission: Permission): boolean {
+  return rolesGrant(INSTANCE_ROLES, held.instance, permission) || rolesGrant(ORG_ROLES, held.org, permission);
+}
 
 function rolesGrant(table: Record<string, readonly Permission[]>, roles: readonly string[], permission: Permission): boolean {
   return roles.some((r) => table[r]?.includes(permission));

@@ -22,6 +22,8 @@ export interface TokenResponse {
   scope?: string;
   id_token?: string;
   refresh_token?: string;
+  /** RFC 8693 §2.2.1: what a token exchange issued. */
+  issued_token_type?: string;
 }
 
 /** What a user's sign-in adds to the ID token (authorization code and refresh grants). */
@@ -51,6 +53,8 @@ export interface IssueInput {
   lifetime: number;
   tokenType: "BEARER" | "JWT";
   now: Date;
+  /** RFC 8693 §4.1: the party acting for the subject (a JWT access token carries it as the `act` claim). */
+  act?: { sub: string };
   /** A used-assertion marker to write with the token; the grant fails if it already exists. */
   marker?: TokenRow;
   /** A user's interactive sign-in: the ID token's sign-in claims, and the grant the token belongs to. */
@@ -108,7 +112,7 @@ export async function prepareTokens(rt: OAuthRuntime, input: IssueInput): Promis
     format.name === "jwt" && userId
       ? await withActions(rt, "preaccesstoken", roles, accessClaims, await actionUser(rt, "preaccesstoken", profile), input.clientId)
       : roles;
-  const { token, tokenHash } = await format.encode(rt, { ...accessClaims, extra });
+  const { token, tokenHash } = await format.encode(rt, { ...accessClaims, extra: input.act ? { ...extra, act: input.act } : extra });
   const row: TokenRow = {
     id,
     instanceId: rt.instanceId,

@@ -1,15 +1,15 @@
 // The grant types the token endpoint serves, by grant_type.
-import { GRANT_JWT_BEARER } from "../assertions.js";
 import { unsupportedGrantType } from "../errors.js";
 import { authorizationCode } from "./authorization-code.js";
 import { clientCredentials } from "./client-credentials.js";
 import { jwtBearer } from "./jwt-bearer.js";
 import { refreshToken } from "./refresh-token.js";
+import { tokenExchange } from "./token-exchange.js";
 import type { Grant } from "./types.js";
 
 export type { Grant } from "./types.js";
 
-const GRANTS: ReadonlyMap<string, Grant> = new Map([authorizationCode, refreshToken, clientCredentials, jwtBearer].map((g) => [g.type, g]));
+const GRANTS: ReadonlyMap<string, Grant> = new Map([authorizationCode, refreshToken, clientCredentials, jwtBearer, tokenExchange].map((g) => [g.type, g]));
 
 /** The grant_type values of discovery's grant_types_supported. */
 export const GRANT_TYPES = [...GRANTS.keys()];
@@ -17,6 +17,6 @@ export const GRANT_TYPES = [...GRANTS.keys()];
 /** The grant for a grant_type; unsupported_grant_type otherwise. */
 export function grantFor(type: string): Grant {
   const grant = GRANTS.get(type);
-  if (!grant) throw unsupportedGrantType(`supported: authorization_code, refresh_token, client_credentials, ${GRANT_JWT_BEARER}`);
+  if (!grant) throw unsupportedGrantType(`supported: ${[...GRANTS.keys()].join(", ")}`);
   return grant;
 }
