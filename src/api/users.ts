@@ -16,6 +16,7 @@ import { ctxOf } from "./connect.js";
 import { changed, createdDetails, dateOpt, deleted, details, enumValue, listDetails, listPage, textMatch, ts, tsOpt } from "./convert.js";
 import { userAuthn } from "./user-authn.js";
 import { userIdps } from "./user-idps.js";
+import { userPermissions } from "./user-permissions.js";
 
 const STATES = { ACTIVE: UserState.ACTIVE, INACTIVE: UserState.INACTIVE, LOCKED: UserState.LOCKED, INITIAL: UserState.INITIAL } as const;
 const STATE_FROM: Record<number, UserView["state"]> = {
@@ -212,7 +213,7 @@ const userTokens: Pick<ServiceImpl<typeof UserService>, "listUserTokens" | "revo
 };
 
 /** The RPCs kept in their own modules: tokens, authentication methods, external sign-in. */
-const delegated = { ...userTokens, ...userAuthn, ...userIdps };
+const delegated = { ...userTokens, ...userAuthn, ...userIdps, ...userPermissions };
 
 export function userService(): ServiceImpl<typeof UserService> {
   return {
