@@ -89,6 +89,8 @@ export interface Config {
   samlWantAuthnRequestsSigned: boolean;
   /** SVC_SAML_METADATA_ALLOW_PRIVATE: metadataUrl may be plain http and point to private, loopback or link-local addresses. */
   samlMetadataAllowPrivate: boolean;
+  /** SVC_ACTIONS_ALLOW_PRIVATE: action targets may be on private, loopback or link-local addresses. */
+  actionsAllowPrivate: boolean;
   /** SMTP server of the e-mails svc sends (codes, links): smtp:// or smtps:// with credentials; none when unset. */
   smtpUrl?: string;
   /** The From of those e-mails (SVC_SMTP_FROM), required with smtpUrl. */
@@ -255,6 +257,7 @@ export function loadConfig(env: Env = process.env, opts: { masterKeyRequired?: b
     ...smtp(r),
     samlWantAuthnRequestsSigned: flag(r, "SVC_SAML_WANT_AUTHN_REQUESTS_SIGNED"),
     samlMetadataAllowPrivate: flag(r, "SVC_SAML_METADATA_ALLOW_PRIVATE"),
+    actionsAllowPrivate: flag(r, "SVC_ACTIONS_ALLOW_PRIVATE"),
     signingKeyOverlapSeconds: signingKeyOverlap(
       r,
       Math.max(ints.accessTokenLifetimeClientCredentials, ints.accessTokenLifetimeJwtProfile, ints.accessTokenLifetimeUser, ints.idTokenLifetime),

@@ -96,7 +96,15 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{
   const samlCertificates = samlCertificatesOf(deps, masterKey.key);
   const caches = { tokens: new TaggedCache(), clients: new TaggedCache(), machineKeys: new TaggedCache(), roleClaims: new TaggedCache() };
   const all = Object.values(caches) as TaggedCache<unknown>[];
-  const actions = new ActionRunner({ store, instanceId: deps.instanceId, masterKey: masterKey.key, log, clock, signals: deps.signals });
+  const actions = new ActionRunner({
+    store,
+    instanceId: deps.instanceId,
+    masterKey: masterKey.key,
+    log,
+    clock,
+    signals: deps.signals,
+    allowPrivate: config.actionsAllowPrivate,
+  });
   const rt: OAuthRuntime = {
     store,
     instanceId: deps.instanceId,

@@ -5,7 +5,6 @@
 // no redirects followed, within the target's timeout; the answer must be a 200 with a JSON object of at most 64 KiB.
 // A target that fails refuses what was being issued when it is interrupt_on_error (Errors.Action.Target.Failed,
 // Unavailable), else it is logged and skipped.
-import { createHmac } from "node:crypto";
 import type { Logger } from "pino";
 import { actionTargetAad } from "../crypto/sealer.js";
 import { unseal } from "../crypto/secretbox.js";
@@ -14,6 +13,9 @@ import { type ActionTargets, targetFailed } from "../domain/actions/ports.js";
 import type { SignInSignals } from "../domain/signals.js";
 import { ENTRY_TTL_MS } from "../store/auth-cache.js";
 import type { Store } from "../store/index.js";
+import { CallFailure, postToTarget, signatureHeader } from "./http.js";
+
+export { signatureHeader };
 
 const MAX_ANSWER_BYTES = 64 * 1024;
 
@@ -26,32 +28,12 @@ interface LoadedTarget {
   key: Buffer;
 }
 
-/** The Svc-Signature header of `body` at `t` (unix seconds) under `key`. */
-export function signatureHeader(key: Buffer, t: number, body: string): string {
-  return `t=${t},v1=${createHmac("sha256", key).update(`${t}.${body}`).digest("hex")}`;
-}
-
-async function readAnswer(res: Response): Promise<Record<string, unknown>> {
-  if (res.status !== 200) throw new Error(`answered ${res.status}`);
-  const declared = Number(res.headers.get("content-length") ?? 0);
-  if (declared > MAX_ANSWER_BYTES) throw new Error("answer too large");
-  const reader = res.body?.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  while (reader) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_ANSWER_BYTES) {
-      await reader.cancel();
-      throw new Error("answer too large");
-    }
-    chunks.push(value);
-  }
-  const text = Buffer.concat(chunks).toString("utf8");
-  const body: unknown = text.trim() === "" ? {} : JSON.parse(text);
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new Error("answer is not a JSON object");
-  return body as Record<string, unknown>;
+function answerOf(status: number, body: Buffer): Record<string, unknown> {
+  if (status !== 200) throw new CallFailure(`answered ${status}`);
+  const text = body.toString("utf8");
+  const parsed: unknown = text.trim() === "" ? {} : JSON.parse(text);
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new CallFailure("answer is not a JSON object");
+  return parsed as Record<string, unknown>;
 }
 
 export class ActionRunner implements ActionTargets {
@@ -59,7 +41,18 @@ export class ActionRunner implements ActionTargets {
   private loading: Promise<Map<string, LoadedTarget[]>> | undefined;
   private generation = 0;
 
-  constructor(private readonly o: { store: Store; instanceId: string; masterKey: Buffer; log: Logger; clock: () => Date; signals?: SignInSignals }) {}
+  constructor(
+    private readonly o: {
+      store: Store;
+      instanceId: string;
+      masterKey: Buffer;
+      log: Logger;
+      clock: () => Date;
+      signals?: SignInSignals;
+      /** SVC_ACTIONS_ALLOW_PRIVATE: targets on private, loopback and link-local addresses may be called. */
+      allowPrivate?: boolean;
+    },
+  ) {}
 
   /** Drops the cached executions (a write changed them, here or on another replica). */
   invalidate(): void {
@@ -123,22 +116,21 @@ export class ActionRunner implements ActionTargets {
       const started = performance.now();
       try {
         const t0 = Math.floor(this.o.clock().getTime() / 1000);
-        const res = await fetch(t.endpoint, {
-          method: "POST",
+        const res = await postToTarget(t.endpoint, {
           headers: { "content-type": "application/json", accept: "application/json", "svc-signature": signatureHeader(t.key, t0, body) },
           body,
-          redirect: "manual",
-          signal: AbortSignal.timeout(t.timeoutMs),
+          timeoutMs: t.timeoutMs,
+          allowPrivate: this.o.allowPrivate ?? false,
+          maxAnswerBytes: MAX_ANSWER_BYTES,
         });
-        const answer = { targetName: t.name, body: await readAnswer(res) };
+        const answer = { targetName: t.name, body: answerOf(res.status, res.body) };
         this.o.signals?.action?.(fn, "success", (performance.now() - started) / 1000);
         answers.push(answer);
         if (next) current = next(current, answer);
       } catch (err) {
-        // By name: the DOMException fetch rejects with may come from another realm than this module's Error.
-        const timedOut = (err as { name?: unknown } | null)?.name === "TimeoutError";
+        const timedOut = err instanceof CallFailure && err.timeout;
         this.o.signals?.action?.(fn, timedOut ? "timeout" : "error", (performance.now() - started) / 1000);
-        const reason = timedOut ? `no answer within ${t.timeoutMs} ms` : err instanceof Error ? err.message : String(err);
+        const reason = err instanceof Error ? err.message : String(err);
         this.o.log.warn({ target: t.id, targetName: t.name, function: fn, ms: Math.round(performance.now() - started), reason }, "action target failed");
         if (t.interruptOnError) throw targetFailed(t.name);
       }

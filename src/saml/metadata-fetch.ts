@@ -60,8 +60,14 @@ export function isPublicAddress(address: string): boolean {
   return !NOT_PUBLIC.check(address, family === 4 ? "ipv4" : "ipv6");
 }
 
-/** A lookup that answers only public addresses: the socket connects to what this returns, so nothing can slip in. */
-const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
+/**
+ * A lookup that answers only public addresses: the socket connects to what this returns, so nothing can slip in (the
+ * action targets' calls use it too). Names under .localhost are loopback by definition (RFC 6761), whatever DNS says.
+ */
+export const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
+  if (/(^|\.)localhost\.?$/i.test(hostname)) {
+    return callback(Object.assign(new Error(`${hostname} is a loopback name`), { code: "SVC_PRIVATE_ADDRESS" }), "", 0);
+  }
   dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
     if (err) return callback(err, "", 0);
     const usable = addresses.filter((a) => isPublicAddress(a.address));

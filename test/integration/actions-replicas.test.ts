@@ -29,7 +29,7 @@ describePg("actions across replicas on one PostgreSQL", () => {
     });
     await new Promise<void>((resolve) => endpoint.listen(0, "127.0.0.1", resolve));
     base = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}`;
-    started = await startReplicas(2, { SVC_EXTERNAL_URL: "https://svc.actions-replicas.test" });
+    started = await startReplicas(2, { SVC_EXTERNAL_URL: "https://svc.actions-replicas.test", SVC_ACTIONS_ALLOW_PRIVATE: "true" });
     ({ servers: replicas, pat } = started);
   }, 120_000);
   afterAll(async () => {
