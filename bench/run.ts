@@ -8,6 +8,7 @@
 //
 //   npm run bench [-- --scenario <name>[,<name>...]] [-- --json] [-- --loader wrk|autocannon] [-- --profile <dir>]
 //   npm run bench -- --peer oidc-provider [--rounds N]   (svc beside oidc-provider: see bench/peer.ts)
+//   npm run bench -- --targets   (issue 28's sign-in and machine-facing targets side by side, with peers: bench/targets.ts)
 //
 // --profile writes a V8 CPU profile of svc (this process) over each request scenario's measured run (open it in
 // Chrome's DevTools or speedscope); the profiler's own cost lowers that run's figures a little.
@@ -35,6 +36,8 @@ import { OAUTH_SCENARIOS } from "./scenarios/oauth.js";
 import { SAML_SCENARIOS } from "./scenarios/saml.js";
 import { SCIM_SCENARIOS } from "./scenarios/scim.js";
 import { SIGN_IN_SCENARIOS } from "./scenarios/sign-in.js";
+import { countStatements, statementCounts } from "./statements.js";
+import { runTargets, targetReport } from "./targets.js";
 
 type Method = "GET" | "POST" | "PUT" | "DELETE";
 
@@ -369,11 +372,14 @@ async function runAutocannon(run: LoadRun): Promise<LoadResult> {
 const FLOW_CLIENT = fileURLToPath(new URL("./flow-client.ts", import.meta.url));
 
 /** A flow scenario: bench/flow-client.ts in its own process, pinned to the loader core like wrk. */
-/** CPU time (µs) the PostgreSQL backends serving `database` (on this machine) have used so far, from /proc (0 without /proc). */
-async function postgresCpuUs(database: string | undefined): Promise<number> {
-  if (!database) return 0;
+/**
+ * CPU time (µs) of each PostgreSQL backend serving `database` (on this machine), by pid, from /proc (empty without
+ * /proc or a database).
+ */
+async function postgresCpuUs(database: string | undefined): Promise<Map<string, number>> {
+  const byPid = new Map<string, number>();
+  if (!database) return byPid;
   const tick = 1e6 / 100;
-  let total = 0;
   const pids = await readdir("/proc").catch(() => [] as string[]);
   await Promise.all(
     pids
@@ -385,10 +391,21 @@ async function postgresCpuUs(database: string | undefined): Promise<number> {
         const title = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
         if (!title.includes(` ${database} `)) return;
         const fields = stat.slice(close + 2).split(" ");
-        total += (Number(fields[11]) + Number(fields[12])) * tick;
+        byPid.set(pid, (Number(fields[11]) + Number(fields[12])) * tick);
       }),
   );
-  return total;
+  return byPid;
+}
+
+/**
+ * The backends' CPU between two readings: of the backends alive at the second, what they used since the first (all
+ * of it for new ones). A backend that ended in between (an idle connection a pool closed) is left out rather than
+ * subtracted.
+ */
+function postgresCpuSince(before: Map<string, number>, after: Map<string, number>): number {
+  let us = 0;
+  for (const [pid, t] of after) us += t - (before.get(pid) ?? 0);
+  return us;
 }
 
 /** The PostgreSQL database the bench runs on, if it does. */
@@ -397,9 +414,26 @@ function benchDatabase(): string | undefined {
   return url ? decodeURIComponent(new URL(url).pathname.slice(1)) : undefined;
 }
 
-async function runFlow(spec: FlowSpec): Promise<LoadResult> {
-  const svcCpu0 = process.cpuUsage();
+/** A flow run's result with the CPU each flow cost: of the server under test, its PostgreSQL backends, the client. */
+export interface FlowResult extends LoadResult {
+  serverCpuMsPerFlow: number;
+  dbCpuMsPerFlow: number;
+  clientCpuMsPerFlow: number;
+  /** Statements svc sent per flow (counted in its driver: bench/statements.ts), when it is the server under test. */
+  statementsPerFlow?: number;
+  /** Of those, writes (INSERT, UPDATE, DELETE) and transactions that wrote (one commit each). */
+  writesPerFlow?: number;
+  commitsPerFlow?: number;
+}
+
+/**
+ * A flow scenario: bench/flow-client.ts in its own process, pinned to the loader core like wrk. `serverCpuMs` is the
+ * CPU time the server under test has used so far (svc: this process; a peer: its process, from /proc).
+ */
+export async function runFlow(spec: FlowSpec, serverCpuMs: () => number = ownCpuMs): Promise<FlowResult> {
+  const server0 = serverCpuMs();
   const pgCpu0 = await postgresCpuUs(benchDatabase());
+  const sql0 = statementCounts();
   const nodeArgs = ["--import", "tsx", FLOW_CLIENT];
   const core = loaderCore();
   const [command, args] = core === undefined ? [process.execPath, nodeArgs] : ["taskset", ["-c", String(core), process.execPath, ...nodeArgs]];
@@ -410,16 +444,37 @@ async function runFlow(spec: FlowSpec): Promise<LoadResult> {
     }),
   );
   const t = JSON.parse(stdout.trim().split("\n").pop() ?? "") as Totals & { non2xx: number; errors: number; warmRequests: number; clientCpuUs: number };
-  const svcCpu = process.cpuUsage(svcCpu0);
   const flows = t.requests + t.non2xx + t.warmRequests;
-  const perFlow = (us: number) => (us / flows / 1000).toFixed(2);
+  const sql = statementCounts();
+  const own = serverCpuMs === ownCpuMs && sql.statements > sql0.statements;
+  const r: FlowResult = {
+    ...loadResult(t, t.non2xx, t.errors),
+    serverCpuMsPerFlow: (serverCpuMs() - server0) / flows,
+    dbCpuMsPerFlow: postgresCpuSince(pgCpu0, await postgresCpuUs(benchDatabase())) / 1000 / flows,
+    clientCpuMsPerFlow: t.clientCpuUs / 1000 / flows,
+    ...(own
+      ? {
+          statementsPerFlow: (sql.statements - sql0.statements) / flows,
+          writesPerFlow: (sql.writes - sql0.writes) / flows,
+          commitsPerFlow: (sql.commits - sql0.commits) / flows,
+        }
+      : {}),
+  };
   process.stderr.write(
-    `  CPU per flow: svc ${perFlow(svcCpu.user + svcCpu.system)} ms, PostgreSQL ${perFlow((await postgresCpuUs(benchDatabase())) - pgCpu0)} ms, client ${perFlow(t.clientCpuUs)} ms\n`,
+    `  CPU per flow: server ${r.serverCpuMsPerFlow.toFixed(2)} ms, PostgreSQL ${r.dbCpuMsPerFlow.toFixed(2)} ms, client ${r.clientCpuMsPerFlow.toFixed(2)} ms` +
+      (own ? `; statements ${r.statementsPerFlow?.toFixed(1)}, writes ${r.writesPerFlow?.toFixed(1)}, commits ${r.commitsPerFlow?.toFixed(1)} per flow` : "") +
+      "\n",
   );
-  return loadResult(t, t.non2xx, t.errors);
+  return r;
 }
 
-async function runScenario(ctx: BenchContext, scenario: Scenario, seconds: number, connections: number, loader: Loader): Promise<ScenarioResult> {
+/** This process's CPU time in ms (svc runs in it). */
+export const ownCpuMs = (): number => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
+export async function runScenario(ctx: BenchContext, scenario: Scenario, seconds: number, connections: number, loader: Loader): Promise<ScenarioResult> {
   const { name, local, flow, connections: own } = scenario;
   connections = own ?? connections;
   if (local) return { name, ...(await local(ctx, seconds, connections)) };
@@ -653,6 +708,45 @@ async function sideBySide(ctx: BenchContext, o: SideBySideOptions): Promise<void
   process.stdout.write(report);
 }
 
+/** `--targets`: issue 28's targets side by side in one run (bench/targets.ts); printed, never recorded in results.md. */
+async function targetsRun(ctx: BenchContext, o: Omit<SideBySideOptions, "rounds">): Promise<void> {
+  const measureOn = (request: TargetRequest, name: string, cpuMs?: () => number) =>
+    measure(request, { name, connections: o.connections, seconds: o.seconds, loader: o.loader, cpuMs });
+  const report = await runTargets(
+    ctx,
+    {
+      runFlow,
+      runScenario: (scenario) => runScenario(ctx, scenario, o.seconds, o.connections, o.loader),
+      peer: { resolveRequest, measure: measureOn, log: o.log },
+      log: o.log,
+    },
+    {
+      seconds: o.seconds,
+      connections: o.connections,
+      warmupSeconds: WARMUP_SECONDS,
+      databaseUrl: o.config.databaseUrl,
+      poolSize: o.config.databasePoolSize,
+      ttlSeconds: o.config.accessTokenLifetimeClientCredentials,
+    },
+  );
+  if (o.json) {
+    process.stdout.write(
+      `${JSON.stringify({ date: new Date().toISOString(), node: process.version, machine: machineLine(o.loader, o.dbKind, o.loadBefore), ...report }, null, 2)}\n`,
+    );
+    return;
+  }
+  process.stdout.write(
+    [
+      `## Issue 28 targets, side by side (${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC)`,
+      "",
+      `- Node ${process.version}, svc on ${o.dbKind === "postgres" ? "PostgreSQL" : "the embedded database (PGlite)"}; ${o.seconds} s per measurement after a ${WARMUP_SECONDS} s warm-up, ${o.connections} connections (flows: ${o.connections} loops of whole flows in one client process pinned to the loader core)`,
+      `- ${machineLine(o.loader, o.dbKind, o.loadBefore)} The peers run in processes of their own, idle while svc is measured and the other way round.`,
+      "",
+      targetReport(report),
+    ].join("\n"),
+  );
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -662,8 +756,10 @@ async function main(): Promise<void> {
       peer: { type: "string" },
       rounds: { type: "string" },
       profile: { type: "string" },
+      targets: { type: "boolean", default: false },
     },
   });
+  countStatements();
   if (values.profile) {
     profileDir = path.resolve(values.profile);
     await mkdir(profileDir, { recursive: true });
@@ -722,6 +818,10 @@ async function main(): Promise<void> {
       databaseCpuMs: () => backendsCpuMs(db),
     };
 
+    if (values.targets) {
+      await targetsRun(ctx, { loader, seconds, connections, json: values.json, loadBefore, config, dbKind: server.db.kind, log });
+      return;
+    }
     if (values.peer) {
       const rounds = values.rounds === undefined ? 1 : Number(values.rounds);
       if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a positive integer, got "${values.rounds}"`);

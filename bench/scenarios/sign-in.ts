@@ -6,7 +6,7 @@ import { hashPassword, verifyPassword } from "../../src/crypto/passwords.js";
 import type { FlowSpec } from "../flow-client.js";
 import type { BenchContext, LoadResult, Scenario } from "../run.js";
 
-const PASSWORD = "Bench-Sign-In-Passw0rd!";
+export const PASSWORD = "Bench-Sign-In-Passw0rd!";
 const REDIRECT_URI = "http://127.0.0.1:9/callback";
 
 async function api<T>(ctx: BenchContext, method: string, p: string, body?: unknown, token = ctx.pat): Promise<T> {
@@ -20,11 +20,11 @@ async function api<T>(ctx: BenchContext, method: string, p: string, body?: unkno
   return JSON.parse(text) as T;
 }
 
-type Base = Omit<FlowSpec, "connections" | "warmupSeconds" | "seconds" | "kind">;
+export type Base = Omit<FlowSpec, "connections" | "warmupSeconds" | "seconds" | "kind">;
 let prepared: Promise<Base> | undefined;
 
 /** The login client, user and app every sign-in scenario uses (made once per run). */
-function signInWorld(ctx: BenchContext): Promise<Base> {
+export function signInWorld(ctx: BenchContext): Promise<Base> {
   prepared ??= (async () => {
     const { id: loginId } = await api<{ id: string }>(ctx, "POST", "/v2/users/new", {
       organizationId: ctx.orgId,
@@ -67,7 +67,7 @@ function signInWorld(ctx: BenchContext): Promise<Base> {
   return prepared;
 }
 
-async function session(base: Base): Promise<{ sessionId: string; sessionToken: string }> {
+export async function session(base: Base): Promise<{ sessionId: string; sessionToken: string }> {
   const { sessionId, sessionToken } = await api<{ sessionId: string; sessionToken: string }>(
     { url: base.url, pat: base.loginPat } as BenchContext,
     "POST",
@@ -80,7 +80,7 @@ async function session(base: Base): Promise<{ sessionId: string; sessionToken: s
 }
 
 /** argon2id verifications of a password hashed with svc's settings, `connections` at a time, as the server runs them. */
-async function argon2Bound(_ctx: BenchContext, seconds: number, connections: number): Promise<LoadResult> {
+export async function argon2Bound(_ctx: BenchContext, seconds: number, connections: number): Promise<LoadResult> {
   const hash = await hashPassword(PASSWORD);
   const latencies: number[] = [];
   const start = performance.now();
@@ -101,7 +101,7 @@ async function argon2Bound(_ctx: BenchContext, seconds: number, connections: num
 }
 
 /** Refresh tokens to start the chains from: one code flow with offline_access per connection. */
-async function refreshTokens(base: Base, n: number): Promise<string[]> {
+export async function refreshTokens(base: Base, n: number): Promise<string[]> {
   const { createHash, randomBytes } = await import("node:crypto");
   const s = await session(base);
   const tokens: string[] = [];

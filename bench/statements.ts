@@ -1,0 +1,54 @@
+// Statement counting for the bench: every statement svc sends through the pg driver (its pool for the hand-written
+// statements and Prisma's adapter alike) passes pg.Client.prototype.query, which this wraps in the bench's process
+// (svc runs in it; the peers run in processes of their own and are not counted). pg_stat_statements would need the
+// server's shared_preload_libraries (a restart of a cluster others use), so the count is taken in the driver.
+//
+// A statement is one round trip (pg sends parse, bind, execute and sync together); a "commit" is a transaction that
+// wrote: a BEGIN … COMMIT holding a write, or a write sent on its own (autocommit).
+import pg from "pg";
+
+export interface StatementCounts {
+  statements: number;
+  writes: number;
+  commits: number;
+}
+
+const counts: StatementCounts = { statements: 0, writes: 0, commits: 0 };
+const WRITE = /\b(INSERT|UPDATE|DELETE)\b/i;
+const BEGIN = /^\s*(BEGIN|START\s+TRANSACTION)\b/i;
+const END = /^\s*(COMMIT|END|ROLLBACK|ABORT)\b/i;
+
+/** Per connection: inside a transaction, and whether it wrote. */
+const open = new WeakMap<object, { wrote: boolean }>();
+let installed = false;
+
+/** Wraps pg's Client.query once (idempotent). */
+export function countStatements(): void {
+  if (installed) return;
+  installed = true;
+  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = proto.query;
+  proto.query = function (this: object, ...args: unknown[]): unknown {
+    const first = args[0] as { text?: unknown; submit?: unknown } | string | undefined;
+    const text = typeof first === "string" ? first : typeof first?.text === "string" ? first.text : "";
+    if (text) {
+      counts.statements++;
+      const tx = open.get(this);
+      if (BEGIN.test(text)) open.set(this, { wrote: false });
+      else if (END.test(text)) {
+        if (tx?.wrote && /^\s*(COMMIT|END)\b/i.test(text)) counts.commits++;
+        open.delete(this);
+      } else if (WRITE.test(text)) {
+        counts.writes++;
+        if (tx) tx.wrote = true;
+        else counts.commits++;
+      }
+    }
+    return original.apply(this, args);
+  };
+}
+
+/** The counts so far (a copy). */
+export function statementCounts(): StatementCounts {
+  return { ...counts };
+}
