@@ -111,6 +111,8 @@ function toSettings(
         devMode: c.devMode,
         loginBaseUrl: c.loginBaseUrl,
         consentRequired: c.consentRequired,
+        idTokenSignedResponseAlg: c.idTokenSignedResponseAlg,
+        requirePushedAuthorizationRequests: c.requirePushedAuthorizationRequests,
       };
     }
     case undefined:
@@ -144,6 +146,8 @@ function toApp(a: AppView): Application {
               devMode: a.config.devMode,
               loginBaseUrl: a.config.loginBaseUrl ?? "",
               consentRequired: a.config.consentRequired === true,
+              idTokenSignedResponseAlg: a.config.idTokenSignedResponseAlg ?? "RS256",
+              requirePushedAuthorizationRequests: a.config.requirePushedAuthorizationRequests === true,
             },
           };
   return create(ApplicationSchema, {

@@ -1,16 +1,20 @@
-// The instance's token-signing keys (RS256). Stored in SigningKey with the
+// The instance's token-signing keys: one of each algorithm (RS256, ES256, EdDSA
+// with Ed25519), rotated together. Stored in SigningKey with the
 // private part sealed by the master key, so every replica signs and verifies
 // with the same keys. Keys are imported once into KeyObjects and kept in
 // memory; the set is reloaded when another replica rotates (auth-cache
 // notifications) or when a token names a kid we have not seen yet.
 //
-// Rotation: the newest key whose activeFrom has passed signs. A rotation
-// inserts a fresh key active now and gives the previous ones a verifyUntil of
-// now + overlap (at least the longest token lifetime), so nothing issued
-// before becomes unverifiable. JWKS lists every key not past its verifyUntil.
+// Rotation: of each algorithm, the newest key whose activeFrom has passed signs.
+// A rotation inserts a fresh key of each algorithm active now and gives the
+// previous ones a verifyUntil of now + overlap (at least the longest token
+// lifetime), so nothing issued before becomes unverifiable. An algorithm with
+// no key yet (a database from before it was supported) gets one at its first
+// use without retiring the others'. JWKS lists every key not past its verifyUntil.
 import { createPrivateKey, createPublicKey, generateKeyPair, type JsonWebKey, type KeyObject, sign } from "node:crypto";
 import { promisify } from "node:util";
 import type { Logger } from "pino";
+import { SIGNING_ALGS, type SigningAlg } from "../domain/access/app-settings.js";
 import { newId } from "../domain/ids.js";
 import type { Store } from "../store/index.js";
 import { seal, unseal } from "./secretbox.js";
@@ -21,6 +25,7 @@ const UNKNOWN_KID_RELOAD_MS = 2_000;
 
 interface LoadedKey {
   id: string;
+  alg: SigningAlg;
   activeFrom: number;
   verifyUntil: number | null;
   privateKey: KeyObject;
@@ -29,8 +34,11 @@ interface LoadedKey {
 }
 
 export interface Rotation {
+  /** The new RS256 key (the one every client can verify), or the first new key when RS256 was not rotated. */
   id: string;
   alg: string;
+  /** Every key this rotation inserted, one per algorithm rotated. */
+  keys: { id: string; alg: SigningAlg }[];
   createdAt: Date;
   /** The keys this rotation moved to verify-only. */
   retiredKeyIds: string[];
@@ -61,6 +69,48 @@ export interface SigningKeyOptions {
 }
 
 const b64url = (data: Buffer | string) => Buffer.from(data).toString("base64url");
+
+/** The JWS algorithm a key of ours signs with, from its type. */
+export function algOf(key: KeyObject): SigningAlg | undefined {
+  switch (key.asymmetricKeyType) {
+    case "rsa":
+      return "RS256";
+    case "ec":
+      return key.asymmetricKeyDetails?.namedCurve === "prime256v1" ? "ES256" : undefined;
+    case "ed25519":
+      return "EdDSA";
+    default:
+      return undefined;
+  }
+}
+
+/** A fresh key pair of `alg`, generated on libuv's thread pool (never on the event loop). */
+async function newKeyPair(alg: SigningAlg): Promise<KeyObject> {
+  switch (alg) {
+    case "RS256":
+      return (await generateKeyPairAsync("rsa", { modulusLength: 2048 })).privateKey;
+    case "ES256":
+      return (await generateKeyPairAsync("ec", { namedCurve: "P-256" })).privateKey;
+    case "EdDSA":
+      return (await generateKeyPairAsync("ed25519")).privateKey;
+  }
+}
+
+/** The JWS signature of `input` (ES256 as R || S, RFC 7518 §3.4), computed off the event loop. */
+function signAsync(alg: SigningAlg, input: Buffer, key: KeyObject): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    const done = (err: Error | null, sig: Buffer) => (err ? reject(err) : resolve(sig));
+    if (alg === "EdDSA") sign(null, input, key, done);
+    else if (alg === "ES256") sign("sha256", input, { key, dsaEncoding: "ieee-p1363" }, done);
+    else sign("sha256", input, key, done);
+  });
+}
+
+/** The public JWK members of a key (what SigningKey.publicJwk holds). */
+function publicMembers(key: KeyObject): Record<string, string> {
+  const { kty, n, e, crv, x, y } = createPublicKey(key).export({ format: "jwk" }) as Record<string, string | undefined>;
+  return Object.fromEntries(Object.entries({ kty, n, e, crv, x, y }).filter((kv): kv is [string, string] => typeof kv[1] === "string"));
+}
 
 export class SigningKeys {
   private keys: LoadedKey[] = [];
@@ -152,9 +202,13 @@ export class SigningKeys {
           const der = unseal(this.o.masterKey, row.privateKeyEnc, this.aad(row.id));
           const privateKey = createPrivateKey({ key: der, format: "der", type: "pkcs8" });
           const publicKey = createPublicKey(privateKey);
-          const jwk = { ...(publicKey.export({ format: "jwk" }) as JsonWebKey), kid: row.id, use: "sig", alg: row.alg };
-          next.push({ id: row.id, activeFrom: row.activeFrom.getTime(), verifyUntil: row.verifyUntil?.getTime() ?? null, privateKey, publicKey, jwk });
+          const alg = algOf(privateKey);
+          if (!alg || alg !== row.alg) throw new Error(`signing key ${row.id} is not an ${row.alg} key`);
+          const jwk = { ...(publicKey.export({ format: "jwk" }) as JsonWebKey), kid: row.id, use: "sig", alg };
+          next.push({ id: row.id, alg, activeFrom: row.activeFrom.getTime(), verifyUntil: row.verifyUntil?.getTime() ?? null, privateKey, publicKey, jwk });
         }
+        // Newest first; of keys rotated together RS256 first, for clients that take the first key they read.
+        next.sort((a, b) => b.activeFrom - a.activeFrom || SIGNING_ALGS.indexOf(a.alg) - SIGNING_ALGS.indexOf(b.alg));
         this.keys = next;
         this.jwksBody = JSON.stringify({ keys: next.map((k) => k.jwk) });
         this.stale = false;
@@ -165,19 +219,19 @@ export class SigningKeys {
     return this.loading;
   }
 
-  private current(now: number): LoadedKey | undefined {
-    return this.keys.find((k) => k.activeFrom <= now);
+  private current(now: number, alg: SigningAlg): LoadedKey | undefined {
+    return this.keys.find((k) => k.alg === alg && k.activeFrom <= now);
   }
 
-  /** The key that signs now, rotating first when it is due (or there is none). */
-  async active(): Promise<LoadedKey> {
+  /** The key of `alg` that signs now, rotating first when it is due (or there is none). */
+  async active(alg: SigningAlg = "RS256"): Promise<LoadedKey> {
     if (this.stale) await this.load();
     const now = this.o.clock().getTime();
-    const key = this.current(now);
+    const key = this.current(now, alg);
     if (key && now - key.activeFrom < this.o.rotationSeconds * 1000) return key;
     await this.rotate(false);
-    const after = this.current(this.o.clock().getTime());
-    if (!after) throw new Error("no signing key after rotation");
+    const after = this.current(this.o.clock().getTime(), alg);
+    if (!after) throw new Error(`no ${alg} signing key after rotation`);
     return after;
   }
 
@@ -200,32 +254,45 @@ export class SigningKeys {
   }
 
   private async insert(force: boolean, inTx?: (tx: Store, rotation: Rotation) => Promise<void>): Promise<Rotation | undefined> {
-    const { publicKey: _p, privateKey } = await generateKeyPairAsync("rsa", { modulusLength: 2048 });
-    const der = privateKey.export({ format: "der", type: "pkcs8" });
-    const publicJwk = createPublicKey(privateKey).export({ format: "jwk" }) as JsonWebKey;
+    // One key of each algorithm, made before the transaction (RSA takes a while); those not due are dropped.
+    const fresh = await Promise.all(SIGNING_ALGS.map(async (alg) => ({ alg, privateKey: await newKeyPair(alg) })));
     const { instanceId } = this.o;
     const rotation = await this.o.store.transaction(async (tx) => {
       await tx.keys.lockRotation();
       const now = this.o.clock();
-      const latest = await tx.keys.latestActiveFrom(instanceId, now);
-      if (!force && latest && now.getTime() - latest.getTime() < this.o.rotationSeconds * 1000) return undefined;
-      const id = newId();
+      const due: typeof fresh = [];
+      for (const k of fresh) {
+        const latest = await tx.keys.latestActiveFrom(instanceId, now, k.alg);
+        if (force || !latest || now.getTime() - latest.getTime() >= this.o.rotationSeconds * 1000) due.push(k);
+      }
+      if (due.length === 0) return undefined;
       const verifyUntil = new Date(now.getTime() + this.o.overlapSeconds * 1000);
-      const retiredKeyIds = await tx.keys.retireActive(instanceId, verifyUntil);
-      await tx.keys.insert({
-        id,
+      const retiredKeyIds = await tx.keys.retireActive(
         instanceId,
-        alg: "RS256",
-        publicJwk: { kty: publicJwk.kty, n: publicJwk.n, e: publicJwk.e },
-        privateKeyEnc: seal(this.o.masterKey, der, this.aad(id)),
-        at: now,
-      });
-      const done: Rotation = { id, alg: "RS256", createdAt: now, retiredKeyIds, verifyUntil };
+        verifyUntil,
+        due.map((k) => k.alg),
+      );
+      const keys: Rotation["keys"] = [];
+      for (const k of due) {
+        const id = newId();
+        const der = k.privateKey.export({ format: "der", type: "pkcs8" });
+        await tx.keys.insert({
+          id,
+          instanceId,
+          alg: k.alg,
+          publicJwk: publicMembers(k.privateKey),
+          privateKeyEnc: seal(this.o.masterKey, der, this.aad(id)),
+          at: now,
+        });
+        keys.push({ id, alg: k.alg });
+      }
+      const first = keys.find((k) => k.alg === "RS256") ?? (keys[0] as Rotation["keys"][number]);
+      const done: Rotation = { id: first.id, alg: first.alg, keys, createdAt: now, retiredKeyIds, verifyUntil };
       if (inTx) await inTx(tx, done);
       await tx.keys.announceRotation();
       return done;
     });
-    if (rotation) this.o.log.info({ keyId: rotation.id }, "signing key rotated");
+    if (rotation) this.o.log.info({ keyIds: rotation.keys.map((k) => k.id) }, "signing keys rotated");
     await this.load();
     return rotation;
   }
@@ -233,17 +300,20 @@ export class SigningKeys {
   /** The instance's keys in all of `states` (newest first unless `asc`): public metadata only, with their state now. */
   async list(input: { offset: number; limit: number; asc: boolean; states: readonly SigningKeyState[] }): Promise<{ total: number; keys: SigningKeyInfo[] }> {
     const rows = await this.o.store.keys.list(this.o.instanceId);
+    const rank = (alg: string) => SIGNING_ALGS.indexOf(alg as SigningAlg);
+    rows.sort((a, b) => b.activeFrom.getTime() - a.activeFrom.getTime() || rank(a.alg) - rank(b.alg));
     // The state depends on the neighbours (the newest started key is the active one), so it is
     // decided over the whole set; an instance holds a handful of keys.
     const now = this.o.clock().getTime();
-    let activeSeen = false;
+    // One active key per algorithm: the newest started one of it.
+    const activeSeen = new Set<string>();
     let keys: SigningKeyInfo[] = rows.map((r) => {
       let state: SigningKeyState;
       if (r.activeFrom.getTime() > now) state = "PENDING";
       else if (r.verifyUntil && r.verifyUntil.getTime() <= now) state = "EXPIRED";
-      else if (!activeSeen) state = "ACTIVE";
+      else if (!activeSeen.has(r.alg)) state = "ACTIVE";
       else state = "RETIRED";
-      if (state === "ACTIVE") activeSeen = true;
+      if (state === "ACTIVE") activeSeen.add(r.alg);
       return { id: r.id, alg: r.alg, state, createdAt: r.createdAt, activeFrom: r.activeFrom, verifyUntil: r.verifyUntil };
     });
     keys = keys.filter((k) => input.states.every((s) => k.state === s));
@@ -272,15 +342,11 @@ export class SigningKeys {
     return key.publicKey;
   }
 
-  /** A compact RS256 JWS of `claims`, signed with the active key. */
-  async sign(claims: Record<string, unknown>, typ?: string): Promise<string> {
-    const key = await this.active();
-    const header = b64url(JSON.stringify(typ ? { alg: "RS256", kid: key.id, typ } : { alg: "RS256", kid: key.id }));
+  /** A compact JWS of `claims` (RS256 unless `alg` says otherwise), signed with that algorithm's active key. */
+  async sign(claims: Record<string, unknown>, typ?: string, alg: SigningAlg = "RS256"): Promise<string> {
+    const key = await this.active(alg);
+    const header = b64url(JSON.stringify(typ ? { alg, kid: key.id, typ } : { alg, kid: key.id }));
     const input = `${header}.${b64url(JSON.stringify(claims))}`;
-    // The callback form signs on libuv's thread pool: RSA never blocks the event loop.
-    const signature = await new Promise<Buffer>((resolve, reject) => {
-      sign("sha256", Buffer.from(input), key.privateKey, (err, sig) => (err ? reject(err) : resolve(sig)));
-    });
-    return `${input}.${b64url(signature)}`;
+    return `${input}.${b64url(await signAsync(alg, Buffer.from(input), key.privateKey))}`;
   }
 }

@@ -31,11 +31,11 @@ export class SigningKeyRepo {
     });
   }
 
-  /** Until when each key still verifying at `at` verifies (null: the active one), soonest first. */
-  verifyingUntil(instanceId: string, at: Date): Promise<{ verifyUntil: Date | null }[]> {
+  /** Until when each key still verifying at `at` verifies (null: the active one), soonest first, with its algorithm. */
+  verifyingUntil(instanceId: string, at: Date): Promise<{ alg: string; verifyUntil: Date | null }[]> {
     return this.db.signingKey.findMany({
       where: { instanceId, OR: [{ verifyUntil: null }, { verifyUntil: { gt: at } }] },
-      select: { verifyUntil: true },
+      select: { alg: true, verifyUntil: true },
       orderBy: { verifyUntil: "asc" },
     });
   }
@@ -72,19 +72,19 @@ export class SigningKeyRepo {
     await this.db.$executeRaw`SELECT pg_advisory_xact_lock(${ROTATION_LOCK})`;
   }
 
-  /** When the newest key already started became active. */
-  async latestActiveFrom(instanceId: string, now: Date): Promise<Date | undefined> {
+  /** When the newest key of `alg` already started became active. */
+  async latestActiveFrom(instanceId: string, now: Date, alg: string): Promise<Date | undefined> {
     const latest = await this.db.signingKey.findFirst({
-      where: { instanceId, activeFrom: { lte: now } },
+      where: { instanceId, alg, activeFrom: { lte: now } },
       orderBy: { activeFrom: "desc" },
       select: { activeFrom: true },
     });
     return latest?.activeFrom;
   }
 
-  /** Gives every key without an end `verifyUntil`; returns their ids. */
-  async retireActive(instanceId: string, verifyUntil: Date): Promise<string[]> {
-    const superseded = await this.db.signingKey.findMany({ where: { instanceId, verifyUntil: null }, select: { id: true } });
+  /** Gives every key of `algs` without an end `verifyUntil`; returns their ids. */
+  async retireActive(instanceId: string, verifyUntil: Date, algs: readonly string[]): Promise<string[]> {
+    const superseded = await this.db.signingKey.findMany({ where: { instanceId, alg: { in: [...algs] }, verifyUntil: null }, select: { id: true } });
     await this.db.signingKey.updateMany({ where: { id: { in: superseded.map((k) => k.id) } }, data: { verifyUntil } });
     return superseded.map((k) => k.id);
   }
@@ -93,7 +93,7 @@ export class SigningKeyRepo {
     id: string;
     instanceId: string;
     alg: string;
-    publicJwk: { kty?: string; n?: string; e?: string };
+    publicJwk: Record<string, string>;
     privateKeyEnc: Uint8Array<ArrayBuffer>;
     at: Date;
   }): Promise<void> {

@@ -88,7 +88,10 @@ describe("ListSigningKeys and RotateSigningKey", () => {
     const before = await robot.token();
     const oldKid = kidOf(before);
     const start = (await c.listSigningKeys({}, auth(t.pat))).result;
-    expect(start.filter((k) => k.state === SigningKeyState.ACTIVE).map((k) => k.id)).toEqual([oldKid]);
+    // One active key per algorithm; the RS256 one signs this robot's tokens.
+    const startActive = start.filter((k) => k.state === SigningKeyState.ACTIVE);
+    expect(startActive.map((k) => k.algorithm).sort()).toEqual(["ES256", "EdDSA", "RS256"]);
+    expect(startActive.find((k) => k.algorithm === "RS256")?.id).toBe(oldKid);
 
     const rotated = await c.rotateSigningKey({}, auth(t.pat));
     expect(rotated.keyId).toEqual(expect.any(String));
@@ -118,15 +121,22 @@ describe("ListSigningKeys and RotateSigningKey", () => {
     expect(byId.get(oldKid as string)).toMatchObject({ algorithm: "RS256", state: SigningKeyState.RETIRED, verifyUntil: rotated.previousVerifyUntil });
     expect(Number(listed.details?.totalResult)).toBe(listed.result.length);
     const retiredOnly = await c.listSigningKeys({ queries: [{ query: { case: "stateQuery", value: { state: SigningKeyState.RETIRED } } }] }, auth(t.pat));
-    expect(retiredOnly.result.map((k) => k.id)).toEqual([oldKid]);
+    // Every algorithm rotated together: its three previous keys are retired.
+    expect(retiredOnly.result.map((k) => k.id)).toEqual(expect.arrayContaining(startActive.map((k) => k.id)));
+    expect(retiredOnly.result).toHaveLength(3);
+    expect(listed.result.filter((k) => k.state === SigningKeyState.ACTIVE).map((k) => k.algorithm)).toEqual(["RS256", "ES256", "EdDSA"]);
 
     // The audit event names the keys, nothing secret.
     const events = (await (await rest(t.url, t.pat, "POST", "/v2/events", { eventTypes: ["instance.signingkey.rotated"] })).json()) as {
       result: { aggregateType: string; editorUserId: string; payload: Record<string, unknown> }[];
     };
     expect(events.result).toHaveLength(1);
-    expect(events.result[0]).toMatchObject({ aggregateType: "instance", payload: { keyId: rotated.keyId, alg: "RS256", retiredKeyIds: [oldKid] } });
-    expect(Object.keys(events.result[0]?.payload ?? {}).sort()).toEqual(["alg", "keyId", "retiredKeyIds", "verifyUntil"]);
+    expect(events.result[0]).toMatchObject({ aggregateType: "instance", payload: { keyId: rotated.keyId, alg: "RS256" } });
+    const payload = events.result[0]?.payload as { retiredKeyIds: string[]; keys: { id: string; alg: string }[] };
+    expect(payload.retiredKeyIds.sort()).toEqual(startActive.map((k) => k.id).sort());
+    expect(payload.keys.map((k) => k.alg)).toEqual(["RS256", "ES256", "EdDSA"]);
+    expect(payload.keys[0]?.id).toBe(rotated.keyId);
+    expect(Object.keys(events.result[0]?.payload ?? {}).sort()).toEqual(["alg", "keyId", "keys", "retiredKeyIds", "verifyUntil"]);
   });
 
   it("answers over REST with metadata only, and rotates there too", async () => {
@@ -145,26 +155,30 @@ describe("ListSigningKeys and RotateSigningKey", () => {
     const asc = (await (await rest(t.url, t.pat, "POST", "/v2/instance/signing-keys", { query: { asc: true } })).json()) as {
       result: { id: string; state: string }[];
     };
+    // Ascending: the three active keys (RS256, ES256, EdDSA, rotated together) last, reversed.
     expect(asc.result.at(-1)).toEqual(expect.objectContaining({ id: keyId, state: "SIGNING_KEY_STATE_ACTIVE" }));
-    expect(asc.result.slice(0, -1).every((k) => k.state === "SIGNING_KEY_STATE_RETIRED")).toBe(true);
+    expect(asc.result.slice(-3).every((k) => k.state === "SIGNING_KEY_STATE_ACTIVE")).toBe(true);
+    expect(asc.result.slice(0, -3).every((k) => k.state === "SIGNING_KEY_STATE_RETIRED")).toBe(true);
     const bad = await rest(t.url, t.pat, "POST", "/v2/instance/signing-keys", { queries: [{ stateQuery: {} }] });
     expect(bad.status).toBe(400);
   });
 
-  it("refuses a rotation that would leave more than 10 keys verifying, and changes nothing then", async () => {
+  it("refuses a rotation that would leave more than 10 keys of one algorithm verifying, and changes nothing then", async () => {
     const c = client(t.url);
     const verifying = async () => {
       const all = (await c.listSigningKeys({}, auth(t.pat))).result;
       return all.filter((k) => k.state === SigningKeyState.ACTIVE || k.state === SigningKeyState.RETIRED);
     };
-    let count = (await verifying()).length;
+    const rs256 = async () => (await verifying()).filter((k) => k.algorithm === "RS256");
+    let count = (await rs256()).length;
     expect(count).toBeLessThan(10);
     while (count < 10) {
       await c.rotateSigningKey({}, auth(t.pat));
       count++;
     }
     const before = await verifying();
-    expect(before).toHaveLength(10);
+    expect(await rs256()).toHaveLength(10);
+    expect(before).toHaveLength(30);
     const events = async () =>
       ((await (await rest(t.url, t.pat, "POST", "/v2/events", { eventTypes: ["instance.signingkey.rotated"] })).json()) as { result: unknown[] }).result.length;
     const eventsBefore = await events();
@@ -183,8 +197,8 @@ describe("ListSigningKeys and RotateSigningKey", () => {
     t.advanceClock(overlapMs);
     const c = client(t.url);
     const listed = await c.listSigningKeys({}, auth(t.pat));
-    expect(listed.result[0]?.state).toBe(SigningKeyState.ACTIVE);
-    expect(listed.result.slice(1).every((k) => k.state === SigningKeyState.EXPIRED)).toBe(true);
+    expect(listed.result.slice(0, 3).map((k) => k.state)).toEqual([SigningKeyState.ACTIVE, SigningKeyState.ACTIVE, SigningKeyState.ACTIVE]);
+    expect(listed.result.slice(3).every((k) => k.state === SigningKeyState.EXPIRED)).toBe(true);
     // With the old keys out of their overlap, rotating on demand works again.
     expect((await c.rotateSigningKey({}, auth(t.pat))).keyId).toEqual(expect.any(String));
   });

@@ -33,7 +33,15 @@ export interface OidcAppConfig {
   loginBaseUrl?: string;
   /** The user's consent to the requested scopes is asked once (oauth/consent.ts); absent: not asked unless prompt=consent. */
   consentRequired?: boolean;
+  /** The algorithm of its ID tokens and JWT access tokens; absent: RS256. */
+  idTokenSignedResponseAlg?: SigningAlg;
+  /** The authorization endpoint accepts its requests only through PAR (RFC 9126). */
+  requirePushedAuthorizationRequests?: boolean;
 }
+
+/** The algorithms the instance signs with (one key of each, rotated together: src/crypto/signing-keys.ts). */
+export const SIGNING_ALGS = ["RS256", "ES256", "EdDSA"] as const;
+export type SigningAlg = (typeof SIGNING_ALGS)[number];
 
 export const SAML_NAME_ID_FORMATS = ["emailAddress", "persistent", "unspecified"] as const;
 export type SamlNameIdFormat = (typeof SAML_NAME_ID_FORMATS)[number];
@@ -70,8 +78,9 @@ export interface SamlSettings {
 /** What a caller asks for; validated into the columns and the config by validateSettings. */
 export type AppSettings =
   | { kind: "api"; authMethod?: "client_secret_basic" | "private_key_jwt"; accessTokenType?: AccessTokenType }
-  | (Omit<OidcAppConfig, "appType" | "pkceRequired" | "loginBaseUrl"> & {
+  | (Omit<OidcAppConfig, "appType" | "pkceRequired" | "loginBaseUrl" | "idTokenSignedResponseAlg"> & {
       loginBaseUrl?: string;
+      idTokenSignedResponseAlg?: string;
       appType?: OidcAppType;
       authMethod?: AuthMethod;
       accessTokenType?: AccessTokenType;
@@ -188,6 +197,15 @@ function validateSaml(s: SamlSettings): ValidSettings {
   return { type: "SAML", authMethod: "none", accessTokenType: "BEARER", config, samlEntityId: metadata.entityId };
 }
 
+function validSigningAlg(alg: string | undefined): SigningAlg {
+  if (!alg) return "RS256";
+  const known = SIGNING_ALGS.find((a) => a === alg);
+  if (known) return known;
+  throw invalidArgument("Errors.App.SigningAlg.Unsupported", `id_token_signed_response_alg: one of ${SIGNING_ALGS.join(", ")}, not ${alg.slice(0, 40)}`, {
+    field: "id_token_signed_response_alg",
+  });
+}
+
 /** Checks an application's settings. `loginOrigins`: the origins its login base URL may name (see validLoginUrl). */
 export function validateSettings(s: AppSettings, loginOrigins: readonly string[] = []): ValidSettings {
   if (s.kind === "saml") return validateSaml(s);
@@ -234,6 +252,9 @@ export function validateSettings(s: AppSettings, loginOrigins: readonly string[]
   const loginBaseUrl = validLoginUrl(s.loginBaseUrl, loginOrigins);
   if (loginBaseUrl) config.loginBaseUrl = loginBaseUrl;
   if (s.consentRequired) config.consentRequired = true;
+  const alg = validSigningAlg(s.idTokenSignedResponseAlg);
+  if (alg !== "RS256") config.idTokenSignedResponseAlg = alg;
+  if (s.requirePushedAuthorizationRequests) config.requirePushedAuthorizationRequests = true;
   return { type: "OIDC", authMethod, accessTokenType: s.accessTokenType ?? "BEARER", config };
 }
 

@@ -2,12 +2,20 @@
 // client hands it back (id_token_hint at the authorization and end-session endpoints).
 import { createHash } from "node:crypto";
 import { compactVerify, decodeProtectedHeader } from "jose";
+import { algOf } from "../../crypto/signing-keys.js";
+import type { SigningAlg } from "../access/app-settings.js";
 import { MAX_TOKEN_BYTES } from "./resolve.js";
 import type { OAuthRuntime } from "./runtime.js";
 
-/** at_hash for RS256: the base64url of the left half of the access token's SHA-256. */
-export function atHash(accessToken: string): string {
-  return createHash("sha256").update(accessToken, "ascii").digest().subarray(0, 16).toString("base64url");
+/**
+ * at_hash: the base64url of the left half of the access token's hash, SHA-256 for RS256 and ES256, SHA-512 for EdDSA
+ * with Ed25519 (the hash Ed25519 itself uses, as OpenID's errata and certified relying parties read it).
+ */
+export function atHash(accessToken: string, alg: SigningAlg = "RS256"): string {
+  const digest = createHash(alg === "EdDSA" ? "sha512" : "sha256")
+    .update(accessToken, "ascii")
+    .digest();
+  return digest.subarray(0, digest.length / 2).toString("base64url");
 }
 
 /** What an ID token we issued says about its user and sign-in. */
@@ -28,10 +36,12 @@ export async function readIdTokenHint(rt: OAuthRuntime, token: string): Promise<
   if (token.length > MAX_TOKEN_BYTES) return undefined;
   try {
     const header = decodeProtectedHeader(token);
-    if (header.alg !== "RS256" || typeof header.kid !== "string" || (header.typ !== undefined && header.typ !== "JWT")) return undefined;
+    if (typeof header.alg !== "string" || typeof header.kid !== "string" || (header.typ !== undefined && header.typ !== "JWT")) return undefined;
     const key = await rt.keys.publicKey(header.kid);
-    if (!key) return undefined;
-    const { payload } = await compactVerify(token, key, { algorithms: ["RS256"] });
+    // The algorithm is the key's, never the header's choice.
+    const alg = key && algOf(key);
+    if (!key || alg !== header.alg) return undefined;
+    const { payload } = await compactVerify(token, key, { algorithms: [alg] });
     const claims = JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown>;
     if (claims.iss !== rt.issuer || typeof claims.sub !== "string") return undefined;
     const aud = typeof claims.aud === "string" ? [claims.aud] : Array.isArray(claims.aud) ? claims.aud.filter((a) => typeof a === "string") : [];

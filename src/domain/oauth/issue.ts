@@ -3,6 +3,7 @@
 // writer; the authorization code and refresh grants write it themselves, in
 // the statement that redeems their grant.
 import type { TokenRow } from "../../store/tokens.js";
+import type { SigningAlg } from "../access/app-settings.js";
 import { type ActionFunction, appendClaims } from "../actions/functions.js";
 import { storeAnsweredMetadata } from "../actions/metadata.js";
 import { userContext } from "../actions/payload.js";
@@ -52,6 +53,8 @@ export interface IssueInput {
   granted: GrantedScopes;
   lifetime: number;
   tokenType: "BEARER" | "JWT";
+  /** The algorithm of the ID token and of a JWT access token (the app's id_token_signed_response_alg); RS256 when absent. */
+  alg?: SigningAlg;
   now: Date;
   /** RFC 8693 §4.1: the party acting for the subject (a JWT access token carries it as the `act` claim). */
   act?: { sub: string };
@@ -83,7 +86,6 @@ export async function issueTokens(rt: OAuthRuntime, input: IssueInput): Promise<
 export async function prepareTokens(rt: OAuthRuntime, input: IssueInput): Promise<PreparedTokens> {
   const { granted, now, userId, signIn } = input;
   const iat = Math.floor(now.getTime() / 1000);
-  const exp = iat + input.lifetime;
   const id = newId();
   if (!userId && !input.appId) throw new Error("a token needs a user or an app");
   const format = formatFor(input.tokenType);
@@ -104,7 +106,7 @@ export async function prepareTokens(rt: OAuthRuntime, input: IssueInput): Promis
     client_id: input.clientId,
     scope: scopeValue(granted.scopes),
     iat,
-    exp,
+    exp: iat + input.lifetime,
   };
   // A JWT access token's claims, and the user claims of the ID token, pass their functions' targets (if any).
   const profile = async () => user ?? input.profile ?? (userId ? await rt.store.tokens.findUser(userId) : null) ?? undefined;
@@ -112,7 +114,7 @@ export async function prepareTokens(rt: OAuthRuntime, input: IssueInput): Promis
     format.name === "jwt" && userId
       ? await withActions(rt, "preaccesstoken", roles, accessClaims, await actionUser(rt, "preaccesstoken", profile), input.clientId)
       : roles;
-  const { token, tokenHash } = await format.encode(rt, { ...accessClaims, extra: input.act ? { ...extra, act: input.act } : extra });
+  const { token, tokenHash } = await format.encode(rt, { ...accessClaims, extra: input.act ? { ...extra, act: input.act } : extra, alg: input.alg });
   const row: TokenRow = {
     id,
     instanceId: rt.instanceId,
@@ -126,7 +128,7 @@ export async function prepareTokens(rt: OAuthRuntime, input: IssueInput): Promis
     audience: granted.audience,
     sessionId: signIn?.sessionId ?? null,
     grantId: signIn?.grantId ?? null,
-    expiresAt: new Date(exp * 1000),
+    expiresAt: new Date(accessClaims.exp * 1000),
     createdAt: now,
   };
   const response: TokenResponse = { access_token: token, token_type: "Bearer", expires_in: input.lifetime, scope: scopeValue(granted.scopes) };
@@ -150,21 +152,20 @@ export async function prepareTokens(rt: OAuthRuntime, input: IssueInput): Promis
       azp: input.clientId,
       iat,
     };
-    response.id_token = await rt.keys.sign(
-      signIn
-        ? {
-            ...common,
-            sub: userId,
-            exp: iat + signIn.idTokenLifetime,
-            auth_time: Math.floor(signIn.authTime.getTime() / 1000),
-            ...(signIn.nonce !== undefined ? { nonce: signIn.nonce } : {}),
-            at_hash: atHash(token),
-            ...(signIn.sessionId ? { sid: signIn.sessionId } : {}),
-            amr: signIn.amr,
-            ...userinfo,
-          }
-        : { ...common, exp, ...userinfo },
-    );
+    const idClaims = signIn
+      ? {
+          ...common,
+          sub: userId,
+          exp: iat + signIn.idTokenLifetime,
+          auth_time: Math.floor(signIn.authTime.getTime() / 1000),
+          ...(signIn.nonce !== undefined ? { nonce: signIn.nonce } : {}),
+          at_hash: atHash(token, input.alg),
+          ...(signIn.sessionId ? { sid: signIn.sessionId } : {}),
+          amr: signIn.amr,
+          ...userinfo,
+        }
+      : { ...common, exp: accessClaims.exp, ...userinfo };
+    response.id_token = await rt.keys.sign(idClaims, undefined, input.alg);
   }
   return { response, row };
 }

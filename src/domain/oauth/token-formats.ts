@@ -1,18 +1,20 @@
 // Access token formats as strategies: an opaque secret looked up by its hash,
-// or an RS256 JWT (RFC 9068, typ at+jwt) whose jti names its row. Each knows
+// or a JWT (RFC 9068, typ at+jwt; RS256 unless the app asks for ES256 or EdDSA) whose jti names its row. Each knows
 // how to encode a new token and how to identify a presented one; resolve.ts
 // and issue.ts do the rest the same way for both.
 import { createHash, type KeyObject } from "node:crypto";
 import { decodeProtectedHeader, jwtVerify } from "jose";
+import { algOf } from "../../crypto/signing-keys.js";
 import { newOpaqueToken, sha256 } from "../../crypto/tokens.js";
 import type { Store } from "../../store/index.js";
 import type { StoredPatRow, StoredTokenRow } from "../../store/tokens.js";
+import type { SigningAlg } from "../access/app-settings.js";
 
 /** What a format needs: the issuer and the signing keys (sign, and the public key of a kid). */
 export interface FormatContext {
   issuer: string;
   keys: {
-    sign(claims: Record<string, unknown>, typ?: string): Promise<string>;
+    sign(claims: Record<string, unknown>, typ?: string, alg?: SigningAlg): Promise<string>;
     publicKey(kid: string): Promise<KeyObject | undefined>;
   };
 }
@@ -28,6 +30,8 @@ export interface AccessClaims {
   exp: number;
   /** Role claims (JWT only). */
   extra: Record<string, unknown>;
+  /** The JWT's algorithm (the app's id_token_signed_response_alg); RS256 when absent. */
+  alg?: SigningAlg;
 }
 
 /** A presented token, identified: its cache key and how to read its row(s). */
@@ -70,6 +74,7 @@ export const jwtFormat: TokenFormat = {
     const token = await ctx.keys.sign(
       { iss: ctx.issuer, sub: c.sub, aud: c.aud, client_id: c.client_id, scope: c.scope, iat: c.iat, nbf: c.iat, exp: c.exp, jti: c.jti, ...c.extra },
       "at+jwt",
+      c.alg,
     );
     return { token, tokenHash: null };
   },
@@ -96,10 +101,12 @@ export const formatFor = (type: "BEARER" | "JWT"): TokenFormat => (type === "JWT
 async function verifyAccessJwt(ctx: FormatContext, token: string, now: Date): Promise<string | undefined> {
   try {
     const header = decodeProtectedHeader(token);
-    if (header.alg !== "RS256" || typeof header.kid !== "string") return undefined;
+    if (typeof header.alg !== "string" || typeof header.kid !== "string") return undefined;
     const key = await ctx.keys.publicKey(header.kid);
-    if (!key) return undefined;
-    const { payload } = await jwtVerify(token, key, { algorithms: ["RS256"], issuer: ctx.issuer, typ: "at+jwt", currentDate: now });
+    // The algorithm is the key's, never the header's choice.
+    const alg = key && algOf(key);
+    if (!key || alg !== header.alg) return undefined;
+    const { payload } = await jwtVerify(token, key, { algorithms: [alg], issuer: ctx.issuer, typ: "at+jwt", currentDate: now });
     return typeof payload.jti === "string" ? payload.jti : undefined;
   } catch {
     return undefined;

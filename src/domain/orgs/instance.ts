@@ -35,35 +35,38 @@ export async function listSigningKeys(
 }
 
 /**
- * How many keys may verify at once after a rotation on demand: the active one and those still in their overlap.
- * Every rotation keeps the previous keys in the JWKS that every client downloads and in every replica's memory, so
- * a script rotating in a loop must not grow them without bound; scheduled rotations are not counted against it.
+ * How many keys of one algorithm may verify at once after a rotation on demand: the active one and those still in
+ * their overlap. Every rotation keeps the previous keys in the JWKS that every client downloads and in every replica's
+ * memory, so a script rotating in a loop must not grow them without bound; scheduled rotations are not counted
+ * against it.
  */
 export const MAX_VERIFYING_KEYS = 10;
 
 /**
- * A new active key now; the previous ones stay verify-only until the end of the
- * overlap, so no token issued before becomes unverifiable. Refused with
- * ResourceExhausted when it would leave more than MAX_VERIFYING_KEYS verifying.
+ * A new active key of each algorithm now; the previous ones stay verify-only until the end of the overlap, so no
+ * token issued before becomes unverifiable. Refused with ResourceExhausted when it would leave more than
+ * MAX_VERIFYING_KEYS of one algorithm verifying.
  */
 export async function rotateSigningKey(ctx: Ctx, keys: SigningKeys): Promise<Rotation> {
   authorize(ctx, "iam.write", null);
   return keys.rotateNow(async (tx, r) => {
-    // Counted inside the rotation's transaction (serialised across replicas): refusing rolls the new key back.
+    // Counted inside the rotation's transaction (serialised across replicas): refusing rolls the new keys back.
     const verifying = await tx.keys.verifyingUntil(ctx.instanceId, r.createdAt);
-    if (verifying.length > MAX_VERIFYING_KEYS) {
+    const perAlg = new Map<string, number>();
+    for (const k of verifying) perAlg.set(k.alg, (perAlg.get(k.alg) ?? 0) + 1);
+    if ([...perAlg.values()].some((n) => n > MAX_VERIFYING_KEYS)) {
       const next = verifying.find((k) => k.verifyUntil)?.verifyUntil;
       throw new DomainError(
         "ResourceExhausted",
         "Errors.SigningKey.TooManyRotations",
-        `at most ${MAX_VERIFYING_KEYS} signing keys may verify at once; the next one leaves its overlap at ${next?.toISOString() ?? "an unknown time"}`,
+        `at most ${MAX_VERIFYING_KEYS} signing keys of one algorithm may verify at once; the next one leaves its overlap at ${next?.toISOString() ?? "an unknown time"}`,
       );
     }
     await recordEvent(ctx, tx, {
       aggregateType: "instance",
       aggregateId: ctx.instanceId,
       type: "instance.signingkey.rotated",
-      payload: { keyId: r.id, alg: r.alg, retiredKeyIds: r.retiredKeyIds, verifyUntil: r.verifyUntil.toISOString() },
+      payload: { keyId: r.id, alg: r.alg, keys: r.keys, retiredKeyIds: r.retiredKeyIds, verifyUntil: r.verifyUntil.toISOString() },
     });
   });
 }

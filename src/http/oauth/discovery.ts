@@ -1,4 +1,5 @@
 // OpenID Connect discovery / RFC 8414 authorization server metadata.
+import { SIGNING_ALGS } from "../../domain/access/app-settings.js";
 import { PROMPTS } from "../../domain/oauth/authorize/authorize.js";
 import { GRANT_TYPES, SCOPE_MANAGEMENT, SCOPE_METADATA } from "../../domain/oauth/tokens.js";
 
@@ -49,7 +50,7 @@ export function discoveryDocument(issuer: string): string {
       SCOPE_METADATA,
     ],
     subject_types_supported: ["public"],
-    id_token_signing_alg_values_supported: ["RS256"],
+    id_token_signing_alg_values_supported: SIGNING_ALGS,
     token_endpoint_auth_methods_supported: TOKEN_AUTH_METHODS,
     token_endpoint_auth_signing_alg_values_supported: ["RS256"],
     introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,

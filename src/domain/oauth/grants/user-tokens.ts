@@ -56,6 +56,7 @@ export async function issueForUser(
     granted: u.granted,
     lifetime: rt.lifetimes.user,
     tokenType: u.client.accessTokenType,
+    alg: u.client.oidc.idTokenSignedResponseAlg,
     now: u.now,
     signIn: {
       nonce: u.nonce,
