@@ -6,6 +6,8 @@ import {
   BrandingSettingsSchema,
   type DomainSettings,
   DomainSettingsSchema,
+  type LanguageSettings,
+  LanguageSettingsSchema,
   type LockoutSettings,
   LockoutSettingsSchema,
   type LoginSettings,
@@ -23,6 +25,7 @@ import {
 } from "../../gen/svc/settings/v2/settings_pb.js";
 import type { SettingsService } from "../../gen/svc/settings/v2/settings_service_pb.js";
 import { invalidArgument } from "../domain/errors.js";
+import { MAIL_LANGUAGES, type MailLanguage } from "../domain/mail/texts.js";
 import {
   type Effective,
   getSettings,
@@ -247,6 +250,13 @@ const domain: Mapping<"domain", typeof DomainSettingsSchema> = {
   }),
 };
 
+const language: Mapping<"language", typeof LanguageSettingsSchema> = {
+  kind: "language",
+  schema: LanguageSettingsSchema,
+  toProto: (s) => ({ defaultLanguage: s.defaultLanguage, supportedLanguages: [...MAIL_LANGUAGES], resourceOwnerType: owner(s.resourceOwner) }),
+  fromProto: (p: LanguageSettings) => ({ defaultLanguage: p.defaultLanguage as MailLanguage }),
+};
+
 export function settingsService(): ServiceImpl<typeof SettingsService> {
   const pc = handlers(passwordComplexity);
   const pe = handlers(passwordExpiry);
@@ -255,6 +265,7 @@ export function settingsService(): ServiceImpl<typeof SettingsService> {
   const se = handlers(security);
   const br = handlers(branding);
   const dm = handlers(domain);
+  const la = handlers(language);
   return {
     getPasswordComplexitySettings: pc.get,
     setPasswordComplexitySettings: pc.set,
@@ -277,5 +288,8 @@ export function settingsService(): ServiceImpl<typeof SettingsService> {
     getDomainSettings: dm.get,
     setDomainSettings: dm.set,
     resetDomainSettings: dm.reset,
+    getLanguageSettings: la.get,
+    setLanguageSettings: la.set,
+    resetLanguageSettings: la.reset,
   };
 }

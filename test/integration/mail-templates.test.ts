@@ -1,7 +1,7 @@
 // The mails as a user receives them, read from a real SMTP server (the in-process sink): each mail (e-mail
 // verification, password reset, e-mail OTP) in English and in German, as text and HTML parts that carry the same
 // code or link, in the organization's branding, a user's name escaped in HTML; the language chosen from the user's
-// preferred language, else the hosted login page's; and the instance's own texts through MailTextService (set, used
+// preferred language, else the hosted login page's, else the language settings' default; and the instance's own texts through MailTextService (set, used
 // by the next mail, reset; invalid texts refused with the field; IAM_OWNER only).
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import type { ParsedMail } from "mailparser";
@@ -201,6 +201,35 @@ describe("each mail in the user's language", () => {
     await admin(t, "SendEmailCode", { userId: id, sendCode: {} });
     const mail = await smtp.next("mt-plain@example.com");
     expect(mail.subject).toBe(SUBJECTS.verify?.en);
+  });
+
+  it("the language settings' default: the organization's, else the instance's, for mails and for pages the browser does not decide", async () => {
+    const id = await human("mt-default");
+    const verifyMail = async () => {
+      await admin(t, "SendEmailCode", { userId: id, sendCode: {} });
+      return (await smtp.next("mt-default@example.com")).subject;
+    };
+    await admin(t, "SetLanguageSettings", { settings: { defaultLanguage: "de" } });
+    try {
+      expect(await verifyMail()).toBe(SUBJECTS.verify?.de);
+      // The organization's override decides for its users; after a reset the instance's applies again.
+      await admin(t, "SetLanguageSettings", { organizationId: orgId, settings: { defaultLanguage: "en-GB" } });
+      expect((await admin(t, "GetLanguageSettings", { organizationId: orgId })).settings.defaultLanguage).toBe("en");
+      expect(await verifyMail()).toBe(SUBJECTS.verify?.en);
+      await admin(t, "ResetLanguageSettings", { organizationId: orgId });
+      expect(await verifyMail()).toBe(SUBJECTS.verify?.de);
+      // A browser asking only for languages svc has no texts for gets the default, and so does the mail it triggers;
+      // one asking for English gets English.
+      const french = new Visitor(t, { "accept-language": "fr-FR,fr;q=0.9,it;q=0.5" });
+      expect((await french.get("/ui/login/password/reset")).body).toContain('<html lang="de">');
+      expect((await french.post("/ui/login/password/reset", { loginName: `mt-default@${domain}` })).res.status).toBe(200);
+      expect((await smtp.next("mt-default@example.com")).subject).toBe(SUBJECTS.reset?.de);
+      expect((await new Visitor(t, { "accept-language": "en" }).get("/ui/login/password/reset")).body).toContain('<html lang="en">');
+      // Only languages svc has texts for.
+      await fails(t, "rest", t.pat, "SetLanguageSettings", { settings: { defaultLanguage: "fr" } }, "invalid_argument", "Errors.Settings.Language.Unsupported");
+    } finally {
+      await admin(t, "SetLanguageSettings", { settings: { defaultLanguage: "en" } });
+    }
   });
 });
 

@@ -258,6 +258,18 @@ const KINDS: Kind[] = [
     orgValue: { loginNameIncludesDomain: true, smtpSenderAddressMatchesInstanceDomain: false },
     invalid: [],
   },
+  {
+    path: "language",
+    rpc: "Language",
+    // supportedLanguages is output only: ignored when set, always returned.
+    defaults: { defaultLanguage: "en", supportedLanguages: ["en", "de"] },
+    instanceValue: { defaultLanguage: "de", supportedLanguages: ["en", "de"] },
+    orgValue: { defaultLanguage: "en", supportedLanguages: ["en", "de"] },
+    invalid: [
+      { settings: { defaultLanguage: "fr" }, reason: "Errors.Settings.Language.Unsupported" },
+      { settings: { defaultLanguage: "" }, reason: "Errors.Settings.Language.Unsupported" },
+    ],
+  },
 ];
 const kind = (rpc: string) => KINDS.find((k) => k.rpc === rpc) as Kind;
 

@@ -6,7 +6,7 @@ import { IntlMessageFormat } from "intl-messageformat";
 import { masterKeySealer } from "../../src/crypto/sealer.js";
 import { cookieJar, csrfToken, freshState, MAX_SESSIONS, validCsrf, withoutSession, withSession } from "../../src/http/login/cookie.js";
 import { html, trusted } from "../../src/http/login/html.js";
-import { chooseLanguage, LANGUAGES, messageIds, messageSource, translator } from "../../src/http/login/i18n.js";
+import { chooseLanguage, LANGUAGES, matchLanguage, messageIds, messageSource, translator } from "../../src/http/login/i18n.js";
 
 /** The argument names an ICU message uses (plural, select and nested ones included), sorted. */
 function argumentsOf(source: string): string[] {
@@ -44,6 +44,9 @@ describe("texts", () => {
     expect(chooseLanguage([], "de;q=0, fr")).toBe("en");
     expect(chooseLanguage([], undefined)).toBe("en");
     expect(chooseLanguage(["xx"], "garbage;;;q=abc")).toBe("en");
+    // No match at all: the language settings' default applies (the page reads it only then).
+    expect(matchLanguage(["xx"], "fr, it;q=0.5")).toBeUndefined();
+    expect(matchLanguage([], "fr, de-AT;q=0.1")).toBe("de");
   });
 });
 

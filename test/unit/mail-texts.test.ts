@@ -3,7 +3,7 @@
 // text that stays readable on a light or dark primary colour.
 import { describe, expect, it } from "@jest/globals";
 import type { Mail } from "../../src/domain/identity/authn/ports.js";
-import { MAIL_LANGUAGES, MAIL_TYPES, mailLanguage, validateMailText } from "../../src/domain/mail/texts.js";
+import { firstSupportedLanguage, MAIL_LANGUAGES, MAIL_TYPES, validateMailText } from "../../src/domain/mail/texts.js";
 import { defaultMailText, mailMessageIds } from "../../src/mail/catalogue.js";
 import { renderMail } from "../../src/mail/render.js";
 
@@ -29,11 +29,12 @@ describe("the catalogue", () => {
 });
 
 describe("the language of a mail", () => {
-  it("is the first supported candidate, by its base language, else English", () => {
-    expect(mailLanguage("de-CH", "en")).toBe("de");
-    expect(mailLanguage(null, "fr", "DE_at")).toBe("de");
-    expect(mailLanguage("fr", undefined)).toBe("en");
-    expect(mailLanguage()).toBe("en");
+  it("is the first supported candidate, by its base language, else none", () => {
+    expect(firstSupportedLanguage("de-CH", "en")).toBe("de");
+    expect(firstSupportedLanguage(null, "fr", "DE_at")).toBe("de");
+    // None svc has texts for: the organization's default language decides (codeMail).
+    expect(firstSupportedLanguage("fr", undefined)).toBeUndefined();
+    expect(firstSupportedLanguage()).toBeUndefined();
   });
 });
 

@@ -8,7 +8,7 @@ import type { Ctx } from "../context.js";
 import { invalidArgument, notFound } from "../errors.js";
 import type { Mail } from "../identity/authn/ports.js";
 import { effectiveSetting, type StoredSetting as StoredSettingRow } from "../settings/settings.js";
-import { type MailLanguage, type MailText, type MailType, mailLanguage, validateMailText } from "./texts.js";
+import { firstSupportedLanguage, type MailLanguage, type MailText, type MailType, validateMailText } from "./texts.js";
 
 const kindOf = (type: MailType, lang: MailLanguage) => `mail_text.${type}.${lang}`;
 
@@ -42,9 +42,10 @@ function duration(minutes: number, lang: MailLanguage): string {
 }
 
 /**
- * The mail of a code (or of the link made from it) to `to`: in the user's preferred language, else the language of
- * the login UI the request came from, else English; in the branding of the user's organization; with the instance's
- * own texts of that mail and language when it has them. Two reads, then the mailer.
+ * The mail of a code (or of the link made from it) to `to`: in the user's preferred language, else the language the
+ * browser of the hosted login page it came from chose, else the default language of the user's organization (the
+ * language settings); in the branding of the user's organization; with the instance's own texts of that mail and
+ * language when it has them. Two or three reads, then the mailer.
  */
 export async function codeMail(
   ctx: Ctx,
@@ -53,8 +54,12 @@ export async function codeMail(
   type: MailType,
   c: { code: string; link?: string; validMinutes: number },
 ): Promise<Mail> {
-  const language = mailLanguage(user.preferredLanguage, ctx.uiLanguage?.());
-  const [branding, own] = await Promise.all([effectiveSetting(ctx, "branding", user.orgId), instanceText(ctx, type, language)]);
+  const chosen = firstSupportedLanguage(user.preferredLanguage, ctx.uiLanguage?.());
+  const [branding, language] = await Promise.all([
+    effectiveSetting(ctx, "branding", user.orgId),
+    chosen ?? effectiveSetting(ctx, "language", user.orgId).then((s) => s.defaultLanguage),
+  ]);
+  const own = await instanceText(ctx, type, language);
   return {
     to,
     type,

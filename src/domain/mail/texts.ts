@@ -38,13 +38,13 @@ export function supportedLanguage(tag: string | null | undefined): MailLanguage 
   return (MAIL_LANGUAGES as readonly string[]).includes(base) ? (base as MailLanguage) : undefined;
 }
 
-/** The first of the candidates svc has texts for (the user's preferred language, then the request's), else English. */
-export function mailLanguage(...candidates: (string | null | undefined)[]): MailLanguage {
+/** The first of the candidates svc has texts for (the user's preferred language, then the request's), if any. */
+export function firstSupportedLanguage(...candidates: (string | null | undefined)[]): MailLanguage | undefined {
   for (const c of candidates) {
     const s = supportedLanguage(c);
     if (s) return s;
   }
-  return FALLBACK_LANGUAGE;
+  return undefined;
 }
 
 export function mailType(value: string, field = "type"): MailType {

@@ -3,6 +3,7 @@
 // no store, no context (settings.ts reads and writes them).
 
 import { invalidArgument } from "../errors.js";
+import { FALLBACK_LANGUAGE, MAIL_LANGUAGES, type MailLanguage, supportedLanguage } from "../mail/texts.js";
 
 export type ResourceOwner = "instance" | "org";
 
@@ -93,6 +94,11 @@ export interface DomainSettings {
   usernamesUniqueInInstance: boolean;
 }
 
+/** The language of the hosted login and of mails when neither the user nor the request decides it. */
+export interface LanguageSettings {
+  defaultLanguage: MailLanguage;
+}
+
 /** The stored value of each kind; the key is the `kind` column. */
 export interface SettingValues {
   password_complexity: Omit<PasswordComplexity, "resourceOwner">;
@@ -102,6 +108,7 @@ export interface SettingValues {
   security: Security;
   branding: Branding;
   domain: DomainSettings;
+  language: LanguageSettings;
 }
 
 export type SettingKind = keyof SettingValues;
@@ -155,6 +162,7 @@ export const DEFAULT_SETTINGS: { readonly [K in SettingKind]: Readonly<SettingVa
     darkLogoUrl: "",
   },
   domain: { loginNameIncludesDomain: true, smtpSenderAddressMatchesInstanceDomain: false, usernamesUniqueInInstance: false },
+  language: { defaultLanguage: FALLBACK_LANGUAGE },
 };
 
 /** The documented instance default: at least 8 characters of all four classes. */
@@ -331,6 +339,15 @@ const VALIDATORS: { [K in SettingKind]: (input: SettingInput<K>) => SettingValue
     smtpSenderAddressMatchesInstanceDomain: i.smtpSenderAddressMatchesInstanceDomain,
     usernamesUniqueInInstance: i.usernamesUniqueInInstance,
   }),
+  language: (i) => {
+    const defaultLanguage = supportedLanguage(i.defaultLanguage);
+    if (!defaultLanguage) {
+      throw invalidArgument("Errors.Settings.Language.Unsupported", `default_language must be one of ${MAIL_LANGUAGES.join(", ")}`, {
+        field: "default_language",
+      });
+    }
+    return { defaultLanguage };
+  },
 };
 
 /**

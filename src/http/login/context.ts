@@ -10,7 +10,7 @@ import type { FailureLimits } from "../../domain/limits.js";
 import { requestContext } from "../../domain/request-context.js";
 import type { SamlAnswerer } from "../../domain/saml/login-ui.js";
 import type { CookieJar } from "./cookie.js";
-import { chooseLanguage } from "./i18n.js";
+import { matchLanguage } from "./i18n.js";
 
 export interface LoginDeps {
   store: Ctx["store"];
@@ -52,7 +52,7 @@ const loginPrincipal = (instanceId: string): Principal => ({
 function base(deps: LoginDeps, req: Request, principal: Principal): Ctx {
   const { store, instanceId, clock, log, limits, mailer, authn, idp, signals } = deps;
   // The mails a page triggers speak the browser's language (LoginRequest narrows it to the auth request's ui_locales).
-  const uiLanguage = () => chooseLanguage([], req.headers["accept-language"]);
+  const uiLanguage = () => matchLanguage([], req.headers["accept-language"]);
   return requestContext({ store, instanceId, clock, log, limits, mailer, authn, idp, signals, uiLanguage }, principal, {
     requestId: (req.headers["x-request-id"] as string | undefined) ?? "",
     // req.ip follows SVC_TRUST_PROXY: the browser's address behind a trusted proxy, the TCP peer otherwise.

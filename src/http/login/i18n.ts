@@ -55,6 +55,11 @@ const supported = (tag: string): Language | undefined => {
 
 /** ui_locales (space-separated, in order of preference) first, then Accept-Language by its q-values. */
 export function chooseLanguage(uiLocales: readonly string[], acceptLanguage: string | undefined): Language {
+  return matchLanguage(uiLocales, acceptLanguage) ?? FALLBACK;
+}
+
+/** The first of the auth request's ui_locales, then of the browser's Accept-Language (by weight), svc has texts for. */
+export function matchLanguage(uiLocales: readonly string[], acceptLanguage: string | undefined): Language | undefined {
   for (const l of uiLocales) {
     const s = supported(l);
     if (s) return s;
@@ -74,5 +79,5 @@ export function chooseLanguage(uiLocales: readonly string[], acceptLanguage: str
     const s = supported(r.tag);
     if (s) return s;
   }
-  return FALLBACK;
+  return undefined;
 }

@@ -14,7 +14,7 @@ import { type Branding, DEFAULT_SETTINGS, type Login } from "../../domain/settin
 import { type LoginDeps, loginCtx } from "./context.js";
 import { type BrowserSession, type BrowserState, csrfToken, freshState, withoutSession } from "./cookie.js";
 import { html } from "./html.js";
-import { chooseLanguage, type Language, translator } from "./i18n.js";
+import { type Language, matchLanguage, translator } from "./i18n.js";
 import { type PageContext, type PageOptions, renderPage } from "./layout.js";
 
 export const LOGIN_BASE = "/ui/login";
@@ -64,6 +64,8 @@ export class LoginRequest {
   state: BrowserState;
   private dirty: boolean;
   lang: Language;
+  /** Whether ui_locales or Accept-Language chose lang; if not, the default language of the settings applies. */
+  private langChosen: boolean;
   orgId: string | undefined;
   authRequest: AuthRequestView | undefined;
   /** The SAML request the sign-in answers instead (the query's samlRequest). */
@@ -77,12 +79,15 @@ export class LoginRequest {
     readonly req: Request,
     readonly res: Response,
   ) {
-    // The mails this request triggers speak the page's language (the auth request's ui_locales once it is loaded).
-    this.ctx = { ...loginCtx(deps, req), uiLanguage: () => this.lang };
+    // The mails this request triggers speak the page's language (the auth request's ui_locales once it is loaded) when
+    // the browser chose one; else the user's organization's default language (codeMail).
+    this.ctx = { ...loginCtx(deps, req), uiLanguage: () => (this.langChosen ? this.lang : undefined) };
     const existing = deps.cookies.read(req.headers.cookie);
     this.state = existing ?? freshState();
     this.dirty = !existing;
-    this.lang = chooseLanguage([], req.headers["accept-language"]);
+    const chosen = matchLanguage([], req.headers["accept-language"]);
+    this.lang = chosen ?? "en";
+    this.langChosen = chosen !== undefined;
   }
 
   /** A parameter of the query (GET) or the form (POST); only single string values count. */
@@ -113,7 +118,8 @@ export class LoginRequest {
     if (id === undefined || id === "") return undefined;
     if (!ID.test(id)) throw new DomainError("NotFound", "Errors.AuthRequest.NotFound", "no such auth request");
     this.authRequest = await getAuthRequest(this.ctx, id);
-    this.lang = chooseLanguage(this.authRequest.uiLocales, this.req.headers["accept-language"]);
+    const chosen = matchLanguage(this.authRequest.uiLocales, this.req.headers["accept-language"]);
+    if (chosen) [this.lang, this.langChosen] = [chosen, true];
     const org = this.authRequest.scopes.find((s) => s.startsWith(ORG_SCOPE));
     if (org) this.orgId = org.slice(ORG_SCOPE.length);
     return this.authRequest;
@@ -217,7 +223,10 @@ export class LoginRequest {
     let orgBranding: Branding;
     try {
       orgId = await this.settingsOrg();
-      orgBranding = await branding(this.ctx, orgId);
+      // The default language is read only for a browser whose languages svc has no texts for.
+      const [b, language] = await Promise.all([branding(this.ctx, orgId), this.langChosen ? undefined : effectiveSetting(this.ctx, "language", orgId)]);
+      orgBranding = b;
+      if (language) this.lang = language.defaultLanguage;
     } catch {
       orgBranding = await branding(this.ctx, undefined).catch(() => ({ ...DEFAULT_SETTINGS.branding }));
     }
