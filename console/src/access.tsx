@@ -1,19 +1,22 @@
-// What the signed-in user may open. The API decides: the console asks once, in parallel, with the cheapest call of
-// each area (a list of one), and hides what would be refused. Instance roles come from the instance's members.
+// What the signed-in user may do. The API decides: the console asks once (UserService.ListMyPermissions, the
+// caller's instance roles and, per organization it holds roles in, what they allow, from the role table that decides
+// every call) and hides what would be refused. One call, and only UserService's descriptors on the first route.
 import { createClient } from "@connectrpc/connect";
 import { type QueryClient, useQuery } from "@tanstack/react-query";
-import { EventService } from "../../gen/svc/event/v2/event_service_pb";
-import { InstanceService } from "../../gen/svc/instance/v2/instance_service_pb";
-import { OrganizationService } from "../../gen/svc/org/v2/org_service_pb";
-import { ProjectService } from "../../gen/svc/project/v2/project_service_pb";
 import { UserService } from "../../gen/svc/user/v2/user_service_pb";
 import { claims } from "./auth";
-import { isDenied, transport } from "./transport";
+import { transport } from "./transport";
 
 export interface Access {
   userId: string;
+  /** The organization the user belongs to. */
+  orgId: string;
   /** Instance roles (IAM_OWNER, IAM_OWNER_VIEWER...); empty for organization members. */
   instanceRoles: string[];
+  /** Whether the user holds `permission` in `orgId` (instance-wide or through its roles there); without `orgId`: anywhere. */
+  can(permission: string, orgId?: string): boolean;
+  /** The organizations in which the user holds `permission`: "all" (instance-wide) or their ids. */
+  orgsWith(permission: string): "all" | string[];
   users: boolean;
   orgs: boolean;
   projects: boolean;
@@ -22,53 +25,40 @@ export interface Access {
   instance: boolean;
   /** Writes instance-wide (IAM_OWNER). */
   instanceWrite: boolean;
-  /** The organizations the user reads (the first page), for organization pickers. */
-  orgCount: number;
 }
 
-/** Whether the call is allowed: false when refused, the error otherwise. */
-async function allowed(call: () => Promise<unknown>): Promise<boolean> {
-  try {
-    await call();
-    return true;
-  } catch (err) {
-    if (isDenied(err)) return false;
-    throw err;
-  }
+export function toAccess(mine: {
+  userId: string;
+  organizationId: string;
+  instanceRoles: string[];
+  instancePermissions: string[];
+  organizations: { organizationId: string; permissions: string[] }[];
+}): Access {
+  const instance = new Set(mine.instancePermissions);
+  const perOrg = new Map(mine.organizations.map((o) => [o.organizationId, new Set(o.permissions)]));
+  const can = (permission: string, orgId?: string): boolean => {
+    if (instance.has(permission)) return true;
+    if (orgId !== undefined) return perOrg.get(orgId)?.has(permission) ?? false;
+    for (const set of perOrg.values()) if (set.has(permission)) return true;
+    return false;
+  };
+  return {
+    userId: mine.userId || (claims()?.sub ?? ""),
+    orgId: mine.organizationId,
+    instanceRoles: mine.instanceRoles,
+    can,
+    orgsWith: (permission) => (instance.has(permission) ? "all" : [...perOrg].filter(([, set]) => set.has(permission)).map(([id]) => id)),
+    users: can("user.read"),
+    orgs: can("org.read"),
+    projects: can("project.read"),
+    events: can("events.read"),
+    instance: instance.has("iam.member.read"),
+    instanceWrite: instance.has("iam.write"),
+  };
 }
 
 async function probe(): Promise<Access> {
-  const userId = claims()?.sub ?? "";
-  const one = { query: { limit: 1 } };
-  const users = createClient(UserService, transport);
-  const orgs = createClient(OrganizationService, transport);
-  const [members, canUsers, orgList, canProjects, canEvents] = await Promise.all([
-    createClient(InstanceService, transport)
-      .listInstanceMembers({ queries: [{ query: { case: "userIdQuery", value: { userId } } }] })
-      .then((r): string[] => r.result[0]?.roles ?? [])
-      .catch((err): string[] => {
-        if (isDenied(err)) return [];
-        throw err;
-      }),
-    allowed(() => users.listUsers(one)),
-    orgs.listOrganizations(one).catch((err) => {
-      if (isDenied(err)) return undefined;
-      throw err;
-    }),
-    allowed(() => createClient(ProjectService, transport).listProjects(one)),
-    allowed(() => createClient(EventService, transport).listEvents(one)),
-  ]);
-  return {
-    userId,
-    instanceRoles: members,
-    users: canUsers,
-    orgs: orgList !== undefined,
-    orgCount: Number(orgList?.details?.totalResult ?? 0),
-    projects: canProjects,
-    events: canEvents,
-    instance: members.length > 0,
-    instanceWrite: members.includes("IAM_OWNER"),
-  };
+  return toAccess(await createClient(UserService, transport).listMyPermissions({}));
 }
 
 /** Asked by main.tsx as soon as the tokens are there, while React and the pages still load. */

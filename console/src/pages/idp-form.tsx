@@ -2,6 +2,7 @@
 // the profile comes from, claim mapping) or a SAML 2.0 identity provider (its metadata, posted or fetched from a
 // URL; binding, signed requests, NameID format, attribute mapping), with the options of what a sign-in may do to
 // svc's users. svc's own redirect URI (OIDC) or SP metadata and ACS URL (SAML) are shown to register at the provider.
+// The same pages serve an organization's own providers (/orgs/{id}/idps/...), written by who holds idp.write there.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { Button, Card, Checkbox, Group, SegmentedControl, Select, SimpleGrid, Stack, Text, Textarea, TextInput, Title } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
@@ -13,6 +14,7 @@ import { type MessageKey, useI18n } from "../i18n";
 import { useRouter } from "../router";
 import { ApiError, ConfirmButton, PageHeader, SecretValue } from "../ui";
 import { issuerUrl } from "./app-snippets";
+import { idpBase } from "./idp-paths";
 
 interface Options {
   isLinkingAllowed: boolean;
@@ -99,9 +101,22 @@ function mappingOf(m: ClaimMapping | undefined): Mapping {
   return rest;
 }
 
-function OidcForm({ idp, onDone }: { idp?: IdentityProvider; onDone(id: string): void }) {
+/** Whether the user may change the providers of the instance, or of organization `orgId`. */
+function useIdpWrite(orgId: string | undefined): boolean {
+  const access = useAccess().data;
+  return orgId ? (access?.can("idp.write", orgId) ?? false) : (access?.instanceWrite ?? false);
+}
+
+interface FormProps {
+  idp?: IdentityProvider;
+  /** The organization a new provider belongs to; none: the instance. */
+  orgId?: string;
+  onDone(id: string): void;
+}
+
+function OidcForm({ idp, orgId, onDone }: FormProps) {
   const { t } = useI18n();
-  const canWrite = useAccess().data?.instanceWrite;
+  const canWrite = useIdpWrite(orgId ?? idp?.organizationId);
   const client = useQueryClient();
   const add = useMutation(IdentityProviderService.method.addGenericOIDCProvider);
   const update = useMutation(IdentityProviderService.method.updateGenericOIDCProvider);
@@ -131,7 +146,7 @@ function OidcForm({ idp, onDone }: { idp?: IdentityProvider; onDone(id: string):
         try {
           let id = idp?.id;
           if (id) await update.mutateAsync({ idpId: id, ...body });
-          else id = (await add.mutateAsync(body)).id;
+          else id = (await add.mutateAsync({ organizationId: orgId ?? "", ...body })).id;
           await client.invalidateQueries();
           onDone(id);
         } catch {
@@ -183,9 +198,9 @@ function OidcForm({ idp, onDone }: { idp?: IdentityProvider; onDone(id: string):
   );
 }
 
-function SamlForm({ idp, onDone }: { idp?: IdentityProvider; onDone(id: string): void }) {
+function SamlForm({ idp, orgId, onDone }: FormProps) {
   const { t } = useI18n();
-  const canWrite = useAccess().data?.instanceWrite;
+  const canWrite = useIdpWrite(orgId ?? idp?.organizationId);
   const client = useQueryClient();
   const add = useMutation(IdentityProviderService.method.addSAMLProvider);
   const update = useMutation(IdentityProviderService.method.updateSAMLProvider);
@@ -223,7 +238,7 @@ function SamlForm({ idp, onDone }: { idp?: IdentityProvider; onDone(id: string):
         try {
           let id = idp?.id;
           if (id) await update.mutateAsync({ idpId: id, ...body });
-          else id = (await add.mutateAsync(body)).id;
+          else id = (await add.mutateAsync({ organizationId: orgId ?? "", ...body })).id;
           await client.invalidateQueries();
           onDone(id);
         } catch {
@@ -317,32 +332,35 @@ function SamlForm({ idp, onDone }: { idp?: IdentityProvider; onDone(id: string):
   );
 }
 
-/** /idps/new/oidc, /idps/new/saml */
+/** /idps/new/{oidc,saml} and /orgs/{orgId}/idps/new/{oidc,saml} */
 export function IdpNew({ params }: { params: string[] }) {
   const { t } = useI18n();
   const { navigate } = useRouter();
-  const saml = params[0] === "saml";
-  const done = (id: string) => navigate(`/idps/${encodeURIComponent(id)}`);
+  const [orgId, kind] = params.length === 2 ? params : [undefined, params[0]];
+  const saml = kind === "saml";
+  const { list, base } = idpBase(orgId);
+  const done = (id: string) => navigate(`${base}/${encodeURIComponent(id)}`);
   return (
     <>
-      <PageHeader title={t(saml ? "idps.newSaml" : "idps.newOidc")} back={{ to: "/idps", label: t("idps.title") }} />
-      {saml ? <SamlForm onDone={done} /> : <OidcForm onDone={done} />}
+      <PageHeader title={t(saml ? "idps.newSaml" : "idps.newOidc")} back={{ to: list, label: t("idps.title") }} />
+      {saml ? <SamlForm orgId={orgId} onDone={done} /> : <OidcForm orgId={orgId} onDone={done} />}
     </>
   );
 }
 
-/** /idps/:id */
+/** /idps/{id} and /orgs/{orgId}/idps/{id} */
 export default function IdpDetail({ params }: { params: string[] }) {
-  const idpId = params[0] as string;
+  const [orgId, idpId] = (params.length === 2 ? params : [undefined, params[0]]) as [string | undefined, string];
   const { t } = useI18n();
   const { navigate } = useRouter();
   const client = useQueryClient();
-  const access = useAccess().data;
   const got = useQuery(IdentityProviderService.method.getIdentityProvider, { idpId });
   const remove = useMutation(IdentityProviderService.method.deleteIdentityProvider);
   const idp = got.data?.idp;
+  const canWrite = useIdpWrite(idp?.organizationId || undefined);
+  const { list } = idpBase(orgId);
   const [saved, setSaved] = useState(false);
-  const actions = idp && access?.instanceWrite && (
+  const actions = idp && canWrite && (
     <ConfirmButton
       label={t("action.delete")}
       title={t("idps.deleteTitle")}
@@ -351,14 +369,14 @@ export default function IdpDetail({ params }: { params: string[] }) {
       typeToConfirm={idp.name}
       onConfirm={async () => {
         await remove.mutateAsync({ idpId });
-        navigate("/idps");
+        navigate(list);
         void client.invalidateQueries();
       }}
     />
   );
   return (
     <>
-      <PageHeader title={idp?.name ?? t("idps.title")} back={{ to: "/idps", label: t("idps.title") }} actions={actions} />
+      <PageHeader title={idp?.name ?? t("idps.title")} back={{ to: list, label: t("idps.title") }} actions={actions} />
       <ApiError error={got.error} />
       {saved && (
         <Text role="status" fw={500} mb="md">

@@ -1,7 +1,7 @@
 // One organization: its name (renamed in a dialog), state (deactivate/reactivate), deletion after typing the name,
 // and tabs for the members and their roles with SCIM provisioning, metadata, and the organization's own settings.
-// Who may change it follows from the API: instance owners, and the organization's own ORG_OWNERs (read from its
-// member list, which only its managers and auditors can read).
+// What is offered follows the caller's permissions in this organization (ListMyPermissions): renaming and state with
+// org.write, deletion with org.delete, members and SCIM provisioning with org.member.write, settings with policy.write.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { Badge, Button, Card, Group, Modal, SimpleGrid, Stack, Tabs, Text, TextInput } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
@@ -12,6 +12,7 @@ import { type Access, useAccess } from "../access";
 import { useI18n } from "../i18n";
 import { useRouter } from "../router";
 import { ApiError, ConfirmButton, PageHeader } from "../ui";
+import { OrgIdps } from "./idps";
 import { Members } from "./members";
 import { MetadataCard } from "./metadata";
 import { OrgSettings } from "./org-settings";
@@ -100,8 +101,10 @@ function OrgPage({ orgId }: { orgId: string }) {
   const updateMember = useMutation(OrganizationService.method.updateOrganizationMember, refresh);
   const removeMember = useMutation(OrganizationService.method.removeOrganizationMember, refresh);
   const o = org.data?.organization;
-  const ownRoles = members.data?.result.find((m) => m.userId === access?.userId)?.roles ?? [];
-  const canWrite = (access?.instanceWrite ?? false) || ownRoles.includes("ORG_OWNER");
+  // What the roles allow in this organization (ListMyPermissions); the API still decides each call.
+  const may = (permission: string) => access?.can(permission, orgId) ?? false;
+  const canWrite = may("org.write");
+  const canMembers = may("org.member.write");
   const active = o?.state !== OrganizationState.INACTIVE;
   return (
     <>
@@ -122,18 +125,20 @@ function OrgPage({ orgId }: { orgId: string }) {
                   {t("users.reactivate")}
                 </Button>
               )}
-              <ConfirmButton
-                label={t("action.delete")}
-                title={t("orgEdit.deleteTitle")}
-                body={t("orgEdit.deleteBody", { name: o.name })}
-                confirmLabel={t("action.delete")}
-                typeToConfirm={o.name}
-                onConfirm={async () => {
-                  await remove.mutateAsync({ organizationId: orgId });
-                  await client.invalidateQueries();
-                  navigate("/orgs");
-                }}
-              />
+              {may("org.delete") && (
+                <ConfirmButton
+                  label={t("action.delete")}
+                  title={t("orgEdit.deleteTitle")}
+                  body={t("orgEdit.deleteBody", { name: o.name })}
+                  confirmLabel={t("action.delete")}
+                  typeToConfirm={o.name}
+                  onConfirm={async () => {
+                    await remove.mutateAsync({ organizationId: orgId });
+                    await client.invalidateQueries();
+                    navigate("/orgs");
+                  }}
+                />
+              )}
             </>
           )
         }
@@ -170,6 +175,7 @@ function OrgPage({ orgId }: { orgId: string }) {
               <Tabs.Tab value="members">{t("orgs.members")}</Tabs.Tab>
               <Tabs.Tab value="metadata">{t("meta.title")}</Tabs.Tab>
               <Tabs.Tab value="settings">{t("orgSettings.title")}</Tabs.Tab>
+              {may("idp.read") && <Tabs.Tab value="idps">{t("idps.title")}</Tabs.Tab>}
             </Tabs.List>
             <Tabs.Panel value="members" pt="md">
               <Stack>
@@ -178,9 +184,9 @@ function OrgPage({ orgId }: { orgId: string }) {
                     members={members.data.result}
                     error={undefined}
                     roles={ORG_ROLES}
-                    canWrite={canWrite}
+                    canWrite={canMembers}
                     emptyTitle={t("orgs.noMembers")}
-                    emptyHint={t(canWrite ? "orgs.noMembersHint" : "orgEdit.noMembersHintRead")}
+                    emptyHint={t(canMembers ? "orgs.noMembersHint" : "orgEdit.noMembersHintRead")}
                     testId="members-table"
                     onAdd={(userId, roles) => addMember.mutateAsync({ organizationId: orgId, userId, roles })}
                     onUpdate={(userId, roles) => updateMember.mutateAsync({ organizationId: orgId, userId, roles })}
@@ -189,14 +195,17 @@ function OrgPage({ orgId }: { orgId: string }) {
                 )}
                 {members.isError && <Text c="dimmed">{t("orgEdit.membersHidden")}</Text>}
                 {/* A provisioning account is a member: who cannot add members cannot create one. */}
-                {canWrite && <ScimCard orgId={orgId} />}
+                {canMembers && <ScimCard orgId={orgId} />}
               </Stack>
             </Tabs.Panel>
             <Tabs.Panel value="metadata" pt="md">
               <OrgMetadata orgId={orgId} canWrite={canWrite} />
             </Tabs.Panel>
             <Tabs.Panel value="settings" pt="md">
-              <OrgSettings orgId={orgId} canWrite={canWrite} />
+              <OrgSettings orgId={orgId} canWrite={may("policy.write")} />
+            </Tabs.Panel>
+            <Tabs.Panel value="idps" pt="md">
+              <OrgIdps orgId={orgId} readOnly={!may("idp.write")} />
             </Tabs.Panel>
           </Tabs>
         </Stack>

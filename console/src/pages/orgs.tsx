@@ -81,7 +81,7 @@ export default function Orgs() {
     { query: pageQuery(page), sortingColumn: OrganizationFieldName.NAME },
     { placeholderData: keepPreviousData },
   );
-  const canCreate = access?.instanceWrite ?? false;
+  const canCreate = access?.can("org.create") ?? false;
   const newButton = canCreate && <Button onClick={() => setCreating(true)}>{t("orgs.new")}</Button>;
   return (
     <>

@@ -5,6 +5,7 @@ import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { type Project, ProjectFieldName } from "../../../gen/svc/project/v2/project_pb";
 import { ProjectService } from "../../../gen/svc/project/v2/project_service_pb";
+import { useAccess } from "../access";
 import { useI18n } from "../i18n";
 import { Paging, pageQuery } from "../paging";
 import { useLink, useRouter } from "../router";
@@ -52,7 +53,7 @@ function NewProject({ opened, onClose }: { opened: boolean; onClose(): void }) {
         }}
       >
         <Stack>
-          <OrgSelect label={t("users.org")} value={orgId} onChange={setOrgId} />
+          <OrgSelect label={t("users.org")} value={orgId} onChange={setOrgId} permission="project.write" />
           <TextInput label={t("projects.name")} value={name} onChange={(e) => setName(e.currentTarget.value)} required data-autofocus />
           <ApiError error={create.error} />
           <Group justify="flex-end">
@@ -75,7 +76,8 @@ export default function Projects() {
     { query: pageQuery(page), sortingColumn: ProjectFieldName.NAME },
     { placeholderData: keepPreviousData },
   );
-  const newButton = <Button onClick={() => setCreating(true)}>{t("projects.new")}</Button>;
+  const canCreate = useAccess().data?.can("project.write") ?? false;
+  const newButton = canCreate ? <Button onClick={() => setCreating(true)}>{t("projects.new")}</Button> : undefined;
   return (
     <>
       <PageHeader title={t("projects.title")} actions={newButton} />

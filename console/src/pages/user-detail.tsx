@@ -1,7 +1,8 @@
 // One user: the summary and state changes (lock/unlock, deactivate/reactivate, deletion with confirmation) above
 // tabs for the profile and contact data, the sign-in methods or a service account's credentials, metadata, the
 // user's authorizations and sessions. A tab's calls are made when it is opened; what the roles cannot change is
-// shown read-only (instance viewers), and sessions only to those who may end them.
+// shown read-only (the caller's permissions in the user's organization, from ListMyPermissions), and sessions only to
+// those who may end them.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { Button, Card, Group, SimpleGrid, Stack, Tabs, Text } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
@@ -41,8 +42,6 @@ function UserPage({ userId }: { userId: string }) {
   const { navigate, search } = useRouter();
   const date = useDateFormat();
   const access = useAccess().data as Access | undefined;
-  // Instance viewers read everything and change nothing; everyone else is told by the API where it refuses.
-  const readOnly = !access || (access.instanceRoles.includes("IAM_OWNER_VIEWER") && !access.instanceWrite);
   const [tab, setTab] = useState<string | null>(search.get("tab") ?? "profile");
   const client = useQueryClient();
   const got = useQuery(UserService.method.getUserByID, { userId });
@@ -57,6 +56,12 @@ function UserPage({ userId }: { userId: string }) {
   const machine = user?.type.case === "machine" ? user.type.value : undefined;
   const created = user?.details?.creationDate ? new Date(Number(user.details.creationDate.seconds) * 1000) : undefined;
   const failed = lock.error ?? unlock.error ?? deactivate.error ?? reactivate.error;
+  // What the roles allow in the user's organization (ListMyPermissions); the API still decides, and its message
+  // shows where it refuses anyway (an account with more roles than the caller may grant).
+  const orgId = user?.details?.resourceOwner;
+  const may = (permission: string) => access?.can(permission, orgId) ?? false;
+  const readOnly = !may("user.write");
+  const self = access?.userId === userId;
   return (
     <>
       <PageHeader
@@ -84,18 +89,20 @@ function UserPage({ userId }: { userId: string }) {
                   {t("users.deactivate")}
                 </Button>
               )}
-              <ConfirmButton
-                label={t("action.delete")}
-                title={t("users.deleteTitle")}
-                body={t("users.deleteBody", { name: user.username })}
-                confirmLabel={t("action.delete")}
-                typeToConfirm={user.username}
-                onConfirm={async () => {
-                  await remove.mutateAsync({ userId });
-                  await client.invalidateQueries();
-                  navigate("/users");
-                }}
-              />
+              {may("user.delete") && (
+                <ConfirmButton
+                  label={t("action.delete")}
+                  title={t("users.deleteTitle")}
+                  body={t("users.deleteBody", { name: user.username })}
+                  confirmLabel={t("action.delete")}
+                  typeToConfirm={user.username}
+                  onConfirm={async () => {
+                    await remove.mutateAsync({ userId });
+                    await client.invalidateQueries();
+                    navigate("/users");
+                  }}
+                />
+              )}
             </>
           )
         }
@@ -135,13 +142,13 @@ function UserPage({ userId }: { userId: string }) {
             </Tabs.List>
             <Tabs.Panel value="profile" pt="md">
               <Stack>
-                <ProfileCard user={user} readOnly={readOnly} />
+                <ProfileCard user={user} readOnly={readOnly && !self} />
                 {human && (
                   <ContactCard
                     key={`${human.email?.email}|${human.email?.isVerified}|${human.phone?.phone}`}
                     userId={userId}
                     human={human}
-                    readOnly={readOnly}
+                    readOnly={readOnly && !self}
                   />
                 )}
               </Stack>
@@ -149,10 +156,10 @@ function UserPage({ userId }: { userId: string }) {
             <Tabs.Panel value="security" pt="md">
               <Stack>
                 {human && !readOnly && <PasswordCard userId={userId} />}
-                {human && <MfaCard userId={userId} readOnly={readOnly} />}
-                {machine && !readOnly && <TokensCard userId={userId} />}
-                {machine && !readOnly && <KeysCard userId={userId} />}
-                {machine && !readOnly && <SecretCard userId={userId} machine={machine} />}
+                {human && <MfaCard userId={userId} readOnly={!may("user.authn.write")} />}
+                {machine && may("user.credential.write") && <TokensCard userId={userId} />}
+                {machine && may("user.credential.write") && <KeysCard userId={userId} />}
+                {machine && may("user.credential.write") && <SecretCard userId={userId} machine={machine} />}
               </Stack>
             </Tabs.Panel>
             <Tabs.Panel value="metadata" pt="md">
@@ -160,7 +167,7 @@ function UserPage({ userId }: { userId: string }) {
             </Tabs.Panel>
             <Tabs.Panel value="grants" pt="md">
               {/* Granting needs the projects' roles: without project access the API would refuse it. */}
-              <UserGrantsCard userId={userId} readOnly={readOnly || !access?.projects} />
+              <UserGrantsCard userId={userId} readOnly={!may("user.grant.write") || !access?.projects} />
             </Tabs.Panel>
             <Tabs.Panel value="sessions" pt="md">
               <SessionsCard userId={userId} />

@@ -53,7 +53,7 @@ export default function UserNew() {
               { value: "machine", label: t("users.machine") },
             ]}
           />
-          <OrgSelect label={t("users.org")} value={orgId} onChange={setOrgId} />
+          <OrgSelect label={t("users.org")} value={orgId} onChange={setOrgId} permission="user.write" />
           {kind === "human" ? (
             <>
               <TextInput label={t("users.givenName")} value={f.givenName} onChange={set("givenName")} required />

@@ -161,7 +161,7 @@ export function ProfileCard({ user, readOnly }: { user: User; readOnly: boolean 
 function VerifiedBadge({ verified }: { verified: boolean }) {
   const { t } = useI18n();
   return (
-    <Badge variant="filled" autoContrast color={verified ? "teal.9" : "orange.9"} data-testid="verified-badge">
+    <Badge variant="filled" autoContrast color={verified ? "teal.9" : "gray.7"} data-testid="verified-badge">
       {t(verified ? "contact.verified" : "contact.unverified")}
     </Badge>
   );

@@ -9,6 +9,7 @@ import { TextQueryMethod } from "../../../gen/svc/object/v2/object_pb";
 import { type SearchQuerySchema, UserFieldName } from "../../../gen/svc/user/v2/query_pb";
 import { type User, UserState } from "../../../gen/svc/user/v2/user_pb";
 import { UserService } from "../../../gen/svc/user/v2/user_service_pb";
+import { useAccess } from "../access";
 import { type MessageKey, useI18n } from "../i18n";
 import { Paging, pageQuery } from "../paging";
 import { useLink, useRouter } from "../router";
@@ -104,6 +105,8 @@ export default function Users() {
   const { t } = useI18n();
   const { search, navigate } = useRouter();
   const newUser = useLink("/users/new");
+  // Creating needs user.write in some organization (the new user's organization is picked among those).
+  const canCreate = useAccess().data?.can("user.write") ?? false;
   const [text, setText] = useState(search.get("q") ?? "");
   const [debounced] = useDebouncedValue(text.trim(), 300);
   const [state, setState] = useState<string | null>(null);
@@ -128,9 +131,11 @@ export default function Users() {
       <PageHeader
         title={t("users.title")}
         actions={
-          <Button component="a" {...newUser}>
-            {t("users.new")}
-          </Button>
+          canCreate && (
+            <Button component="a" {...newUser}>
+              {t("users.new")}
+            </Button>
+          )
         }
       />
       <Group mb="md" gap="sm" align="flex-end" wrap="wrap">
@@ -167,9 +172,11 @@ export default function Users() {
             title={t("users.empty")}
             hint={t("users.emptyHint")}
             action={
-              <Button component="a" {...newUser}>
-                {t("users.new")}
-              </Button>
+              canCreate && (
+                <Button component="a" {...newUser}>
+                  {t("users.new")}
+                </Button>
+              )
             }
           />
         )
