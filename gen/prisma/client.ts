@@ -188,6 +188,11 @@ export type SessionParticipant = Prisma.SessionParticipantModel
  */
 export type AuthRequest = Prisma.AuthRequestModel
 /**
+ * Model PushedAuthRequest
+ * 
+ */
+export type PushedAuthRequest = Prisma.PushedAuthRequestModel
+/**
  * Model RefreshToken
  * 
  */

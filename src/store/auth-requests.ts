@@ -257,8 +257,35 @@ export class AuthRequestRepo {
     return row?.n === 1;
   }
 
-  /** Deletes requests that expired before `before` (their codes are long dead by then). */
+  /** Deletes requests that expired before `before` (their codes are long dead by then), pushed ones too. */
   async purgeExpired(instanceId: string, before: Date): Promise<void> {
     await this.db.authRequest.deleteMany({ where: { instanceId, expiresAt: { lt: before } } });
+    await this.db.pushedAuthRequest.deleteMany({ where: { instanceId, expiresAt: { lt: before } } });
+  }
+
+  /** Stores a pushed authorization request (RFC 9126) under the SHA-256 of its request_uri. */
+  async push(r: {
+    id: string;
+    instanceId: string;
+    clientId: string;
+    refHash: Uint8Array<ArrayBuffer>;
+    params: Record<string, string>;
+    expiresAt: Date;
+    createdAt: Date;
+  }) {
+    await this.db.pushedAuthRequest.create({ data: r });
+  }
+
+  /**
+   * Takes a pushed request of `clientId` out (one DELETE, so of two concurrent uses exactly one gets it, on any
+   * replica): its parameters, or null when there is none of that client or it expired before `now`.
+   */
+  async takePushed(instanceId: string, refHash: Uint8Array<ArrayBuffer>, clientId: string, now: Date): Promise<Record<string, string> | null> {
+    const rows = await this.db.$queryRaw<{ params: Record<string, string> | string; expiresAt: Date | string }[]>`
+      DELETE FROM "PushedAuthRequest" WHERE "refHash" = ${refHash} AND "instanceId" = ${instanceId} AND "clientId" = ${clientId}
+      RETURNING "params", "expiresAt"`;
+    const row = rows[0];
+    if (!row || asDate(row.expiresAt).getTime() <= now.getTime()) return null;
+    return typeof row.params === "string" ? (JSON.parse(row.params) as Record<string, string>) : row.params;
   }
 }

@@ -486,7 +486,7 @@ describe("mutated requests never get a 5xx", () => {
     expect([...seen.keys()].some((s) => s === 302)).toBe(true);
   });
 
-  it("introspection, revocation, userinfo, end_session and the external providers' callbacks", async () => {
+  it("introspection, revocation, PAR, userinfo, end_session and the external providers' callbacks", async () => {
     const seen = await fuzz("oauth-other", 3, (g) => {
       const token = mutateString(g, "opaque-token-value");
       return g.pick<() => Sent>([
@@ -531,6 +531,18 @@ describe("mutated requests never get a 5xx", () => {
           method: g.pick(["GET", "POST"]),
           path: `/oidc/v1/end_session?${mutateParams(g, [
             ["id_token_hint", "eyJhbGciOiJSUzI1NiJ9.e30.c2ln"],
+        () => ({
+          method: "POST",
+          path: "/oauth/v2/par",
+          headers: { ...form, authorization: basicAuth(w.clientId, w.clientSecret) },
+          body: mutateParams(g, [
+            ["response_type", "code"],
+            ["redirect_uri", "https://rp.example.com/cb"],
+            ["scope", "openid"],
+            ["state", "st"],
+            ["request_uri", "urn:ietf:params:oauth:request_uri:x"],
+          ]),
+        }),
             ["client_id", w.clientId],
             ["post_logout_redirect_uri", "https://rp.example.com/signed-out"],
             ["state", "s"],

@@ -151,12 +151,17 @@ describe("the authorization endpoint: errors at the redirect URI once it is trus
     ["an id_token_hint not ours", { id_token_hint: "eyJhbGciOiJub25lIn0.e30." }, "invalid_request"],
     ["response_mode form_post", { response_mode: "form_post" }, "invalid_request"],
     ["a request object", { request: "eyJ..." }, "request_not_supported"],
-    ["a request_uri", { request_uri: "https://x.example/r" }, "request_uri_not_supported"],
   ])("%s → %s", async (_what, extra, error) => {
     const q = redirectQuery(await authorize(base(web, { state: "S t&=ä", ...extra })));
     expect(q).toMatchObject({ error, state: "S t&=ä", iss: t.server.tokens.issuer });
     expect(q.error_description).toEqual(expect.any(String));
     expect(q.code).toBeUndefined();
+  });
+
+  it("a request_uri not from PAR (oidc-par.test.ts): a page, since the redirect URI would be the pushed one's", async () => {
+    const res = await authorize(base(web, { state: "s", request_uri: "https://x.example/r" }));
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain("invalid_request_uri");
   });
 
   it("NUL characters in any parameter: refused, never a 5xx", async () => {

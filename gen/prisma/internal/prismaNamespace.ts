@@ -426,6 +426,7 @@ export const ModelName = {
   Session: 'Session',
   SessionParticipant: 'SessionParticipant',
   AuthRequest: 'AuthRequest',
+  PushedAuthRequest: 'PushedAuthRequest',
   RefreshToken: 'RefreshToken',
   UserTotp: 'UserTotp',
   Passkey: 'Passkey',
@@ -453,7 +454,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "instance" | "organization" | "user" | "userMetadata" | "personalAccessToken" | "machineKey" | "orgMetadata" | "setting" | "instanceMember" | "orgMember" | "event" | "userEmail" | "userPhone" | "userAddress" | "scimExternalId" | "project" | "projectRole" | "projectGrant" | "userGrant" | "application" | "appKey" | "signingKey" | "samlCertificate" | "samlRequest" | "oAuthToken" | "rateLimit" | "session" | "sessionParticipant" | "authRequest" | "refreshToken" | "userTotp" | "passkey" | "userCode" | "passwordHistory" | "identityProvider" | "idpLink" | "idpIntent" | "actionTarget" | "actionExecution" | "userConsent" | "idempotencyKey"
+    modelProps: "instance" | "organization" | "user" | "userMetadata" | "personalAccessToken" | "machineKey" | "orgMetadata" | "setting" | "instanceMember" | "orgMember" | "event" | "userEmail" | "userPhone" | "userAddress" | "scimExternalId" | "project" | "projectRole" | "projectGrant" | "userGrant" | "application" | "appKey" | "signingKey" | "samlCertificate" | "samlRequest" | "oAuthToken" | "rateLimit" | "session" | "sessionParticipant" | "authRequest" | "pushedAuthRequest" | "refreshToken" | "userTotp" | "passkey" | "userCode" | "passwordHistory" | "identityProvider" | "idpLink" | "idpIntent" | "actionTarget" | "actionExecution" | "userConsent" | "idempotencyKey"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -2603,6 +2604,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    PushedAuthRequest: {
+      payload: Prisma.$PushedAuthRequestPayload<ExtArgs>
+      fields: Prisma.PushedAuthRequestFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.PushedAuthRequestFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PushedAuthRequestPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.PushedAuthRequestFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PushedAuthRequestPayload>
+        }
+        findFirst: {
+          args: Prisma.PushedAuthRequestFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PushedAuthRequestPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.PushedAuthRequestFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PushedAuthRequestPayload>
+        }
+        findMany: {
+          args: Prisma.PushedAuthRequestFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PushedAuthRequestPayload>[]
+        }
+        create: {
+          args: Prisma.PushedAuthRequestCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PushedAuthRequestPayload>
+        }
+        createMany: {
+          args: Prisma.PushedAuthRequestCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.PushedAuthRequestCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PushedAuthRequestPayload>[]
+        }
+        delete: {
+          args: Prisma.PushedAuthRequestDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PushedAuthRequestPayload>
+        }
+        update: {
+          args: Prisma.PushedAuthRequestUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PushedAuthRequestPayload>
+        }
+        deleteMany: {
+          args: Prisma.PushedAuthRequestDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.PushedAuthRequestUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.PushedAuthRequestUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PushedAuthRequestPayload>[]
+        }
+        upsert: {
+          args: Prisma.PushedAuthRequestUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PushedAuthRequestPayload>
+        }
+        aggregate: {
+          args: Prisma.PushedAuthRequestAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregatePushedAuthRequest>
+        }
+        groupBy: {
+          args: Prisma.PushedAuthRequestGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.PushedAuthRequestGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.PushedAuthRequestCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.PushedAuthRequestCountAggregateOutputType> | number
+        }
+      }
+    }
     RefreshToken: {
       payload: Prisma.$RefreshTokenPayload<ExtArgs>
       fields: Prisma.RefreshTokenFieldRefs
@@ -3994,6 +4069,19 @@ export const AuthRequestScalarFieldEnum = {
 export type AuthRequestScalarFieldEnum = (typeof AuthRequestScalarFieldEnum)[keyof typeof AuthRequestScalarFieldEnum]
 
 
+export const PushedAuthRequestScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  clientId: 'clientId',
+  refHash: 'refHash',
+  params: 'params',
+  expiresAt: 'expiresAt',
+  createdAt: 'createdAt'
+} as const
+
+export type PushedAuthRequestScalarFieldEnum = (typeof PushedAuthRequestScalarFieldEnum)[keyof typeof PushedAuthRequestScalarFieldEnum]
+
+
 export const RefreshTokenScalarFieldEnum = {
   id: 'id',
   instanceId: 'instanceId',
@@ -4610,6 +4698,7 @@ export type GlobalOmitConfig = {
   session?: Prisma.SessionOmit
   sessionParticipant?: Prisma.SessionParticipantOmit
   authRequest?: Prisma.AuthRequestOmit
+  pushedAuthRequest?: Prisma.PushedAuthRequestOmit
   refreshToken?: Prisma.RefreshTokenOmit
   userTotp?: Prisma.UserTotpOmit
   passkey?: Prisma.PasskeyOmit

@@ -80,6 +80,7 @@ export const ModelName = {
   Session: 'Session',
   SessionParticipant: 'SessionParticipant',
   AuthRequest: 'AuthRequest',
+  PushedAuthRequest: 'PushedAuthRequest',
   RefreshToken: 'RefreshToken',
   UserTotp: 'UserTotp',
   Passkey: 'Passkey',
@@ -572,6 +573,19 @@ export const AuthRequestScalarFieldEnum = {
 } as const
 
 export type AuthRequestScalarFieldEnum = (typeof AuthRequestScalarFieldEnum)[keyof typeof AuthRequestScalarFieldEnum]
+
+
+export const PushedAuthRequestScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  clientId: 'clientId',
+  refHash: 'refHash',
+  params: 'params',
+  expiresAt: 'expiresAt',
+  createdAt: 'createdAt'
+} as const
+
+export type PushedAuthRequestScalarFieldEnum = (typeof PushedAuthRequestScalarFieldEnum)[keyof typeof PushedAuthRequestScalarFieldEnum]
 
 
 export const RefreshTokenScalarFieldEnum = {

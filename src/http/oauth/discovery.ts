@@ -15,6 +15,9 @@ export function discoveryDocument(issuer: string): string {
     introspection_endpoint: `${issuer}/oauth/v2/introspect`,
     revocation_endpoint: `${issuer}/oauth/v2/revoke`,
     userinfo_endpoint: `${issuer}/oidc/v1/userinfo`,
+    pushed_authorization_request_endpoint: `${issuer}/oauth/v2/par`,
+    // Per application (requirePushedAuthorizationRequests); not for every client of the instance.
+    require_pushed_authorization_requests: false,
     end_session_endpoint: `${issuer}/oidc/v1/end_session`,
     jwks_uri: `${issuer}/oauth/v2/keys`,
     grant_types_supported: GRANT_TYPES,

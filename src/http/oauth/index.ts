@@ -13,6 +13,7 @@ import { discovery, type Handler, introspection, jwks, revocation, token, userin
 import { NO_STORE, type Res, sendJson, sendOAuthError } from "./errors.js";
 import type { Req } from "./form.js";
 
+import { PAR_PATH, pushedAuthorizationRequest } from "./par.js";
 export type OAuthHandler = (req: Req, res: Res) => Promise<void>;
 
 /** The endpoints by lower-cased path; Express-era routing kept: case-insensitive, one trailing slash ignored. */
@@ -22,6 +23,7 @@ const OAUTH_PATHS = new Set([
   "/oauth/v2/keys",
   "/oauth/v2/token",
   "/oauth/v2/introspect",
+  PAR_PATH,
   "/oauth/v2/revoke",
   "/oidc/v1/userinfo",
   "/oauth/v2/authorize",
@@ -53,6 +55,7 @@ export function oauthHandler(rt: OAuthRuntime): OAuthHandler {
     "/oauth/v2/token": { POST: token(rt) },
     "/oauth/v2/introspect": { POST: introspection(rt) },
     "/oauth/v2/revoke": { POST: revocation(rt) },
+    [PAR_PATH]: { POST: pushedAuthorizationRequest(rt) },
     "/oidc/v1/userinfo": { GET: userinfo, POST: userinfo },
     "/oauth/v2/authorize": { GET: authorize, POST: authorize },
     "/oidc/v1/end_session": { GET: endSession, POST: endSession },

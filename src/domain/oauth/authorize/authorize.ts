@@ -1,7 +1,9 @@
 // The authorization endpoint (OAuth 2.0 §4.1.1, OIDC Core §3.1.2.1): validates the request in the order the specs
 // prescribe (first the client and its redirect URI, which decide whether errors may go back to the client at all, then
 // everything else as errors at the redirect URI), stores it for the login UI and sends the browser there, also for
-// prompt=none (the login UI answers it from this browser's sessions, without a page).
+// prompt=none (the login UI answers it from this browser's sessions, without a page). A pushed request (RFC 9126,
+// par.ts) is checked here twice: when pushed, and again with its stored parameters when the browser brings its
+// request_uri.
 import type { AuthRequestRow } from "../../../store/auth-requests.js";
 import { newId } from "../../ids.js";
 import { findClient } from "../client-auth.js";
@@ -12,6 +14,7 @@ import type { OAuthRuntime } from "../runtime.js";
 import { scopeTokens } from "../scopes.js";
 import { type AuthorizationError, errorCallback, withQuery } from "./callback.js";
 import { challengeProblem } from "./pkce.js";
+import { takePushed } from "./pushed.js";
 import { matchesRedirectUri } from "./redirect-uri.js";
 
 /** What the endpoint answers: a page that never redirects (no client or redirect URI to trust), or a redirect. */
@@ -20,7 +23,7 @@ export type AuthorizeOutcome = { kind: "page"; error: string; description: strin
 export const PROMPTS = ["none", "login", "consent", "select_account", "create"] as const;
 
 /** The parameters this endpoint reads; any other is ignored (OIDC Core §3.1.2.1), even when repeated. */
-const KNOWN = [
+export const KNOWN = [
   "client_id",
   "redirect_uri",
   "response_type",
@@ -52,22 +55,52 @@ const refuse = (error: AuthorizationError, description: string) => new Refusal(e
 
 /**
  * One authorization request. `params` holds each parameter's values in order of appearance (query or form); a known
- * parameter given twice is refused (OAuth 2.0 §3.1).
+ * parameter given twice is refused (OAuth 2.0 §3.1). With request_uri, the parameters are those its client pushed.
  */
 export async function authorizeRequest(rt: OAuthRuntime, params: Map<string, string[]>, now: Date): Promise<AuthorizeOutcome> {
+  for (const name of ["client_id", "redirect_uri", "request_uri"] as const) {
+    if ((params.get(name)?.length ?? 0) > 1) return page("invalid_request", `${name} is repeated`);
+  }
+  const clientId = params.get("client_id")?.[0];
+  if (!clientId) return page("invalid_request", "client_id is required");
+  const client = await findClient(rt, clientId);
+  if (!isOidcApp(client)) return page("invalid_client", "unknown client_id");
+  if (!client.active) return page("invalid_client", "the application is not active");
+  const requestUri = params.get("request_uri")?.[0];
+  let pushed: Map<string, string[]> | undefined;
+  if (requestUri) {
+    // RFC 9126 §4: only the pushed parameters count, and only for the client that pushed them, once.
+    pushed = await takePushed(rt, client, requestUri, now);
+    if (!pushed) return page("invalid_request_uri", "request_uri is unknown, was used already, has expired or belongs to another client");
+  }
+  const checked = await checkAuthorization(rt, client, pushed ?? params, now, pushed !== undefined);
+  if (checked.kind !== "valid")
+    return checked.kind === "page" ? checked : { kind: "redirect", location: errorCallback(checked.back, checked.error, checked.description, rt.issuer) };
+  // prompt=none is answered by the login UI too, from the End-User's session in this user agent only (its cookie):
+  // without a page, a code or login_required and the like (OIDC Core §3.1.2.1). An id_token_hint never stands in
+  // for that session: it only names the user (hintUserId) whose session of this browser may answer.
+  await rt.store.authRequests.create(stored(checked.request));
+  const base = client.oidc.loginBaseUrl ?? rt.loginUrl;
+  return { kind: "redirect", location: withQuery(base, { authRequest: checked.request.id }) };
+}
+
+/** An authorization request checked: valid, or refused on a page (no redirect URI to trust) or at the redirect URI. */
+export type Checked =
+  | { kind: "valid"; request: AuthRequestRow }
+  | { kind: "page"; error: string; description: string }
+  | { kind: "refused"; back: { redirectUri: string; state: string | null }; error: AuthorizationError; description: string };
+
+/**
+ * Checks an authorization request of `client` in the order the specs prescribe. `pushed`: it came through PAR (as
+ * an application with require_pushed_authorization_requests must send them).
+ */
+export async function checkAuthorization(rt: OAuthRuntime, client: OidcClient, params: Map<string, string[]>, now: Date, pushed: boolean): Promise<Checked> {
   const one = (name: Known): string | undefined => {
     const v = params.get(name);
     // Empty parameters are treated as omitted (OAuth 2.0 §3.1).
     return v?.[0] === "" ? undefined : v?.[0];
   };
-  for (const name of ["client_id", "redirect_uri"] as const) {
-    if ((params.get(name)?.length ?? 0) > 1) return page("invalid_request", `${name} is repeated`);
-  }
-  const clientId = one("client_id");
-  if (!clientId) return page("invalid_request", "client_id is required");
-  const client = await findClient(rt, clientId);
-  if (!isOidcApp(client)) return page("invalid_client", "unknown client_id");
-  if (!client.active) return page("invalid_client", "the application is not active");
+  if ((params.get("redirect_uri")?.length ?? 0) > 1) return page("invalid_request", "redirect_uri is repeated");
   const redirectUri = one("redirect_uri");
   if (!redirectUri) return page("invalid_request", "redirect_uri is required");
   if (!matchesRedirectUri(client.oidc.redirectUris, redirectUri, client.oidc.appType)) {
@@ -78,20 +111,17 @@ export async function authorizeRequest(rt: OAuthRuntime, params: Map<string, str
   const state = stateValues?.length === 1 && stateValues[0] !== "" && (stateValues[0] as string).length <= LIMITS.state ? (stateValues[0] as string) : null;
   const back = { redirectUri, state };
   try {
-    const request = await validated(rt, client, params, one, redirectUri, now);
-    // prompt=none is answered by the login UI too, from the End-User's session in this user agent only (its cookie):
-    // without a page, a code or login_required and the like (OIDC Core §3.1.2.1). An id_token_hint never stands in
-    // for that session: it only names the user (hintUserId) whose session of this browser may answer.
-    await rt.store.authRequests.create(stored(request));
-    const base = client.oidc.loginBaseUrl ?? rt.loginUrl;
-    return { kind: "redirect", location: withQuery(base, { authRequest: request.id }) };
+    if (client.oidc.requirePushedAuthorizationRequests && !pushed) {
+      throw refuse("invalid_request", "this application sends its authorization requests only as pushed authorization requests (request_uri)");
+    }
+    return { kind: "valid", request: await validated(rt, client, params, one, redirectUri, now) };
   } catch (err) {
-    if (err instanceof Refusal) return { kind: "redirect", location: errorCallback(back, err.error, err.description, rt.issuer) };
+    if (err instanceof Refusal) return { kind: "refused", back, error: err.error, description: err.description };
     throw err;
   }
 }
 
-const page = (error: string, description: string): AuthorizeOutcome => ({ kind: "page", error, description });
+const page = (error: string, description: string) => ({ kind: "page" as const, error, description });
 
 type Validated = AuthRequestRow;
 
@@ -105,7 +135,7 @@ async function validated(
 ): Promise<Validated> {
   for (const name of KNOWN) if ((params.get(name)?.length ?? 0) > 1) throw refuse("invalid_request", `${name} is repeated`);
   if (one("request") !== undefined) throw refuse("request_not_supported", "request objects are not supported");
-  if (one("request_uri") !== undefined) throw refuse("request_uri_not_supported", "request_uri is not supported");
+  if (one("request_uri") !== undefined) throw refuse("invalid_request", "request_uri cannot be pushed");
   const state = one("state");
   if (state !== undefined && state.length > LIMITS.state) throw refuse("invalid_request", `state must be at most ${LIMITS.state} characters`);
   const responseType = one("response_type");
