@@ -1,5 +1,5 @@
-// Instance-wide settings (instance administrators only): the sign-in methods, password rules, lockout, and who
-// administers the instance. Each form sends the whole settings message it read, changed.
+// Instance-wide settings (instance administrators only): the sign-in methods, password rules, lockout, security,
+// languages and mail texts, and who administers the instance. Each form sends the whole settings message it read, changed.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { Badge, Button, Card, Checkbox, Group, NumberInput, SimpleGrid, Stack, Switch, Table, Title } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
@@ -12,6 +12,7 @@ import { useI18n } from "../i18n";
 import { useLink } from "../router";
 import { ApiError, PageHeader } from "../ui";
 import { LoginMore } from "./settings-login-more";
+import { Languages, MailTexts } from "./settings-mail";
 import { Security } from "./settings-security";
 
 function Section({ title, children }: { title: string; children: React.ReactNode }) {
@@ -241,6 +242,14 @@ export default function Settings(_props: { params: string[] }) {
         <Section title={t("settings.security")}>
           <Security readOnly={readOnly} />
         </Section>
+        <SimpleGrid cols={{ base: 1, md: 2 }}>
+          <Section title={t("mail.languages")}>
+            <Languages readOnly={readOnly} />
+          </Section>
+          <Section title={t("mail.texts")}>
+            <MailTexts readOnly={readOnly} />
+          </Section>
+        </SimpleGrid>
         <Section title={t("settings.admins")}>
           <Administrators />
         </Section>
