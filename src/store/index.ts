@@ -23,6 +23,7 @@ import { OrgRepo } from "./orgs.js";
 import { ProjectRepo } from "./projects.js";
 import { RefreshTokenRepo } from "./refresh-tokens.js";
 import { SamlRepo } from "./saml.js";
+import { SamlSignInRepo } from "./saml-sign-in.js";
 import { ScimRecordRepo } from "./scim-records.js";
 import { SessionRepo } from "./sessions.js";
 import { SettingsRepo } from "./settings.js";
@@ -57,6 +58,7 @@ export class Store {
   #scimRecords?: ScimRecordRepo;
   #authn?: AuthnRepo;
   #authRequests?: AuthRequestRepo;
+  #samlSignIn?: SamlSignInRepo;
   #refreshTokens?: RefreshTokenRepo;
   #sessions?: SessionRepo;
   #idps?: IdpRepo;
@@ -147,6 +149,11 @@ export class Store {
   get saml() {
     this.#saml ??= new SamlRepo(this.#db);
     return this.#saml;
+  }
+  /** SAML's sign-in hot path: CreateResponse's one read. */
+  get samlSignIn() {
+    this.#samlSignIn ??= new SamlSignInRepo(this.#db);
+    return this.#samlSignIn;
   }
   get tokens() {
     this.#tokens ??= new TokenRepo(this.#db);

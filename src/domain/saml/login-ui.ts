@@ -5,6 +5,7 @@
 import type { KeyObject } from "node:crypto";
 import { deflateRawSync } from "node:zlib";
 import type { SamlRequestRow } from "../../store/saml.js";
+import type { SamlResponseRead } from "../../store/saml-sign-in.js";
 import type { NewParticipant } from "../../store/sessions.js";
 import type { SamlAppConfig } from "../access/app-settings.js";
 import { authorize } from "../access/permissions.js";
@@ -17,8 +18,7 @@ import { recordEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument, notFound } from "../errors.js";
 import type { UserView } from "../identity/users.js";
-import { passesLoginGates } from "../oauth/authorize/finish.js";
-import { assertSignInComplete, authTime, type LinkedSession, sessionForLink } from "../sessions/link.js";
+import { assertSignInComplete, authTime, type LinkedSession, provenSession } from "../sessions/link.js";
 import { answerOnce, type RequestKind, reauthenticationProblem, stillOpenRequest } from "../sessions/pending-requests.js";
 import { type Answering, errorResponse, SAML_ERRORS, type SamlError, STANDARD_ATTRIBUTES, subjectNameId, successResponse } from "./response.js";
 import { entityIdOf, type IdpCertificates } from "./runtime.js";
@@ -63,9 +63,21 @@ const MAX_MESSAGE = 500;
 /** SAML requests in the one lifecycle of sign-in requests (sessions/pending-requests.ts). */
 const SAML_REQUEST: RequestKind = { name: "SAML request", errors: SamlRequestErrors, starter: "the SP" };
 
-async function openRequest(ctx: Ctx, id: string, now: Date): Promise<SamlRequestRow & { app: { config: SamlAppConfig } }> {
-  const r = id && id.length <= MAX_ID ? await ctx.store.saml.findRequest(ctx.instanceId, id) : null;
-  return stillOpenRequest(SAML_REQUEST, r?.app.config.kind === "saml" ? r : null, now) as SamlRequestRow & { app: { config: SamlAppConfig } };
+type OpenSamlRequest = SamlRequestRow & { app: { config: SamlAppConfig } };
+
+/** The request if it is a SAML app's and still open (NotFound, Expired, AlreadyFinished otherwise). */
+function stillOpenSaml(r: SamlRequestRow | null, now: Date): OpenSamlRequest {
+  return stillOpenRequest(SAML_REQUEST, r?.app.config.kind === "saml" ? r : null, now) as OpenSamlRequest;
+}
+
+async function openRequest(ctx: Ctx, id: string, now: Date): Promise<OpenSamlRequest> {
+  return stillOpenSaml(id && id.length <= MAX_ID ? await ctx.store.saml.findRequest(ctx.instanceId, id) : null, now);
+}
+
+/** What answering with a session reads, in one statement (store/saml-sign-in.ts); an over-long id finds nothing. */
+async function readForResponse(ctx: Ctx, id: string, sessionId: string): Promise<SamlResponseRead> {
+  if (!id || id.length > MAX_ID) return { request: null, session: null, facts: null, gate: null };
+  return ctx.store.samlSignIn.forResponse(ctx.instanceId, id, sessionId);
 }
 
 export async function getSamlRequest(ctx: Ctx, id: string): Promise<SamlRequestView> {
@@ -146,7 +158,9 @@ export async function createResponse(ctx: Ctx, idp: SamlAnswerer, input: Respons
   authorize(ctx, "session.link", null);
   const now = ctx.clock();
   const error = "error" in input ? checkedError(input.error) : undefined;
-  const r = await openRequest(ctx, input.samlRequestId, now);
+  // With a session: one read of the request, the session, its user's sign-in facts and the project's gate.
+  const read = !error && "session" in input ? await readForResponse(ctx, input.samlRequestId, input.session.sessionId) : undefined;
+  const r = read ? stillOpenSaml(read.request, now) : await openRequest(ctx, input.samlRequestId, now);
   if (!r.app.active) throw failedPrecondition("Errors.SamlRequest.AppInactive", "the service provider's application was deactivated");
   const cert = await idp.certificates.active();
   const answering: Answering = { requestId: r.requestId, acsUrl: r.acsUrl, issuer: r.issuer };
@@ -157,14 +171,12 @@ export async function createResponse(ctx: Ctx, idp: SamlAnswerer, input: Respons
     return { answer: await encode(r, xml, cert.privateKey), at: now };
   };
   if (error) return denied(error.error, error.description);
-  if (!("session" in input)) throw invalidArgument("Errors.SamlRequest.Response.Missing", "give either session or error");
-  const session: LinkedSession = await sessionForLink(ctx, input.session.sessionId, input.session.sessionToken);
-  await assertSignInComplete(ctx, session);
+  if (!("session" in input) || !read) throw invalidArgument("Errors.SamlRequest.Response.Missing", "give either session or error");
+  const session: LinkedSession = provenSession(input.session.sessionId, input.session.sessionToken, read.session, now);
+  await assertSignInComplete(ctx, session, read.facts);
   const stale = reauthenticationProblem(SAML_REQUEST, { createdAt: r.createdAt, fresh: r.forceAuthn, maxAge: null }, authTime(session), now);
   if (stale) throw stale;
-  if (!(await passesLoginGates(ctx.store, ctx.instanceId, r.app.projectId, { id: session.userId, orgId: session.orgId }))) {
-    return denied("RequestDenied", "the user may not sign in to this application");
-  }
+  if (read.gate !== true) return denied("RequestDenied", "the user may not sign in to this application");
   const user = await ctx.store.users.view(ctx.instanceId, session.userId);
   if (!user) throw notFound("Errors.User.NotFound", "the session's user no longer exists");
   const roles = await chosenRoles(ctx, r, user.id);

@@ -1,0 +1,97 @@
+// SAML's sign-in hot path (CreateResponse with a session), as the OIDC callback does it (auth-requests.ts): one
+// prepared statement on the driver reads the request with its application, the session named with its token's hash,
+// the session's user with what finishing a sign-in checks (sign-in-sql.ts) and whether that user passes the gates of
+// the application's project. Through Prisma's runtime these were four statements (the request and its app, the
+// session, the sign-in facts, the gates): the runtime and the round trips cost more CPU than the database's work.
+import { Prisma } from "../../gen/prisma/client.js";
+import { parseAppConfig } from "../domain/access/app-settings.js";
+import type { Db } from "./index.js";
+import type { SamlRequestRow } from "./saml.js";
+import {
+  asDate,
+  bytesOf,
+  gateAllowed,
+  LINK_SESSION_COLUMNS,
+  type LinkSessionRow,
+  linkSessionOf,
+  READY_FACTOR_COLUMNS,
+  SESSION_USER_COLUMNS,
+  SIGN_IN_SETTING_KINDS,
+  type SignInFacts,
+  settingsJson,
+  signInFactsOf,
+} from "./sign-in-sql.js";
+import { queryJson, statement } from "./sql.js";
+
+/** Everything CreateResponse reads before it builds the assertion, in one statement (see SamlSignInRepo.forResponse). */
+export interface SamlResponseRead {
+  /** The request (of the instance) with its application; null when there is none. */
+  request: SamlRequestRow | null;
+  /** The session named (of the instance), with its token's hash. */
+  session: (LinkSessionRow & { tokenHash: Uint8Array }) | null;
+  /** The session's user (of the instance) with what finishing a sign-in checks about it. */
+  facts: SignInFacts | null;
+  /** Whether the session's user passes the gates of the application's project; null without request or session. */
+  gate: boolean | null;
+}
+
+type Row = Record<string, unknown>;
+
+function requestOf(r: Row): SamlRequestRow {
+  return {
+    id: r.id as string,
+    instanceId: r.instanceId as string,
+    appId: r.appId as string,
+    requestId: r.requestId as string,
+    issuer: r.issuer as string,
+    acsUrl: r.acsUrl as string,
+    binding: r.binding as string,
+    relayState: r.relayState as string | null,
+    forceAuthn: r.forceAuthn as boolean,
+    isPassive: r.isPassive as boolean,
+    createdAt: asDate(r.createdAt as string),
+    expiresAt: asDate(r.expiresAt as string),
+    finishedAt: r.finishedAt === null ? null : asDate(r.finishedAt as string),
+    app: {
+      id: r.appId as string,
+      projectId: r.app_projectId as string,
+      orgId: r.app_orgId as string,
+      active: r.app_state === "ACTIVE",
+      config: parseAppConfig(r.app_config),
+    },
+  };
+}
+
+export class SamlSignInRepo {
+  constructor(readonly db: Db) {}
+
+  /** The request, the session, its user's sign-in facts and the project's gate for that user: one prepared statement. */
+  async forResponse(instanceId: string, id: string, sessionId: string): Promise<SamlResponseRead> {
+    const gate = gateAllowed(Prisma.raw("p"), Prisma.sql`s."userId"`, Prisma.sql`s."orgId"`);
+    const [row] = await queryJson<Row>(
+      this.db,
+      statement(
+        Prisma.sql`SELECT sr."id", sr."instanceId", sr."appId", sr."requestId", sr."issuer", sr."acsUrl", sr."binding", sr."relayState",
+          sr."forceAuthn", sr."isPassive", sr."createdAt", sr."expiresAt", sr."finishedAt",
+          app."projectId" AS "app_projectId", app."orgId" AS "app_orgId", app."state"::text AS "app_state", app."config" AS "app_config",
+          ${LINK_SESSION_COLUMNS}, s."tokenHash" AS "s_tokenHash", ${SESSION_USER_COLUMNS},
+          ${settingsJson(SIGN_IN_SETTING_KINDS, Prisma.sql`${instanceId}`)}, ${READY_FACTOR_COLUMNS},
+          (SELECT ${gate} FROM "Project" p WHERE p."id" = app."projectId" AND p."instanceId" = sr."instanceId") AS "gate"
+        FROM (SELECT 1) one
+        LEFT JOIN "SamlRequest" sr ON sr."id" = ${id} AND sr."instanceId" = ${instanceId}
+        LEFT JOIN "Application" app ON app."id" = sr."appId"
+        LEFT JOIN "Session" s ON s."id" = ${sessionId} AND s."instanceId" = ${instanceId}
+        LEFT JOIN "User" u ON u."id" = s."userId" AND u."instanceId" = ${instanceId}
+        LEFT JOIN "Organization" o ON o."id" = u."orgId"`,
+        "saml_response_read",
+      ),
+    );
+    const session = row ? linkSessionOf(row) : null;
+    return {
+      request: row?.id ? requestOf(row) : null,
+      session: session && { ...session, tokenHash: bytesOf(row?.s_tokenHash as string) },
+      facts: row ? signInFactsOf(row) : null,
+      gate: (row?.gate as boolean | null | undefined) ?? null,
+    };
+  }
+}
