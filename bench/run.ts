@@ -495,7 +495,7 @@ export async function runScenario(ctx: BenchContext, scenario: Scenario, seconds
 /** `--profile <dir>`: a V8 CPU profile of this process (svc) over each request scenario's measured run. */
 let profileDir: string | undefined;
 
-async function profiled(name: string, run: () => Promise<LoadResult>): Promise<LoadResult> {
+async function profiled<R extends LoadResult>(name: string, run: () => Promise<R>): Promise<R> {
   const session = new Session();
   session.connect();
   try {
@@ -715,7 +715,8 @@ async function targetsRun(ctx: BenchContext, o: Omit<SideBySideOptions, "rounds"
   const report = await runTargets(
     ctx,
     {
-      runFlow,
+      // --profile: a V8 CPU profile of svc over each of its flow runs (the peers' runs are not svc's work).
+      runFlow: (spec, serverCpuMs) => (profileDir && !serverCpuMs ? profiled(`targets ${spec.kind}`, () => runFlow(spec)) : runFlow(spec, serverCpuMs)),
       runScenario: (scenario) => runScenario(ctx, scenario, o.seconds, o.connections, o.loader),
       peer: { resolveRequest, measure: measureOn, log: o.log },
       log: o.log,

@@ -21,6 +21,11 @@ const END = /^\s*(COMMIT|END|ROLLBACK|ABORT)\b/i;
 /** Per connection: inside a transaction, and whether it wrote. */
 const open = new WeakMap<object, { wrote: boolean }>();
 let installed = false;
+/** SVC_BENCH_SQL_LOG=1: each counted statement's first 160 characters on stderr while `logging` is on (the step counts). */
+let logging = false;
+export const logStatements = (on: boolean): void => {
+  logging = on && process.env.SVC_BENCH_SQL_LOG === "1";
+};
 
 /** Wraps pg's Client.query once (idempotent). */
 export function countStatements(): void {
@@ -33,6 +38,7 @@ export function countStatements(): void {
     const text = typeof first === "string" ? first : typeof first?.text === "string" ? first.text : "";
     if (text) {
       counts.statements++;
+      if (logging) process.stderr.write(`    sql: ${text.replace(/\s+/g, " ").slice(0, 160)}\n`);
       const tx = open.get(this);
       if (BEGIN.test(text)) open.set(this, { wrote: false });
       else if (END.test(text)) {

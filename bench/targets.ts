@@ -19,7 +19,7 @@ import type { FlowSpec } from "./flow-client.js";
 import { type PeerDeps, runPeerComparison, startPeer, stopPeer } from "./peer.js";
 import type { BenchContext, FlowResult, LoadResult, Scenario, ScenarioResult } from "./run.js";
 import { argon2Bound, type Base, PASSWORD, refreshTokens, session, signInWorld } from "./scenarios/sign-in.js";
-import { statementCounts } from "./statements.js";
+import { logStatements, statementCounts } from "./statements.js";
 
 export interface TargetDeps {
   runFlow(spec: FlowSpec, serverCpuMs?: () => number): Promise<FlowResult>;
@@ -102,12 +102,17 @@ async function startSamlify(): Promise<{ url: string; ssoPath: string; child: Ch
 }
 
 /** svc's statements, writes and commits of each step of one flow, sent one at a time (averaged over `n` flows). */
+let logSql = false;
+
 async function stepCounts(base: Base, n: number): Promise<StepRow[]> {
   const steps = new Map<string, { statements: number; writes: number; commits: number }>();
   const counted = async <T>(flow: string, step: string, run: () => Promise<T>): Promise<T> => {
+    if (logSql) process.stderr.write(`  ${flow}: ${step}\n`);
+    logStatements(logSql);
     const before = statementCounts();
     const out = await run();
     const after = statementCounts();
+    logStatements(false);
     const key = `${flow}\t${step}`;
     const row = steps.get(key) ?? { statements: 0, writes: 0, commits: 0 };
     row.statements += after.statements - before.statements;
@@ -119,6 +124,8 @@ async function stepCounts(base: Base, n: number): Promise<StepRow[]> {
   const login = { url: base.url, pat: base.loginPat } as BenchContext;
   const sso = await session(base);
   for (let i = 0; i < n; i++) {
+    // The last flow of each kind, in steady state, shows its statements (SVC_BENCH_SQL_LOG=1).
+    logSql = i === n - 1;
     for (const flow of ["code flow with a password check", "SSO code flow"]) {
       const verifier = randomBytes(32).toString("base64url");
       const q = new URLSearchParams({
