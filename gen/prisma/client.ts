@@ -162,6 +162,11 @@ export type SamlCertificate = Prisma.SamlCertificateModel
  */
 export type SamlRequest = Prisma.SamlRequestModel
 /**
+ * Model SamlLogout
+ * 
+ */
+export type SamlLogout = Prisma.SamlLogoutModel
+/**
  * Model OAuthToken
  * 
  */
@@ -182,6 +187,11 @@ export type Session = Prisma.SessionModel
  * 
  */
 export type SessionParticipant = Prisma.SessionParticipantModel
+/**
+ * Model DeviceAuthorization
+ * 
+ */
+export type DeviceAuthorization = Prisma.DeviceAuthorizationModel
 /**
  * Model AuthRequest
  * 
@@ -237,6 +247,16 @@ export type IdpIntent = Prisma.IdpIntentModel
  * 
  */
 export type ActionTarget = Prisma.ActionTargetModel
+/**
+ * Model ActionEventExecution
+ * 
+ */
+export type ActionEventExecution = Prisma.ActionEventExecutionModel
+/**
+ * Model Delivery
+ * 
+ */
+export type Delivery = Prisma.DeliveryModel
 /**
  * Model ActionExecution
  * 

@@ -1,5 +1,6 @@
 // The SAML identity provider's rows: its signing certificates (the crypto lives in src/crypto/saml-certificates.ts),
 // the AuthnRequests waiting for a login UI, and the lookup of a SAML application by its service provider entity id.
+import type { Prisma } from "../../gen/prisma/client.js";
 import { type AppConfig, parseAppConfig } from "../domain/access/app-settings.js";
 import { unique } from "./errors.js";
 import type { Db } from "./index.js";
@@ -42,6 +43,29 @@ export interface NewSamlRequest {
 export interface SamlRequestRow extends NewSamlRequest {
   finishedAt: Date | null;
   app: SamlAppRow;
+}
+
+/** An SP a logout still has to tell: what its LogoutRequest names. */
+export interface LogoutParticipant {
+  appId: string;
+  nameId: string;
+  nameIdFormat: string | null;
+  sessionIndex: string | null;
+}
+
+export interface SamlLogoutRow {
+  id: string;
+  instanceId: string;
+  appId: string | null;
+  requestId: string | null;
+  relayState: string | null;
+  returnUrl: string;
+  returnBinding: string | null;
+  pending: LogoutParticipant[];
+  sentId: string | null;
+  partial: boolean;
+  createdAt: Date;
+  expiresAt: Date;
 }
 
 const APP_SELECT = { id: true, projectId: true, orgId: true, state: true, config: true } as const;
@@ -112,6 +136,13 @@ export class SamlRepo {
     return a && appOf(a);
   }
 
+  /** SAML applications of the instance by id. */
+  async appsById(instanceId: string, ids: readonly string[]): Promise<SamlAppRow[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.application.findMany({ where: { instanceId, id: { in: [...ids] }, type: "SAML" }, select: APP_SELECT });
+    return rows.map(appOf);
+  }
+
   // ------------------------------------------------------------ requests
 
   /** Stores a request; a second one with the same AuthnRequest ID from the same SP is refused (`onReplay`). */
@@ -132,8 +163,36 @@ export class SamlRepo {
     return n.count === 1;
   }
 
-  /** Deletes requests that expired before `before`: by then their IssueInstant is outside the window, so no replay gets through. */
+  /** Deletes requests (and logouts) that expired before `before`: by then their IssueInstant is outside the window, so no replay gets through. */
   async purgeExpired(instanceId: string, before: Date): Promise<void> {
     await this.db.samlRequest.deleteMany({ where: { instanceId, expiresAt: { lt: before } } });
+    await this.db.samlLogout.deleteMany({ where: { instanceId, expiresAt: { lt: before } } });
+  }
+
+  // ------------------------------------------------------------ single logout
+
+  /** Stores a logout; a second one for the same LogoutRequest ID from the same SP is refused (`onReplay`). */
+  async createLogout(l: SamlLogoutRow, onReplay: () => Error): Promise<void> {
+    const { pending, ...rest } = l;
+    await unique(this.db.samlLogout.create({ data: { ...rest, pending: pending as unknown as Prisma.InputJsonValue } }), onReplay);
+  }
+
+  async findLogout(instanceId: string, id: string): Promise<SamlLogoutRow | null> {
+    const r = await this.db.samlLogout.findFirst({ where: { id, instanceId } });
+    return r && { ...r, pending: r.pending as unknown as LogoutParticipant[] };
+  }
+
+  /** Moves a logout on: from `sentId` (the LogoutRequest answered, or null) to the next; false when another call did. */
+  async advanceLogout(
+    instanceId: string,
+    id: string,
+    from: string | null,
+    next: { pending: LogoutParticipant[]; sentId: string | null; partial: boolean },
+  ): Promise<boolean> {
+    const n = await this.db.samlLogout.updateMany({
+      where: { id, instanceId, sentId: from },
+      data: { pending: next.pending as unknown as Prisma.InputJsonValue, sentId: next.sentId, partial: next.partial },
+    });
+    return n.count === 1;
   }
 }

@@ -70,6 +70,8 @@ export interface SpOptions {
   /** A KeyDescriptor use="encryption" with this certificate. */
   encryptionCert?: KeyPair;
   authnRequestsSigned?: boolean;
+  /** SingleLogoutService endpoints. */
+  slo?: { url: string; binding: string; responseUrl?: string }[];
 }
 
 /** SP metadata (an EntityDescriptor with one SPSSODescriptor), as an SP would publish it. */
@@ -86,9 +88,12 @@ export function spMetadata(o: SpOptions): string {
         `<md:AssertionConsumerService Binding="${a.binding ?? POST}" Location="${a.url}" index="${a.index ?? i}"${a.isDefault ? ' isDefault="true"' : ""}/>`,
     )
     .join("");
+  const slo = (o.slo ?? [])
+    .map((s) => `<md:SingleLogoutService Binding="${s.binding}" Location="${s.url}"${s.responseUrl ? ` ResponseLocation="${s.responseUrl}"` : ""}/>`)
+    .join("");
   return `<?xml version="1.0"?>
 <md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="http://www.w3.org/2000/09/xmldsig#" entityID="${o.entityId}">
-<md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol" AuthnRequestsSigned="${o.authnRequestsSigned ? "true" : "false"}" WantAssertionsSigned="true">${key}<md:NameIDFormat>urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress</md:NameIDFormat>${services}</md:SPSSODescriptor>
+<md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol" AuthnRequestsSigned="${o.authnRequestsSigned ? "true" : "false"}" WantAssertionsSigned="true">${key}${slo}<md:NameIDFormat>urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress</md:NameIDFormat>${services}</md:SPSSODescriptor>
 </md:EntityDescriptor>`;
 }
 

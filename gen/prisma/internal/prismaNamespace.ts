@@ -421,10 +421,12 @@ export const ModelName = {
   SigningKey: 'SigningKey',
   SamlCertificate: 'SamlCertificate',
   SamlRequest: 'SamlRequest',
+  SamlLogout: 'SamlLogout',
   OAuthToken: 'OAuthToken',
   RateLimit: 'RateLimit',
   Session: 'Session',
   SessionParticipant: 'SessionParticipant',
+  DeviceAuthorization: 'DeviceAuthorization',
   AuthRequest: 'AuthRequest',
   PushedAuthRequest: 'PushedAuthRequest',
   RefreshToken: 'RefreshToken',
@@ -436,6 +438,8 @@ export const ModelName = {
   IdpLink: 'IdpLink',
   IdpIntent: 'IdpIntent',
   ActionTarget: 'ActionTarget',
+  ActionEventExecution: 'ActionEventExecution',
+  Delivery: 'Delivery',
   ActionExecution: 'ActionExecution',
   UserConsent: 'UserConsent',
   IdempotencyKey: 'IdempotencyKey'
@@ -454,7 +458,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "instance" | "organization" | "user" | "userMetadata" | "personalAccessToken" | "machineKey" | "orgMetadata" | "setting" | "instanceMember" | "orgMember" | "event" | "userEmail" | "userPhone" | "userAddress" | "scimExternalId" | "project" | "projectRole" | "projectGrant" | "userGrant" | "application" | "appKey" | "signingKey" | "samlCertificate" | "samlRequest" | "oAuthToken" | "rateLimit" | "session" | "sessionParticipant" | "authRequest" | "pushedAuthRequest" | "refreshToken" | "userTotp" | "passkey" | "userCode" | "passwordHistory" | "identityProvider" | "idpLink" | "idpIntent" | "actionTarget" | "actionExecution" | "userConsent" | "idempotencyKey"
+    modelProps: "instance" | "organization" | "user" | "userMetadata" | "personalAccessToken" | "machineKey" | "orgMetadata" | "setting" | "instanceMember" | "orgMember" | "event" | "userEmail" | "userPhone" | "userAddress" | "scimExternalId" | "project" | "projectRole" | "projectGrant" | "userGrant" | "application" | "appKey" | "signingKey" | "samlCertificate" | "samlRequest" | "samlLogout" | "oAuthToken" | "rateLimit" | "session" | "sessionParticipant" | "deviceAuthorization" | "authRequest" | "pushedAuthRequest" | "refreshToken" | "userTotp" | "passkey" | "userCode" | "passwordHistory" | "identityProvider" | "idpLink" | "idpIntent" | "actionTarget" | "actionEventExecution" | "delivery" | "actionExecution" | "userConsent" | "idempotencyKey"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -2234,6 +2238,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    SamlLogout: {
+      payload: Prisma.$SamlLogoutPayload<ExtArgs>
+      fields: Prisma.SamlLogoutFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.SamlLogoutFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlLogoutPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.SamlLogoutFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlLogoutPayload>
+        }
+        findFirst: {
+          args: Prisma.SamlLogoutFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlLogoutPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.SamlLogoutFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlLogoutPayload>
+        }
+        findMany: {
+          args: Prisma.SamlLogoutFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlLogoutPayload>[]
+        }
+        create: {
+          args: Prisma.SamlLogoutCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlLogoutPayload>
+        }
+        createMany: {
+          args: Prisma.SamlLogoutCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.SamlLogoutCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlLogoutPayload>[]
+        }
+        delete: {
+          args: Prisma.SamlLogoutDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlLogoutPayload>
+        }
+        update: {
+          args: Prisma.SamlLogoutUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlLogoutPayload>
+        }
+        deleteMany: {
+          args: Prisma.SamlLogoutDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.SamlLogoutUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.SamlLogoutUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlLogoutPayload>[]
+        }
+        upsert: {
+          args: Prisma.SamlLogoutUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlLogoutPayload>
+        }
+        aggregate: {
+          args: Prisma.SamlLogoutAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateSamlLogout>
+        }
+        groupBy: {
+          args: Prisma.SamlLogoutGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SamlLogoutGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.SamlLogoutCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SamlLogoutCountAggregateOutputType> | number
+        }
+      }
+    }
     OAuthToken: {
       payload: Prisma.$OAuthTokenPayload<ExtArgs>
       fields: Prisma.OAuthTokenFieldRefs
@@ -2527,6 +2605,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.SessionParticipantCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.SessionParticipantCountAggregateOutputType> | number
+        }
+      }
+    }
+    DeviceAuthorization: {
+      payload: Prisma.$DeviceAuthorizationPayload<ExtArgs>
+      fields: Prisma.DeviceAuthorizationFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.DeviceAuthorizationFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeviceAuthorizationPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.DeviceAuthorizationFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeviceAuthorizationPayload>
+        }
+        findFirst: {
+          args: Prisma.DeviceAuthorizationFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeviceAuthorizationPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.DeviceAuthorizationFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeviceAuthorizationPayload>
+        }
+        findMany: {
+          args: Prisma.DeviceAuthorizationFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeviceAuthorizationPayload>[]
+        }
+        create: {
+          args: Prisma.DeviceAuthorizationCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeviceAuthorizationPayload>
+        }
+        createMany: {
+          args: Prisma.DeviceAuthorizationCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.DeviceAuthorizationCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeviceAuthorizationPayload>[]
+        }
+        delete: {
+          args: Prisma.DeviceAuthorizationDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeviceAuthorizationPayload>
+        }
+        update: {
+          args: Prisma.DeviceAuthorizationUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeviceAuthorizationPayload>
+        }
+        deleteMany: {
+          args: Prisma.DeviceAuthorizationDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.DeviceAuthorizationUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.DeviceAuthorizationUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeviceAuthorizationPayload>[]
+        }
+        upsert: {
+          args: Prisma.DeviceAuthorizationUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeviceAuthorizationPayload>
+        }
+        aggregate: {
+          args: Prisma.DeviceAuthorizationAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateDeviceAuthorization>
+        }
+        groupBy: {
+          args: Prisma.DeviceAuthorizationGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.DeviceAuthorizationGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.DeviceAuthorizationCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.DeviceAuthorizationCountAggregateOutputType> | number
         }
       }
     }
@@ -3344,6 +3496,154 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    ActionEventExecution: {
+      payload: Prisma.$ActionEventExecutionPayload<ExtArgs>
+      fields: Prisma.ActionEventExecutionFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ActionEventExecutionFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionEventExecutionPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ActionEventExecutionFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionEventExecutionPayload>
+        }
+        findFirst: {
+          args: Prisma.ActionEventExecutionFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionEventExecutionPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ActionEventExecutionFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionEventExecutionPayload>
+        }
+        findMany: {
+          args: Prisma.ActionEventExecutionFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionEventExecutionPayload>[]
+        }
+        create: {
+          args: Prisma.ActionEventExecutionCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionEventExecutionPayload>
+        }
+        createMany: {
+          args: Prisma.ActionEventExecutionCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ActionEventExecutionCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionEventExecutionPayload>[]
+        }
+        delete: {
+          args: Prisma.ActionEventExecutionDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionEventExecutionPayload>
+        }
+        update: {
+          args: Prisma.ActionEventExecutionUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionEventExecutionPayload>
+        }
+        deleteMany: {
+          args: Prisma.ActionEventExecutionDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ActionEventExecutionUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ActionEventExecutionUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionEventExecutionPayload>[]
+        }
+        upsert: {
+          args: Prisma.ActionEventExecutionUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionEventExecutionPayload>
+        }
+        aggregate: {
+          args: Prisma.ActionEventExecutionAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateActionEventExecution>
+        }
+        groupBy: {
+          args: Prisma.ActionEventExecutionGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ActionEventExecutionGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ActionEventExecutionCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ActionEventExecutionCountAggregateOutputType> | number
+        }
+      }
+    }
+    Delivery: {
+      payload: Prisma.$DeliveryPayload<ExtArgs>
+      fields: Prisma.DeliveryFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.DeliveryFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeliveryPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.DeliveryFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeliveryPayload>
+        }
+        findFirst: {
+          args: Prisma.DeliveryFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeliveryPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.DeliveryFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeliveryPayload>
+        }
+        findMany: {
+          args: Prisma.DeliveryFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeliveryPayload>[]
+        }
+        create: {
+          args: Prisma.DeliveryCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeliveryPayload>
+        }
+        createMany: {
+          args: Prisma.DeliveryCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.DeliveryCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeliveryPayload>[]
+        }
+        delete: {
+          args: Prisma.DeliveryDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeliveryPayload>
+        }
+        update: {
+          args: Prisma.DeliveryUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeliveryPayload>
+        }
+        deleteMany: {
+          args: Prisma.DeliveryDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.DeliveryUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.DeliveryUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeliveryPayload>[]
+        }
+        upsert: {
+          args: Prisma.DeliveryUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeliveryPayload>
+        }
+        aggregate: {
+          args: Prisma.DeliveryAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateDelivery>
+        }
+        groupBy: {
+          args: Prisma.DeliveryGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.DeliveryGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.DeliveryCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.DeliveryCountAggregateOutputType> | number
+        }
+      }
+    }
     ActionExecution: {
       payload: Prisma.$ActionExecutionPayload<ExtArgs>
       fields: Prisma.ActionExecutionFieldRefs
@@ -3962,6 +4262,24 @@ export const SamlRequestScalarFieldEnum = {
 export type SamlRequestScalarFieldEnum = (typeof SamlRequestScalarFieldEnum)[keyof typeof SamlRequestScalarFieldEnum]
 
 
+export const SamlLogoutScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  appId: 'appId',
+  requestId: 'requestId',
+  relayState: 'relayState',
+  returnUrl: 'returnUrl',
+  returnBinding: 'returnBinding',
+  pending: 'pending',
+  sentId: 'sentId',
+  partial: 'partial',
+  createdAt: 'createdAt',
+  expiresAt: 'expiresAt'
+} as const
+
+export type SamlLogoutScalarFieldEnum = (typeof SamlLogoutScalarFieldEnum)[keyof typeof SamlLogoutScalarFieldEnum]
+
+
 export const OAuthTokenScalarFieldEnum = {
   id: 'id',
   instanceId: 'instanceId',
@@ -4035,6 +4353,24 @@ export const SessionParticipantScalarFieldEnum = {
 } as const
 
 export type SessionParticipantScalarFieldEnum = (typeof SessionParticipantScalarFieldEnum)[keyof typeof SessionParticipantScalarFieldEnum]
+
+
+export const DeviceAuthorizationScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  appId: 'appId',
+  clientId: 'clientId',
+  deviceCodeHash: 'deviceCodeHash',
+  userCodeHash: 'userCodeHash',
+  scopes: 'scopes',
+  pollInterval: 'pollInterval',
+  lastPolledAt: 'lastPolledAt',
+  authRequestId: 'authRequestId',
+  expiresAt: 'expiresAt',
+  createdAt: 'createdAt'
+} as const
+
+export type DeviceAuthorizationScalarFieldEnum = (typeof DeviceAuthorizationScalarFieldEnum)[keyof typeof DeviceAuthorizationScalarFieldEnum]
 
 
 export const AuthRequestScalarFieldEnum = {
@@ -4232,11 +4568,47 @@ export const ActionTargetScalarFieldEnum = {
   timeoutMs: 'timeoutMs',
   interruptOnError: 'interruptOnError',
   signingKeyEnc: 'signingKeyEnc',
+  kind: 'kind',
+  orgId: 'orgId',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
 
 export type ActionTargetScalarFieldEnum = (typeof ActionTargetScalarFieldEnum)[keyof typeof ActionTargetScalarFieldEnum]
+
+
+export const ActionEventExecutionScalarFieldEnum = {
+  instanceId: 'instanceId',
+  orgId: 'orgId',
+  condition: 'condition',
+  targetIds: 'targetIds',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type ActionEventExecutionScalarFieldEnum = (typeof ActionEventExecutionScalarFieldEnum)[keyof typeof ActionEventExecutionScalarFieldEnum]
+
+
+export const DeliveryScalarFieldEnum = {
+  id: 'id',
+  seq: 'seq',
+  instanceId: 'instanceId',
+  kind: 'kind',
+  targetId: 'targetId',
+  orgId: 'orgId',
+  eventType: 'eventType',
+  orderKey: 'orderKey',
+  payload: 'payload',
+  state: 'state',
+  attempts: 'attempts',
+  maxAttempts: 'maxAttempts',
+  nextAttemptAt: 'nextAttemptAt',
+  lastError: 'lastError',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type DeliveryScalarFieldEnum = (typeof DeliveryScalarFieldEnum)[keyof typeof DeliveryScalarFieldEnum]
 
 
 export const ActionExecutionScalarFieldEnum = {
@@ -4693,10 +5065,12 @@ export type GlobalOmitConfig = {
   signingKey?: Prisma.SigningKeyOmit
   samlCertificate?: Prisma.SamlCertificateOmit
   samlRequest?: Prisma.SamlRequestOmit
+  samlLogout?: Prisma.SamlLogoutOmit
   oAuthToken?: Prisma.OAuthTokenOmit
   rateLimit?: Prisma.RateLimitOmit
   session?: Prisma.SessionOmit
   sessionParticipant?: Prisma.SessionParticipantOmit
+  deviceAuthorization?: Prisma.DeviceAuthorizationOmit
   authRequest?: Prisma.AuthRequestOmit
   pushedAuthRequest?: Prisma.PushedAuthRequestOmit
   refreshToken?: Prisma.RefreshTokenOmit
@@ -4708,6 +5082,8 @@ export type GlobalOmitConfig = {
   idpLink?: Prisma.IdpLinkOmit
   idpIntent?: Prisma.IdpIntentOmit
   actionTarget?: Prisma.ActionTargetOmit
+  actionEventExecution?: Prisma.ActionEventExecutionOmit
+  delivery?: Prisma.DeliveryOmit
   actionExecution?: Prisma.ActionExecutionOmit
   userConsent?: Prisma.UserConsentOmit
   idempotencyKey?: Prisma.IdempotencyKeyOmit

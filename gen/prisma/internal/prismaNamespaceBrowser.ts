@@ -75,10 +75,12 @@ export const ModelName = {
   SigningKey: 'SigningKey',
   SamlCertificate: 'SamlCertificate',
   SamlRequest: 'SamlRequest',
+  SamlLogout: 'SamlLogout',
   OAuthToken: 'OAuthToken',
   RateLimit: 'RateLimit',
   Session: 'Session',
   SessionParticipant: 'SessionParticipant',
+  DeviceAuthorization: 'DeviceAuthorization',
   AuthRequest: 'AuthRequest',
   PushedAuthRequest: 'PushedAuthRequest',
   RefreshToken: 'RefreshToken',
@@ -90,6 +92,8 @@ export const ModelName = {
   IdpLink: 'IdpLink',
   IdpIntent: 'IdpIntent',
   ActionTarget: 'ActionTarget',
+  ActionEventExecution: 'ActionEventExecution',
+  Delivery: 'Delivery',
   ActionExecution: 'ActionExecution',
   UserConsent: 'UserConsent',
   IdempotencyKey: 'IdempotencyKey'
@@ -468,6 +472,24 @@ export const SamlRequestScalarFieldEnum = {
 export type SamlRequestScalarFieldEnum = (typeof SamlRequestScalarFieldEnum)[keyof typeof SamlRequestScalarFieldEnum]
 
 
+export const SamlLogoutScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  appId: 'appId',
+  requestId: 'requestId',
+  relayState: 'relayState',
+  returnUrl: 'returnUrl',
+  returnBinding: 'returnBinding',
+  pending: 'pending',
+  sentId: 'sentId',
+  partial: 'partial',
+  createdAt: 'createdAt',
+  expiresAt: 'expiresAt'
+} as const
+
+export type SamlLogoutScalarFieldEnum = (typeof SamlLogoutScalarFieldEnum)[keyof typeof SamlLogoutScalarFieldEnum]
+
+
 export const OAuthTokenScalarFieldEnum = {
   id: 'id',
   instanceId: 'instanceId',
@@ -541,6 +563,24 @@ export const SessionParticipantScalarFieldEnum = {
 } as const
 
 export type SessionParticipantScalarFieldEnum = (typeof SessionParticipantScalarFieldEnum)[keyof typeof SessionParticipantScalarFieldEnum]
+
+
+export const DeviceAuthorizationScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  appId: 'appId',
+  clientId: 'clientId',
+  deviceCodeHash: 'deviceCodeHash',
+  userCodeHash: 'userCodeHash',
+  scopes: 'scopes',
+  pollInterval: 'pollInterval',
+  lastPolledAt: 'lastPolledAt',
+  authRequestId: 'authRequestId',
+  expiresAt: 'expiresAt',
+  createdAt: 'createdAt'
+} as const
+
+export type DeviceAuthorizationScalarFieldEnum = (typeof DeviceAuthorizationScalarFieldEnum)[keyof typeof DeviceAuthorizationScalarFieldEnum]
 
 
 export const AuthRequestScalarFieldEnum = {
@@ -738,11 +778,47 @@ export const ActionTargetScalarFieldEnum = {
   timeoutMs: 'timeoutMs',
   interruptOnError: 'interruptOnError',
   signingKeyEnc: 'signingKeyEnc',
+  kind: 'kind',
+  orgId: 'orgId',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
 
 export type ActionTargetScalarFieldEnum = (typeof ActionTargetScalarFieldEnum)[keyof typeof ActionTargetScalarFieldEnum]
+
+
+export const ActionEventExecutionScalarFieldEnum = {
+  instanceId: 'instanceId',
+  orgId: 'orgId',
+  condition: 'condition',
+  targetIds: 'targetIds',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type ActionEventExecutionScalarFieldEnum = (typeof ActionEventExecutionScalarFieldEnum)[keyof typeof ActionEventExecutionScalarFieldEnum]
+
+
+export const DeliveryScalarFieldEnum = {
+  id: 'id',
+  seq: 'seq',
+  instanceId: 'instanceId',
+  kind: 'kind',
+  targetId: 'targetId',
+  orgId: 'orgId',
+  eventType: 'eventType',
+  orderKey: 'orderKey',
+  payload: 'payload',
+  state: 'state',
+  attempts: 'attempts',
+  maxAttempts: 'maxAttempts',
+  nextAttemptAt: 'nextAttemptAt',
+  lastError: 'lastError',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type DeliveryScalarFieldEnum = (typeof DeliveryScalarFieldEnum)[keyof typeof DeliveryScalarFieldEnum]
 
 
 export const ActionExecutionScalarFieldEnum = {

@@ -266,6 +266,8 @@ export type ApplicationWhereInput = {
   samlRequests?: Prisma.SamlRequestListRelationFilter
   consents?: Prisma.UserConsentListRelationFilter
   participants?: Prisma.SessionParticipantListRelationFilter
+  deviceAuthorizations?: Prisma.DeviceAuthorizationListRelationFilter
+  samlLogouts?: Prisma.SamlLogoutListRelationFilter
 }
 
 export type ApplicationOrderByWithRelationInput = {
@@ -292,6 +294,8 @@ export type ApplicationOrderByWithRelationInput = {
   samlRequests?: Prisma.SamlRequestOrderByRelationAggregateInput
   consents?: Prisma.UserConsentOrderByRelationAggregateInput
   participants?: Prisma.SessionParticipantOrderByRelationAggregateInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationOrderByRelationAggregateInput
+  samlLogouts?: Prisma.SamlLogoutOrderByRelationAggregateInput
 }
 
 export type ApplicationWhereUniqueInput = Prisma.AtLeast<{
@@ -323,6 +327,8 @@ export type ApplicationWhereUniqueInput = Prisma.AtLeast<{
   samlRequests?: Prisma.SamlRequestListRelationFilter
   consents?: Prisma.UserConsentListRelationFilter
   participants?: Prisma.SessionParticipantListRelationFilter
+  deviceAuthorizations?: Prisma.DeviceAuthorizationListRelationFilter
+  samlLogouts?: Prisma.SamlLogoutListRelationFilter
 }, "id" | "clientId" | "projectId_name" | "instanceId_samlEntityId">
 
 export type ApplicationOrderByWithAggregationInput = {
@@ -390,6 +396,8 @@ export type ApplicationCreateInput = {
   samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
   participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationCreateNestedManyWithoutAppInput
+  samlLogouts?: Prisma.SamlLogoutCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateInput = {
@@ -415,6 +423,8 @@ export type ApplicationUncheckedCreateInput = {
   samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
   participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedCreateNestedManyWithoutAppInput
+  samlLogouts?: Prisma.SamlLogoutUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUpdateInput = {
@@ -440,6 +450,8 @@ export type ApplicationUpdateInput = {
   samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
   participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUpdateManyWithoutAppNestedInput
+  samlLogouts?: Prisma.SamlLogoutUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateInput = {
@@ -465,6 +477,8 @@ export type ApplicationUncheckedUpdateInput = {
   samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
   participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedUpdateManyWithoutAppNestedInput
+  samlLogouts?: Prisma.SamlLogoutUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateManyInput = {
@@ -676,6 +690,22 @@ export type ApplicationUpdateOneRequiredWithoutSamlRequestsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.ApplicationUpdateToOneWithWhereWithoutSamlRequestsInput, Prisma.ApplicationUpdateWithoutSamlRequestsInput>, Prisma.ApplicationUncheckedUpdateWithoutSamlRequestsInput>
 }
 
+export type ApplicationCreateNestedOneWithoutSamlLogoutsInput = {
+  create?: Prisma.XOR<Prisma.ApplicationCreateWithoutSamlLogoutsInput, Prisma.ApplicationUncheckedCreateWithoutSamlLogoutsInput>
+  connectOrCreate?: Prisma.ApplicationCreateOrConnectWithoutSamlLogoutsInput
+  connect?: Prisma.ApplicationWhereUniqueInput
+}
+
+export type ApplicationUpdateOneWithoutSamlLogoutsNestedInput = {
+  create?: Prisma.XOR<Prisma.ApplicationCreateWithoutSamlLogoutsInput, Prisma.ApplicationUncheckedCreateWithoutSamlLogoutsInput>
+  connectOrCreate?: Prisma.ApplicationCreateOrConnectWithoutSamlLogoutsInput
+  upsert?: Prisma.ApplicationUpsertWithoutSamlLogoutsInput
+  disconnect?: Prisma.ApplicationWhereInput | boolean
+  delete?: Prisma.ApplicationWhereInput | boolean
+  connect?: Prisma.ApplicationWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.ApplicationUpdateToOneWithWhereWithoutSamlLogoutsInput, Prisma.ApplicationUpdateWithoutSamlLogoutsInput>, Prisma.ApplicationUncheckedUpdateWithoutSamlLogoutsInput>
+}
+
 export type ApplicationCreateNestedOneWithoutOauthTokensInput = {
   create?: Prisma.XOR<Prisma.ApplicationCreateWithoutOauthTokensInput, Prisma.ApplicationUncheckedCreateWithoutOauthTokensInput>
   connectOrCreate?: Prisma.ApplicationCreateOrConnectWithoutOauthTokensInput
@@ -704,6 +734,20 @@ export type ApplicationUpdateOneRequiredWithoutParticipantsNestedInput = {
   upsert?: Prisma.ApplicationUpsertWithoutParticipantsInput
   connect?: Prisma.ApplicationWhereUniqueInput
   update?: Prisma.XOR<Prisma.XOR<Prisma.ApplicationUpdateToOneWithWhereWithoutParticipantsInput, Prisma.ApplicationUpdateWithoutParticipantsInput>, Prisma.ApplicationUncheckedUpdateWithoutParticipantsInput>
+}
+
+export type ApplicationCreateNestedOneWithoutDeviceAuthorizationsInput = {
+  create?: Prisma.XOR<Prisma.ApplicationCreateWithoutDeviceAuthorizationsInput, Prisma.ApplicationUncheckedCreateWithoutDeviceAuthorizationsInput>
+  connectOrCreate?: Prisma.ApplicationCreateOrConnectWithoutDeviceAuthorizationsInput
+  connect?: Prisma.ApplicationWhereUniqueInput
+}
+
+export type ApplicationUpdateOneRequiredWithoutDeviceAuthorizationsNestedInput = {
+  create?: Prisma.XOR<Prisma.ApplicationCreateWithoutDeviceAuthorizationsInput, Prisma.ApplicationUncheckedCreateWithoutDeviceAuthorizationsInput>
+  connectOrCreate?: Prisma.ApplicationCreateOrConnectWithoutDeviceAuthorizationsInput
+  upsert?: Prisma.ApplicationUpsertWithoutDeviceAuthorizationsInput
+  connect?: Prisma.ApplicationWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.ApplicationUpdateToOneWithWhereWithoutDeviceAuthorizationsInput, Prisma.ApplicationUpdateWithoutDeviceAuthorizationsInput>, Prisma.ApplicationUncheckedUpdateWithoutDeviceAuthorizationsInput>
 }
 
 export type ApplicationCreateNestedOneWithoutAuthRequestsInput = {
@@ -770,6 +814,8 @@ export type ApplicationCreateWithoutProjectInput = {
   samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
   participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationCreateNestedManyWithoutAppInput
+  samlLogouts?: Prisma.SamlLogoutCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutProjectInput = {
@@ -794,6 +840,8 @@ export type ApplicationUncheckedCreateWithoutProjectInput = {
   samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
   participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedCreateNestedManyWithoutAppInput
+  samlLogouts?: Prisma.SamlLogoutUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutProjectInput = {
@@ -865,6 +913,8 @@ export type ApplicationCreateWithoutKeysInput = {
   samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
   participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationCreateNestedManyWithoutAppInput
+  samlLogouts?: Prisma.SamlLogoutCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutKeysInput = {
@@ -889,6 +939,8 @@ export type ApplicationUncheckedCreateWithoutKeysInput = {
   samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
   participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedCreateNestedManyWithoutAppInput
+  samlLogouts?: Prisma.SamlLogoutUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutKeysInput = {
@@ -929,6 +981,8 @@ export type ApplicationUpdateWithoutKeysInput = {
   samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
   participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUpdateManyWithoutAppNestedInput
+  samlLogouts?: Prisma.SamlLogoutUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutKeysInput = {
@@ -953,6 +1007,8 @@ export type ApplicationUncheckedUpdateWithoutKeysInput = {
   samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
   participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedUpdateManyWithoutAppNestedInput
+  samlLogouts?: Prisma.SamlLogoutUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateWithoutSamlRequestsInput = {
@@ -977,6 +1033,8 @@ export type ApplicationCreateWithoutSamlRequestsInput = {
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
   participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationCreateNestedManyWithoutAppInput
+  samlLogouts?: Prisma.SamlLogoutCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutSamlRequestsInput = {
@@ -1001,6 +1059,8 @@ export type ApplicationUncheckedCreateWithoutSamlRequestsInput = {
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
   participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedCreateNestedManyWithoutAppInput
+  samlLogouts?: Prisma.SamlLogoutUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutSamlRequestsInput = {
@@ -1041,6 +1101,8 @@ export type ApplicationUpdateWithoutSamlRequestsInput = {
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
   participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUpdateManyWithoutAppNestedInput
+  samlLogouts?: Prisma.SamlLogoutUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutSamlRequestsInput = {
@@ -1065,6 +1127,128 @@ export type ApplicationUncheckedUpdateWithoutSamlRequestsInput = {
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
   participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedUpdateManyWithoutAppNestedInput
+  samlLogouts?: Prisma.SamlLogoutUncheckedUpdateManyWithoutAppNestedInput
+}
+
+export type ApplicationCreateWithoutSamlLogoutsInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  name: string
+  state?: $Enums.ResourceState
+  type: $Enums.AppType
+  clientId: string
+  samlEntityId?: string | null
+  secretHash?: runtime.Bytes | null
+  authMethod: string
+  accessTokenType?: $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  project: Prisma.ProjectCreateNestedOneWithoutApplicationsInput
+  keys?: Prisma.AppKeyCreateNestedManyWithoutAppInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutAppInput
+  authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
+  samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
+  participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationCreateNestedManyWithoutAppInput
+}
+
+export type ApplicationUncheckedCreateWithoutSamlLogoutsInput = {
+  id: string
+  instanceId: string
+  projectId: string
+  orgId: string
+  name: string
+  state?: $Enums.ResourceState
+  type: $Enums.AppType
+  clientId: string
+  samlEntityId?: string | null
+  secretHash?: runtime.Bytes | null
+  authMethod: string
+  accessTokenType?: $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  keys?: Prisma.AppKeyUncheckedCreateNestedManyWithoutAppInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutAppInput
+  authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
+  samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
+  participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedCreateNestedManyWithoutAppInput
+}
+
+export type ApplicationCreateOrConnectWithoutSamlLogoutsInput = {
+  where: Prisma.ApplicationWhereUniqueInput
+  create: Prisma.XOR<Prisma.ApplicationCreateWithoutSamlLogoutsInput, Prisma.ApplicationUncheckedCreateWithoutSamlLogoutsInput>
+}
+
+export type ApplicationUpsertWithoutSamlLogoutsInput = {
+  update: Prisma.XOR<Prisma.ApplicationUpdateWithoutSamlLogoutsInput, Prisma.ApplicationUncheckedUpdateWithoutSamlLogoutsInput>
+  create: Prisma.XOR<Prisma.ApplicationCreateWithoutSamlLogoutsInput, Prisma.ApplicationUncheckedCreateWithoutSamlLogoutsInput>
+  where?: Prisma.ApplicationWhereInput
+}
+
+export type ApplicationUpdateToOneWithWhereWithoutSamlLogoutsInput = {
+  where?: Prisma.ApplicationWhereInput
+  data: Prisma.XOR<Prisma.ApplicationUpdateWithoutSamlLogoutsInput, Prisma.ApplicationUncheckedUpdateWithoutSamlLogoutsInput>
+}
+
+export type ApplicationUpdateWithoutSamlLogoutsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
+  type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
+  clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  authMethod?: Prisma.StringFieldUpdateOperationsInput | string
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  project?: Prisma.ProjectUpdateOneRequiredWithoutApplicationsNestedInput
+  keys?: Prisma.AppKeyUpdateManyWithoutAppNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutAppNestedInput
+  authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
+  samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
+  participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUpdateManyWithoutAppNestedInput
+}
+
+export type ApplicationUncheckedUpdateWithoutSamlLogoutsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  projectId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
+  type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
+  clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  authMethod?: Prisma.StringFieldUpdateOperationsInput | string
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  keys?: Prisma.AppKeyUncheckedUpdateManyWithoutAppNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutAppNestedInput
+  authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
+  samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
+  participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateWithoutOauthTokensInput = {
@@ -1089,6 +1273,8 @@ export type ApplicationCreateWithoutOauthTokensInput = {
   samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
   participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationCreateNestedManyWithoutAppInput
+  samlLogouts?: Prisma.SamlLogoutCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutOauthTokensInput = {
@@ -1113,6 +1299,8 @@ export type ApplicationUncheckedCreateWithoutOauthTokensInput = {
   samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
   participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedCreateNestedManyWithoutAppInput
+  samlLogouts?: Prisma.SamlLogoutUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutOauthTokensInput = {
@@ -1153,6 +1341,8 @@ export type ApplicationUpdateWithoutOauthTokensInput = {
   samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
   participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUpdateManyWithoutAppNestedInput
+  samlLogouts?: Prisma.SamlLogoutUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutOauthTokensInput = {
@@ -1177,6 +1367,8 @@ export type ApplicationUncheckedUpdateWithoutOauthTokensInput = {
   samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
   participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedUpdateManyWithoutAppNestedInput
+  samlLogouts?: Prisma.SamlLogoutUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateWithoutParticipantsInput = {
@@ -1201,6 +1393,8 @@ export type ApplicationCreateWithoutParticipantsInput = {
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationCreateNestedManyWithoutAppInput
+  samlLogouts?: Prisma.SamlLogoutCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutParticipantsInput = {
@@ -1225,6 +1419,8 @@ export type ApplicationUncheckedCreateWithoutParticipantsInput = {
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedCreateNestedManyWithoutAppInput
+  samlLogouts?: Prisma.SamlLogoutUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutParticipantsInput = {
@@ -1265,6 +1461,8 @@ export type ApplicationUpdateWithoutParticipantsInput = {
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUpdateManyWithoutAppNestedInput
+  samlLogouts?: Prisma.SamlLogoutUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutParticipantsInput = {
@@ -1289,6 +1487,128 @@ export type ApplicationUncheckedUpdateWithoutParticipantsInput = {
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedUpdateManyWithoutAppNestedInput
+  samlLogouts?: Prisma.SamlLogoutUncheckedUpdateManyWithoutAppNestedInput
+}
+
+export type ApplicationCreateWithoutDeviceAuthorizationsInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  name: string
+  state?: $Enums.ResourceState
+  type: $Enums.AppType
+  clientId: string
+  samlEntityId?: string | null
+  secretHash?: runtime.Bytes | null
+  authMethod: string
+  accessTokenType?: $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  project: Prisma.ProjectCreateNestedOneWithoutApplicationsInput
+  keys?: Prisma.AppKeyCreateNestedManyWithoutAppInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutAppInput
+  authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
+  samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
+  participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
+  samlLogouts?: Prisma.SamlLogoutCreateNestedManyWithoutAppInput
+}
+
+export type ApplicationUncheckedCreateWithoutDeviceAuthorizationsInput = {
+  id: string
+  instanceId: string
+  projectId: string
+  orgId: string
+  name: string
+  state?: $Enums.ResourceState
+  type: $Enums.AppType
+  clientId: string
+  samlEntityId?: string | null
+  secretHash?: runtime.Bytes | null
+  authMethod: string
+  accessTokenType?: $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  keys?: Prisma.AppKeyUncheckedCreateNestedManyWithoutAppInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutAppInput
+  authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
+  samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
+  participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
+  samlLogouts?: Prisma.SamlLogoutUncheckedCreateNestedManyWithoutAppInput
+}
+
+export type ApplicationCreateOrConnectWithoutDeviceAuthorizationsInput = {
+  where: Prisma.ApplicationWhereUniqueInput
+  create: Prisma.XOR<Prisma.ApplicationCreateWithoutDeviceAuthorizationsInput, Prisma.ApplicationUncheckedCreateWithoutDeviceAuthorizationsInput>
+}
+
+export type ApplicationUpsertWithoutDeviceAuthorizationsInput = {
+  update: Prisma.XOR<Prisma.ApplicationUpdateWithoutDeviceAuthorizationsInput, Prisma.ApplicationUncheckedUpdateWithoutDeviceAuthorizationsInput>
+  create: Prisma.XOR<Prisma.ApplicationCreateWithoutDeviceAuthorizationsInput, Prisma.ApplicationUncheckedCreateWithoutDeviceAuthorizationsInput>
+  where?: Prisma.ApplicationWhereInput
+}
+
+export type ApplicationUpdateToOneWithWhereWithoutDeviceAuthorizationsInput = {
+  where?: Prisma.ApplicationWhereInput
+  data: Prisma.XOR<Prisma.ApplicationUpdateWithoutDeviceAuthorizationsInput, Prisma.ApplicationUncheckedUpdateWithoutDeviceAuthorizationsInput>
+}
+
+export type ApplicationUpdateWithoutDeviceAuthorizationsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
+  type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
+  clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  authMethod?: Prisma.StringFieldUpdateOperationsInput | string
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  project?: Prisma.ProjectUpdateOneRequiredWithoutApplicationsNestedInput
+  keys?: Prisma.AppKeyUpdateManyWithoutAppNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutAppNestedInput
+  authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
+  samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
+  participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
+  samlLogouts?: Prisma.SamlLogoutUpdateManyWithoutAppNestedInput
+}
+
+export type ApplicationUncheckedUpdateWithoutDeviceAuthorizationsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  projectId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
+  type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
+  clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  authMethod?: Prisma.StringFieldUpdateOperationsInput | string
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  keys?: Prisma.AppKeyUncheckedUpdateManyWithoutAppNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutAppNestedInput
+  authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
+  samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
+  participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
+  samlLogouts?: Prisma.SamlLogoutUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateWithoutAuthRequestsInput = {
@@ -1313,6 +1633,8 @@ export type ApplicationCreateWithoutAuthRequestsInput = {
   samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
   participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationCreateNestedManyWithoutAppInput
+  samlLogouts?: Prisma.SamlLogoutCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutAuthRequestsInput = {
@@ -1337,6 +1659,8 @@ export type ApplicationUncheckedCreateWithoutAuthRequestsInput = {
   samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
   participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedCreateNestedManyWithoutAppInput
+  samlLogouts?: Prisma.SamlLogoutUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutAuthRequestsInput = {
@@ -1377,6 +1701,8 @@ export type ApplicationUpdateWithoutAuthRequestsInput = {
   samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
   participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUpdateManyWithoutAppNestedInput
+  samlLogouts?: Prisma.SamlLogoutUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutAuthRequestsInput = {
@@ -1401,6 +1727,8 @@ export type ApplicationUncheckedUpdateWithoutAuthRequestsInput = {
   samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
   participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedUpdateManyWithoutAppNestedInput
+  samlLogouts?: Prisma.SamlLogoutUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateWithoutRefreshTokensInput = {
@@ -1425,6 +1753,8 @@ export type ApplicationCreateWithoutRefreshTokensInput = {
   samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
   participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationCreateNestedManyWithoutAppInput
+  samlLogouts?: Prisma.SamlLogoutCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutRefreshTokensInput = {
@@ -1449,6 +1779,8 @@ export type ApplicationUncheckedCreateWithoutRefreshTokensInput = {
   samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
   participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedCreateNestedManyWithoutAppInput
+  samlLogouts?: Prisma.SamlLogoutUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutRefreshTokensInput = {
@@ -1489,6 +1821,8 @@ export type ApplicationUpdateWithoutRefreshTokensInput = {
   samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
   participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUpdateManyWithoutAppNestedInput
+  samlLogouts?: Prisma.SamlLogoutUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutRefreshTokensInput = {
@@ -1513,6 +1847,8 @@ export type ApplicationUncheckedUpdateWithoutRefreshTokensInput = {
   samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
   participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedUpdateManyWithoutAppNestedInput
+  samlLogouts?: Prisma.SamlLogoutUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateWithoutConsentsInput = {
@@ -1537,6 +1873,8 @@ export type ApplicationCreateWithoutConsentsInput = {
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
   participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationCreateNestedManyWithoutAppInput
+  samlLogouts?: Prisma.SamlLogoutCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutConsentsInput = {
@@ -1561,6 +1899,8 @@ export type ApplicationUncheckedCreateWithoutConsentsInput = {
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
   samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
   participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedCreateNestedManyWithoutAppInput
+  samlLogouts?: Prisma.SamlLogoutUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutConsentsInput = {
@@ -1601,6 +1941,8 @@ export type ApplicationUpdateWithoutConsentsInput = {
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
   participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUpdateManyWithoutAppNestedInput
+  samlLogouts?: Prisma.SamlLogoutUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutConsentsInput = {
@@ -1625,6 +1967,8 @@ export type ApplicationUncheckedUpdateWithoutConsentsInput = {
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
   samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
   participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedUpdateManyWithoutAppNestedInput
+  samlLogouts?: Prisma.SamlLogoutUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateManyProjectInput = {
@@ -1666,6 +2010,8 @@ export type ApplicationUpdateWithoutProjectInput = {
   samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
   participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUpdateManyWithoutAppNestedInput
+  samlLogouts?: Prisma.SamlLogoutUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutProjectInput = {
@@ -1690,6 +2036,8 @@ export type ApplicationUncheckedUpdateWithoutProjectInput = {
   samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
   participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedUpdateManyWithoutAppNestedInput
+  samlLogouts?: Prisma.SamlLogoutUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateManyWithoutProjectInput = {
@@ -1722,6 +2070,8 @@ export type ApplicationCountOutputType = {
   samlRequests: number
   consents: number
   participants: number
+  deviceAuthorizations: number
+  samlLogouts: number
 }
 
 export type ApplicationCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1732,6 +2082,8 @@ export type ApplicationCountOutputTypeSelect<ExtArgs extends runtime.Types.Exten
   samlRequests?: boolean | ApplicationCountOutputTypeCountSamlRequestsArgs
   consents?: boolean | ApplicationCountOutputTypeCountConsentsArgs
   participants?: boolean | ApplicationCountOutputTypeCountParticipantsArgs
+  deviceAuthorizations?: boolean | ApplicationCountOutputTypeCountDeviceAuthorizationsArgs
+  samlLogouts?: boolean | ApplicationCountOutputTypeCountSamlLogoutsArgs
 }
 
 /**
@@ -1793,6 +2145,20 @@ export type ApplicationCountOutputTypeCountParticipantsArgs<ExtArgs extends runt
   where?: Prisma.SessionParticipantWhereInput
 }
 
+/**
+ * ApplicationCountOutputType without action
+ */
+export type ApplicationCountOutputTypeCountDeviceAuthorizationsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.DeviceAuthorizationWhereInput
+}
+
+/**
+ * ApplicationCountOutputType without action
+ */
+export type ApplicationCountOutputTypeCountSamlLogoutsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.SamlLogoutWhereInput
+}
+
 
 export type ApplicationSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -1818,6 +2184,8 @@ export type ApplicationSelect<ExtArgs extends runtime.Types.Extensions.InternalA
   samlRequests?: boolean | Prisma.Application$samlRequestsArgs<ExtArgs>
   consents?: boolean | Prisma.Application$consentsArgs<ExtArgs>
   participants?: boolean | Prisma.Application$participantsArgs<ExtArgs>
+  deviceAuthorizations?: boolean | Prisma.Application$deviceAuthorizationsArgs<ExtArgs>
+  samlLogouts?: boolean | Prisma.Application$samlLogoutsArgs<ExtArgs>
   _count?: boolean | Prisma.ApplicationCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["application"]>
 
@@ -1887,6 +2255,8 @@ export type ApplicationInclude<ExtArgs extends runtime.Types.Extensions.Internal
   samlRequests?: boolean | Prisma.Application$samlRequestsArgs<ExtArgs>
   consents?: boolean | Prisma.Application$consentsArgs<ExtArgs>
   participants?: boolean | Prisma.Application$participantsArgs<ExtArgs>
+  deviceAuthorizations?: boolean | Prisma.Application$deviceAuthorizationsArgs<ExtArgs>
+  samlLogouts?: boolean | Prisma.Application$samlLogoutsArgs<ExtArgs>
   _count?: boolean | Prisma.ApplicationCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type ApplicationIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1907,6 +2277,8 @@ export type $ApplicationPayload<ExtArgs extends runtime.Types.Extensions.Interna
     samlRequests: Prisma.$SamlRequestPayload<ExtArgs>[]
     consents: Prisma.$UserConsentPayload<ExtArgs>[]
     participants: Prisma.$SessionParticipantPayload<ExtArgs>[]
+    deviceAuthorizations: Prisma.$DeviceAuthorizationPayload<ExtArgs>[]
+    samlLogouts: Prisma.$SamlLogoutPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -2326,6 +2698,8 @@ export interface Prisma__ApplicationClient<T, Null = never, ExtArgs extends runt
   samlRequests<T extends Prisma.Application$samlRequestsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$samlRequestsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SamlRequestPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   consents<T extends Prisma.Application$consentsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$consentsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$UserConsentPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   participants<T extends Prisma.Application$participantsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$participantsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SessionParticipantPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  deviceAuthorizations<T extends Prisma.Application$deviceAuthorizationsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$deviceAuthorizationsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$DeviceAuthorizationPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  samlLogouts<T extends Prisma.Application$samlLogoutsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$samlLogoutsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SamlLogoutPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -2936,6 +3310,54 @@ export type Application$participantsArgs<ExtArgs extends runtime.Types.Extension
   take?: number
   skip?: number
   distinct?: Prisma.SessionParticipantScalarFieldEnum | Prisma.SessionParticipantScalarFieldEnum[]
+}
+
+/**
+ * Application.deviceAuthorizations
+ */
+export type Application$deviceAuthorizationsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the DeviceAuthorization
+   */
+  select?: Prisma.DeviceAuthorizationSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the DeviceAuthorization
+   */
+  omit?: Prisma.DeviceAuthorizationOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.DeviceAuthorizationInclude<ExtArgs> | null
+  where?: Prisma.DeviceAuthorizationWhereInput
+  orderBy?: Prisma.DeviceAuthorizationOrderByWithRelationInput | Prisma.DeviceAuthorizationOrderByWithRelationInput[]
+  cursor?: Prisma.DeviceAuthorizationWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.DeviceAuthorizationScalarFieldEnum | Prisma.DeviceAuthorizationScalarFieldEnum[]
+}
+
+/**
+ * Application.samlLogouts
+ */
+export type Application$samlLogoutsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the SamlLogout
+   */
+  select?: Prisma.SamlLogoutSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the SamlLogout
+   */
+  omit?: Prisma.SamlLogoutOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.SamlLogoutInclude<ExtArgs> | null
+  where?: Prisma.SamlLogoutWhereInput
+  orderBy?: Prisma.SamlLogoutOrderByWithRelationInput | Prisma.SamlLogoutOrderByWithRelationInput[]
+  cursor?: Prisma.SamlLogoutWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.SamlLogoutScalarFieldEnum | Prisma.SamlLogoutScalarFieldEnum[]
 }
 
 /**

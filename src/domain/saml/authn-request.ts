@@ -33,7 +33,7 @@ export const SSO_LIMITS = {
 export const refuse = (what: string, message: string) => invalidArgument(`Errors.Saml.Request.${what}`, message);
 
 /** The raw (still URL-encoded) value of each query parameter; a repeated parameter is refused. */
-function rawParameters(query: string): Map<string, string> {
+export function rawParameters(query: string): Map<string, string> {
   const out = new Map<string, string>();
   for (const pair of query.split("&")) {
     if (!pair) continue;
@@ -53,52 +53,54 @@ function urlDecode(raw: string, plusIsSpace: boolean): string {
   }
 }
 
-function base64(text: string): Buffer {
+function base64(text: string, param = "SAMLRequest"): Buffer {
   const compact = text.replace(/\s+/g, "");
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(compact)) throw refuse("Malformed", "SAMLRequest is not base64");
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(compact)) throw refuse("Malformed", `${param} is not base64`);
   return Buffer.from(compact, "base64");
 }
 
-function inflated(data: Buffer): string {
+function inflated(data: Buffer, param = "SAMLRequest"): string {
   try {
     return inflateRawSync(data, { maxOutputLength: SSO_LIMITS.xml }).toString("utf8");
   } catch {
-    throw refuse("Malformed", `SAMLRequest is not DEFLATE-compressed XML of at most ${SSO_LIMITS.xml} bytes`);
+    throw refuse("Malformed", `${param} is not DEFLATE-compressed XML of at most ${SSO_LIMITS.xml} bytes`);
   }
 }
 
-interface Decoded {
+export interface Decoded {
   xml: string;
   relayState: string | undefined;
   /** The HTTP-Redirect binding's query signature, with the octets it covers. */
   querySignature?: { octets: string; sigAlg: string; signature: string };
 }
 
-function decodeRedirect(query: string): Decoded {
+/** The HTTP-Redirect binding's message in `param` (SAMLRequest or SAMLResponse), its RelayState and query signature. */
+export function decodeRedirect(query: string, param: "SAMLRequest" | "SAMLResponse" = "SAMLRequest"): Decoded {
   if (query.length > SSO_LIMITS.encoded + SSO_LIMITS.relayState * 3 + 4096) throw refuse("TooLarge", "the request is too large");
   const raw = rawParameters(query);
-  const request = raw.get("SAMLRequest");
-  if (!request) throw refuse("Missing", "SAMLRequest is required: only SP-initiated sign-ins are supported");
-  if (request.length > SSO_LIMITS.encoded) throw refuse("TooLarge", "SAMLRequest is too large");
+  const request = raw.get(param);
+  if (!request) throw refuse("Missing", `${param} is required${param === "SAMLRequest" ? ": only SP-initiated sign-ins are supported" : ""}`);
+  if (request.length > SSO_LIMITS.encoded) throw refuse("TooLarge", `${param} is too large`);
   const relayRaw = raw.get("RelayState");
   const relayState = relayRaw === undefined ? undefined : urlDecode(relayRaw, true);
-  const out: Decoded = { xml: inflated(base64(urlDecode(request, false))), relayState };
+  const out: Decoded = { xml: inflated(base64(urlDecode(request, false), param), param), relayState };
   const sigAlg = raw.get("SigAlg");
   const signature = raw.get("Signature");
   if (signature !== undefined || sigAlg !== undefined) {
     if (!signature || !sigAlg) throw refuse("Signature.Invalid", "Signature and SigAlg go together");
     // Bindings §3.4.4.1: the octets as received, in this order, each parameter still URL-encoded.
-    const octets = `SAMLRequest=${request}${relayRaw === undefined ? "" : `&RelayState=${relayRaw}`}&SigAlg=${sigAlg}`;
+    const octets = `${param}=${request}${relayRaw === undefined ? "" : `&RelayState=${relayRaw}`}&SigAlg=${sigAlg}`;
     out.querySignature = { octets, sigAlg: urlDecode(sigAlg, false), signature: urlDecode(signature, false) };
   }
   return out;
 }
 
-function decodePost(samlRequest: string | undefined, relayState: string | undefined): Decoded {
-  if (!samlRequest) throw refuse("Missing", "SAMLRequest is required: only SP-initiated sign-ins are supported");
-  if (samlRequest.length > SSO_LIMITS.encoded) throw refuse("TooLarge", "SAMLRequest is too large");
-  const xml = base64(samlRequest);
-  if (xml.length > SSO_LIMITS.xml) throw refuse("TooLarge", "SAMLRequest is too large");
+/** The HTTP-POST binding's message (the form field named `param`) and RelayState. */
+export function decodePost(samlRequest: string | undefined, relayState: string | undefined, param: "SAMLRequest" | "SAMLResponse" = "SAMLRequest"): Decoded {
+  if (!samlRequest) throw refuse("Missing", `${param} is required${param === "SAMLRequest" ? ": only SP-initiated sign-ins are supported" : ""}`);
+  if (samlRequest.length > SSO_LIMITS.encoded) throw refuse("TooLarge", `${param} is too large`);
+  const xml = base64(samlRequest, param);
+  if (xml.length > SSO_LIMITS.xml) throw refuse("TooLarge", `${param} is too large`);
   return { xml: xml.toString("utf8"), relayState };
 }
 
@@ -139,7 +141,7 @@ async function authenticRequest(idp: SamlIdp, d: Decoded, binding: SsoInput["bin
 /** An xs:boolean attribute, false when absent. */
 const flag = (e: Element, name: string) => ["true", "1"].includes(attr(e, name) ?? "");
 
-function checkedInstant(root: Element, now: Date): void {
+export function checkedInstant(root: Element, now: Date): void {
   const raw = attr(root, "IssueInstant") ?? "";
   const at = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z$/.test(raw) ? Date.parse(raw) : Number.NaN;
   if (Number.isNaN(at)) throw refuse("IssueInstant.Invalid", "IssueInstant must be a UTC dateTime");

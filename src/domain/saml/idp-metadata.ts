@@ -1,7 +1,7 @@
 // The IdP's metadata (SAML 2.0 Metadata §2.4.3): entity id, the signing certificate(s) (both during a rotation's
-// overlap), the SSO endpoint for both bindings, the NameID formats. Valid against saml-schema-metadata-2.0.xsd.
+// overlap), the SLO and SSO endpoints for both bindings, the NameID formats. Valid against saml-schema-metadata-2.0.xsd.
 
-import { entityIdOf, type SamlIdp, ssoUrlOf } from "./runtime.js";
+import { entityIdOf, type SamlIdp, sloUrlOf, ssoUrlOf } from "./runtime.js";
 import { add, BINDINGS, NS, newDocument, serialize } from "./xml.js";
 
 export const NAME_ID_FORMATS = {
@@ -25,6 +25,9 @@ export async function idpMetadata(idp: SamlIdp): Promise<string> {
     const data = add(add(kd, NS.dsig, "ds:KeyInfo"), NS.dsig, "ds:X509Data");
     add(data, NS.dsig, "ds:X509Certificate", {}, cert.base64);
   }
+  // Single Logout (Profiles §4.4) at one endpoint for both bindings; the schema puts it before NameIDFormat.
+  for (const binding of [BINDINGS.redirect, BINDINGS.post])
+    add(sso, NS.metadata, "md:SingleLogoutService", { Binding: binding, Location: sloUrlOf(idp.externalUrl) });
   for (const format of Object.values(NAME_ID_FORMATS)) add(sso, NS.metadata, "md:NameIDFormat", {}, format);
   for (const binding of [BINDINGS.redirect, BINDINGS.post])
     add(sso, NS.metadata, "md:SingleSignOnService", { Binding: binding, Location: ssoUrlOf(idp.externalUrl) });

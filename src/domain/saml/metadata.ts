@@ -14,6 +14,8 @@ export interface MetadataEndpoint {
   location: string;
   /** The `index` attribute (indexed endpoints), as written. */
   index?: string;
+  /** The `ResponseLocation` attribute (where responses go, when not to `location`). */
+  responseLocation?: string;
   isDefault: boolean;
 }
 
@@ -88,10 +90,12 @@ export function readEntityMetadata(xml: Uint8Array, rules: MetadataRules): Entit
     endpoints: (name) =>
       children(role, NS.metadata, name).map((e) => {
         const index = attr(e, "index");
+        const responseLocation = attr(e, "ResponseLocation");
         return {
           binding: attr(e, "Binding") ?? "",
           location: attr(e, "Location") ?? "",
           ...(index !== undefined ? { index } : {}),
+          ...(responseLocation !== undefined ? { responseLocation } : {}),
           isDefault: attr(e, "isDefault") === "true",
         };
       }),

@@ -38,3 +38,4 @@ export interface SamlIdp {
 /** The IdP's entity id (also the Issuer of its responses): the metadata URL. */
 export const entityIdOf = (externalUrl: string) => `${externalUrl}/saml/v2/metadata`;
 export const ssoUrlOf = (externalUrl: string) => `${externalUrl}/saml/v2/SSO`;
+export const sloUrlOf = (externalUrl: string) => `${externalUrl}/saml/v2/SLO`;

@@ -20,6 +20,15 @@ export interface SpMetadata {
   /** Base64 DER of the encryption certificate, kept for encrypted assertions. */
   encryptionCertificate?: string;
   authnRequestsSigned: boolean;
+  /** SingleLogoutService endpoints (HTTP-Redirect, HTTP-POST): where LogoutRequests and LogoutResponses go. */
+  slo?: SingleLogoutService[];
+}
+
+export interface SingleLogoutService {
+  binding: string;
+  url: string;
+  /** ResponseLocation: where LogoutResponses go (url when absent). */
+  responseUrl?: string;
 }
 
 export const MAX_METADATA_BYTES = 256 * 1024;
@@ -56,6 +65,30 @@ function consumerServices(sp: EntityMetadata): AssertionConsumerService[] {
   return acs;
 }
 
+const MAX_SLO = 10;
+
+/** The SLO endpoints with a binding svc speaks (SOAP and Artifact are left out), with URLs as strict as the ACS's. */
+function logoutServices(sp: EntityMetadata): SingleLogoutService[] {
+  const out: SingleLogoutService[] = [];
+  for (const e of sp.endpoints("SingleLogoutService")) {
+    if (!SUPPORTED.has(e.binding)) continue;
+    for (const u of [e.location, e.responseLocation]) {
+      if (u !== undefined && !acsUrlAllowed(u)) {
+        throw bad(`SingleLogoutService Location ${u.slice(0, 100)} must be an absolute https URL (http only on a loopback host), no fragment`);
+      }
+    }
+    out.push({ binding: e.binding, url: e.location, ...(e.responseLocation ? { responseUrl: e.responseLocation } : {}) });
+  }
+  if (out.length > MAX_SLO) throw bad(`at most ${MAX_SLO} SingleLogoutServices`);
+  return out;
+}
+
+/** The SLO endpoint a message goes to: HTTP-Redirect first (no page of ours in between), else HTTP-POST. */
+export function chooseSlo(slo: readonly SingleLogoutService[] | undefined, prefer?: string): SingleLogoutService | undefined {
+  const all = slo ?? [];
+  return all.find((s) => s.binding === prefer) ?? all.find((s) => s.binding === BINDINGS.redirect) ?? all[0];
+}
+
 /** Reads an EntityDescriptor with one SPSSODescriptor supporting SAML 2.0 (metadata.ts). */
 export function parseSpMetadata(xml: Uint8Array): SpMetadata {
   const sp = readEntityMetadata(xml, {
@@ -68,7 +101,7 @@ export function parseSpMetadata(xml: Uint8Array): SpMetadata {
   const signed = attr(sp.role, "AuthnRequestsSigned");
   const authnRequestsSigned = signed === "true" || signed === "1";
   if (authnRequestsSigned && sp.signing.length === 0) throw bad("AuthnRequestsSigned is true but no signing certificate is given");
-  const out: SpMetadata = { entityId: sp.entityId, acs: consumerServices(sp), signingCertificates: sp.signing, authnRequestsSigned };
+  const out: SpMetadata = { entityId: sp.entityId, acs: consumerServices(sp), signingCertificates: sp.signing, authnRequestsSigned, slo: logoutServices(sp) };
   if (sp.encryption[0]) out.encryptionCertificate = sp.encryption[0];
   return out;
 }

@@ -2,6 +2,7 @@
 // OIDC's end_session sends the browser to when no post-logout redirect URI is registered.
 import type { Express } from "express";
 import { asDomainError } from "../../../domain/errors.js";
+import { samlParticipantsOf, startLogout } from "../../../domain/saml/logout.js";
 import { deleteSession, getSession } from "../../../domain/sessions/reads.js";
 import type { LoginDeps } from "../context.js";
 import { withoutSession } from "../cookie.js";
@@ -48,6 +49,12 @@ export function logoutPages(app: Express, deps: LoginDeps): void {
     page(deps, async (r) => {
       const all = r.param("all") === "1";
       const chosen = all ? r.state.sessions : r.state.sessions.filter((s) => s.id === r.idParam("session"));
+      // The SAML SPs these sessions signed into are told after they end (Single Logout), read while they exist.
+      const samlIdp = { store: r.ctx.store, instanceId: r.ctx.instanceId, clock: r.ctx.clock, externalUrl: r.deps.externalUrl };
+      const toTell = await samlParticipantsOf(
+        samlIdp,
+        chosen.map((s) => s.id),
+      );
       for (const s of chosen) {
         try {
           // Ends the session and revokes the tokens issued from it.
@@ -57,6 +64,9 @@ export function logoutPages(app: Express, deps: LoginDeps): void {
         }
         r.setState(withoutSession(r.state, s.id));
       }
+      const back = r.state.sessions.length && !all ? r.url("/logout") : r.url("/logout/done");
+      const slo = await startLogout(samlIdp, toTell, back);
+      if (slo) return r.redirect(slo);
       if (r.state.sessions.length && !all) return r.redirect(r.url("/logout"));
       await signedOutPage(r);
     }),

@@ -1,0 +1,310 @@
+// SAML 2.0 Single Logout (issue 29) with pysaml2 (Debian's python3, strict: signatures with the IdP metadata's
+// certificate, Destination, InResponseTo of its own request) as the service providers: an SP-initiated logout over
+// HTTP-Redirect and over HTTP-POST ends the svc session, svc sends the session's other SP a LogoutRequest through the
+// browser and answers the initiator with a signed LogoutResponse; svc's logout page sends the SPs LogoutRequests
+// (IdP-initiated). The refusals: an unsigned LogoutRequest from an SP that signs, a replayed one, one naming a subject
+// the SP was never given, a wrong signature.
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { createSign, createVerify } from "node:crypto";
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { deflateRawSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { createHuman, defaultOrgId, type Machine, PASSWORD, project } from "../support/fixtures.js";
+import { issuerOf, loginClient, type SessionRef, signIn, visit } from "../support/oidc.js";
+import { admin, call, type Json } from "../support/rpc.js";
+import { createResponse, type KeyPair, POST, REDIRECT, samlApp, samlRequestOf, samlTempFile, samlWorkDir, spKeyPair, spMetadata } from "../support/saml.js";
+import { formOf } from "../support/saml-idp.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+import { locationOf, Visitor } from "../support/visitor.js";
+
+let t: TestServer;
+let login: Machine;
+let alice: string;
+let projectId: string;
+let py: Pysaml2;
+
+/** The pysaml2 SPs' process (test/support/pysaml2-slo.py): one JSON command, one JSON answer. */
+class Pysaml2 {
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly waiting: ((line: string) => void)[] = [];
+  stderr = "";
+  constructor() {
+    this.child = spawn("/usr/bin/python3", [path.join(import.meta.dirname, "../support/pysaml2-slo.py")]);
+    this.child.stderr.on("data", (d) => {
+      this.stderr += String(d);
+    });
+    createInterface({ input: this.child.stdout }).on("line", (line) => this.waiting.shift()?.(line));
+  }
+  async call(cmd: Json): Promise<Json> {
+    const line = await new Promise<string>((resolve) => {
+      this.waiting.push(resolve);
+      this.child.stdin.write(`${JSON.stringify(cmd)}\n`);
+    });
+    return JSON.parse(line);
+  }
+  async ok(cmd: Json): Promise<Json> {
+    const out = await this.call(cmd);
+    if (out.error) throw new Error(`pysaml2 ${cmd.cmd}: ${out.error}\n${this.stderr.slice(-2000)}`);
+    return out;
+  }
+  stop(): void {
+    this.child.stdin.end();
+  }
+}
+
+interface Sp {
+  entity: string;
+  acs: string;
+  slo: string;
+  keys: KeyPair;
+}
+
+const sp = (host: string): Sp => ({ entity: `https://${host}/sp`, acs: `https://${host}/acs`, slo: `https://${host}/slo`, keys: spKeyPair(host) });
+const A = sp("slo-a.example.com");
+const B = sp("slo-b.example.com");
+/** Registered with a signing certificate pysaml2 does not have: it never signed into anything. */
+const C = sp("slo-c.example.com");
+
+beforeAll(async () => {
+  t = await startTestServer();
+  const orgId = await defaultOrgId(t);
+  login = await loginClient(t, orgId, "slo-login-ui");
+  projectId = await project(t, orgId, "SLO");
+  await createHuman(t, orgId, "slo-alice");
+  const domain = (await admin(t, "GetOrganizationByID", { organizationId: orgId })).organization.primaryDomain;
+  alice = `slo-alice@${domain}`;
+  const dir = await samlWorkDir();
+  const sps = [];
+  for (const s of [A, B, C]) {
+    await samlApp(
+      t,
+      projectId,
+      new URL(s.entity).host,
+      spMetadata({
+        entityId: s.entity,
+        acs: [{ url: s.acs }],
+        cert: s.keys,
+        slo: [
+          { url: s.slo, binding: REDIRECT },
+          { url: s.slo, binding: POST },
+        ],
+      }),
+      { signResponse: true },
+    );
+    const key = path.join(dir, `${new URL(s.entity).host}.key`);
+    const cert = path.join(dir, `${new URL(s.entity).host}.crt`);
+    await writeFile(key, s.keys.privateKeyPem);
+    await writeFile(cert, s.keys.certPem);
+    sps.push({ entity: s.entity, acs: s.acs, slo: s.slo, key, cert });
+  }
+  const idp = await samlTempFile("slo-idp-metadata.xml", await (await fetch(`${t.url}/saml/v2/metadata`)).text());
+  py = new Pysaml2();
+  await py.ok({ cmd: "init", idp, sps });
+}, 120_000);
+afterAll(async () => {
+  py?.stop();
+  await t?.stop();
+});
+
+/** The SP signs in with svc (its AuthnRequest, the login UI's CreateResponse with `session`, pysaml2's ACS). */
+async function signInAt(s: Sp, session: SessionRef): Promise<Json> {
+  const req = await py.ok({ cmd: "login", sp: s.entity });
+  const answer = await createResponse(t, login, samlRequestOf(await visit(t, req.url)), session);
+  return py.ok({ cmd: "acs", sp: s.entity, id: req.id, response: answer.post.samlResponse });
+}
+
+const alive = async (s: SessionRef) => (await call(t, "rest", login.pat, "GetSession", { sessionId: s.sessionId, sessionToken: s.sessionToken })).code === "ok";
+
+/** Sends the browser to `url` (an svc URL as the IdP metadata names it, or a form posted to one). */
+function toSvc(url: string, fields?: Record<string, string>): Promise<Response> {
+  if (!fields) return visit(t, url);
+  return fetch(url.replace(issuerOf(t), t.url), {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams(fields),
+  });
+}
+
+let idpCert: string;
+/** The HTTP-Redirect binding's query signature of svc's message in `location`, checked with the IdP certificate over the octets as sent. */
+async function querySigned(location: string): Promise<boolean> {
+  idpCert ??= await (await fetch(`${t.url}/saml/v2/certificate`)).text();
+  const raw = new Map(
+    location
+      .slice(location.indexOf("?") + 1)
+      .split("&")
+      .map((p) => [p.slice(0, p.indexOf("=")), p.slice(p.indexOf("=") + 1)] as const),
+  );
+  const name = raw.has("SAMLRequest") ? "SAMLRequest" : "SAMLResponse";
+  const octets = [name, "RelayState", "SigAlg"]
+    .filter((k) => raw.has(k))
+    .map((k) => `${k}=${raw.get(k)}`)
+    .join("&");
+  return createVerify("RSA-SHA256")
+    .update(octets)
+    .verify(idpCert, decodeURIComponent(raw.get("Signature") ?? ""), "base64");
+}
+
+/** Where svc sent the browser: a redirect's URL and its query, or the auto-posted form's target and fields. */
+async function sentTo(res: Response): Promise<{ url: string; fields: Record<string, string>; binding: "redirect" | "post" }> {
+  if (res.status === 302 || res.status === 303) {
+    const u = locationOf(res);
+    if (u.searchParams.has("SAMLRequest") || u.searchParams.has("SAMLResponse")) {
+      // Every message svc sends over HTTP-Redirect is signed; a changed byte breaks it.
+      const location = res.headers.get("location") as string;
+      expect(await querySigned(location)).toBe(true);
+      expect(await querySigned(location.replace("RelayState=", "RelayState=x"))).toBe(false);
+    }
+    return { url: u.origin + u.pathname, fields: Object.fromEntries(u.searchParams), binding: "redirect" };
+  }
+  const body = await res.text();
+  if (res.status !== 200) throw new Error(`expected a redirect or a form, got ${res.status}: ${body.slice(0, 500)}`);
+  const form = formOf(body);
+  return { url: form.action, fields: form.fields, binding: "post" };
+}
+
+describe("SP-initiated Single Logout (pysaml2)", () => {
+  for (const binding of ["redirect", "post"] as const) {
+    it(`over HTTP-${binding === "redirect" ? "Redirect" : "POST"}: the session ends, the other SP is told, the initiator gets a signed LogoutResponse`, async () => {
+      const session = await signIn(t, login, alice);
+      const atA = await signInAt(A, session);
+      await signInAt(B, session);
+      expect(atA.nameId).toBe("slo-alice@example.com");
+
+      const request = await py.ok({ cmd: "logout", sp: A.entity, binding });
+      expect(request.binding).toBe(binding);
+      const toB = await sentTo(await toSvc(request.url, binding === "post" ? request.fields : undefined));
+      expect(await alive(session)).toBe(false);
+      // svc's LogoutRequest to B, over B's HTTP-Redirect endpoint, its query signed: pysaml2 logs B out and answers.
+      expect(toB).toMatchObject({ url: B.slo, binding: "redirect" });
+      expect(toB.fields).toMatchObject({ SigAlg: "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256" });
+      const answerB = await py.ok({
+        cmd: "logout_request",
+        sp: B.entity,
+        binding: "redirect",
+        message: toB.fields.SAMLRequest,
+        relayState: toB.fields.RelayState,
+      });
+      expect(answerB.loggedIn).toBe(false);
+
+      // B's LogoutResponse to svc (in the binding svc's request came in); svc answers A in the binding A used.
+      expect(answerB.binding).toBe("redirect");
+      const toA = await sentTo(await toSvc(answerB.url));
+      expect(toA).toMatchObject({ url: A.slo, binding });
+      if (request.fields.RelayState) expect(toA.fields.RelayState).toBe(request.fields.RelayState);
+      expect(await py.ok({ cmd: "logged_in", sp: A.entity })).toEqual({ loggedIn: true });
+      const done = await py.ok({ cmd: "logout_response", sp: A.entity, binding, message: toA.fields.SAMLResponse });
+      expect(done).toEqual({ loggedIn: false, status: "urn:oasis:names:tc:SAML:2.0:status:Success" });
+    }, 60_000);
+  }
+
+  it("a LogoutResponse svc did not ask for is refused", async () => {
+    const session = await signIn(t, login, alice);
+    await signInAt(A, session);
+    await signInAt(B, session);
+    const request = await py.ok({ cmd: "logout", sp: A.entity, binding: "redirect" });
+    const toB = await sentTo(await toSvc(request.url));
+    const answerB = await py.ok({
+      cmd: "logout_request",
+      sp: B.entity,
+      binding: "redirect",
+      message: toB.fields.SAMLRequest,
+      relayState: toB.fields.RelayState,
+    });
+    expect((await toSvc(answerB.url)).status).toBe(302);
+    // The same LogoutResponse again: the logout has moved on.
+    const again = await toSvc(answerB.url);
+    expect(again.status).toBe(400);
+    expect(await again.text()).toContain("no logout in progress");
+  }, 60_000);
+});
+
+describe("IdP-initiated Single Logout", () => {
+  it("svc's logout page sends the session's SP a LogoutRequest, and comes back to the signed-out page", async () => {
+    const req = await py.ok({ cmd: "login", sp: A.entity });
+    const samlRequest = samlRequestOf(await visit(t, req.url));
+    const v = new Visitor(t);
+    // The login name, then the password: the hosted login answers the SP at once (its auto-posted form).
+    await v.get(`/ui/login/login?samlRequest=${samlRequest}`);
+    const named = await v.post("/ui/login/login", { samlRequest, loginName: alice });
+    const passwordPage = locationOf(named.res);
+    await v.get(passwordPage.pathname + passwordPage.search);
+    const step = await v.post("/ui/login/password", { samlRequest, loginName: alice, password: PASSWORD });
+    expect(step.res.status).toBe(200);
+    const toAcs = formOf(step.body);
+    expect(toAcs.action).toBe(A.acs);
+    await py.ok({ cmd: "acs", sp: A.entity, id: req.id, response: toAcs.fields.SAMLResponse });
+
+    await v.get("/ui/login/logout");
+    const out = await v.post("/ui/login/logout", { all: "1" });
+    expect(out.res.status).toBe(303);
+    const toA = await sentTo(await toSvc(locationOf(out.res).href));
+    expect(toA).toMatchObject({ url: A.slo, binding: "redirect" });
+    const answer = await py.ok({
+      cmd: "logout_request",
+      sp: A.entity,
+      binding: "redirect",
+      message: toA.fields.SAMLRequest,
+      relayState: toA.fields.RelayState,
+    });
+    expect(answer.loggedIn).toBe(false);
+    const back = await toSvc(answer.url);
+    expect(back.status).toBe(302);
+    expect(locationOf(back).pathname).toBe("/ui/login/logout/done");
+  }, 60_000);
+});
+
+/** A LogoutRequest from `s` over HTTP-Redirect, its query signed with `signWith` (unsigned when null). */
+function logoutRedirect(s: Sp, o: { id?: string; nameId: string; signWith?: KeyPair | null }): string {
+  const xml = `<samlp:LogoutRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${o.id ?? `_${Math.random().toString(16).slice(2)}`}" Version="2.0" IssueInstant="${new Date().toISOString()}" Destination="${issuerOf(t)}/saml/v2/SLO"><saml:Issuer>${s.entity}</saml:Issuer><saml:NameID Format="urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress">${o.nameId}</saml:NameID></samlp:LogoutRequest>`;
+  let q = `SAMLRequest=${encodeURIComponent(deflateRawSync(Buffer.from(xml)).toString("base64"))}&RelayState=r1`;
+  const key = o.signWith === undefined ? s.keys : o.signWith;
+  if (key) {
+    q += `&SigAlg=${encodeURIComponent("http://www.w3.org/2001/04/xmldsig-more#rsa-sha256")}`;
+    q += `&Signature=${encodeURIComponent(createSign("RSA-SHA256").update(q).sign(key.privateKeyPem, "base64"))}`;
+  }
+  return `${t.url}/saml/v2/SLO?${q}`;
+}
+
+describe("refused LogoutRequests", () => {
+  it("unsigned from an SP that has a signing certificate, or signed with another key: 400, the session lives", async () => {
+    const session = await signIn(t, login, alice);
+    const at = await signInAt(A, session);
+    const unsigned = await fetch(logoutRedirect(A, { nameId: at.nameId, signWith: null }), { redirect: "manual" });
+    expect(unsigned.status).toBe(400);
+    expect(await unsigned.text()).toContain("must be signed");
+    const forged = await fetch(logoutRedirect(A, { nameId: at.nameId, signWith: C.keys }), { redirect: "manual" });
+    expect(forged.status).toBe(400);
+    expect(await forged.text()).toContain("does not verify");
+    expect(await alive(session)).toBe(true);
+  }, 60_000);
+
+  it("replayed: the second is refused", async () => {
+    const session = await signIn(t, login, alice);
+    const at = await signInAt(A, session);
+    const url = logoutRedirect(A, { id: "_replayed-logout-1", nameId: at.nameId });
+    const first = await fetch(url, { redirect: "manual" });
+    expect(first.status).toBe(302);
+    expect(await alive(session)).toBe(false);
+    const second = await fetch(url, { redirect: "manual" });
+    expect(second.status).toBe(400);
+    expect(await second.text()).toContain("already received");
+  }, 60_000);
+
+  it("for a subject the SP was never given: UnknownPrincipal, and no session ends", async () => {
+    const session = await signIn(t, login, alice);
+    const at = await signInAt(A, session);
+    // C never signed into this session: its (validly signed) LogoutRequest for A's NameID ends nothing.
+    const res = await fetch(logoutRedirect(C, { nameId: at.nameId }), { redirect: "manual" });
+    expect(res.status).toBe(302);
+    const back = locationOf(res);
+    expect(back.origin + back.pathname).toBe(C.slo);
+    const { inflateRawSync } = await import("node:zlib");
+    const xml = inflateRawSync(Buffer.from(back.searchParams.get("SAMLResponse") as string, "base64")).toString();
+    expect(xml).toContain("urn:oasis:names:tc:SAML:2.0:status:UnknownPrincipal");
+    expect(await alive(session)).toBe(true);
+  }, 60_000);
+});
