@@ -50,6 +50,7 @@ import type { Clock } from "./domain/context.js";
 import { DomainError } from "./domain/errors.js";
 import { type FailureLimits, failureKeys, rateLimited } from "./domain/limits.js";
 import { authenticateBearer } from "./domain/oauth/authn.js";
+import { DEVICE_CODE_LIMITS } from "./domain/oauth/device-entry.js";
 import type { OAuthRuntime } from "./domain/oauth/runtime.js";
 import { bootstrapInstance, type ConsoleClient } from "./domain/orgs/bootstrap.js";
 import { systemContext } from "./domain/request-context.js";
@@ -241,7 +242,9 @@ export async function createApp(config: Config, log: Logger, clock: Clock, traci
       { store, instanceId, clock, log, limits, authn, idp, signals },
       { requestId: (req.headers["x-request-id"] as string | undefined) ?? "", peer: req.socket?.remoteAddress },
     );
-  const login = hostedLogin(config, { store, instanceId, clock, log, limits, mailer, authn, idp, signals, saml });
+  const { perInstance, perAddress, windowSeconds } = DEVICE_CODE_LIMITS;
+  const deviceCodeLimits = db.failureLimits({ perClient: perInstance, perAddress, windowSeconds }, log);
+  const login = hostedLogin(config, { store, instanceId, clock, log, limits, deviceCodeLimits, mailer, authn, idp, signals, saml });
   const routes = dispatcher(log, [
     (req, res) => metrics.serve(req, res),
     serveDocs,
@@ -356,7 +359,7 @@ function connectTransport(
 /** The hosted login (/ui/login) over the same domain and runtime as the API. */
 function hostedLogin(
   config: Config,
-  d: Pick<LoginDeps, "store" | "instanceId" | "clock" | "log" | "limits" | "mailer" | "authn" | "idp" | "saml" | "signals">,
+  d: Pick<LoginDeps, "store" | "instanceId" | "clock" | "log" | "limits" | "deviceCodeLimits" | "mailer" | "authn" | "idp" | "saml" | "signals">,
 ) {
   return loginRouter({
     ...d,

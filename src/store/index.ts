@@ -11,6 +11,7 @@ import { AuthnRepo } from "./authn.js";
 import { ConsentRepo } from "./consents.js";
 import { CredentialRepo } from "./credentials.js";
 import { databaseTimeLeft, databaseTimeUp } from "./deadline.js";
+import { DeviceAuthorizationRepo } from "./device-authorizations.js";
 import { translateDriverError } from "./errors.js";
 import { EventRepo } from "./events.js";
 import { UserGrantRepo } from "./grants.js";
@@ -58,6 +59,7 @@ export class Store {
   #scimRecords?: ScimRecordRepo;
   #authn?: AuthnRepo;
   #authRequests?: AuthRequestRepo;
+  #deviceAuthorizations?: DeviceAuthorizationRepo;
   #samlSignIn?: SamlSignInRepo;
   #refreshTokens?: RefreshTokenRepo;
   #sessions?: SessionRepo;
@@ -163,6 +165,11 @@ export class Store {
   get authRequests() {
     this.#authRequests ??= new AuthRequestRepo(this.#db);
     return this.#authRequests;
+  }
+  /** Device authorizations (RFC 8628) and their polls. */
+  get deviceAuthorizations() {
+    this.#deviceAuthorizations ??= new DeviceAuthorizationRepo(this.#db);
+    return this.#deviceAuthorizations;
   }
   get refreshTokens() {
     this.#refreshTokens ??= new RefreshTokenRepo(this.#db);

@@ -452,6 +452,20 @@ describe("mutated requests never get a 5xx", () => {
           ["assertion", "eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJ4In0.c2ln"],
           ["scope", "openid"],
         ],
+        [
+          ["grant_type", "urn:ietf:params:oauth:grant-type:device_code"],
+          ["device_code", "d3vice"],
+        ],
+        [
+          ["grant_type", "urn:ietf:params:oauth:grant-type:token-exchange"],
+          ["subject_token", "opaque-token-value"],
+          ["subject_token_type", "urn:ietf:params:oauth:token-type:access_token"],
+          ["actor_token", "eyJhbGciOiJSUzI1NiJ9.e30.c2ln"],
+          ["actor_token_type", "urn:ietf:params:oauth:token-type:jwt"],
+          ["audience", "svc"],
+          ["scope", "openid"],
+          ["requested_token_type", "urn:ietf:params:oauth:token-type:jwt"],
+        ],
       ] as [string, string][][]);
       const inBody = g.int(2) === 0;
       const params: [string, string][] = inBody ? [...grant, ["client_id", w.clientId], ["client_secret", w.clientSecret]] : grant;
@@ -501,11 +515,32 @@ describe("mutated requests never get a 5xx", () => {
         }),
         () => ({
           method: "POST",
+          path: "/oauth/v2/device_authorization",
+          headers: { ...form, authorization: basicAuth(w.clientId, w.clientSecret) },
+          body: mutateParams(g, [
+            ["client_id", w.clientId],
+            ["scope", "openid profile offline_access"],
+          ]),
+        }),
+        () => ({
+          method: "POST",
           path: "/oauth/v2/revoke",
           headers: { ...form, authorization: basicAuth(w.clientId, w.clientSecret) },
           body: mutateParams(g, [
             ["token", token],
             ["token_type_hint", "refresh_token"],
+          ]),
+        }),
+        () => ({
+          method: "POST",
+          path: "/oauth/v2/par",
+          headers: { ...form, authorization: basicAuth(w.clientId, w.clientSecret) },
+          body: mutateParams(g, [
+            ["response_type", "code"],
+            ["redirect_uri", "https://rp.example.com/cb"],
+            ["scope", "openid"],
+            ["state", "st"],
+            ["request_uri", "urn:ietf:params:oauth:request_uri:x"],
           ]),
         }),
         () => ({ method: "GET", path: "/oidc/v1/userinfo", headers: { authorization: `${g.pick(["Bearer", "bearer", "Basic", "DPoP", ""])} ${token}` } }),
@@ -531,18 +566,6 @@ describe("mutated requests never get a 5xx", () => {
           method: g.pick(["GET", "POST"]),
           path: `/oidc/v1/end_session?${mutateParams(g, [
             ["id_token_hint", "eyJhbGciOiJSUzI1NiJ9.e30.c2ln"],
-        () => ({
-          method: "POST",
-          path: "/oauth/v2/par",
-          headers: { ...form, authorization: basicAuth(w.clientId, w.clientSecret) },
-          body: mutateParams(g, [
-            ["response_type", "code"],
-            ["redirect_uri", "https://rp.example.com/cb"],
-            ["scope", "openid"],
-            ["state", "st"],
-            ["request_uri", "urn:ietf:params:oauth:request_uri:x"],
-          ]),
-        }),
             ["client_id", w.clientId],
             ["post_logout_redirect_uri", "https://rp.example.com/signed-out"],
             ["state", "s"],
@@ -897,6 +920,7 @@ describe("mutated requests never get a 5xx", () => {
             ["action", "select"],
           ]),
         () => post("/ui/login/idp/start", [["idpId", "nope"]]),
+        () => post("/ui/login/device", [["user_code", "BCDF-GHJK"]]),
         () =>
           post("/ui/login/password/change", [
             ["currentPassword", PASSWORD],

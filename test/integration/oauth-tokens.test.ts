@@ -59,6 +59,7 @@ describe("discovery and JWKS", () => {
         "client_credentials",
         "urn:ietf:params:oauth:grant-type:jwt-bearer",
         "urn:ietf:params:oauth:grant-type:token-exchange",
+        "urn:ietf:params:oauth:grant-type:device_code",
       ]);
       // Nothing is advertised that is not served: the code flow, not the implicit or hybrid ones.
       expect(doc.response_types_supported).toEqual(["code"]);

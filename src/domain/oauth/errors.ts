@@ -12,6 +12,11 @@ export const OAuthErrors = {
   InvalidScope: "Errors.OAuth.InvalidScope",
   /** RFC 8693 §2.2.2: an audience or resource the server will not issue a token for. */
   InvalidTarget: "Errors.OAuth.InvalidTarget",
+  /** RFC 8628 §3.5: the device's user has not answered yet; polling too fast; the device code expired; the user said no. */
+  AuthorizationPending: "Errors.OAuth.AuthorizationPending",
+  SlowDown: "Errors.OAuth.SlowDown",
+  ExpiredToken: "Errors.OAuth.ExpiredToken",
+  AccessDenied: "Errors.OAuth.AccessDenied",
 } as const;
 
 export const invalidRequest = (d: string) => new DomainError("InvalidArgument", OAuthErrors.InvalidRequest, d);
@@ -20,6 +25,12 @@ export const invalidGrant = (d: string) => new DomainError("InvalidArgument", OA
 export const unauthorizedClient = (d: string) => new DomainError("PermissionDenied", OAuthErrors.UnauthorizedClient, d);
 export const invalidScope = (d: string) => new DomainError("InvalidArgument", OAuthErrors.InvalidScope, d);
 export const invalidTarget = (d: string) => new DomainError("InvalidArgument", OAuthErrors.InvalidTarget, d);
+export const authorizationPending = () =>
+  new DomainError("FailedPrecondition", OAuthErrors.AuthorizationPending, "the user has not finished the authorization yet");
+export const slowDown = (interval: number) =>
+  new DomainError("FailedPrecondition", OAuthErrors.SlowDown, `polling too fast: wait at least ${interval} s between requests`);
+export const expiredToken = () => new DomainError("FailedPrecondition", OAuthErrors.ExpiredToken, "the device code has expired");
+export const accessDenied = (d: string) => new DomainError("PermissionDenied", OAuthErrors.AccessDenied, d);
 export const unsupportedGrantType = (d: string) => new DomainError("InvalidArgument", OAuthErrors.UnsupportedGrantType, d);
 
 export const isOAuthError = (err: unknown, id: string): err is DomainError => err instanceof DomainError && err.id === id;

@@ -18,6 +18,8 @@ export interface LoginDeps {
   clock: Clock;
   log: Logger;
   limits?: FailureLimits;
+  /** Wrong user codes of the device grant (src/domain/oauth/device-entry.ts), counted apart with their own limits. */
+  deviceCodeLimits?: FailureLimits;
   mailer?: Mailer;
   authn: AuthnSettings;
   /** svc as the relying party of external OpenID providers. */

@@ -11,6 +11,7 @@ import { html } from "./html.js";
 import { LOGIN_BASE, LoginRequest, PAGE_HEADERS } from "./page.js";
 import { accountPages } from "./pages/account.js";
 import { consentPages } from "./pages/consent.js";
+import { devicePages } from "./pages/device.js";
 import { externalPages } from "./pages/external.js";
 import { factorPages } from "./pages/factors.js";
 import { logoutPages } from "./pages/logout.js";
@@ -68,6 +69,7 @@ export function loginRouter(deps: LoginDeps): express.Express {
   mfaSetupPages(app, deps);
   accountPages(app, deps);
   consentPages(app, deps);
+  devicePages(app, deps);
   selfServicePages(app, deps);
   app.use(
     page(deps, async (r) => {

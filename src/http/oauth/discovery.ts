@@ -12,6 +12,7 @@ export function discoveryDocument(issuer: string): string {
     issuer,
     authorization_endpoint: `${issuer}/oauth/v2/authorize`,
     token_endpoint: `${issuer}/oauth/v2/token`,
+    device_authorization_endpoint: `${issuer}/oauth/v2/device_authorization`,
     introspection_endpoint: `${issuer}/oauth/v2/introspect`,
     revocation_endpoint: `${issuer}/oauth/v2/revoke`,
     userinfo_endpoint: `${issuer}/oidc/v1/userinfo`,

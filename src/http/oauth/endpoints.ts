@@ -43,14 +43,14 @@ export function jwks(rt: OAuthRuntime): Handler {
 }
 
 /** Whether the request carries client credentials (Basic, client_secret or a client assertion). */
-const hasCredentials = (req: Req, form: Form) =>
+export const hasCredentials = (req: Req, form: Form) =>
   basicCredentials(req.headers.authorization) !== undefined || form.client_secret !== undefined || form.client_assertion !== undefined;
 
-const authenticated = (rt: OAuthRuntime, req: Req, form: Form, endpoint: string): Promise<ClientRecord> =>
+export const authenticated = (rt: OAuthRuntime, req: Req, form: Form, endpoint: string): Promise<ClientRecord> =>
   authenticateClient(rt, { basic: basicCredentials(req.headers.authorization), form, endpoint: `${rt.issuer}${endpoint}` }, rt.clock());
 
 /** The endpoint's work under the brute-force limits (per named client id and per source address). */
-function limited<T>(rt: OAuthRuntime, req: Req, form: Form, endpoint: string, run: () => Promise<T>): Promise<T> {
+export function limited<T>(rt: OAuthRuntime, req: Req, form: Form, endpoint: string, run: () => Promise<T>): Promise<T> {
   let basicClientId: string | undefined;
   try {
     basicClientId = basicCredentials(req.headers.authorization)?.clientId;

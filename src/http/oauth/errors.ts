@@ -23,6 +23,10 @@ const BY_ID: Record<string, { error: string; status: number; description?: strin
   [OAuthErrors.UnsupportedGrantType]: { error: "unsupported_grant_type", status: 400 },
   [OAuthErrors.InvalidScope]: { error: "invalid_scope", status: 400 },
   [OAuthErrors.InvalidTarget]: { error: "invalid_target", status: 400 },
+  [OAuthErrors.AuthorizationPending]: { error: "authorization_pending", status: 400 },
+  [OAuthErrors.SlowDown]: { error: "slow_down", status: 400 },
+  [OAuthErrors.ExpiredToken]: { error: "expired_token", status: 400 },
+  [OAuthErrors.AccessDenied]: { error: "access_denied", status: 400 },
   "Errors.Input.Text": { error: "invalid_request", status: 400, description: "parameters must not contain U+0000" },
   // RFC 6749 names temporarily_unavailable for the authorization endpoint; other providers answer it at the token
   // endpoint too, with 503, which is what a client's retry logic understands.

@@ -9,6 +9,7 @@
 import { asDomainError } from "../../domain/errors.js";
 import type { OAuthRuntime } from "../../domain/oauth/tokens.js";
 import { authorizeEndpoint, endSessionEndpoint } from "./browser.js";
+import { DEVICE_AUTHORIZATION_PATH, deviceAuthorization } from "./device.js";
 import { discovery, type Handler, introspection, jwks, revocation, token, userinfoEndpoint } from "./endpoints.js";
 import { NO_STORE, type Res, sendJson, sendOAuthError } from "./errors.js";
 import type { Req } from "./form.js";
@@ -28,6 +29,7 @@ const OAUTH_PATHS = new Set([
   "/oidc/v1/userinfo",
   "/oauth/v2/authorize",
   "/oidc/v1/end_session",
+  DEVICE_AUTHORIZATION_PATH,
 ]);
 
 function endpointOf(url: string | undefined): string | undefined {
@@ -59,6 +61,7 @@ export function oauthHandler(rt: OAuthRuntime): OAuthHandler {
     "/oidc/v1/userinfo": { GET: userinfo, POST: userinfo },
     "/oauth/v2/authorize": { GET: authorize, POST: authorize },
     "/oidc/v1/end_session": { GET: endSession, POST: endSession },
+    [DEVICE_AUTHORIZATION_PATH]: { POST: deviceAuthorization(rt) },
   };
 
   return async (req, res) => {

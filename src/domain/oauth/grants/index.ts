@@ -2,6 +2,7 @@
 import { unsupportedGrantType } from "../errors.js";
 import { authorizationCode } from "./authorization-code.js";
 import { clientCredentials } from "./client-credentials.js";
+import { deviceCode } from "./device-code.js";
 import { jwtBearer } from "./jwt-bearer.js";
 import { refreshToken } from "./refresh-token.js";
 import { tokenExchange } from "./token-exchange.js";
@@ -9,7 +10,9 @@ import type { Grant } from "./types.js";
 
 export type { Grant } from "./types.js";
 
-const GRANTS: ReadonlyMap<string, Grant> = new Map([authorizationCode, refreshToken, clientCredentials, jwtBearer, tokenExchange].map((g) => [g.type, g]));
+const GRANTS: ReadonlyMap<string, Grant> = new Map(
+  [authorizationCode, refreshToken, clientCredentials, jwtBearer, tokenExchange, deviceCode].map((g) => [g.type, g]),
+);
 
 /** The grant_type values of discovery's grant_types_supported. */
 export const GRANT_TYPES = [...GRANTS.keys()];

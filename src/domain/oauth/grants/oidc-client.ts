@@ -1,5 +1,6 @@
 // The client of a code or refresh grant: an OIDC application, authenticated the way it is registered. A public
 // client (auth method none) names itself with client_id and proves nothing: PKCE binds its codes instead.
+import type { OidcGrantType } from "../../access/app-settings.js";
 import { type ClientRecord, publicClient } from "../client-auth.js";
 import { invalidRequest, unauthorizedClient } from "../errors.js";
 import type { OAuthRuntime } from "../runtime.js";
@@ -17,7 +18,7 @@ export async function oidcClient(
   rt: OAuthRuntime,
   authenticated: ClientRecord | undefined,
   params: Record<string, string | undefined>,
-  grantType: "authorization_code" | "refresh_token",
+  grantType: OidcGrantType,
 ): Promise<OidcClient> {
   if (authenticated && params.client_id !== undefined && params.client_id !== authenticated.clientId) {
     throw invalidRequest("client_id differs from the authenticated client");
