@@ -42,8 +42,6 @@ export type ActionTargetMinAggregateOutputType = {
   timeoutMs: number | null
   interruptOnError: boolean | null
   signingKeyEnc: runtime.Bytes | null
-  kind: string | null
-  orgId: string | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -56,8 +54,6 @@ export type ActionTargetMaxAggregateOutputType = {
   timeoutMs: number | null
   interruptOnError: boolean | null
   signingKeyEnc: runtime.Bytes | null
-  kind: string | null
-  orgId: string | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -70,8 +66,6 @@ export type ActionTargetCountAggregateOutputType = {
   timeoutMs: number
   interruptOnError: number
   signingKeyEnc: number
-  kind: number
-  orgId: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -94,8 +88,6 @@ export type ActionTargetMinAggregateInputType = {
   timeoutMs?: true
   interruptOnError?: true
   signingKeyEnc?: true
-  kind?: true
-  orgId?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -108,8 +100,6 @@ export type ActionTargetMaxAggregateInputType = {
   timeoutMs?: true
   interruptOnError?: true
   signingKeyEnc?: true
-  kind?: true
-  orgId?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -122,8 +112,6 @@ export type ActionTargetCountAggregateInputType = {
   timeoutMs?: true
   interruptOnError?: true
   signingKeyEnc?: true
-  kind?: true
-  orgId?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -223,8 +211,6 @@ export type ActionTargetGroupByOutputType = {
   timeoutMs: number
   interruptOnError: boolean
   signingKeyEnc: runtime.Bytes
-  kind: string
-  orgId: string | null
   createdAt: Date
   updatedAt: Date
   _count: ActionTargetCountAggregateOutputType | null
@@ -260,8 +246,6 @@ export type ActionTargetWhereInput = {
   timeoutMs?: Prisma.IntFilter<"ActionTarget"> | number
   interruptOnError?: Prisma.BoolFilter<"ActionTarget"> | boolean
   signingKeyEnc?: Prisma.BytesFilter<"ActionTarget"> | runtime.Bytes
-  kind?: Prisma.StringFilter<"ActionTarget"> | string
-  orgId?: Prisma.StringNullableFilter<"ActionTarget"> | string | null
   createdAt?: Prisma.DateTimeFilter<"ActionTarget"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"ActionTarget"> | Date | string
 }
@@ -274,8 +258,6 @@ export type ActionTargetOrderByWithRelationInput = {
   timeoutMs?: Prisma.SortOrder
   interruptOnError?: Prisma.SortOrder
   signingKeyEnc?: Prisma.SortOrder
-  kind?: Prisma.SortOrder
-  orgId?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -292,8 +274,6 @@ export type ActionTargetWhereUniqueInput = Prisma.AtLeast<{
   timeoutMs?: Prisma.IntFilter<"ActionTarget"> | number
   interruptOnError?: Prisma.BoolFilter<"ActionTarget"> | boolean
   signingKeyEnc?: Prisma.BytesFilter<"ActionTarget"> | runtime.Bytes
-  kind?: Prisma.StringFilter<"ActionTarget"> | string
-  orgId?: Prisma.StringNullableFilter<"ActionTarget"> | string | null
   createdAt?: Prisma.DateTimeFilter<"ActionTarget"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"ActionTarget"> | Date | string
 }, "id" | "instanceId_name">
@@ -306,8 +286,6 @@ export type ActionTargetOrderByWithAggregationInput = {
   timeoutMs?: Prisma.SortOrder
   interruptOnError?: Prisma.SortOrder
   signingKeyEnc?: Prisma.SortOrder
-  kind?: Prisma.SortOrder
-  orgId?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.ActionTargetCountOrderByAggregateInput
@@ -328,8 +306,6 @@ export type ActionTargetScalarWhereWithAggregatesInput = {
   timeoutMs?: Prisma.IntWithAggregatesFilter<"ActionTarget"> | number
   interruptOnError?: Prisma.BoolWithAggregatesFilter<"ActionTarget"> | boolean
   signingKeyEnc?: Prisma.BytesWithAggregatesFilter<"ActionTarget"> | runtime.Bytes
-  kind?: Prisma.StringWithAggregatesFilter<"ActionTarget"> | string
-  orgId?: Prisma.StringNullableWithAggregatesFilter<"ActionTarget"> | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"ActionTarget"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"ActionTarget"> | Date | string
 }
@@ -342,8 +318,6 @@ export type ActionTargetCreateInput = {
   timeoutMs: number
   interruptOnError?: boolean
   signingKeyEnc: runtime.Bytes
-  kind?: string
-  orgId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -356,8 +330,6 @@ export type ActionTargetUncheckedCreateInput = {
   timeoutMs: number
   interruptOnError?: boolean
   signingKeyEnc: runtime.Bytes
-  kind?: string
-  orgId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -370,8 +342,6 @@ export type ActionTargetUpdateInput = {
   timeoutMs?: Prisma.IntFieldUpdateOperationsInput | number
   interruptOnError?: Prisma.BoolFieldUpdateOperationsInput | boolean
   signingKeyEnc?: Prisma.BytesFieldUpdateOperationsInput | runtime.Bytes
-  kind?: Prisma.StringFieldUpdateOperationsInput | string
-  orgId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -384,8 +354,6 @@ export type ActionTargetUncheckedUpdateInput = {
   timeoutMs?: Prisma.IntFieldUpdateOperationsInput | number
   interruptOnError?: Prisma.BoolFieldUpdateOperationsInput | boolean
   signingKeyEnc?: Prisma.BytesFieldUpdateOperationsInput | runtime.Bytes
-  kind?: Prisma.StringFieldUpdateOperationsInput | string
-  orgId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -398,8 +366,6 @@ export type ActionTargetCreateManyInput = {
   timeoutMs: number
   interruptOnError?: boolean
   signingKeyEnc: runtime.Bytes
-  kind?: string
-  orgId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -412,8 +378,6 @@ export type ActionTargetUpdateManyMutationInput = {
   timeoutMs?: Prisma.IntFieldUpdateOperationsInput | number
   interruptOnError?: Prisma.BoolFieldUpdateOperationsInput | boolean
   signingKeyEnc?: Prisma.BytesFieldUpdateOperationsInput | runtime.Bytes
-  kind?: Prisma.StringFieldUpdateOperationsInput | string
-  orgId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -426,8 +390,6 @@ export type ActionTargetUncheckedUpdateManyInput = {
   timeoutMs?: Prisma.IntFieldUpdateOperationsInput | number
   interruptOnError?: Prisma.BoolFieldUpdateOperationsInput | boolean
   signingKeyEnc?: Prisma.BytesFieldUpdateOperationsInput | runtime.Bytes
-  kind?: Prisma.StringFieldUpdateOperationsInput | string
-  orgId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -445,8 +407,6 @@ export type ActionTargetCountOrderByAggregateInput = {
   timeoutMs?: Prisma.SortOrder
   interruptOnError?: Prisma.SortOrder
   signingKeyEnc?: Prisma.SortOrder
-  kind?: Prisma.SortOrder
-  orgId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -463,8 +423,6 @@ export type ActionTargetMaxOrderByAggregateInput = {
   timeoutMs?: Prisma.SortOrder
   interruptOnError?: Prisma.SortOrder
   signingKeyEnc?: Prisma.SortOrder
-  kind?: Prisma.SortOrder
-  orgId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -477,8 +435,6 @@ export type ActionTargetMinOrderByAggregateInput = {
   timeoutMs?: Prisma.SortOrder
   interruptOnError?: Prisma.SortOrder
   signingKeyEnc?: Prisma.SortOrder
-  kind?: Prisma.SortOrder
-  orgId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -497,8 +453,6 @@ export type ActionTargetSelect<ExtArgs extends runtime.Types.Extensions.Internal
   timeoutMs?: boolean
   interruptOnError?: boolean
   signingKeyEnc?: boolean
-  kind?: boolean
-  orgId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["actionTarget"]>
@@ -511,8 +465,6 @@ export type ActionTargetSelectCreateManyAndReturn<ExtArgs extends runtime.Types.
   timeoutMs?: boolean
   interruptOnError?: boolean
   signingKeyEnc?: boolean
-  kind?: boolean
-  orgId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["actionTarget"]>
@@ -525,8 +477,6 @@ export type ActionTargetSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.
   timeoutMs?: boolean
   interruptOnError?: boolean
   signingKeyEnc?: boolean
-  kind?: boolean
-  orgId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["actionTarget"]>
@@ -539,13 +489,11 @@ export type ActionTargetSelectScalar = {
   timeoutMs?: boolean
   interruptOnError?: boolean
   signingKeyEnc?: boolean
-  kind?: boolean
-  orgId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type ActionTargetOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "name" | "endpoint" | "timeoutMs" | "interruptOnError" | "signingKeyEnc" | "kind" | "orgId" | "createdAt" | "updatedAt", ExtArgs["result"]["actionTarget"]>
+export type ActionTargetOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "name" | "endpoint" | "timeoutMs" | "interruptOnError" | "signingKeyEnc" | "createdAt" | "updatedAt", ExtArgs["result"]["actionTarget"]>
 
 export type $ActionTargetPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "ActionTarget"
@@ -558,8 +506,6 @@ export type $ActionTargetPayload<ExtArgs extends runtime.Types.Extensions.Intern
     timeoutMs: number
     interruptOnError: boolean
     signingKeyEnc: runtime.Bytes
-    kind: string
-    orgId: string | null
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["actionTarget"]>
@@ -992,8 +938,6 @@ export interface ActionTargetFieldRefs {
   readonly timeoutMs: Prisma.FieldRef<"ActionTarget", 'Int'>
   readonly interruptOnError: Prisma.FieldRef<"ActionTarget", 'Boolean'>
   readonly signingKeyEnc: Prisma.FieldRef<"ActionTarget", 'Bytes'>
-  readonly kind: Prisma.FieldRef<"ActionTarget", 'String'>
-  readonly orgId: Prisma.FieldRef<"ActionTarget", 'String'>
   readonly createdAt: Prisma.FieldRef<"ActionTarget", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"ActionTarget", 'DateTime'>
 }
