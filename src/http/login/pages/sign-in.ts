@@ -6,6 +6,7 @@ import { asDomainError } from "../../../domain/errors.js";
 import { authenticationMethodTypes } from "../../../domain/identity/authn/methods.js";
 import { checkUnknownUserPassword } from "../../../domain/identity/user-passwords.js";
 import type { AuthorizationError } from "../../../domain/oauth/authorize/callback.js";
+import { requestedUser } from "../../../domain/oauth/authorize/login-hint.js";
 import { type AuthRequestView, createCallback } from "../../../domain/oauth/authorize/login-ui.js";
 import { getSession } from "../../../domain/sessions/reads.js";
 import { createSession, setSession } from "../../../domain/sessions/sessions.js";
@@ -97,9 +98,8 @@ async function promptNone(r: LoginRequest, request: AuthRequestView): Promise<vo
   };
   const live: BrowserSession[] = [];
   for (const s of r.state.sessions) if (await r.stillValid(s)) live.push(s);
-  const hinted = live.filter(
-    (s) => (!request.hintUserId || s.userId === request.hintUserId) && (!request.loginHint || request.hintUserId || s.loginName === request.loginHint),
-  );
+  const named = request.hintUserId || request.loginHint ? await requestedUser(r.ctx, request) : undefined;
+  const hinted = request.hintUserId || request.loginHint ? live.filter((s) => named !== undefined && s.userId === named) : live;
   if (hinted.length > 1) return finish("account_selection_required", "more than one account is signed in: the user must choose");
   const only = hinted[0];
   if (!only) return finish("login_required", "no usable session: the user must sign in");
@@ -130,10 +130,9 @@ async function getLogin(r: LoginRequest): Promise<void> {
   if (r.samlRequest?.isPassive) return samlPassive(r, r.samlRequest);
   const fresh = r.param("fresh") === "1" || request?.prompt.includes("login") || r.samlRequest?.forceAuthn;
   if ((request || r.samlRequest) && !fresh && r.state.sessions.length) {
-    const hinted = r.state.sessions.filter(
-      (s) => (request?.hintUserId && s.userId === request.hintUserId) || (request?.loginHint && s.loginName === request.loginHint),
-    );
-    const candidates = request?.hintUserId || request?.loginHint ? hinted : r.state.sessions;
+    // A hint (id_token_hint, login_hint) selects its user's session of this browser; without one, the only session.
+    const named = request?.hintUserId || request?.loginHint ? await requestedUser(r.ctx, request) : undefined;
+    const candidates = request?.hintUserId || request?.loginHint ? r.state.sessions.filter((s) => named !== undefined && s.userId === named) : r.state.sessions;
     if (candidates.length > 1) return r.redirect(r.url("/accounts", r.flowQuery()));
     const only = candidates[0];
     if (only && (await r.stillValid(only))) return continueSignIn(r, only);
@@ -221,8 +220,13 @@ async function firstPassword(r: LoginRequest, password: string): Promise<void> {
   }
 }
 
+/**
+ * The account chooser (prompt=select_account, or several sessions and no hint): this browser's signed-in accounts, the
+ * one the request's hint names first, and "use another account".
+ */
 async function getAccounts(r: LoginRequest): Promise<void> {
-  await r.loadAuthRequest();
+  const request = await r.loadAuthRequest();
+  const named = request ? await requestedUser(r.ctx, request) : undefined;
   const accounts: { s: BrowserSession; displayName: string; loginName: string }[] = [];
   for (const s of r.state.sessions) {
     try {
@@ -232,6 +236,7 @@ async function getAccounts(r: LoginRequest): Promise<void> {
       r.setState(withoutSession(r.state, s.id));
     }
   }
+  if (named) accounts.sort((a, b) => Number(b.s.userId === named) - Number(a.s.userId === named));
   await r.render((p) => ({
     title: p.t("accounts.title"),
     subtitle: p.t("accounts.subtitle"),
