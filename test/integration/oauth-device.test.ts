@@ -5,7 +5,7 @@
 // the grant, and guessing user codes past the limit.
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import type { Browser, Page } from "playwright-core";
-import { browserAvailable, launchBrowser, newContext, screenshot, startBrowserServer } from "../support/browser.js";
+import { accessibilityProblems, browserAvailable, launchBrowser, newContext, screenshot, startBrowserServer } from "../support/browser.js";
 import { createHuman, defaultOrgId, PASSWORD, project } from "../support/fixtures.js";
 import { basicAuth, discover, issuerOf, type OidcApp, oidc, oidcApp, postForm } from "../support/oidc.js";
 import { admin } from "../support/rpc.js";
@@ -76,6 +76,7 @@ run("the device flow with openid-client and Chromium", () => {
     await page.goto(da.verification_uri);
     expect(await page.title()).toBe("Connect a device");
     await screenshot(page, "device-code-en-1280");
+    expect(await accessibilityProblems(page)).toEqual([]);
     await typeCode(page, da.user_code.replace("-", "").toLowerCase());
     await signIn(page, "dev-alice");
     expect(await page.title()).toBe("Allow Living Room TV?");
@@ -84,6 +85,7 @@ run("the device flow with openid-client and Chromium", () => {
     await page.getByRole("button", { name: "Allow" }).click();
     expect(await page.title()).toBe("Device connected");
     await screenshot(page, "device-done-en-1280");
+    expect(await accessibilityProblems(page)).toEqual([]);
 
     const got = await tokens;
     expect(got.claims()?.sub).toBe(userId);
@@ -103,6 +105,34 @@ run("the device flow with openid-client and Chromium", () => {
     expect(await page.getByRole("alert").textContent()).toContain("already used");
     await context.close();
   }, 90_000);
+
+  it("the code the sign-in's answer carries to the done page is worth nothing at the token endpoint", async () => {
+    await createHuman(t, orgId, "dev-carol");
+    const projectId = await project(t, orgId, "Both Grants Project");
+    const both = await oidcApp(t, projectId, "both-grants", {
+      redirectUris: ["https://rp.example.com/cb"],
+      grantTypes: ["OIDC_GRANT_TYPE_AUTHORIZATION_CODE", "OIDC_GRANT_TYPE_DEVICE_CODE"],
+    });
+    const auth = basicAuth(both.clientId, both.clientSecret);
+    const da = (await postForm(t, "/oauth/v2/device_authorization", { scope: "openid" }, auth)).body as Record<string, string>;
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    await page.goto(da.verification_uri_complete as string);
+    await page.getByRole("button", { name: "Continue" }).click();
+    await signIn(page, "dev-carol");
+    await page.getByRole("button", { name: "Allow" }).click();
+    expect(await page.title()).toBe("Device connected");
+    const done = new URL(page.url());
+    const code = done.searchParams.get("code") as string;
+    expect(code).toBeTruthy();
+    const redeemed = await postForm(t, "/oauth/v2/token", { grant_type: "authorization_code", code, redirect_uri: `${done.origin}${done.pathname}` }, auth);
+    expect([redeemed.status, redeemed.body.error]).toEqual([400, "invalid_grant"]);
+    expect(redeemed.body.error_description).toContain("code_verifier");
+    // The device still gets its tokens.
+    const res = await postForm(t, "/oauth/v2/token", { grant_type: DEVICE_GRANT, device_code: da.device_code as string }, auth);
+    expect([res.status, typeof res.body.access_token]).toEqual([200, "string"]);
+    await context.close();
+  }, 60_000);
 
   it("a user who denies: access_denied", async () => {
     await createHuman(t, orgId, "dev-bob");
