@@ -215,7 +215,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock, traci
     throw err;
   }
   const tokens = oauth.runtime;
-  metrics.readFrom({ pool: () => db.poolStats(), caches: oauth.cacheStats });
+  metrics.readFrom({ pool: () => db.poolStats(), caches: oauth.cacheStats, outbox: oauth.outboxStats });
   const mailer = config.smtpUrl && config.smtpFrom ? smtpMailer(config.smtpUrl, config.smtpFrom) : undefined;
   const loginOrigins = [...new Set([new URL(config.externalUrl).origin, new URL(config.loginUrl).origin, ...config.loginUiAllowedOrigins])];
   const authn = { sealer: masterKeySealer(oauth.masterKey), externalUrl: config.externalUrl, loginOrigins };

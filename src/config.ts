@@ -91,6 +91,12 @@ export interface Config {
   samlMetadataAllowPrivate: boolean;
   /** SVC_ACTIONS_ALLOW_PRIVATE: action targets may be on private, loopback or link-local addresses. */
   actionsAllowPrivate: boolean;
+  /** Attempts of an event's delivery to a (call or webhook) target before it is dead. */
+  actionsDeliveryAttempts: number;
+  /** The delay before a delivery's first retry, in milliseconds; each further one doubles it (jittered, at most 1 h). */
+  actionsDeliveryBackoffMs: number;
+  /** Hours delivered and dead deliveries are kept. */
+  actionsDeliveryRetentionHours: number;
   /** SMTP server of the e-mails svc sends (codes, links): smtp:// or smtps:// with credentials; none when unset. */
   smtpUrl?: string;
   /** The From of those e-mails (SVC_SMTP_FROM), required with smtpUrl. */
@@ -151,6 +157,9 @@ const INTEGERS: Record<Exclude<IntKey, "signingKeyOverlapSeconds">, [name: strin
   signingKeyRotationSeconds: ["SVC_SIGNING_KEY_ROTATION", 30 * DAY, 60, 3_650 * DAY],
   samlCertificateRotationSeconds: ["SVC_SAML_CERTIFICATE_ROTATION", 365 * DAY, 60, 3_650 * DAY],
   samlCertificateOverlapSeconds: ["SVC_SAML_CERTIFICATE_OVERLAP", 30 * DAY, 0, 3_650 * DAY],
+  actionsDeliveryAttempts: ["SVC_ACTIONS_DELIVERY_ATTEMPTS", 10, 1, 100],
+  actionsDeliveryBackoffMs: ["SVC_ACTIONS_DELIVERY_BACKOFF_MS", 1_000, 10, 3_600_000],
+  actionsDeliveryRetentionHours: ["SVC_ACTIONS_DELIVERY_RETENTION_HOURS", 168, 1, 87_600],
   passwordHashMaxPbkdf2Iterations: ["SVC_PASSWORD_HASH_MAX_PBKDF2_ITERATIONS", 1_000_000, 1_000, 100_000_000],
   passwordHashMaxBcryptCost: ["SVC_PASSWORD_HASH_MAX_BCRYPT_COST", 13, 4, 31],
   passwordHashMaxArgon2MemoryKiB: ["SVC_PASSWORD_HASH_MAX_ARGON2_MEMORY_KIB", 65_536, 1_024, 4 * 1024 * 1024],

@@ -4,6 +4,7 @@
 // timer. Called by the composition root; the runtime is then handed to the
 // OAuth adapter and to whatever authenticates bearer tokens.
 import type { Logger } from "pino";
+import { DeliveryWorker } from "./actions/deliveries.js";
 import { ActionRunner } from "./actions/runner.js";
 import type { Config } from "./config.js";
 import { SamlCertificates } from "./crypto/saml-certificates.js";
@@ -71,12 +72,45 @@ function lifetimesOf(config: OAuthRuntimeDeps["config"]): OAuthRuntime["lifetime
   };
 }
 
+/**
+ * The actions' runtime (the functions' calls, and where events go: the event writer asks it) and the outbox's delivery
+ * worker (started once the runtime is complete).
+ */
+function actionsRuntime(deps: OAuthRuntimeDeps, masterKey: Buffer): { actions: ActionRunner; deliveries: DeliveryWorker } {
+  const { config, store, log, clock } = deps;
+  const actions = new ActionRunner({
+    store,
+    instanceId: deps.instanceId,
+    masterKey,
+    log,
+    clock,
+    signals: deps.signals,
+    allowPrivate: config.actionsAllowPrivate,
+  });
+  actions.maxAttempts = config.actionsDeliveryAttempts;
+  store.setOutboxRouter(actions);
+  const deliveries = new DeliveryWorker({
+    store,
+    instanceId: deps.instanceId,
+    runner: actions,
+    log,
+    clock,
+    allowPrivate: config.actionsAllowPrivate,
+    backoffMs: config.actionsDeliveryBackoffMs,
+    retentionMs: config.actionsDeliveryRetentionHours * 3600_000,
+    onOutcome: (outcome) => deps.signals?.delivery?.(outcome),
+  });
+  return { actions, deliveries };
+}
+
 export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{
   runtime: OAuthRuntime;
   masterKey: Buffer;
   samlCertificates: SamlCertificates;
   /** Hits and misses of the authentication caches so far, for the metrics. */
   cacheStats(): CacheStats[];
+  /** The outbox's waiting deliveries and the age of the oldest, for the metrics. */
+  outboxStats(): Promise<{ waiting: number; oldestSeconds: number }>;
   close(): Promise<void>;
 }> {
   const { config, db, log, clock } = deps;
@@ -96,15 +130,7 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{
   const samlCertificates = samlCertificatesOf(deps, masterKey.key);
   const caches = { tokens: new TaggedCache(), clients: new TaggedCache(), machineKeys: new TaggedCache(), roleClaims: new TaggedCache() };
   const all = Object.values(caches) as TaggedCache<unknown>[];
-  const actions = new ActionRunner({
-    store,
-    instanceId: deps.instanceId,
-    masterKey: masterKey.key,
-    log,
-    clock,
-    signals: deps.signals,
-    allowPrivate: config.actionsAllowPrivate,
-  });
+  const { actions, deliveries } = actionsRuntime(deps, masterKey.key);
   const rt: OAuthRuntime = {
     store,
     instanceId: deps.instanceId,
@@ -157,6 +183,7 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{
     purgeExpiredTokens(rt).catch((err: unknown) => log.warn({ err }, "could not purge expired OAuth tokens"));
   }, 60_000);
   housekeeping.unref();
+  deliveries.start();
   return {
     runtime: rt,
     masterKey: masterKey.key,
@@ -167,7 +194,9 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{
       { cache: "machine_keys", hits: caches.machineKeys.hits, misses: caches.machineKeys.misses },
       { cache: "role_claims", hits: caches.roleClaims.hits, misses: caches.roleClaims.misses },
     ],
+    outboxStats: () => store.outbox.depth(deps.instanceId, clock()),
     async close() {
+      await deliveries.stop();
       clearInterval(housekeeping);
       unsubscribe();
       await listener?.close();

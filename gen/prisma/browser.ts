@@ -224,6 +224,16 @@ export type IdpIntent = Prisma.IdpIntentModel
  */
 export type ActionTarget = Prisma.ActionTargetModel
 /**
+ * Model ActionEventExecution
+ * 
+ */
+export type ActionEventExecution = Prisma.ActionEventExecutionModel
+/**
+ * Model Delivery
+ * 
+ */
+export type Delivery = Prisma.DeliveryModel
+/**
  * Model ActionExecution
  * 
  */

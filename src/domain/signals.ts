@@ -12,6 +12,8 @@ export interface SignInSignals {
   finished(protocol: "oidc" | "saml", outcome: "success" | "error"): void;
   /** One call of an action target during `fn` (preuserinfo, …): how it ended and how long it took. */
   action?(fn: string, outcome: "success" | "error" | "timeout", seconds: number): void;
+  /** One attempt to deliver an event to an action target: delivered, failed (to be retried) or dead (given up). */
+  delivery?(outcome: "delivered" | "failed" | "dead"): void;
 }
 
 /**

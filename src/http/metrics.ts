@@ -30,6 +30,14 @@ export interface CacheStats {
   misses: number;
 }
 
+/** What each scrape reads: see Metrics.readFrom. */
+export interface MetricSources {
+  pool?: () => PoolStats | undefined;
+  caches?: () => CacheStats[];
+  /** The outbox's deliveries waiting (pending or to be retried) and the age of the oldest. */
+  outbox?: () => Promise<{ waiting: number; oldestSeconds: number }>;
+}
+
 export interface Metrics {
   registry: Registry;
   /** Sign-in outcomes, from the domain (Ctx.signals). */
@@ -37,7 +45,7 @@ export interface Metrics {
   /** One database statement's round trip (PostgreSQL), in seconds. */
   observeQuery(seconds: number, ok: boolean): void;
   /** What each scrape reads: the database pool's counts (PostgreSQL) and the authentication caches' hits and misses. */
-  readFrom(sources: { pool?: () => PoolStats | undefined; caches?: () => CacheStats[] }): void;
+  readFrom(sources: MetricSources): void;
   /** Wraps the app's request handler: every answered request is counted and timed. */
   observe(handler: (req: NodeRequest, res: NodeResponse) => void): (req: NodeRequest, res: NodeResponse) => void;
   /** Serves GET /metrics (false: not a metrics request). */
@@ -164,7 +172,14 @@ function signInMetrics(registry: Registry): SignInSignals {
     buckets: SECONDS_BUCKETS,
     registers: [registry],
   });
+  const deliveries = new Counter({
+    name: "svc_action_deliveries_total",
+    help: "Attempts to deliver events to action targets (the outbox), by outcome (delivered; failed: to be retried; dead: given up)",
+    labelNames: ["outcome"],
+    registers: [registry],
+  });
   return {
+    delivery: (outcome) => deliveries.inc({ outcome }),
     check: (factor, outcome) => checks.inc({ factor: FACTORS.get(factor) ?? "other", outcome }),
     finished: (protocol, outcome) => finished.inc({ protocol, outcome }),
     action: (fn, outcome, seconds) => {
@@ -193,6 +208,34 @@ function cacheMetrics(registry: Registry, caches: () => CacheStats[]): void {
           seen.set(key, total);
         }
       }
+    },
+  });
+}
+
+/** The outbox's depth and the age of its oldest waiting delivery, read at each scrape (one statement). */
+function outboxMetrics(registry: Registry, sources: MetricSources): void {
+  let read: Promise<{ waiting: number; oldestSeconds: number } | undefined> | undefined;
+  // Both gauges are set from one read per scrape.
+  const once = () => {
+    read ??= (sources.outbox?.() ?? Promise.resolve(undefined)).catch(() => undefined).finally(() => setImmediate(() => (read = undefined)));
+    return read;
+  };
+  new Gauge({
+    name: "svc_action_outbox_depth",
+    help: "Deliveries of events to action targets waiting in the outbox (pending, or failed and to be retried)",
+    registers: [registry],
+    async collect() {
+      const s = await once();
+      if (s) this.set(s.waiting);
+    },
+  });
+  new Gauge({
+    name: "svc_action_outbox_oldest_seconds",
+    help: "Age of the oldest delivery waiting in the outbox (0 when none waits)",
+    registers: [registry],
+    async collect() {
+      const s = await once();
+      if (s) this.set(s.oldestSeconds);
     },
   });
 }
@@ -308,10 +351,11 @@ export function createMetrics(o: { services: readonly DescService[]; token?: str
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "svc_" });
   const rpcs = new Set(o.services.flatMap((s) => s.methods.map((m) => `/${s.typeName}/${m.name}`)));
-  const sources: { pool?: () => PoolStats | undefined; caches?: () => CacheStats[] } = {};
+  const sources: MetricSources = {};
   const finished = requestMetrics(registry, rpcs, restCollections(o.services));
   const queries = databaseMetrics(registry, sources);
   cacheMetrics(registry, () => sources.caches?.() ?? []);
+  outboxMetrics(registry, sources);
   const shed = new Counter({
     name: "svc_requests_shed_total",
     help: "Requests answered 503 at once by load shedding (SVC_MAX_INFLIGHT_REQUESTS), neither logged nor counted in svc_requests_total",

@@ -13,11 +13,27 @@ export interface TargetRow {
   timeoutMs: number;
   interruptOnError: boolean;
   signingKeyEnc: Uint8Array;
+  /** "call", "webhook" or "async". */
+  kind: string;
+  /** The organization whose owners manage it; null: the instance's. */
+  orgId: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
 
-export type TargetChange = Partial<Pick<TargetRow, "name" | "endpoint" | "timeoutMs" | "interruptOnError" | "signingKeyEnc">> & { updatedAt: Date };
+export type TargetChange = Partial<Pick<TargetRow, "name" | "endpoint" | "timeoutMs" | "interruptOnError" | "signingKeyEnc" | "kind">> & {
+  updatedAt: Date;
+};
+
+export interface EventExecutionRow {
+  /** "": the instance's. */
+  orgId: string;
+  /** An event type, a group ("user.*") or "*". */
+  condition: string;
+  targetIds: string[];
+  createdAt: Date;
+  updatedAt: Date;
+}
 
 export interface ExecutionRow {
   function: string;
@@ -55,8 +71,9 @@ export class ActionRepo {
     return rows.map((r) => r.id);
   }
 
-  pageTargets(instanceId: string, w: Window): Promise<Paged<TargetRow>> {
-    const where = { instanceId };
+  /** The instance's targets, or (orgIds) those of these organizations only. */
+  pageTargets(instanceId: string, w: Window, orgIds?: readonly string[]): Promise<Paged<TargetRow>> {
+    const where = { instanceId, ...(orgIds ? { orgId: { in: [...orgIds] } } : {}) };
     return countAndPage(this.db, w, (take) => this.db.actionTarget.count({ where, take }), this.db.actionTarget.findMany({ where, ...inCreationOrder(w) }));
   }
 
@@ -64,6 +81,14 @@ export class ActionRepo {
   async deleteTarget(instanceId: string, id: string, at: Date): Promise<boolean> {
     const { count } = await this.db.actionTarget.deleteMany({ where: { instanceId, id } });
     if (count === 0) return false;
+    await this.db.delivery.deleteMany({ where: { instanceId, targetId: id } });
+    const byEvent = await this.db.actionEventExecution.findMany({ where: { instanceId, targetIds: { has: id } } });
+    for (const e of byEvent) {
+      const key = { instanceId_orgId_condition: { instanceId, orgId: e.orgId, condition: e.condition } };
+      const targetIds = e.targetIds.filter((t) => t !== id);
+      if (targetIds.length === 0) await this.db.actionEventExecution.delete({ where: key });
+      else await this.db.actionEventExecution.update({ where: key, data: { targetIds, updatedAt: at } });
+    }
     const holding = await this.db.actionExecution.findMany({ where: { instanceId, targetIds: { has: id } } });
     for (const e of holding) {
       const targetIds = e.targetIds.filter((t) => t !== id);
@@ -93,6 +118,34 @@ export class ActionRepo {
       orderBy: { function: "asc" },
       select: { function: true, targetIds: true, createdAt: true, updatedAt: true },
     });
+  }
+
+  /** Sets the targets of an event condition (of an organization, or "" for the instance's); none removes it. */
+  async setEventExecution(instanceId: string, orgId: string, condition: string, targetIds: string[], at: Date): Promise<void> {
+    if (targetIds.length === 0) {
+      await this.db.actionEventExecution.deleteMany({ where: { instanceId, orgId, condition } });
+      return;
+    }
+    await this.db.actionEventExecution.upsert({
+      where: { instanceId_orgId_condition: { instanceId, orgId, condition } },
+      create: { instanceId, orgId, condition, targetIds, createdAt: at, updatedAt: at },
+      update: { targetIds, updatedAt: at },
+    });
+  }
+
+  /** The event executions of the instance, or (orgIds) those of these organizations only. */
+  eventExecutions(instanceId: string, orgIds?: readonly string[]): Promise<EventExecutionRow[]> {
+    return this.db.actionEventExecution.findMany({
+      where: { instanceId, ...(orgIds ? { orgId: { in: [...orgIds] } } : {}) },
+      orderBy: [{ orgId: "asc" }, { condition: "asc" }],
+      select: { orgId: true, condition: true, targetIds: true, createdAt: true, updatedAt: true },
+    });
+  }
+
+  /** The organization of each of `ids` that exists in the instance (null: the instance's). */
+  async targetOrgs(instanceId: string, ids: string[]): Promise<Map<string, string | null>> {
+    const rows = await this.db.actionTarget.findMany({ where: { instanceId, id: { in: ids } }, select: { id: true, orgId: true } });
+    return new Map(rows.map((r) => [r.id, r.orgId]));
   }
 
   /** The targets of the instance's executions, for the runtime's cache. */

@@ -1,7 +1,10 @@
 // The one event writer: every audit event goes through here, inside the
 // transaction of the change it records.
 import { Prisma } from "../../gen/prisma/client.js";
+import { newId } from "../domain/ids.js";
+import { ActionRepo } from "./actions.js";
 import type { Db } from "./index.js";
+import { DELIVERY_COLUMNS, deliveryValues, type NewDelivery, type OutboxRoute, type OutboxRouter } from "./outbox.js";
 import { dateOf, NAMED_MAX_FILTERS, type Paged, pageOnDriver, type Window } from "./paging.js";
 
 export interface EventRow {
@@ -71,15 +74,61 @@ function payloadOf(p: Prisma.JsonValue): Record<string, unknown> {
   return p && typeof p === "object" && !Array.isArray(p) ? (p as Record<string, unknown>) : { value: p };
 }
 
-export class EventRepo {
-  constructor(private readonly db: Db) {}
+/** The event as ListEvents answers it (REST JSON), with the instance: what a delivery of it carries. */
+export function eventPayload(e: EventRow): Record<string, unknown> {
+  return {
+    id: e.id,
+    type: e.type,
+    aggregateType: e.aggregateType,
+    aggregateId: e.aggregateId,
+    organizationId: e.orgId ?? "",
+    editorUserId: e.editorUserId ?? "",
+    creationDate: e.createdAt.toISOString(),
+    payload: e.payload,
+    instanceId: e.instanceId,
+  };
+}
 
+/** One delivery of event `e` per route (the outbox rows the event writer adds to the event's statement). */
+export function deliveriesOf(e: EventRow, routes: readonly OutboxRoute[]): NewDelivery[] {
+  const payload = eventPayload(e);
+  return routes.map((r) => ({
+    id: newId(),
+    instanceId: e.instanceId,
+    kind: "action.event",
+    targetId: r.targetId,
+    orgId: r.targetOrgId,
+    eventType: e.type,
+    orderKey: `${e.aggregateType}:${e.aggregateId}`,
+    payload,
+    maxAttempts: r.maxAttempts,
+    createdAt: e.createdAt,
+  }));
+}
+
+export class EventRepo {
+  /** `router`: where events go besides the trail (the outbox's deliveries, see outbox.ts); none: nowhere. */
+  constructor(
+    private readonly db: Db,
+    private readonly router?: OutboxRouter,
+  ) {}
+
+  /**
+   * The event, and a delivery per target of the event executions it matches, in one statement (both or neither are
+   * kept, inside a transaction or not). Without any execution that matches: the event alone, as before.
+   */
   async append(e: EventRow): Promise<void> {
-    await this.db.event.create({ data: { ...e, payload: e.payload as object } });
+    const routes = this.router ? await this.router.routes(e, new ActionRepo(this.db)) : [];
+    if (routes.length === 0) {
+      await this.db.event.create({ data: { ...e, payload: e.payload as object } });
+      return;
+    }
+    await this.db.$executeRaw`WITH ev AS (${insertEventFrom(e, Prisma.sql`(SELECT 1) one`)})
+      INSERT INTO "Delivery" (${DELIVERY_COLUMNS}) VALUES ${deliveryValues(deliveriesOf(e, routes))}`;
   }
 
   async appendMany(events: EventRow[]): Promise<void> {
-    if (events.length) await this.db.event.createMany({ data: events.map((e) => ({ ...e, payload: e.payload as object })) });
+    for (const e of events) await this.append(e);
   }
 
   /**

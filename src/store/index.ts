@@ -21,6 +21,7 @@ import { InvalidationRepo } from "./invalidation.js";
 import { SigningKeyRepo } from "./keys.js";
 import { MemberRepo } from "./members.js";
 import { OrgRepo } from "./orgs.js";
+import { OutboxRepo, type OutboxRouter } from "./outbox.js";
 import { ProjectRepo } from "./projects.js";
 import { RefreshTokenRepo } from "./refresh-tokens.js";
 import { SamlRepo } from "./saml.js";
@@ -68,6 +69,9 @@ export class Store {
   #saml?: SamlRepo;
   #consents?: ConsentRepo;
   #idempotency?: IdempotencyRepo;
+  #outbox?: OutboxRepo;
+  /** Where the event writer sends events besides the trail (setOutboxRouter). */
+  #router?: OutboxRouter;
 
   /** The client repositories run on: the root client, or the transaction's (never handed to the domain). */
   readonly #db: Db;
@@ -76,12 +80,21 @@ export class Store {
     private readonly root: PrismaClient,
     db: Db = root,
     readonly inTransaction = false,
+    router?: OutboxRouter,
   ) {
     this.#db = db;
+    this.#router = router;
+  }
+
+  /** The actions' runtime, which names the targets an event is delivered to (the composition root sets it once). */
+  setOutboxRouter(router: OutboxRouter): void {
+    this.#router = router;
+    this.#events = undefined;
+    this.#users = undefined;
   }
 
   get users() {
-    this.#users ??= new UserRepo(this.#db);
+    this.#users ??= new UserRepo(this.#db, this.#router);
     return this.#users;
   }
   /** The user query compiler's reads: v2 ListUsers and the SCIM list. */
@@ -180,8 +193,13 @@ export class Store {
     return this.#keys;
   }
   get events() {
-    this.#events ??= new EventRepo(this.#db);
+    this.#events ??= new EventRepo(this.#db, this.#router);
     return this.#events;
+  }
+  /** The outbox: deliveries of events to action targets. */
+  get outbox() {
+    this.#outbox ??= new OutboxRepo(this.#db);
+    return this.#outbox;
   }
   /** Users' authentication methods: TOTP, passkeys, one-time codes, password history. */
   get authn() {
@@ -201,7 +219,7 @@ export class Store {
   async transaction<T>(fn: (tx: Store) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
     if (this.inTransaction) return fn(this);
     try {
-      return await this.root.$transaction((tx) => fn(new Store(this.root, tx, true)), withinBudget(opts));
+      return await this.root.$transaction((tx) => fn(new Store(this.root, tx, true, this.#router)), withinBudget(opts));
     } catch (err) {
       throw translateDriverError(err);
     }

@@ -1,6 +1,7 @@
 // The user insert: a hot path (SCIM create, CreateUser), one statement per user.
 import { Prisma, type User } from "../../gen/prisma/client.js";
 import type { EventRow } from "./events.js";
+import { DELIVERY_COLUMNS, deliveryValues, type NewDelivery } from "./outbox.js";
 import { type Statement, statement } from "./sql.js";
 import type { ProfileRows } from "./users.js";
 
@@ -99,7 +100,7 @@ const INSERT_COLUMN_LIST = Prisma.raw(INSERT_COLUMNS.map((c) => `"${c}"`).join("
  * setting is read by the same statement, so the common case stays one round
  * trip.
  */
-export function insertUserStatement(p: NewUser, wideChecked = false): Statement {
+export function insertUserStatement(p: NewUser, wideChecked = false, deliveries: readonly NewDelivery[] = []): Statement {
   const { data, metadata, rows, event: ev } = p;
   const record = data as Record<string, unknown>;
   for (const key of Object.keys(record)) {
@@ -136,7 +137,13 @@ export function insertUserStatement(p: NewUser, wideChecked = false): Statement 
       FROM u WHERE ${p.externalId?.externalId ?? null}::text IS NOT NULL),
     ev AS (INSERT INTO "Event" ("id", "instanceId", "orgId", "aggregateType", "aggregateId", "type", "editorUserId", "payload", "createdAt")
       SELECT ${ev.id}, ${ev.instanceId}, ${ev.orgId}::text, ${ev.aggregateType}, u."id", ${ev.type},
-        ${ev.editorUserId}::text, ${JSON.stringify(ev.payload)}::jsonb, ${ev.createdAt}::timestamptz FROM u)
+        ${ev.editorUserId}::text, ${JSON.stringify(ev.payload)}::jsonb, ${ev.createdAt}::timestamptz FROM u)${
+          // The outbox's deliveries of the creation event (event executions that match it), only if the user was inserted.
+          deliveries.length
+            ? Prisma.sql`,
+    dl AS (INSERT INTO "Delivery" (${DELIVERY_COLUMNS}) SELECT d.* FROM (VALUES ${deliveryValues(deliveries)}) AS d WHERE EXISTS (SELECT 1 FROM u))`
+            : Prisma.empty
+        }
     SELECT count(*)::int AS "n", (SELECT "wide" FROM s) AS "wide" FROM u`;
-  return statement(sql, "user_insert");
+  return statement(sql, deliveries.length ? undefined : "user_insert");
 }

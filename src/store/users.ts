@@ -5,8 +5,11 @@ import { Prisma, type User } from "../../gen/prisma/client.js";
 import { alreadyExists } from "../domain/errors.js";
 import type { UserView } from "../domain/identity/users.js";
 import type { ListTotal, Page, TextMatch } from "../domain/list.js";
+import { ActionRepo } from "./actions.js";
 import { unique } from "./errors.js";
+import { deliveriesOf } from "./events.js";
 import type { Db } from "./index.js";
+import type { OutboxRouter } from "./outbox.js";
 import { countAndPage, textFilter } from "./paging.js";
 import { query, statement } from "./sql.js";
 import { insertUserStatement, type NewUser } from "./users-insert.js";
@@ -178,7 +181,11 @@ const statisticsRefreshedAt = new WeakMap<object, number>();
 const STATISTICS_INTERVAL_MS = 60_000;
 
 export class UserRepo {
-  constructor(readonly db: Db) {}
+  /** `router`: where the creation event goes besides the trail (the outbox, see outbox.ts). */
+  constructor(
+    readonly db: Db,
+    private readonly router?: OutboxRouter,
+  ) {}
 
   /**
    * After a burst of writes (a SCIM Bulk of many users): refresh the planner's statistics of the user tables in the
@@ -243,7 +250,9 @@ export class UserRepo {
    * usernames are unique in the instance and the caller has not checked the name under lockUsername (wideChecked).
    */
   async insert(user: NewUser, wideChecked = false): Promise<"inserted" | "noOrg" | "wide"> {
-    const [row] = await userUnique(query<{ n: number; wide: boolean }>(this.db, insertUserStatement(user, wideChecked)));
+    const routes = this.router ? await this.router.routes(user.event, new ActionRepo(this.db)) : [];
+    const deliveries = routes.length ? deliveriesOf(user.event, routes) : [];
+    const [row] = await userUnique(query<{ n: number; wide: boolean }>(this.db, insertUserStatement(user, wideChecked, deliveries)));
     if (row?.n === 1) return "inserted";
     return row?.wide && !wideChecked ? "wide" : "noOrg";
   }

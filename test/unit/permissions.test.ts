@@ -89,6 +89,7 @@ const READ: Permission[] = [
   "user.grant.read",
   "idp.read",
   "iam.action.read",
+  "action.read",
 ];
 const WRITE: Permission[] = [
   "iam.write",
@@ -112,6 +113,7 @@ const WRITE: Permission[] = [
   "user.grant.write",
   "idp.write",
   "iam.action.write",
+  "action.write",
 ];
 const ALL = [...READ, ...WRITE];
 const DENIED = "PermissionDenied Errors.Permission.Denied";
@@ -120,7 +122,7 @@ const hidden = () => notFound("Errors.Thing.NotFound", "thing not found");
 describe("the role table", () => {
   const sorted = (ps: readonly string[]) => [...ps].sort();
 
-  it("keeps actions (targets and executions) to the instance roles", () => {
+  it("keeps the instance's actions (its targets, the functions' executions) to the instance roles; an organization's own to its owners", () => {
     for (const [role, permissions] of Object.entries(ORG_ROLES)) {
       expect([role, permissions.filter((p) => p.startsWith("iam.action."))]).toEqual([role, []]);
     }
@@ -128,6 +130,9 @@ describe("the role table", () => {
     expect(outcome(() => authorize(ctxOf({ orgRoles: { [A]: ["ORG_OWNER"] } }), "iam.action.write", null))).toBe(DENIED);
     expect(outcome(() => authorize(ctxOf({ instanceRoles: ["IAM_OWNER_VIEWER"] }), "iam.action.write", null))).toBe(DENIED);
     expect(outcome(() => authorize(ctxOf({ instanceRoles: ["IAM_OWNER_VIEWER"] }), "iam.action.read", null))).toBe("allowed");
+    expect(outcome(() => authorize(ctxOf({ orgRoles: { [A]: ["ORG_OWNER"] } }), "action.write", A))).toBe("allowed");
+    expect(outcome(() => authorize(ctxOf({ orgRoles: { [A]: ["ORG_OWNER"] } }), "action.write", B))).toBe(DENIED);
+    expect(outcome(() => authorize(ctxOf({ orgRoles: { [A]: ["ORG_USER_MANAGER"] } }), "action.write", A))).toBe(DENIED);
   });
 
   it("gives the instance roles everything, or everything readable", () => {

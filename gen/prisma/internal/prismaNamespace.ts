@@ -438,6 +438,8 @@ export const ModelName = {
   IdpLink: 'IdpLink',
   IdpIntent: 'IdpIntent',
   ActionTarget: 'ActionTarget',
+  ActionEventExecution: 'ActionEventExecution',
+  Delivery: 'Delivery',
   ActionExecution: 'ActionExecution',
   UserConsent: 'UserConsent',
   IdempotencyKey: 'IdempotencyKey'
@@ -456,7 +458,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "instance" | "organization" | "user" | "userMetadata" | "personalAccessToken" | "machineKey" | "orgMetadata" | "setting" | "instanceMember" | "orgMember" | "event" | "userEmail" | "userPhone" | "userAddress" | "scimExternalId" | "project" | "projectRole" | "projectGrant" | "userGrant" | "application" | "appKey" | "signingKey" | "samlCertificate" | "samlRequest" | "samlLogout" | "oAuthToken" | "rateLimit" | "session" | "sessionParticipant" | "deviceAuthorization" | "authRequest" | "pushedAuthRequest" | "refreshToken" | "userTotp" | "passkey" | "userCode" | "passwordHistory" | "identityProvider" | "idpLink" | "idpIntent" | "actionTarget" | "actionExecution" | "userConsent" | "idempotencyKey"
+    modelProps: "instance" | "organization" | "user" | "userMetadata" | "personalAccessToken" | "machineKey" | "orgMetadata" | "setting" | "instanceMember" | "orgMember" | "event" | "userEmail" | "userPhone" | "userAddress" | "scimExternalId" | "project" | "projectRole" | "projectGrant" | "userGrant" | "application" | "appKey" | "signingKey" | "samlCertificate" | "samlRequest" | "samlLogout" | "oAuthToken" | "rateLimit" | "session" | "sessionParticipant" | "deviceAuthorization" | "authRequest" | "pushedAuthRequest" | "refreshToken" | "userTotp" | "passkey" | "userCode" | "passwordHistory" | "identityProvider" | "idpLink" | "idpIntent" | "actionTarget" | "actionEventExecution" | "delivery" | "actionExecution" | "userConsent" | "idempotencyKey"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -3494,6 +3496,154 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    ActionEventExecution: {
+      payload: Prisma.$ActionEventExecutionPayload<ExtArgs>
+      fields: Prisma.ActionEventExecutionFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ActionEventExecutionFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionEventExecutionPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ActionEventExecutionFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionEventExecutionPayload>
+        }
+        findFirst: {
+          args: Prisma.ActionEventExecutionFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionEventExecutionPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ActionEventExecutionFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionEventExecutionPayload>
+        }
+        findMany: {
+          args: Prisma.ActionEventExecutionFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionEventExecutionPayload>[]
+        }
+        create: {
+          args: Prisma.ActionEventExecutionCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionEventExecutionPayload>
+        }
+        createMany: {
+          args: Prisma.ActionEventExecutionCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ActionEventExecutionCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionEventExecutionPayload>[]
+        }
+        delete: {
+          args: Prisma.ActionEventExecutionDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionEventExecutionPayload>
+        }
+        update: {
+          args: Prisma.ActionEventExecutionUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionEventExecutionPayload>
+        }
+        deleteMany: {
+          args: Prisma.ActionEventExecutionDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ActionEventExecutionUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ActionEventExecutionUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionEventExecutionPayload>[]
+        }
+        upsert: {
+          args: Prisma.ActionEventExecutionUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActionEventExecutionPayload>
+        }
+        aggregate: {
+          args: Prisma.ActionEventExecutionAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateActionEventExecution>
+        }
+        groupBy: {
+          args: Prisma.ActionEventExecutionGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ActionEventExecutionGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ActionEventExecutionCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ActionEventExecutionCountAggregateOutputType> | number
+        }
+      }
+    }
+    Delivery: {
+      payload: Prisma.$DeliveryPayload<ExtArgs>
+      fields: Prisma.DeliveryFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.DeliveryFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeliveryPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.DeliveryFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeliveryPayload>
+        }
+        findFirst: {
+          args: Prisma.DeliveryFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeliveryPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.DeliveryFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeliveryPayload>
+        }
+        findMany: {
+          args: Prisma.DeliveryFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeliveryPayload>[]
+        }
+        create: {
+          args: Prisma.DeliveryCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeliveryPayload>
+        }
+        createMany: {
+          args: Prisma.DeliveryCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.DeliveryCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeliveryPayload>[]
+        }
+        delete: {
+          args: Prisma.DeliveryDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeliveryPayload>
+        }
+        update: {
+          args: Prisma.DeliveryUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeliveryPayload>
+        }
+        deleteMany: {
+          args: Prisma.DeliveryDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.DeliveryUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.DeliveryUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeliveryPayload>[]
+        }
+        upsert: {
+          args: Prisma.DeliveryUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeliveryPayload>
+        }
+        aggregate: {
+          args: Prisma.DeliveryAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateDelivery>
+        }
+        groupBy: {
+          args: Prisma.DeliveryGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.DeliveryGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.DeliveryCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.DeliveryCountAggregateOutputType> | number
+        }
+      }
+    }
     ActionExecution: {
       payload: Prisma.$ActionExecutionPayload<ExtArgs>
       fields: Prisma.ActionExecutionFieldRefs
@@ -4418,11 +4568,47 @@ export const ActionTargetScalarFieldEnum = {
   timeoutMs: 'timeoutMs',
   interruptOnError: 'interruptOnError',
   signingKeyEnc: 'signingKeyEnc',
+  kind: 'kind',
+  orgId: 'orgId',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
 
 export type ActionTargetScalarFieldEnum = (typeof ActionTargetScalarFieldEnum)[keyof typeof ActionTargetScalarFieldEnum]
+
+
+export const ActionEventExecutionScalarFieldEnum = {
+  instanceId: 'instanceId',
+  orgId: 'orgId',
+  condition: 'condition',
+  targetIds: 'targetIds',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type ActionEventExecutionScalarFieldEnum = (typeof ActionEventExecutionScalarFieldEnum)[keyof typeof ActionEventExecutionScalarFieldEnum]
+
+
+export const DeliveryScalarFieldEnum = {
+  id: 'id',
+  seq: 'seq',
+  instanceId: 'instanceId',
+  kind: 'kind',
+  targetId: 'targetId',
+  orgId: 'orgId',
+  eventType: 'eventType',
+  orderKey: 'orderKey',
+  payload: 'payload',
+  state: 'state',
+  attempts: 'attempts',
+  maxAttempts: 'maxAttempts',
+  nextAttemptAt: 'nextAttemptAt',
+  lastError: 'lastError',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type DeliveryScalarFieldEnum = (typeof DeliveryScalarFieldEnum)[keyof typeof DeliveryScalarFieldEnum]
 
 
 export const ActionExecutionScalarFieldEnum = {
@@ -4896,6 +5082,8 @@ export type GlobalOmitConfig = {
   idpLink?: Prisma.IdpLinkOmit
   idpIntent?: Prisma.IdpIntentOmit
   actionTarget?: Prisma.ActionTargetOmit
+  actionEventExecution?: Prisma.ActionEventExecutionOmit
+  delivery?: Prisma.DeliveryOmit
   actionExecution?: Prisma.ActionExecutionOmit
   userConsent?: Prisma.UserConsentOmit
   idempotencyKey?: Prisma.IdempotencyKeyOmit

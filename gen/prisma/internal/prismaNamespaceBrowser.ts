@@ -92,6 +92,8 @@ export const ModelName = {
   IdpLink: 'IdpLink',
   IdpIntent: 'IdpIntent',
   ActionTarget: 'ActionTarget',
+  ActionEventExecution: 'ActionEventExecution',
+  Delivery: 'Delivery',
   ActionExecution: 'ActionExecution',
   UserConsent: 'UserConsent',
   IdempotencyKey: 'IdempotencyKey'
@@ -776,11 +778,47 @@ export const ActionTargetScalarFieldEnum = {
   timeoutMs: 'timeoutMs',
   interruptOnError: 'interruptOnError',
   signingKeyEnc: 'signingKeyEnc',
+  kind: 'kind',
+  orgId: 'orgId',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
 
 export type ActionTargetScalarFieldEnum = (typeof ActionTargetScalarFieldEnum)[keyof typeof ActionTargetScalarFieldEnum]
+
+
+export const ActionEventExecutionScalarFieldEnum = {
+  instanceId: 'instanceId',
+  orgId: 'orgId',
+  condition: 'condition',
+  targetIds: 'targetIds',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type ActionEventExecutionScalarFieldEnum = (typeof ActionEventExecutionScalarFieldEnum)[keyof typeof ActionEventExecutionScalarFieldEnum]
+
+
+export const DeliveryScalarFieldEnum = {
+  id: 'id',
+  seq: 'seq',
+  instanceId: 'instanceId',
+  kind: 'kind',
+  targetId: 'targetId',
+  orgId: 'orgId',
+  eventType: 'eventType',
+  orderKey: 'orderKey',
+  payload: 'payload',
+  state: 'state',
+  attempts: 'attempts',
+  maxAttempts: 'maxAttempts',
+  nextAttemptAt: 'nextAttemptAt',
+  lastError: 'lastError',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type DeliveryScalarFieldEnum = (typeof DeliveryScalarFieldEnum)[keyof typeof DeliveryScalarFieldEnum]
 
 
 export const ActionExecutionScalarFieldEnum = {

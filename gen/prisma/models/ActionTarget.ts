@@ -42,6 +42,8 @@ export type ActionTargetMinAggregateOutputType = {
   timeoutMs: number | null
   interruptOnError: boolean | null
   signingKeyEnc: runtime.Bytes | null
+  kind: string | null
+  orgId: string | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -54,6 +56,8 @@ export type ActionTargetMaxAggregateOutputType = {
   timeoutMs: number | null
   interruptOnError: boolean | null
   signingKeyEnc: runtime.Bytes | null
+  kind: string | null
+  orgId: string | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -66,6 +70,8 @@ export type ActionTargetCountAggregateOutputType = {
   timeoutMs: number
   interruptOnError: number
   signingKeyEnc: number
+  kind: number
+  orgId: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -88,6 +94,8 @@ export type ActionTargetMinAggregateInputType = {
   timeoutMs?: true
   interruptOnError?: true
   signingKeyEnc?: true
+  kind?: true
+  orgId?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -100,6 +108,8 @@ export type ActionTargetMaxAggregateInputType = {
   timeoutMs?: true
   interruptOnError?: true
   signingKeyEnc?: true
+  kind?: true
+  orgId?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -112,6 +122,8 @@ export type ActionTargetCountAggregateInputType = {
   timeoutMs?: true
   interruptOnError?: true
   signingKeyEnc?: true
+  kind?: true
+  orgId?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -211,6 +223,8 @@ export type ActionTargetGroupByOutputType = {
   timeoutMs: number
   interruptOnError: boolean
   signingKeyEnc: runtime.Bytes
+  kind: string
+  orgId: string | null
   createdAt: Date
   updatedAt: Date
   _count: ActionTargetCountAggregateOutputType | null
@@ -246,6 +260,8 @@ export type ActionTargetWhereInput = {
   timeoutMs?: Prisma.IntFilter<"ActionTarget"> | number
   interruptOnError?: Prisma.BoolFilter<"ActionTarget"> | boolean
   signingKeyEnc?: Prisma.BytesFilter<"ActionTarget"> | runtime.Bytes
+  kind?: Prisma.StringFilter<"ActionTarget"> | string
+  orgId?: Prisma.StringNullableFilter<"ActionTarget"> | string | null
   createdAt?: Prisma.DateTimeFilter<"ActionTarget"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"ActionTarget"> | Date | string
 }
@@ -258,6 +274,8 @@ export type ActionTargetOrderByWithRelationInput = {
   timeoutMs?: Prisma.SortOrder
   interruptOnError?: Prisma.SortOrder
   signingKeyEnc?: Prisma.SortOrder
+  kind?: Prisma.SortOrder
+  orgId?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -274,6 +292,8 @@ export type ActionTargetWhereUniqueInput = Prisma.AtLeast<{
   timeoutMs?: Prisma.IntFilter<"ActionTarget"> | number
   interruptOnError?: Prisma.BoolFilter<"ActionTarget"> | boolean
   signingKeyEnc?: Prisma.BytesFilter<"ActionTarget"> | runtime.Bytes
+  kind?: Prisma.StringFilter<"ActionTarget"> | string
+  orgId?: Prisma.StringNullableFilter<"ActionTarget"> | string | null
   createdAt?: Prisma.DateTimeFilter<"ActionTarget"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"ActionTarget"> | Date | string
 }, "id" | "instanceId_name">
@@ -286,6 +306,8 @@ export type ActionTargetOrderByWithAggregationInput = {
   timeoutMs?: Prisma.SortOrder
   interruptOnError?: Prisma.SortOrder
   signingKeyEnc?: Prisma.SortOrder
+  kind?: Prisma.SortOrder
+  orgId?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.ActionTargetCountOrderByAggregateInput
@@ -306,6 +328,8 @@ export type ActionTargetScalarWhereWithAggregatesInput = {
   timeoutMs?: Prisma.IntWithAggregatesFilter<"ActionTarget"> | number
   interruptOnError?: Prisma.BoolWithAggregatesFilter<"ActionTarget"> | boolean
   signingKeyEnc?: Prisma.BytesWithAggregatesFilter<"ActionTarget"> | runtime.Bytes
+  kind?: Prisma.StringWithAggregatesFilter<"ActionTarget"> | string
+  orgId?: Prisma.StringNullableWithAggregatesFilter<"ActionTarget"> | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"ActionTarget"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"ActionTarget"> | Date | string
 }
@@ -318,6 +342,8 @@ export type ActionTargetCreateInput = {
   timeoutMs: number
   interruptOnError?: boolean
   signingKeyEnc: runtime.Bytes
+  kind?: string
+  orgId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -330,6 +356,8 @@ export type ActionTargetUncheckedCreateInput = {
   timeoutMs: number
   interruptOnError?: boolean
   signingKeyEnc: runtime.Bytes
+  kind?: string
+  orgId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -342,6 +370,8 @@ export type ActionTargetUpdateInput = {
   timeoutMs?: Prisma.IntFieldUpdateOperationsInput | number
   interruptOnError?: Prisma.BoolFieldUpdateOperationsInput | boolean
   signingKeyEnc?: Prisma.BytesFieldUpdateOperationsInput | runtime.Bytes
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -354,6 +384,8 @@ export type ActionTargetUncheckedUpdateInput = {
   timeoutMs?: Prisma.IntFieldUpdateOperationsInput | number
   interruptOnError?: Prisma.BoolFieldUpdateOperationsInput | boolean
   signingKeyEnc?: Prisma.BytesFieldUpdateOperationsInput | runtime.Bytes
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -366,6 +398,8 @@ export type ActionTargetCreateManyInput = {
   timeoutMs: number
   interruptOnError?: boolean
   signingKeyEnc: runtime.Bytes
+  kind?: string
+  orgId?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -378,6 +412,8 @@ export type ActionTargetUpdateManyMutationInput = {
   timeoutMs?: Prisma.IntFieldUpdateOperationsInput | number
   interruptOnError?: Prisma.BoolFieldUpdateOperationsInput | boolean
   signingKeyEnc?: Prisma.BytesFieldUpdateOperationsInput | runtime.Bytes
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -390,6 +426,8 @@ export type ActionTargetUncheckedUpdateManyInput = {
   timeoutMs?: Prisma.IntFieldUpdateOperationsInput | number
   interruptOnError?: Prisma.BoolFieldUpdateOperationsInput | boolean
   signingKeyEnc?: Prisma.BytesFieldUpdateOperationsInput | runtime.Bytes
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -407,6 +445,8 @@ export type ActionTargetCountOrderByAggregateInput = {
   timeoutMs?: Prisma.SortOrder
   interruptOnError?: Prisma.SortOrder
   signingKeyEnc?: Prisma.SortOrder
+  kind?: Prisma.SortOrder
+  orgId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -423,6 +463,8 @@ export type ActionTargetMaxOrderByAggregateInput = {
   timeoutMs?: Prisma.SortOrder
   interruptOnError?: Prisma.SortOrder
   signingKeyEnc?: Prisma.SortOrder
+  kind?: Prisma.SortOrder
+  orgId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -435,6 +477,8 @@ export type ActionTargetMinOrderByAggregateInput = {
   timeoutMs?: Prisma.SortOrder
   interruptOnError?: Prisma.SortOrder
   signingKeyEnc?: Prisma.SortOrder
+  kind?: Prisma.SortOrder
+  orgId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -453,6 +497,8 @@ export type ActionTargetSelect<ExtArgs extends runtime.Types.Extensions.Internal
   timeoutMs?: boolean
   interruptOnError?: boolean
   signingKeyEnc?: boolean
+  kind?: boolean
+  orgId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["actionTarget"]>
@@ -465,6 +511,8 @@ export type ActionTargetSelectCreateManyAndReturn<ExtArgs extends runtime.Types.
   timeoutMs?: boolean
   interruptOnError?: boolean
   signingKeyEnc?: boolean
+  kind?: boolean
+  orgId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["actionTarget"]>
@@ -477,6 +525,8 @@ export type ActionTargetSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.
   timeoutMs?: boolean
   interruptOnError?: boolean
   signingKeyEnc?: boolean
+  kind?: boolean
+  orgId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["actionTarget"]>
@@ -489,11 +539,13 @@ export type ActionTargetSelectScalar = {
   timeoutMs?: boolean
   interruptOnError?: boolean
   signingKeyEnc?: boolean
+  kind?: boolean
+  orgId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type ActionTargetOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "name" | "endpoint" | "timeoutMs" | "interruptOnError" | "signingKeyEnc" | "createdAt" | "updatedAt", ExtArgs["result"]["actionTarget"]>
+export type ActionTargetOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "name" | "endpoint" | "timeoutMs" | "interruptOnError" | "signingKeyEnc" | "kind" | "orgId" | "createdAt" | "updatedAt", ExtArgs["result"]["actionTarget"]>
 
 export type $ActionTargetPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "ActionTarget"
@@ -506,6 +558,8 @@ export type $ActionTargetPayload<ExtArgs extends runtime.Types.Extensions.Intern
     timeoutMs: number
     interruptOnError: boolean
     signingKeyEnc: runtime.Bytes
+    kind: string
+    orgId: string | null
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["actionTarget"]>
@@ -938,6 +992,8 @@ export interface ActionTargetFieldRefs {
   readonly timeoutMs: Prisma.FieldRef<"ActionTarget", 'Int'>
   readonly interruptOnError: Prisma.FieldRef<"ActionTarget", 'Boolean'>
   readonly signingKeyEnc: Prisma.FieldRef<"ActionTarget", 'Bytes'>
+  readonly kind: Prisma.FieldRef<"ActionTarget", 'String'>
+  readonly orgId: Prisma.FieldRef<"ActionTarget", 'String'>
   readonly createdAt: Prisma.FieldRef<"ActionTarget", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"ActionTarget", 'DateTime'>
 }

@@ -47,6 +47,9 @@ export type Permission =
   // Actions (targets and executions): the instance's alone.
   | "iam.action.read"
   | "iam.action.write"
+  // An organization's own action targets, the executions of its events and their deliveries.
+  | "action.read"
+  | "action.write"
   // RFC 8693 token exchange: a machine user trading a user's token for another (impersonation, delegation).
   | "oauth.token_exchange";
 
@@ -65,6 +68,7 @@ const READ: Permission[] = [
   "user.grant.read",
   "idp.read",
   "iam.action.read",
+  "action.read",
 ];
 const ORG_READ = READ.filter((p) => !p.startsWith("iam.") && !p.startsWith("session."));
 const ALL: Permission[] = [
@@ -90,6 +94,7 @@ const ALL: Permission[] = [
   "user.grant.write",
   "idp.write",
   "iam.action.write",
+  "action.write",
 ];
 
 /** Instance roles apply to every organization of the instance. */

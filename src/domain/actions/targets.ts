@@ -1,30 +1,35 @@
-// Actions, administered: targets (the endpoints svc calls, each with a signing key shown once and sealed at rest) and
-// executions (which targets a function calls, in order). Instance-wide: IAM_OWNER's alone (iam.action.*). Every write
-// drops the runtimes' cached executions, on every replica (the signing-key invalidation).
+// Actions, administered: targets (the endpoints svc calls, each with a signing key shown once and sealed at rest; the
+// executions are in executions.ts). The instance's targets are IAM_OWNER's (iam.action.*); an organization's own
+// targets, for its events only, its owners' too (action.* in that organization). Every write drops the runtimes'
+// cached executions, on every replica (the signing-key invalidation).
 import { randomBytes } from "node:crypto";
 import { actionTargetAad } from "../../crypto/sealer.js";
 import type { TargetChange, TargetRow } from "../../store/actions.js";
-import { authorize } from "../access/permissions.js";
+import { authorize, readableOrgs } from "../access/permissions.js";
 import { commit } from "../audit/events.js";
 import type { Ctx } from "../context.js";
-import { invalidArgument, notFound } from "../errors.js";
+import { type DomainError, invalidArgument, notFound, permissionDenied } from "../errors.js";
 import { authnSettings } from "../identity/authn/access.js";
 import { newId } from "../ids.js";
 import { type ListTotal, type Page, page } from "../list.js";
-import { ACTION_FUNCTIONS, type ActionFunction } from "./functions.js";
+import { existingOrg, orgNotFound } from "../orgs/orgs.js";
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 const MAX_TIMEOUT_MS = 30_000;
 const MAX_NAME = 200;
 const MAX_ENDPOINT = 2_000;
-/** Targets one function may call. */
-export const MAX_TARGETS_PER_EXECUTION = 10;
+/** How long a target's failed deliveries count as recent (GetTarget). */
+const RECENT_MS = 24 * 3600_000;
+
+export const TARGET_KINDS = ["call", "webhook", "async"] as const;
+export type TargetKind = (typeof TARGET_KINDS)[number];
 
 export interface TargetInput {
   name?: string;
   endpoint?: string;
   timeoutMs?: number;
   interruptOnError?: boolean;
+  kind?: TargetKind;
 }
 
 export interface TargetView {
@@ -33,27 +38,43 @@ export interface TargetView {
   endpoint: string;
   timeoutMs: number;
   interruptOnError: boolean;
+  kind: TargetKind;
+  /** null: the instance's. */
+  orgId: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
 
-export interface ExecutionView {
-  function: ActionFunction;
-  targetIds: string[];
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-const targetNotFound = () => notFound("Errors.Action.Target.NotFound", "target not found");
+export const targetNotFound = () => notFound("Errors.Action.Target.NotFound", "target not found");
 const view = (r: TargetRow): TargetView => ({
   id: r.id,
   name: r.name,
   endpoint: r.endpoint,
   timeoutMs: r.timeoutMs,
   interruptOnError: r.interruptOnError,
+  kind: (TARGET_KINDS as readonly string[]).includes(r.kind) ? (r.kind as TargetKind) : "call",
+  orgId: r.orgId,
   createdAt: r.createdAt,
   updatedAt: r.updatedAt,
 });
+
+/**
+ * May the caller read or write what belongs to `orgId` (null: the instance's)? The instance's targets and executions
+ * need iam.action.*; an organization's, action.* there (a caller without a role there is told NotFound by `hidden`).
+ */
+export function authorizeActions(ctx: Ctx, access: "read" | "write", orgId: string | null, hidden: () => DomainError = targetNotFound): void {
+  if (orgId === null) authorize(ctx, access === "read" ? "iam.action.read" : "iam.action.write", null);
+  else authorize(ctx, access === "read" ? "action.read" : "action.write", orgId, hidden);
+}
+
+/** The organizations whose actions the caller may read: undefined for all of them (and the instance's), else a list. */
+export function actionScope(ctx: Ctx): string[] | undefined {
+  if (readableOrgs(ctx, "iam.action.read") === "all") return undefined;
+  const orgs = readableOrgs(ctx, "action.read");
+  if (orgs === "all") return undefined;
+  if (orgs.length === 0) throw permissionDenied("Errors.Permission.Denied", "missing permission iam.action.read");
+  return orgs;
+}
 const event = (id: string, type: string, payload: Record<string, unknown> = {}) => ({ aggregateType: "action_target", aggregateId: id, type, payload });
 
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
@@ -103,8 +124,10 @@ function newSigningKey(ctx: Ctx, id: string): { key: string; sealed: Uint8Array 
   return { key: raw.toString("base64url"), sealed: authnSettings(ctx).sealer.seal(raw, actionTargetAad(ctx.instanceId, id)) };
 }
 
-export async function createTarget(ctx: Ctx, input: Required<TargetInput>): Promise<{ id: string; at: Date; signingKey: string }> {
-  authorize(ctx, "iam.action.write", null);
+export async function createTarget(ctx: Ctx, input: Required<TargetInput> & { orgId?: string }): Promise<{ id: string; at: Date; signingKey: string }> {
+  const orgId = input.orgId || null;
+  authorizeActions(ctx, "write", orgId, orgNotFound);
+  if (orgId) await existingOrg(ctx, orgId);
   const name = checkedName(input.name);
   const endpoint = checkedEndpoint(input.endpoint);
   const timeoutMs = checkedTimeout(input.timeoutMs);
@@ -119,98 +142,73 @@ export async function createTarget(ctx: Ctx, input: Required<TargetInput>): Prom
       timeoutMs,
       interruptOnError: input.interruptOnError,
       signingKeyEnc: sealed,
+      kind: input.kind,
+      orgId,
       createdAt: now,
       updatedAt: now,
     });
-    return event(id, "action.target.added", { name, endpoint });
+    return { ...event(id, "action.target.added", { name, endpoint, kind: input.kind }), orgId };
   });
   return { id, at, signingKey: key };
 }
 
-async function targetFor(ctx: Ctx, id: string, permission: "iam.action.read" | "iam.action.write"): Promise<TargetRow> {
-  authorize(ctx, permission, null);
+async function targetFor(ctx: Ctx, id: string, access: "read" | "write"): Promise<TargetRow> {
   if (!id) throw invalidArgument("Errors.Action.Target.Id.Missing", "id is required", { field: "id" });
   const row = await ctx.store.actions.findTarget(ctx.instanceId, id);
-  if (!row) throw targetNotFound();
+  if (!row) {
+    // Nothing to hide from one who may see every target; anyone else learns no more than from a target elsewhere.
+    actionScope(ctx);
+    throw targetNotFound();
+  }
+  authorizeActions(ctx, access, row.orgId);
   return row;
 }
 
 export async function updateTarget(ctx: Ctx, id: string, input: TargetInput, rotateKey: boolean): Promise<{ at: Date; signingKey?: string }> {
-  await targetFor(ctx, id, "iam.action.write");
+  const row = await targetFor(ctx, id, "write");
   const change: Omit<TargetChange, "updatedAt"> = {};
   if (input.name !== undefined) change.name = checkedName(input.name);
   if (input.endpoint !== undefined) change.endpoint = checkedEndpoint(input.endpoint);
   if (input.timeoutMs !== undefined) change.timeoutMs = checkedTimeout(input.timeoutMs);
   if (input.interruptOnError !== undefined) change.interruptOnError = input.interruptOnError;
+  if (input.kind !== undefined) change.kind = input.kind;
   const rotated = rotateKey ? newSigningKey(ctx, id) : undefined;
   if (rotated) change.signingKeyEnc = rotated.sealed;
   const at = await commit(ctx, async (tx, now) => {
     if (!(await tx.actions.updateTarget(ctx.instanceId, id, { ...change, updatedAt: now }))) throw targetNotFound();
     await tx.auth.invalidate({ keys: true });
     const { signingKeyEnc: _sealed, ...shown } = change;
-    return event(id, "action.target.changed", { ...shown, keyRotated: Boolean(rotated) });
+    return { ...event(id, "action.target.changed", { ...shown, keyRotated: Boolean(rotated) }), orgId: row.orgId };
   });
   return { at, ...(rotated ? { signingKey: rotated.key } : {}) };
 }
 
 export async function deleteTarget(ctx: Ctx, id: string): Promise<Date> {
-  const row = await targetFor(ctx, id, "iam.action.write");
+  const row = await targetFor(ctx, id, "write");
   return commit(ctx, async (tx, now) => {
     if (!(await tx.actions.deleteTarget(ctx.instanceId, id, now))) throw targetNotFound();
     await tx.auth.invalidate({ keys: true });
-    return event(id, "action.target.removed", { name: row.name });
+    return { ...event(id, "action.target.removed", { name: row.name }), orgId: row.orgId };
   });
 }
 
-export async function getTarget(ctx: Ctx, id: string): Promise<TargetView> {
-  return view(await targetFor(ctx, id, "iam.action.read"));
+/** The target, and how many of its deliveries failed in the last 24 hours (retrying or dead). */
+export async function getTarget(ctx: Ctx, id: string): Promise<TargetView & { recentFailures: number }> {
+  const row = await targetFor(ctx, id, "read");
+  const recentFailures = await ctx.store.outbox.recentFailures(ctx.instanceId, id, new Date(ctx.clock().getTime() - RECENT_MS));
+  return { ...view(row), recentFailures };
 }
 
+/** The instance's targets, or those of the organizations where the caller may read actions. */
 export async function listTargets(ctx: Ctx, window: Page = page(undefined)): Promise<ListTotal & { targets: TargetView[] }> {
-  authorize(ctx, "iam.action.read", null);
-  const { rows, ...total } = await ctx.store.actions.pageTargets(ctx.instanceId, window);
+  const scope = actionScope(ctx);
+  const { rows, ...total } = await ctx.store.actions.pageTargets(ctx.instanceId, window, scope);
   return { ...total, targets: rows.map(view) };
 }
 
-function checkedFunction(fn: string): ActionFunction {
-  if (!(ACTION_FUNCTIONS as readonly string[]).includes(fn)) {
-    throw invalidArgument("Errors.Action.Execution.Function.Invalid", `function must be one of ${ACTION_FUNCTIONS.join(", ")}`, { field: "function" });
+export function checkedKind(kind: string): TargetKind {
+  if (!(TARGET_KINDS as readonly string[]).includes(kind)) {
+    throw invalidArgument("Errors.Action.Target.Kind.Invalid", `kind must be one of ${TARGET_KINDS.join(", ")}`, { field: "kind" });
   }
-  return fn as ActionFunction;
-}
-
-export async function setExecution(ctx: Ctx, fn: string, targetIds: string[]): Promise<Date> {
-  authorize(ctx, "iam.action.write", null);
-  const name = checkedFunction(fn);
-  if (new Set(targetIds).size !== targetIds.length) {
-    throw invalidArgument("Errors.Action.Execution.Targets.Duplicate", "each target may be named once", { field: "target_ids" });
-  }
-  if (targetIds.length > MAX_TARGETS_PER_EXECUTION) {
-    throw invalidArgument("Errors.Action.Execution.Targets.TooMany", `at most ${MAX_TARGETS_PER_EXECUTION} targets per function`, { field: "target_ids" });
-  }
-  return commit(ctx, async (tx, now) => {
-    // Checked in the transaction: a target deleted meanwhile is not named.
-    const found = new Set(await tx.actions.existingTargetIds(ctx.instanceId, targetIds));
-    const missing = targetIds.find((t) => !found.has(t));
-    if (missing !== undefined) throw notFound("Errors.Action.Target.NotFound", `target ${missing} not found`);
-    await tx.actions.setExecution(ctx.instanceId, name, targetIds, now);
-    await tx.auth.invalidate({ keys: true });
-    return {
-      aggregateType: "action_execution",
-      aggregateId: name,
-      type: targetIds.length ? "action.execution.set" : "action.execution.removed",
-      payload: { targetIds },
-    };
-  });
-}
-
-export async function listExecutions(ctx: Ctx): Promise<ExecutionView[]> {
-  authorize(ctx, "iam.action.read", null);
-  const rows = await ctx.store.actions.executions(ctx.instanceId);
-  return rows.filter((r) => (ACTION_FUNCTIONS as readonly string[]).includes(r.function)).map((r) => ({ ...r, function: r.function as ActionFunction }));
-}
-
-export function listExecutionFunctions(ctx: Ctx): readonly ActionFunction[] {
-  authorize(ctx, "iam.action.read", null);
-  return ACTION_FUNCTIONS;
+  return kind as TargetKind;
 }

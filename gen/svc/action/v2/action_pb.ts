@@ -2,10 +2,10 @@
 // @generated from file svc/action/v2/action.proto (package svc.action.v2, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Duration } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_duration } from "@bufbuild/protobuf/wkt";
+import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_duration, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Details } from "../../object/v2/object_pb.js";
 import { file_svc_object_v2_object } from "../../object/v2/object_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/action/v2/action.proto.
  */
 export const file_svc_action_v2_action: GenFile = /*@__PURE__*/
-  fileDesc("ChpzdmMvYWN0aW9uL3YyL2FjdGlvbi5wcm90bxINc3ZjLmFjdGlvbi52MiKlAQoGVGFyZ2V0EgoKAmlkGAEgASgJEicKB2RldGFpbHMYAiABKAsyFi5zdmMub2JqZWN0LnYyLkRldGFpbHMSDAoEbmFtZRgDIAEoCRIQCghlbmRwb2ludBgEIAEoCRIqCgd0aW1lb3V0GAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhoKEmludGVycnVwdF9vbl9lcnJvchgGIAEoCCJaCglFeGVjdXRpb24SEAoIZnVuY3Rpb24YASABKAkSEgoKdGFyZ2V0X2lkcxgCIAMoCRInCgdkZXRhaWxzGAMgASgLMhYuc3ZjLm9iamVjdC52Mi5EZXRhaWxzYgZwcm90bzM", [file_google_protobuf_duration, file_svc_object_v2_object]);
+  fileDesc("ChpzdmMvYWN0aW9uL3YyL2FjdGlvbi5wcm90bxINc3ZjLmFjdGlvbi52MiLnAQoGVGFyZ2V0EgoKAmlkGAEgASgJEicKB2RldGFpbHMYAiABKAsyFi5zdmMub2JqZWN0LnYyLkRldGFpbHMSDAoEbmFtZRgDIAEoCRIQCghlbmRwb2ludBgEIAEoCRIqCgd0aW1lb3V0GAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhoKEmludGVycnVwdF9vbl9lcnJvchgGIAEoCBInCgRraW5kGAcgASgOMhkuc3ZjLmFjdGlvbi52Mi5UYXJnZXRLaW5kEhcKD29yZ2FuaXphdGlvbl9pZBgIIAEoCSJOCg5FdmVudENvbmRpdGlvbhIPCgVldmVudBgBIAEoCUgAEg8KBWdyb3VwGAIgASgJSAASDQoDYWxsGAMgASgISABCCwoJY29uZGl0aW9uIrUCCghEZWxpdmVyeRIKCgJpZBgBIAEoCRIRCgl0YXJnZXRfaWQYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCRIQCghldmVudF9pZBgEIAEoCRINCgVzdGF0ZRgFIAEoCRIQCghhdHRlbXB0cxgGIAEoDRIUCgxtYXhfYXR0ZW1wdHMYByABKA0SNQoRbmV4dF9hdHRlbXB0X2RhdGUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmxhc3RfZXJyb3IYCSABKAkSMQoNY3JlYXRpb25fZGF0ZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLY2hhbmdlX2RhdGUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqEBCglFeGVjdXRpb24SEAoIZnVuY3Rpb24YASABKAkSEgoKdGFyZ2V0X2lkcxgCIAMoCRInCgdkZXRhaWxzGAMgASgLMhYuc3ZjLm9iamVjdC52Mi5EZXRhaWxzEiwKBWV2ZW50GAQgASgLMh0uc3ZjLmFjdGlvbi52Mi5FdmVudENvbmRpdGlvbhIXCg9vcmdhbml6YXRpb25faWQYBSABKAkqbwoKVGFyZ2V0S2luZBIbChdUQVJHRVRfS0lORF9VTlNQRUNJRklFRBAAEhQKEFRBUkdFVF9LSU5EX0NBTEwQARIXChNUQVJHRVRfS0lORF9XRUJIT09LEAISFQoRVEFSR0VUX0tJTkRfQVNZTkMQA2IGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_svc_object_v2_object]);
 
 /**
  * An HTTPS endpoint svc calls during a function (see Execution): svc POSTs a
@@ -64,6 +64,19 @@ export type Target = Message<"svc.action.v2.Target"> & {
    * @generated from field: bool interrupt_on_error = 6;
    */
   interruptOnError: boolean;
+
+  /**
+   * @generated from field: svc.action.v2.TargetKind kind = 7;
+   */
+  kind: TargetKind;
+
+  /**
+   * The organization whose owners manage the target (for its events only);
+   * empty: the instance's.
+   *
+   * @generated from field: string organization_id = 8;
+   */
+  organizationId: string;
 };
 
 /**
@@ -74,13 +87,127 @@ export const TargetSchema: GenMessage<Target> = /*@__PURE__*/
   messageDesc(file_svc_action_v2_action, 0);
 
 /**
- * The targets called, in order, for one function.
+ * The events an execution sends: one type, a group of types, or all.
+ *
+ * @generated from message svc.action.v2.EventCondition
+ */
+export type EventCondition = Message<"svc.action.v2.EventCondition"> & {
+  /**
+   * @generated from oneof svc.action.v2.EventCondition.condition
+   */
+  condition: {
+    /**
+     * One event type, as ListEvents names it: "user.human.added".
+     *
+     * @generated from field: string event = 1;
+     */
+    value: string;
+    case: "event";
+  } | {
+    /**
+     * The types under a prefix: "user" or "user.*".
+     *
+     * @generated from field: string group = 2;
+     */
+    value: string;
+    case: "group";
+  } | {
+    /**
+     * Every event.
+     *
+     * @generated from field: bool all = 3;
+     */
+    value: boolean;
+    case: "all";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message svc.action.v2.EventCondition.
+ * Use `create(EventConditionSchema)` to create a new message.
+ */
+export const EventConditionSchema: GenMessage<EventCondition> = /*@__PURE__*/
+  messageDesc(file_svc_action_v2_action, 1);
+
+/**
+ * One delivery of an event to a target (the outbox): pending (not tried yet),
+ * failed (tried; a retry is due at next_attempt_date), delivered, or dead
+ * (the retry limit was reached; RetryDelivery tries again).
+ *
+ * @generated from message svc.action.v2.Delivery
+ */
+export type Delivery = Message<"svc.action.v2.Delivery"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string target_id = 2;
+   */
+  targetId: string;
+
+  /**
+   * @generated from field: string event_type = 3;
+   */
+  eventType: string;
+
+  /**
+   * @generated from field: string event_id = 4;
+   */
+  eventId: string;
+
+  /**
+   * @generated from field: string state = 5;
+   */
+  state: string;
+
+  /**
+   * @generated from field: uint32 attempts = 6;
+   */
+  attempts: number;
+
+  /**
+   * @generated from field: uint32 max_attempts = 7;
+   */
+  maxAttempts: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp next_attempt_date = 8;
+   */
+  nextAttemptDate?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string last_error = 9;
+   */
+  lastError: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp creation_date = 10;
+   */
+  creationDate?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp change_date = 11;
+   */
+  changeDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.action.v2.Delivery.
+ * Use `create(DeliverySchema)` to create a new message.
+ */
+export const DeliverySchema: GenMessage<Delivery> = /*@__PURE__*/
+  messageDesc(file_svc_action_v2_action, 2);
+
+/**
+ * The targets called, in order, for one function or one event condition.
  *
  * @generated from message svc.action.v2.Execution
  */
 export type Execution = Message<"svc.action.v2.Execution"> & {
   /**
-   * One of ListExecutionFunctions' names.
+   * One of ListExecutionFunctions' names (empty for an event condition).
    *
    * @generated from field: string function = 1;
    */
@@ -95,6 +222,20 @@ export type Execution = Message<"svc.action.v2.Execution"> & {
    * @generated from field: svc.object.v2.Details details = 3;
    */
   details?: Details | undefined;
+
+  /**
+   * Set for the executions of events.
+   *
+   * @generated from field: svc.action.v2.EventCondition event = 4;
+   */
+  event?: EventCondition | undefined;
+
+  /**
+   * The organization whose events (empty: the instance's, every one's).
+   *
+   * @generated from field: string organization_id = 5;
+   */
+  organizationId: string;
 };
 
 /**
@@ -102,5 +243,48 @@ export type Execution = Message<"svc.action.v2.Execution"> & {
  * Use `create(ExecutionSchema)` to create a new message.
  */
 export const ExecutionSchema: GenMessage<Execution> = /*@__PURE__*/
-  messageDesc(file_svc_action_v2_action, 1);
+  messageDesc(file_svc_action_v2_action, 3);
+
+/**
+ * How svc treats a target's answer. For an event, every kind is a delivery
+ * from the outbox; call and webhook are retried until a 2xx, async is tried
+ * once.
+ *
+ * @generated from enum svc.action.v2.TargetKind
+ */
+export enum TargetKind {
+  /**
+   * Call.
+   *
+   * @generated from enum value: TARGET_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The answer (a 200 with a JSON object) is used.
+   *
+   * @generated from enum value: TARGET_KIND_CALL = 1;
+   */
+  CALL = 1,
+
+  /**
+   * The answer's body is ignored; not a 2xx is a failure.
+   *
+   * @generated from enum value: TARGET_KIND_WEBHOOK = 2;
+   */
+  WEBHOOK = 2,
+
+  /**
+   * Fire and forget: nothing waits for the answer, nothing is retried.
+   *
+   * @generated from enum value: TARGET_KIND_ASYNC = 3;
+   */
+  ASYNC = 3,
+}
+
+/**
+ * Describes the enum svc.action.v2.TargetKind.
+ */
+export const TargetKindSchema: GenEnum<TargetKind> = /*@__PURE__*/
+  enumDesc(file_svc_action_v2_action, 0);
 

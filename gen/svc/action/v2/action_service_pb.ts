@@ -7,7 +7,7 @@ import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
 import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_duration, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Execution, Target } from "./action_pb.js";
+import type { Delivery, EventCondition, Execution, Target, TargetKind } from "./action_pb.js";
 import { file_svc_action_v2_action } from "./action_pb.js";
 import type { ListDetails, ListQuery } from "../../object/v2/object_pb.js";
 import { file_svc_object_v2_object } from "../../object/v2/object_pb.js";
@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/action/v2/action_service.proto.
  */
 export const file_svc_action_v2_action_service: GenFile = /*@__PURE__*/
-  fileDesc("CiJzdmMvYWN0aW9uL3YyL2FjdGlvbl9zZXJ2aWNlLnByb3RvEg1zdmMuYWN0aW9uLnYyIn0KE0NyZWF0ZVRhcmdldFJlcXVlc3QSDAoEbmFtZRgBIAEoCRIQCghlbmRwb2ludBgCIAEoCRIqCgd0aW1lb3V0GAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhoKEmludGVycnVwdF9vbl9lcnJvchgEIAEoCCJqChRDcmVhdGVUYXJnZXRSZXNwb25zZRIKCgJpZBgBIAEoCRIxCg1jcmVhdGlvbl9kYXRlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtzaWduaW5nX2tleRgDIAEoCSLyAQoTVXBkYXRlVGFyZ2V0UmVxdWVzdBIKCgJpZBgBIAEoCRIRCgRuYW1lGAIgASgJSACIAQESFQoIZW5kcG9pbnQYAyABKAlIAYgBARIvCgd0aW1lb3V0GAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uSAKIAQESHwoSaW50ZXJydXB0X29uX2Vycm9yGAUgASgISAOIAQESGgoScm90YXRlX3NpZ25pbmdfa2V5GAYgASgIQgcKBV9uYW1lQgsKCV9lbmRwb2ludEIKCghfdGltZW91dEIVChNfaW50ZXJydXB0X29uX2Vycm9yIlwKFFVwZGF0ZVRhcmdldFJlc3BvbnNlEi8KC2NoYW5nZV9kYXRlGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtzaWduaW5nX2tleRgCIAEoCSIhChNEZWxldGVUYXJnZXRSZXF1ZXN0EgoKAmlkGAEgASgJIkkKFERlbGV0ZVRhcmdldFJlc3BvbnNlEjEKDWRlbGV0aW9uX2RhdGUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIh4KEEdldFRhcmdldFJlcXVlc3QSCgoCaWQYASABKAkiOgoRR2V0VGFyZ2V0UmVzcG9uc2USJQoGdGFyZ2V0GAEgASgLMhUuc3ZjLmFjdGlvbi52Mi5UYXJnZXQiPQoSTGlzdFRhcmdldHNSZXF1ZXN0EicKBXF1ZXJ5GAEgASgLMhguc3ZjLm9iamVjdC52Mi5MaXN0UXVlcnkiaQoTTGlzdFRhcmdldHNSZXNwb25zZRIrCgdkZXRhaWxzGAEgASgLMhouc3ZjLm9iamVjdC52Mi5MaXN0RGV0YWlscxIlCgZyZXN1bHQYAiADKAsyFS5zdmMuYWN0aW9uLnYyLlRhcmdldCI7ChNTZXRFeGVjdXRpb25SZXF1ZXN0EhAKCGZ1bmN0aW9uGAEgASgJEhIKCnRhcmdldF9pZHMYAiADKAkiRAoUU2V0RXhlY3V0aW9uUmVzcG9uc2USLAoIc2V0X2RhdGUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIhcKFUxpc3RFeGVjdXRpb25zUmVxdWVzdCJCChZMaXN0RXhlY3V0aW9uc1Jlc3BvbnNlEigKBnJlc3VsdBgBIAMoCzIYLnN2Yy5hY3Rpb24udjIuRXhlY3V0aW9uIh8KHUxpc3RFeGVjdXRpb25GdW5jdGlvbnNSZXF1ZXN0IjMKHkxpc3RFeGVjdXRpb25GdW5jdGlvbnNSZXNwb25zZRIRCglmdW5jdGlvbnMYASADKAkytQkKDUFjdGlvblNlcnZpY2USkQEKDENyZWF0ZVRhcmdldBIiLnN2Yy5hY3Rpb24udjIuQ3JlYXRlVGFyZ2V0UmVxdWVzdBojLnN2Yy5hY3Rpb24udjIuQ3JlYXRlVGFyZ2V0UmVzcG9uc2UiOIq1GBIKEGlhbS5hY3Rpb24ud3JpdGWC0+STAhw6ASoiFy92Mi9hY3Rpb25zL3RhcmdldHMvbmV3EpIBCgxVcGRhdGVUYXJnZXQSIi5zdmMuYWN0aW9uLnYyLlVwZGF0ZVRhcmdldFJlcXVlc3QaIy5zdmMuYWN0aW9uLnYyLlVwZGF0ZVRhcmdldFJlc3BvbnNlIjmKtRgSChBpYW0uYWN0aW9uLndyaXRlgtPkkwIdOgEqIhgvdjIvYWN0aW9ucy90YXJnZXRzL3tpZH0SjwEKDERlbGV0ZVRhcmdldBIiLnN2Yy5hY3Rpb24udjIuRGVsZXRlVGFyZ2V0UmVxdWVzdBojLnN2Yy5hY3Rpb24udjIuRGVsZXRlVGFyZ2V0UmVzcG9uc2UiNoq1GBIKEGlhbS5hY3Rpb24ud3JpdGWC0+STAhoqGC92Mi9hY3Rpb25zL3RhcmdldHMve2lkfRKFAQoJR2V0VGFyZ2V0Eh8uc3ZjLmFjdGlvbi52Mi5HZXRUYXJnZXRSZXF1ZXN0GiAuc3ZjLmFjdGlvbi52Mi5HZXRUYXJnZXRSZXNwb25zZSI1irUYEQoPaWFtLmFjdGlvbi5yZWFkgtPkkwIaEhgvdjIvYWN0aW9ucy90YXJnZXRzL3tpZH0SiQEKC0xpc3RUYXJnZXRzEiEuc3ZjLmFjdGlvbi52Mi5MaXN0VGFyZ2V0c1JlcXVlc3QaIi5zdmMuYWN0aW9uLnYyLkxpc3RUYXJnZXRzUmVzcG9uc2UiM4q1GBEKD2lhbS5hY3Rpb24ucmVhZILT5JMCGDoBKiITL3YyL2FjdGlvbnMvdGFyZ2V0cxKQAQoMU2V0RXhlY3V0aW9uEiIuc3ZjLmFjdGlvbi52Mi5TZXRFeGVjdXRpb25SZXF1ZXN0GiMuc3ZjLmFjdGlvbi52Mi5TZXRFeGVjdXRpb25SZXNwb25zZSI3irUYEgoQaWFtLmFjdGlvbi53cml0ZYLT5JMCGzoBKhoWL3YyL2FjdGlvbnMvZXhlY3V0aW9ucxKVAQoOTGlzdEV4ZWN1dGlvbnMSJC5zdmMuYWN0aW9uLnYyLkxpc3RFeGVjdXRpb25zUmVxdWVzdBolLnN2Yy5hY3Rpb24udjIuTGlzdEV4ZWN1dGlvbnNSZXNwb25zZSI2irUYEQoPaWFtLmFjdGlvbi5yZWFkgtPkkwIbOgEqIhYvdjIvYWN0aW9ucy9leGVjdXRpb25zEqkBChZMaXN0RXhlY3V0aW9uRnVuY3Rpb25zEiwuc3ZjLmFjdGlvbi52Mi5MaXN0RXhlY3V0aW9uRnVuY3Rpb25zUmVxdWVzdBotLnN2Yy5hY3Rpb24udjIuTGlzdEV4ZWN1dGlvbkZ1bmN0aW9uc1Jlc3BvbnNlIjKKtRgRCg9pYW0uYWN0aW9uLnJlYWSC0+STAhcSFS92Mi9hY3Rpb25zL2Z1bmN0aW9uc2IGcHJvdG8z", [file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp, file_svc_action_v2_action, file_svc_object_v2_object, file_svc_options_v2_auth]);
+  fileDesc("CiJzdmMvYWN0aW9uL3YyL2FjdGlvbl9zZXJ2aWNlLnByb3RvEg1zdmMuYWN0aW9uLnYyIr8BChNDcmVhdGVUYXJnZXRSZXF1ZXN0EgwKBG5hbWUYASABKAkSEAoIZW5kcG9pbnQYAiABKAkSKgoHdGltZW91dBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIaChJpbnRlcnJ1cHRfb25fZXJyb3IYBCABKAgSJwoEa2luZBgFIAEoDjIZLnN2Yy5hY3Rpb24udjIuVGFyZ2V0S2luZBIXCg9vcmdhbml6YXRpb25faWQYBiABKAkiagoUQ3JlYXRlVGFyZ2V0UmVzcG9uc2USCgoCaWQYASABKAkSMQoNY3JlYXRpb25fZGF0ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLc2lnbmluZ19rZXkYAyABKAkiqQIKE1VwZGF0ZVRhcmdldFJlcXVlc3QSCgoCaWQYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhUKCGVuZHBvaW50GAMgASgJSAGIAQESLwoHdGltZW91dBgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkgCiAEBEh8KEmludGVycnVwdF9vbl9lcnJvchgFIAEoCEgDiAEBEhoKEnJvdGF0ZV9zaWduaW5nX2tleRgGIAEoCBIsCgRraW5kGAcgASgOMhkuc3ZjLmFjdGlvbi52Mi5UYXJnZXRLaW5kSASIAQFCBwoFX25hbWVCCwoJX2VuZHBvaW50QgoKCF90aW1lb3V0QhUKE19pbnRlcnJ1cHRfb25fZXJyb3JCBwoFX2tpbmQiXAoUVXBkYXRlVGFyZ2V0UmVzcG9uc2USLwoLY2hhbmdlX2RhdGUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC3NpZ25pbmdfa2V5GAIgASgJIiEKE0RlbGV0ZVRhcmdldFJlcXVlc3QSCgoCaWQYASABKAkiSQoURGVsZXRlVGFyZ2V0UmVzcG9uc2USMQoNZGVsZXRpb25fZGF0ZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiHgoQR2V0VGFyZ2V0UmVxdWVzdBIKCgJpZBgBIAEoCSJTChFHZXRUYXJnZXRSZXNwb25zZRIlCgZ0YXJnZXQYASABKAsyFS5zdmMuYWN0aW9uLnYyLlRhcmdldBIXCg9yZWNlbnRfZmFpbHVyZXMYAiABKA0iPQoSTGlzdFRhcmdldHNSZXF1ZXN0EicKBXF1ZXJ5GAEgASgLMhguc3ZjLm9iamVjdC52Mi5MaXN0UXVlcnkiaQoTTGlzdFRhcmdldHNSZXNwb25zZRIrCgdkZXRhaWxzGAEgASgLMhouc3ZjLm9iamVjdC52Mi5MaXN0RGV0YWlscxIlCgZyZXN1bHQYAiADKAsyFS5zdmMuYWN0aW9uLnYyLlRhcmdldCKCAQoTU2V0RXhlY3V0aW9uUmVxdWVzdBIQCghmdW5jdGlvbhgBIAEoCRISCgp0YXJnZXRfaWRzGAIgAygJEiwKBWV2ZW50GAMgASgLMh0uc3ZjLmFjdGlvbi52Mi5FdmVudENvbmRpdGlvbhIXCg9vcmdhbml6YXRpb25faWQYBCABKAkiRAoUU2V0RXhlY3V0aW9uUmVzcG9uc2USLAoIc2V0X2RhdGUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIhcKFUxpc3RFeGVjdXRpb25zUmVxdWVzdCJCChZMaXN0RXhlY3V0aW9uc1Jlc3BvbnNlEigKBnJlc3VsdBgBIAMoCzIYLnN2Yy5hY3Rpb24udjIuRXhlY3V0aW9uIh8KHUxpc3RFeGVjdXRpb25GdW5jdGlvbnNSZXF1ZXN0IjMKHkxpc3RFeGVjdXRpb25GdW5jdGlvbnNSZXNwb25zZRIRCglmdW5jdGlvbnMYASADKAkiyAEKFUxpc3REZWxpdmVyaWVzUmVxdWVzdBInCgVxdWVyeRgBIAEoCzIYLnN2Yy5vYmplY3QudjIuTGlzdFF1ZXJ5EhEKCXRhcmdldF9pZBgCIAEoCRISCgpldmVudF90eXBlGAMgASgJEg0KBXN0YXRlGAQgASgJEigKBGZyb20YBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKAnRvGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJuChZMaXN0RGVsaXZlcmllc1Jlc3BvbnNlEisKB2RldGFpbHMYASABKAsyGi5zdmMub2JqZWN0LnYyLkxpc3REZXRhaWxzEicKBnJlc3VsdBgCIAMoCzIXLnN2Yy5hY3Rpb24udjIuRGVsaXZlcnkiIgoUUmV0cnlEZWxpdmVyeVJlcXVlc3QSCgoCaWQYASABKAkiRwoVUmV0cnlEZWxpdmVyeVJlc3BvbnNlEi4KCnJldHJ5X2RhdGUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wMvgLCg1BY3Rpb25TZXJ2aWNlEp4BCgxDcmVhdGVUYXJnZXQSIi5zdmMuYWN0aW9uLnYyLkNyZWF0ZVRhcmdldFJlcXVlc3QaIy5zdmMuYWN0aW9uLnYyLkNyZWF0ZVRhcmdldFJlc3BvbnNlIkWKtRgfCgxhY3Rpb24ud3JpdGUSD29yZ2FuaXphdGlvbl9pZILT5JMCHDoBKiIXL3YyL2FjdGlvbnMvdGFyZ2V0cy9uZXcSkgEKDFVwZGF0ZVRhcmdldBIiLnN2Yy5hY3Rpb24udjIuVXBkYXRlVGFyZ2V0UmVxdWVzdBojLnN2Yy5hY3Rpb24udjIuVXBkYXRlVGFyZ2V0UmVzcG9uc2UiOYq1GBIKDGFjdGlvbi53cml0ZRICaWSC0+STAh06ASoiGC92Mi9hY3Rpb25zL3RhcmdldHMve2lkfRKPAQoMRGVsZXRlVGFyZ2V0EiIuc3ZjLmFjdGlvbi52Mi5EZWxldGVUYXJnZXRSZXF1ZXN0GiMuc3ZjLmFjdGlvbi52Mi5EZWxldGVUYXJnZXRSZXNwb25zZSI2irUYEgoMYWN0aW9uLndyaXRlEgJpZILT5JMCGioYL3YyL2FjdGlvbnMvdGFyZ2V0cy97aWR9EoUBCglHZXRUYXJnZXQSHy5zdmMuYWN0aW9uLnYyLkdldFRhcmdldFJlcXVlc3QaIC5zdmMuYWN0aW9uLnYyLkdldFRhcmdldFJlc3BvbnNlIjWKtRgRCgthY3Rpb24ucmVhZBICaWSC0+STAhoSGC92Mi9hY3Rpb25zL3RhcmdldHMve2lkfRKFAQoLTGlzdFRhcmdldHMSIS5zdmMuYWN0aW9uLnYyLkxpc3RUYXJnZXRzUmVxdWVzdBoiLnN2Yy5hY3Rpb24udjIuTGlzdFRhcmdldHNSZXNwb25zZSIvirUYDQoLYWN0aW9uLnJlYWSC0+STAhg6ASoiEy92Mi9hY3Rpb25zL3RhcmdldHMSnQEKDFNldEV4ZWN1dGlvbhIiLnN2Yy5hY3Rpb24udjIuU2V0RXhlY3V0aW9uUmVxdWVzdBojLnN2Yy5hY3Rpb24udjIuU2V0RXhlY3V0aW9uUmVzcG9uc2UiRIq1GB8KDGFjdGlvbi53cml0ZRIPb3JnYW5pemF0aW9uX2lkgtPkkwIbOgEqGhYvdjIvYWN0aW9ucy9leGVjdXRpb25zEpEBCg5MaXN0RXhlY3V0aW9ucxIkLnN2Yy5hY3Rpb24udjIuTGlzdEV4ZWN1dGlvbnNSZXF1ZXN0GiUuc3ZjLmFjdGlvbi52Mi5MaXN0RXhlY3V0aW9uc1Jlc3BvbnNlIjKKtRgNCgthY3Rpb24ucmVhZILT5JMCGzoBKiIWL3YyL2FjdGlvbnMvZXhlY3V0aW9ucxKlAQoWTGlzdEV4ZWN1dGlvbkZ1bmN0aW9ucxIsLnN2Yy5hY3Rpb24udjIuTGlzdEV4ZWN1dGlvbkZ1bmN0aW9uc1JlcXVlc3QaLS5zdmMuYWN0aW9uLnYyLkxpc3RFeGVjdXRpb25GdW5jdGlvbnNSZXNwb25zZSIuirUYDQoLYWN0aW9uLnJlYWSC0+STAhcSFS92Mi9hY3Rpb25zL2Z1bmN0aW9ucxKRAQoOTGlzdERlbGl2ZXJpZXMSJC5zdmMuYWN0aW9uLnYyLkxpc3REZWxpdmVyaWVzUmVxdWVzdBolLnN2Yy5hY3Rpb24udjIuTGlzdERlbGl2ZXJpZXNSZXNwb25zZSIyirUYDQoLYWN0aW9uLnJlYWSC0+STAhs6ASoiFi92Mi9hY3Rpb25zL2RlbGl2ZXJpZXMSngEKDVJldHJ5RGVsaXZlcnkSIy5zdmMuYWN0aW9uLnYyLlJldHJ5RGVsaXZlcnlSZXF1ZXN0GiQuc3ZjLmFjdGlvbi52Mi5SZXRyeURlbGl2ZXJ5UmVzcG9uc2UiQoq1GBIKDGFjdGlvbi53cml0ZRICaWSC0+STAiY6ASoiIS92Mi9hY3Rpb25zL2RlbGl2ZXJpZXMve2lkfS9yZXRyeWIGcHJvdG8z", [file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp, file_svc_action_v2_action, file_svc_object_v2_object, file_svc_options_v2_auth]);
 
 /**
  * @generated from message svc.action.v2.CreateTargetRequest
@@ -45,6 +45,19 @@ export type CreateTargetRequest = Message<"svc.action.v2.CreateTargetRequest"> &
    * @generated from field: bool interrupt_on_error = 4;
    */
   interruptOnError: boolean;
+
+  /**
+   * @generated from field: svc.action.v2.TargetKind kind = 5;
+   */
+  kind: TargetKind;
+
+  /**
+   * The organization whose own target this is (its events only); empty: the
+   * instance's.
+   *
+   * @generated from field: string organization_id = 6;
+   */
+  organizationId: string;
 };
 
 /**
@@ -116,6 +129,11 @@ export type UpdateTargetRequest = Message<"svc.action.v2.UpdateTargetRequest"> &
    * @generated from field: bool rotate_signing_key = 6;
    */
   rotateSigningKey: boolean;
+
+  /**
+   * @generated from field: optional svc.action.v2.TargetKind kind = 7;
+   */
+  kind?: TargetKind | undefined;
 };
 
 /**
@@ -208,6 +226,14 @@ export type GetTargetResponse = Message<"svc.action.v2.GetTargetResponse"> & {
    * @generated from field: svc.action.v2.Target target = 1;
    */
   target?: Target | undefined;
+
+  /**
+   * Its deliveries whose last attempt failed (retrying or dead), changed in
+   * the last 24 hours.
+   *
+   * @generated from field: uint32 recent_failures = 2;
+   */
+  recentFailures: number;
 };
 
 /**
@@ -261,6 +287,8 @@ export const ListTargetsResponseSchema: GenMessage<ListTargetsResponse> = /*@__P
  */
 export type SetExecutionRequest = Message<"svc.action.v2.SetExecutionRequest"> & {
   /**
+   * A function, or (event) an event condition.
+   *
    * @generated from field: string function = 1;
    */
   function: string;
@@ -271,6 +299,19 @@ export type SetExecutionRequest = Message<"svc.action.v2.SetExecutionRequest"> &
    * @generated from field: repeated string target_ids = 2;
    */
   targetIds: string[];
+
+  /**
+   * @generated from field: svc.action.v2.EventCondition event = 3;
+   */
+  event?: EventCondition | undefined;
+
+  /**
+   * With event: the organization whose events (its own targets only); empty:
+   * the instance's.
+   *
+   * @generated from field: string organization_id = 4;
+   */
+  organizationId: string;
 };
 
 /**
@@ -358,6 +399,110 @@ export const ListExecutionFunctionsResponseSchema: GenMessage<ListExecutionFunct
   messageDesc(file_svc_action_v2_action_service, 15);
 
 /**
+ * @generated from message svc.action.v2.ListDeliveriesRequest
+ */
+export type ListDeliveriesRequest = Message<"svc.action.v2.ListDeliveriesRequest"> & {
+  /**
+   * @generated from field: svc.object.v2.ListQuery query = 1;
+   */
+  query?: ListQuery | undefined;
+
+  /**
+   * @generated from field: string target_id = 2;
+   */
+  targetId: string;
+
+  /**
+   * @generated from field: string event_type = 3;
+   */
+  eventType: string;
+
+  /**
+   * pending, failed, delivered or dead; empty: any.
+   *
+   * @generated from field: string state = 4;
+   */
+  state: string;
+
+  /**
+   * Created at or after.
+   *
+   * @generated from field: google.protobuf.Timestamp from = 5;
+   */
+  from?: Timestamp | undefined;
+
+  /**
+   * Created before.
+   *
+   * @generated from field: google.protobuf.Timestamp to = 6;
+   */
+  to?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.action.v2.ListDeliveriesRequest.
+ * Use `create(ListDeliveriesRequestSchema)` to create a new message.
+ */
+export const ListDeliveriesRequestSchema: GenMessage<ListDeliveriesRequest> = /*@__PURE__*/
+  messageDesc(file_svc_action_v2_action_service, 16);
+
+/**
+ * @generated from message svc.action.v2.ListDeliveriesResponse
+ */
+export type ListDeliveriesResponse = Message<"svc.action.v2.ListDeliveriesResponse"> & {
+  /**
+   * @generated from field: svc.object.v2.ListDetails details = 1;
+   */
+  details?: ListDetails | undefined;
+
+  /**
+   * @generated from field: repeated svc.action.v2.Delivery result = 2;
+   */
+  result: Delivery[];
+};
+
+/**
+ * Describes the message svc.action.v2.ListDeliveriesResponse.
+ * Use `create(ListDeliveriesResponseSchema)` to create a new message.
+ */
+export const ListDeliveriesResponseSchema: GenMessage<ListDeliveriesResponse> = /*@__PURE__*/
+  messageDesc(file_svc_action_v2_action_service, 17);
+
+/**
+ * @generated from message svc.action.v2.RetryDeliveryRequest
+ */
+export type RetryDeliveryRequest = Message<"svc.action.v2.RetryDeliveryRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message svc.action.v2.RetryDeliveryRequest.
+ * Use `create(RetryDeliveryRequestSchema)` to create a new message.
+ */
+export const RetryDeliveryRequestSchema: GenMessage<RetryDeliveryRequest> = /*@__PURE__*/
+  messageDesc(file_svc_action_v2_action_service, 18);
+
+/**
+ * @generated from message svc.action.v2.RetryDeliveryResponse
+ */
+export type RetryDeliveryResponse = Message<"svc.action.v2.RetryDeliveryResponse"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp retry_date = 1;
+   */
+  retryDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.action.v2.RetryDeliveryResponse.
+ * Use `create(RetryDeliveryResponseSchema)` to create a new message.
+ */
+export const RetryDeliveryResponseSchema: GenMessage<RetryDeliveryResponse> = /*@__PURE__*/
+  messageDesc(file_svc_action_v2_action_service, 19);
+
+/**
  * Actions: the instance's administrators let their own endpoints (targets)
  * take part in what svc issues. Functions: "preuserinfo" (the user claims of
  * ID tokens, the userinfo endpoint and introspection), "preaccesstoken" (the
@@ -369,6 +514,12 @@ export const ListExecutionFunctionsResponseSchema: GenMessage<ListExecutionFunct
  * claim urn:svc:iam:action:<target name>:log). Any answer may also hold
  * {"set_user_metadata": [{"key", "value": "<base64>"}]}: svc stores it on the
  * user as SetUserMetadata would.
+ *
+ * Events: an execution of an event condition (one type, a group, all) sends
+ * each matching event to its targets, from an outbox written in the event's
+ * transaction: at least once, in order per aggregate, retried with backoff
+ * up to a limit (then dead). Organization owners manage their organization's
+ * own targets and bind them to its events; instance administrators anything.
  *
  * @generated from service svc.action.v2.ActionService
  */
@@ -405,6 +556,8 @@ export const ActionService: GenService<{
     output: typeof DeleteTargetResponseSchema;
   },
   /**
+   * The target, and how many of its deliveries failed in the last 24 hours.
+   *
    * @generated from rpc svc.action.v2.ActionService.GetTarget
    */
   getTarget: {
@@ -413,7 +566,8 @@ export const ActionService: GenService<{
     output: typeof GetTargetResponseSchema;
   },
   /**
-   * The instance's targets, newest first unless query.asc.
+   * The instance's targets (an organization owner: the organization's),
+   * newest first unless query.asc.
    *
    * @generated from rpc svc.action.v2.ActionService.ListTargets
    */
@@ -423,7 +577,8 @@ export const ActionService: GenService<{
     output: typeof ListTargetsResponseSchema;
   },
   /**
-   * Sets the targets a function calls, in order; none removes the execution.
+   * Sets the targets a function or an event condition calls, in order; none
+   * removes the execution.
    *
    * @generated from rpc svc.action.v2.ActionService.SetExecution
    */
@@ -449,6 +604,26 @@ export const ActionService: GenService<{
     methodKind: "unary";
     input: typeof ListExecutionFunctionsRequestSchema;
     output: typeof ListExecutionFunctionsResponseSchema;
+  },
+  /**
+   * The deliveries of events to targets, newest first unless query.asc.
+   *
+   * @generated from rpc svc.action.v2.ActionService.ListDeliveries
+   */
+  listDeliveries: {
+    methodKind: "unary";
+    input: typeof ListDeliveriesRequestSchema;
+    output: typeof ListDeliveriesResponseSchema;
+  },
+  /**
+   * Tries a failed or dead delivery again at once, its attempts counted afresh.
+   *
+   * @generated from rpc svc.action.v2.ActionService.RetryDelivery
+   */
+  retryDelivery: {
+    methodKind: "unary";
+    input: typeof RetryDeliveryRequestSchema;
+    output: typeof RetryDeliveryResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_svc_action_v2_action_service, 0);

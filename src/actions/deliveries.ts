@@ -1,0 +1,194 @@
+// Delivering the outbox (src/store/outbox.ts): each replica claims due deliveries, a few at a time, and POSTs each to
+// its target, signed like a function's call (Svc-Signature), with `Idempotency-Key: <delivery id>` so that a receiver
+// can drop the duplicates at-least-once delivery allows. The body is the event as ListEvents returns it, with
+// `instanceId` and `deliveryId`.
+//  - A 2xx delivers it; anything else (or no answer within the target's timeout) fails the attempt: it is retried after
+//    an exponential backoff with jitter, until the row's maxAttempts (async targets: 1), then it is dead (logged,
+//    counted, retryable through the API).
+//  - Nothing here runs in a request: svc's own requests never wait for a target. At most `concurrency` deliveries are
+//    in flight per replica, and a target with `perTarget` of them in flight is left out of the next claims, so a slow
+//    or dead receiver holds its own share only.
+//  - A claimed row is leased (its nextAttemptAt pushed past the longest timeout): if this replica dies meanwhile, another
+//    one claims it when the lease ends.
+import type { Logger } from "pino";
+import type { Store } from "../store/index.js";
+import type { DeliveryRow } from "../store/outbox.js";
+import { CallFailure, postToTarget, signatureHeader } from "./http.js";
+import type { ActionRunner } from "./runner.js";
+
+/** Longer than any target's timeout (at most 30 s): a row claimed by a replica that died is claimed again after it. */
+const LEASE_MS = 45_000;
+const MAX_BACKOFF_MS = 3600_000;
+const PURGE_EVERY_MS = 60_000;
+const PURGE_BATCH = 10_000;
+
+export type DeliveryOutcome = "delivered" | "failed" | "dead";
+
+export interface DeliveryWorkerOptions {
+  store: Store;
+  instanceId: string;
+  runner: ActionRunner;
+  log: Logger;
+  clock: () => Date;
+  allowPrivate: boolean;
+  /** The first retry's delay; each further one doubles it (up to an hour), jittered. */
+  backoffMs: number;
+  /** Delivered and dead rows are deleted this long after they ended. */
+  retentionMs: number;
+  /** Counts each attempt's outcome (the metrics). */
+  onOutcome?: (outcome: DeliveryOutcome) => void;
+  concurrency?: number;
+  perTarget?: number;
+  /** How often an idle replica looks for due deliveries. */
+  pollMs?: number;
+}
+
+/** The delay before retry number `attempt` (1 for the first): base·2^(attempt−1), capped, between half and all of it. */
+export function backoff(baseMs: number, attempt: number, random = Math.random): number {
+  const full = Math.min(MAX_BACKOFF_MS, baseMs * 2 ** Math.min(30, attempt - 1));
+  return Math.round(full / 2 + (random() * full) / 2);
+}
+
+export class DeliveryWorker {
+  private stopped = false;
+  private inflight = 0;
+  private readonly perTargetCount = new Map<string, number>();
+  private wakeUp: (() => void) | undefined;
+  private running: Promise<void> | undefined;
+  private readonly pending = new Set<Promise<void>>();
+  private delivered: { ids: string[]; flushed: Promise<void> } | undefined;
+  private purgeTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly o: DeliveryWorkerOptions) {}
+
+  private get concurrency() {
+    return this.o.concurrency ?? 64;
+  }
+  private get perTarget() {
+    return this.o.perTarget ?? 32;
+  }
+
+  start(): void {
+    this.running = this.loop();
+    this.purgeTimer = setInterval(() => {
+      const before = new Date(this.o.clock().getTime() - this.o.retentionMs);
+      this.o.store.outbox.purge(before, PURGE_BATCH).catch((err: unknown) => this.o.log.warn({ err }, "could not purge delivered action deliveries"));
+    }, PURGE_EVERY_MS);
+    this.purgeTimer.unref();
+  }
+
+  /** Stops claiming; waits (a little) for the deliveries in flight. What is left is claimed again after its lease. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.purgeTimer);
+    this.wake();
+    await this.running;
+    await Promise.race([Promise.allSettled([...this.pending]), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+  }
+
+  /** Looks for due deliveries now (e.g. after a commit that wrote some). */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      let claimed = 0;
+      try {
+        claimed = await this.claim();
+      } catch (err) {
+        this.o.log.warn({ err }, "could not claim action deliveries");
+        await this.sleep(1_000);
+        continue;
+      }
+      if (this.stopped) break;
+      if (claimed === 0 || this.inflight >= this.concurrency) await this.sleep(this.o.pollMs ?? 200);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeUp = done;
+    });
+  }
+
+  /** Claims what this replica has room for, at most perTarget at a time, and starts delivering it. */
+  private async claim(): Promise<number> {
+    const free = Math.min(this.concurrency - this.inflight, this.perTarget);
+    if (free <= 0) return 0;
+    const busy = [...this.perTargetCount].filter(([, n]) => n >= this.perTarget).map(([id]) => id);
+    const now = this.o.clock();
+    const rows = await this.o.store.outbox.claim(this.o.instanceId, now, new Date(now.getTime() + LEASE_MS), busy, free);
+    for (const row of rows) {
+      this.inflight++;
+      this.perTargetCount.set(row.targetId, (this.perTargetCount.get(row.targetId) ?? 0) + 1);
+      const p: Promise<void> = this.deliver(row)
+        .catch((err: unknown) => this.o.log.warn({ err, delivery: row.id }, "could not record an action delivery's outcome"))
+        .finally(() => {
+          this.inflight--;
+          const n = (this.perTargetCount.get(row.targetId) ?? 1) - 1;
+          if (n > 0) this.perTargetCount.set(row.targetId, n);
+          else this.perTargetCount.delete(row.targetId);
+          this.pending.delete(p);
+          this.wake();
+        });
+      this.pending.add(p);
+    }
+    return rows.length;
+  }
+
+  private async deliver(row: DeliveryRow): Promise<void> {
+    const target = await this.o.runner.target(row.targetId);
+    if (!target) return this.failed(row, "the target was deleted", true);
+    const body = JSON.stringify({ ...row.payload, deliveryId: row.id });
+    const t0 = Math.floor(this.o.clock().getTime() / 1000);
+    try {
+      const res = await postToTarget(target.endpoint, {
+        headers: { "content-type": "application/json", "svc-signature": signatureHeader(target.key, t0, body), "idempotency-key": row.id },
+        body,
+        timeoutMs: target.timeoutMs,
+        allowPrivate: this.o.allowPrivate,
+        maxAnswerBytes: 0,
+      });
+      if (res.status < 200 || res.status > 299) return this.failed(row, `answered ${res.status}`);
+    } catch (err) {
+      return this.failed(row, err instanceof CallFailure ? err.message : String(err));
+    }
+    this.o.onOutcome?.("delivered");
+    return this.markDelivered(row.id);
+  }
+
+  /** Delivered rows are recorded together, one statement for those that finished in the same turn. */
+  private markDelivered(id: string): Promise<void> {
+    if (this.delivered) {
+      this.delivered.ids.push(id);
+      return this.delivered.flushed;
+    }
+    const batch = { ids: [id], flushed: Promise.resolve() };
+    batch.flushed = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      this.delivered = undefined;
+      return this.o.store.outbox.delivered(batch.ids, this.o.clock());
+    });
+    this.delivered = batch;
+    return batch.flushed;
+  }
+
+  private async failed(row: DeliveryRow, error: string, final = false): Promise<void> {
+    const now = this.o.clock();
+    const dead = final || row.attempts >= row.maxAttempts;
+    const retryAt = dead ? null : new Date(now.getTime() + backoff(this.o.backoffMs, row.attempts));
+    await this.o.store.outbox.failed(row.id, error, now, retryAt);
+    this.o.onOutcome?.(dead ? "dead" : "failed");
+    if (dead) {
+      this.o.log.warn(
+        { delivery: row.id, target: row.targetId, eventType: row.eventType, eventId: row.payload.id, attempts: row.attempts, error },
+        "action delivery dead",
+      );
+    }
+  }
+}

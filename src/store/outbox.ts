@@ -1,0 +1,180 @@
+// The outbox: deliveries written in the transaction of what they tell (the event writer adds one per target an event
+// execution names, in the event's own statement), then claimed and delivered by any replica. Generic enough for other
+// kinds of delivery: a kind, a target, an order key, a JSON payload.
+//
+// Claiming: one UPDATE over a sub-select `FOR UPDATE SKIP LOCKED` (replicas never take the same row), of due rows
+// (pending, or failed with its retry due) whose predecessors of the same target and order key are all delivered or
+// dead (in order per aggregate), and not of targets the claiming replica has enough of in flight. The claim pushes
+// nextAttemptAt past the delivery's timeout (a lease): a replica that dies with a claimed row leaves it to be claimed
+// again when the lease ends (at least once).
+import { Prisma } from "../../gen/prisma/client.js";
+import type { ActionRepo } from "./actions.js";
+import type { Db } from "./index.js";
+import { countAndPage, type Paged, type Window } from "./paging.js";
+
+export type DeliveryState = "pending" | "failed" | "delivered" | "dead";
+
+/** Where an event goes: a target of an event execution that matches it. */
+export interface OutboxRoute {
+  targetId: string;
+  /** The target's organization (null: the instance's). */
+  targetOrgId: string | null;
+  /** 1: fire and forget (async targets); else the retry limit. */
+  maxAttempts: number;
+}
+
+/**
+ * Which targets an event is delivered to (the actions' runtime, from its cached event executions; `actions` reads
+ * them on the event's own transaction when the cache is cold).
+ */
+export interface OutboxRouter {
+  routes(e: { instanceId: string; orgId: string | null; type: string }, actions: ActionRepo): Promise<OutboxRoute[]>;
+}
+
+export interface NewDelivery {
+  id: string;
+  instanceId: string;
+  kind: string;
+  targetId: string;
+  orgId: string | null;
+  eventType: string;
+  orderKey: string;
+  payload: Record<string, unknown>;
+  maxAttempts: number;
+  createdAt: Date;
+}
+
+export interface DeliveryRow extends NewDelivery {
+  state: DeliveryState;
+  attempts: number;
+  nextAttemptAt: Date;
+  lastError: string | null;
+  updatedAt: Date;
+}
+
+export interface DeliveryFilter {
+  targetId?: string;
+  eventType?: string;
+  state?: DeliveryState;
+  /** Inclusive. */
+  from?: Date;
+  /** Exclusive. */
+  to?: Date;
+  /** Only these organizations' targets (undefined: every target). */
+  orgIds?: readonly string[];
+}
+
+/** The VALUES of new deliveries, for an INSERT of the "Delivery" columns below. */
+export function deliveryValues(rows: readonly NewDelivery[]): Prisma.Sql {
+  return Prisma.join(
+    rows.map(
+      (d) =>
+        Prisma.sql`(${d.id}, ${d.instanceId}, ${d.kind}, ${d.targetId}, ${d.orgId}, ${d.eventType}, ${d.orderKey}, ${JSON.stringify(d.payload)}::jsonb,
+          'pending', 0, ${d.maxAttempts}::int, ${d.createdAt}::timestamptz, ${d.createdAt}::timestamptz, ${d.createdAt}::timestamptz)`,
+    ),
+  );
+}
+
+export const DELIVERY_COLUMNS = Prisma.raw(
+  `"id", "instanceId", "kind", "targetId", "orgId", "eventType", "orderKey", "payload", "state", "attempts", "maxAttempts", "nextAttemptAt", "createdAt", "updatedAt"`,
+);
+
+const rowOf = (r: Record<string, unknown>): DeliveryRow => {
+  const { seq: _seq, ...rest } = r;
+  return rest as unknown as DeliveryRow;
+};
+
+export class OutboxRepo {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Claims up to `limit` due deliveries of the instance (not of `busyTargets`) until `leaseUntil`, counting the
+   * attempt. The order of seq: older first.
+   */
+  async claim(instanceId: string, now: Date, leaseUntil: Date, busyTargets: readonly string[], limit: number): Promise<DeliveryRow[]> {
+    const rows = await this.db.$queryRaw<Record<string, unknown>[]>`
+      UPDATE "Delivery" d SET "nextAttemptAt" = ${leaseUntil}::timestamptz, "attempts" = d."attempts" + 1
+      WHERE d."id" IN (
+        SELECT c."id" FROM "Delivery" c
+        WHERE c."state" IN ('pending', 'failed') AND c."nextAttemptAt" <= ${now}::timestamptz AND c."instanceId" = ${instanceId}
+          AND NOT (c."targetId" = ANY(${busyTargets as string[]}::text[]))
+          AND NOT EXISTS (
+            SELECT 1 FROM "Delivery" p
+            WHERE p."targetId" = c."targetId" AND p."orderKey" = c."orderKey" AND p."seq" < c."seq" AND p."state" IN ('pending', 'failed'))
+        ORDER BY c."seq"
+        LIMIT ${limit}::int
+        FOR UPDATE SKIP LOCKED)
+      RETURNING d.*`;
+    return rows.map(rowOf);
+  }
+
+  /** The deliveries answered 2xx (or given up on, for a kind that is not retried). */
+  async delivered(ids: readonly string[], at: Date): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.$executeRaw`UPDATE "Delivery" SET "state" = 'delivered', "lastError" = NULL, "updatedAt" = ${at}::timestamptz
+      WHERE "id" = ANY(${ids as string[]}::text[])`;
+  }
+
+  /** A failed attempt: retried at `retryAt`, or dead when there is none. */
+  async failed(id: string, error: string, at: Date, retryAt: Date | null): Promise<void> {
+    await this.db.delivery.update({
+      where: { id },
+      data: { state: retryAt ? "failed" : "dead", lastError: error.slice(0, 500), updatedAt: at, nextAttemptAt: retryAt ?? at },
+    });
+  }
+
+  find(instanceId: string, id: string): Promise<DeliveryRow | null> {
+    return this.db.delivery.findFirst({ where: { instanceId, id } }).then((r) => (r ? rowOf(r as unknown as Record<string, unknown>) : null));
+  }
+
+  /** A dead (or failed) delivery tried again at once, with its attempts counted afresh. */
+  async retry(instanceId: string, id: string, at: Date): Promise<boolean> {
+    const { count } = await this.db.delivery.updateMany({
+      where: { instanceId, id, state: { in: ["dead", "failed"] } },
+      data: { state: "pending", attempts: 0, nextAttemptAt: at, updatedAt: at },
+    });
+    return count > 0;
+  }
+
+  page(instanceId: string, f: DeliveryFilter, w: Window): Promise<Paged<DeliveryRow>> {
+    const where: Prisma.DeliveryWhereInput = {
+      instanceId,
+      ...(f.targetId ? { targetId: f.targetId } : {}),
+      ...(f.eventType ? { eventType: f.eventType } : {}),
+      ...(f.state ? { state: f.state } : {}),
+      ...(f.from || f.to ? { createdAt: { ...(f.from ? { gte: f.from } : {}), ...(f.to ? { lt: f.to } : {}) } } : {}),
+      ...(f.orgIds ? { orgId: { in: [...f.orgIds] } } : {}),
+    };
+    const dir = w.asc ? ("asc" as const) : ("desc" as const);
+    return countAndPage(
+      this.db,
+      w,
+      (take) => this.db.delivery.count({ where, ...(take === undefined ? {} : { take }) }),
+      this.db.delivery.findMany({ where, orderBy: [{ createdAt: dir }, { seq: dir }], skip: w.offset, take: w.limit }),
+    ).then((p) => ({ ...p, rows: p.rows.map((r) => rowOf(r as unknown as Record<string, unknown>)) }));
+  }
+
+  /** A target's deliveries whose last attempt failed (retrying or dead), changed since `since`. */
+  recentFailures(instanceId: string, targetId: string, since: Date): Promise<number> {
+    return this.db.delivery.count({ where: { instanceId, targetId, state: { in: ["failed", "dead"] }, updatedAt: { gte: since } } });
+  }
+
+  /** How many deliveries wait (pending or failed) and the age of the oldest, for the metrics. */
+  async depth(instanceId: string, now: Date): Promise<{ waiting: number; oldestSeconds: number }> {
+    const [r] = await this.db.$queryRaw<{ waiting: bigint | number; oldest: Date | string | null }[]>`
+      SELECT count(*) AS waiting, min("createdAt") AS oldest FROM "Delivery" WHERE "state" IN ('pending', 'failed') AND "instanceId" = ${instanceId}`;
+    const oldest = r?.oldest ? new Date(r.oldest).getTime() : now.getTime();
+    return { waiting: Number(r?.waiting ?? 0), oldestSeconds: Math.max(0, (now.getTime() - oldest) / 1000) };
+  }
+
+  /** Deletes delivered and dead deliveries finished before `before` (their last lease or attempt), at most `limit` of them. */
+  purge(before: Date, limit: number): Promise<number> {
+    return this.db.$executeRaw`DELETE FROM "Delivery" WHERE "id" IN (
+      SELECT "id" FROM "Delivery" WHERE "state" IN ('delivered', 'dead') AND "nextAttemptAt" < ${before}::timestamptz LIMIT ${limit}::int)`;
+  }
+
+  /** A deleted target's deliveries go with it. */
+  async deleteOfTarget(instanceId: string, targetId: string): Promise<void> {
+    await this.db.delivery.deleteMany({ where: { instanceId, targetId } });
+  }
+}

@@ -1,0 +1,246 @@
+// Events out (issue 27): event executions send svc's events to webhook targets from the outbox. Real HTTP receivers on
+// loopback: the signature is checked here with node:crypto alone; a receiver down for a while gets every event
+// afterwards, in order per user; a receiver answering 500 takes a delivery to dead after the retry limit, and
+// RetryDelivery delivers it; organization owners bind their own targets to their own organization's events only.
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { createHuman, defaultOrgId, type World, world } from "../support/fixtures.js";
+import { admin, fails, type Json, ok } from "../support/rpc.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+
+interface Arrival {
+  headers: IncomingHttpHeaders;
+  raw: string;
+  body: Json;
+}
+
+/** A receiver on loopback: records each request, answers `status` (changeable), can be stopped and started on its port. */
+class Receiver {
+  arrivals: Arrival[] = [];
+  status = 200;
+  private server: Server | undefined;
+  port = 0;
+
+  async start(port = 0): Promise<void> {
+    this.server = createServer((req, res) => {
+      let raw = "";
+      req.on("data", (c: Buffer) => {
+        raw += c.toString("utf8");
+      });
+      req.on("end", () => {
+        this.arrivals.push({ headers: req.headers, raw, body: JSON.parse(raw) as Json });
+        res.writeHead(this.status).end();
+      });
+    });
+    await new Promise<void>((resolve) => this.server?.listen(port, "127.0.0.1", resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise((resolve) => this.server?.close(resolve));
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}/events`;
+  }
+}
+
+/** The Svc-Signature check a receiver makes, independently of svc's code: HMAC-SHA256 of "<t>.<body>". */
+function signedBy(key: string, raw: string, header: string | string[] | undefined): boolean {
+  const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(header ?? ""));
+  if (!m) return false;
+  if (Math.abs(Date.now() / 1000 - Number(m[1])) > 300) return false;
+  const expected = createHmac("sha256", Buffer.from(key, "base64url")).update(`${m[1]}.${raw}`).digest();
+  return timingSafeEqual(expected, Buffer.from(m[2] as string, "hex"));
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+let t: TestServer;
+let orgId: string;
+const receivers: Receiver[] = [];
+
+async function receiver(): Promise<Receiver> {
+  const r = new Receiver();
+  await r.start();
+  receivers.push(r);
+  return r;
+}
+
+beforeAll(async () => {
+  t = await startTestServer({ SVC_ACTIONS_ALLOW_PRIVATE: "true", SVC_ACTIONS_DELIVERY_ATTEMPTS: "5", SVC_ACTIONS_DELIVERY_BACKOFF_MS: "100" });
+  orgId = await defaultOrgId(t);
+}, 120_000);
+afterAll(async () => {
+  await t?.stop();
+  for (const r of receivers) await r.stop();
+});
+
+/** A webhook target at `url` bound to `condition` (instance-wide); returns its id and signing key. */
+async function hook(name: string, url: string, condition: Json, extra: Json = {}): Promise<{ id: string; key: string }> {
+  const { id, signingKey } = await admin(t, "CreateTarget", { name, endpoint: url, kind: "TARGET_KIND_WEBHOOK", timeout: "5s", ...extra });
+  await admin(t, "SetExecution", { event: condition, targetIds: [id] });
+  return { id, key: signingKey };
+}
+
+async function unhook(condition: Json, id: string): Promise<void> {
+  await admin(t, "SetExecution", { event: condition, targetIds: [] });
+  await admin(t, "DeleteTarget", { id });
+}
+
+describe("event executions", () => {
+  it("delivers user.human.added, signed, with the event as ListEvents shows it and the delivery id as idempotency key", async () => {
+    const r = await receiver();
+    const { id, key } = await hook("created-hook", r.url, { event: "user.human.added" });
+    expect((await admin(t, "ListExecutions", {})).result).toEqual(
+      expect.arrayContaining([expect.objectContaining({ event: { event: "user.human.added" }, targetIds: [id] })]),
+    );
+    const userId = await createHuman(t, orgId, "events-created");
+    const arrival = await until("the delivery", () => r.arrivals.find((a) => a.body.aggregateId === userId));
+    expect(signedBy(key, arrival.raw, arrival.headers["svc-signature"])).toBe(true);
+    expect(signedBy(key, `${arrival.raw} `, arrival.headers["svc-signature"])).toBe(false);
+    const listed = (await admin(t, "ListEvents", { aggregateId: userId, eventTypes: ["user.human.added"] })).result[0];
+    expect(arrival.body).toEqual({ ...listed, instanceId: t.server.instanceId, deliveryId: arrival.headers["idempotency-key"] });
+    // Only the type asked for: the user's other events (none here besides the creation) and other aggregates' are not sent.
+    expect(r.arrivals.every((a) => a.body.type === "user.human.added")).toBe(true);
+    const delivered = await until("the delivery's state", async () => {
+      const d = (await admin(t, "ListDeliveries", { targetId: id, state: "delivered" })).result ?? [];
+      return d.length === 1 ? d : undefined;
+    });
+    expect(delivered[0]).toMatchObject({ id: arrival.headers["idempotency-key"], eventType: "user.human.added", eventId: listed.id, attempts: 1 });
+    await unhook({ event: "user.human.added" }, id);
+  }, 60_000);
+
+  it("a receiver down for a while gets every event afterwards, in order per user", async () => {
+    const r = new Receiver();
+    await r.start();
+    const port = r.port;
+    await r.stop();
+    const { id } = await hook("down-hook", `http://127.0.0.1:${port}/events`, { group: "user.*" });
+    const users: string[] = [];
+    for (let i = 0; i < 3; i++) users.push(await createHuman(t, orgId, `events-down-${i}`));
+    for (const u of users) {
+      await admin(t, "LockUser", { userId: u });
+      await admin(t, "UnlockUser", { userId: u });
+    }
+    // The first attempts failed (nothing listens): each user's first event waits for a retry, the rest behind it.
+    await until("failed attempts", async () => ((await admin(t, "ListDeliveries", { targetId: id, state: "failed" })).result ?? []).length >= 1);
+    await r.start(port);
+    receivers.push(r);
+    const expected = async (u: string) =>
+      ((await admin(t, "ListEvents", { aggregateId: u, query: { asc: true } })).result as Json[]).filter((e) => e.type.startsWith("user.")).map((e) => e.id);
+    for (const u of users) {
+      const ids = await expected(u);
+      expect(ids.length).toBeGreaterThanOrEqual(3);
+      const got = await until(`${u}'s events`, () => {
+        const mine = r.arrivals.filter((a) => a.body.aggregateId === u).map((a) => a.body.id as string);
+        return mine.length >= ids.length ? mine : undefined;
+      });
+      // In order, each once (a retry of an attempt that reached nobody is no duplicate).
+      expect(got).toEqual(ids);
+    }
+    await unhook({ group: "user.*" }, id);
+  }, 90_000);
+
+  it("a receiver answering 500 takes a delivery to dead after the retry limit; RetryDelivery delivers it", async () => {
+    const r = await receiver();
+    r.status = 500;
+    const { id } = await hook("failing-hook", r.url, { event: "user.human.added" });
+    const userId = await createHuman(t, orgId, "events-dead");
+    const [dead] = await until("the dead delivery", async () => {
+      const d = (await admin(t, "ListDeliveries", { targetId: id, state: "dead" })).result ?? [];
+      return d.length ? d : undefined;
+    });
+    expect(dead).toMatchObject({ attempts: 5, maxAttempts: 5, lastError: "answered 500" });
+    expect(r.arrivals.filter((a) => a.body.aggregateId === userId)).toHaveLength(5);
+    expect((await admin(t, "GetTarget", { id })).recentFailures).toBe(1);
+    // Metrics: the outcomes are counted.
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    expect(metrics).toMatch(/svc_action_deliveries_total\{outcome="dead"\} [1-9]/);
+    expect(metrics).toMatch(/svc_action_deliveries_total\{outcome="failed"\} [1-9]/);
+    expect(metrics).toMatch(/svc_action_outbox_depth \d+/);
+    expect(metrics).toMatch(/svc_action_outbox_oldest_seconds [\d.e+-]+/);
+
+    r.status = 200;
+    await admin(t, "RetryDelivery", { id: dead.id });
+    await until("the retried delivery", async () => ((await admin(t, "ListDeliveries", { targetId: id, state: "delivered" })).result ?? []).length === 1);
+    expect(r.arrivals.filter((a) => a.body.aggregateId === userId)).toHaveLength(6);
+    await fails(t, "rest", t.pat, "RetryDelivery", { id: dead.id }, "failed_precondition", "Errors.Action.Delivery.NotRetryable");
+    await fails(t, "rest", t.pat, "RetryDelivery", { id: "nope" }, "not_found", "Errors.Action.Delivery.NotFound");
+    await fails(t, "rest", t.pat, "ListDeliveries", { state: "lost" }, "invalid_argument", "Errors.Action.Delivery.State.Invalid");
+    await unhook({ event: "user.human.added" }, id);
+  }, 90_000);
+
+  it("refuses malformed conditions", async () => {
+    const { id } = await admin(t, "CreateTarget", { name: "bad-conditions", endpoint: "https://hooks.example.com/x", kind: "TARGET_KIND_WEBHOOK" });
+    for (const event of [{ event: "User Created" }, { group: "user.**" }, { event: "" }, { all: false }]) {
+      await fails(t, "rest", t.pat, "SetExecution", { event, targetIds: [id] }, "invalid_argument", "Errors.Action.Execution.Event.Invalid");
+    }
+    await fails(t, "rest", t.pat, "SetExecution", { event: { all: true }, targetIds: ["nope"] }, "not_found", "Errors.Action.Target.NotFound");
+    await admin(t, "DeleteTarget", { id });
+  });
+});
+
+describe("organization owners", () => {
+  let w: World;
+  beforeAll(async () => {
+    w = await world(t, "events-orgs");
+  });
+
+  it("bind their own organization's targets to its events, and nothing of another organization's", async () => {
+    const r = await receiver();
+    const own = await ok(t, "rest", w.ownerA.pat, "CreateTarget", { name: "org-a-hook", endpoint: r.url, kind: "TARGET_KIND_WEBHOOK", organizationId: w.orgA });
+    const other = await ok(t, "rest", w.ownerB.pat, "CreateTarget", {
+      name: "org-b-hook",
+      endpoint: r.url,
+      kind: "TARGET_KIND_WEBHOOK",
+      organizationId: w.orgB,
+    });
+    // Another organization's events, the instance's, another organization's target: refused.
+    await fails(
+      t,
+      "rest",
+      w.ownerA.pat,
+      "SetExecution",
+      { event: { all: true }, organizationId: w.orgB, targetIds: [own.id] },
+      "not_found",
+      "Errors.Org.NotFound",
+    );
+    await fails(t, "rest", w.ownerA.pat, "SetExecution", { event: { all: true }, targetIds: [own.id] }, "permission_denied");
+    await fails(t, "rest", w.ownerA.pat, "SetExecution", { event: { all: true }, organizationId: w.orgA, targetIds: [other.id] }, "not_found");
+    await fails(t, "rest", w.ownerA.pat, "SetExecution", { function: "preuserinfo", targetIds: [own.id] }, "permission_denied");
+    await fails(t, "rest", w.ownerA.pat, "CreateTarget", { name: "org-a-in-b", endpoint: r.url, organizationId: w.orgB }, "not_found");
+    await fails(t, "rest", w.ownerA.pat, "GetTarget", { id: other.id }, "not_found");
+    await fails(t, "rest", w.userManagerA.pat, "SetExecution", { event: { all: true }, organizationId: w.orgA, targetIds: [own.id] }, "permission_denied");
+    // Their own: allowed, listed to them (and not to B's owner).
+    await ok(t, "rest", w.ownerA.pat, "SetExecution", { event: { group: "user" }, organizationId: w.orgA, targetIds: [own.id] });
+    const listed = (await ok(t, "rest", w.ownerA.pat, "ListExecutions", {})).result;
+    expect(listed).toEqual([expect.objectContaining({ event: { group: "user.*" }, organizationId: w.orgA, targetIds: [own.id] })]);
+    expect((await ok(t, "rest", w.ownerA.pat, "ListTargets", {})).result.map((x: Json) => x.id)).toEqual([own.id]);
+    expect((await ok(t, "rest", w.ownerB.pat, "ListExecutions", {})).result ?? []).toEqual([]);
+
+    // A's events reach A's target; B's do not.
+    const inA = await createHuman(t, w.orgA, "events-orgs-user-a");
+    const inB = await createHuman(t, w.orgB, "events-orgs-user-b");
+    await until("A's event", () => r.arrivals.find((a) => a.body.aggregateId === inA));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(r.arrivals.filter((a) => a.body.aggregateId === inB)).toEqual([]);
+    const mine = (await ok(t, "rest", w.ownerA.pat, "ListDeliveries", {})).result as Json[];
+    expect(mine.length).toBeGreaterThanOrEqual(1);
+    expect(mine.every((d) => d.targetId === own.id)).toBe(true);
+    await ok(t, "rest", w.ownerA.pat, "SetExecution", { event: { group: "user" }, organizationId: w.orgA, targetIds: [] });
+    await ok(t, "rest", w.ownerA.pat, "DeleteTarget", { id: own.id });
+    await ok(t, "rest", w.ownerB.pat, "DeleteTarget", { id: other.id });
+  }, 60_000);
+});
