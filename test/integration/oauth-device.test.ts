@@ -58,7 +58,7 @@ async function signIn(page: Page, username: string): Promise<void> {
 }
 
 run("the device flow with openid-client and Chromium", () => {
-  it("polls while the user types the code, signs in and allows: tokens once, a replayed device code is invalid_grant", async () => {
+  it("polls while the user types the code, signs in and allows: the user's tokens", async () => {
     const userId = await createHuman(t, orgId, "dev-alice");
     const doc = config.serverMetadata();
     expect(doc.device_authorization_endpoint).toBe(`${issuerOf(t)}/oauth/v2/device_authorization`);
@@ -94,17 +94,38 @@ run("the device flow with openid-client and Chromium", () => {
     const info = await oidc.fetchUserInfo(config, got.access_token, userId);
     expect(info.preferred_username).toBe("dev-alice");
 
+    await context.close();
+  }, 90_000);
+
+  it("a replayed device code is invalid_grant and revokes what the first use got; its user code is used up", async () => {
+    await createHuman(t, orgId, "dev-dave");
+    const da = await oidc.initiateDeviceAuthorization(config, { scope: "openid offline_access" });
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    await page.goto(da.verification_uri_complete as string);
+    await page.getByRole("button", { name: "Continue" }).click();
+    await signIn(page, "dev-dave");
+    await page.getByRole("button", { name: "Allow" }).click();
+    expect(await page.title()).toBe("Device connected");
+    const first = await poll(da.device_code);
+    expect(first.status).toBe(200);
     // The device code again: refused, and what it gave is revoked (as a replayed authorization code's tokens are).
     const replay = await poll(da.device_code);
     expect([replay.status, replay.body.error]).toEqual([400, "invalid_grant"]);
-    const after = await fetch(`${t.url}/oidc/v1/userinfo`, { headers: { authorization: `Bearer ${got.access_token}` } });
+    const after = await fetch(`${t.url}/oidc/v1/userinfo`, { headers: { authorization: `Bearer ${first.body.access_token}` } });
     expect(after.status).toBe(401);
+    const refresh = await postForm(t, "/oauth/v2/token", {
+      grant_type: "refresh_token",
+      refresh_token: first.body.refresh_token as string,
+      client_id: tv.clientId,
+    });
+    expect(refresh.body.error).toBe("invalid_grant");
     // The code typed again once used: the page says so.
     await page.goto(da.verification_uri_complete as string);
     await typeCode(page, da.user_code);
     expect(await page.getByRole("alert").textContent()).toContain("already used");
     await context.close();
-  }, 90_000);
+  }, 60_000);
 
   it("the code the sign-in's answer carries to the done page is worth nothing at the token endpoint", async () => {
     await createHuman(t, orgId, "dev-carol");
