@@ -171,9 +171,10 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{
     );
     await listener.ready;
   }
-  // The token signing key, and the SAML certificate (created at start, once, under its rotation lock, so the metadata
-  // is there before the first SP asks): on a first start both RSA keys are generated at once, in the thread pool.
-  await Promise.all([keys.active(), samlCertificates.active()]);
+  // The token signing keys (one per algorithm), and the SAML certificate (created at start, once, under its rotation
+  // lock, so the metadata is there before the first SP asks): on a first start the keys are generated at once, in the
+  // thread pool.
+  await Promise.all([keys.ready(), samlCertificates.active()]);
   // Housekeeping: re-read the key set now and then (keys past their verifyUntil leave the JWKS; a
   // rotation due by schedule happens on the next signature), and purge token rows and used-assertion
   // markers an hour after they expired. Every replica may do it; the work is idempotent.

@@ -236,8 +236,23 @@ export class SigningKeys {
   }
 
   /**
-   * Inserts a new signing key (when `force`, or when none is active or the
-   * active one is due). Serialised across replicas; returns whether it rotated.
+   * Every algorithm has an active key that is not due (one rotation makes what is missing): what start-up waits for,
+   * so that the JWKS lists a key of each algorithm before the first token (a database from before ES256 and EdDSA
+   * gets theirs here).
+   */
+  async ready(): Promise<void> {
+    if (this.stale) await this.load();
+    const now = this.o.clock().getTime();
+    const due = (alg: SigningAlg) => {
+      const key = this.current(now, alg);
+      return !key || now - key.activeFrom >= this.o.rotationSeconds * 1000;
+    };
+    if (SIGNING_ALGS.some(due)) await this.rotate(false);
+  }
+
+  /**
+   * Inserts a new signing key of each algorithm that is due (or of every one when `force`). Serialised across
+   * replicas; returns whether it rotated.
    */
   async rotate(force: boolean): Promise<boolean> {
     return (await this.insert(force)) !== undefined;

@@ -111,3 +111,28 @@ describe("id_token_signed_response_alg", () => {
     expect(after.app.oidc.idTokenSignedResponseAlg).toBe("RS256");
   });
 });
+
+describe("a database from before ES256 and EdDSA", () => {
+  it("gets their keys from what start-up runs, and an EdDSA app's first token makes one if missing; the RS256 key stays active", async () => {
+    const keys = t.server.tokens.keys;
+    const jwks = async () => ((await (await fetch(`${t.url}/oauth/v2/keys`)).json()) as { keys: Jwk[] }).keys;
+    const rsKid = (await jwks()).find((k) => k.alg === "RS256")?.kid;
+    await t.server.db.prisma.signingKey.deleteMany({ where: { alg: { in: ["ES256", "EdDSA"] } } });
+    keys.invalidate();
+    expect((await jwks()).map((k) => k.alg)).toEqual(["RS256"]);
+    await keys.ready();
+    const after = await jwks();
+    expect(after.map((k) => k.alg).sort()).toEqual(["ES256", "EdDSA", "RS256"]);
+    expect(after.find((k) => k.alg === "RS256")?.kid).toBe(rsKid);
+
+    // Lazily too: with the EdDSA key gone again, the first EdDSA token makes one, RS256 untouched.
+    await t.server.db.prisma.signingKey.deleteMany({ where: { alg: "EdDSA" } });
+    keys.invalidate();
+    const app = await oidcApp(t, projectId, "app-lazy-eddsa", { idTokenSignedResponseAlg: "EdDSA" });
+    const { tokens } = await codeFlow(t, await configFor(app, "EdDSA"), login, alice);
+    const kid = decodeProtectedHeader(tokens.id_token as string).kid;
+    const last = await jwks();
+    expect(last.find((k) => k.alg === "EdDSA")?.kid).toBe(kid);
+    expect(last.find((k) => k.alg === "RS256")?.kid).toBe(rsKid);
+  });
+});
