@@ -39,6 +39,8 @@ beforeAll(async () => {
   domain = (await admin(t, "GetOrganizationByID", { organizationId: orgId })).organization.primaryDomain;
   const { roles: _none, ...target } = human("gamma-target");
   ids.target = (await admin(t, "CreateUser", { organizationId: orgId, ...target })).id;
+  ids.project = (await admin(t, "CreateProject", { organizationId: orgId, name: "Gamma Portal" })).projectId;
+  await admin(t, "AddProjectRole", { projectId: ids.project, roleKey: "reader", displayName: "Reader" });
   const listed = await admin(t, "ListUsers", { queries: [{ organizationIdQuery: { organizationId: orgId } }] });
   for (const u of listed.result) ids[u.username] = u.userId;
 }, 120_000);
@@ -95,6 +97,21 @@ run("what the console offers follows the permissions per organization", () => {
     await page.getByRole("tab", { name: "Identity providers" }).click();
     await page.getByText("No identity providers yet").or(page.getByTestId("idps-table")).first().waitFor();
     await expect(page.getByRole("link", { name: "New OpenID Connect provider" }).count()).resolves.toBe(0);
+    // A project of the organization: its roles, applications, authorizations and granted organizations, read only.
+    await page.goto(consoleUrl(`/projects/${ids.project}`));
+    await page.getByRole("heading", { level: 1, name: "Gamma Portal" }).waitFor();
+    await page.getByTestId("roles-table").getByText("reader", { exact: true }).waitFor();
+    for (const name of ["Edit", "Deactivate", "Delete", "Add role"]) await expect(page.getByRole("button", { name, exact: true }).count()).resolves.toBe(0);
+    await page.getByRole("tab", { name: "Applications" }).click();
+    await page.getByText("No applications yet").or(page.getByTestId("apps-table")).first().waitFor();
+    await expect(page.getByRole("link", { name: "New application" }).count()).resolves.toBe(0);
+    await page.getByRole("tab", { name: "Authorizations" }).click();
+    await page.getByTestId("empty-state").waitFor();
+    await expect(page.getByRole("button", { name: "Grant", exact: true }).count()).resolves.toBe(0);
+    await page.getByRole("tab", { name: "Granted organizations" }).click();
+    await page.getByTestId("empty-state").waitFor();
+    await expect(page.getByRole("button", { name: "Grant project" }).count()).resolves.toBe(0);
+    expect(await accessibilityProblems(page)).toEqual([]);
     await page.context().close();
   }, 120_000);
 
@@ -178,6 +195,13 @@ run("what the console offers follows the permissions per organization", () => {
     await expect(admin(t, "GetIdentityProvider", { idpId })).rejects.toThrow();
     // The instance's provider stays untouched.
     expect((await admin(t, "GetIdentityProvider", { idpId: instanceIdp })).idp.name).toBe("Instance SSO");
+    // The organization's project: the owner may change it.
+    await page.goto(consoleUrl(`/projects/${ids.project}`));
+    await page.getByRole("heading", { level: 1, name: "Gamma Portal" }).waitFor();
+    await page.getByRole("button", { name: "Add role" }).waitFor();
+    await page.getByRole("button", { name: "Edit", exact: true }).waitFor();
+    await page.getByRole("tab", { name: "Applications" }).click();
+    await page.getByRole("link", { name: "New application" }).first().waitFor();
     await page.context().close();
   }, 120_000);
 });

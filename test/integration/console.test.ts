@@ -508,11 +508,11 @@ run("roles, accessibility, small screens, dark mode, German, size and speed", ()
     expect(size.gzipped).toBeLessThan(300 * 1024);
     const { context, page } = await signedInPage();
     // Warm: the server has answered these before; the browser's cache is emptied so the bundle is fetched again.
-    // The better of three runs: a machine shared with other test suites stalls a run now and then.
+    // The best of five runs: a machine shared with other test suites stalls a run now and then.
     const cdp = await context.newCDPSession(page);
     const signedInRuns: number[] = [];
     const firstScreenRuns: number[] = [];
-    for (let run = 0; run < 3; run++) {
+    for (let run = 0; run < 5; run++) {
       await cdp.send("Network.clearBrowserCache");
       const started = Date.now();
       await page.goto(consoleUrl("/"));
@@ -533,13 +533,11 @@ run("roles, accessibility, small screens, dark mode, German, size and speed", ()
       path.join(ROOT, "test-artifacts", "console-performance.json"),
       `${JSON.stringify({ firstRouteGzippedBytes: size.gzipped, files: size.files, firstScreenMs, signedInOverviewMs: signedInMs, signedInRuns, firstScreenRuns }, null, 2)}\n`,
     );
-    // The issue's aim: the first screen interactive within 1 s from a warm server. The signed-out page (no API call)
-    // is held to it. The signed-in overview (the authorization request, the hosted login's session, the callback, the
-    // token request and the five calls that decide the navigation) takes 0.36-0.40 s on a quiet machine and up to
-    // 1.1 s with other suites running (load average 15): its bound leaves room for that, and still fails the start
-    // before the entry split (1.7-2.9 s under load).
+    // The issue's aim: the first screen interactive within 1 s from a warm server, for the signed-out page (no API
+    // call) and the signed-in overview (the authorization request, the hosted login's session, the callback, the
+    // token request and ListMyPermissions, the one call that decides the navigation) alike.
     expect(firstScreenMs).toBeLessThan(1_000);
-    expect(signedInMs).toBeLessThan(1_500);
+    expect(signedInMs).toBeLessThan(1_000);
     await context.close();
   });
 });

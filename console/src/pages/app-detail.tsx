@@ -39,6 +39,7 @@ import {
   SamlNameIdFormat,
 } from "../../../gen/svc/app/v2/app_pb";
 import { ApplicationService, type UpdateApplicationRequestSchema } from "../../../gen/svc/app/v2/app_service_pb";
+import { useAccess } from "../access";
 import { EnumSelect } from "../fields";
 import { type MessageKey, useI18n } from "../i18n";
 import { useRouter } from "../router";
@@ -450,12 +451,14 @@ export default function AppDetail({ params }: { params: string[] }) {
   const kind = app ? kindOf(app) : undefined;
   const redirect = app?.config.case === "oidc" ? (app.config.value.redirectUris[0] ?? "") : "";
   const secret = app?.hasClientSecret ? SECRET_PLACEHOLDER : "";
+  // project.app.write in the project's organization (ListMyPermissions): others read the settings, disabled.
+  const canWrite = useAccess().data?.can("project.app.write", app?.details?.resourceOwner) ?? false;
   return (
     <>
       <PageHeader
         title={app?.name ?? t("apps.app")}
         back={{ to: `/projects/${encodeURIComponent(projectId)}?tab=apps`, label: t("projects.project") }}
-        actions={app && <AppActions app={app} />}
+        actions={app && canWrite && <AppActions app={app} />}
       />
       <ApiError error={got.error} />
       {app && kind && (
@@ -470,43 +473,53 @@ export default function AppDetail({ params }: { params: string[] }) {
               {t("apps.saved")}
             </Text>
           )}
-          <SimpleGrid cols={{ base: 1, md: 2 }}>
-            <Section title={t("apps.general")}>
-              <Stack>
-                <form
-                  onSubmit={(e) => {
-                    e.preventDefault();
-                    save();
-                  }}
-                >
-                  <Group align="flex-end" wrap="nowrap">
-                    <TextInput label={t("apps.name")} value={name ?? app.name} onChange={(e) => setName(e.currentTarget.value)} required style={{ flex: 1 }} />
-                    <Button type="submit" variant="default">
-                      {t("apps.rename")}
-                    </Button>
-                  </Group>
-                </form>
-                {kind === "saml" ? (
-                  <SecretValue label={t("apps.samlMetadataUrl")} value={samlMetadataUrl()} />
-                ) : (
-                  <SecretValue label={t("apps.clientId")} value={app.clientId} />
-                )}
-                {app.hasClientSecret && <Secret app={app} />}
-              </Stack>
-            </Section>
-            <Section title={t("apps.settings")}>
-              {app.config.case === "oidc" && <OidcForm key={String(got.dataUpdatedAt)} config={app.config.value} onSave={save} />}
-              {app.config.case === "api" && <ApiForm key={String(got.dataUpdatedAt)} config={app.config.value} onSave={save} />}
-              {app.config.case === "saml" && <SamlForm key={String(got.dataUpdatedAt)} projectId={projectId} config={app.config.value} onSave={save} />}
-            </Section>
-          </SimpleGrid>
-          {(app.config.case === "oidc"
-            ? app.config.value.authMethodType === OidcAuthMethodType.PRIVATE_KEY_JWT
-            : app.config.case === "api" && app.config.value.authMethodType === ApiAuthMethodType.PRIVATE_KEY_JWT) && (
-            <Section title={t("apps.keys")}>
-              <Keys app={app} />
-            </Section>
-          )}
+          <fieldset disabled={!canWrite} style={{ border: 0, padding: 0, margin: 0, minWidth: 0 }}>
+            <Stack>
+              <SimpleGrid cols={{ base: 1, md: 2 }}>
+                <Section title={t("apps.general")}>
+                  <Stack>
+                    <form
+                      onSubmit={(e) => {
+                        e.preventDefault();
+                        save();
+                      }}
+                    >
+                      <Group align="flex-end" wrap="nowrap">
+                        <TextInput
+                          label={t("apps.name")}
+                          value={name ?? app.name}
+                          onChange={(e) => setName(e.currentTarget.value)}
+                          required
+                          style={{ flex: 1 }}
+                        />
+                        <Button type="submit" variant="default">
+                          {t("apps.rename")}
+                        </Button>
+                      </Group>
+                    </form>
+                    {kind === "saml" ? (
+                      <SecretValue label={t("apps.samlMetadataUrl")} value={samlMetadataUrl()} />
+                    ) : (
+                      <SecretValue label={t("apps.clientId")} value={app.clientId} />
+                    )}
+                    {app.hasClientSecret && <Secret app={app} />}
+                  </Stack>
+                </Section>
+                <Section title={t("apps.settings")}>
+                  {app.config.case === "oidc" && <OidcForm key={String(got.dataUpdatedAt)} config={app.config.value} onSave={save} />}
+                  {app.config.case === "api" && <ApiForm key={String(got.dataUpdatedAt)} config={app.config.value} onSave={save} />}
+                  {app.config.case === "saml" && <SamlForm key={String(got.dataUpdatedAt)} projectId={projectId} config={app.config.value} onSave={save} />}
+                </Section>
+              </SimpleGrid>
+              {(app.config.case === "oidc"
+                ? app.config.value.authMethodType === OidcAuthMethodType.PRIVATE_KEY_JWT
+                : app.config.case === "api" && app.config.value.authMethodType === ApiAuthMethodType.PRIVATE_KEY_JWT) && (
+                <Section title={t("apps.keys")}>
+                  <Keys app={app} />
+                </Section>
+              )}
+            </Stack>
+          </fieldset>
           {kind !== "saml" && (
             <Section title={t("apps.configuration")}>
               <SnippetTabs code={snippets(kind, projectId, app.clientId, secret, redirect)} />

@@ -11,6 +11,7 @@ import { AuthorizationService } from "../../../gen/svc/authorization/v2/authoriz
 import { type Project, type ProjectRole, ProjectState } from "../../../gen/svc/project/v2/project_pb";
 import { ProjectService } from "../../../gen/svc/project/v2/project_service_pb";
 import { UserService } from "../../../gen/svc/user/v2/user_service_pb";
+import { useAccess } from "../access";
 import { ActiveToggle, InactiveBadge, RoleBadges } from "../fields";
 import { useI18n } from "../i18n";
 import { UserPicker } from "../pickers";
@@ -48,7 +49,7 @@ function RoleEdit({ role, onClose }: { role: ProjectRole; onClose(): void }) {
   );
 }
 
-function Roles({ projectId }: { projectId: string }) {
+function Roles({ projectId, readOnly }: { projectId: string; readOnly: boolean }) {
   const { t } = useI18n();
   const client = useQueryClient();
   const roles = useRoles(projectId);
@@ -84,20 +85,22 @@ function Roles({ projectId }: { projectId: string }) {
                   <Table.Td>{r.displayName}</Table.Td>
                   <Table.Td visibleFrom="sm">{r.group}</Table.Td>
                   <Table.Td>
-                    <Group gap={4} wrap="nowrap" justify="flex-end">
-                      <Button size="xs" variant="default" onClick={() => setEditing(r)} aria-label={t("projects.editRole", { key: r.roleKey })}>
-                        {t("action.edit")}
-                      </Button>
-                      <ConfirmButton
-                        size="xs"
-                        label={t("action.delete")}
-                        ariaLabel={t("projects.removeRole", { key: r.roleKey })}
-                        title={t("projects.removeRole", { key: r.roleKey })}
-                        body={t("projects.removeRoleBody")}
-                        confirmLabel={t("action.delete")}
-                        onConfirm={() => remove.mutateAsync({ projectId, roleKey: r.roleKey })}
-                      />
-                    </Group>
+                    {!readOnly && (
+                      <Group gap={4} wrap="nowrap" justify="flex-end">
+                        <Button size="xs" variant="default" onClick={() => setEditing(r)} aria-label={t("projects.editRole", { key: r.roleKey })}>
+                          {t("action.edit")}
+                        </Button>
+                        <ConfirmButton
+                          size="xs"
+                          label={t("action.delete")}
+                          ariaLabel={t("projects.removeRole", { key: r.roleKey })}
+                          title={t("projects.removeRole", { key: r.roleKey })}
+                          body={t("projects.removeRoleBody")}
+                          confirmLabel={t("action.delete")}
+                          onConfirm={() => remove.mutateAsync({ projectId, roleKey: r.roleKey })}
+                        />
+                      </Group>
+                    )}
                   </Table.Td>
                 </Table.Tr>
               ))}
@@ -105,29 +108,31 @@ function Roles({ projectId }: { projectId: string }) {
           </Table>
         </Table.ScrollContainer>
       )}
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          add.mutate(
-            { projectId, roleKey: key, displayName: name || key },
-            {
-              onSuccess: () => {
-                setKey("");
-                setName("");
+      {!readOnly && (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            add.mutate(
+              { projectId, roleKey: key, displayName: name || key },
+              {
+                onSuccess: () => {
+                  setKey("");
+                  setName("");
+                },
               },
-            },
-          );
-        }}
-      >
-        <Group align="flex-end" wrap="wrap">
-          <TextInput label={t("projects.roleKey")} value={key} onChange={(e) => setKey(e.currentTarget.value)} required style={{ flex: "1 1 180px" }} />
-          <TextInput label={t("projects.roleName")} value={name} onChange={(e) => setName(e.currentTarget.value)} style={{ flex: "1 1 180px" }} />
-          <Button type="submit" loading={add.isPending}>
-            {t("projects.addRole")}
-          </Button>
-        </Group>
-        <ApiError error={add.error} />
-      </form>
+            );
+          }}
+        >
+          <Group align="flex-end" wrap="wrap">
+            <TextInput label={t("projects.roleKey")} value={key} onChange={(e) => setKey(e.currentTarget.value)} required style={{ flex: "1 1 180px" }} />
+            <TextInput label={t("projects.roleName")} value={name} onChange={(e) => setName(e.currentTarget.value)} style={{ flex: "1 1 180px" }} />
+            <Button type="submit" loading={add.isPending}>
+              {t("projects.addRole")}
+            </Button>
+          </Group>
+          <ApiError error={add.error} />
+        </form>
+      )}
     </Stack>
   );
 }
@@ -151,11 +156,11 @@ function AppRow({ projectId, app }: { projectId: string; app: { id: string; name
   );
 }
 
-function Apps({ projectId }: { projectId: string }) {
+function Apps({ projectId, canCreate }: { projectId: string; canCreate: boolean }) {
   const { t } = useI18n();
   const apps = useQuery(ApplicationService.method.listApplications, { projectId, query: { limit: 100 } });
   const wizard = useLink(`/projects/${encodeURIComponent(projectId)}/apps/new`);
-  const newButton = (
+  const newButton = canCreate && (
     <Button component="a" {...wizard}>
       {t("apps.new")}
     </Button>
@@ -210,7 +215,7 @@ function GrantEdit({ grantId, current, roles, onClose }: { grantId: string; curr
   );
 }
 
-function Grants({ projectId }: { projectId: string }) {
+function Grants({ projectId, readOnly }: { projectId: string; readOnly: boolean }) {
   const { t } = useI18n();
   const client = useQueryClient();
   const grants = useQuery(AuthorizationService.method.listUserGrants, {
@@ -265,28 +270,30 @@ function Grants({ projectId }: { projectId: string }) {
                       <RoleBadges roles={g.roleKeys} />
                     </Table.Td>
                     <Table.Td>
-                      <Group gap={4} wrap="nowrap" justify="flex-end">
-                        {!g.projectGrantId && (
-                          <Button
+                      {!readOnly && (
+                        <Group gap={4} wrap="nowrap" justify="flex-end">
+                          {!g.projectGrantId && (
+                            <Button
+                              size="xs"
+                              variant="default"
+                              onClick={() => setEditing({ grantId: g.grantId, roleKeys: g.roleKeys })}
+                              aria-label={t("grants.editFor", { name: who })}
+                            >
+                              {t("action.edit")}
+                            </Button>
+                          )}
+                          <ActiveToggle inactive={inactive} name={who} onToggle={() => (inactive ? reactivate : deactivate).mutate({ grantId: g.grantId })} />
+                          <ConfirmButton
                             size="xs"
-                            variant="default"
-                            onClick={() => setEditing({ grantId: g.grantId, roleKeys: g.roleKeys })}
-                            aria-label={t("grants.editFor", { name: who })}
-                          >
-                            {t("action.edit")}
-                          </Button>
-                        )}
-                        <ActiveToggle inactive={inactive} name={who} onToggle={() => (inactive ? reactivate : deactivate).mutate({ grantId: g.grantId })} />
-                        <ConfirmButton
-                          size="xs"
-                          label={t("action.remove")}
-                          ariaLabel={t("grants.removeFor", { name: who })}
-                          title={t("grants.removeFor", { name: who })}
-                          body={t("grants.removeBody")}
-                          confirmLabel={t("action.remove")}
-                          onConfirm={() => remove.mutateAsync({ grantId: g.grantId })}
-                        />
-                      </Group>
+                            label={t("action.remove")}
+                            ariaLabel={t("grants.removeFor", { name: who })}
+                            title={t("grants.removeFor", { name: who })}
+                            body={t("grants.removeBody")}
+                            confirmLabel={t("action.remove")}
+                            onConfirm={() => remove.mutateAsync({ grantId: g.grantId })}
+                          />
+                        </Group>
+                      )}
                     </Table.Td>
                   </Table.Tr>
                 );
@@ -295,26 +302,28 @@ function Grants({ projectId }: { projectId: string }) {
           </Table>
         </Table.ScrollContainer>
       )}
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          add.mutate({ projectId, userId: userId ?? "", roleKeys: keys }, { onSuccess: () => setKeys([]) });
-        }}
-      >
-        <Title order={3} size="h5" mb="xs">
-          {t("grants.add")}
-        </Title>
-        <Group align="flex-end" wrap="wrap">
-          <div style={{ flex: "1 1 240px" }}>
-            <UserPicker label={t("orgs.user")} value={userId} onChange={setUserId} />
-          </div>
-          <MultiSelect label={t("orgs.roles")} value={keys} onChange={setKeys} data={roleOptions(roles.data?.result)} style={{ flex: "1 1 240px" }} />
-          <Button type="submit" loading={add.isPending} disabled={!userId || keys.length === 0}>
-            {t("grants.grant")}
-          </Button>
-        </Group>
-        <ApiError error={add.error} />
-      </form>
+      {!readOnly && (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            add.mutate({ projectId, userId: userId ?? "", roleKeys: keys }, { onSuccess: () => setKeys([]) });
+          }}
+        >
+          <Title order={3} size="h5" mb="xs">
+            {t("grants.add")}
+          </Title>
+          <Group align="flex-end" wrap="wrap">
+            <div style={{ flex: "1 1 240px" }}>
+              <UserPicker label={t("orgs.user")} value={userId} onChange={setUserId} />
+            </div>
+            <MultiSelect label={t("orgs.roles")} value={keys} onChange={setKeys} data={roleOptions(roles.data?.result)} style={{ flex: "1 1 240px" }} />
+            <Button type="submit" loading={add.isPending} disabled={!userId || keys.length === 0}>
+              {t("grants.grant")}
+            </Button>
+          </Group>
+          <ApiError error={add.error} />
+        </form>
+      )}
     </Stack>
   );
 }
@@ -357,7 +366,7 @@ function ProjectEdit({ project, onClose }: { project: Project; onClose(): void }
   );
 }
 
-function ProjectActions({ project }: { project: Project }) {
+function ProjectActions({ project, canWrite, canDelete }: { project: Project; canWrite: boolean; canDelete: boolean }) {
   const { t } = useI18n();
   const { navigate } = useRouter();
   const client = useQueryClient();
@@ -370,29 +379,35 @@ function ProjectActions({ project }: { project: Project }) {
   return (
     <>
       {editing && <ProjectEdit project={project} onClose={() => setEditing(false)} />}
-      <Button variant="default" onClick={() => setEditing(true)}>
-        {t("action.edit")}
-      </Button>
-      <Button
-        variant="default"
-        loading={deactivate.isPending || reactivate.isPending}
-        onClick={() => (inactive ? reactivate : deactivate).mutate({ projectId: project.id })}
-      >
-        {t(inactive ? "action.reactivate" : "action.deactivate")}
-      </Button>
-      <ConfirmButton
-        label={t("action.delete")}
-        title={t("projects.deleteTitle")}
-        body={t("projects.deleteBody")}
-        confirmLabel={t("action.delete")}
-        typeToConfirm={project.name}
-        onConfirm={async () => {
-          await remove.mutateAsync({ projectId: project.id });
-          // Away first: refetching the deleted project's queries (NotFound, retried) would hold the dialog open.
-          navigate("/projects");
-          void client.invalidateQueries();
-        }}
-      />
+      {canWrite && (
+        <>
+          <Button variant="default" onClick={() => setEditing(true)}>
+            {t("action.edit")}
+          </Button>
+          <Button
+            variant="default"
+            loading={deactivate.isPending || reactivate.isPending}
+            onClick={() => (inactive ? reactivate : deactivate).mutate({ projectId: project.id })}
+          >
+            {t(inactive ? "action.reactivate" : "action.deactivate")}
+          </Button>
+        </>
+      )}
+      {canDelete && (
+        <ConfirmButton
+          label={t("action.delete")}
+          title={t("projects.deleteTitle")}
+          body={t("projects.deleteBody")}
+          confirmLabel={t("action.delete")}
+          typeToConfirm={project.name}
+          onConfirm={async () => {
+            await remove.mutateAsync({ projectId: project.id });
+            // Away first: refetching the deleted project's queries (NotFound, retried) would hold the dialog open.
+            navigate("/projects");
+            void client.invalidateQueries();
+          }}
+        />
+      )}
     </>
   );
 }
@@ -404,9 +419,18 @@ export default function ProjectDetail({ params }: { params: string[] }) {
   const project = useQuery(ProjectService.method.getProject, { projectId });
   const p = project.data?.project;
   const tab = search.get("tab") ?? "roles";
+  // What the roles allow in the owning organization (ListMyPermissions). A project granted to the user's
+  // organization (no project.read where it is owned) is authorized there, by that organization's user.grant.write.
+  const access = useAccess().data;
+  const may = (permission: string) => access?.can(permission, p?.organizationId) ?? false;
+  const canGrant = may("user.grant.write") || (!may("project.read") && (access?.can("user.grant.write") ?? false));
   return (
     <>
-      <PageHeader title={p?.name ?? t("projects.project")} back={{ to: "/projects", label: t("nav.projects") }} actions={p && <ProjectActions project={p} />} />
+      <PageHeader
+        title={p?.name ?? t("projects.project")}
+        back={{ to: "/projects", label: t("nav.projects") }}
+        actions={p && <ProjectActions project={p} canWrite={may("project.write")} canDelete={may("project.delete")} />}
+      />
       <ApiError error={project.error} />
       {p?.state === ProjectState.INACTIVE && (
         <Badge variant="default" mb="md">
@@ -426,16 +450,16 @@ export default function ProjectDetail({ params }: { params: string[] }) {
             <Tabs.Tab value="orgs">{t("projectGrants.tab")}</Tabs.Tab>
           </Tabs.List>
           <Tabs.Panel value="roles">
-            <Roles projectId={projectId} />
+            <Roles projectId={projectId} readOnly={!may("project.role.write")} />
           </Tabs.Panel>
           <Tabs.Panel value="apps">
-            <Apps projectId={projectId} />
+            <Apps projectId={projectId} canCreate={may("project.app.write")} />
           </Tabs.Panel>
           <Tabs.Panel value="grants">
-            <Grants projectId={projectId} />
+            <Grants projectId={projectId} readOnly={!canGrant} />
           </Tabs.Panel>
           <Tabs.Panel value="orgs">
-            <ProjectGrants project={p} />
+            <ProjectGrants project={p} readOnly={!may("project.grant.write")} />
           </Tabs.Panel>
         </Tabs>
       )}

@@ -46,7 +46,7 @@ function GrantRoles({ grant, onClose }: { grant: ProjectGrant; onClose(): void }
   );
 }
 
-export function ProjectGrants({ project }: { project: Project }) {
+export function ProjectGrants({ project, readOnly }: { project: Project; readOnly: boolean }) {
   const { t } = useI18n();
   const client = useQueryClient();
   const projectId = project.id;
@@ -98,21 +98,23 @@ export function ProjectGrants({ project }: { project: Project }) {
                       <RoleBadges roles={g.roleKeys} />
                     </Table.Td>
                     <Table.Td>
-                      <Group gap={4} wrap="nowrap" justify="flex-end">
-                        <Button size="xs" variant="default" onClick={() => setEditing(g)} aria-label={t("projectGrants.editFor", { name })}>
-                          {t("action.edit")}
-                        </Button>
-                        <ActiveToggle inactive={inactive} name={name} onToggle={() => (inactive ? reactivate : deactivate).mutate(which)} />
-                        <ConfirmButton
-                          size="xs"
-                          label={t("action.remove")}
-                          ariaLabel={t("projectGrants.removeFor", { name })}
-                          title={t("projectGrants.removeFor", { name })}
-                          body={t("projectGrants.removeBody")}
-                          confirmLabel={t("action.remove")}
-                          onConfirm={() => remove.mutateAsync(which)}
-                        />
-                      </Group>
+                      {!readOnly && (
+                        <Group gap={4} wrap="nowrap" justify="flex-end">
+                          <Button size="xs" variant="default" onClick={() => setEditing(g)} aria-label={t("projectGrants.editFor", { name })}>
+                            {t("action.edit")}
+                          </Button>
+                          <ActiveToggle inactive={inactive} name={name} onToggle={() => (inactive ? reactivate : deactivate).mutate(which)} />
+                          <ConfirmButton
+                            size="xs"
+                            label={t("action.remove")}
+                            ariaLabel={t("projectGrants.removeFor", { name })}
+                            title={t("projectGrants.removeFor", { name })}
+                            body={t("projectGrants.removeBody")}
+                            confirmLabel={t("action.remove")}
+                            onConfirm={() => remove.mutateAsync(which)}
+                          />
+                        </Group>
+                      )}
                     </Table.Td>
                   </Table.Tr>
                 );
@@ -121,26 +123,28 @@ export function ProjectGrants({ project }: { project: Project }) {
           </Table>
         </Table.ScrollContainer>
       )}
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          create.mutate({ projectId, grantedOrganizationId: orgId ?? "", roleKeys: keys }, { onSuccess: () => setKeys([]) });
-        }}
-      >
-        <Title order={3} size="h5" mb="xs">
-          {t("projectGrants.add")}
-        </Title>
-        <Group align="flex-end" wrap="wrap">
-          <div style={{ flex: "1 1 240px" }}>
-            <OrgSelect label={t("projectGrants.org")} value={orgId} onChange={setOrgId} clearable />
-          </div>
-          <MultiSelect label={t("orgs.roles")} value={keys} onChange={setKeys} data={roleOptions(roles.data?.result)} style={{ flex: "1 1 240px" }} />
-          <Button type="submit" loading={create.isPending} disabled={!orgId || keys.length === 0}>
-            {t("projectGrants.grant")}
-          </Button>
-        </Group>
-        <ApiError error={create.error} />
-      </form>
+      {!readOnly && (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            create.mutate({ projectId, grantedOrganizationId: orgId ?? "", roleKeys: keys }, { onSuccess: () => setKeys([]) });
+          }}
+        >
+          <Title order={3} size="h5" mb="xs">
+            {t("projectGrants.add")}
+          </Title>
+          <Group align="flex-end" wrap="wrap">
+            <div style={{ flex: "1 1 240px" }}>
+              <OrgSelect label={t("projectGrants.org")} value={orgId} onChange={setOrgId} clearable />
+            </div>
+            <MultiSelect label={t("orgs.roles")} value={keys} onChange={setKeys} data={roleOptions(roles.data?.result)} style={{ flex: "1 1 240px" }} />
+            <Button type="submit" loading={create.isPending} disabled={!orgId || keys.length === 0}>
+              {t("projectGrants.grant")}
+            </Button>
+          </Group>
+          <ApiError error={create.error} />
+        </form>
+      )}
     </Stack>
   );
 }
