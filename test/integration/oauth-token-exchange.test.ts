@@ -23,7 +23,7 @@ let secondProject: string;
 let app: { clientId: string; clientSecret: string };
 let aliceId: string;
 /** Alice's access token from the code flow: scopes openid profile email and the second project's, audience both projects. */
-let subject: { token: string; expiresIn: number };
+let subject: { token: string; expiresIn: number; idToken: string };
 
 interface Exchanger {
   userId: string;
@@ -47,11 +47,11 @@ async function introspect(token: string): Promise<Json> {
 
 const projectScope = (id: string) => `urn:svc:iam:org:project:id:${id}:aud`;
 
-async function aliceToken(): Promise<{ token: string; expiresIn: number }> {
+async function aliceToken(): Promise<{ token: string; expiresIn: number; idToken: string }> {
   const config = await discover(t, app.clientId, app.clientSecret);
   const login = await loginClient(t, orgId, `xlogin-${Math.random().toString(36).slice(2, 8)}`);
   const { tokens } = await codeFlow(t, config, login, "alice", { scope: `openid profile email ${projectScope(secondProject)}` });
-  return { token: tokens.access_token, expiresIn: tokens.expires_in ?? 0 };
+  return { token: tokens.access_token, expiresIn: tokens.expires_in ?? 0, idToken: tokens.id_token as string };
 }
 
 beforeAll(async () => {
@@ -190,6 +190,15 @@ describe("with the permission", () => {
   it("ORG_TOKEN_EXCHANGER in the subject's organization may exchange", async () => {
     const orgEx = await exchanger("x-org", [], { id: orgId, roles: ["ORG_TOKEN_EXCHANGER"] });
     expect((await exchange(orgEx, { scope: "openid" })).status).toBe(200);
+  });
+
+  it("the issued token ends with the user's session", async () => {
+    const own = await aliceToken();
+    const res = await exchange(ex, { subject_token: own.token, scope: "openid" });
+    expect((await introspect(res.body.access_token as string)).active).toBe(true);
+    const logout = await fetch(`${t.url}/oidc/v1/end_session?${new URLSearchParams({ id_token_hint: own.idToken })}`, { redirect: "manual" });
+    expect(logout.status).toBeLessThan(400);
+    expect((await introspect(res.body.access_token as string)).active).toBe(false);
   });
 
   it("a revoked subject token is refused", async () => {

@@ -90,7 +90,8 @@ export const tokenExchange: Grant = {
       act,
     });
     await rt.store.transaction(async (tx) => {
-      if (!(await tx.tokens.insertOne(row))) throw new Error("token id collision");
+      // The user's sign-in session, when the subject token came from one: ending it (logout, DeleteSession) ends this too.
+      if (!(await tx.tokens.insertOne({ ...row, sessionId: subject.principal.sessionId ?? null }))) throw new Error("token id collision");
       await tx.events.append(
         eventRow(
           { instanceId: rt.instanceId, clock: () => now, principal: { userId: me.userId } },
