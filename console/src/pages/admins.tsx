@@ -1,5 +1,6 @@
 // The instance's administrators: who holds IAM_OWNER (everything), IAM_OWNER_VIEWER (reads everything) or
-// IAM_LOGIN_CLIENT (a login UI's service account). Instance members see the list; IAM_OWNER changes it.
+// IAM_LOGIN_CLIENT (a login UI's service account) or IAM_TOKEN_EXCHANGER (a machine user that exchanges users' tokens,
+// RFC 8693). Instance members see the list; IAM_OWNER changes it.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { Text } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
@@ -9,7 +10,7 @@ import { useI18n } from "../i18n";
 import { PageHeader } from "../ui";
 import { Members } from "./members";
 
-const INSTANCE_ROLES = ["IAM_OWNER", "IAM_OWNER_VIEWER", "IAM_LOGIN_CLIENT"];
+const INSTANCE_ROLES = ["IAM_OWNER", "IAM_OWNER_VIEWER", "IAM_LOGIN_CLIENT", "IAM_TOKEN_EXCHANGER"];
 
 export default function Admins(_props: { params: string[] }) {
   const { t } = useI18n();

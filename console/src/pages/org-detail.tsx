@@ -18,7 +18,7 @@ import { MetadataCard } from "./metadata";
 import { OrgSettings } from "./org-settings";
 import { ScimCard } from "./scim";
 
-const ORG_ROLES = ["ORG_OWNER", "ORG_USER_MANAGER", "ORG_PROJECT_PERMISSION_MANAGER", "ORG_AUDITOR"];
+const ORG_ROLES = ["ORG_OWNER", "ORG_USER_MANAGER", "ORG_PROJECT_PERMISSION_MANAGER", "ORG_AUDITOR", "ORG_TOKEN_EXCHANGER"];
 
 function Rename({ org }: { org: Organization }) {
   const { t } = useI18n();
