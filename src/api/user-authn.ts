@@ -7,6 +7,7 @@ import type { UserService } from "../../gen/svc/user/v2/user_service_pb.js";
 import { invalidArgument } from "../domain/errors.js";
 import type { Delivery } from "../domain/identity/authn/delivery.js";
 import { sendEmailCode, verifyEmail } from "../domain/identity/authn/email.js";
+import { createInviteCode } from "../domain/identity/authn/invite.js";
 import { authenticationMethodTypes, type MethodType } from "../domain/identity/authn/methods.js";
 import { addOtpEmail, removeOtpEmail } from "../domain/identity/authn/otp-email.js";
 import { listPasskeys, registerPasskey, removePasskey, verifyPasskeyRegistration } from "../domain/identity/authn/passkeys.js";
@@ -28,6 +29,7 @@ type AuthnRpcs =
   | "addOTPEmail"
   | "removeOTPEmail"
   | "passwordReset"
+  | "createInviteCode"
   | "sendEmailCode"
   | "verifyEmail"
   | "listAuthenticationMethodTypes";
@@ -109,6 +111,10 @@ export const userAuthn: Pick<ServiceImpl<typeof UserService>, AuthnRpcs> = {
   async passwordReset(req, hctx) {
     const out = await requestPasswordReset(ctxOf(hctx), req.userId, delivery(req.medium));
     return { ...details(out), verificationCode: out.code };
+  },
+  async createInviteCode(req, hctx) {
+    const out = await createInviteCode(ctxOf(hctx), req.userId, delivery(req.verification));
+    return { ...details(out), inviteCode: out.code };
   },
   async sendEmailCode(req, hctx) {
     const out = await sendEmailCode(ctxOf(hctx), req.userId, delivery(req.verification));

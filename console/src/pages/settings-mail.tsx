@@ -40,6 +40,7 @@ const TYPES: [string, MessageKey][] = [
   ["verify_email", "mail.typeVerify"],
   ["password_reset", "mail.typeReset"],
   ["otp_email", "mail.typeOtp"],
+  ["invite_user", "mail.typeInvite"],
 ];
 
 export function MailTexts({ readOnly }: { readOnly: boolean }) {

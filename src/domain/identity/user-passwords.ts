@@ -1,5 +1,6 @@
 // SetPassword: self-service with the current password, or an administrator
-// (user.write) without it, or with a password reset code (authn/password-reset.ts);
+// (user.write) without it, or with a password reset code (authn/password-reset.ts) or an invitation's code
+// (authn/invite.ts);
 // and the one check of a user's password, which re-hashes an imported hash
 // (bcrypt, scrypt, PBKDF2, other argon2) to argon2id on its first success. A
 // new password is always stored as argon2id, differs from the last ones the
@@ -11,6 +12,7 @@ import { failedPrecondition, invalidArgument } from "../errors.js";
 import { newId } from "../ids.js";
 import { failureKeys, rateLimited } from "../limits.js";
 import { checkPassword, effectiveOf, lockoutPolicy, passwordComplexity } from "../settings/settings.js";
+import { acceptInvite, isInviteCode } from "./authn/invite.js";
 import { checkPasswordHistory } from "./authn/password-history.js";
 import { setPasswordWithCode } from "./authn/password-reset.js";
 import { lockedError, recordFailedPasswordCheck, reservePasswordCheck } from "./lockout.js";
@@ -33,7 +35,8 @@ export async function hashNewPassword(ctx: Ctx, orgId: string, password: string)
 export async function setPassword(ctx: Ctx, input: SetPasswordInput): Promise<Date> {
   if (input.verificationCode !== undefined) {
     if (!input.password) throw invalidArgument("Errors.User.Password.Missing", "new_password is required", { field: "new_password" });
-    return setPasswordWithCode(ctx, { ...input, code: input.verificationCode });
+    const withCode = { ...input, code: input.verificationCode };
+    return (await isInviteCode(ctx, input.userId, input.verificationCode)) ? acceptInvite(ctx, withCode) : setPasswordWithCode(ctx, withCode);
   }
   // Proving knowledge of the current password is what lets a user act on itself without a role.
   const user = await targetUser(ctx, input.userId, "user.write", { selfAllowed: input.currentPassword !== undefined });

@@ -5,7 +5,7 @@ import { IntlMessageFormat } from "intl-messageformat";
 import { invalidArgument } from "../errors.js";
 
 /** The mails svc sends; each carries a code or a link made from it. */
-export const MAIL_TYPES = ["verify_email", "password_reset", "otp_email"] as const;
+export const MAIL_TYPES = ["verify_email", "password_reset", "otp_email", "invite_user"] as const;
 export type MailType = (typeof MAIL_TYPES)[number];
 
 /** The languages of the default texts (the hosted login's): English, German. */

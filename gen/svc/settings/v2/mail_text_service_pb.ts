@@ -57,7 +57,7 @@ export const MailTextSchema: GenMessage<MailText> = /*@__PURE__*/
  */
 export type GetMailTextRequest = Message<"svc.settings.v2.GetMailTextRequest"> & {
   /**
-   * "verify_email", "password_reset" or "otp_email".
+   * "verify_email", "password_reset", "otp_email" or "invite_user".
    *
    * @generated from field: string type = 1;
    */
@@ -115,7 +115,7 @@ export const GetMailTextResponseSchema: GenMessage<GetMailTextResponse> = /*@__P
  */
 export type SetMailTextRequest = Message<"svc.settings.v2.SetMailTextRequest"> & {
   /**
-   * "verify_email", "password_reset" or "otp_email".
+   * "verify_email", "password_reset", "otp_email" or "invite_user".
    *
    * @generated from field: string type = 1;
    */
@@ -167,7 +167,7 @@ export const SetMailTextResponseSchema: GenMessage<SetMailTextResponse> = /*@__P
  */
 export type ResetMailTextRequest = Message<"svc.settings.v2.ResetMailTextRequest"> & {
   /**
-   * "verify_email", "password_reset" or "otp_email".
+   * "verify_email", "password_reset", "otp_email" or "invite_user".
    *
    * @generated from field: string type = 1;
    */
@@ -211,11 +211,12 @@ export const ResetMailTextResponseSchema: GenMessage<ResetMailTextResponse> = /*
  * The texts of the mails svc sends (ZITADEL calls them message texts).
  *
  * Every mail (type "verify_email": the e-mail verification code or link;
- * "password_reset"; "otp_email": a sign-in code) has default texts in
- * English ("en") and German ("de"), and the instance may replace them per
- * type and language. A mail is in the user's preferred language, else the
- * language of the hosted login page that triggered it (ui_locales, then
- * Accept-Language), else English.
+ * "password_reset"; "otp_email": a sign-in code; "invite_user": an
+ * invitation) has default texts in English ("en") and German ("de"), and the
+ * instance may replace them per type and language. A mail is in the user's
+ * preferred language, else the language of the hosted login page that
+ * triggered it (ui_locales, then Accept-Language), else the default language
+ * of the user's organization (LanguageSettings).
  *
  * Each text is an ICU message (the syntax of the hosted login's catalogue)
  * that may name these variables: {code}, {link} (empty when the caller gave

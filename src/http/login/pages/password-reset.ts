@@ -1,5 +1,6 @@
 // Resetting a forgotten password by a link sent to the user's e-mail (PasswordReset with a URL template), and the
-// page of that link (SetPassword with the code). The reset page answers the same, and as fast, whether or not the
+// page of that link (SetPassword with the code); the page of an invitation's link (CreateInviteCode), where an invited
+// user chooses its first password. The reset page answers the same, and as fast, whether or not the
 // login name exists, so it tells nobody which accounts there are.
 import type { Express } from "express";
 import { asDomainError } from "../../../domain/errors.js";
@@ -103,16 +104,26 @@ async function linkAuthRequest(r: LoginRequest): Promise<void> {
   }
 }
 
-async function setPage(r: LoginRequest, target: { userId: string; code: string; orgId: string }, e: NewPasswordErrors & { alert?: string } = {}, status = 200) {
+/** The page of a link with a code: a password reset's (/password/set) or an invitation's (/invite). */
+type LinkKind = "set" | "invite";
+const LINK_PATH: Record<LinkKind, string> = { set: "/password/set", invite: "/invite" };
+
+async function setPage(
+  r: LoginRequest,
+  kind: LinkKind,
+  target: { userId: string; code: string; orgId: string },
+  e: NewPasswordErrors & { alert?: string } = {},
+  status = 200,
+) {
   const c = await passwordComplexity(r.ctx, target.orgId);
   await r.render(
     (p) => ({
-      title: p.t("selfservice.set.title"),
-      subtitle: p.t("selfservice.set.subtitle"),
-      body: html`${alert(e.alert)}<form method="post" action="${p.url("/password/set")}" novalidate>
+      title: p.t(`selfservice.${kind}.title`),
+      subtitle: p.t(`selfservice.${kind}.subtitle`),
+      body: html`${alert(e.alert)}<form method="post" action="${p.url(LINK_PATH[kind])}" novalidate>
 ${hidden(p, r.flowQuery({ userId: target.userId, code: target.code }))}
 ${newPasswordFields(p, c, e, true)}
-<button type="submit" class="button primary">${p.t("selfservice.set.submit")}</button>
+<button type="submit" class="button primary">${p.t(`selfservice.${kind}.submit`)}</button>
 </form>
 ${e.alert ? html`<p><a href="${p.url("/password/reset", r.flowQuery())}">${p.t("selfservice.set.again")}</a></p>` : ""}`,
       scripts: RULES_SCRIPT,
@@ -136,45 +147,46 @@ async function linkTarget(r: LoginRequest) {
   }
 }
 
-const linkInvalid = (r: LoginRequest) =>
+const linkInvalid = (r: LoginRequest, kind: LinkKind) =>
   r.render(
     (p) => ({
       title: p.t("selfservice.link.invalid.title"),
-      body: html`<p>${p.t("selfservice.link.invalid.text")}</p><p><a class="button secondary" href="${p.url("/password/reset", r.flowQuery())}">${p.t("selfservice.set.again")}</a></p>`,
+      body: html`<p>${p.t(kind === "invite" ? "selfservice.invite.invalid" : "selfservice.link.invalid.text")}</p><p><a class="button secondary" href="${p.url("/password/reset", r.flowQuery())}">${p.t("selfservice.set.again")}</a></p>`,
     }),
     400,
   );
 
-async function getSet(r: LoginRequest): Promise<void> {
+const getSet = (kind: LinkKind) => async (r: LoginRequest) => {
   const target = await linkTarget(r);
-  if (!target) return linkInvalid(r);
-  await setPage(r, target);
-}
+  if (!target) return linkInvalid(r, kind);
+  await setPage(r, kind, target);
+};
 
-async function postSet(r: LoginRequest): Promise<void> {
+/** SetPassword with the link's code: a password reset's, or an invitation's (which verifies the e-mail too). */
+const postSet = (kind: LinkKind) => async (r: LoginRequest) => {
   const target = await linkTarget(r);
-  if (!target) return linkInvalid(r);
+  if (!target) return linkInvalid(r, kind);
   const { password, errors } = readNewPassword(r);
-  if (errors) return setPage(r, target, errors, 400);
+  if (errors) return setPage(r, kind, target, errors, 400);
   try {
     await setPassword(r.ctx, { userId: target.userId, password, changeRequired: false, verificationCode: target.code });
   } catch (err) {
     const d = asDomainError(err);
     const message = newPasswordError(r.t, err);
-    if (message) return setPage(r, target, { password: message }, 400);
-    if (d?.id.startsWith("Errors.User.Code.")) return setPage(r, target, { alert: r.t("selfservice.link.invalid.text") }, 400);
-    if (d?.kind === "ResourceExhausted") return setPage(r, target, { alert: r.t("common.tooManyAttempts") }, 429);
+    if (message) return setPage(r, kind, target, { password: message }, 400);
+    if (d?.id.startsWith("Errors.User.Code.")) return setPage(r, kind, target, { alert: r.t("selfservice.link.invalid.text") }, 400);
+    if (d?.kind === "ResourceExhausted") return setPage(r, kind, target, { alert: r.t("common.tooManyAttempts") }, 429);
     throw err;
   }
   // Back to signing in: one button posts the login name to the login page, which asks for the new password.
   await r.render((p) => ({
-    title: p.t("selfservice.set.done.title"),
-    body: html`<p>${p.t("selfservice.set.done.text")}</p><form method="post" action="${p.url("/login")}">
+    title: p.t(`selfservice.${kind}.done.title`),
+    body: html`<p>${p.t(`selfservice.${kind}.done.text`)}</p><form method="post" action="${p.url("/login")}">
 ${hidden(p, r.flowQuery({ loginName: target.loginName }))}
 <button type="submit" class="button primary">${p.t("selfservice.signIn")}</button>
 </form>`,
   }));
-}
+};
 
 export function passwordResetPages(app: Express, deps: LoginDeps): void {
   app.get(
@@ -185,6 +197,8 @@ export function passwordResetPages(app: Express, deps: LoginDeps): void {
     }),
   );
   app.post("/ui/login/password/reset", page(deps, postReset));
-  app.get("/ui/login/password/set", page(deps, getSet));
-  app.post("/ui/login/password/set", page(deps, postSet));
+  app.get("/ui/login/password/set", page(deps, getSet("set")));
+  app.post("/ui/login/password/set", page(deps, postSet("set")));
+  app.get("/ui/login/invite", page(deps, getSet("invite")));
+  app.post("/ui/login/invite", page(deps, postSet("invite")));
 }
