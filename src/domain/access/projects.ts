@@ -110,8 +110,9 @@ export async function updateProject(
     await tx.projects.update(project.id, change, now);
     // Whether the project's roles are asserted decides the role claims of the tokens for it.
     if (change.projectRoleAssertion !== undefined) await invalidateGrantHolders(tx, { projectId: project.id });
-    // Its applications' cached client records carry whether the project gates access (introspection reads it).
-    if (change.authorizationRequired !== undefined || change.projectAccessRequired !== undefined) await tx.auth.invalidate({ orgId: project.orgId });
+    // Its applications' cached client records carry whether the project gates access (introspection reads it), and the
+    // cached gate answers of users of any organization (a user of another one may lose access) hold it: all of them.
+    if (change.authorizationRequired !== undefined || change.projectAccessRequired !== undefined) await tx.auth.invalidate({ all: true });
     return projectEvent(project, "project.changed", change);
   });
 }

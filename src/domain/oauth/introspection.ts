@@ -57,8 +57,17 @@ export async function introspect(rt: OAuthRuntime, caller: ClientRecord, token: 
 export async function stillPassesGates(rt: OAuthRuntime, t: UserToken): Promise<boolean> {
   const projects = t.audience.filter((a) => a !== MANAGEMENT_AUDIENCE);
   if (!projects.length) return true;
+  // Cached as the role claims are (rt.roleClaims, at most 5 s): what changes a gate's answer (a grant, a project grant,
+  // a project's gate settings) invalidates the organizations concerned on every replica, so a user who loses access
+  // loses it at once; the read it saves was a round trip per introspection and userinfo.
+  const key = `gates\n${t.user.id}\n${projects.join(" ")}`;
+  const hit = rt.roleClaims.get(key);
+  if (hit) return hit.allowed === true;
+  const generation = rt.roleClaims.generation();
   const gates = await rt.store.tokens.projectGates(rt.instanceId, projects, t.user);
-  return gates.every((g) => g.allowed);
+  const allowed = gates.every((g) => g.allowed);
+  rt.roleClaims.set(key, { allowed }, generation, { userId: t.user.id, orgId: t.user.orgId });
+  return allowed;
 }
 
 /**
