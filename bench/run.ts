@@ -31,12 +31,13 @@ import { type Server, startServer } from "../src/server.js";
 import type { FlowSpec } from "./flow-client.js";
 import { PEER_VERSION, peerTable, runPeerComparison } from "./peer.js";
 import { BURST_SCENARIOS } from "./scenarios/burst.js";
+import { EVENT_SCENARIOS } from "./scenarios/events.js";
 import { LIST_SCENARIOS } from "./scenarios/lists.js";
 import { OAUTH_SCENARIOS } from "./scenarios/oauth.js";
 import { SAML_SCENARIOS } from "./scenarios/saml.js";
 import { SCIM_SCENARIOS } from "./scenarios/scim.js";
 import { SIGN_IN_SCENARIOS } from "./scenarios/sign-in.js";
-import { countStatements, statementCounts } from "./statements.js";
+import { countStatements, statementCounts, statementTally, tallySince } from "./statements.js";
 import { runTargets, targetReport } from "./targets.js";
 
 type Method = "GET" | "POST" | "PUT" | "DELETE";
@@ -182,6 +183,7 @@ export const SCENARIOS: Scenario[] = [
   ...SIGN_IN_SCENARIOS,
   ...SAML_SCENARIOS,
   ...SCIM_SCENARIOS,
+  ...EVENT_SCENARIOS,
   // Last: the burst adds SVC_BENCH_BURST users that every later scenario would see.
   ...BURST_SCENARIOS,
 ];
@@ -434,6 +436,7 @@ export async function runFlow(spec: FlowSpec, serverCpuMs: () => number = ownCpu
   const server0 = serverCpuMs();
   const pgCpu0 = await postgresCpuUs(benchDatabase());
   const sql0 = statementCounts();
+  const tally0 = statementTally();
   const nodeArgs = ["--import", "tsx", FLOW_CLIENT];
   const core = loaderCore();
   const [command, args] = core === undefined ? [process.execPath, nodeArgs] : ["taskset", ["-c", String(core), process.execPath, ...nodeArgs]];
@@ -465,6 +468,7 @@ export async function runFlow(spec: FlowSpec, serverCpuMs: () => number = ownCpu
       (own ? `; statements ${r.statementsPerFlow?.toFixed(1)}, writes ${r.writesPerFlow?.toFixed(1)}, commits ${r.commitsPerFlow?.toFixed(1)} per flow` : "") +
       "\n",
   );
+  if (own && process.env.SVC_BENCH_SQL_LOG === "1") process.stderr.write(`${tallySince(tally0, flows).join("\n")}\n`);
   return r;
 }
 
@@ -790,6 +794,8 @@ async function main(): Promise<void> {
       SVC_DATA_DIR: dataDir,
       // Errors show up as non-2xx counts with a sample response below; a log line per failed request would drown the table.
       SVC_LOG_LEVEL: "silent",
+      // The events scenarios' receiver is on loopback.
+      SVC_ACTIONS_ALLOW_PRIVATE: "true",
       // A fresh database: any master key will do (PostgreSQL requires one).
       ...(databaseUrl ? { SVC_DATABASE_URL: databaseUrl, SVC_MASTER_KEY: process.env.SVC_MASTER_KEY || randomBytes(32).toString("base64") } : {}),
     });

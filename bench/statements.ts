@@ -14,6 +14,9 @@ export interface StatementCounts {
 }
 
 const counts: StatementCounts = { statements: 0, writes: 0, commits: 0 };
+/** SVC_BENCH_SQL_LOG=1: how often each statement (its first 100 characters) was sent, for statementsSince. */
+const byText = new Map<string, number>();
+const tally = process.env.SVC_BENCH_SQL_LOG === "1";
 const WRITE = /\b(INSERT|UPDATE|DELETE)\b/i;
 const BEGIN = /^\s*(BEGIN|START\s+TRANSACTION)\b/i;
 const END = /^\s*(COMMIT|END|ROLLBACK|ABORT)\b/i;
@@ -38,6 +41,10 @@ export function countStatements(): void {
     const text = typeof first === "string" ? first : typeof first?.text === "string" ? first.text : "";
     if (text) {
       counts.statements++;
+      if (tally) {
+        const key = text.replace(/\s+/g, " ").slice(0, 100);
+        byText.set(key, (byText.get(key) ?? 0) + 1);
+      }
       if (logging) process.stderr.write(`    sql: ${text.replace(/\s+/g, " ").slice(0, 160)}\n`);
       const tx = open.get(this);
       if (BEGIN.test(text)) open.set(this, { wrote: false });
@@ -57,4 +64,18 @@ export function countStatements(): void {
 /** The counts so far (a copy). */
 export function statementCounts(): StatementCounts {
   return { ...counts };
+}
+
+/** SVC_BENCH_SQL_LOG=1: how often each statement was sent so far (a copy, for tallySince). */
+export function statementTally(): Map<string, number> {
+  return new Map(byText);
+}
+
+/** The statements sent since `before` (statementTally's answer then), per `per` flows, most frequent first. */
+export function tallySince(before: Map<string, number>, per: number): string[] {
+  return [...byText]
+    .map(([k, n]) => [k, n - (before.get(k) ?? 0)] as const)
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `    ${(n / per).toFixed(2)} × ${k}`);
 }
