@@ -257,10 +257,19 @@ export class AuthRequestRepo {
     return row?.n === 1;
   }
 
-  /** Deletes requests that expired before `before` (their codes are long dead by then), pushed ones too. */
+  /** Deletes requests that expired before `before` (their codes are long dead by then). */
   async purgeExpired(instanceId: string, before: Date): Promise<void> {
     await this.db.authRequest.deleteMany({ where: { instanceId, expiresAt: { lt: before } } });
-    await this.db.pushedAuthRequest.deleteMany({ where: { instanceId, expiresAt: { lt: before } } });
+  }
+
+  /** Deletes pushed requests past their expiry (nothing refers to them: they are gone as soon as they expire). */
+  async purgeExpiredPushes(instanceId: string, now: Date): Promise<void> {
+    await this.db.pushedAuthRequest.deleteMany({ where: { instanceId, expiresAt: { lt: now } } });
+  }
+
+  /** How many pushed requests of `clientId` are still usable at `now`. */
+  livePushes(instanceId: string, clientId: string, now: Date): Promise<number> {
+    return this.db.pushedAuthRequest.count({ where: { instanceId, clientId, expiresAt: { gt: now } } });
   }
 
   /** Stores a pushed authorization request (RFC 9126) under the SHA-256 of its request_uri. */

@@ -3,6 +3,7 @@
 // client, not from PAR; an application with require_pushed_authorization_requests refuses a plain request
 // (invalid_request at its redirect URI); the endpoint's own errors (client authentication, a bad request) in JSON.
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { purgeExpiredTokens } from "../../src/domain/oauth/tokens.js";
 import { createHuman, defaultOrgId, type Machine, project } from "../support/fixtures.js";
 import {
   authorizeGet,
@@ -175,6 +176,30 @@ describe("refusals", () => {
     }
     const get = await fetch(`${t.url}/oauth/v2/par`);
     expect(get.status).toBe(405);
+  });
+
+  it("at most 5,000 usable pushes per client (429, Retry-After), expired ones leave the count and are purged (moves the clock)", async () => {
+    const capped = await oidcApp(t, projectId, "par-capped");
+    const now = t.server.tokens.clock().getTime();
+    // 5,000 live pushes of this client, written at once (one statement).
+    const expires = new Date(now + 30_000);
+    await t.server.db.prisma.$executeRaw`
+      INSERT INTO "PushedAuthRequest" ("id", "instanceId", "clientId", "refHash", "params", "expiresAt", "createdAt")
+      SELECT 'cap-' || n, ${t.server.instanceId}, ${capped.clientId}, convert_to('cap-' || n, 'UTF8'), '{}'::jsonb, ${expires}, ${expires}
+      FROM generate_series(1, 5000) AS n`;
+    const res = await fetch(`${t.url}/oauth/v2/par`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", authorization: basic(capped) },
+      body: new URLSearchParams(codeRequest()),
+    });
+    expect(res.status).toBe(429);
+    expect(res.headers.get("retry-after")).toBe("60");
+    expect(((await res.json()) as Json).error).toBe("slow_down");
+    expect((await push(web, codeRequest())).status).toBe(201);
+    t.advanceClock(31_000);
+    expect((await push(capped, codeRequest())).status).toBe(201);
+    await purgeExpiredTokens(t.server.tokens);
+    expect(await t.server.db.prisma.pushedAuthRequest.count({ where: { clientId: capped.clientId } })).toBe(1);
   });
 
   it("a request_uri past its 60 seconds is refused (last: moves the clock)", async () => {

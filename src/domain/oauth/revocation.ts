@@ -34,12 +34,14 @@ async function revokeRefreshToken(rt: OAuthRuntime, caller: ClientRecord, token:
 
 /**
  * Purges token rows, used-assertion markers, auth requests, device authorizations, refresh tokens, sign-in sessions and
- * external sign-in intents an hour after they expired (idempotent: any replica may).
+ * external sign-in intents an hour after they expired, pushed authorization requests once expired (idempotent: any
+ * replica may).
  */
 export async function purgeExpiredTokens(rt: OAuthRuntime): Promise<void> {
   const before = new Date(rt.clock().getTime() - 3_600_000);
   await rt.store.tokens.purgeExpired(rt.instanceId, before);
   await rt.store.authRequests.purgeExpired(rt.instanceId, before);
+  await rt.store.authRequests.purgeExpiredPushes(rt.instanceId, rt.clock());
   await rt.store.deviceAuthorizations.purgeExpired(rt.instanceId, before);
   await rt.store.refreshTokens.purgeExpired(rt.instanceId, before);
   await rt.store.sessions.purgeExpired(rt.instanceId, before);

@@ -4,6 +4,7 @@
 // replica may receive the browser) under the SHA-256 of the request_uri's random part; /oauth/v2/authorize takes it
 // out once, for that client, within PAR_LIFETIME_SECONDS, and checks it again (the application may have changed).
 import { newOpaqueToken, sha256 } from "../../../crypto/tokens.js";
+import { DomainError } from "../../errors.js";
 import { newId } from "../../ids.js";
 import type { ClientRecord } from "../client-auth.js";
 import { oidcClient } from "../grants/oidc-client.js";
@@ -13,6 +14,11 @@ import { asMap, PAR_LIFETIME_SECONDS, REQUEST_URI_PREFIX } from "./pushed.js";
 
 /** At most this many bytes of parameters are stored per request (the form reader allows 64 KiB). */
 const MAX_PARAMS_BYTES = 16 * 1024;
+/**
+ * At most this many usable pushed requests per client: with PAR_LIFETIME_SECONDS, some 80 sign-ins a second of one
+ * application, and a bound on what one client (even with valid credentials) can make the table hold.
+ */
+export const MAX_LIVE_PUSHES = 5_000;
 
 export type PushOutcome = { kind: "pushed"; request_uri: string; expires_in: number } | { kind: "error"; error: string; error_description: string };
 
@@ -38,6 +44,10 @@ export async function pushAuthorizationRequest(
   }
   const checked = await checkAuthorization(rt, client, asMap(params), now, true);
   if (checked.kind !== "valid") return { kind: "error", error: checked.error, error_description: checked.description };
+  if ((await rt.store.authRequests.livePushes(rt.instanceId, client.clientId, now)) >= MAX_LIVE_PUSHES) {
+    const wait = String(PAR_LIFETIME_SECONDS);
+    throw new DomainError("ResourceExhausted", "Errors.RateLimited", `too many pushed authorization requests: try again in ${wait} s`, { retryAfter: wait });
+  }
   const secret = newOpaqueToken();
   await rt.store.authRequests.push({
     id: newId(),
