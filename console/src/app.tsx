@@ -41,25 +41,26 @@ const Actions = page(() => import("./pages/actions"));
 const Branding = page(() => import("./pages/branding"));
 const NotFound = page(() => import("./pages/not-found"));
 
-/** A route, the page, and who may open it (others see "no access"; the API would refuse them anyway). */
+/** A route, the page, and who may open it (others see "no access"; the API would refuse them anyway): a page that
+ * only creates needs the permission to create somewhere. */
 const ROUTES: [RegExp, React.ComponentType<{ params: string[] }>, ((a: Access) => boolean)?][] = [
   [/^\/$/, Home],
   [/^\/users$/, Users, (a) => a.users],
-  [/^\/users\/new$/, UserNew, (a) => a.users],
+  [/^\/users\/new$/, UserNew, (a) => a.can("user.write")],
   [/^\/users\/([^/]+)$/, UserDetail, (a) => a.users],
   [/^\/orgs$/, Orgs, (a) => a.orgs],
   [/^\/orgs\/([^/]+)$/, OrgDetail, (a) => a.orgs],
-  [/^\/orgs\/([^/]+)\/idps\/new\/(oidc|saml)$/, IdpNew, (a) => a.orgs],
+  [/^\/orgs\/([^/]+)\/idps\/new\/(oidc|saml)$/, IdpNew, (a) => a.can("idp.write")],
   [/^\/orgs\/([^/]+)\/idps\/([^/]+)$/, IdpDetail, (a) => a.orgs],
   [/^\/projects$/, Projects, (a) => a.projects],
-  [/^\/projects\/([^/]+)\/apps\/new$/, AppWizard, (a) => a.projects],
+  [/^\/projects\/([^/]+)\/apps\/new$/, AppWizard, (a) => a.can("project.app.write")],
   [/^\/projects\/([^/]+)\/apps\/([^/]+)$/, AppDetail, (a) => a.projects],
   [/^\/projects\/([^/]+)$/, ProjectDetail, (a) => a.projects],
   [/^\/events$/, Events, (a) => a.events],
   [/^\/settings$/, Settings, (a) => a.instance],
   [/^\/settings\/branding$/, Branding, (a) => a.instance],
   [/^\/idps$/, Idps, (a) => a.instance],
-  [/^\/idps\/new\/(oidc|saml)$/, IdpNew, (a) => a.instance],
+  [/^\/idps\/new\/(oidc|saml)$/, IdpNew, (a) => a.instanceWrite],
   [/^\/idps\/([^/]+)$/, IdpDetail, (a) => a.instance],
   [/^\/actions$/, Actions, (a) => a.instance],
   [/^\/admins$/, Admins, (a) => a.instance],

@@ -112,6 +112,11 @@ run("what the console offers follows the permissions per organization", () => {
     await page.getByTestId("empty-state").waitFor();
     await expect(page.getByRole("button", { name: "Grant project" }).count()).resolves.toBe(0);
     expect(await accessibilityProblems(page)).toEqual([]);
+    // Pages that only create are not opened (typed or bookmarked).
+    for (const path of ["/users/new", `/projects/${ids.project}/apps/new`, `/orgs/${orgId}/idps/new/oidc`]) {
+      await page.goto(consoleUrl(path));
+      await page.getByRole("heading", { name: "No access" }).waitFor();
+    }
     await page.context().close();
   }, 120_000);
 
