@@ -1,14 +1,33 @@
 // Signing algorithms (issue 29): the JWKS lists a key of each algorithm (RS256, ES256, EdDSA with Ed25519) with its
 // alg, crv and kid; an application's id_token_signed_response_alg picks its ID tokens' (and JWT access tokens')
 // algorithm. openid-client verifies the ID tokens against the JWKS (non-repudiation checks on, so the signature is
-// checked and not only the claims), and expects the application's algorithm in the header; an app left at the default
+// checked and not only the claims), and expects the application's algorithm in the header; so does PyJWT; an app left at the default
 // still gets RS256; a bad value is refused with INVALID_ARGUMENT.
+import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import { createHuman, defaultOrgId, type Machine, project } from "../support/fixtures.js";
 import { codeFlow, discover, issuerOf, loginClient, type OidcApp, oidc, oidcApp } from "../support/oidc.js";
 import { admin, fails, type Json } from "../support/rpc.js";
 import { startTestServer, type TestServer } from "../support/server.js";
+
+/** PyJWT: the key of the token's kid from the JWKS, the signature with `alg` only, iss and aud; prints sub. */
+const PY_VERIFY = [
+  "import jwt, json, sys",
+  "keys = json.loads(sys.argv[1])['keys']",
+  "kid = jwt.get_unverified_header(sys.argv[2])['kid']",
+  "key = jwt.PyJWK([k for k in keys if k['kid'] == kid][0]).key",
+  "print(jwt.decode(sys.argv[2], key, algorithms=[sys.argv[5]], issuer=sys.argv[3], audience=sys.argv[4])['sub'])",
+].join("\n");
+
+function hasPythonJwt(): boolean {
+  try {
+    execFileSync("/usr/bin/python3", ["-c", "import jwt"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 let t: TestServer;
 let login: Machine;
@@ -80,6 +99,18 @@ describe("id_token_signed_response_alg", () => {
       expect(payload.client_id).toBe(app.clientId);
       const info = await fetch(`${t.url}/oidc/v1/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
       expect(info.status).toBe(200);
+
+      // A verifier that is not JavaScript (PyJWT, Debian's python3-jwt) accepts the ID token from the JWKS, not a tampered one.
+      if (hasPythonJwt()) {
+        const jwksText = await (await fetch(`${t.url}/oauth/v2/keys`)).text();
+        const py = (token: string) => execFileSync("/usr/bin/python3", ["-c", PY_VERIFY, jwksText, token, issuerOf(t), app.clientId, alg], { stdio: "pipe" });
+        expect(
+          py(tokens.id_token as string)
+            .toString()
+            .trim(),
+        ).toBe(tokens.claims()?.sub);
+        expect(() => py(`${(tokens.id_token as string).slice(0, -6)}AAAAAA`)).toThrow();
+      }
     });
   }
 
