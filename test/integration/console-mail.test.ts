@@ -1,7 +1,8 @@
 // The console's languages and mail texts (issue 26, mail in the user's language) in a real browser (Debian's chromium
 // through playwright-core) against a real svc with an SMTP sink: the instance's default language set on the settings
 // page, then the German password-reset mail's subject changed there, both checked through the API and in the mail a
-// user without a preferred language receives; then svc's texts restored after a confirmation. axe-core scans the page.
+// user without a preferred language receives; then svc's texts restored after a confirmation; an invitation sent from
+// a user's page arrives and its link leads to the hosted login's invitation page. axe-core scans the pages.
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { ensureConsoleBuilt } from "../../scripts/build.mjs";
@@ -9,7 +10,7 @@ import { accessibilityProblems, browserAvailable, launchBrowser, newContext, sta
 import { createHuman, defaultOrgId } from "../support/fixtures.js";
 import { admin } from "../support/rpc.js";
 import type { TestServer } from "../support/server.js";
-import { type SmtpSink, startSmtpSink } from "../support/smtp.js";
+import { linkFrom, type SmtpSink, startSmtpSink } from "../support/smtp.js";
 
 const run = browserAvailable() ? describe : describe.skip;
 const ADMIN_PASSWORD = "Console-Admin-Passw0rd!";
@@ -98,6 +99,27 @@ run("languages and mail texts on the settings page", () => {
     await page.getByRole("dialog").getByRole("button", { name: "Restore svc's texts" }).click();
     await page.getByText("svc's texts").waitFor();
     expect((await admin(t, "GetMailText", { type: "password_reset", language: "de" })).isDefault).toBe(true);
+    await page.close();
+  }, 120_000);
+
+  it("sends an invitation from a user's page to a user without a password", async () => {
+    const { id } = await admin(t, "CreateUser", {
+      organizationId: await defaultOrgId(t),
+      username: "invited-in-console",
+      human: { profile: { givenName: "Ina", familyName: "Vited", preferredLanguage: "en" }, email: { email: "invited-in-console@example.com" } },
+    });
+    const page = await context.newPage();
+    await page.goto(consoleUrl(`/users/${id}?tab=security`));
+    await page.getByRole("button", { name: "Send an invitation" }).click();
+    await page.getByText("The invitation is on its way.").waitFor();
+    expect(await accessibilityProblems(page)).toEqual([]);
+    const mail = await smtp.next("invited-in-console@example.com");
+    expect(mail.subject).toMatch(/^You are invited to /);
+    expect(new URL(linkFrom(mail)).pathname).toBe("/ui/login/invite");
+    // A user who can sign in already is told so by the API's message.
+    await admin(t, "SetPassword", { userId: id, newPassword: { password: "Invited-Passw0rd!" } });
+    await page.getByRole("button", { name: "Send an invitation" }).click();
+    await page.getByText(/can sign in already/).waitFor();
     await page.close();
   }, 120_000);
 });

@@ -1,5 +1,5 @@
 // A user's credentials an administrator manages: a new password for a person (to be changed at the next sign-in,
-// unless unticked) or a reset mail; for a service account personal access tokens, key pairs (the JSON key file
+// unless unticked), a reset mail or an invitation; for a service account personal access tokens, key pairs (the JSON key file
 // downloaded once) and a client secret, each shown once with a copy button.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { Alert, Button, Card, Checkbox, Group, PasswordInput, Stack, Table, Text, Title, VisuallyHidden } from "@mantine/core";
@@ -7,7 +7,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import type { MachineUser } from "../../../gen/svc/user/v2/user_pb";
 import { UserService } from "../../../gen/svc/user/v2/user_service_pb";
-import { useI18n } from "../i18n";
+import { type MessageKey, useI18n } from "../i18n";
 import { ApiError, ConfirmButton, EmptyState, SecretValue, useDateFormat } from "../ui";
 import { toDate } from "./dates";
 
@@ -44,37 +44,77 @@ export function PasswordCard({ userId }: { userId: string }) {
         </Stack>
       </form>
       <PasswordReset userId={userId} />
+      <Invitation userId={userId} />
     </Card>
   );
 }
 
 /** A reset code by mail (the hosted login's reset page), or returned here for a user without a working address. */
 function PasswordReset({ userId }: { userId: string }) {
-  const { t } = useI18n();
   const reset = useMutation(UserService.method.passwordReset);
+  return (
+    <CodeDelivery
+      texts={{ title: "reset.title", hint: "reset.hint", send: "reset.send", returnCode: "reset.returnCode", sent: "reset.sent", code: "reset.code" }}
+      pending={reset.isPending}
+      error={reset.error}
+      sent={reset.isSuccess && !reset.data.verificationCode}
+      code={reset.data?.verificationCode}
+      onSend={() => reset.mutate({ userId, medium: { case: "sendLink", value: {} } })}
+      onReturn={() => reset.mutate({ userId, medium: { case: "returnCode", value: {} } })}
+    />
+  );
+}
+
+/** An invitation for a user who cannot sign in yet: a link to choose the first password, by mail or returned here. */
+function Invitation({ userId }: { userId: string }) {
+  const invite = useMutation(UserService.method.createInviteCode);
+  return (
+    <CodeDelivery
+      texts={{ title: "invite.title", hint: "invite.hint", send: "invite.send", returnCode: "invite.returnCode", sent: "invite.sent", code: "invite.code" }}
+      pending={invite.isPending}
+      error={invite.error}
+      sent={invite.isSuccess && !invite.data.inviteCode}
+      code={invite.data?.inviteCode}
+      onSend={() => invite.mutate({ userId, verification: { case: "sendCode", value: {} } })}
+      onReturn={() => invite.mutate({ userId, verification: { case: "returnCode", value: {} } })}
+    />
+  );
+}
+
+/** A code sent to the user's e-mail, or shown here once: a password reset's or an invitation's. */
+function CodeDelivery(props: {
+  texts: Record<"title" | "hint" | "send" | "returnCode" | "sent" | "code", MessageKey>;
+  pending: boolean;
+  error: unknown;
+  sent: boolean;
+  code: string | undefined;
+  onSend(): void;
+  onReturn(): void;
+}) {
+  const { t } = useI18n();
   return (
     <Stack gap="sm" mt="lg">
       <Title order={3} size="h5">
-        {t("reset.title")}
+        {t(props.texts.title)}
       </Title>
       <Text size="sm" c="dimmed">
-        {t("reset.hint")}
+        {t(props.texts.hint)}
       </Text>
       <Group>
-        <Button variant="default" loading={reset.isPending} onClick={() => reset.mutate({ userId, medium: { case: "sendLink", value: {} } })}>
-          {t("reset.send")}
+        <Button variant="default" loading={props.pending} onClick={props.onSend}>
+          {t(props.texts.send)}
         </Button>
-        <Button variant="default" loading={reset.isPending} onClick={() => reset.mutate({ userId, medium: { case: "returnCode", value: {} } })}>
-          {t("reset.returnCode")}
+        <Button variant="default" loading={props.pending} onClick={props.onReturn}>
+          {t(props.texts.returnCode)}
         </Button>
       </Group>
-      <ApiError error={reset.error} />
-      {reset.isSuccess && !reset.data.verificationCode && (
+      <ApiError error={props.error} />
+      {props.sent && (
         <Text size="sm" role="status">
-          {t("reset.sent")}
+          {t(props.texts.sent)}
         </Text>
       )}
-      {reset.data?.verificationCode && <SecretValue label={t("reset.code")} value={reset.data.verificationCode} />}
+      {props.code && <SecretValue label={t(props.texts.code)} value={props.code} />}
     </Stack>
   );
 }
