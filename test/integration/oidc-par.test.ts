@@ -2,7 +2,9 @@
 // and completes the code flow with the request_uri; the refusals: a request_uri used twice, expired, of another
 // client, not from PAR; an application with require_pushed_authorization_requests refuses a plain request
 // (invalid_request at its redirect URI); the endpoint's own errors (client authentication, a bad request) in JSON.
+import { createPrivateKey } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { importPKCS8 } from "jose";
 import { purgeExpiredTokens } from "../../src/domain/oauth/tokens.js";
 import { createHuman, defaultOrgId, type Machine, project } from "../support/fixtures.js";
 import {
@@ -103,6 +105,32 @@ describe("the code flow through PAR", () => {
 
     // Used once: the same request_uri again is refused.
     expect(await refusedPage(web.clientId, url.searchParams.get("request_uri") as string)).toContain("invalid_request_uri");
+  });
+
+  it("a private_key_jwt client authenticates at the PAR endpoint with an assertion (openid-client), then at the token endpoint", async () => {
+    const pkj = await oidcApp(t, projectId, "par-pkj", { authMethodType: "OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT" });
+    const key = await admin(t, "AddApplicationKey", { projectId, appId: pkj.appId });
+    const file = JSON.parse(Buffer.from(key.keyDetails, "base64").toString("utf8")) as { keyId: string; key: string };
+    const pem = createPrivateKey(file.key).export({ type: "pkcs8", format: "pem" }) as string;
+    const config = await discover(t, pkj.clientId, {}, oidc.PrivateKeyJwt({ key: await importPKCS8(pem, "RS256"), kid: file.keyId }));
+    const verifier = oidc.randomPKCECodeVerifier();
+    const url = await oidc.buildAuthorizationUrlWithPAR(config, {
+      redirect_uri: CB,
+      scope: "openid",
+      state: "pkj",
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: "S256",
+    });
+    const callbackUrl = await finish(t, login, authRequestOf(await visit(t, url)), await signIn(t, login, alice));
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), { pkceCodeVerifier: verifier, expectedState: "pkj", idTokenExpected: true });
+    expect(tokens.claims()?.aud).toContain(pkj.clientId);
+    // Without its assertion (client_id only, as a public client would): invalid_client.
+    const bare = await fetch(`${t.url}/oauth/v2/par`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ client_id: pkj.clientId, ...codeRequest() }),
+    });
+    expect([bare.status, ((await bare.json()) as Json).error]).toEqual([401, "invalid_client"]);
   });
 
   it("answers 201 with a request_uri and expires_in; a public client names itself with client_id", async () => {
