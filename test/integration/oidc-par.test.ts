@@ -202,6 +202,11 @@ describe("refusals", () => {
       expect({ params, status: res.status, error: res.body.error }).toEqual({ params, status: 400, error });
       expect(res.body.request_uri).toBeUndefined();
     }
+    // An application deactivated since: invalid_client, 401.
+    const gone = await oidcApp(t, projectId, "par-deactivated");
+    await admin(t, "DeactivateApplication", { projectId, appId: gone.appId });
+    const deactivated = await push(gone, codeRequest());
+    expect([deactivated.status, deactivated.body.error]).toEqual([401, "invalid_client"]);
     const get = await fetch(`${t.url}/oauth/v2/par`);
     expect(get.status).toBe(405);
   });

@@ -32,8 +32,8 @@ export async function pushAuthorizationRequest(
   form: Record<string, string | undefined>,
   now: Date,
 ): Promise<PushOutcome> {
+  // An inactive application does not authenticate (invalid_client, 401), with credentials or as a public client.
   const client = await oidcClient(rt, authenticated, form, "authorization_code");
-  if (!client.active) return { kind: "error", error: "invalid_client", error_description: "the application is not active" };
   const params: Record<string, string> = {};
   for (const name of KNOWN) {
     const v = form[name];
