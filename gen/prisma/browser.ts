@@ -138,6 +138,11 @@ export type SamlCertificate = Prisma.SamlCertificateModel
  */
 export type SamlRequest = Prisma.SamlRequestModel
 /**
+ * Model SamlPersistentId
+ * 
+ */
+export type SamlPersistentId = Prisma.SamlPersistentIdModel
+/**
  * Model SamlLogout
  * 
  */

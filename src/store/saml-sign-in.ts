@@ -49,6 +49,7 @@ function requestOf(r: Row): SamlRequestRow {
     relayState: r.relayState as string | null,
     forceAuthn: r.forceAuthn as boolean,
     isPassive: r.isPassive as boolean,
+    nameIdFormat: (r.nameIdFormat as string | null) ?? null,
     createdAt: asDate(r.createdAt as string),
     expiresAt: asDate(r.expiresAt as string),
     finishedAt: r.finishedAt === null ? null : asDate(r.finishedAt as string),
@@ -72,7 +73,7 @@ export class SamlSignInRepo {
       this.db,
       statement(
         Prisma.sql`SELECT sr."id", sr."instanceId", sr."appId", sr."requestId", sr."issuer", sr."acsUrl", sr."binding", sr."relayState",
-          sr."forceAuthn", sr."isPassive", sr."createdAt", sr."expiresAt", sr."finishedAt",
+          sr."forceAuthn", sr."isPassive", sr."nameIdFormat", sr."createdAt", sr."expiresAt", sr."finishedAt",
           app."projectId" AS "app_projectId", app."orgId" AS "app_orgId", app."state"::text AS "app_state", app."config" AS "app_config",
           ${LINK_SESSION_COLUMNS}, s."tokenHash" AS "s_tokenHash", ${SESSION_USER_COLUMNS},
           ${settingsJson(SIGN_IN_SETTING_KINDS, Prisma.sql`${instanceId}`)}, ${READY_FACTOR_COLUMNS},

@@ -36,6 +36,8 @@ export interface NewSamlRequest {
   relayState: string | null;
   forceAuthn: boolean;
   isPassive: boolean;
+  /** The NameIDPolicy Format asked for (a URI svc gives), or null: the app's. */
+  nameIdFormat?: string | null;
   createdAt: Date;
   expiresAt: Date;
 }
@@ -167,6 +169,19 @@ export class SamlRepo {
   async purgeExpired(instanceId: string, before: Date): Promise<void> {
     await this.db.samlRequest.deleteMany({ where: { instanceId, expiresAt: { lt: before } } });
     await this.db.samlLogout.deleteMany({ where: { instanceId, expiresAt: { lt: before } } });
+  }
+
+  // ------------------------------------------------------------ persistent NameIDs
+
+  /** The user's pairwise persistent NameID at the app: the stored one, or `fresh` stored now (first assertion). */
+  async persistentId(appId: string, userId: string, fresh: string, at: Date): Promise<string> {
+    const row = await this.db.samlPersistentId.upsert({
+      where: { appId_userId: { appId, userId } },
+      create: { appId, userId, nameId: fresh, createdAt: at },
+      update: {},
+      select: { nameId: true },
+    });
+    return row.nameId;
   }
 
   // ------------------------------------------------------------ single logout

@@ -411,6 +411,11 @@ export class SessionRepo {
     });
   }
 
+  /** What the session's participation in the app recorded (the NameID a SAML SP was given), or null. */
+  participant(sessionId: string, appId: string): Promise<ParticipantRow | null> {
+    return this.db.sessionParticipant.findUnique({ where: { sessionId_appId: { sessionId, appId } } }) as Promise<ParticipantRow | null>;
+  }
+
   /** The apps these sessions signed into, oldest first. */
   participants(instanceId: string, sessionIds: readonly string[]): Promise<ParticipantRow[]> {
     if (sessionIds.length === 0) return Promise.resolve([]);

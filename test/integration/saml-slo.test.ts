@@ -4,17 +4,14 @@
 // browser and answers the initiator with a signed LogoutResponse; svc's logout page sends the SPs LogoutRequests
 // (IdP-initiated). The refusals: an unsigned LogoutRequest from an SP that signs, a replayed one, one naming a subject
 // the SP was never given, a wrong signature.
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { createSign, createVerify } from "node:crypto";
-import { writeFile } from "node:fs/promises";
-import path from "node:path";
-import { createInterface } from "node:readline";
 import { deflateRawSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createHuman, defaultOrgId, type Machine, PASSWORD, project } from "../support/fixtures.js";
 import { issuerOf, loginClient, type SessionRef, signIn, visit } from "../support/oidc.js";
+import { type PySp, type Pysaml2, pySp, startPysaml2 } from "../support/pysaml2.js";
 import { admin, call, type Json } from "../support/rpc.js";
-import { createResponse, type KeyPair, POST, REDIRECT, samlApp, samlRequestOf, samlTempFile, samlWorkDir, spKeyPair, spMetadata } from "../support/saml.js";
+import { createResponse, type KeyPair, samlRequestOf } from "../support/saml.js";
 import { formOf } from "../support/saml-idp.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { locationOf, Visitor } from "../support/visitor.js";
@@ -25,47 +22,11 @@ let alice: string;
 let projectId: string;
 let py: Pysaml2;
 
-/** The pysaml2 SPs' process (test/support/pysaml2-slo.py): one JSON command, one JSON answer. */
-class Pysaml2 {
-  private readonly child: ChildProcessWithoutNullStreams;
-  private readonly waiting: ((line: string) => void)[] = [];
-  stderr = "";
-  constructor() {
-    this.child = spawn("/usr/bin/python3", [path.join(import.meta.dirname, "../support/pysaml2-slo.py")]);
-    this.child.stderr.on("data", (d) => {
-      this.stderr += String(d);
-    });
-    createInterface({ input: this.child.stdout }).on("line", (line) => this.waiting.shift()?.(line));
-  }
-  async call(cmd: Json): Promise<Json> {
-    const line = await new Promise<string>((resolve) => {
-      this.waiting.push(resolve);
-      this.child.stdin.write(`${JSON.stringify(cmd)}\n`);
-    });
-    return JSON.parse(line);
-  }
-  async ok(cmd: Json): Promise<Json> {
-    const out = await this.call(cmd);
-    if (out.error) throw new Error(`pysaml2 ${cmd.cmd}: ${out.error}\n${this.stderr.slice(-2000)}`);
-    return out;
-  }
-  stop(): void {
-    this.child.stdin.end();
-  }
-}
-
-interface Sp {
-  entity: string;
-  acs: string;
-  slo: string;
-  keys: KeyPair;
-}
-
-const sp = (host: string): Sp => ({ entity: `https://${host}/sp`, acs: `https://${host}/acs`, slo: `https://${host}/slo`, keys: spKeyPair(host) });
-const A = sp("slo-a.example.com");
-const B = sp("slo-b.example.com");
-/** Registered with a signing certificate pysaml2 does not have: it never signed into anything. */
-const C = sp("slo-c.example.com");
+type Sp = PySp;
+const A = pySp("slo-a.example.com");
+const B = pySp("slo-b.example.com");
+/** Registered, and known to pysaml2, but never signed into anything. */
+const C = pySp("slo-c.example.com");
 
 beforeAll(async () => {
   t = await startTestServer();
@@ -75,33 +36,7 @@ beforeAll(async () => {
   await createHuman(t, orgId, "slo-alice");
   const domain = (await admin(t, "GetOrganizationByID", { organizationId: orgId })).organization.primaryDomain;
   alice = `slo-alice@${domain}`;
-  const dir = await samlWorkDir();
-  const sps = [];
-  for (const s of [A, B, C]) {
-    await samlApp(
-      t,
-      projectId,
-      new URL(s.entity).host,
-      spMetadata({
-        entityId: s.entity,
-        acs: [{ url: s.acs }],
-        cert: s.keys,
-        slo: [
-          { url: s.slo, binding: REDIRECT },
-          { url: s.slo, binding: POST },
-        ],
-      }),
-      { signResponse: true },
-    );
-    const key = path.join(dir, `${new URL(s.entity).host}.key`);
-    const cert = path.join(dir, `${new URL(s.entity).host}.crt`);
-    await writeFile(key, s.keys.privateKeyPem);
-    await writeFile(cert, s.keys.certPem);
-    sps.push({ entity: s.entity, acs: s.acs, slo: s.slo, key, cert });
-  }
-  const idp = await samlTempFile("slo-idp-metadata.xml", await (await fetch(`${t.url}/saml/v2/metadata`)).text());
-  py = new Pysaml2();
-  await py.ok({ cmd: "init", idp, sps });
+  py = await startPysaml2(t, projectId, [{ sp: A }, { sp: B }, { sp: C }]);
 }, 120_000);
 afterAll(async () => {
   py?.stop();

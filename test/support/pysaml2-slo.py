@@ -1,8 +1,8 @@
 # pysaml2 (Debian's python3-pysaml2) as SPs of svc's IdP that keep their sessions, for Single Logout tests
-# (test/integration/saml-slo.test.ts). One process holds the SPs' state (pysaml2's identity cache and outstanding
+# (test/integration/saml-slo.test.ts) and NameIDs and attribute profiles (saml-name-ids.test.ts). One process holds the SPs' state (pysaml2's identity cache and outstanding
 # logout requests); it reads one JSON command a line from stdin and writes one JSON answer a line to stdout:
 #   {"cmd": "init", "idp": <idp metadata file>, "sps": [{"entity", "acs", "slo", "key", "cert"}]}
-#   {"cmd": "login", "sp"}                          -> {"id", "url"}    an AuthnRequest (HTTP-Redirect)
+#   {"cmd": "login", "sp", "nameIdFormat"?}         -> {"id", "url"}    an AuthnRequest (HTTP-Redirect)
 #   {"cmd": "acs", "sp", "id", "response"}          -> {"nameId", "format", "sessionIndex", "attributes"}
 #   {"cmd": "logout", "sp", "binding"}              -> {"url", "fields"}  the SP's signed LogoutRequest
 #   {"cmd": "logout_response", "sp", "binding", "message"} -> {"loggedIn"}  the IdP's LogoutResponse, handled
@@ -73,7 +73,8 @@ def handle(c):
         return {}
     sp = SPS[c["sp"]]
     if cmd == "login":
-        request_id, info = sp.prepare_for_authenticate(binding=BINDING_HTTP_REDIRECT)
+        extra = {"nameid_format": c["nameIdFormat"]} if c.get("nameIdFormat") else {}
+        request_id, info = sp.prepare_for_authenticate(binding=BINDING_HTTP_REDIRECT, **extra)
         return {"id": request_id, "url": dict(info["headers"])["Location"]}
     if cmd == "acs":
         r = sp.parse_authn_request_response(c["response"], BINDING_HTTP_POST, outstanding={c["id"]: "/"})

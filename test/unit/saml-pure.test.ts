@@ -58,7 +58,24 @@ describe("parseSpMetadata", () => {
       acs: [{ url: "https://sp.example.com/acs", binding: POST, index: 0, isDefault: false }],
       signingCertificates: [cert.certB64],
       authnRequestsSigned: true,
+      slo: [],
     });
+  });
+
+  it("keeps the SingleLogoutServices with a binding svc speaks (not SOAP), and refuses a plain-http one", () => {
+    const slo = (list: { url: string; binding: string; responseUrl?: string }[]) =>
+      parseSpMetadata(Buffer.from(spMetadata({ entityId: "https://sp.example.com", acs: [{ url: "https://sp.example.com/acs" }], slo: list }))).slo;
+    expect(
+      slo([
+        { url: "https://sp.example.com/slo", binding: REDIRECT, responseUrl: "https://sp.example.com/slo-done" },
+        { url: "https://sp.example.com/soap", binding: "urn:oasis:names:tc:SAML:2.0:bindings:SOAP" },
+        { url: "https://sp.example.com/slo", binding: POST },
+      ]),
+    ).toEqual([
+      { url: "https://sp.example.com/slo", binding: REDIRECT, responseUrl: "https://sp.example.com/slo-done" },
+      { url: "https://sp.example.com/slo", binding: POST },
+    ]);
+    expect(() => slo([{ url: "http://sp.example.com/slo", binding: REDIRECT }])).toThrow(/SingleLogoutService Location/);
   });
 
   it("refuses duplicate indexes and an entity id that is missing", () => {

@@ -421,6 +421,7 @@ export const ModelName = {
   SigningKey: 'SigningKey',
   SamlCertificate: 'SamlCertificate',
   SamlRequest: 'SamlRequest',
+  SamlPersistentId: 'SamlPersistentId',
   SamlLogout: 'SamlLogout',
   OAuthToken: 'OAuthToken',
   RateLimit: 'RateLimit',
@@ -458,7 +459,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "instance" | "organization" | "user" | "userMetadata" | "personalAccessToken" | "machineKey" | "orgMetadata" | "setting" | "instanceMember" | "orgMember" | "event" | "userEmail" | "userPhone" | "userAddress" | "scimExternalId" | "project" | "projectRole" | "projectGrant" | "userGrant" | "application" | "appKey" | "signingKey" | "samlCertificate" | "samlRequest" | "samlLogout" | "oAuthToken" | "rateLimit" | "session" | "sessionParticipant" | "deviceAuthorization" | "authRequest" | "pushedAuthRequest" | "refreshToken" | "userTotp" | "passkey" | "userCode" | "passwordHistory" | "identityProvider" | "idpLink" | "idpIntent" | "actionTarget" | "actionEventExecution" | "delivery" | "actionExecution" | "userConsent" | "idempotencyKey"
+    modelProps: "instance" | "organization" | "user" | "userMetadata" | "personalAccessToken" | "machineKey" | "orgMetadata" | "setting" | "instanceMember" | "orgMember" | "event" | "userEmail" | "userPhone" | "userAddress" | "scimExternalId" | "project" | "projectRole" | "projectGrant" | "userGrant" | "application" | "appKey" | "signingKey" | "samlCertificate" | "samlRequest" | "samlPersistentId" | "samlLogout" | "oAuthToken" | "rateLimit" | "session" | "sessionParticipant" | "deviceAuthorization" | "authRequest" | "pushedAuthRequest" | "refreshToken" | "userTotp" | "passkey" | "userCode" | "passwordHistory" | "identityProvider" | "idpLink" | "idpIntent" | "actionTarget" | "actionEventExecution" | "delivery" | "actionExecution" | "userConsent" | "idempotencyKey"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -2235,6 +2236,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.SamlRequestCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.SamlRequestCountAggregateOutputType> | number
+        }
+      }
+    }
+    SamlPersistentId: {
+      payload: Prisma.$SamlPersistentIdPayload<ExtArgs>
+      fields: Prisma.SamlPersistentIdFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.SamlPersistentIdFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlPersistentIdPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.SamlPersistentIdFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlPersistentIdPayload>
+        }
+        findFirst: {
+          args: Prisma.SamlPersistentIdFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlPersistentIdPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.SamlPersistentIdFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlPersistentIdPayload>
+        }
+        findMany: {
+          args: Prisma.SamlPersistentIdFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlPersistentIdPayload>[]
+        }
+        create: {
+          args: Prisma.SamlPersistentIdCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlPersistentIdPayload>
+        }
+        createMany: {
+          args: Prisma.SamlPersistentIdCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.SamlPersistentIdCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlPersistentIdPayload>[]
+        }
+        delete: {
+          args: Prisma.SamlPersistentIdDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlPersistentIdPayload>
+        }
+        update: {
+          args: Prisma.SamlPersistentIdUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlPersistentIdPayload>
+        }
+        deleteMany: {
+          args: Prisma.SamlPersistentIdDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.SamlPersistentIdUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.SamlPersistentIdUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlPersistentIdPayload>[]
+        }
+        upsert: {
+          args: Prisma.SamlPersistentIdUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SamlPersistentIdPayload>
+        }
+        aggregate: {
+          args: Prisma.SamlPersistentIdAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateSamlPersistentId>
+        }
+        groupBy: {
+          args: Prisma.SamlPersistentIdGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SamlPersistentIdGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.SamlPersistentIdCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SamlPersistentIdCountAggregateOutputType> | number
         }
       }
     }
@@ -4254,12 +4329,23 @@ export const SamlRequestScalarFieldEnum = {
   relayState: 'relayState',
   forceAuthn: 'forceAuthn',
   isPassive: 'isPassive',
+  nameIdFormat: 'nameIdFormat',
   createdAt: 'createdAt',
   expiresAt: 'expiresAt',
   finishedAt: 'finishedAt'
 } as const
 
 export type SamlRequestScalarFieldEnum = (typeof SamlRequestScalarFieldEnum)[keyof typeof SamlRequestScalarFieldEnum]
+
+
+export const SamlPersistentIdScalarFieldEnum = {
+  appId: 'appId',
+  userId: 'userId',
+  nameId: 'nameId',
+  createdAt: 'createdAt'
+} as const
+
+export type SamlPersistentIdScalarFieldEnum = (typeof SamlPersistentIdScalarFieldEnum)[keyof typeof SamlPersistentIdScalarFieldEnum]
 
 
 export const SamlLogoutScalarFieldEnum = {
@@ -5065,6 +5151,7 @@ export type GlobalOmitConfig = {
   signingKey?: Prisma.SigningKeyOmit
   samlCertificate?: Prisma.SamlCertificateOmit
   samlRequest?: Prisma.SamlRequestOmit
+  samlPersistentId?: Prisma.SamlPersistentIdOmit
   samlLogout?: Prisma.SamlLogoutOmit
   oAuthToken?: Prisma.OAuthTokenOmit
   rateLimit?: Prisma.RateLimitOmit

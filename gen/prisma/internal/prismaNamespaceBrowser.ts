@@ -75,6 +75,7 @@ export const ModelName = {
   SigningKey: 'SigningKey',
   SamlCertificate: 'SamlCertificate',
   SamlRequest: 'SamlRequest',
+  SamlPersistentId: 'SamlPersistentId',
   SamlLogout: 'SamlLogout',
   OAuthToken: 'OAuthToken',
   RateLimit: 'RateLimit',
@@ -464,12 +465,23 @@ export const SamlRequestScalarFieldEnum = {
   relayState: 'relayState',
   forceAuthn: 'forceAuthn',
   isPassive: 'isPassive',
+  nameIdFormat: 'nameIdFormat',
   createdAt: 'createdAt',
   expiresAt: 'expiresAt',
   finishedAt: 'finishedAt'
 } as const
 
 export type SamlRequestScalarFieldEnum = (typeof SamlRequestScalarFieldEnum)[keyof typeof SamlRequestScalarFieldEnum]
+
+
+export const SamlPersistentIdScalarFieldEnum = {
+  appId: 'appId',
+  userId: 'userId',
+  nameId: 'nameId',
+  createdAt: 'createdAt'
+} as const
+
+export type SamlPersistentIdScalarFieldEnum = (typeof SamlPersistentIdScalarFieldEnum)[keyof typeof SamlPersistentIdScalarFieldEnum]
 
 
 export const SamlLogoutScalarFieldEnum = {

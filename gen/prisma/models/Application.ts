@@ -268,6 +268,7 @@ export type ApplicationWhereInput = {
   participants?: Prisma.SessionParticipantListRelationFilter
   deviceAuthorizations?: Prisma.DeviceAuthorizationListRelationFilter
   samlLogouts?: Prisma.SamlLogoutListRelationFilter
+  samlPersistentIds?: Prisma.SamlPersistentIdListRelationFilter
 }
 
 export type ApplicationOrderByWithRelationInput = {
@@ -296,6 +297,7 @@ export type ApplicationOrderByWithRelationInput = {
   participants?: Prisma.SessionParticipantOrderByRelationAggregateInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationOrderByRelationAggregateInput
   samlLogouts?: Prisma.SamlLogoutOrderByRelationAggregateInput
+  samlPersistentIds?: Prisma.SamlPersistentIdOrderByRelationAggregateInput
 }
 
 export type ApplicationWhereUniqueInput = Prisma.AtLeast<{
@@ -329,6 +331,7 @@ export type ApplicationWhereUniqueInput = Prisma.AtLeast<{
   participants?: Prisma.SessionParticipantListRelationFilter
   deviceAuthorizations?: Prisma.DeviceAuthorizationListRelationFilter
   samlLogouts?: Prisma.SamlLogoutListRelationFilter
+  samlPersistentIds?: Prisma.SamlPersistentIdListRelationFilter
 }, "id" | "clientId" | "projectId_name" | "instanceId_samlEntityId">
 
 export type ApplicationOrderByWithAggregationInput = {
@@ -398,6 +401,7 @@ export type ApplicationCreateInput = {
   participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationCreateNestedManyWithoutAppInput
   samlLogouts?: Prisma.SamlLogoutCreateNestedManyWithoutAppInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateInput = {
@@ -425,6 +429,7 @@ export type ApplicationUncheckedCreateInput = {
   participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedCreateNestedManyWithoutAppInput
   samlLogouts?: Prisma.SamlLogoutUncheckedCreateNestedManyWithoutAppInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUpdateInput = {
@@ -452,6 +457,7 @@ export type ApplicationUpdateInput = {
   participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUpdateManyWithoutAppNestedInput
   samlLogouts?: Prisma.SamlLogoutUpdateManyWithoutAppNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateInput = {
@@ -479,6 +485,7 @@ export type ApplicationUncheckedUpdateInput = {
   participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedUpdateManyWithoutAppNestedInput
   samlLogouts?: Prisma.SamlLogoutUncheckedUpdateManyWithoutAppNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateManyInput = {
@@ -690,6 +697,20 @@ export type ApplicationUpdateOneRequiredWithoutSamlRequestsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.ApplicationUpdateToOneWithWhereWithoutSamlRequestsInput, Prisma.ApplicationUpdateWithoutSamlRequestsInput>, Prisma.ApplicationUncheckedUpdateWithoutSamlRequestsInput>
 }
 
+export type ApplicationCreateNestedOneWithoutSamlPersistentIdsInput = {
+  create?: Prisma.XOR<Prisma.ApplicationCreateWithoutSamlPersistentIdsInput, Prisma.ApplicationUncheckedCreateWithoutSamlPersistentIdsInput>
+  connectOrCreate?: Prisma.ApplicationCreateOrConnectWithoutSamlPersistentIdsInput
+  connect?: Prisma.ApplicationWhereUniqueInput
+}
+
+export type ApplicationUpdateOneRequiredWithoutSamlPersistentIdsNestedInput = {
+  create?: Prisma.XOR<Prisma.ApplicationCreateWithoutSamlPersistentIdsInput, Prisma.ApplicationUncheckedCreateWithoutSamlPersistentIdsInput>
+  connectOrCreate?: Prisma.ApplicationCreateOrConnectWithoutSamlPersistentIdsInput
+  upsert?: Prisma.ApplicationUpsertWithoutSamlPersistentIdsInput
+  connect?: Prisma.ApplicationWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.ApplicationUpdateToOneWithWhereWithoutSamlPersistentIdsInput, Prisma.ApplicationUpdateWithoutSamlPersistentIdsInput>, Prisma.ApplicationUncheckedUpdateWithoutSamlPersistentIdsInput>
+}
+
 export type ApplicationCreateNestedOneWithoutSamlLogoutsInput = {
   create?: Prisma.XOR<Prisma.ApplicationCreateWithoutSamlLogoutsInput, Prisma.ApplicationUncheckedCreateWithoutSamlLogoutsInput>
   connectOrCreate?: Prisma.ApplicationCreateOrConnectWithoutSamlLogoutsInput
@@ -816,6 +837,7 @@ export type ApplicationCreateWithoutProjectInput = {
   participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationCreateNestedManyWithoutAppInput
   samlLogouts?: Prisma.SamlLogoutCreateNestedManyWithoutAppInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutProjectInput = {
@@ -842,6 +864,7 @@ export type ApplicationUncheckedCreateWithoutProjectInput = {
   participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedCreateNestedManyWithoutAppInput
   samlLogouts?: Prisma.SamlLogoutUncheckedCreateNestedManyWithoutAppInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutProjectInput = {
@@ -915,6 +938,7 @@ export type ApplicationCreateWithoutKeysInput = {
   participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationCreateNestedManyWithoutAppInput
   samlLogouts?: Prisma.SamlLogoutCreateNestedManyWithoutAppInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutKeysInput = {
@@ -941,6 +965,7 @@ export type ApplicationUncheckedCreateWithoutKeysInput = {
   participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedCreateNestedManyWithoutAppInput
   samlLogouts?: Prisma.SamlLogoutUncheckedCreateNestedManyWithoutAppInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutKeysInput = {
@@ -983,6 +1008,7 @@ export type ApplicationUpdateWithoutKeysInput = {
   participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUpdateManyWithoutAppNestedInput
   samlLogouts?: Prisma.SamlLogoutUpdateManyWithoutAppNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutKeysInput = {
@@ -1009,6 +1035,7 @@ export type ApplicationUncheckedUpdateWithoutKeysInput = {
   participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedUpdateManyWithoutAppNestedInput
   samlLogouts?: Prisma.SamlLogoutUncheckedUpdateManyWithoutAppNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateWithoutSamlRequestsInput = {
@@ -1035,6 +1062,7 @@ export type ApplicationCreateWithoutSamlRequestsInput = {
   participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationCreateNestedManyWithoutAppInput
   samlLogouts?: Prisma.SamlLogoutCreateNestedManyWithoutAppInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutSamlRequestsInput = {
@@ -1061,6 +1089,7 @@ export type ApplicationUncheckedCreateWithoutSamlRequestsInput = {
   participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedCreateNestedManyWithoutAppInput
   samlLogouts?: Prisma.SamlLogoutUncheckedCreateNestedManyWithoutAppInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutSamlRequestsInput = {
@@ -1103,6 +1132,7 @@ export type ApplicationUpdateWithoutSamlRequestsInput = {
   participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUpdateManyWithoutAppNestedInput
   samlLogouts?: Prisma.SamlLogoutUpdateManyWithoutAppNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutSamlRequestsInput = {
@@ -1125,6 +1155,131 @@ export type ApplicationUncheckedUpdateWithoutSamlRequestsInput = {
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutAppNestedInput
   authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
+  participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedUpdateManyWithoutAppNestedInput
+  samlLogouts?: Prisma.SamlLogoutUncheckedUpdateManyWithoutAppNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutAppNestedInput
+}
+
+export type ApplicationCreateWithoutSamlPersistentIdsInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  name: string
+  state?: $Enums.ResourceState
+  type: $Enums.AppType
+  clientId: string
+  samlEntityId?: string | null
+  secretHash?: runtime.Bytes | null
+  authMethod: string
+  accessTokenType?: $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  project: Prisma.ProjectCreateNestedOneWithoutApplicationsInput
+  keys?: Prisma.AppKeyCreateNestedManyWithoutAppInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutAppInput
+  authRequests?: Prisma.AuthRequestCreateNestedManyWithoutAppInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutAppInput
+  samlRequests?: Prisma.SamlRequestCreateNestedManyWithoutAppInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
+  participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationCreateNestedManyWithoutAppInput
+  samlLogouts?: Prisma.SamlLogoutCreateNestedManyWithoutAppInput
+}
+
+export type ApplicationUncheckedCreateWithoutSamlPersistentIdsInput = {
+  id: string
+  instanceId: string
+  projectId: string
+  orgId: string
+  name: string
+  state?: $Enums.ResourceState
+  type: $Enums.AppType
+  clientId: string
+  samlEntityId?: string | null
+  secretHash?: runtime.Bytes | null
+  authMethod: string
+  accessTokenType?: $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  keys?: Prisma.AppKeyUncheckedCreateNestedManyWithoutAppInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutAppInput
+  authRequests?: Prisma.AuthRequestUncheckedCreateNestedManyWithoutAppInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutAppInput
+  samlRequests?: Prisma.SamlRequestUncheckedCreateNestedManyWithoutAppInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
+  participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedCreateNestedManyWithoutAppInput
+  samlLogouts?: Prisma.SamlLogoutUncheckedCreateNestedManyWithoutAppInput
+}
+
+export type ApplicationCreateOrConnectWithoutSamlPersistentIdsInput = {
+  where: Prisma.ApplicationWhereUniqueInput
+  create: Prisma.XOR<Prisma.ApplicationCreateWithoutSamlPersistentIdsInput, Prisma.ApplicationUncheckedCreateWithoutSamlPersistentIdsInput>
+}
+
+export type ApplicationUpsertWithoutSamlPersistentIdsInput = {
+  update: Prisma.XOR<Prisma.ApplicationUpdateWithoutSamlPersistentIdsInput, Prisma.ApplicationUncheckedUpdateWithoutSamlPersistentIdsInput>
+  create: Prisma.XOR<Prisma.ApplicationCreateWithoutSamlPersistentIdsInput, Prisma.ApplicationUncheckedCreateWithoutSamlPersistentIdsInput>
+  where?: Prisma.ApplicationWhereInput
+}
+
+export type ApplicationUpdateToOneWithWhereWithoutSamlPersistentIdsInput = {
+  where?: Prisma.ApplicationWhereInput
+  data: Prisma.XOR<Prisma.ApplicationUpdateWithoutSamlPersistentIdsInput, Prisma.ApplicationUncheckedUpdateWithoutSamlPersistentIdsInput>
+}
+
+export type ApplicationUpdateWithoutSamlPersistentIdsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
+  type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
+  clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  authMethod?: Prisma.StringFieldUpdateOperationsInput | string
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  project?: Prisma.ProjectUpdateOneRequiredWithoutApplicationsNestedInput
+  keys?: Prisma.AppKeyUpdateManyWithoutAppNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutAppNestedInput
+  authRequests?: Prisma.AuthRequestUpdateManyWithoutAppNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutAppNestedInput
+  samlRequests?: Prisma.SamlRequestUpdateManyWithoutAppNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
+  participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
+  deviceAuthorizations?: Prisma.DeviceAuthorizationUpdateManyWithoutAppNestedInput
+  samlLogouts?: Prisma.SamlLogoutUpdateManyWithoutAppNestedInput
+}
+
+export type ApplicationUncheckedUpdateWithoutSamlPersistentIdsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  projectId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.EnumResourceStateFieldUpdateOperationsInput | $Enums.ResourceState
+  type?: Prisma.EnumAppTypeFieldUpdateOperationsInput | $Enums.AppType
+  clientId?: Prisma.StringFieldUpdateOperationsInput | string
+  samlEntityId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  authMethod?: Prisma.StringFieldUpdateOperationsInput | string
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  keys?: Prisma.AppKeyUncheckedUpdateManyWithoutAppNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutAppNestedInput
+  authRequests?: Prisma.AuthRequestUncheckedUpdateManyWithoutAppNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutAppNestedInput
+  samlRequests?: Prisma.SamlRequestUncheckedUpdateManyWithoutAppNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
   participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedUpdateManyWithoutAppNestedInput
@@ -1155,6 +1310,7 @@ export type ApplicationCreateWithoutSamlLogoutsInput = {
   consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
   participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationCreateNestedManyWithoutAppInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutSamlLogoutsInput = {
@@ -1181,6 +1337,7 @@ export type ApplicationUncheckedCreateWithoutSamlLogoutsInput = {
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
   participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedCreateNestedManyWithoutAppInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutSamlLogoutsInput = {
@@ -1223,6 +1380,7 @@ export type ApplicationUpdateWithoutSamlLogoutsInput = {
   consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
   participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUpdateManyWithoutAppNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutSamlLogoutsInput = {
@@ -1249,6 +1407,7 @@ export type ApplicationUncheckedUpdateWithoutSamlLogoutsInput = {
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
   participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedUpdateManyWithoutAppNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateWithoutOauthTokensInput = {
@@ -1275,6 +1434,7 @@ export type ApplicationCreateWithoutOauthTokensInput = {
   participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationCreateNestedManyWithoutAppInput
   samlLogouts?: Prisma.SamlLogoutCreateNestedManyWithoutAppInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutOauthTokensInput = {
@@ -1301,6 +1461,7 @@ export type ApplicationUncheckedCreateWithoutOauthTokensInput = {
   participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedCreateNestedManyWithoutAppInput
   samlLogouts?: Prisma.SamlLogoutUncheckedCreateNestedManyWithoutAppInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutOauthTokensInput = {
@@ -1343,6 +1504,7 @@ export type ApplicationUpdateWithoutOauthTokensInput = {
   participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUpdateManyWithoutAppNestedInput
   samlLogouts?: Prisma.SamlLogoutUpdateManyWithoutAppNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutOauthTokensInput = {
@@ -1369,6 +1531,7 @@ export type ApplicationUncheckedUpdateWithoutOauthTokensInput = {
   participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedUpdateManyWithoutAppNestedInput
   samlLogouts?: Prisma.SamlLogoutUncheckedUpdateManyWithoutAppNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateWithoutParticipantsInput = {
@@ -1395,6 +1558,7 @@ export type ApplicationCreateWithoutParticipantsInput = {
   consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationCreateNestedManyWithoutAppInput
   samlLogouts?: Prisma.SamlLogoutCreateNestedManyWithoutAppInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutParticipantsInput = {
@@ -1421,6 +1585,7 @@ export type ApplicationUncheckedCreateWithoutParticipantsInput = {
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedCreateNestedManyWithoutAppInput
   samlLogouts?: Prisma.SamlLogoutUncheckedCreateNestedManyWithoutAppInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutParticipantsInput = {
@@ -1463,6 +1628,7 @@ export type ApplicationUpdateWithoutParticipantsInput = {
   consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUpdateManyWithoutAppNestedInput
   samlLogouts?: Prisma.SamlLogoutUpdateManyWithoutAppNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutParticipantsInput = {
@@ -1489,6 +1655,7 @@ export type ApplicationUncheckedUpdateWithoutParticipantsInput = {
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedUpdateManyWithoutAppNestedInput
   samlLogouts?: Prisma.SamlLogoutUncheckedUpdateManyWithoutAppNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateWithoutDeviceAuthorizationsInput = {
@@ -1515,6 +1682,7 @@ export type ApplicationCreateWithoutDeviceAuthorizationsInput = {
   consents?: Prisma.UserConsentCreateNestedManyWithoutAppInput
   participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
   samlLogouts?: Prisma.SamlLogoutCreateNestedManyWithoutAppInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutDeviceAuthorizationsInput = {
@@ -1541,6 +1709,7 @@ export type ApplicationUncheckedCreateWithoutDeviceAuthorizationsInput = {
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutAppInput
   participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
   samlLogouts?: Prisma.SamlLogoutUncheckedCreateNestedManyWithoutAppInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutDeviceAuthorizationsInput = {
@@ -1583,6 +1752,7 @@ export type ApplicationUpdateWithoutDeviceAuthorizationsInput = {
   consents?: Prisma.UserConsentUpdateManyWithoutAppNestedInput
   participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
   samlLogouts?: Prisma.SamlLogoutUpdateManyWithoutAppNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutDeviceAuthorizationsInput = {
@@ -1609,6 +1779,7 @@ export type ApplicationUncheckedUpdateWithoutDeviceAuthorizationsInput = {
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutAppNestedInput
   participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
   samlLogouts?: Prisma.SamlLogoutUncheckedUpdateManyWithoutAppNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateWithoutAuthRequestsInput = {
@@ -1635,6 +1806,7 @@ export type ApplicationCreateWithoutAuthRequestsInput = {
   participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationCreateNestedManyWithoutAppInput
   samlLogouts?: Prisma.SamlLogoutCreateNestedManyWithoutAppInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutAuthRequestsInput = {
@@ -1661,6 +1833,7 @@ export type ApplicationUncheckedCreateWithoutAuthRequestsInput = {
   participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedCreateNestedManyWithoutAppInput
   samlLogouts?: Prisma.SamlLogoutUncheckedCreateNestedManyWithoutAppInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutAuthRequestsInput = {
@@ -1703,6 +1876,7 @@ export type ApplicationUpdateWithoutAuthRequestsInput = {
   participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUpdateManyWithoutAppNestedInput
   samlLogouts?: Prisma.SamlLogoutUpdateManyWithoutAppNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutAuthRequestsInput = {
@@ -1729,6 +1903,7 @@ export type ApplicationUncheckedUpdateWithoutAuthRequestsInput = {
   participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedUpdateManyWithoutAppNestedInput
   samlLogouts?: Prisma.SamlLogoutUncheckedUpdateManyWithoutAppNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateWithoutRefreshTokensInput = {
@@ -1755,6 +1930,7 @@ export type ApplicationCreateWithoutRefreshTokensInput = {
   participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationCreateNestedManyWithoutAppInput
   samlLogouts?: Prisma.SamlLogoutCreateNestedManyWithoutAppInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutRefreshTokensInput = {
@@ -1781,6 +1957,7 @@ export type ApplicationUncheckedCreateWithoutRefreshTokensInput = {
   participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedCreateNestedManyWithoutAppInput
   samlLogouts?: Prisma.SamlLogoutUncheckedCreateNestedManyWithoutAppInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutRefreshTokensInput = {
@@ -1823,6 +2000,7 @@ export type ApplicationUpdateWithoutRefreshTokensInput = {
   participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUpdateManyWithoutAppNestedInput
   samlLogouts?: Prisma.SamlLogoutUpdateManyWithoutAppNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutRefreshTokensInput = {
@@ -1849,6 +2027,7 @@ export type ApplicationUncheckedUpdateWithoutRefreshTokensInput = {
   participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedUpdateManyWithoutAppNestedInput
   samlLogouts?: Prisma.SamlLogoutUncheckedUpdateManyWithoutAppNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateWithoutConsentsInput = {
@@ -1875,6 +2054,7 @@ export type ApplicationCreateWithoutConsentsInput = {
   participants?: Prisma.SessionParticipantCreateNestedManyWithoutAppInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationCreateNestedManyWithoutAppInput
   samlLogouts?: Prisma.SamlLogoutCreateNestedManyWithoutAppInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationUncheckedCreateWithoutConsentsInput = {
@@ -1901,6 +2081,7 @@ export type ApplicationUncheckedCreateWithoutConsentsInput = {
   participants?: Prisma.SessionParticipantUncheckedCreateNestedManyWithoutAppInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedCreateNestedManyWithoutAppInput
   samlLogouts?: Prisma.SamlLogoutUncheckedCreateNestedManyWithoutAppInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutAppInput
 }
 
 export type ApplicationCreateOrConnectWithoutConsentsInput = {
@@ -1943,6 +2124,7 @@ export type ApplicationUpdateWithoutConsentsInput = {
   participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUpdateManyWithoutAppNestedInput
   samlLogouts?: Prisma.SamlLogoutUpdateManyWithoutAppNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutConsentsInput = {
@@ -1969,6 +2151,7 @@ export type ApplicationUncheckedUpdateWithoutConsentsInput = {
   participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedUpdateManyWithoutAppNestedInput
   samlLogouts?: Prisma.SamlLogoutUncheckedUpdateManyWithoutAppNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationCreateManyProjectInput = {
@@ -2012,6 +2195,7 @@ export type ApplicationUpdateWithoutProjectInput = {
   participants?: Prisma.SessionParticipantUpdateManyWithoutAppNestedInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUpdateManyWithoutAppNestedInput
   samlLogouts?: Prisma.SamlLogoutUpdateManyWithoutAppNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateWithoutProjectInput = {
@@ -2038,6 +2222,7 @@ export type ApplicationUncheckedUpdateWithoutProjectInput = {
   participants?: Prisma.SessionParticipantUncheckedUpdateManyWithoutAppNestedInput
   deviceAuthorizations?: Prisma.DeviceAuthorizationUncheckedUpdateManyWithoutAppNestedInput
   samlLogouts?: Prisma.SamlLogoutUncheckedUpdateManyWithoutAppNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutAppNestedInput
 }
 
 export type ApplicationUncheckedUpdateManyWithoutProjectInput = {
@@ -2072,6 +2257,7 @@ export type ApplicationCountOutputType = {
   participants: number
   deviceAuthorizations: number
   samlLogouts: number
+  samlPersistentIds: number
 }
 
 export type ApplicationCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -2084,6 +2270,7 @@ export type ApplicationCountOutputTypeSelect<ExtArgs extends runtime.Types.Exten
   participants?: boolean | ApplicationCountOutputTypeCountParticipantsArgs
   deviceAuthorizations?: boolean | ApplicationCountOutputTypeCountDeviceAuthorizationsArgs
   samlLogouts?: boolean | ApplicationCountOutputTypeCountSamlLogoutsArgs
+  samlPersistentIds?: boolean | ApplicationCountOutputTypeCountSamlPersistentIdsArgs
 }
 
 /**
@@ -2159,6 +2346,13 @@ export type ApplicationCountOutputTypeCountSamlLogoutsArgs<ExtArgs extends runti
   where?: Prisma.SamlLogoutWhereInput
 }
 
+/**
+ * ApplicationCountOutputType without action
+ */
+export type ApplicationCountOutputTypeCountSamlPersistentIdsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.SamlPersistentIdWhereInput
+}
+
 
 export type ApplicationSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -2186,6 +2380,7 @@ export type ApplicationSelect<ExtArgs extends runtime.Types.Extensions.InternalA
   participants?: boolean | Prisma.Application$participantsArgs<ExtArgs>
   deviceAuthorizations?: boolean | Prisma.Application$deviceAuthorizationsArgs<ExtArgs>
   samlLogouts?: boolean | Prisma.Application$samlLogoutsArgs<ExtArgs>
+  samlPersistentIds?: boolean | Prisma.Application$samlPersistentIdsArgs<ExtArgs>
   _count?: boolean | Prisma.ApplicationCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["application"]>
 
@@ -2257,6 +2452,7 @@ export type ApplicationInclude<ExtArgs extends runtime.Types.Extensions.Internal
   participants?: boolean | Prisma.Application$participantsArgs<ExtArgs>
   deviceAuthorizations?: boolean | Prisma.Application$deviceAuthorizationsArgs<ExtArgs>
   samlLogouts?: boolean | Prisma.Application$samlLogoutsArgs<ExtArgs>
+  samlPersistentIds?: boolean | Prisma.Application$samlPersistentIdsArgs<ExtArgs>
   _count?: boolean | Prisma.ApplicationCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type ApplicationIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -2279,6 +2475,7 @@ export type $ApplicationPayload<ExtArgs extends runtime.Types.Extensions.Interna
     participants: Prisma.$SessionParticipantPayload<ExtArgs>[]
     deviceAuthorizations: Prisma.$DeviceAuthorizationPayload<ExtArgs>[]
     samlLogouts: Prisma.$SamlLogoutPayload<ExtArgs>[]
+    samlPersistentIds: Prisma.$SamlPersistentIdPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -2700,6 +2897,7 @@ export interface Prisma__ApplicationClient<T, Null = never, ExtArgs extends runt
   participants<T extends Prisma.Application$participantsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$participantsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SessionParticipantPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   deviceAuthorizations<T extends Prisma.Application$deviceAuthorizationsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$deviceAuthorizationsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$DeviceAuthorizationPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   samlLogouts<T extends Prisma.Application$samlLogoutsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$samlLogoutsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SamlLogoutPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  samlPersistentIds<T extends Prisma.Application$samlPersistentIdsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Application$samlPersistentIdsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SamlPersistentIdPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -3358,6 +3556,30 @@ export type Application$samlLogoutsArgs<ExtArgs extends runtime.Types.Extensions
   take?: number
   skip?: number
   distinct?: Prisma.SamlLogoutScalarFieldEnum | Prisma.SamlLogoutScalarFieldEnum[]
+}
+
+/**
+ * Application.samlPersistentIds
+ */
+export type Application$samlPersistentIdsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the SamlPersistentId
+   */
+  select?: Prisma.SamlPersistentIdSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the SamlPersistentId
+   */
+  omit?: Prisma.SamlPersistentIdOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.SamlPersistentIdInclude<ExtArgs> | null
+  where?: Prisma.SamlPersistentIdWhereInput
+  orderBy?: Prisma.SamlPersistentIdOrderByWithRelationInput | Prisma.SamlPersistentIdOrderByWithRelationInput[]
+  cursor?: Prisma.SamlPersistentIdWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.SamlPersistentIdScalarFieldEnum | Prisma.SamlPersistentIdScalarFieldEnum[]
 }
 
 /**

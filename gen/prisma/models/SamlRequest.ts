@@ -35,6 +35,7 @@ export type SamlRequestMinAggregateOutputType = {
   relayState: string | null
   forceAuthn: boolean | null
   isPassive: boolean | null
+  nameIdFormat: string | null
   createdAt: Date | null
   expiresAt: Date | null
   finishedAt: Date | null
@@ -51,6 +52,7 @@ export type SamlRequestMaxAggregateOutputType = {
   relayState: string | null
   forceAuthn: boolean | null
   isPassive: boolean | null
+  nameIdFormat: string | null
   createdAt: Date | null
   expiresAt: Date | null
   finishedAt: Date | null
@@ -67,6 +69,7 @@ export type SamlRequestCountAggregateOutputType = {
   relayState: number
   forceAuthn: number
   isPassive: number
+  nameIdFormat: number
   createdAt: number
   expiresAt: number
   finishedAt: number
@@ -85,6 +88,7 @@ export type SamlRequestMinAggregateInputType = {
   relayState?: true
   forceAuthn?: true
   isPassive?: true
+  nameIdFormat?: true
   createdAt?: true
   expiresAt?: true
   finishedAt?: true
@@ -101,6 +105,7 @@ export type SamlRequestMaxAggregateInputType = {
   relayState?: true
   forceAuthn?: true
   isPassive?: true
+  nameIdFormat?: true
   createdAt?: true
   expiresAt?: true
   finishedAt?: true
@@ -117,6 +122,7 @@ export type SamlRequestCountAggregateInputType = {
   relayState?: true
   forceAuthn?: true
   isPassive?: true
+  nameIdFormat?: true
   createdAt?: true
   expiresAt?: true
   finishedAt?: true
@@ -206,6 +212,7 @@ export type SamlRequestGroupByOutputType = {
   relayState: string | null
   forceAuthn: boolean
   isPassive: boolean
+  nameIdFormat: string | null
   createdAt: Date
   expiresAt: Date
   finishedAt: Date | null
@@ -243,6 +250,7 @@ export type SamlRequestWhereInput = {
   relayState?: Prisma.StringNullableFilter<"SamlRequest"> | string | null
   forceAuthn?: Prisma.BoolFilter<"SamlRequest"> | boolean
   isPassive?: Prisma.BoolFilter<"SamlRequest"> | boolean
+  nameIdFormat?: Prisma.StringNullableFilter<"SamlRequest"> | string | null
   createdAt?: Prisma.DateTimeFilter<"SamlRequest"> | Date | string
   expiresAt?: Prisma.DateTimeFilter<"SamlRequest"> | Date | string
   finishedAt?: Prisma.DateTimeNullableFilter<"SamlRequest"> | Date | string | null
@@ -260,6 +268,7 @@ export type SamlRequestOrderByWithRelationInput = {
   relayState?: Prisma.SortOrderInput | Prisma.SortOrder
   forceAuthn?: Prisma.SortOrder
   isPassive?: Prisma.SortOrder
+  nameIdFormat?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
   finishedAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -281,6 +290,7 @@ export type SamlRequestWhereUniqueInput = Prisma.AtLeast<{
   relayState?: Prisma.StringNullableFilter<"SamlRequest"> | string | null
   forceAuthn?: Prisma.BoolFilter<"SamlRequest"> | boolean
   isPassive?: Prisma.BoolFilter<"SamlRequest"> | boolean
+  nameIdFormat?: Prisma.StringNullableFilter<"SamlRequest"> | string | null
   createdAt?: Prisma.DateTimeFilter<"SamlRequest"> | Date | string
   expiresAt?: Prisma.DateTimeFilter<"SamlRequest"> | Date | string
   finishedAt?: Prisma.DateTimeNullableFilter<"SamlRequest"> | Date | string | null
@@ -298,6 +308,7 @@ export type SamlRequestOrderByWithAggregationInput = {
   relayState?: Prisma.SortOrderInput | Prisma.SortOrder
   forceAuthn?: Prisma.SortOrder
   isPassive?: Prisma.SortOrder
+  nameIdFormat?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
   finishedAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -320,6 +331,7 @@ export type SamlRequestScalarWhereWithAggregatesInput = {
   relayState?: Prisma.StringNullableWithAggregatesFilter<"SamlRequest"> | string | null
   forceAuthn?: Prisma.BoolWithAggregatesFilter<"SamlRequest"> | boolean
   isPassive?: Prisma.BoolWithAggregatesFilter<"SamlRequest"> | boolean
+  nameIdFormat?: Prisma.StringNullableWithAggregatesFilter<"SamlRequest"> | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"SamlRequest"> | Date | string
   expiresAt?: Prisma.DateTimeWithAggregatesFilter<"SamlRequest"> | Date | string
   finishedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"SamlRequest"> | Date | string | null
@@ -335,6 +347,7 @@ export type SamlRequestCreateInput = {
   relayState?: string | null
   forceAuthn?: boolean
   isPassive?: boolean
+  nameIdFormat?: string | null
   createdAt: Date | string
   expiresAt: Date | string
   finishedAt?: Date | string | null
@@ -352,6 +365,7 @@ export type SamlRequestUncheckedCreateInput = {
   relayState?: string | null
   forceAuthn?: boolean
   isPassive?: boolean
+  nameIdFormat?: string | null
   createdAt: Date | string
   expiresAt: Date | string
   finishedAt?: Date | string | null
@@ -367,6 +381,7 @@ export type SamlRequestUpdateInput = {
   relayState?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   forceAuthn?: Prisma.BoolFieldUpdateOperationsInput | boolean
   isPassive?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  nameIdFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -384,6 +399,7 @@ export type SamlRequestUncheckedUpdateInput = {
   relayState?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   forceAuthn?: Prisma.BoolFieldUpdateOperationsInput | boolean
   isPassive?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  nameIdFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -400,6 +416,7 @@ export type SamlRequestCreateManyInput = {
   relayState?: string | null
   forceAuthn?: boolean
   isPassive?: boolean
+  nameIdFormat?: string | null
   createdAt: Date | string
   expiresAt: Date | string
   finishedAt?: Date | string | null
@@ -415,6 +432,7 @@ export type SamlRequestUpdateManyMutationInput = {
   relayState?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   forceAuthn?: Prisma.BoolFieldUpdateOperationsInput | boolean
   isPassive?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  nameIdFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -431,6 +449,7 @@ export type SamlRequestUncheckedUpdateManyInput = {
   relayState?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   forceAuthn?: Prisma.BoolFieldUpdateOperationsInput | boolean
   isPassive?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  nameIdFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -462,6 +481,7 @@ export type SamlRequestCountOrderByAggregateInput = {
   relayState?: Prisma.SortOrder
   forceAuthn?: Prisma.SortOrder
   isPassive?: Prisma.SortOrder
+  nameIdFormat?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
   finishedAt?: Prisma.SortOrder
@@ -478,6 +498,7 @@ export type SamlRequestMaxOrderByAggregateInput = {
   relayState?: Prisma.SortOrder
   forceAuthn?: Prisma.SortOrder
   isPassive?: Prisma.SortOrder
+  nameIdFormat?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
   finishedAt?: Prisma.SortOrder
@@ -494,6 +515,7 @@ export type SamlRequestMinOrderByAggregateInput = {
   relayState?: Prisma.SortOrder
   forceAuthn?: Prisma.SortOrder
   isPassive?: Prisma.SortOrder
+  nameIdFormat?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
   finishedAt?: Prisma.SortOrder
@@ -551,6 +573,7 @@ export type SamlRequestCreateWithoutAppInput = {
   relayState?: string | null
   forceAuthn?: boolean
   isPassive?: boolean
+  nameIdFormat?: string | null
   createdAt: Date | string
   expiresAt: Date | string
   finishedAt?: Date | string | null
@@ -566,6 +589,7 @@ export type SamlRequestUncheckedCreateWithoutAppInput = {
   relayState?: string | null
   forceAuthn?: boolean
   isPassive?: boolean
+  nameIdFormat?: string | null
   createdAt: Date | string
   expiresAt: Date | string
   finishedAt?: Date | string | null
@@ -611,6 +635,7 @@ export type SamlRequestScalarWhereInput = {
   relayState?: Prisma.StringNullableFilter<"SamlRequest"> | string | null
   forceAuthn?: Prisma.BoolFilter<"SamlRequest"> | boolean
   isPassive?: Prisma.BoolFilter<"SamlRequest"> | boolean
+  nameIdFormat?: Prisma.StringNullableFilter<"SamlRequest"> | string | null
   createdAt?: Prisma.DateTimeFilter<"SamlRequest"> | Date | string
   expiresAt?: Prisma.DateTimeFilter<"SamlRequest"> | Date | string
   finishedAt?: Prisma.DateTimeNullableFilter<"SamlRequest"> | Date | string | null
@@ -626,6 +651,7 @@ export type SamlRequestCreateManyAppInput = {
   relayState?: string | null
   forceAuthn?: boolean
   isPassive?: boolean
+  nameIdFormat?: string | null
   createdAt: Date | string
   expiresAt: Date | string
   finishedAt?: Date | string | null
@@ -641,6 +667,7 @@ export type SamlRequestUpdateWithoutAppInput = {
   relayState?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   forceAuthn?: Prisma.BoolFieldUpdateOperationsInput | boolean
   isPassive?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  nameIdFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -656,6 +683,7 @@ export type SamlRequestUncheckedUpdateWithoutAppInput = {
   relayState?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   forceAuthn?: Prisma.BoolFieldUpdateOperationsInput | boolean
   isPassive?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  nameIdFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -671,6 +699,7 @@ export type SamlRequestUncheckedUpdateManyWithoutAppInput = {
   relayState?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   forceAuthn?: Prisma.BoolFieldUpdateOperationsInput | boolean
   isPassive?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  nameIdFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -689,6 +718,7 @@ export type SamlRequestSelect<ExtArgs extends runtime.Types.Extensions.InternalA
   relayState?: boolean
   forceAuthn?: boolean
   isPassive?: boolean
+  nameIdFormat?: boolean
   createdAt?: boolean
   expiresAt?: boolean
   finishedAt?: boolean
@@ -706,6 +736,7 @@ export type SamlRequestSelectCreateManyAndReturn<ExtArgs extends runtime.Types.E
   relayState?: boolean
   forceAuthn?: boolean
   isPassive?: boolean
+  nameIdFormat?: boolean
   createdAt?: boolean
   expiresAt?: boolean
   finishedAt?: boolean
@@ -723,6 +754,7 @@ export type SamlRequestSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.E
   relayState?: boolean
   forceAuthn?: boolean
   isPassive?: boolean
+  nameIdFormat?: boolean
   createdAt?: boolean
   expiresAt?: boolean
   finishedAt?: boolean
@@ -740,12 +772,13 @@ export type SamlRequestSelectScalar = {
   relayState?: boolean
   forceAuthn?: boolean
   isPassive?: boolean
+  nameIdFormat?: boolean
   createdAt?: boolean
   expiresAt?: boolean
   finishedAt?: boolean
 }
 
-export type SamlRequestOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "appId" | "requestId" | "issuer" | "acsUrl" | "binding" | "relayState" | "forceAuthn" | "isPassive" | "createdAt" | "expiresAt" | "finishedAt", ExtArgs["result"]["samlRequest"]>
+export type SamlRequestOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "appId" | "requestId" | "issuer" | "acsUrl" | "binding" | "relayState" | "forceAuthn" | "isPassive" | "nameIdFormat" | "createdAt" | "expiresAt" | "finishedAt", ExtArgs["result"]["samlRequest"]>
 export type SamlRequestInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   app?: boolean | Prisma.ApplicationDefaultArgs<ExtArgs>
 }
@@ -772,6 +805,7 @@ export type $SamlRequestPayload<ExtArgs extends runtime.Types.Extensions.Interna
     relayState: string | null
     forceAuthn: boolean
     isPassive: boolean
+    nameIdFormat: string | null
     createdAt: Date
     expiresAt: Date
     finishedAt: Date | null
@@ -1209,6 +1243,7 @@ export interface SamlRequestFieldRefs {
   readonly relayState: Prisma.FieldRef<"SamlRequest", 'String'>
   readonly forceAuthn: Prisma.FieldRef<"SamlRequest", 'Boolean'>
   readonly isPassive: Prisma.FieldRef<"SamlRequest", 'Boolean'>
+  readonly nameIdFormat: Prisma.FieldRef<"SamlRequest", 'String'>
   readonly createdAt: Prisma.FieldRef<"SamlRequest", 'DateTime'>
   readonly expiresAt: Prisma.FieldRef<"SamlRequest", 'DateTime'>
   readonly finishedAt: Prisma.FieldRef<"SamlRequest", 'DateTime'>

@@ -531,6 +531,7 @@ export type UserWhereInput = {
   passkeys?: Prisma.PasskeyListRelationFilter
   codes?: Prisma.UserCodeListRelationFilter
   passwordHistory?: Prisma.PasswordHistoryListRelationFilter
+  samlPersistentIds?: Prisma.SamlPersistentIdListRelationFilter
   refreshTokens?: Prisma.RefreshTokenListRelationFilter
   consents?: Prisma.UserConsentListRelationFilter
 }
@@ -596,6 +597,7 @@ export type UserOrderByWithRelationInput = {
   passkeys?: Prisma.PasskeyOrderByRelationAggregateInput
   codes?: Prisma.UserCodeOrderByRelationAggregateInput
   passwordHistory?: Prisma.PasswordHistoryOrderByRelationAggregateInput
+  samlPersistentIds?: Prisma.SamlPersistentIdOrderByRelationAggregateInput
   refreshTokens?: Prisma.RefreshTokenOrderByRelationAggregateInput
   consents?: Prisma.UserConsentOrderByRelationAggregateInput
 }
@@ -665,6 +667,7 @@ export type UserWhereUniqueInput = Prisma.AtLeast<{
   passkeys?: Prisma.PasskeyListRelationFilter
   codes?: Prisma.UserCodeListRelationFilter
   passwordHistory?: Prisma.PasswordHistoryListRelationFilter
+  samlPersistentIds?: Prisma.SamlPersistentIdListRelationFilter
   refreshTokens?: Prisma.RefreshTokenListRelationFilter
   consents?: Prisma.UserConsentListRelationFilter
 }, "id" | "instanceId_orgId_usernameLower">
@@ -824,6 +827,7 @@ export type UserCreateInput = {
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
@@ -887,6 +891,7 @@ export type UserUncheckedCreateInput = {
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
@@ -950,6 +955,7 @@ export type UserUpdateInput = {
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
@@ -1013,6 +1019,7 @@ export type UserUncheckedUpdateInput = {
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -1573,6 +1580,20 @@ export type UserUpdateOneRequiredWithoutGrantsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.UserUpdateToOneWithWhereWithoutGrantsInput, Prisma.UserUpdateWithoutGrantsInput>, Prisma.UserUncheckedUpdateWithoutGrantsInput>
 }
 
+export type UserCreateNestedOneWithoutSamlPersistentIdsInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutSamlPersistentIdsInput, Prisma.UserUncheckedCreateWithoutSamlPersistentIdsInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutSamlPersistentIdsInput
+  connect?: Prisma.UserWhereUniqueInput
+}
+
+export type UserUpdateOneRequiredWithoutSamlPersistentIdsNestedInput = {
+  create?: Prisma.XOR<Prisma.UserCreateWithoutSamlPersistentIdsInput, Prisma.UserUncheckedCreateWithoutSamlPersistentIdsInput>
+  connectOrCreate?: Prisma.UserCreateOrConnectWithoutSamlPersistentIdsInput
+  upsert?: Prisma.UserUpsertWithoutSamlPersistentIdsInput
+  connect?: Prisma.UserWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.UserUpdateToOneWithWhereWithoutSamlPersistentIdsInput, Prisma.UserUpdateWithoutSamlPersistentIdsInput>, Prisma.UserUncheckedUpdateWithoutSamlPersistentIdsInput>
+}
+
 export type UserCreateNestedOneWithoutOauthTokensInput = {
   create?: Prisma.XOR<Prisma.UserCreateWithoutOauthTokensInput, Prisma.UserUncheckedCreateWithoutOauthTokensInput>
   connectOrCreate?: Prisma.UserCreateOrConnectWithoutOauthTokensInput
@@ -1761,6 +1782,7 @@ export type UserCreateWithoutInstanceInput = {
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
@@ -1823,6 +1845,7 @@ export type UserUncheckedCreateWithoutInstanceInput = {
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
@@ -1958,6 +1981,7 @@ export type UserCreateWithoutOrgInput = {
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
@@ -2020,6 +2044,7 @@ export type UserUncheckedCreateWithoutOrgInput = {
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
@@ -2108,6 +2133,7 @@ export type UserCreateWithoutMetadataInput = {
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
@@ -2170,6 +2196,7 @@ export type UserUncheckedCreateWithoutMetadataInput = {
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
@@ -2248,6 +2275,7 @@ export type UserUpdateWithoutMetadataInput = {
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
@@ -2310,6 +2338,7 @@ export type UserUncheckedUpdateWithoutMetadataInput = {
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -2372,6 +2401,7 @@ export type UserCreateWithoutPersonalAccessTokensInput = {
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
@@ -2434,6 +2464,7 @@ export type UserUncheckedCreateWithoutPersonalAccessTokensInput = {
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
@@ -2512,6 +2543,7 @@ export type UserUpdateWithoutPersonalAccessTokensInput = {
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
@@ -2574,6 +2606,7 @@ export type UserUncheckedUpdateWithoutPersonalAccessTokensInput = {
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -2636,6 +2669,7 @@ export type UserCreateWithoutKeysInput = {
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
@@ -2698,6 +2732,7 @@ export type UserUncheckedCreateWithoutKeysInput = {
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
@@ -2776,6 +2811,7 @@ export type UserUpdateWithoutKeysInput = {
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
@@ -2838,6 +2874,7 @@ export type UserUncheckedUpdateWithoutKeysInput = {
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -2900,6 +2937,7 @@ export type UserCreateWithoutInstanceMembershipsInput = {
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
@@ -2962,6 +3000,7 @@ export type UserUncheckedCreateWithoutInstanceMembershipsInput = {
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
@@ -3040,6 +3079,7 @@ export type UserUpdateWithoutInstanceMembershipsInput = {
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
@@ -3102,6 +3142,7 @@ export type UserUncheckedUpdateWithoutInstanceMembershipsInput = {
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -3164,6 +3205,7 @@ export type UserCreateWithoutOrgMembershipsInput = {
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
@@ -3226,6 +3268,7 @@ export type UserUncheckedCreateWithoutOrgMembershipsInput = {
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
@@ -3304,6 +3347,7 @@ export type UserUpdateWithoutOrgMembershipsInput = {
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
@@ -3366,6 +3410,7 @@ export type UserUncheckedUpdateWithoutOrgMembershipsInput = {
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -3428,6 +3473,7 @@ export type UserCreateWithoutEmailsInput = {
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
@@ -3490,6 +3536,7 @@ export type UserUncheckedCreateWithoutEmailsInput = {
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
@@ -3568,6 +3615,7 @@ export type UserUpdateWithoutEmailsInput = {
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
@@ -3630,6 +3678,7 @@ export type UserUncheckedUpdateWithoutEmailsInput = {
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -3692,6 +3741,7 @@ export type UserCreateWithoutPhoneNumbersInput = {
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
@@ -3754,6 +3804,7 @@ export type UserUncheckedCreateWithoutPhoneNumbersInput = {
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
@@ -3832,6 +3883,7 @@ export type UserUpdateWithoutPhoneNumbersInput = {
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
@@ -3894,6 +3946,7 @@ export type UserUncheckedUpdateWithoutPhoneNumbersInput = {
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -3956,6 +4009,7 @@ export type UserCreateWithoutAddressesInput = {
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
@@ -4018,6 +4072,7 @@ export type UserUncheckedCreateWithoutAddressesInput = {
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
@@ -4096,6 +4151,7 @@ export type UserUpdateWithoutAddressesInput = {
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
@@ -4158,6 +4214,7 @@ export type UserUncheckedUpdateWithoutAddressesInput = {
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -4220,6 +4277,7 @@ export type UserCreateWithoutExternalIdsInput = {
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
@@ -4282,6 +4340,7 @@ export type UserUncheckedCreateWithoutExternalIdsInput = {
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
@@ -4360,6 +4419,7 @@ export type UserUpdateWithoutExternalIdsInput = {
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
@@ -4422,6 +4482,7 @@ export type UserUncheckedUpdateWithoutExternalIdsInput = {
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -4484,6 +4545,7 @@ export type UserCreateWithoutGrantsInput = {
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
@@ -4546,6 +4608,7 @@ export type UserUncheckedCreateWithoutGrantsInput = {
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
@@ -4624,6 +4687,7 @@ export type UserUpdateWithoutGrantsInput = {
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
@@ -4677,6 +4741,275 @@ export type UserUncheckedUpdateWithoutGrantsInput = {
   phoneNumbers?: Prisma.UserPhoneUncheckedUpdateManyWithoutUserNestedInput
   addresses?: Prisma.UserAddressUncheckedUpdateManyWithoutUserNestedInput
   externalIds?: Prisma.ScimExternalIdUncheckedUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUncheckedUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUncheckedUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
+}
+
+export type UserCreateWithoutSamlPersistentIdsInput = {
+  id: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  instance: Prisma.InstanceCreateNestedOneWithoutUsersInput
+  org: Prisma.OrganizationCreateNestedOneWithoutUsersInput
+  metadata?: Prisma.UserMetadataCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
+}
+
+export type UserUncheckedCreateWithoutSamlPersistentIdsInput = {
+  id: string
+  instanceId: string
+  orgId: string
+  type: $Enums.UserType
+  state?: $Enums.UserState
+  username: string
+  usernameLower: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  displayName?: string | null
+  preferredLanguage?: string | null
+  gender?: number
+  middleName?: string | null
+  honorificPrefix?: string | null
+  honorificSuffix?: string | null
+  nameFormatted?: string | null
+  profileUrl?: string | null
+  userType?: string | null
+  title?: string | null
+  locale?: string | null
+  timezone?: string | null
+  email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
+  passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChangedAt?: Date | string | null
+  machineName?: string | null
+  description?: string | null
+  accessTokenType?: $Enums.AccessTokenType
+  secretHash?: runtime.Bytes | null
+  secretCreatedAt?: Date | string | null
+  failedPasswordAttempts?: number
+  failedOtpAttempts?: number
+  lockedAt?: Date | string | null
+  otpLockedAt?: Date | string | null
+  otpEmailAddedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  metadata?: Prisma.UserMetadataUncheckedCreateNestedManyWithoutUserInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedCreateNestedManyWithoutUserInput
+  keys?: Prisma.MachineKeyUncheckedCreateNestedManyWithoutUserInput
+  emails?: Prisma.UserEmailUncheckedCreateNestedManyWithoutUserInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedCreateNestedManyWithoutUserInput
+  addresses?: Prisma.UserAddressUncheckedCreateNestedManyWithoutUserInput
+  externalIds?: Prisma.ScimExternalIdUncheckedCreateNestedManyWithoutUserInput
+  grants?: Prisma.UserGrantUncheckedCreateNestedManyWithoutUserInput
+  oauthTokens?: Prisma.OAuthTokenUncheckedCreateNestedManyWithoutUserInput
+  instanceMemberships?: Prisma.InstanceMemberUncheckedCreateNestedManyWithoutUserInput
+  orgMemberships?: Prisma.OrgMemberUncheckedCreateNestedManyWithoutUserInput
+  sessions?: Prisma.SessionUncheckedCreateNestedManyWithoutUserInput
+  idpLinks?: Prisma.IdpLinkUncheckedCreateNestedManyWithoutUserInput
+  totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
+  passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
+  codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
+  passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
+  consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
+}
+
+export type UserCreateOrConnectWithoutSamlPersistentIdsInput = {
+  where: Prisma.UserWhereUniqueInput
+  create: Prisma.XOR<Prisma.UserCreateWithoutSamlPersistentIdsInput, Prisma.UserUncheckedCreateWithoutSamlPersistentIdsInput>
+}
+
+export type UserUpsertWithoutSamlPersistentIdsInput = {
+  update: Prisma.XOR<Prisma.UserUpdateWithoutSamlPersistentIdsInput, Prisma.UserUncheckedUpdateWithoutSamlPersistentIdsInput>
+  create: Prisma.XOR<Prisma.UserCreateWithoutSamlPersistentIdsInput, Prisma.UserUncheckedCreateWithoutSamlPersistentIdsInput>
+  where?: Prisma.UserWhereInput
+}
+
+export type UserUpdateToOneWithWhereWithoutSamlPersistentIdsInput = {
+  where?: Prisma.UserWhereInput
+  data: Prisma.XOR<Prisma.UserUpdateWithoutSamlPersistentIdsInput, Prisma.UserUncheckedUpdateWithoutSamlPersistentIdsInput>
+}
+
+export type UserUpdateWithoutSamlPersistentIdsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  instance?: Prisma.InstanceUpdateOneRequiredWithoutUsersNestedInput
+  org?: Prisma.OrganizationUpdateOneRequiredWithoutUsersNestedInput
+  metadata?: Prisma.UserMetadataUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUpdateManyWithoutUserNestedInput
+  oauthTokens?: Prisma.OAuthTokenUpdateManyWithoutUserNestedInput
+  instanceMemberships?: Prisma.InstanceMemberUpdateManyWithoutUserNestedInput
+  orgMemberships?: Prisma.OrgMemberUpdateManyWithoutUserNestedInput
+  sessions?: Prisma.SessionUpdateManyWithoutUserNestedInput
+  idpLinks?: Prisma.IdpLinkUpdateManyWithoutUserNestedInput
+  totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
+  passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
+  codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
+  passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
+  consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
+}
+
+export type UserUncheckedUpdateWithoutSamlPersistentIdsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  instanceId?: Prisma.StringFieldUpdateOperationsInput | string
+  orgId?: Prisma.StringFieldUpdateOperationsInput | string
+  type?: Prisma.EnumUserTypeFieldUpdateOperationsInput | $Enums.UserType
+  state?: Prisma.EnumUserStateFieldUpdateOperationsInput | $Enums.UserState
+  username?: Prisma.StringFieldUpdateOperationsInput | string
+  usernameLower?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  displayName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  gender?: Prisma.IntFieldUpdateOperationsInput | number
+  middleName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificPrefix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  honorificSuffix?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nameFormatted?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  profileUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  userType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  title?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  locale?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  timezone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChangedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  machineName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.EnumAccessTokenTypeFieldUpdateOperationsInput | $Enums.AccessTokenType
+  secretHash?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
+  secretCreatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  metadata?: Prisma.UserMetadataUncheckedUpdateManyWithoutUserNestedInput
+  personalAccessTokens?: Prisma.PersonalAccessTokenUncheckedUpdateManyWithoutUserNestedInput
+  keys?: Prisma.MachineKeyUncheckedUpdateManyWithoutUserNestedInput
+  emails?: Prisma.UserEmailUncheckedUpdateManyWithoutUserNestedInput
+  phoneNumbers?: Prisma.UserPhoneUncheckedUpdateManyWithoutUserNestedInput
+  addresses?: Prisma.UserAddressUncheckedUpdateManyWithoutUserNestedInput
+  externalIds?: Prisma.ScimExternalIdUncheckedUpdateManyWithoutUserNestedInput
+  grants?: Prisma.UserGrantUncheckedUpdateManyWithoutUserNestedInput
   oauthTokens?: Prisma.OAuthTokenUncheckedUpdateManyWithoutUserNestedInput
   instanceMemberships?: Prisma.InstanceMemberUncheckedUpdateManyWithoutUserNestedInput
   orgMemberships?: Prisma.OrgMemberUncheckedUpdateManyWithoutUserNestedInput
@@ -4748,6 +5081,7 @@ export type UserCreateWithoutOauthTokensInput = {
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
@@ -4810,6 +5144,7 @@ export type UserUncheckedCreateWithoutOauthTokensInput = {
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
@@ -4888,6 +5223,7 @@ export type UserUpdateWithoutOauthTokensInput = {
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
@@ -4950,6 +5286,7 @@ export type UserUncheckedUpdateWithoutOauthTokensInput = {
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -5012,6 +5349,7 @@ export type UserCreateWithoutSessionsInput = {
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
@@ -5074,6 +5412,7 @@ export type UserUncheckedCreateWithoutSessionsInput = {
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
@@ -5152,6 +5491,7 @@ export type UserUpdateWithoutSessionsInput = {
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
@@ -5214,6 +5554,7 @@ export type UserUncheckedUpdateWithoutSessionsInput = {
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -5277,6 +5618,7 @@ export type UserCreateWithoutRefreshTokensInput = {
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
 
@@ -5339,6 +5681,7 @@ export type UserUncheckedCreateWithoutRefreshTokensInput = {
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
 
@@ -5417,6 +5760,7 @@ export type UserUpdateWithoutRefreshTokensInput = {
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
 
@@ -5479,6 +5823,7 @@ export type UserUncheckedUpdateWithoutRefreshTokensInput = {
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
 
@@ -5540,6 +5885,7 @@ export type UserCreateWithoutTotpInput = {
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
@@ -5602,6 +5948,7 @@ export type UserUncheckedCreateWithoutTotpInput = {
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
@@ -5680,6 +6027,7 @@ export type UserUpdateWithoutTotpInput = {
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
@@ -5742,6 +6090,7 @@ export type UserUncheckedUpdateWithoutTotpInput = {
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -5804,6 +6153,7 @@ export type UserCreateWithoutPasskeysInput = {
   totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
@@ -5866,6 +6216,7 @@ export type UserUncheckedCreateWithoutPasskeysInput = {
   totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
@@ -5944,6 +6295,7 @@ export type UserUpdateWithoutPasskeysInput = {
   totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
@@ -6006,6 +6358,7 @@ export type UserUncheckedUpdateWithoutPasskeysInput = {
   totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -6068,6 +6421,7 @@ export type UserCreateWithoutCodesInput = {
   totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
@@ -6130,6 +6484,7 @@ export type UserUncheckedCreateWithoutCodesInput = {
   totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
@@ -6208,6 +6563,7 @@ export type UserUpdateWithoutCodesInput = {
   totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
@@ -6270,6 +6626,7 @@ export type UserUncheckedUpdateWithoutCodesInput = {
   totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -6332,6 +6689,7 @@ export type UserCreateWithoutPasswordHistoryInput = {
   totp?: Prisma.UserTotpCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
@@ -6394,6 +6752,7 @@ export type UserUncheckedCreateWithoutPasswordHistoryInput = {
   totp?: Prisma.UserTotpUncheckedCreateNestedOneWithoutUserInput
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
@@ -6472,6 +6831,7 @@ export type UserUpdateWithoutPasswordHistoryInput = {
   totp?: Prisma.UserTotpUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
@@ -6534,6 +6894,7 @@ export type UserUncheckedUpdateWithoutPasswordHistoryInput = {
   totp?: Prisma.UserTotpUncheckedUpdateOneWithoutUserNestedInput
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -6596,6 +6957,7 @@ export type UserCreateWithoutIdpLinksInput = {
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentCreateNestedManyWithoutUserInput
 }
@@ -6658,6 +7020,7 @@ export type UserUncheckedCreateWithoutIdpLinksInput = {
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
   consents?: Prisma.UserConsentUncheckedCreateNestedManyWithoutUserInput
 }
@@ -6736,6 +7099,7 @@ export type UserUpdateWithoutIdpLinksInput = {
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
@@ -6798,6 +7162,7 @@ export type UserUncheckedUpdateWithoutIdpLinksInput = {
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -6861,6 +7226,7 @@ export type UserCreateWithoutConsentsInput = {
   passkeys?: Prisma.PasskeyCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenCreateNestedManyWithoutUserInput
 }
 
@@ -6923,6 +7289,7 @@ export type UserUncheckedCreateWithoutConsentsInput = {
   passkeys?: Prisma.PasskeyUncheckedCreateNestedManyWithoutUserInput
   codes?: Prisma.UserCodeUncheckedCreateNestedManyWithoutUserInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedCreateNestedManyWithoutUserInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedCreateNestedManyWithoutUserInput
   refreshTokens?: Prisma.RefreshTokenUncheckedCreateNestedManyWithoutUserInput
 }
 
@@ -7001,6 +7368,7 @@ export type UserUpdateWithoutConsentsInput = {
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
 }
 
@@ -7063,6 +7431,7 @@ export type UserUncheckedUpdateWithoutConsentsInput = {
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
 }
 
@@ -7167,6 +7536,7 @@ export type UserUpdateWithoutInstanceInput = {
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
@@ -7229,6 +7599,7 @@ export type UserUncheckedUpdateWithoutInstanceInput = {
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -7377,6 +7748,7 @@ export type UserUpdateWithoutOrgInput = {
   passkeys?: Prisma.PasskeyUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUpdateManyWithoutUserNestedInput
 }
@@ -7439,6 +7811,7 @@ export type UserUncheckedUpdateWithoutOrgInput = {
   passkeys?: Prisma.PasskeyUncheckedUpdateManyWithoutUserNestedInput
   codes?: Prisma.UserCodeUncheckedUpdateManyWithoutUserNestedInput
   passwordHistory?: Prisma.PasswordHistoryUncheckedUpdateManyWithoutUserNestedInput
+  samlPersistentIds?: Prisma.SamlPersistentIdUncheckedUpdateManyWithoutUserNestedInput
   refreshTokens?: Prisma.RefreshTokenUncheckedUpdateManyWithoutUserNestedInput
   consents?: Prisma.UserConsentUncheckedUpdateManyWithoutUserNestedInput
 }
@@ -7508,6 +7881,7 @@ export type UserCountOutputType = {
   passkeys: number
   codes: number
   passwordHistory: number
+  samlPersistentIds: number
   refreshTokens: number
   consents: number
 }
@@ -7529,6 +7903,7 @@ export type UserCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.I
   passkeys?: boolean | UserCountOutputTypeCountPasskeysArgs
   codes?: boolean | UserCountOutputTypeCountCodesArgs
   passwordHistory?: boolean | UserCountOutputTypeCountPasswordHistoryArgs
+  samlPersistentIds?: boolean | UserCountOutputTypeCountSamlPersistentIdsArgs
   refreshTokens?: boolean | UserCountOutputTypeCountRefreshTokensArgs
   consents?: boolean | UserCountOutputTypeCountConsentsArgs
 }
@@ -7658,6 +8033,13 @@ export type UserCountOutputTypeCountPasswordHistoryArgs<ExtArgs extends runtime.
 /**
  * UserCountOutputType without action
  */
+export type UserCountOutputTypeCountSamlPersistentIdsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.SamlPersistentIdWhereInput
+}
+
+/**
+ * UserCountOutputType without action
+ */
 export type UserCountOutputTypeCountRefreshTokensArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   where?: Prisma.RefreshTokenWhereInput
 }
@@ -7731,6 +8113,7 @@ export type UserSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   passkeys?: boolean | Prisma.User$passkeysArgs<ExtArgs>
   codes?: boolean | Prisma.User$codesArgs<ExtArgs>
   passwordHistory?: boolean | Prisma.User$passwordHistoryArgs<ExtArgs>
+  samlPersistentIds?: boolean | Prisma.User$samlPersistentIdsArgs<ExtArgs>
   refreshTokens?: boolean | Prisma.User$refreshTokensArgs<ExtArgs>
   consents?: boolean | Prisma.User$consentsArgs<ExtArgs>
   _count?: boolean | Prisma.UserCountOutputTypeDefaultArgs<ExtArgs>
@@ -7893,6 +8276,7 @@ export type UserInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = 
   passkeys?: boolean | Prisma.User$passkeysArgs<ExtArgs>
   codes?: boolean | Prisma.User$codesArgs<ExtArgs>
   passwordHistory?: boolean | Prisma.User$passwordHistoryArgs<ExtArgs>
+  samlPersistentIds?: boolean | Prisma.User$samlPersistentIdsArgs<ExtArgs>
   refreshTokens?: boolean | Prisma.User$refreshTokensArgs<ExtArgs>
   consents?: boolean | Prisma.User$consentsArgs<ExtArgs>
   _count?: boolean | Prisma.UserCountOutputTypeDefaultArgs<ExtArgs>
@@ -7928,6 +8312,7 @@ export type $UserPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
     passkeys: Prisma.$PasskeyPayload<ExtArgs>[]
     codes: Prisma.$UserCodePayload<ExtArgs>[]
     passwordHistory: Prisma.$PasswordHistoryPayload<ExtArgs>[]
+    samlPersistentIds: Prisma.$SamlPersistentIdPayload<ExtArgs>[]
     refreshTokens: Prisma.$RefreshTokenPayload<ExtArgs>[]
     consents: Prisma.$UserConsentPayload<ExtArgs>[]
   }
@@ -8386,6 +8771,7 @@ export interface Prisma__UserClient<T, Null = never, ExtArgs extends runtime.Typ
   passkeys<T extends Prisma.User$passkeysArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$passkeysArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$PasskeyPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   codes<T extends Prisma.User$codesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$codesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$UserCodePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   passwordHistory<T extends Prisma.User$passwordHistoryArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$passwordHistoryArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$PasswordHistoryPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  samlPersistentIds<T extends Prisma.User$samlPersistentIdsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$samlPersistentIdsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$SamlPersistentIdPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   refreshTokens<T extends Prisma.User$refreshTokensArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$refreshTokensArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$RefreshTokenPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   consents<T extends Prisma.User$consentsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.User$consentsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$UserConsentPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
@@ -9259,6 +9645,30 @@ export type User$passwordHistoryArgs<ExtArgs extends runtime.Types.Extensions.In
   take?: number
   skip?: number
   distinct?: Prisma.PasswordHistoryScalarFieldEnum | Prisma.PasswordHistoryScalarFieldEnum[]
+}
+
+/**
+ * User.samlPersistentIds
+ */
+export type User$samlPersistentIdsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the SamlPersistentId
+   */
+  select?: Prisma.SamlPersistentIdSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the SamlPersistentId
+   */
+  omit?: Prisma.SamlPersistentIdOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.SamlPersistentIdInclude<ExtArgs> | null
+  where?: Prisma.SamlPersistentIdWhereInput
+  orderBy?: Prisma.SamlPersistentIdOrderByWithRelationInput | Prisma.SamlPersistentIdOrderByWithRelationInput[]
+  cursor?: Prisma.SamlPersistentIdWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.SamlPersistentIdScalarFieldEnum | Prisma.SamlPersistentIdScalarFieldEnum[]
 }
 
 /**

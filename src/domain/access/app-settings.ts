@@ -43,8 +43,11 @@ export interface OidcAppConfig {
 export const SIGNING_ALGS = ["RS256", "ES256", "EdDSA"] as const;
 export type SigningAlg = (typeof SIGNING_ALGS)[number];
 
-export const SAML_NAME_ID_FORMATS = ["emailAddress", "persistent", "unspecified"] as const;
+/** persistent: the user id; pairwise: an opaque persistent id per user and SP; transient: random per session and SP. */
+export const SAML_NAME_ID_FORMATS = ["emailAddress", "persistent", "unspecified", "transient", "pairwise"] as const;
 export type SamlNameIdFormat = (typeof SAML_NAME_ID_FORMATS)[number];
+/** basic: UserID, Email, ... (attrname-format:basic); urnOid: the eduPerson/X.500 urn:oid names (attrname-format:uri). */
+export type SamlAttributeProfile = "basic" | "urnOid";
 
 /** A SAML service provider: what svc read from its metadata (kept as sent) and how assertions are made for it. */
 export interface SamlAppConfig extends SpMetadata {
@@ -58,6 +61,8 @@ export interface SamlAppConfig extends SpMetadata {
   signResponse: boolean;
   /** Assertions are encrypted for the SP's encryption certificate (which the metadata must give). */
   encryptAssertions?: boolean;
+  /** The attributes' names (basic when absent). */
+  attributeProfile?: SamlAttributeProfile;
 }
 
 /** What Application.config holds. */
@@ -73,6 +78,7 @@ export interface SamlSettings {
   assertionLifetimeSeconds?: number;
   signResponse: boolean;
   encryptAssertions?: boolean;
+  attributeProfile?: SamlAttributeProfile;
 }
 
 /** What a caller asks for; validated into the columns and the config by validateSettings. */
@@ -193,6 +199,7 @@ function validateSaml(s: SamlSettings): ValidSettings {
     assertionLifetimeSeconds: lifetime,
     signResponse: s.signResponse,
     encryptAssertions: !!s.encryptAssertions,
+    attributeProfile: s.attributeProfile ?? "basic",
   };
   return { type: "SAML", authMethod: "none", accessTokenType: "BEARER", config, samlEntityId: metadata.entityId };
 }

@@ -3,15 +3,17 @@
 // checked with that SP's registered certificates (required when its metadata says AuthnRequestsSigned), and checked
 // (Version, ID, IssueInstant window, Destination, a registered ACS). A valid one is stored for the login UI; a replayed
 // ID is refused. Every refusal is an InvalidArgument the endpoint shows as a page: nothing goes to an unverified URL.
-import { inflateRawSync } from "node:zlib";
+import { deflateRawSync, inflateRawSync } from "node:zlib";
 import type { Element } from "@xmldom/xmldom";
-import type { SamlAppRow } from "../../store/saml.js";
+import type { NewSamlRequest, SamlAppRow } from "../../store/saml.js";
 import type { SamlAppConfig } from "../access/app-settings.js";
 import { invalidArgument } from "../errors.js";
 import { newId } from "../ids.js";
 import { withQuery } from "../oauth/authorize/callback.js";
-import { type SamlIdp, ssoUrlOf } from "./runtime.js";
-import { envelopedSignature, verifyEnveloped, verifyQuerySignature } from "./signatures.js";
+import { NAME_ID_FORMATS } from "./idp-metadata.js";
+import { errorResponse } from "./response.js";
+import { entityIdOf, type SamlIdp, ssoUrlOf } from "./runtime.js";
+import { envelopedSignature, RSA_SHA256, signQueryAsync, verifyEnveloped, verifyQuerySignature } from "./signatures.js";
 import { chooseAcs } from "./sp-metadata.js";
 import { attr, BINDINGS, child, NS, parseXml, textOf } from "./xml.js";
 
@@ -165,8 +167,46 @@ function checkedAcs(root: Element, config: SamlAppConfig) {
   return acs;
 }
 
-/** Validates and stores an AuthnRequest; the login UI URL the browser goes to next. */
-export async function receiveAuthnRequest(idp: SamlIdp, input: SsoInput, now: Date): Promise<string> {
+const UNSPECIFIED_FORMAT = "urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified";
+const GIVEN_FORMATS = new Set<string>([NAME_ID_FORMATS.emailAddress, NAME_ID_FORMATS.persistent, NAME_ID_FORMATS.transient]);
+
+/** NameIDPolicy's Format (Core §3.4.1.1): null for none or unspecified (the app's), the URI of one svc gives, or "unsupported". */
+function requestedFormat(root: Element): string | null | "unsupported" {
+  const policy = child(root, NS.protocol, "NameIDPolicy");
+  const format = policy ? attr(policy, "Format") : undefined;
+  if (format === undefined || format === UNSPECIFIED_FORMAT) return null;
+  return GIVEN_FORMATS.has(format) ? format : "unsupported";
+}
+
+/** The answer to a request svc refuses at the ACS it registered (a NameIDPolicy it cannot meet): a signed error Response. */
+async function refusedAtAcs(idp: SamlIdp, r: NewSamlRequest, config: SamlAppConfig): Promise<SsoAnswer> {
+  const cert = await idp.certificates.active();
+  const post = r.binding === BINDINGS.post;
+  const a = { requestId: r.requestId, acsUrl: r.acsUrl, issuer: r.issuer };
+  const signing = { entityId: entityIdOf(idp.externalUrl), cert, signResponse: post };
+  const xml = await errorResponse(
+    a,
+    signing,
+    "InvalidNameIDPolicy",
+    "svc gives NameIDs in the emailAddress, persistent, transient or unspecified formats",
+    r.createdAt,
+  );
+  await idp.store.saml.finishRequest(idp.instanceId, r.id, r.createdAt);
+  idp.log.info({ issuer: config.entityId }, "SAML AuthnRequest with an unsupported NameIDPolicy answered InvalidNameIDPolicy");
+  if (post) return { url: r.acsUrl, post: { name: "SAMLResponse", value: Buffer.from(xml).toString("base64"), relayState: r.relayState } };
+  const e = encodeURIComponent;
+  let octets = `SAMLResponse=${e(deflateRawSync(Buffer.from(xml)).toString("base64"))}`;
+  if (r.relayState !== null) octets += `&RelayState=${e(r.relayState)}`;
+  octets += `&SigAlg=${e(RSA_SHA256)}`;
+  const query = `${octets}&Signature=${e(await signQueryAsync(octets, cert.privateKey))}`;
+  return { url: `${r.acsUrl}${r.acsUrl.includes("?") ? "&" : "?"}${query}`, redirect: true };
+}
+
+/** Where the browser goes next: the login UI, or (a request refused at its ACS) a Response to post or redirect. */
+export type SsoAnswer = { url: string; redirect: true } | { url: string; post: { name: "SAMLResponse"; value: string; relayState: string | null } };
+
+/** Validates and stores an AuthnRequest; where the browser goes next (the login UI, with the request's id). */
+export async function receiveAuthnRequest(idp: SamlIdp, input: SsoInput, now: Date): Promise<SsoAnswer> {
   const decoded = input.binding === "redirect" ? decodeRedirect(input.query) : decodePost(input.samlRequest, input.relayState);
   if (decoded.relayState !== undefined && decoded.relayState.length > SSO_LIMITS.relayState) {
     throw refuse("RelayState.TooLong", `RelayState must be at most ${SSO_LIMITS.relayState} characters`);
@@ -179,23 +219,24 @@ export async function receiveAuthnRequest(idp: SamlIdp, input: SsoInput, now: Da
   const destination = attr(root, "Destination");
   if (destination !== undefined && destination !== ssoUrlOf(idp.externalUrl)) throw refuse("Destination.Mismatch", "Destination is not this SSO endpoint");
   const acs = checkedAcs(root, config);
+  const format = requestedFormat(root);
   const id = newId();
-  await idp.store.saml.createRequest(
-    {
-      id,
-      instanceId: idp.instanceId,
-      appId: app.id,
-      requestId,
-      issuer: config.entityId,
-      acsUrl: acs.url,
-      binding: acs.binding,
-      relayState: decoded.relayState ?? null,
-      forceAuthn: flag(root, "ForceAuthn"),
-      isPassive: flag(root, "IsPassive"),
-      createdAt: now,
-      expiresAt: new Date(now.getTime() + idp.requestLifetime * 1000),
-    },
-    () => refuse("Replayed", "this AuthnRequest ID was already received"),
-  );
-  return withQuery(idp.loginUrl, { samlRequest: id });
+  const row: NewSamlRequest = {
+    id,
+    instanceId: idp.instanceId,
+    appId: app.id,
+    requestId,
+    issuer: config.entityId,
+    acsUrl: acs.url,
+    binding: acs.binding,
+    relayState: decoded.relayState ?? null,
+    forceAuthn: flag(root, "ForceAuthn"),
+    isPassive: flag(root, "IsPassive"),
+    nameIdFormat: format === "unsupported" ? null : format,
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + idp.requestLifetime * 1000),
+  };
+  await idp.store.saml.createRequest(row, () => refuse("Replayed", "this AuthnRequest ID was already received"));
+  if (format === "unsupported") return refusedAtAcs(idp, row, config);
+  return { url: withQuery(idp.loginUrl, { samlRequest: id }), redirect: true };
 }

@@ -8,6 +8,7 @@ export const NAME_ID_FORMATS = {
   emailAddress: "urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress",
   persistent: "urn:oasis:names:tc:SAML:2.0:nameid-format:persistent",
   unspecified: "urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified",
+  transient: "urn:oasis:names:tc:SAML:2.0:nameid-format:transient",
 } as const;
 
 export async function idpMetadata(idp: SamlIdp): Promise<string> {

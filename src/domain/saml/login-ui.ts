@@ -2,12 +2,12 @@
 // answer it with a session (a signed assertion) or an error status, sent to the ACS the request was registered for,
 // with the binding of that ACS. Login UIs hold IAM_LOGIN_CLIENT (permission session.link). A request is answered at
 // most once: the write is conditional on it being open, so of two concurrent answers one wins.
-import type { KeyObject } from "node:crypto";
+import { type KeyObject, randomBytes } from "node:crypto";
 import { deflateRawSync } from "node:zlib";
 import type { SamlRequestRow } from "../../store/saml.js";
 import type { SamlResponseRead } from "../../store/saml-sign-in.js";
 import type { NewParticipant } from "../../store/sessions.js";
-import type { SamlAppConfig } from "../access/app-settings.js";
+import type { SamlAppConfig, SamlNameIdFormat } from "../access/app-settings.js";
 import { authorize } from "../access/permissions.js";
 import { roleClaims } from "../access/role-claims.js";
 import { appendedAttributes, type SamlAttribute } from "../actions/functions.js";
@@ -20,7 +20,8 @@ import { failedPrecondition, invalidArgument, notFound } from "../errors.js";
 import type { UserView } from "../identity/users.js";
 import { assertSignInComplete, authTime, type LinkedSession, provenSession } from "../sessions/link.js";
 import { answerOnce, type RequestKind, reauthenticationProblem, stillOpenRequest } from "../sessions/pending-requests.js";
-import { type Answering, errorResponse, SAML_ERRORS, type SamlError, STANDARD_ATTRIBUTES, subjectNameId, successResponse } from "./response.js";
+import { NAME_ID_FORMATS } from "./idp-metadata.js";
+import { type Answering, errorResponse, type NameId, SAML_ERRORS, type SamlError, STANDARD_ATTRIBUTES, subjectNameId, successResponse } from "./response.js";
 import { entityIdOf, type IdpCertificates } from "./runtime.js";
 import { RSA_SHA256, signQueryAsync } from "./signatures.js";
 import { BINDINGS } from "./xml.js";
@@ -150,6 +151,34 @@ async function actionAttributes(ctx: Ctx, idp: SamlAnswerer, user: UserView, ser
   return attributes;
 }
 
+/** The NameID format of this answer: the one the request's NameIDPolicy asked for (svc gives it), else the app's. */
+function formatFor(asked: string | null | undefined, configured: SamlNameIdFormat): SamlNameIdFormat {
+  if (asked === NAME_ID_FORMATS.emailAddress) return "emailAddress";
+  if (asked === NAME_ID_FORMATS.transient) return "transient";
+  if (asked === NAME_ID_FORMATS.persistent) return configured === "persistent" ? "persistent" : "pairwise";
+  return configured;
+}
+
+/**
+ * The Subject's NameID for the SP: a pairwise persistent id is made once per user and SP (stored); a transient one once
+ * per session and SP (the session's participant row keeps it). Undefined: the SP asked for an e-mail address the user
+ * does not have.
+ */
+async function nameIdFor(ctx: Ctx, r: OpenSamlRequest, user: UserView, sessionId: string, now: Date): Promise<NameId | undefined> {
+  const format = formatFor(r.nameIdFormat, r.app.config.nameIdFormat);
+  if (format === "emailAddress" && r.nameIdFormat === NAME_ID_FORMATS.emailAddress && !user.email) return undefined;
+  if (format === "pairwise") return subjectNameId(user, format, await ctx.store.saml.persistentId(r.app.id, user.id, opaqueId(), now));
+  if (format === "transient") {
+    const known = await ctx.store.sessions.participant(sessionId, r.app.id);
+    const value = known?.nameIdFormat === NAME_ID_FORMATS.transient && known.nameId ? known.nameId : opaqueId();
+    return subjectNameId(user, format, value);
+  }
+  return subjectNameId(user, format);
+}
+
+/** An opaque NameID: 160 random bits, URL-safe. */
+const opaqueId = () => randomBytes(20).toString("base64url");
+
 /**
  * Answers a SAML request: with a session whose token the caller proves (its user signed in completely and passes the
  * project's gates: otherwise a RequestDenied status, never an assertion), or with an error status for the SP.
@@ -165,7 +194,7 @@ export async function createResponse(ctx: Ctx, idp: SamlAnswerer, input: Respons
   const cert = await idp.certificates.active();
   const answering: Answering = { requestId: r.requestId, acsUrl: r.acsUrl, issuer: r.issuer };
   const signing = { entityId: entityIdOf(idp.externalUrl), cert, signResponse: r.app.config.signResponse && r.binding === BINDINGS.post };
-  const denied = async (e: SamlError, description: string | undefined) => {
+  const denied = async (e: SamlError | "InvalidNameIDPolicy", description: string | undefined) => {
     const xml = await errorResponse(answering, { ...signing, signResponse: r.binding === BINDINGS.post }, e, description, now);
     await finish(ctx, r, now, "saml.request.failed", { issuer: r.issuer, error: e });
     return { answer: await encode(r, xml, cert.privateKey), at: now };
@@ -183,7 +212,8 @@ export async function createResponse(ctx: Ctx, idp: SamlAnswerer, input: Respons
   const config = r.app.config;
   const encryptFor = config.encryptAssertions ? config.encryptionCertificate : undefined;
   const extra = await actionAttributes(ctx, idp, user, r.issuer);
-  const nid = subjectNameId(user, config.nameIdFormat);
+  const nid = await nameIdFor(ctx, r, user, session.id, now);
+  if (!nid) return denied("InvalidNameIDPolicy", "the service provider asked for the user's e-mail address: the user has none");
   const xml = await successResponse(answering, signing, { user, session, config, roles, extra, nameId: nid }, now, encryptFor);
   await finish(
     ctx,

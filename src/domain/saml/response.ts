@@ -55,9 +55,14 @@ export interface NameId {
   value: string;
 }
 
-/** The NameID the SP is given for the user. */
-export function subjectNameId(user: UserView, format: SamlAppConfig["nameIdFormat"]): NameId {
+/**
+ * The NameID the SP is given for the user in `format`: `opaque` is the pairwise persistent id (pairwise) or the
+ * session's transient id (transient).
+ */
+export function subjectNameId(user: UserView, format: SamlAppConfig["nameIdFormat"], opaque?: string): NameId {
   if (format === "persistent") return { format: NAME_ID_FORMATS.persistent, value: user.id };
+  if (format === "pairwise" && opaque) return { format: NAME_ID_FORMATS.persistent, value: opaque };
+  if (format === "transient" && opaque) return { format: NAME_ID_FORMATS.transient, value: opaque };
   if (format === "emailAddress" && user.email) return { format: NAME_ID_FORMATS.emailAddress, value: user.email };
   return { format: NAME_ID_FORMATS.unspecified, value: user.username };
 }
@@ -81,22 +86,52 @@ async function finished(r: Signable, s: Signing): Promise<string> {
 /** The attributes svc sets itself (an action's target may add others, never these). */
 export const STANDARD_ATTRIBUTES = ["UserID", "UserName", "Email", "FirstName", "SurName", "FullName", "Roles"] as const;
 
-function attributes(user: UserView, roles: string[], extra: readonly SamlAttribute[]): string {
+const URI = "urn:oasis:names:tc:SAML:2.0:attrname-format:uri";
+
+/** The urn:oid profile (eduPerson, X.500, inetOrgPerson: what pysaml2's and Shibboleth's default maps know). */
+export const URN_OID_ATTRIBUTES = {
+  uid: "urn:oid:0.9.2342.19200300.100.1.1",
+  mail: "urn:oid:0.9.2342.19200300.100.1.3",
+  givenName: "urn:oid:2.5.4.42",
+  sn: "urn:oid:2.5.4.4",
+  displayName: "urn:oid:2.16.840.1.113730.3.1.241",
+  eduPersonPrincipalName: "urn:oid:1.3.6.1.4.1.5923.1.1.1.6",
+  eduPersonEntitlement: "urn:oid:1.3.6.1.4.1.5923.1.1.1.7",
+} as const;
+
+/** Each attribute as [Name, FriendlyName (urn:oid only), values] in the app's profile. */
+function profileValues(user: UserView, roles: string[], profile: SamlAppConfig["attributeProfile"]): [string, string | undefined, (string | null)[]][] {
   const fullName = user.displayName ?? ([user.givenName, user.familyName].filter(Boolean).join(" ") || null);
-  const values: [string, (string | null)[]][] = [
-    ["UserID", [user.id]],
-    ["UserName", [user.username]],
-    ["Email", [user.email]],
-    ["FirstName", [user.givenName]],
-    ["SurName", [user.familyName]],
-    ["FullName", [fullName]],
-    ["Roles", roles],
+  if (profile === "urnOid") {
+    const o = URN_OID_ATTRIBUTES;
+    return [
+      [o.uid, "uid", [user.username]],
+      [o.mail, "mail", [user.email]],
+      [o.givenName, "givenName", [user.givenName]],
+      [o.sn, "sn", [user.familyName]],
+      [o.displayName, "displayName", [fullName]],
+      [o.eduPersonPrincipalName, "eduPersonPrincipalName", [user.preferredLoginName]],
+      [o.eduPersonEntitlement, "eduPersonEntitlement", roles],
+    ];
+  }
+  return [
+    ["UserID", undefined, [user.id]],
+    ["UserName", undefined, [user.username]],
+    ["Email", undefined, [user.email]],
+    ["FirstName", undefined, [user.givenName]],
+    ["SurName", undefined, [user.familyName]],
+    ["FullName", undefined, [fullName]],
+    ["Roles", undefined, roles],
   ];
+}
+
+function attributes(user: UserView, roles: string[], extra: readonly SamlAttribute[], profile: SamlAppConfig["attributeProfile"]): string {
   let out = "";
-  for (const [name, vs] of values) {
+  for (const [name, friendly, vs] of profileValues(user, roles, profile)) {
     const present = vs.filter((v): v is string => !!v);
     if (present.length === 0) continue;
-    out += el("saml:Attribute", { Name: name, NameFormat: BASIC }, present.map((v) => textEl("saml:AttributeValue", {}, v)).join(""));
+    const attrs = { Name: name, NameFormat: friendly ? URI : BASIC, FriendlyName: friendly };
+    out += el("saml:Attribute", attrs, present.map((v) => textEl("saml:AttributeValue", {}, v)).join(""));
   }
   for (const a of extra) {
     out += el("saml:Attribute", { Name: a.name, NameFormat: a.nameFormat }, a.values.map((v) => textEl("saml:AttributeValue", {}, v)).join(""));
@@ -148,7 +183,7 @@ function assertionParts(a: Answering, s: Signing, who: Signed, now: Date): Signa
   return {
     id,
     head: open("saml:Assertion", { ID: id, Version: "2.0", IssueInstant: instant(now) }, xmlns("saml", NS.assertion)) + textEl("saml:Issuer", {}, s.entityId),
-    tail: `${subject}${conditions}${authn}${attributes(who.user, who.roles, who.extra ?? [])}</saml:Assertion>`,
+    tail: `${subject}${conditions}${authn}${attributes(who.user, who.roles, who.extra ?? [], who.config.attributeProfile)}</saml:Assertion>`,
   };
 }
 
@@ -163,9 +198,16 @@ export async function successResponse(a: Answering, s: Signing, who: Signed, now
   return finished(responseParts(a, s, now, status + carried), s);
 }
 
-/** A Response with only a Status: Responder with `error` under it, and the message. */
-export async function errorResponse(a: Answering, s: Signing, error: SamlError, message: string | undefined, now: Date): Promise<string> {
-  const code = el("samlp:StatusCode", { Value: `${STATUS}Responder` }, el("samlp:StatusCode", { Value: `${STATUS}${error}` }, ""));
+/** A Response with only a Status: Responder (Requester for a NameIDPolicy svc cannot meet) with `error` under it, and the message. */
+export async function errorResponse(
+  a: Answering,
+  s: Signing,
+  error: SamlError | "InvalidNameIDPolicy",
+  message: string | undefined,
+  now: Date,
+): Promise<string> {
+  const top = error === "InvalidNameIDPolicy" ? "Requester" : "Responder";
+  const code = el("samlp:StatusCode", { Value: `${STATUS}${top}` }, el("samlp:StatusCode", { Value: `${STATUS}${error}` }, ""));
   const status = el("samlp:Status", {}, code + (message ? textEl("samlp:StatusMessage", {}, message) : ""));
   return finished(responseParts(a, s, now, status), s);
 }

@@ -4,7 +4,7 @@
 import { parse as parseQuery } from "node:querystring";
 import type { Logger } from "pino";
 import { asDomainError } from "../../domain/errors.js";
-import { receiveAuthnRequest } from "../../domain/saml/authn-request.js";
+import { receiveAuthnRequest, type SsoAnswer } from "../../domain/saml/authn-request.js";
 import { idpCertificatePem, idpMetadata } from "../../domain/saml/idp-metadata.js";
 import { receiveLogout, type SloAnswer } from "../../domain/saml/logout.js";
 import type { SamlIdp } from "../../domain/saml/runtime.js";
@@ -36,7 +36,7 @@ function send(res: Res, type: string, body: string, head: boolean): void {
 }
 
 async function sso(idp: SamlIdp, req: Req, res: Res): Promise<void> {
-  let location: string;
+  let answer: SsoAnswer;
   if (req.method === "POST") {
     if (mediaType(req) !== "application/x-www-form-urlencoded") return sendPage(res, 415, "Sign-in request refused", "post the SAMLRequest as a form");
     const body = (await readBody(req, { maxBytes: MAX_FORM_BYTES, tooLarge: () => new TooLarge() })).toString("latin1");
@@ -46,12 +46,13 @@ async function sso(idp: SamlIdp, req: Req, res: Res): Promise<void> {
       if (Array.isArray(v)) throw new TooLarge();
       return v;
     };
-    location = await receiveAuthnRequest(idp, { binding: "post", samlRequest: one("SAMLRequest"), relayState: one("RelayState") }, idp.clock());
+    answer = await receiveAuthnRequest(idp, { binding: "post", samlRequest: one("SAMLRequest"), relayState: one("RelayState") }, idp.clock());
   } else {
     const q = req.url?.indexOf("?") ?? -1;
-    location = await receiveAuthnRequest(idp, { binding: "redirect", query: q < 0 ? "" : (req.url as string).slice(q + 1) }, idp.clock());
+    answer = await receiveAuthnRequest(idp, { binding: "redirect", query: q < 0 ? "" : (req.url as string).slice(q + 1) }, idp.clock());
   }
-  sendRedirect(res, location);
+  if ("post" in answer) return sendPostForm(res, answer.url, answer.post);
+  sendRedirect(res, answer.url);
 }
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -60,9 +61,9 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt
 function sendPostForm(res: Res, url: string, post: { name: string; value: string; relayState: string | null }): void {
   const relay = post.relayState === null ? "" : `<input type="hidden" name="RelayState" value="${escapeHtml(post.relayState)}">`;
   const body = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Signing out</title><script src="/ui/login/assets/saml-post.js" defer></script></head>
+<html lang="en"><head><meta charset="utf-8"><title>Continue</title><script src="/ui/login/assets/saml-post.js" defer></script></head>
 <body><form id="saml-post" method="post" action="${escapeHtml(url)}"><input type="hidden" name="${post.name}" value="${escapeHtml(post.value)}">${relay}
-<p>Signing out of the applications you used…</p><button type="submit">Continue</button></form></body></html>
+<p>Sending you on…</p><button type="submit">Continue</button></form></body></html>
 `;
   res.writeHead(200, {
     "content-type": "text/html; charset=utf-8",
