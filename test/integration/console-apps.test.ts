@@ -251,6 +251,9 @@ run("applications", () => {
     await page.getByRole("switch", { name: "Development mode" }).click();
     await pick(page, page.locator("main"), "Grant types", "Refresh token");
     await page.keyboard.press("Escape");
+    // The ID tokens' algorithm and PAR (issue 29).
+    await pick(page, page.locator("main"), "ID token signing algorithm", "ES256");
+    await page.getByRole("checkbox", { name: "Require pushed authorization requests (PAR)" }).check();
     await page.getByRole("button", { name: "Save" }).click();
     await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
     // A full-page screenshot draws the fixed header where the page was scrolled to.
@@ -261,6 +264,8 @@ run("applications", () => {
       redirectUris: ["https://shop.example.com/cb", "http://localhost:3000/cb"],
       devMode: true,
       grantTypes: ["OIDC_GRANT_TYPE_AUTHORIZATION_CODE", "OIDC_GRANT_TYPE_REFRESH_TOKEN"],
+      idTokenSignedResponseAlg: "ES256",
+      requirePushedAuthorizationRequests: true,
     });
 
     // A new secret: shown once, accepted by the token endpoints, and the old one refused.

@@ -13,6 +13,7 @@ import {
   Group,
   MultiSelect,
   NumberInput,
+  Select,
   SimpleGrid,
   Stack,
   Switch,
@@ -178,6 +179,18 @@ function OidcForm({ config, onSave }: { config: OidcConfig; onSave(c: UpdateConf
           description={t("apps.loginBaseUrlHint")}
           value={c.loginBaseUrl}
           onChange={(e) => setC({ ...c, loginBaseUrl: e.currentTarget.value })}
+        />
+        <Select
+          label={t("apps.idTokenAlg")}
+          data={["RS256", "ES256", "EdDSA"]}
+          allowDeselect={false}
+          value={c.idTokenSignedResponseAlg || "RS256"}
+          onChange={(v) => setC({ ...c, idTokenSignedResponseAlg: v ?? "RS256" })}
+        />
+        <Checkbox
+          label={t("apps.requirePar")}
+          checked={c.requirePushedAuthorizationRequests}
+          onChange={(e) => setC({ ...c, requirePushedAuthorizationRequests: e.currentTarget.checked })}
         />
         <Group>
           <Button type="submit">{t("action.save")}</Button>
