@@ -12,8 +12,10 @@
 //    one claims it when the lease ends.
 import type { Logger } from "pino";
 import type { Store } from "../store/index.js";
+import { BACKCHANNEL_LOGOUT_KIND, type LogoutTokenPayload } from "../store/logout-deliveries.js";
 import type { DeliveryRow } from "../store/outbox.js";
 import { CallFailure, postToTarget, signatureHeader } from "./http.js";
+import { type LogoutTokenSigner, postLogoutToken } from "./logout-tokens.js";
 import type { ActionRunner } from "./runner.js";
 
 /** Longer than any target's timeout (at most 30 s): a row claimed by a replica that died is claimed again after it. */
@@ -39,6 +41,8 @@ export interface DeliveryWorkerOptions {
   onOutcome?: (outcome: DeliveryOutcome) => void;
   concurrency?: number;
   perTarget?: number;
+  /** Signs the OIDC back-channel logout tokens the outbox holds (the token runtime's keys). */
+  logoutTokens?: LogoutTokenSigner;
   /** How often an idle replica looks for due deliveries. */
   pollMs?: number;
 }
@@ -54,6 +58,7 @@ export class DeliveryWorker {
   private inflight = 0;
   private readonly perTargetCount = new Map<string, number>();
   private wakeUp: (() => void) | undefined;
+  private roomWakes = false;
   private running: Promise<void> | undefined;
   private readonly pending = new Set<Promise<void>>();
   private delivered: { ids: string[]; flushed: Promise<void> } | undefined;
@@ -86,41 +91,53 @@ export class DeliveryWorker {
     await Promise.race([Promise.allSettled([...this.pending]), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
   }
 
-  /** Looks for due deliveries now (e.g. after a commit that wrote some). */
+  /** Looks for due deliveries now. */
   wake(): void {
     this.wakeUp?.();
   }
 
+  /**
+   * Claims again at once while claims come back full (a backlog); at capacity, when a delivery ends; else after
+   * pollMs. Not after every delivery that ends: under a trickle of events that would be a claim per event.
+   */
   private async loop(): Promise<void> {
     while (!this.stopped) {
-      let claimed = 0;
+      let claimed: { rows: number; limit: number; busy: boolean };
       try {
         claimed = await this.claim();
       } catch (err) {
         this.o.log.warn({ err }, "could not claim action deliveries");
-        await this.sleep(1_000);
+        await this.sleep(1_000, false);
         continue;
       }
       if (this.stopped) break;
-      if (claimed === 0 || this.inflight >= this.concurrency) await this.sleep(this.o.pollMs ?? 200);
+      const full = claimed.limit > 0 && claimed.rows === claimed.limit;
+      if (full && this.inflight < this.concurrency) continue;
+      // Room matters when this replica is at capacity, or a target was left out for having its share in flight.
+      await this.sleep(this.o.pollMs ?? 100, claimed.limit === 0 || full || claimed.busy);
     }
   }
 
-  private sleep(ms: number): Promise<void> {
+  /** `roomWakes`: a delivery that ends (making room) ends the sleep too; stop() always does. */
+  private sleep(ms: number, roomWakes: boolean): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
+      const self = this;
       function done() {
         clearTimeout(timer);
+        self.wakeUp = undefined;
+        self.roomWakes = false;
         resolve();
       }
       this.wakeUp = done;
+      this.roomWakes = roomWakes;
     });
   }
 
   /** Claims what this replica has room for, at most perTarget at a time, and starts delivering it. */
-  private async claim(): Promise<number> {
+  private async claim(): Promise<{ rows: number; limit: number; busy: boolean }> {
     const free = Math.min(this.concurrency - this.inflight, this.perTarget);
-    if (free <= 0) return 0;
+    if (free <= 0) return { rows: 0, limit: 0, busy: true };
     const busy = [...this.perTargetCount].filter(([, n]) => n >= this.perTarget).map(([id]) => id);
     const now = this.o.clock();
     const rows = await this.o.store.outbox.claim(this.o.instanceId, now, new Date(now.getTime() + LEASE_MS), busy, free);
@@ -135,14 +152,15 @@ export class DeliveryWorker {
           if (n > 0) this.perTargetCount.set(row.targetId, n);
           else this.perTargetCount.delete(row.targetId);
           this.pending.delete(p);
-          this.wake();
+          if (this.roomWakes) this.wake();
         });
       this.pending.add(p);
     }
-    return rows.length;
+    return { rows: rows.length, limit: free, busy: busy.length > 0 };
   }
 
   private async deliver(row: DeliveryRow): Promise<void> {
+    if (row.kind === BACKCHANNEL_LOGOUT_KIND) return this.deliverLogoutToken(row);
     const target = await this.o.runner.target(row.targetId);
     if (!target) return this.failed(row, "the target was deleted", true);
     const body = JSON.stringify({ ...row.payload, deliveryId: row.id });
@@ -156,6 +174,19 @@ export class DeliveryWorker {
         maxAnswerBytes: 0,
       });
       if (res.status < 200 || res.status > 299) return this.failed(row, `answered ${res.status}`);
+    } catch (err) {
+      return this.failed(row, err instanceof CallFailure ? err.message : String(err));
+    }
+    this.o.onOutcome?.("delivered");
+    return this.markDelivered(row.id);
+  }
+
+  /** A back-channel logout token (logout-tokens.ts): to the application's URI, not to an action target. */
+  private async deliverLogoutToken(row: DeliveryRow): Promise<void> {
+    if (!this.o.logoutTokens) return this.failed(row, "no logout token signer", true);
+    try {
+      const status = await postLogoutToken(this.o.logoutTokens, row.payload as unknown as LogoutTokenPayload, this.o.clock(), this.o.allowPrivate);
+      if (status < 200 || status > 299) return this.failed(row, `answered ${status}`);
     } catch (err) {
       return this.failed(row, err instanceof CallFailure ? err.message : String(err));
     }

@@ -2,9 +2,13 @@
 // execution names, in the event's own statement), then claimed and delivered by any replica. Generic enough for other
 // kinds of delivery: a kind, a target, an order key, a JSON payload.
 //
+// States as stored: "pending" (not tried yet, or failed and to be retried: lastError is set), "delivered", "dead". One
+// state for both waiting kinds keeps the claim a range of one index ("pending", nextAttemptAt) read in order and cut
+// at the limit, however long the backlog.
+//
 // Claiming: one UPDATE over a sub-select `FOR UPDATE SKIP LOCKED` (replicas never take the same row), of due rows
-// (pending, or failed with its retry due) whose predecessors of the same target and order key are all delivered or
-// dead (in order per aggregate), and not of targets the claiming replica has enough of in flight. The claim pushes
+// whose predecessors of the same target and order key are all delivered or dead (in order per aggregate), and not of
+// targets the claiming replica has enough of in flight. The claim pushes
 // nextAttemptAt past the delivery's timeout (a lease): a replica that dies with a claimed row leaves it to be claimed
 // again when the lease ends (at least once).
 import { Prisma } from "../../gen/prisma/client.js";
@@ -81,8 +85,16 @@ export const DELIVERY_COLUMNS = Prisma.raw(
 
 const rowOf = (r: Record<string, unknown>): DeliveryRow => {
   const { seq: _seq, ...rest } = r;
-  return rest as unknown as DeliveryRow;
+  const row = rest as unknown as DeliveryRow;
+  return row.state === "pending" && row.lastError !== null ? { ...row, state: "failed" } : row;
 };
+
+/** A state as the API names it, over what is stored (a failed delivery is a pending one with its last error). */
+function stateWhere(state: DeliveryState): Prisma.DeliveryWhereInput {
+  if (state === "pending") return { state: "pending", lastError: null };
+  if (state === "failed") return { state: "pending", lastError: { not: null } };
+  return { state };
+}
 
 export class OutboxRepo {
   constructor(private readonly db: Db) {}
@@ -94,16 +106,17 @@ export class OutboxRepo {
   async claim(instanceId: string, now: Date, leaseUntil: Date, busyTargets: readonly string[], limit: number): Promise<DeliveryRow[]> {
     const rows = await this.db.$queryRaw<Record<string, unknown>[]>`
       UPDATE "Delivery" d SET "nextAttemptAt" = ${leaseUntil}::timestamptz, "attempts" = d."attempts" + 1
-      WHERE d."id" IN (
+      FROM (
         SELECT c."id" FROM "Delivery" c
-        WHERE c."state" IN ('pending', 'failed') AND c."nextAttemptAt" <= ${now}::timestamptz AND c."instanceId" = ${instanceId}
+        WHERE c."state" = 'pending' AND c."nextAttemptAt" <= ${now}::timestamptz AND c."instanceId" = ${instanceId}
           AND NOT (c."targetId" = ANY(${busyTargets as string[]}::text[]))
           AND NOT EXISTS (
             SELECT 1 FROM "Delivery" p
-            WHERE p."targetId" = c."targetId" AND p."orderKey" = c."orderKey" AND p."seq" < c."seq" AND p."state" IN ('pending', 'failed'))
-        ORDER BY c."seq"
+            WHERE p."targetId" = c."targetId" AND p."orderKey" = c."orderKey" AND p."seq" < c."seq" AND p."state" = 'pending')
+        ORDER BY c."nextAttemptAt"
         LIMIT ${limit}::int
-        FOR UPDATE SKIP LOCKED)
+        FOR UPDATE SKIP LOCKED) claimed
+      WHERE d."id" = claimed."id"
       RETURNING d.*`;
     return rows.map(rowOf);
   }
@@ -119,7 +132,7 @@ export class OutboxRepo {
   async failed(id: string, error: string, at: Date, retryAt: Date | null): Promise<void> {
     await this.db.delivery.update({
       where: { id },
-      data: { state: retryAt ? "failed" : "dead", lastError: error.slice(0, 500), updatedAt: at, nextAttemptAt: retryAt ?? at },
+      data: { state: retryAt ? "pending" : "dead", lastError: error.slice(0, 500), updatedAt: at, nextAttemptAt: retryAt ?? at },
     });
   }
 
@@ -130,8 +143,8 @@ export class OutboxRepo {
   /** A dead (or failed) delivery tried again at once, with its attempts counted afresh. */
   async retry(instanceId: string, id: string, at: Date): Promise<boolean> {
     const { count } = await this.db.delivery.updateMany({
-      where: { instanceId, id, state: { in: ["dead", "failed"] } },
-      data: { state: "pending", attempts: 0, nextAttemptAt: at, updatedAt: at },
+      where: { instanceId, id, OR: [{ state: "dead" }, { state: "pending", lastError: { not: null } }] },
+      data: { state: "pending", attempts: 0, lastError: null, nextAttemptAt: at, updatedAt: at },
     });
     return count > 0;
   }
@@ -141,7 +154,7 @@ export class OutboxRepo {
       instanceId,
       ...(f.targetId ? { targetId: f.targetId } : {}),
       ...(f.eventType ? { eventType: f.eventType } : {}),
-      ...(f.state ? { state: f.state } : {}),
+      ...(f.state ? stateWhere(f.state) : {}),
       ...(f.from || f.to ? { createdAt: { ...(f.from ? { gte: f.from } : {}), ...(f.to ? { lt: f.to } : {}) } } : {}),
       ...(f.orgIds ? { orgId: { in: [...f.orgIds] } } : {}),
     };
@@ -156,13 +169,15 @@ export class OutboxRepo {
 
   /** A target's deliveries whose last attempt failed (retrying or dead), changed since `since`. */
   recentFailures(instanceId: string, targetId: string, since: Date): Promise<number> {
-    return this.db.delivery.count({ where: { instanceId, targetId, state: { in: ["failed", "dead"] }, updatedAt: { gte: since } } });
+    return this.db.delivery.count({
+      where: { instanceId, targetId, OR: [{ state: "dead" }, { state: "pending", lastError: { not: null } }], updatedAt: { gte: since } },
+    });
   }
 
   /** How many deliveries wait (pending or failed) and the age of the oldest, for the metrics. */
   async depth(instanceId: string, now: Date): Promise<{ waiting: number; oldestSeconds: number }> {
     const [r] = await this.db.$queryRaw<{ waiting: bigint | number; oldest: Date | string | null }[]>`
-      SELECT count(*) AS waiting, min("createdAt") AS oldest FROM "Delivery" WHERE "state" IN ('pending', 'failed') AND "instanceId" = ${instanceId}`;
+      SELECT count(*) AS waiting, min("createdAt") AS oldest FROM "Delivery" WHERE "state" = 'pending' AND "instanceId" = ${instanceId}`;
     const oldest = r?.oldest ? new Date(r.oldest).getTime() : now.getTime();
     return { waiting: Number(r?.waiting ?? 0), oldestSeconds: Math.max(0, (now.getTime() - oldest) / 1000) };
   }

@@ -145,5 +145,6 @@ export function insertUserStatement(p: NewUser, wideChecked = false, deliveries:
             : Prisma.empty
         }
     SELECT count(*)::int AS "n", (SELECT "wide" FROM s) AS "wide" FROM u`;
-  return statement(sql, deliveries.length ? undefined : "user_insert");
+  // Named by the number of deliveries: the text depends on nothing else, and there are few (targets per event).
+  return statement(sql, deliveries.length ? `user_insert_outbox_${deliveries.length}` : "user_insert");
 }

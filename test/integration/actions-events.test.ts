@@ -79,7 +79,7 @@ async function receiver(): Promise<Receiver> {
 }
 
 beforeAll(async () => {
-  t = await startTestServer({ SVC_ACTIONS_ALLOW_PRIVATE: "true", SVC_ACTIONS_DELIVERY_ATTEMPTS: "5", SVC_ACTIONS_DELIVERY_BACKOFF_MS: "100" });
+  t = await startTestServer({ SVC_ACTIONS_ALLOW_PRIVATE: "true", SVC_ACTIONS_DELIVERY_ATTEMPTS: "5", SVC_ACTIONS_DELIVERY_BACKOFF_MS: "250" });
   orgId = await defaultOrgId(t);
 }, 120_000);
 afterAll(async () => {

@@ -1,0 +1,182 @@
+// Events out (issue 27): what an event execution costs the request that writes the event, and how fast the outbox is
+// delivered. A receiver on loopback in this process answers 204 at once (the bench's svc allows loopback targets).
+//  - "user create (machine, REST)" without any event execution, then with one webhook execution on user.machine.added:
+//    the second pays for the delivery row in the create's statement and for the deliveries running beside it (same
+//    process, same cores). Target: at least 90 % of the first.
+//  - "event delivery": a backlog of up to SVC_BENCH_EVENTS (5,000) events, as many as 16 clients create in 20 s, waits
+//    in the outbox (the receiver holds the first requests unanswered, so the target is busy and nothing else is
+//    claimed), then the receiver answers: the events delivered per second until the outbox is empty, and the CPU per
+//    event of svc's process (with the receiver in it) and of PostgreSQL. Target: at least 1,000/s on PostgreSQL.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { BenchContext, LoadResult, Scenario } from "../run.js";
+
+const JSON_HEADERS = { "content-type": "application/json" };
+
+async function api<T>(ctx: BenchContext, method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(ctx.url + path, {
+    method,
+    headers: { authorization: `Bearer ${ctx.pat}`, ...JSON_HEADERS },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`${method} ${path}: HTTP ${res.status} ${text.slice(0, 300)}`);
+  return JSON.parse(text) as T;
+}
+
+/** The receiver: counts what arrives; while `hold` is set, keeps the requests unanswered until released. */
+class Receiver {
+  received = 0;
+  hold = false;
+  private held: ServerResponse[] = [];
+  private server: Server | undefined;
+  private onCount: (() => void) | undefined;
+
+  async start(): Promise<string> {
+    this.server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      req.resume();
+      req.on("end", () => {
+        if (this.hold) {
+          this.held.push(res);
+          return;
+        }
+        this.received++;
+        res.writeHead(204).end();
+        this.onCount?.();
+      });
+    });
+    this.server.keepAliveTimeout = 60_000;
+    await new Promise<void>((resolve) => this.server?.listen(0, "127.0.0.1", resolve));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/events`;
+  }
+
+  release(): void {
+    this.hold = false;
+    for (const res of this.held.splice(0)) {
+      this.received++;
+      res.writeHead(204).end();
+    }
+  }
+
+  /** Resolves once `n` requests were answered. */
+  until(n: number): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => {
+        if (this.received >= n) {
+          this.onCount = undefined;
+          resolve();
+        }
+      };
+      this.onCount = check;
+      check();
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.release();
+    this.server?.closeAllConnections();
+    await new Promise((resolve) => this.server?.close(resolve));
+  }
+}
+
+/** A webhook target at `endpoint` bound to user.machine.added; returns a function that removes both. */
+async function hook(ctx: BenchContext, name: string, endpoint: string): Promise<() => Promise<void>> {
+  const { id } = await api<{ id: string }>(ctx, "POST", "/v2/actions/targets/new", { name, endpoint, kind: "TARGET_KIND_WEBHOOK", timeout: "30s" });
+  await api(ctx, "PUT", "/v2/actions/executions", { event: { event: "user.machine.added" }, targetIds: [id] });
+  return async () => {
+    await api(ctx, "PUT", "/v2/actions/executions", { event: { event: "user.machine.added" }, targetIds: [] });
+    await api(ctx, "DELETE", `/v2/actions/targets/${id}`);
+  };
+}
+
+let removeCreateHook: (() => Promise<void>) | undefined;
+let createReceiver: Receiver | undefined;
+
+const createRequest = (ctx: BenchContext) => ({
+  body: JSON.stringify({ organizationId: ctx.orgId, username: "bench-event-[<id>]", machine: { name: "bench event user" } }),
+});
+
+/**
+ * Creates up to `n` machine users, `concurrency` at a time, for at most `maxSeconds` (the held deliveries must not
+ * reach their target's 30-second timeout); returns how many and how long it took, in seconds.
+ */
+async function createUsers(ctx: BenchContext, n: number, concurrency: number, maxSeconds: number): Promise<{ created: number; seconds: number }> {
+  const run = Date.now().toString(36);
+  let next = 0;
+  let created = 0;
+  const started = performance.now();
+  const worker = async () => {
+    for (let i = next++; i < n && performance.now() - started < maxSeconds * 1000; i = next++) {
+      await api(ctx, "POST", "/v2/users/new", { organizationId: ctx.orgId, username: `bench-backlog-${run}-${i}`, machine: { name: "backlog" } });
+      created++;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return { created, seconds: (performance.now() - started) / 1000 };
+}
+
+async function deliveryRate(ctx: BenchContext): Promise<LoadResult> {
+  await removeCreateHook?.();
+  await createReceiver?.stop();
+  const raw = process.env.SVC_BENCH_EVENTS;
+  const n = raw ? Number(raw) : 5_000;
+  if (!Number.isInteger(n) || n < 1) throw new Error(`SVC_BENCH_EVENTS must be a positive integer, got "${raw}"`);
+  const receiver = new Receiver();
+  const remove = await hook(ctx, "bench-delivery", await receiver.start());
+  try {
+    receiver.hold = true;
+    const backlog = await createUsers(ctx, n, 16, 20);
+    process.stderr.write(`  events: ${backlog.created} users created in ${backlog.seconds.toFixed(1)} s (the backlog), delivering\n`);
+    const started = performance.now();
+    const cpu0 = process.cpuUsage();
+    const db0 = await ctx.databaseCpuMs();
+    receiver.release();
+    await receiver.until(backlog.created);
+    const seconds = (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    const db1 = await ctx.databaseCpuMs();
+    // svc's process holds the receiver too: its CPU per event includes the receiver's side of each request.
+    return {
+      requestsPerSecond: backlog.created / seconds,
+      latencyP50Ms: 0,
+      latencyP99Ms: 0,
+      requests: backlog.created,
+      non2xx: 0,
+      errors: 0,
+      svcCpuMsPerRequest: (cpu.user + cpu.system) / 1000 / backlog.created,
+      ...(db0 !== undefined && db1 !== undefined ? { dbCpuMsPerRequest: (db1 - db0) / backlog.created } : {}),
+    } as LoadResult;
+  } finally {
+    await remove();
+    await receiver.stop();
+  }
+}
+
+export const EVENT_SCENARIOS: Scenario[] = [
+  {
+    name: "events: user create (machine, REST), no event execution",
+    method: "POST",
+    path: "/v2/users/new",
+    headers: JSON_HEADERS,
+    uniqueIds: true,
+    setup: createRequest,
+  },
+  {
+    name: "events: user create (machine, REST), one webhook execution",
+    method: "POST",
+    path: "/v2/users/new",
+    headers: JSON_HEADERS,
+    uniqueIds: true,
+    setup: async (ctx) => {
+      createReceiver = new Receiver();
+      removeCreateHook = await hook(ctx, "bench-create", await createReceiver.start());
+      return createRequest(ctx);
+    },
+  },
+  {
+    name: "events: event delivery to a fast loopback receiver (events/s)",
+    method: "POST",
+    path: "/",
+    local: deliveryRate,
+  },
+];
