@@ -13,7 +13,7 @@ import { freePort } from "../support/apache.js";
 import { createHuman, defaultOrgId, type Machine, PASSWORD, project } from "../support/fixtures.js";
 import { basicAuth, finish, loginClient, oidcApp, signIn } from "../support/oidc.js";
 import { admin } from "../support/rpc.js";
-import { samlApp, signAuthnRequest, spKeyPair, spMetadata } from "../support/saml.js";
+import { REDIRECT, samlApp, signAuthnRequest, spKeyPair, spMetadata } from "../support/saml.js";
 import { type SamlifyIdp, startSamlifyIdp } from "../support/saml-idp.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { type SmtpSink, startSmtpSink } from "../support/smtp.js";
@@ -411,7 +411,13 @@ beforeAll(async () => {
     t,
     projectId,
     "fuzzed-signing-sp",
-    spMetadata({ entityId: w.signedEntityId, cert: signingSp, authnRequestsSigned: true, acs: [{ url: w.signedAcs, index: 0, isDefault: true }] }),
+    spMetadata({
+      entityId: w.signedEntityId,
+      cert: signingSp,
+      authnRequestsSigned: true,
+      acs: [{ url: w.signedAcs, index: 0, isDefault: true }],
+      slo: [{ url: "https://signing-sp.fuzz.example.com/slo", binding: REDIRECT }],
+    }),
   );
   const authorize = await fetch(
     `${t.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: w.clientId, redirect_uri: "https://rp.example.com/cb", response_type: "code", scope: "openid" })}`,
@@ -626,6 +632,31 @@ describe("mutated requests never get a 5xx", () => {
       const query = `${octets}&Signature=${enc(sign("sha256", Buffer.from(octets), signingSp.privateKeyPem).toString("base64"))}`;
       return { method: "GET", path: `/saml/v2/SSO?${g.int(4) ? mutateString(g, query) : query}` };
     });
+    expect([...seen.keys()].some((s) => s === 302)).toBe(true);
+    expect(fourxx(seen)).toBe(true);
+  });
+
+  it("SAML SLO endpoint: signed LogoutRequests and LogoutResponses (both bindings), mutated after signing", async () => {
+    const message = (kind: "LogoutRequest" | "LogoutResponse") =>
+      `<samlp:${kind} xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_${Math.random().toString(16).slice(2)}" Version="2.0" IssueInstant="${new Date().toISOString()}"${kind === "LogoutResponse" ? ' InResponseTo="_sent"' : ""}><saml:Issuer>${w.signedEntityId}</saml:Issuer>${kind === "LogoutRequest" ? '<saml:NameID Format="urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress">fuzz-user@example.com</saml:NameID><samlp:SessionIndex>s1</samlp:SessionIndex>' : '<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>'}</samlp:${kind}>`;
+    const seen = await fuzz("saml-slo", 8, (g) => {
+      const kind = g.int(3) === 0 ? "LogoutResponse" : "LogoutRequest";
+      const param = kind === "LogoutRequest" ? "SAMLRequest" : "SAMLResponse";
+      if (g.int(2) === 0) {
+        const signed = signAuthnRequest(message(kind), signingSp);
+        const xml = g.int(4) ? mutateString(g, signed) : signed;
+        return {
+          method: "POST",
+          path: "/saml/v2/SLO",
+          headers: form,
+          body: new URLSearchParams({ [param]: Buffer.from(xml).toString("base64"), RelayState: "rs" }).toString(),
+        };
+      }
+      const octets = `${param}=${enc(deflateRawSync(Buffer.from(message(kind))).toString("base64"))}&RelayState=rs&SigAlg=${enc("http://www.w3.org/2001/04/xmldsig-more#rsa-sha256")}`;
+      const query = `${octets}&Signature=${enc(sign("sha256", Buffer.from(octets), signingSp.privateKeyPem).toString("base64"))}`;
+      return { method: "GET", path: `/saml/v2/SLO?${g.int(4) ? mutateString(g, query) : g.int(2) ? query : `logout=${enc(mutateString(g, "0123456789"))}`}` };
+    });
+    // Unmutated LogoutRequests name a subject the SP was never given: UnknownPrincipal, answered at its SLO endpoint.
     expect([...seen.keys()].some((s) => s === 302)).toBe(true);
     expect(fourxx(seen)).toBe(true);
   });
