@@ -5,6 +5,7 @@
 // OAuth adapter and to whatever authenticates bearer tokens.
 import type { Logger } from "pino";
 import { DeliveryWorker } from "./actions/deliveries.js";
+import type { LogoutTokenSigner } from "./actions/logout-tokens.js";
 import { ActionRunner } from "./actions/runner.js";
 import type { Config } from "./config.js";
 import { SamlCertificates } from "./crypto/saml-certificates.js";
@@ -76,7 +77,7 @@ function lifetimesOf(config: OAuthRuntimeDeps["config"]): OAuthRuntime["lifetime
  * The actions' runtime (the functions' calls, and where events go: the event writer asks it) and the outbox's delivery
  * worker (started once the runtime is complete).
  */
-function actionsRuntime(deps: OAuthRuntimeDeps, masterKey: Buffer): { actions: ActionRunner; deliveries: DeliveryWorker } {
+function actionsRuntime(deps: OAuthRuntimeDeps, masterKey: Buffer, logoutSigner: LogoutTokenSigner): { actions: ActionRunner; deliveries: DeliveryWorker } {
   const { config, store, log, clock } = deps;
   const actions = new ActionRunner({
     store,
@@ -99,6 +100,7 @@ function actionsRuntime(deps: OAuthRuntimeDeps, masterKey: Buffer): { actions: A
     backoffMs: config.actionsDeliveryBackoffMs,
     retentionMs: config.actionsDeliveryRetentionHours * 3600_000,
     onOutcome: (outcome) => deps.signals?.delivery?.(outcome),
+    logoutTokens: logoutSigner,
   });
   return { actions, deliveries };
 }
@@ -130,7 +132,9 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{
   const samlCertificates = samlCertificatesOf(deps, masterKey.key);
   const caches = { tokens: new TaggedCache(), clients: new TaggedCache(), machineKeys: new TaggedCache(), roleClaims: new TaggedCache() };
   const all = Object.values(caches) as TaggedCache<unknown>[];
-  const { actions, deliveries } = actionsRuntime(deps, masterKey.key);
+  // The outbox's back-channel logout tokens are signed like ID tokens (the application's algorithm, the active key).
+  const logoutSigner: LogoutTokenSigner = { issuer: config.externalUrl, sign: (claims, typ, alg) => keys.sign(claims, typ, alg) };
+  const { actions, deliveries } = actionsRuntime(deps, masterKey.key, logoutSigner);
   const rt: OAuthRuntime = {
     store,
     instanceId: deps.instanceId,

@@ -113,6 +113,8 @@ function toSettings(
         consentRequired: c.consentRequired,
         idTokenSignedResponseAlg: c.idTokenSignedResponseAlg,
         requirePushedAuthorizationRequests: c.requirePushedAuthorizationRequests,
+        backchannelLogoutUri: c.backchannelLogoutUri,
+        backchannelLogoutSessionRequired: c.backchannelLogoutSessionRequired,
       };
     }
     case undefined:
@@ -148,6 +150,8 @@ function toApp(a: AppView): Application {
               consentRequired: a.config.consentRequired === true,
               idTokenSignedResponseAlg: a.config.idTokenSignedResponseAlg ?? "RS256",
               requirePushedAuthorizationRequests: a.config.requirePushedAuthorizationRequests === true,
+              backchannelLogoutUri: a.config.backchannelLogoutUri ?? "",
+              backchannelLogoutSessionRequired: a.config.backchannelLogoutSessionRequired === true,
             },
           };
   return create(ApplicationSchema, {

@@ -19,6 +19,7 @@ import { IdempotencyRepo } from "./idempotency.js";
 import { IdpRepo } from "./idps.js";
 import { InvalidationRepo } from "./invalidation.js";
 import { SigningKeyRepo } from "./keys.js";
+import { LogoutDeliveryRepo } from "./logout-deliveries.js";
 import { MemberRepo } from "./members.js";
 import { OrgRepo } from "./orgs.js";
 import { OutboxRepo, type OutboxRouter } from "./outbox.js";
@@ -70,6 +71,7 @@ export class Store {
   #consents?: ConsentRepo;
   #idempotency?: IdempotencyRepo;
   #outbox?: OutboxRepo;
+  #logoutDeliveries?: LogoutDeliveryRepo;
   /** Where the event writer sends events besides the trail (setOutboxRouter). */
   #router?: OutboxRouter;
 
@@ -200,6 +202,11 @@ export class Store {
   get outbox() {
     this.#outbox ??= new OutboxRepo(this.#db);
     return this.#outbox;
+  }
+  /** OIDC back-channel logout tokens queued in the outbox when sessions end. */
+  get logoutDeliveries() {
+    this.#logoutDeliveries ??= new LogoutDeliveryRepo(this.#db);
+    return this.#logoutDeliveries;
   }
   /** Users' authentication methods: TOTP, passkeys, one-time codes, password history. */
   get authn() {

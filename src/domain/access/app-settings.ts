@@ -37,6 +37,10 @@ export interface OidcAppConfig {
   idTokenSignedResponseAlg?: SigningAlg;
   /** The authorization endpoint accepts its requests only through PAR (RFC 9126). */
   requirePushedAuthorizationRequests?: boolean;
+  /** OIDC Back-Channel Logout 1.0: where a logout token is POSTed when a session it signed into ends. */
+  backchannelLogoutUri?: string;
+  /** The client requires the logout token's sid (svc always sends it; kept and shown as registered). */
+  backchannelLogoutSessionRequired?: boolean;
 }
 
 /** The algorithms the instance signs with (one key of each, rotated together: src/crypto/signing-keys.ts). */
@@ -213,6 +217,24 @@ function validSigningAlg(alg: string | undefined): SigningAlg {
   });
 }
 
+/**
+ * A logout URI (Back-Channel Logout 1.0 §2.2): absolute, no fragment, https (http only in dev mode, as redirect URIs);
+ * svc calls it itself, so never a custom scheme. Empty: none.
+ */
+function validLogoutUri(raw: string | undefined, field: string, devMode: boolean): string | undefined {
+  if (!raw) return undefined;
+  if (raw.length > MAX_URI_LENGTH) throw uriError(field, "Uri.Invalid", `at most ${MAX_URI_LENGTH} characters`);
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw uriError(field, "Uri.Invalid", `${raw} is not an absolute URI`);
+  }
+  if (u.hash || raw.includes("#")) throw uriError(field, "Uri.Fragment", `${raw} must not contain a fragment`);
+  if (u.protocol === "https:" || (u.protocol === "http:" && devMode)) return raw;
+  throw uriError(field, "Uri.HttpsRequired", `${raw} must use https (http only in dev mode)`);
+}
+
 /** Checks an application's settings. `loginOrigins`: the origins its login base URL may name (see validLoginUrl). */
 export function validateSettings(s: AppSettings, loginOrigins: readonly string[] = []): ValidSettings {
   if (s.kind === "saml") return validateSaml(s);
@@ -262,6 +284,9 @@ export function validateSettings(s: AppSettings, loginOrigins: readonly string[]
   const alg = validSigningAlg(s.idTokenSignedResponseAlg);
   if (alg !== "RS256") config.idTokenSignedResponseAlg = alg;
   if (s.requirePushedAuthorizationRequests) config.requirePushedAuthorizationRequests = true;
+  const backchannel = validLogoutUri(s.backchannelLogoutUri, "backchannel_logout_uri", s.devMode);
+  if (backchannel) config.backchannelLogoutUri = backchannel;
+  if (s.backchannelLogoutSessionRequired) config.backchannelLogoutSessionRequired = true;
   return { type: "OIDC", authMethod, accessTokenType: s.accessTokenType ?? "BEARER", config };
 }
 

@@ -11,6 +11,7 @@ import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument } from "../errors.js";
 import { newId } from "../ids.js";
 import { failureKeys, rateLimited } from "../limits.js";
+import { queueBackchannelLogout } from "../sessions/backchannel-logout.js";
 import { checkPassword, effectiveOf, lockoutPolicy, passwordComplexity } from "../settings/settings.js";
 import { acceptInvite, isInviteCode } from "./authn/invite.js";
 import { checkPasswordHistory } from "./authn/password-history.js";
@@ -180,7 +181,9 @@ export async function storePassword(ctx: Ctx, user: { id: string; orgId: string 
       await tx.users.updateInState(user.id, ["INITIAL"], { state: "ACTIVE" });
       // Whoever knew the old password may hold a session made with it: every session of the user ends with its
       // tokens (OWASP ASVS V3.3.3), but the one the user changed it from.
-      const endedSessions = await tx.sessions.terminateOfUser(ctx.instanceId, user.id, changingSession(ctx, user.id), now);
+      const keep = changingSession(ctx, user.id);
+      await queueBackchannelLogout(tx, ctx.instanceId, { userId: user.id, ...(keep ? { keep } : {}) }, now);
+      const endedSessions = await tx.sessions.terminateOfUser(ctx.instanceId, user.id, keep, now);
       if (endedSessions) await tx.auth.invalidate({ userId: user.id });
       return userEvent(user, "user.password.changed", {
         changeRequired: change.changeRequired,

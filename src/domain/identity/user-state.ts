@@ -10,6 +10,7 @@ import { commit, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition } from "../errors.js";
 import { keepActiveOrgOwners } from "../orgs/members.js";
+import { queueBackchannelLogout } from "../sessions/backchannel-logout.js";
 import { keepAnActiveInstanceOwner, targetUser } from "./user-access.js";
 import type { UserState } from "./users.js";
 
@@ -87,11 +88,20 @@ export async function changeState(ctx: Ctx, user: StateTarget, kind: Transition,
       // Conditional on the state read above, so two concurrent calls cannot both succeed.
       if (!(await tx.users.updateInState(user.id, rule.from, data))) throw rule.refused((await tx.users.state(user.id)) ?? user.state);
       if (!rule.revokesAccess) return userEvent(user, rule.event, { state: data.state });
+      // Its sign-in sessions end too (logout everywhere), telling their OIDC applications (back-channel logout).
+      await queueBackchannelLogout(tx, ctx.instanceId, { userId: user.id }, now);
+      const endedSessions = await tx.sessions.terminateOfUser(ctx.instanceId, user.id, undefined, now);
       const revokedTokens = await tx.tokens.revokeIssued({ userId: user.id }, now);
       // Refresh tokens too: otherwise a client would mint new access tokens once the user is back.
       const revokedRefreshTokens = await tx.refreshTokens.revokeOfUser(user.id, now);
       const removedPats = await tx.credentials.removeAllPats({ userId: user.id });
-      return userEvent(user, rule.event, { state: data.state, revokedTokens, removedPats, ...(revokedRefreshTokens ? { revokedRefreshTokens } : {}) });
+      return userEvent(user, rule.event, {
+        state: data.state,
+        revokedTokens,
+        removedPats,
+        ...(revokedRefreshTokens ? { revokedRefreshTokens } : {}),
+        ...(endedSessions ? { endedSessions } : {}),
+      });
     },
     now,
   );

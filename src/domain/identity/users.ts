@@ -7,6 +7,7 @@ import { authorize } from "../access/permissions.js";
 import { commit, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { keepActiveOrgOwners } from "../orgs/members.js";
+import { queueBackchannelLogout } from "../sessions/backchannel-logout.js";
 import { hiddenTargetUser, keepAnActiveInstanceOwner, userNotFound } from "./user-access.js";
 
 export { type AddressInput, type ContactInput, MAX_CHILD_ROWS, type ScimProfile } from "./scim-profile.js";
@@ -65,6 +66,9 @@ export async function deleteUser(ctx: Ctx, userId: string): Promise<Date> {
       await keepActiveOrgOwners(tx, user, "Errors.User.LastOrgOwner", "the last active ORG_OWNER of an organization cannot be deleted");
       // Tokens, metadata and memberships go with the user (ON DELETE CASCADE). A concurrent delete got there
       // first when nothing is left to delete: the same NotFound as if this request had come second.
+      // Its sessions end first, telling their OIDC applications (back-channel logout) while their participants exist.
+      await queueBackchannelLogout(tx, ctx.instanceId, { userId: user.id }, now);
+      await tx.sessions.terminateOfUser(ctx.instanceId, user.id, undefined, now);
       if (!(await tx.users.delete(user.id))) throw userNotFound();
       return userEvent(user, "user.removed", { username: user.username });
     },

@@ -9,6 +9,7 @@ import type { Ctx } from "../context.js";
 import { type DomainError, failedPrecondition, invalidArgument, permissionDenied } from "../errors.js";
 import { SYSTEM_PRINCIPAL_ID } from "../request-context.js";
 import { effectiveOf } from "../settings/settings.js";
+import { queueBackchannelLogout } from "./backchannel-logout.js";
 import { expired, sessionNotFound, tokenInvalid } from "./model.js";
 import { passwordChangeRequired } from "./password-check.js";
 import {
@@ -157,6 +158,8 @@ export async function terminateSession(
   by: { editor: string | null; reason?: string } = { editor: null, reason: "logout" },
 ): Promise<boolean> {
   return store.transaction(async (tx) => {
+    // Its OIDC applications' logout tokens, while its participants exist; rolled back with the rest when it did not.
+    await queueBackchannelLogout(tx, instanceId, { ids: [sessionId] }, at);
     const ended = await tx.sessions.terminate(instanceId, sessionId, at);
     if (!ended) return false;
     if (ended.userId) await tx.auth.invalidate({ userId: ended.userId });

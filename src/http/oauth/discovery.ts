@@ -64,5 +64,8 @@ export function discoveryDocument(issuer: string): string {
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     claims_parameter_supported: false,
+    // OIDC Back-Channel Logout 1.0 (per application, backchannel_logout_uri): the logout token always has sid.
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
   });
 }
