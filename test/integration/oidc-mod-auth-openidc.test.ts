@@ -80,7 +80,13 @@ async function location(res: Page): Promise<string> {
 beforeAll(async () => {
   if (!apacheAvailable()) throw new Error("apache2 with mod_auth_openidc is not installed (apt-get install apache2 libapache2-mod-auth-openidc; .ci/run does)");
   const port = await freePort();
-  t = await startTestServer({ SVC_PORT: String(port), SVC_EXTERNAL_URL: `http://127.0.0.1:${port}` });
+  // Apache is on loopback: svc may POST its back-channel logout tokens there (SVC_ACTIONS_ALLOW_PRIVATE).
+  t = await startTestServer({
+    SVC_PORT: String(port),
+    SVC_EXTERNAL_URL: `http://127.0.0.1:${port}`,
+    SVC_ACTIONS_ALLOW_PRIVATE: "true",
+    SVC_ACTIONS_DELIVERY_BACKOFF_MS: "250",
+  });
   const orgId = await defaultOrgId(t);
   const login = await machine(t, orgId, "apache-login-ui");
   await admin(t, "AddInstanceMember", { userId: login.userId, roles: ["IAM_LOGIN_CLIENT"] });
@@ -99,6 +105,9 @@ beforeAll(async () => {
       authMethodType: "OIDC_AUTH_METHOD_TYPE_BASIC",
       devMode: true,
       idTokenUserinfoAssertion: true,
+      // mod_auth_openidc takes back-channel logout tokens at its redirect URI (?logout=backchannel).
+      backchannelLogoutUri: `http://127.0.0.1:${rpPort}/protected/redirect_uri?logout=backchannel`,
+      backchannelLogoutSessionRequired: true,
     },
   });
   clientId = app.clientId;
@@ -146,6 +155,35 @@ describe("mod_auth_openidc against svc", () => {
     expect(page.headers["x-oidc-email"]).toBe("apache-user@example.com");
     // The session cookie keeps the user signed in without another round trip to svc.
     expect((await browser.get(`${rp.url}/protected/`)).status).toBe(200);
+  });
+
+  it("ends its own session when svc's session ends: the back-channel logout token reaches it (issue 29)", async () => {
+    const browser = new Browser();
+    const toLogin = new URL(await location(await browser.get(await location(await browser.get(`${rp.url}/protected/`)))));
+    const session = await ok(t, "rest", loginPat, "CreateSession", { checks: { user: { userId }, password: { password: PASSWORD } } });
+    const { callbackUrl } = await ok(t, "rest", loginPat, "CreateCallback", {
+      authRequestId: toLogin.searchParams.get("authRequest"),
+      session: { sessionId: session.sessionId, sessionToken: session.sessionToken },
+    });
+    const back = await browser.get(callbackUrl);
+    expect(back.status).toBe(302);
+    expect((await browser.get(`${rp.url}/protected/`)).status).toBe(200);
+
+    await ok(t, "rest", loginPat, "DeleteSession", { sessionId: session.sessionId, sessionToken: session.sessionToken });
+    // The outbox delivers the logout token; mod_auth_openidc answers 200 once it has ended the session the sid names.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const rows = await t.server.db.prisma.delivery.findMany({ where: { eventType: "oidc.backchannel_logout" } });
+      const row = rows.find((r) => (r.payload as { sid?: string }).sid === session.sessionId);
+      if (row?.state === "delivered") break;
+      if (Date.now() > deadline) throw new Error(`logout token not delivered: ${JSON.stringify(row)}\n${(await rp.errorLog()).slice(-3000)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // The same browser, with its session cookie, is sent to sign in again.
+    const after = await browser.get(`${rp.url}/protected/`);
+    expect(after.status).toBe(302);
+    const again = new URL(await location(after));
+    expect(`${again.origin}${again.pathname}`).toBe(`${t.url}/oauth/v2/authorize`);
   });
 
   it("refuses the code a second time: a replayed callback gets no page", async () => {
