@@ -220,6 +220,13 @@ run("applications", () => {
     await expect(page.getByRole("textbox", { name: "Entity ID" }).inputValue()).resolves.toBe("https://wiki.example.com/saml");
     await page.getByText("https://wiki.example.com/saml/acs", { exact: true }).waitFor();
     await expectAccessible(page);
+    // The NameID format and the attribute names (issue 29) are saved with the rest.
+    await pick(page, page.locator("main"), "NameID format", "Persistent, pairwise (an opaque ID per user and SP)");
+    await pick(page, page.locator("main"), "Attribute names", "urn:oid (eduPerson, X.500)");
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    const saved = (await admin(t, "GetApplication", { projectId, appId: app.id })).app.saml;
+    expect(saved).toMatchObject({ nameIdFormat: "SAML_NAME_ID_FORMAT_PERSISTENT_PAIRWISE", attributeProfile: "SAML_ATTRIBUTE_PROFILE_URN_OID" });
     await page.close();
   });
 

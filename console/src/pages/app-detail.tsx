@@ -36,6 +36,7 @@ import {
   OidcAuthMethodType,
   type OidcConfig,
   OidcGrantType,
+  SamlAttributeProfile,
   type SamlConfig,
   SamlNameIdFormat,
 } from "../../../gen/svc/app/v2/app_pb";
@@ -255,6 +256,7 @@ function SamlForm({ projectId, config, onSave }: { projectId: string; config: Sa
             assertionLifetimeSeconds: c.assertionLifetimeSeconds,
             signResponse: c.signResponse,
             encryptAssertions: c.encryptAssertions,
+            attributeProfile: c.attributeProfile,
           },
         });
       }}
@@ -289,6 +291,17 @@ function SamlForm({ projectId, config, onSave }: { projectId: string; config: Sa
               [SamlNameIdFormat.EMAIL_ADDRESS, "apps.nameIdEmail"],
               [SamlNameIdFormat.PERSISTENT, "apps.nameIdPersistent"],
               [SamlNameIdFormat.SAML_UNSPECIFIED, "apps.nameIdUsername"],
+              [SamlNameIdFormat.PERSISTENT_PAIRWISE, "apps.nameIdPairwise"],
+              [SamlNameIdFormat.TRANSIENT, "apps.nameIdTransient"],
+            ]}
+          />
+          <EnumSelect
+            label={t("apps.attributeProfile")}
+            value={c.attributeProfile === SamlAttributeProfile.UNSPECIFIED ? SamlAttributeProfile.BASIC : c.attributeProfile}
+            onChange={(v) => setC({ ...c, attributeProfile: v })}
+            options={[
+              [SamlAttributeProfile.BASIC, "apps.attributeProfileBasic"],
+              [SamlAttributeProfile.URN_OID, "apps.attributeProfileUrnOid"],
             ]}
           />
           <NumberInput
