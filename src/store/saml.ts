@@ -1,9 +1,10 @@
 // The SAML identity provider's rows: its signing certificates (the crypto lives in src/crypto/saml-certificates.ts),
 // the AuthnRequests waiting for a login UI, and the lookup of a SAML application by its service provider entity id.
-import type { Prisma } from "../../gen/prisma/client.js";
+import { Prisma } from "../../gen/prisma/client.js";
 import { type AppConfig, parseAppConfig } from "../domain/access/app-settings.js";
 import { unique } from "./errors.js";
 import type { Db } from "./index.js";
+import { query, statement } from "./sql.js";
 
 /** Advisory lock key serialising certificate rotations across replicas. */
 const CERT_ROTATION_LOCK = 0x737663_05;
@@ -134,8 +135,16 @@ export class SamlRepo {
 
   /** The SAML application of the instance registered with this service provider entity id. */
   async appByEntityId(instanceId: string, entityId: string): Promise<SamlAppRow | null> {
-    const a = await this.db.application.findFirst({ where: { instanceId, samlEntityId: entityId, type: "SAML" }, select: APP_SELECT });
-    return a && appOf(a);
+    // Every AuthnRequest and LogoutRequest starts here: a prepared statement on the driver, not Prisma's runtime.
+    const [a] = await query<{ id: string; projectId: string; orgId: string; state: string; config: unknown }>(
+      this.db,
+      statement(
+        Prisma.sql`SELECT "id", "projectId", "orgId", "state"::text AS "state", "config" FROM "Application"
+          WHERE "instanceId" = ${instanceId} AND "samlEntityId" = ${entityId} AND "type" = 'SAML'`,
+        "saml_app_by_entity_id",
+      ),
+    );
+    return a ? appOf(a) : null;
   }
 
   /** SAML applications of the instance by id. */
@@ -149,7 +158,19 @@ export class SamlRepo {
 
   /** Stores a request; a second one with the same AuthnRequest ID from the same SP is refused (`onReplay`). */
   async createRequest(r: NewSamlRequest, onReplay: () => Error): Promise<void> {
-    await unique(this.db.samlRequest.create({ data: r }), onReplay);
+    // One prepared INSERT; a row already there (the same AuthnRequest ID from the same SP) inserts nothing.
+    const rows = await query<{ n: number }>(
+      this.db,
+      statement(
+        Prisma.sql`INSERT INTO "SamlRequest" ("id", "instanceId", "appId", "requestId", "issuer", "acsUrl", "binding", "relayState",
+            "forceAuthn", "isPassive", "nameIdFormat", "createdAt", "expiresAt")
+          VALUES (${r.id}, ${r.instanceId}, ${r.appId}, ${r.requestId}, ${r.issuer}, ${r.acsUrl}, ${r.binding}, ${r.relayState},
+            ${r.forceAuthn}, ${r.isPassive}, ${r.nameIdFormat ?? null}, ${r.createdAt}::timestamptz, ${r.expiresAt}::timestamptz)
+          ON CONFLICT DO NOTHING RETURNING 1 AS "n"`,
+        "saml_request_insert",
+      ),
+    );
+    if (rows.length === 0) throw onReplay();
   }
 
   async findRequest(instanceId: string, id: string): Promise<SamlRequestRow | null> {
