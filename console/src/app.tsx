@@ -1,5 +1,5 @@
-// The signed-in console: server state through TanStack Query and connect-query, pages loaded on first use.
-import { TransportProvider } from "@connectrpc/connect-query";
+// The signed-in console: server state through TanStack Query and connect-query, pages loaded on first use. Connect
+// comes with the first page that calls the API (connected.tsx, loaded beside the page's chunk), not with the overview.
 import { Center, Loader } from "@mantine/core";
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { type ComponentType, lazy, Suspense } from "react";
@@ -7,7 +7,6 @@ import { type Access, useAccess } from "./access";
 import { useI18n } from "./i18n";
 import { RouterProvider, useRouter } from "./router";
 import { Shell } from "./shell";
-import { transport } from "./transport";
 import { ApiError, EmptyState } from "./ui";
 
 export const queryClient = new QueryClient({ defaultOptions: { queries: { retry: 1, refetchOnWindowFocus: false, staleTime: 10_000 } } });
@@ -15,13 +14,17 @@ export const queryClient = new QueryClient({ defaultOptions: { queries: { retry:
 type PageComponent = ComponentType<{ params: string[] }>;
 /** Each page's chunk loader, to fetch it while the access question is still out (not after). */
 const loaders = new WeakMap<object, () => Promise<unknown>>();
-function page(load: () => Promise<{ default: PageComponent }>): PageComponent {
-  const component = lazy(load);
-  loaders.set(component, load);
+function page(load: () => Promise<{ default: PageComponent }>, api = true): PageComponent {
+  const withApi = async () => {
+    const [m, c] = await Promise.all([load(), import("./connected")]);
+    return { default: c.connected(m.default) };
+  };
+  const component = lazy(api ? withApi : load);
+  loaders.set(component, api ? withApi : load);
   return component;
 }
 
-const Home = page(() => import("./pages/home"));
+const Home = page(() => import("./pages/home"), false);
 const Users = page(() => import("./pages/users"));
 const UserNew = page(() => import("./pages/user-new"));
 const UserDetail = page(() => import("./pages/user-detail"));
@@ -39,7 +42,7 @@ const IdpNew = page(() => import("./pages/idp-form").then((m) => ({ default: m.I
 const IdpDetail = page(() => import("./pages/idp-form"));
 const Actions = page(() => import("./pages/actions"));
 const Branding = page(() => import("./pages/branding"));
-const NotFound = page(() => import("./pages/not-found"));
+const NotFound = page(() => import("./pages/not-found"), false);
 
 /** A route, the page, and who may open it (others see "no access"; the API would refuse them anyway): a page that
  * only creates needs the permission to create somewhere. */
@@ -112,12 +115,10 @@ function Signed() {
 
 export function App() {
   return (
-    <TransportProvider transport={transport}>
-      <QueryClientProvider client={queryClient}>
-        <RouterProvider>
-          <Signed />
-        </RouterProvider>
-      </QueryClientProvider>
-    </TransportProvider>
+    <QueryClientProvider client={queryClient}>
+      <RouterProvider>
+        <Signed />
+      </RouterProvider>
+    </QueryClientProvider>
   );
 }

@@ -26,11 +26,7 @@ const bearer: Interceptor = (next) => async (req) => {
 
 export const transport = createConnectTransport({ baseUrl: new URL(settings.issuer).origin, interceptors: [bearer] });
 
-/** The API's own message for a refused call (shown where it happened). */
-export function apiMessage(err: unknown): string {
-  if (err instanceof ConnectError) return err.rawMessage;
-  return err instanceof Error ? err.message : String(err);
-}
+export { apiMessage } from "./api-message";
 
 export function isDenied(err: unknown): boolean {
   return err instanceof ConnectError && (err.code === Code.PermissionDenied || err.code === Code.NotFound);

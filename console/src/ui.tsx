@@ -1,9 +1,9 @@
 // Pieces every page uses: the page header, the API's message where a call failed, empty states, confirmation, copy.
 import { Alert, Button, CopyButton, Group, Modal, Stack, Text, TextInput, Title, Tooltip } from "@mantine/core";
 import { type ReactNode, useState } from "react";
+import { apiMessage } from "./api-message";
 import { type MessageKey, useI18n } from "./i18n";
 import { useLink } from "./router";
-import { apiMessage } from "./transport";
 
 export function PageHeader({ title, actions, back }: { title: string; actions?: ReactNode; back?: { to: string; label: string } }) {
   return (
