@@ -239,6 +239,11 @@ describe("organization owners", () => {
     const mine = (await ok(t, "rest", w.ownerA.pat, "ListDeliveries", {})).result as Json[];
     expect(mine.length).toBeGreaterThanOrEqual(1);
     expect(mine.every((d) => d.targetId === own.id)).toBe(true);
+    // Another organization's owner neither sees nor retries them; a user manager has no actions at all.
+    expect((await ok(t, "rest", w.ownerB.pat, "ListDeliveries", {})).result ?? []).toEqual([]);
+    await fails(t, "rest", w.ownerB.pat, "RetryDelivery", { id: mine[0]?.id }, "not_found", "Errors.Action.Delivery.NotFound");
+    await fails(t, "rest", w.userManagerA.pat, "ListDeliveries", {}, "permission_denied");
+    await fails(t, "rest", w.userManagerA.pat, "ListTargets", {}, "permission_denied");
     await ok(t, "rest", w.ownerA.pat, "SetExecution", { event: { group: "user" }, organizationId: w.orgA, targetIds: [] });
     await ok(t, "rest", w.ownerA.pat, "DeleteTarget", { id: own.id });
     await ok(t, "rest", w.ownerB.pat, "DeleteTarget", { id: other.id });
