@@ -5,7 +5,7 @@
 // (IdP-initiated). The refusals: an unsigned LogoutRequest from an SP that signs, a replayed one, one naming a subject
 // the SP was never given, a wrong signature.
 import { createSign, createVerify } from "node:crypto";
-import { deflateRawSync } from "node:zlib";
+import { deflateRawSync, inflateRawSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createHuman, defaultOrgId, type Machine, PASSWORD, project } from "../support/fixtures.js";
 import { issuerOf, loginClient, type SessionRef, signIn, visit } from "../support/oidc.js";
@@ -136,6 +136,31 @@ describe("SP-initiated Single Logout (pysaml2)", () => {
     }, 60_000);
   }
 
+  it("an SP that does not confirm: the initiator is told Success/PartialLogout", async () => {
+    const session = await signIn(t, login, alice);
+    await signInAt(A, session);
+    await signInAt(B, session);
+    const request = await py.ok({ cmd: "logout", sp: A.entity, binding: "redirect" });
+    const toB = await sentTo(await toSvc(request.url));
+    // B answers UnknownPrincipal (it holds another user).
+    const answerB = await py.ok({
+      cmd: "logout_request",
+      sp: B.entity,
+      binding: "redirect",
+      message: toB.fields.SAMLRequest,
+      relayState: toB.fields.RelayState,
+      otherUser: true,
+    });
+    expect(answerB.loggedIn).toBe(true);
+    const toA = await sentTo(await toSvc(answerB.url));
+    expect(toA).toMatchObject({ url: A.slo, binding: "redirect" });
+    const xml = inflateRawSync(Buffer.from(toA.fields.SAMLResponse as string, "base64")).toString();
+    expect(xml).toMatch(
+      /<samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:PartialLogout"><\/samlp:StatusCode><\/samlp:StatusCode>/,
+    );
+    expect(await alive(session)).toBe(false);
+  }, 60_000);
+
   it("a LogoutResponse svc did not ask for is refused", async () => {
     const session = await signIn(t, login, alice);
     await signInAt(A, session);
@@ -237,7 +262,6 @@ describe("refused LogoutRequests", () => {
     expect(res.status).toBe(302);
     const back = locationOf(res);
     expect(back.origin + back.pathname).toBe(C.slo);
-    const { inflateRawSync } = await import("node:zlib");
     const xml = inflateRawSync(Buffer.from(back.searchParams.get("SAMLResponse") as string, "base64")).toString();
     expect(xml).toContain("urn:oasis:names:tc:SAML:2.0:status:UnknownPrincipal");
     expect(await alive(session)).toBe(true);

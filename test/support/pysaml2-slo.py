@@ -6,7 +6,7 @@
 #   {"cmd": "acs", "sp", "id", "response"}          -> {"nameId", "format", "sessionIndex", "attributes"}
 #   {"cmd": "logout", "sp", "binding"}              -> {"url", "fields"}  the SP's signed LogoutRequest
 #   {"cmd": "logout_response", "sp", "binding", "message"} -> {"loggedIn"}  the IdP's LogoutResponse, handled
-#   {"cmd": "logout_request", "sp", "binding", "message", "relayState"} -> {"url", "fields", "loggedIn"}
+#   {"cmd": "logout_request", "sp", "binding", "message", "relayState", "otherUser"?} -> {"url", "fields", "loggedIn"}
 #   {"cmd": "logged_in", "sp"}                      -> {"loggedIn"}
 # Errors are answered as {"error": "<message>"}.
 import html
@@ -16,6 +16,7 @@ import sys
 import traceback
 from urllib.parse import parse_qs, urlparse
 
+import saml2.saml
 from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT
 from saml2.client import Saml2Client
 from saml2.config import SPConfig
@@ -94,9 +95,11 @@ def handle(c):
         return {"loggedIn": sp.is_logged_in(NAME_IDS[c["sp"]]), "status": r.response.status.status_code.value}
     if cmd == "logout_request":
         name_id = NAME_IDS[c["sp"]]
+        if c.get("otherUser"):  # pysaml2 answers UnknownPrincipal: the request names someone else
+            name_id = saml2.saml.NameID(text="someone-else", format=name_id.format)
         info = sp.handle_logout_request(
             c["message"], name_id, BINDINGS[c["binding"]], relay_state=c.get("relayState", ""), sign_alg=RSA_SHA256, digest_alg=SHA256)
-        return {**outgoing(info), "loggedIn": sp.is_logged_in(name_id)}
+        return {**outgoing(info), "loggedIn": sp.is_logged_in(NAME_IDS[c["sp"]])}
     if cmd == "logged_in":
         return {"loggedIn": sp.is_logged_in(NAME_IDS[c["sp"]])}
     return {"error": "unknown command " + cmd}
