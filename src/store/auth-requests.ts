@@ -2,8 +2,9 @@
 // the SHA-256 of their authorization code until it is redeemed. Finishing and redeeming are single conditional
 // UPDATEs, so of two concurrent calls exactly one wins, on any replica.
 import { Prisma } from "../../gen/prisma/client.js";
-import { type EventRow, insertEventFrom } from "./events.js";
+import { type EventRow, insertEventFrom, outboxCte } from "./events.js";
 import type { Db } from "./index.js";
+import type { OutboxRouter } from "./outbox.js";
 import {
   asDate,
   bytesOf,
@@ -131,7 +132,11 @@ export interface CallbackRead {
 }
 
 export class AuthRequestRepo {
-  constructor(readonly db: Db) {}
+  /** `router`: where the finished request's event goes besides the trail (the outbox, see outbox.ts). */
+  constructor(
+    readonly db: Db,
+    private readonly router?: OutboxRouter,
+  ) {}
 
   /** One prepared INSERT (the authorization endpoint writes one per sign-in). */
   async create(r: NewAuthRequest): Promise<void> {
@@ -243,15 +248,16 @@ export class AuthRequestRepo {
           INSERT INTO "SessionParticipant" ("sessionId", "appId", "instanceId", "protocol", "sid", "firstAt", "lastAt")
           SELECT ${how.sessionId}::text, f."appId", ${instanceId}::text, 'oidc', ${how.sessionId}::text, ${now}::timestamptz, ${now}::timestamptz FROM finished f
           ON CONFLICT ("sessionId", "appId") DO UPDATE SET "lastAt" = EXCLUDED."lastAt")`;
+    const outbox = await outboxCte(this.db, this.router, event, "finished");
     const [row] = await query<{ n: number }>(
       this.db,
       statement(
         Prisma.sql`WITH finished AS (
           UPDATE "AuthRequest" SET ${set}
           WHERE "id" = ${id} AND "instanceId" = ${instanceId} AND "finishedAt" IS NULL AND "expiresAt" > ${now}::timestamptz RETURNING "appId"
-        ), event AS (${insertEventFrom(event, Prisma.raw("finished"))})${participant}
+        ), event AS (${insertEventFrom(event, Prisma.raw("finished"))})${participant}${outbox.sql}
         SELECT count(*)::int AS "n" FROM finished`,
-        "error" in how ? "auth_request_finish_error" : "auth_request_finish",
+        `${"error" in how ? "auth_request_finish_error" : "auth_request_finish"}${outbox.count ? `_outbox_${outbox.count}` : ""}`,
       ),
     );
     return row?.n === 1;

@@ -106,6 +106,21 @@ export function deliveriesOf(e: EventRow, routes: readonly OutboxRoute[]): NewDe
   }));
 }
 
+/**
+ * The outbox's deliveries of event `e` as one more data-modifying CTE (`, outbox AS (...)`) of a statement that writes
+ * the event itself, kept only when `source` (a CTE of that statement) has rows; nothing when no execution matches.
+ * For the hot paths that write their event inside their own statement (sessions, finished auth requests).
+ */
+export async function outboxCte(db: Db, router: OutboxRouter | undefined, e: EventRow, source: string): Promise<{ sql: Prisma.Sql; count: number }> {
+  const routes = router ? await router.routes(e, new ActionRepo(db)) : [];
+  if (routes.length === 0) return { sql: Prisma.empty, count: 0 };
+  return {
+    sql: Prisma.sql`, outbox AS (INSERT INTO "Delivery" (${DELIVERY_COLUMNS})
+      SELECT d.* FROM (VALUES ${deliveryValues(deliveriesOf(e, routes))}) AS d WHERE EXISTS (SELECT 1 FROM ${Prisma.raw(`"${source}"`)}))`,
+    count: routes.length,
+  };
+}
+
 export class EventRepo {
   /** `router`: where events go besides the trail (the outbox's deliveries, see outbox.ts); none: nowhere. */
   constructor(

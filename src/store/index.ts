@@ -93,6 +93,8 @@ export class Store {
     this.#router = router;
     this.#events = undefined;
     this.#users = undefined;
+    this.#sessions = undefined;
+    this.#authRequests = undefined;
   }
 
   get users() {
@@ -139,7 +141,7 @@ export class Store {
   }
   /** Sign-in sessions. */
   get sessions() {
-    this.#sessions ??= new SessionRepo(this.#db);
+    this.#sessions ??= new SessionRepo(this.#db, this.#router);
     return this.#sessions;
   }
   /** External identity providers, users' links to them, and sign-in intents. */
@@ -178,7 +180,7 @@ export class Store {
   }
   /** Authorization requests of the code flow and their codes. */
   get authRequests() {
-    this.#authRequests ??= new AuthRequestRepo(this.#db);
+    this.#authRequests ??= new AuthRequestRepo(this.#db, this.#router);
     return this.#authRequests;
   }
   /** Device authorizations (RFC 8628) and their polls. */

@@ -1,8 +1,9 @@
 // Sign-in sessions: the row, the user a user check names (with what the checks need to know about it), the list
 // read, and ending a session with the tokens issued from it.
 import { Prisma } from "../../gen/prisma/client.js";
-import { type EventRow, insertEventFrom } from "./events.js";
+import { type EventRow, insertEventFrom, outboxCte } from "./events.js";
 import type { Db } from "./index.js";
+import type { OutboxRouter } from "./outbox.js";
 import { dateOf, NAMED_MAX_FILTERS, type Paged, pageOnDriver, type Window } from "./paging.js";
 import {
   READY_FACTOR_COLUMNS,
@@ -197,7 +198,11 @@ export interface ReadyFactors {
 const jsonOrNull = (v: Prisma.InputJsonValue | null) => (v === null ? Prisma.DbNull : v);
 
 export class SessionRepo {
-  constructor(readonly db: Db) {}
+  /** `router`: where the session's event goes besides the trail (the outbox, see outbox.ts). */
+  constructor(
+    readonly db: Db,
+    private readonly router?: OutboxRouter,
+  ) {}
 
   /**
    * Writes a new session with its audit event in one statement (both or neither); with `clearFailedPasswordsOf`, the
@@ -211,6 +216,7 @@ export class SessionRepo {
           WHERE "id" = ${clearFailedPasswordsOf} AND "instanceId" = ${row.instanceId}
             AND ("failedPasswordAttempts" > 0 OR ("lockedAt" IS NOT NULL AND "state" <> 'LOCKED')))`
       : Prisma.empty;
+    const outbox = await outboxCte(this.db, this.router, event, "inserted");
     await query(
       this.db,
       statement(
@@ -225,9 +231,9 @@ export class SessionRepo {
             ${row.otpEmailCodeHash}::bytea, ${row.otpEmailExpiresAt}::timestamptz, ${json(row.metadata)}::jsonb, ${json(row.userAgent)}::jsonb,
             ${row.expiresAt}::timestamptz, ${row.createdAt}::timestamptz, ${row.updatedAt}::timestamptz)
           RETURNING 1
-        ), event AS (${insertEventFrom(event, Prisma.raw("inserted"))})${clear}
+        ), event AS (${insertEventFrom(event, Prisma.raw("inserted"))})${clear}${outbox.sql}
         SELECT 1`,
-        clearFailedPasswordsOf ? "session_insert_clearing" : "session_insert",
+        `${clearFailedPasswordsOf ? "session_insert_clearing" : "session_insert"}${outbox.count ? `_outbox_${outbox.count}` : ""}`,
       ),
     );
   }

@@ -7,6 +7,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createHuman, defaultOrgId, type World, world } from "../support/fixtures.js";
+import { loginClient, signIn } from "../support/oidc.js";
 import { admin, fails, type Json, ok } from "../support/rpc.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -181,6 +182,20 @@ describe("event executions", () => {
     await fails(t, "rest", t.pat, "ListDeliveries", { state: "lost" }, "invalid_argument", "Errors.Action.Delivery.State.Invalid");
     await unhook({ event: "user.human.added" }, id);
   }, 90_000);
+
+  it("delivers the events written inside the sign-in statements too (session.added)", async () => {
+    const r = await receiver();
+    const { id } = await hook("session-hook", r.url, { group: "session" });
+    const login = await loginClient(t, orgId, "events-login-client");
+    const userId = await createHuman(t, orgId, "events-session-user");
+    const domain = (await admin(t, "GetOrganizationByID", { organizationId: orgId })).organization.primaryDomain;
+    const { sessionId } = await signIn(t, login, `events-session-user@${domain}`);
+    const arrival = await until("the session's event", () => r.arrivals.find((a) => a.body.aggregateId === sessionId));
+    expect(arrival.body).toMatchObject({ type: "session.added", aggregateType: "session", instanceId: t.server.instanceId });
+    // Only the group asked for: the user's creation is not sent to this target.
+    expect(r.arrivals.find((a) => a.body.aggregateId === userId)).toBeUndefined();
+    await unhook({ group: "session" }, id);
+  }, 60_000);
 
   it("refuses malformed conditions", async () => {
     const { id } = await admin(t, "CreateTarget", { name: "bad-conditions", endpoint: "https://hooks.example.com/x", kind: "TARGET_KIND_WEBHOOK" });
