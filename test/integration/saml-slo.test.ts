@@ -217,6 +217,43 @@ describe("IdP-initiated Single Logout", () => {
   }, 60_000);
 });
 
+describe("IdP-initiated Single Logout from the account page", () => {
+  it("ending another session of the user tells that session's SP, then returns to the account page", async () => {
+    const req = await py.ok({ cmd: "login", sp: A.entity });
+    const samlRequest = samlRequestOf(await visit(t, req.url));
+    const v = new Visitor(t);
+    await v.get(`/ui/login/login?samlRequest=${samlRequest}`);
+    const named = await v.post("/ui/login/login", { samlRequest, loginName: alice });
+    await v.get(locationOf(named.res).pathname + locationOf(named.res).search);
+    const signedIn = await v.post("/ui/login/password", { samlRequest, loginName: alice, password: PASSWORD });
+    await py.ok({ cmd: "acs", sp: A.entity, id: req.id, response: formOf(signedIn.body).fields.SAMLResponse });
+    // Another session of alice's (another device) signed into B.
+    const other = await signIn(t, login, alice);
+    await signInAt(B, other);
+
+    const account = await v.get("/ui/login/account");
+    expect(account.body).toContain(`value="${other.sessionId}"`);
+    const ended = await v.post("/ui/login/account/session/end", { target: other.sessionId });
+    expect(ended.res.status).toBe(303);
+    expect(await alive(other)).toBe(false);
+    const toB = await sentTo(await toSvc(locationOf(ended.res).href));
+    expect(toB).toMatchObject({ url: B.slo, binding: "redirect" });
+    const answer = await py.ok({
+      cmd: "logout_request",
+      sp: B.entity,
+      binding: "redirect",
+      message: toB.fields.SAMLRequest,
+      relayState: toB.fields.RelayState,
+    });
+    expect(answer.loggedIn).toBe(false);
+    const back = await toSvc(answer.url);
+    expect(back.status).toBe(302);
+    expect(locationOf(back).pathname).toBe("/ui/login/account");
+    // A's session (this browser's) lives on, and A was not told.
+    expect(await py.ok({ cmd: "logged_in", sp: A.entity })).toEqual({ loggedIn: true });
+  }, 60_000);
+});
+
 /** A LogoutRequest from `s` over HTTP-Redirect, its query signed with `signWith` (unsigned when null). */
 function logoutRedirect(s: Sp, o: { id?: string; nameId: string; signWith?: KeyPair | null }): string {
   const xml = `<samlp:LogoutRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${o.id ?? `_${Math.random().toString(16).slice(2)}`}" Version="2.0" IssueInstant="${new Date().toISOString()}" Destination="${issuerOf(t)}/saml/v2/SLO"><saml:Issuer>${s.entity}</saml:Issuer><saml:NameID Format="urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress">${o.nameId}</saml:NameID></samlp:LogoutRequest>`;

@@ -12,6 +12,7 @@ import { setPassword } from "../../../domain/identity/user-passwords.js";
 import { getUser, updateUser } from "../../../domain/identity/users.js";
 import { page as listPage } from "../../../domain/list.js";
 import { listConsents, revokeConsent } from "../../../domain/oauth/consent.js";
+import { samlParticipantsOf, startLogout } from "../../../domain/saml/logout.js";
 import { type LinkedSession, sessionForLink, signInState } from "../../../domain/sessions/link.js";
 import { type SensitiveChange, type SignInState, sensitiveChange } from "../../../domain/sessions/policy.js";
 import { deleteSession, listSessions } from "../../../domain/sessions/reads.js";
@@ -345,9 +346,17 @@ function factorAndSessionForms(app: Express, deps: LoginDeps): void {
     "/ui/login/account/session/end",
     change(deps, "sessions", async (r, a) => {
       const target = r.idParam("target") ?? "";
+      // The SAML SPs the session signed into are told through this browser (Single Logout), read while it exists.
+      const samlIdp = { store: r.ctx.store, instanceId: r.ctx.instanceId, clock: r.ctx.clock, externalUrl: r.deps.externalUrl };
+      const toTell = await samlParticipantsOf(samlIdp, [target]);
       // The user's own session (listSessions showed only those): ending it revokes its tokens too.
       await deleteSession(a.self, target);
       r.setState(withoutSession(r.state, target));
+      const slo = await startLogout(samlIdp, toTell, target === a.s.id ? r.url("/logout/done") : r.url("/account"));
+      if (slo) {
+        r.redirect(slo);
+        return undefined;
+      }
       if (target === a.s.id) {
         r.redirect(r.url("/logout/done"));
         return undefined;
