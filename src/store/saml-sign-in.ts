@@ -7,6 +7,7 @@ import { Prisma } from "../../gen/prisma/client.js";
 import { parseAppConfig } from "../domain/access/app-settings.js";
 import type { Db } from "./index.js";
 import type { SamlRequestRow } from "./saml.js";
+import type { NewParticipant } from "./sessions.js";
 import {
   asDate,
   bytesOf,
@@ -21,7 +22,7 @@ import {
   settingsJson,
   signInFactsOf,
 } from "./sign-in-sql.js";
-import { queryJson, statement } from "./sql.js";
+import { query, queryJson, statement } from "./sql.js";
 
 /** Everything CreateResponse reads before it builds the assertion, in one statement (see SamlSignInRepo.forResponse). */
 export interface SamlResponseRead {
@@ -94,5 +95,34 @@ export class SamlSignInRepo {
       facts: row ? signInFactsOf(row) : null,
       gate: (row?.gate as boolean | null | undefined) ?? null,
     };
+  }
+
+  /**
+   * Marks the request answered unless it was (or expired), with the session's participant (the SP, the NameID it was
+   * given) upserted in the same statement; whether this call did. Inside CreateResponse's transaction, beside its
+   * audit event: one prepared statement where Prisma's runtime sent two.
+   */
+  async finish(instanceId: string, id: string, now: Date, participant?: NewParticipant): Promise<boolean> {
+    const upsert = participant
+      ? Prisma.sql`, participant AS (
+          INSERT INTO "SessionParticipant" ("sessionId", "appId", "instanceId", "protocol", "nameId", "nameIdFormat", "sessionIndex", "sid", "firstAt", "lastAt")
+          SELECT ${participant.sessionId}::text, ${participant.appId}::text, ${participant.instanceId}::text, ${participant.protocol}::text,
+            ${participant.nameId ?? null}::text, ${participant.nameIdFormat ?? null}::text, ${participant.sessionIndex ?? null}::text,
+            ${participant.sid ?? null}::text, ${now}::timestamptz, ${now}::timestamptz FROM finished
+          ON CONFLICT ("sessionId", "appId") DO UPDATE SET "protocol" = EXCLUDED."protocol", "nameId" = EXCLUDED."nameId",
+            "nameIdFormat" = EXCLUDED."nameIdFormat", "sessionIndex" = EXCLUDED."sessionIndex", "sid" = EXCLUDED."sid", "lastAt" = EXCLUDED."lastAt")`
+      : Prisma.empty;
+    const [row] = await query<{ n: number }>(
+      this.db,
+      statement(
+        Prisma.sql`WITH finished AS (
+          UPDATE "SamlRequest" SET "finishedAt" = ${now}::timestamptz
+          WHERE "id" = ${id} AND "instanceId" = ${instanceId} AND "finishedAt" IS NULL AND "expiresAt" > ${now}::timestamptz RETURNING 1
+        )${upsert}
+        SELECT count(*)::int AS "n" FROM finished`,
+        participant ? "saml_request_finish_participant" : "saml_request_finish",
+      ),
+    );
+    return row?.n === 1;
   }
 }

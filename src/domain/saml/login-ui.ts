@@ -106,13 +106,13 @@ async function encode(r: SamlRequestRow, xml: string, key: KeyObject): Promise<S
 /** Marks the request answered with its event and, for an assertion, the session's participant (the SP, its NameID). */
 async function finish(ctx: Ctx, r: SamlRequestRow, now: Date, type: string, payload: Record<string, unknown>, participant?: NewParticipant): Promise<void> {
   await ctx.store.transaction(async (tx) => {
+    // The request finished once and the session's participant in one statement, then the audit event.
     await answerOnce(
       SAML_REQUEST,
-      () => tx.saml.finishRequest(ctx.instanceId, r.id, now),
+      () => tx.samlSignIn.finish(ctx.instanceId, r.id, now, participant),
       () => tx.saml.findRequest(ctx.instanceId, r.id),
       now,
     );
-    if (participant) await tx.sessions.participate(participant, now);
     await recordEvent(ctx, tx, { aggregateType: "saml.request", aggregateId: r.id, orgId: r.app.orgId, type, payload });
   });
   ctx.signals?.finished("saml", type === "saml.request.succeeded" ? "success" : "error");
