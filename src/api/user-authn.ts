@@ -12,6 +12,7 @@ import { authenticationMethodTypes, type MethodType } from "../domain/identity/a
 import { addOtpEmail, removeOtpEmail } from "../domain/identity/authn/otp-email.js";
 import { listPasskeys, registerPasskey, removePasskey, verifyPasskeyRegistration } from "../domain/identity/authn/passkeys.js";
 import { requestPasswordReset } from "../domain/identity/authn/password-reset.js";
+import { returnPhoneCode, verifyPhone } from "../domain/identity/authn/phone.js";
 import type { Change } from "../domain/identity/authn/ports.js";
 import { registerTotp, removeTotp, verifyTotpRegistration } from "../domain/identity/authn/totp.js";
 import { exactTotal } from "../domain/list.js";
@@ -32,6 +33,8 @@ type AuthnRpcs =
   | "createInviteCode"
   | "sendEmailCode"
   | "verifyEmail"
+  | "sendPhoneCode"
+  | "verifyPhone"
   | "listAuthenticationMethodTypes";
 
 const details = (c: Change) => ({ details: { changeDate: ts(c.at), resourceOwner: c.orgId } });
@@ -119,6 +122,13 @@ export const userAuthn: Pick<ServiceImpl<typeof UserService>, AuthnRpcs> = {
   async sendEmailCode(req, hctx) {
     const out = await sendEmailCode(ctxOf(hctx), req.userId, delivery(req.verification));
     return { ...details(out), verificationCode: out.code };
+  },
+  async sendPhoneCode(req, hctx) {
+    const out = await returnPhoneCode(ctxOf(hctx), req.userId);
+    return { ...details(out), verificationCode: out.code };
+  },
+  async verifyPhone(req, hctx) {
+    return details(await verifyPhone(ctxOf(hctx), req.userId, req.verificationCode));
   },
   async verifyEmail(req, hctx) {
     return details(await verifyEmail(ctxOf(hctx), req.userId, req.verificationCode));

@@ -17,6 +17,8 @@ export interface AuthnSubject {
   displayName: string;
   email: string | null;
   emailVerified: boolean;
+  phone: string | null;
+  phoneVerified: boolean;
   otpEmailAddedAt: Date | null;
   /** The instance's name: the issuer of TOTP URIs and the relying party's name of passkeys. */
   instanceName: string;
@@ -89,6 +91,8 @@ export class AuthnRepo {
         familyName: true,
         email: true,
         emailVerified: true,
+        phone: true,
+        phoneVerified: true,
         otpEmailAddedAt: true,
         preferredLanguage: true,
         org: { select: { primaryDomain: true, name: true } },
@@ -199,6 +203,12 @@ export class AuthnRepo {
   /** Marks the e-mail verified while it is still `email`; false when it changed meanwhile. */
   async verifyEmail(userId: string, email: string, now: Date): Promise<boolean> {
     const { count } = await this.db.user.updateMany({ where: { id: userId, email }, data: { emailVerified: true, updatedAt: now } });
+    return count === 1;
+  }
+
+  /** Marks the phone number verified while it is still `phone`; false when it changed meanwhile. */
+  async verifyPhone(userId: string, phone: string, now: Date): Promise<boolean> {
+    const { count } = await this.db.user.updateMany({ where: { id: userId, phone }, data: { phoneVerified: true, updatedAt: now } });
     return count === 1;
   }
 

@@ -1,5 +1,5 @@
 // One-time codes: made from the CSPRNG, kept only as SHA-256, compared in constant time, never logged. A user's
-// password reset, e-mail verification and invitation codes live in UserCode (one per kind, a new one replaces the previous),
+// password reset, e-mail and phone verification and invitation codes live in UserCode (one per kind, a new one replaces the previous),
 // expire, are spent by their one right use, and go after MAX_CODE_ATTEMPTS wrong guesses.
 import { randomInt } from "node:crypto";
 import { sameHash, sha256 } from "../../../crypto/tokens.js";
@@ -8,10 +8,15 @@ import type { Ctx } from "../../context.js";
 import { failedPrecondition, invalidArgument } from "../../errors.js";
 import { failureKeys, rateLimited } from "../../limits.js";
 
-export type CodeKind = "password_reset" | "email_verification" | "invite";
+export type CodeKind = "password_reset" | "email_verification" | "phone_verification" | "invite";
 
 /** How long a code of each kind may be used. */
-export const CODE_LIFETIME_MS: Record<CodeKind, number> = { password_reset: 60 * 60_000, email_verification: 60 * 60_000, invite: 72 * 60 * 60_000 };
+export const CODE_LIFETIME_MS: Record<CodeKind, number> = {
+  password_reset: 60 * 60_000,
+  email_verification: 60 * 60_000,
+  phone_verification: 60 * 60_000,
+  invite: 72 * 60 * 60_000,
+};
 /** Wrong guesses after which a code is gone (a new one must be requested). */
 export const MAX_CODE_ATTEMPTS = 5;
 
