@@ -8,6 +8,7 @@
 import type { Logger } from "pino";
 import { actionTargetAad } from "../crypto/sealer.js";
 import { unseal } from "../crypto/secretbox.js";
+import { conditionMatches } from "../domain/actions/executions.js";
 import type { ActionFunction, TargetAnswer } from "../domain/actions/functions.js";
 import { type ActionTargets, targetFailed } from "../domain/actions/ports.js";
 import type { SignInSignals } from "../domain/signals.js";
@@ -37,13 +38,6 @@ interface EventRoute {
   orgId: string;
   condition: string;
   routes: OutboxRoute[];
-}
-
-/** Whether a stored event condition ("user.human.added", "user.*", "*") matches an event type. */
-function matches(condition: string, type: string): boolean {
-  if (condition === "*") return true;
-  if (condition.endsWith(".*")) return type.startsWith(condition.slice(0, -1));
-  return condition === type;
 }
 
 function answerOf(status: number, body: Buffer): Record<string, unknown> {
@@ -127,7 +121,7 @@ export class ActionRunner implements ActionTargets, OutboxRouter {
     const out = new Map<string, OutboxRoute>();
     for (const x of cached.routes) {
       if (x.orgId !== "" && x.orgId !== e.orgId) continue;
-      if (!matches(x.condition, e.type)) continue;
+      if (!conditionMatches(x.condition, e.type)) continue;
       for (const r of x.routes) if (!out.has(r.targetId)) out.set(r.targetId, r);
     }
     return [...out.values()];
