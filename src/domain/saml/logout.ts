@@ -1,7 +1,7 @@
 // SAML 2.0 Single Logout (Profiles §4.4, front channel: HTTP-Redirect and HTTP-POST) at /saml/v2/SLO.
 // - An SP's LogoutRequest: decoded within the SSO limits, parsed without DOCTYPEs, tied to a registered SP by its
-//   Issuer, its signature verified with that SP's registered certificates (required when the SP has any: an SP that
-//   signs cannot be impersonated by an unsigned request), checked (Version, ID, IssueInstant window, NotOnOrAfter,
+//   Issuer, its signature verified with that SP's registered certificates (always required, Profiles §4.4.4.1: an SP
+//   without a signing certificate cannot send one), checked (Version, ID, IssueInstant window, NotOnOrAfter,
 //   Destination), its ID refused when seen before from that SP. The sessions that gave this SP this NameID (and
 //   SessionIndex, when named) end; a NameID the SP was never given ends nothing (Requester/UnknownPrincipal).
 // - The other SPs those sessions signed into that registered an SLO endpoint are then sent a LogoutRequest each, one
@@ -34,7 +34,7 @@ const STATUS = "urn:oasis:names:tc:SAML:2.0:status:";
 interface Message {
   root: Element;
   app: SamlAppRow & { config: SamlAppConfig };
-  /** Whether a signature verified (false: none was given, which only an SP without certificates may do). */
+  /** Whether a signature verified (false: none was given, which only a LogoutResponse of an SP without certificates may do). */
   signed: boolean;
   relayState: string | undefined;
 }
@@ -67,6 +67,10 @@ async function authentic(idp: SamlIdp, d: Decoded, binding: SloInput["binding"],
     signed = true;
   } else if (certs.length > 0) {
     throw refuse("Signature.Missing", `the service provider has a signing certificate: its ${name} must be signed`);
+  } else if (name === "LogoutRequest") {
+    // Profiles §4.4.4.1: a LogoutRequest over HTTP-Redirect or HTTP-POST MUST be signed. Unsigned, anyone could end the
+    // sessions of a NameID (an e-mail address, a user id) by naming an SP that has no signing certificate.
+    throw refuse("Signature.Missing", "a LogoutRequest must be signed: register the service provider's signing certificate");
   }
   return { root, app: app as Message["app"], signed, relayState: d.relayState };
 }
