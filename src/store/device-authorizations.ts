@@ -77,6 +77,19 @@ export class DeviceAuthorizationRepo {
     return rows.length === 1;
   }
 
+  /** How many of the client's authorizations are unexpired, counted up to `cap` (bounded work: a read of the instance's live rows). */
+  async liveCount(instanceId: string, clientId: string, now: Date, cap: number): Promise<number> {
+    const [row] = await query<{ n: number }>(
+      this.db,
+      statement(
+        Prisma.sql`SELECT count(*)::int AS "n" FROM (SELECT 1 FROM "DeviceAuthorization"
+          WHERE "instanceId" = ${instanceId} AND "expiresAt" > ${now}::timestamptz AND "clientId" = ${clientId} LIMIT ${cap}::int) AS live`,
+        "device_authorization_live_count",
+      ),
+    );
+    return Number(row?.n ?? 0);
+  }
+
   /** The unexpired authorization whose user code has this hash. */
   async byUserCode(instanceId: string, userCodeHash: Uint8Array<ArrayBuffer>, now: Date): Promise<DeviceAuthorizationRow | null> {
     const [row] = await query<Row>(

@@ -7,6 +7,7 @@
 // the entry page's limits (device-entry.ts) guessing one of the live codes within their lifetime is out of reach.
 import { createHash, randomInt } from "node:crypto";
 import { newOpaqueToken, sha256 } from "../../crypto/tokens.js";
+import { DomainError } from "../errors.js";
 import { newId } from "../ids.js";
 import type { ClientRecord } from "./client-auth.js";
 import { unauthorizedClient } from "./errors.js";
@@ -25,6 +26,11 @@ export const SLOW_DOWN_STEP = 5;
 /** The path of the user code page under the external URL. */
 export const DEVICE_PAGE = "/ui/login/device";
 const MAX_SCOPE_TOKEN = 200;
+/**
+ * At most this many unexpired device authorizations per client (as MAX_LIVE_PUSHES for PAR): the endpoint is anonymous
+ * for a public client, so without a bound anyone who knows a client_id could make the table hold any number of rows.
+ */
+export const MAX_LIVE_DEVICE_AUTHORIZATIONS = 5_000;
 
 export interface DeviceAuthorizationResponse {
   device_code: string;
@@ -70,6 +76,10 @@ export async function startDeviceAuthorization(
   params: Record<string, string | undefined>,
   now: Date,
 ): Promise<DeviceAuthorizationResponse> {
+  if ((await rt.store.deviceAuthorizations.liveCount(rt.instanceId, client.clientId, now, MAX_LIVE_DEVICE_AUTHORIZATIONS)) >= MAX_LIVE_DEVICE_AUTHORIZATIONS) {
+    const wait = String(DEVICE_POLL_INTERVAL * 12);
+    throw new DomainError("ResourceExhausted", "Errors.RateLimited", `too many device authorizations: try again in ${wait} s`, { retryAfter: wait });
+  }
   const scopes = [...new Set(scopeTokens(params.scope).filter((s) => s.length <= MAX_SCOPE_TOKEN))];
   const deviceCode = newOpaqueToken();
   const expiresAt = new Date(now.getTime() + DEVICE_CODE_LIFETIME * 1000);
