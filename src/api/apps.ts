@@ -115,6 +115,8 @@ function toSettings(
         requirePushedAuthorizationRequests: c.requirePushedAuthorizationRequests,
         backchannelLogoutUri: c.backchannelLogoutUri,
         backchannelLogoutSessionRequired: c.backchannelLogoutSessionRequired,
+        frontchannelLogoutUri: c.frontchannelLogoutUri,
+        frontchannelLogoutSessionRequired: c.frontchannelLogoutSessionRequired,
       };
     }
     case undefined:
@@ -152,6 +154,8 @@ function toApp(a: AppView): Application {
               requirePushedAuthorizationRequests: a.config.requirePushedAuthorizationRequests === true,
               backchannelLogoutUri: a.config.backchannelLogoutUri ?? "",
               backchannelLogoutSessionRequired: a.config.backchannelLogoutSessionRequired === true,
+              frontchannelLogoutUri: a.config.frontchannelLogoutUri ?? "",
+              frontchannelLogoutSessionRequired: a.config.frontchannelLogoutSessionRequired === true,
             },
           };
   return create(ApplicationSchema, {

@@ -24,8 +24,29 @@ export interface LogoutTokenPayload {
 /** Which sessions end: these ids, or every session of a user but `keep`. */
 export type EndingSessions = { ids: readonly string[] } | { userId: string; keep?: string };
 
+/** An OIDC application a session signed into that registered a front-channel logout URI. */
+export interface FrontchannelTarget {
+  uri: string;
+  sessionRequired: boolean;
+  sid: string;
+}
+
 export class LogoutDeliveryRepo {
   constructor(private readonly db: Db) {}
+
+  /** The front-channel logout URIs of the OIDC participants (active applications) of these sessions. */
+  async frontchannelTargets(instanceId: string, sessionIds: readonly string[]): Promise<FrontchannelTarget[]> {
+    if (sessionIds.length === 0) return [];
+    const rows = await this.db.$queryRaw<{ uri: string; required: string | null; sid: string }[]>`
+      SELECT a."config"->>'frontchannelLogoutUri' AS "uri", a."config"->>'frontchannelLogoutSessionRequired' AS "required",
+        COALESCE(p."sid", p."sessionId") AS "sid"
+      FROM "SessionParticipant" p
+      JOIN "Application" a ON a."id" = p."appId" AND a."state" = 'ACTIVE'
+      WHERE p."instanceId" = ${instanceId} AND p."sessionId" = ANY(${sessionIds as string[]}::text[]) AND p."protocol" = 'oidc'
+        AND COALESCE(a."config"->>'frontchannelLogoutUri', '') <> ''
+      ORDER BY p."firstAt"`;
+    return rows.map((r) => ({ uri: r.uri, sessionRequired: r.required === "true", sid: r.sid }));
+  }
 
   /**
    * Queues a logout token for each OIDC participant (with a back-channel logout URI) of the sessions about to end;

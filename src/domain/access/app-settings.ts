@@ -41,6 +41,10 @@ export interface OidcAppConfig {
   backchannelLogoutUri?: string;
   /** The client requires the logout token's sid (svc always sends it; kept and shown as registered). */
   backchannelLogoutSessionRequired?: boolean;
+  /** OIDC Front-Channel Logout 1.0: loaded in an iframe of svc's logout page when a session it signed into ends there. */
+  frontchannelLogoutUri?: string;
+  /** The iframe's URL carries iss and sid. */
+  frontchannelLogoutSessionRequired?: boolean;
 }
 
 /** The algorithms the instance signs with (one key of each, rotated together: src/crypto/signing-keys.ts). */
@@ -287,6 +291,9 @@ export function validateSettings(s: AppSettings, loginOrigins: readonly string[]
   const backchannel = validLogoutUri(s.backchannelLogoutUri, "backchannel_logout_uri", s.devMode);
   if (backchannel) config.backchannelLogoutUri = backchannel;
   if (s.backchannelLogoutSessionRequired) config.backchannelLogoutSessionRequired = true;
+  const frontchannel = validLogoutUri(s.frontchannelLogoutUri, "frontchannel_logout_uri", s.devMode);
+  if (frontchannel) config.frontchannelLogoutUri = frontchannel;
+  if (s.frontchannelLogoutSessionRequired) config.frontchannelLogoutSessionRequired = true;
   return { type: "OIDC", authMethod, accessTokenType: s.accessTokenType ?? "BEARER", config };
 }
 

@@ -17,6 +17,7 @@ const FILES: Record<string, { path: URL | string; type: string }> = {
   "webauthn.js": { path: local("webauthn.js"), type: "text/javascript; charset=utf-8" },
   "password-rules.js": { path: local("password-rules.js"), type: "text/javascript; charset=utf-8" },
   "saml-post.js": { path: local("saml-post.js"), type: "text/javascript; charset=utf-8" },
+  "frontchannel.js": { path: local("frontchannel.js"), type: "text/javascript; charset=utf-8" },
   "simplewebauthn-browser.js": {
     // The package exports no subpath: its bundle is found beside the entry point it does export.
     path: path.join(path.dirname(require.resolve("@simplewebauthn/browser")), "..", "dist", "bundle", "index.umd.min.js"),

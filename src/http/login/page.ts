@@ -254,6 +254,12 @@ export class LoginRequest {
     this.res.status(status).set(PAGE_HEADERS).send(body);
   }
 
+  /** A page of its own making (its own headers and CSP: the front-channel logout page), with this browser's state. */
+  send(headers: Record<string, string>, body: string): void {
+    this.writeCookie();
+    this.res.status(200).set(headers).send(body);
+  }
+
   /** A 303 (after a form) or 302 to an absolute URL. */
   redirect(location: string): void {
     this.writeCookie();

@@ -7,6 +7,7 @@ import { invalidRequest } from "../../domain/oauth/errors.js";
 import type { OAuthRuntime } from "../../domain/oauth/runtime.js";
 import type { Handler } from "./endpoints.js";
 import { isForm, type Req, readForm } from "./form.js";
+import { frontchannelPage, sendFrontchannelPage } from "./frontchannel.js";
 import { sendPage, sendRedirect } from "./pages.js";
 
 /** Each parameter's values, from the query of a GET or the form of a POST. */
@@ -42,11 +43,16 @@ export function endSessionEndpoint(rt: OAuthRuntime): Handler {
       if (v[0] !== "") single[k] = v[0];
     }
     const outcome = await endSession(rt, single, rt.clock());
-    if (outcome.kind === "redirect") return sendRedirect(res, outcome.location);
     if (outcome.kind === "page") return sendPage(res, outcome.status, "Sign-out request refused", outcome.message, req.method === "HEAD");
     // With the hosted login, its pages say "signed out" (and, when no session was named, offer to end the browser's).
     const hosted = `${rt.issuer}/ui/login/`;
-    if (rt.loginUrl.startsWith(hosted)) return sendRedirect(res, `${hosted}logout${outcome.ended ? "/done" : ""}`);
+    const next = outcome.kind === "redirect" ? outcome.location : rt.loginUrl.startsWith(hosted) ? `${hosted}logout${outcome.ended ? "/done" : ""}` : undefined;
+    // Front-channel logout: the applications' logout frames first, then on.
+    if (outcome.frames.length > 0) {
+      const page = frontchannelPage(outcome.frames, next, `${hosted}assets/frontchannel.js`, next ? "Signing out…" : "Signed out");
+      return sendFrontchannelPage(res, page, req.method === "HEAD");
+    }
+    if (next) return sendRedirect(res, next);
     sendPage(res, 200, "Signed out", "You are signed out.", req.method === "HEAD");
   };
 }

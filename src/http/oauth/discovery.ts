@@ -67,5 +67,8 @@ export function discoveryDocument(issuer: string): string {
     // OIDC Back-Channel Logout 1.0 (per application, backchannel_logout_uri): the logout token always has sid.
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,
+    // OIDC Front-Channel Logout 1.0 (per application, frontchannel_logout_uri), with iss and sid when it asks.
+    frontchannel_logout_supported: true,
+    frontchannel_logout_session_supported: true,
   });
 }

@@ -3,11 +3,14 @@
 import type { Express } from "express";
 import { asDomainError } from "../../../domain/errors.js";
 import { samlParticipantsOf, startLogout } from "../../../domain/saml/logout.js";
+import { frontchannelLogoutUrls } from "../../../domain/sessions/frontchannel-logout.js";
 import { deleteSession, getSession } from "../../../domain/sessions/reads.js";
+import { frontchannelPage } from "../../oauth/frontchannel.js";
 import type { LoginDeps } from "../context.js";
 import { withoutSession } from "../cookie.js";
 import { html } from "../html.js";
 import { hidden } from "../layout.js";
+import { LOGIN_BASE } from "../page.js";
 import { type LoginRequest, page } from "../router.js";
 
 async function signedOutPage(r: LoginRequest) {
@@ -55,6 +58,13 @@ export function logoutPages(app: Express, deps: LoginDeps): void {
         samlIdp,
         chosen.map((s) => s.id),
       );
+      // And the OIDC applications with a front-channel logout URI, in iframes of the page that follows.
+      const frames = await frontchannelLogoutUrls(
+        r.ctx.store,
+        r.ctx.instanceId,
+        r.deps.externalUrl,
+        chosen.map((s) => s.id),
+      );
       for (const s of chosen) {
         try {
           // Ends the session and revokes the tokens issued from it.
@@ -66,6 +76,10 @@ export function logoutPages(app: Express, deps: LoginDeps): void {
       }
       const back = r.state.sessions.length && !all ? r.url("/logout") : r.url("/logout/done");
       const slo = await startLogout(samlIdp, toTell, back);
+      if (frames.length > 0) {
+        const page = frontchannelPage(frames, slo ?? back, `${r.deps.externalUrl}${LOGIN_BASE}/assets/frontchannel.js`, r.t("logout.done.title"));
+        return r.send(page.headers, page.body);
+      }
       if (slo) return r.redirect(slo);
       if (r.state.sessions.length && !all) return r.redirect(r.url("/logout"));
       await signedOutPage(r);
