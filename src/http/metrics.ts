@@ -217,7 +217,14 @@ function outboxMetrics(registry: Registry, sources: MetricSources): void {
   let read: Promise<{ waiting: number; oldestSeconds: number } | undefined> | undefined;
   // Both gauges are set from one read per scrape.
   const once = () => {
-    read ??= (sources.outbox?.() ?? Promise.resolve(undefined)).catch(() => undefined).finally(() => setImmediate(() => (read = undefined)));
+    if (read) return read;
+    // A database that does not answer within a second leaves the gauges as they were: a scrape never waits on it.
+    const late = new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 1_000).unref());
+    read = Promise.race([(sources.outbox?.() ?? Promise.resolve(undefined)).catch(() => undefined), late]).finally(() =>
+      setImmediate(() => {
+        read = undefined;
+      }),
+    );
     return read;
   };
   new Gauge({

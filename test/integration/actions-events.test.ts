@@ -180,6 +180,16 @@ describe("event executions", () => {
     await fails(t, "rest", t.pat, "RetryDelivery", { id: dead.id }, "failed_precondition", "Errors.Action.Delivery.NotRetryable");
     await fails(t, "rest", t.pat, "RetryDelivery", { id: "nope" }, "not_found", "Errors.Action.Delivery.NotFound");
     await fails(t, "rest", t.pat, "ListDeliveries", { state: "lost" }, "invalid_argument", "Errors.Action.Delivery.State.Invalid");
+
+    // Bounded storage: the purge (run every minute with the retention's cut-off) deletes what ended, never what waits.
+    r.status = 500;
+    await createHuman(t, orgId, "events-dead-2");
+    const [open] = await until("the waiting delivery", async () => {
+      const d = ((await admin(t, "ListDeliveries", { targetId: id })).result ?? []).filter((x: Json) => x.eventId !== dead.eventId);
+      return d.length ? d : undefined;
+    });
+    expect(await t.server.tokens.store.outbox.purge(new Date(Date.now() + 3600_000), 10_000)).toBeGreaterThanOrEqual(1);
+    expect(((await admin(t, "ListDeliveries", { targetId: id })).result ?? []).map((x: Json) => x.id)).toEqual([open.id]);
     await unhook({ event: "user.human.added" }, id);
   }, 90_000);
 
