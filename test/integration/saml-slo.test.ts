@@ -11,7 +11,7 @@ import { createHuman, defaultOrgId, type Machine, PASSWORD, project } from "../s
 import { issuerOf, loginClient, type SessionRef, signIn, visit } from "../support/oidc.js";
 import { type PySp, type Pysaml2, pySp, startPysaml2 } from "../support/pysaml2.js";
 import { admin, call, type Json } from "../support/rpc.js";
-import { createResponse, type KeyPair, samlRequestOf } from "../support/saml.js";
+import { createResponse, type KeyPair, nodeSamlSp, REDIRECT, samlApp, samlRequestOf, spMetadata } from "../support/saml.js";
 import { formOf } from "../support/saml-idp.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { locationOf, Visitor } from "../support/visitor.js";
@@ -251,6 +251,65 @@ describe("IdP-initiated Single Logout from the account page", () => {
     expect(locationOf(back).pathname).toBe("/ui/login/account");
     // A's session (this browser's) lives on, and A was not told.
     expect(await py.ok({ cmd: "logged_in", sp: A.entity })).toEqual({ loggedIn: true });
+  }, 60_000);
+});
+
+describe("@node-saml/node-saml as the SP (independent check of svc's query signatures)", () => {
+  it("SP-initiated over HTTP-Redirect, then an IdP-initiated LogoutRequest node-saml verifies and answers", async () => {
+    const D = pySp("slo-node-saml.example.com");
+    await samlApp(
+      t,
+      projectId,
+      "slo-node-saml",
+      spMetadata({ entityId: D.entity, acs: [{ url: D.acs }], cert: D.keys, slo: [{ url: D.slo, binding: REDIRECT }] }),
+    );
+    const sp = await nodeSamlSp(t, D.entity, D.acs, {
+      logoutUrl: `${issuerOf(t)}/saml/v2/SLO`,
+      logoutCallbackUrl: D.slo,
+      privateKey: D.keys.privateKeyPem,
+      signatureAlgorithm: "sha256",
+    });
+    const signInD = async (session: SessionRef) => {
+      const samlRequestId = samlRequestOf(await visit(t, await sp.getAuthorizeUrlAsync("", undefined, {})));
+      const { profile } = await sp.validatePostResponseAsync({ SAMLResponse: (await createResponse(t, login, samlRequestId, session)).post.samlResponse });
+      return profile as NonNullable<typeof profile>;
+    };
+    const session = await signIn(t, login, alice);
+    const profile = await signInD(session);
+    const res = await visit(t, await sp.getLogoutUrlAsync(profile, "relay-d", {}));
+    expect(res.status).toBe(302);
+    expect(await alive(session)).toBe(false);
+    const back = res.headers.get("location") as string;
+    expect(back.startsWith(`${D.slo}?SAMLResponse=`)).toBe(true);
+    const query = back.slice(back.indexOf("?") + 1);
+    // node-saml checks the query signature with svc's certificate, the Issuer and InResponseTo of its own request.
+    expect(await sp.validateRedirectAsync(Object.fromEntries(new URLSearchParams(query)), query)).toMatchObject({ loggedOut: true });
+    const tampered = query.replace("RelayState=relay-d", "RelayState=relay-x");
+    await expect(sp.validateRedirectAsync(Object.fromEntries(new URLSearchParams(tampered)), tampered)).rejects.toThrow(/signature/i);
+
+    // IdP-initiated: svc's logout page ends a session D signed into; node-saml verifies svc's LogoutRequest.
+    const v = new Visitor(t);
+    const samlRequest = samlRequestOf(await visit(t, await sp.getAuthorizeUrlAsync("", undefined, {})));
+    await v.get(`/ui/login/login?samlRequest=${samlRequest}`);
+    const named = await v.post("/ui/login/login", { samlRequest, loginName: alice });
+    await v.get(locationOf(named.res).pathname + locationOf(named.res).search);
+    const signedIn = await v.post("/ui/login/password", { samlRequest, loginName: alice, password: PASSWORD });
+    await sp.validatePostResponseAsync({ SAMLResponse: formOf(signedIn.body).fields.SAMLResponse as string });
+    await v.get("/ui/login/logout");
+    const out = await v.post("/ui/login/logout", { all: "1" });
+    const toD = (await toSvc(locationOf(out.res).href)).headers.get("location") as string;
+    const q = toD.slice(toD.indexOf("?") + 1);
+    const read = await sp.validateRedirectAsync(Object.fromEntries(new URLSearchParams(q)), q);
+    expect(read).toMatchObject({ loggedOut: true, profile: { nameID: "slo-alice@example.com" } });
+    const answer = await sp.getLogoutResponseUrlAsync(
+      read.profile as NonNullable<typeof read.profile>,
+      new URLSearchParams(q).get("RelayState") as string,
+      {},
+      true,
+    );
+    const done = await toSvc(answer);
+    expect(done.status).toBe(302);
+    expect(locationOf(done).pathname).toBe("/ui/login/logout/done");
   }, 60_000);
 });
 
