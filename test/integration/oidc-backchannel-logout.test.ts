@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import { createHuman, defaultOrgId, type Machine, project } from "../support/fixtures.js";
-import { codeFlow, discover, issuerOf, loginClient, type OidcApp, oidcApp } from "../support/oidc.js";
+import { codeFlow, discover, issuerOf, loginClient, type OidcApp, oidcApp, signIn } from "../support/oidc.js";
 import { admin, fails, ok } from "../support/rpc.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -88,9 +88,9 @@ async function user(name: string): Promise<{ id: string; loginName: string }> {
   return { id, loginName: `${name}@${domain}` };
 }
 
-async function signInto(app: OidcApp, loginName: string) {
+async function signInto(app: OidcApp, loginName: string, password?: string) {
   const config = await discover(t, app.clientId, app.clientSecret);
-  return codeFlow(t, config, login, loginName);
+  return codeFlow(t, config, login, loginName, password ? { session: await signIn(t, login, loginName, password) } : {});
 }
 
 async function verified(token: string, clientId: string) {
@@ -201,6 +201,24 @@ describe("OIDC back-channel logout", () => {
     await until("the second logout token", () => (receiver.of("/deactivate/logout").length === 2 ? true : undefined));
     const second = receiver.of("/deactivate/logout")[1];
     expect((await verified(second?.token ?? "", rp.clientId)).payload).toMatchObject({ sub: erin.id, sid: two.session.sessionId });
+  });
+
+  it("a password change (its other sessions) and DeleteUser send the logout tokens of the sessions they end", async () => {
+    const gina = await user("bcl-gina");
+    const rp = await rpWithLogout("bcl-password", "/password/logout");
+    const one = await signInto(rp, gina.loginName);
+    await admin(t, "SetPassword", { userId: gina.id, newPassword: { password: "Gina-Passw0rd-2!", changeRequired: false } });
+    const [got] = await until("the password change's logout token", () =>
+      receiver.of("/password/logout").length ? receiver.of("/password/logout") : undefined,
+    );
+    expect((await verified(got?.token ?? "", rp.clientId)).payload).toMatchObject({ sub: gina.id, sid: one.session.sessionId });
+
+    const two = await signInto(rp, gina.loginName, "Gina-Passw0rd-2!");
+    await admin(t, "DeleteUser", { userId: gina.id });
+    await until("DeleteUser's logout token", () => (receiver.of("/password/logout").length === 2 ? true : undefined));
+    const second = receiver.of("/password/logout")[1];
+    expect((await verified(second?.token ?? "", rp.clientId)).payload).toMatchObject({ sub: gina.id, sid: two.session.sessionId });
+    expect(await db().session.count({ where: { id: two.session.sessionId } })).toBe(0);
   });
 
   it("a receiver that is down gets the logout token once it is back (the outbox retries)", async () => {
