@@ -149,6 +149,7 @@ function UserPage({ userId }: { userId: string }) {
                     userId={userId}
                     human={human}
                     readOnly={readOnly && !self}
+                    canCode={may("user.authn.write") && !self}
                   />
                 )}
               </Stack>

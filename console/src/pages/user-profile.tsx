@@ -1,6 +1,6 @@
 // A user's profile and contact data as an administrator edits them (UpdateUser): a person's names, language and
 // username; a service account's name, description and token type; e-mail (verified or not, a new code sent, a code
-// entered) and phone (changed, marked verified, or removed).
+// entered) and phone (changed, marked verified, removed, or verified with a code an administrator creates).
 import { useMutation } from "@connectrpc/connect-query";
 import { Badge, Button, Card, Checkbox, Group, Select, SimpleGrid, Stack, Text, TextInput, Title } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
@@ -8,7 +8,7 @@ import { type FormEvent, useState } from "react";
 import { AccessTokenType, type HumanUser, type MachineUser, type User } from "../../../gen/svc/user/v2/user_pb";
 import { UserService } from "../../../gen/svc/user/v2/user_service_pb";
 import { useI18n } from "../i18n";
-import { ApiError } from "../ui";
+import { ApiError, SecretValue } from "../ui";
 
 function useRefresh() {
   const client = useQueryClient();
@@ -253,7 +253,52 @@ function EmailSection({ userId, human, readOnly }: { userId: string; human: Huma
   );
 }
 
-function PhoneSection({ userId, human, readOnly }: { userId: string; human: HumanUser; readOnly: boolean }) {
+/**
+ * Verification by code (svc sends no SMS): an administrator with user.authn.write creates a code and gives it to the
+ * user; the code is entered here (or by the user, through the API).
+ */
+function PhoneCode({ userId, canCode }: { userId: string; canCode: boolean }) {
+  const { t } = useI18n();
+  const send = useMutation(UserService.method.sendPhoneCode);
+  const verify = useMutation(UserService.method.verifyPhone, useRefresh());
+  const [code, setCode] = useState("");
+  return (
+    <>
+      {canCode && (
+        <Group>
+          <Button variant="default" loading={send.isPending} onClick={() => send.mutate({ userId })}>
+            {t("contact.phoneCode")}
+          </Button>
+        </Group>
+      )}
+      {send.data && <SecretValue label={t("contact.phoneCodeValue")} value={send.data.verificationCode} />}
+      <ApiError error={send.error} />
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          verify.mutate({ userId, verificationCode: code.trim() }, { onSuccess: () => setCode("") });
+        }}
+      >
+        <Group align="flex-end" wrap="wrap">
+          <TextInput
+            label={t("contact.phoneCodeEnter")}
+            value={code}
+            onChange={(e) => setCode(e.currentTarget.value)}
+            required
+            autoComplete="one-time-code"
+            style={{ flex: "1 1 220px" }}
+          />
+          <Button type="submit" variant="default" loading={verify.isPending}>
+            {t("contact.verifyPhone")}
+          </Button>
+        </Group>
+        <ApiError error={verify.error} />
+      </form>
+    </>
+  );
+}
+
+function PhoneSection({ userId, human, readOnly, canCode }: { userId: string; human: HumanUser; readOnly: boolean; canCode: boolean }) {
   const { t } = useI18n();
   const update = useMutation(UserService.method.updateUser, useRefresh());
   const [phone, setPhone] = useState(human.phone?.phone ?? "");
@@ -306,11 +351,13 @@ function PhoneSection({ userId, human, readOnly }: { userId: string; human: Huma
           <ApiError error={update.error} />
         </form>
       )}
+      {!readOnly && current && !human.phone?.isVerified && <PhoneCode userId={userId} canCode={canCode} />}
     </Stack>
   );
 }
 
-export function ContactCard({ userId, human, readOnly }: { userId: string; human: HumanUser; readOnly: boolean }) {
+/** `canCode`: may create a phone verification code for the user (user.authn.write, and not the user itself). */
+export function ContactCard({ userId, human, readOnly, canCode }: { userId: string; human: HumanUser; readOnly: boolean; canCode: boolean }) {
   const { t } = useI18n();
   return (
     <Card withBorder>
@@ -319,7 +366,7 @@ export function ContactCard({ userId, human, readOnly }: { userId: string; human
       </Title>
       <Stack gap="lg">
         <EmailSection userId={userId} human={human} readOnly={readOnly} />
-        <PhoneSection userId={userId} human={human} readOnly={readOnly} />
+        <PhoneSection userId={userId} human={human} readOnly={readOnly} canCode={canCode} />
         <Text size="sm" c="dimmed">
           {t("contact.phoneNote")}
         </Text>
