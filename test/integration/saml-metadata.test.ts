@@ -218,7 +218,7 @@ describe("SAML applications by metadata URL, by default (SSRF)", () => {
     ["IPv6 loopback", () => `https://[::1]:${port}/metadata`, /private, loopback or link-local/],
     ["an IPv4-mapped loopback", () => `https://[::ffff:127.0.0.1]:${port}/metadata`, /private, loopback or link-local/],
     ["a decimal loopback", () => `https://2130706433:${port}/metadata`, /private, loopback or link-local/],
-    ["a name resolving to loopback", () => `https://localhost:${port}/metadata`, /localhost resolves to no public address/],
+    ["a name resolving to loopback", () => `https://localhost:${port}/metadata`, /localhost is a loopback name/],
     ["credentials in the URL", () => `https://user:pw@example.com/metadata`, /credentials/],
   ];
   it.each(refusals)("refuse %s", async (_what, url, message) => {
