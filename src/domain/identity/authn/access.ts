@@ -4,7 +4,9 @@
 // make it only through a session of the user that the request presents (its token, or the session the bearer token
 // was issued from) and that satisfies the sign-in policy, with a recent proof; an administrator needs, besides the
 // permission, the rule of "who may change an account" (authorizeOverRoles): an ORG_USER_MANAGER cannot add its
-// passkey to its ORG_OWNER's account. Having a code returned instead of sent needs the latter too.
+// passkey to its ORG_OWNER's account. Having a code returned instead of sent needs the latter too, and so does sending
+// a password reset or an invitation whose link is the caller's URL template: the link takes the code to the caller's
+// URL once the user follows it (a login client's template is its login UI's own page, which it may send).
 import type { AuthnSubject } from "../../../store/authn.js";
 import { authorize, authorizeOverRoles, hasInstancePermission } from "../../access/permissions.js";
 import type { Ctx } from "../../context.js";
@@ -19,9 +21,9 @@ export type { AuthnSubject } from "../../../store/authn.js";
 
 /**
  * What the caller wants to do: read the methods; send a code to the user (or verify one); register a factor;
- * remove one; have a code returned to it.
+ * remove one; have a code returned to it; send a code that sets a password as a link of the caller's URL template.
  */
-export type AuthnAction = "read" | "send" | "register" | "remove" | "returnCode";
+export type AuthnAction = "read" | "send" | "register" | "remove" | "returnCode" | "sendToTemplate";
 
 /** The authentication settings, which the composition root always provides to API calls. */
 export function authnSettings(ctx: Ctx): AuthnSettings {
@@ -53,6 +55,7 @@ export async function authnSubject(ctx: Ctx, userId: string, action: AuthnAction
   if (self) return user;
   authorize(ctx, action === "read" ? "user.read" : "user.authn.write", user.orgId, userNotFound);
   if (action === "returnCode") await authorizeOverRoles(ctx, user);
+  if (action === "sendToTemplate" && !hasInstancePermission(ctx, "session.write")) await authorizeOverRoles(ctx, user);
   return user;
 }
 

@@ -7,6 +7,13 @@ import type { Mail } from "./ports.js";
 
 export type Delivery = { kind: "send"; urlTemplate?: string } | { kind: "return" };
 
+/**
+ * The access a password-setting code's delivery needs (access.ts): returned, or sent inside the caller's URL template
+ * (the link takes the code to the caller's URL), it is the caller's to use, so both need "who may change an account".
+ */
+export const passwordCodeAction = (d: Delivery): "returnCode" | "sendToTemplate" | "send" =>
+  d.kind === "return" ? "returnCode" : d.urlTemplate !== undefined ? "sendToTemplate" : "send";
+
 /** Values a URL template may name: {{.Code}}, {{.UserID}}, {{.LoginName}} (and {{.SessionID}} for a session's code). */
 export type TemplateValues = { Code: string; UserID: string; LoginName: string; SessionID?: string };
 

@@ -14,7 +14,7 @@ import { checkPassword, passwordComplexity } from "../../settings/settings.js";
 import { storePassword } from "../user-passwords.js";
 import { type AuthnSubject, authnSubject, humanOnly } from "./access.js";
 import { CODE_LIFETIME_MS, checkUserCode, codeHash, issueUserCode, spendUserCode } from "./codes.js";
-import { checkDelivery, type Delivery, renderLink, sendMail } from "./delivery.js";
+import { checkDelivery, type Delivery, passwordCodeAction, renderLink, sendMail } from "./delivery.js";
 import { requireEmail } from "./email.js";
 import { checkPasswordHistory } from "./password-history.js";
 import type { Change } from "./ports.js";
@@ -31,7 +31,7 @@ async function assertNotSetUp(ctx: Ctx, user: AuthnSubject): Promise<void> {
 
 /** CreateInviteCode: a new code (replacing an earlier one), sent as a link to the user's e-mail, or returned. */
 export async function createInviteCode(ctx: Ctx, userId: string, delivery: Delivery): Promise<Change & { code?: string }> {
-  const user = await authnSubject(ctx, userId, delivery.kind === "return" ? "returnCode" : "send");
+  const user = await authnSubject(ctx, userId, passwordCodeAction(delivery));
   humanOnly(user);
   const email = requireEmail(user);
   await assertNotSetUp(ctx, user);

@@ -10,14 +10,14 @@ import { checkPassword, passwordComplexity } from "../../settings/settings.js";
 import { storePassword } from "../user-passwords.js";
 import { authnSubject, humanOnly } from "./access.js";
 import { checkUserCode, issueUserCode, spendUserCode } from "./codes.js";
-import { checkDelivery, type Delivery, renderLink, sendMail } from "./delivery.js";
+import { checkDelivery, type Delivery, passwordCodeAction, renderLink, sendMail } from "./delivery.js";
 import { requireEmail } from "./email.js";
 import { checkPasswordHistory } from "./password-history.js";
 import type { Change } from "./ports.js";
 
 /** PasswordReset. */
 export async function requestPasswordReset(ctx: Ctx, userId: string, delivery: Delivery): Promise<Change & { code?: string }> {
-  const user = await authnSubject(ctx, userId, delivery.kind === "return" ? "returnCode" : "send");
+  const user = await authnSubject(ctx, userId, passwordCodeAction(delivery));
   humanOnly(user);
   const email = delivery.kind === "send" ? requireEmail(user) : undefined;
   checkDelivery(ctx, delivery);
