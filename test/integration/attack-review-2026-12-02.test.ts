@@ -5,14 +5,18 @@
 //   (an e-mail address) for anyone who sent it: Profiles §4.4.4.1 requires the signature; now refused, session lives.
 // - Device authorization: a public client's endpoint is anonymous and stored a row per call without bound (PAR has
 //   MAX_LIVE_PUSHES): now at most 5,000 live per client, beyond that 429 slow_down with Retry-After.
+// - Probe that holds: JWTs svc verifies itself (JWT access tokens at userinfo, ID token hints at end_session) with
+//   the header changed (alg none, HS256 keyed with the public key, another algorithm for the kid, another key's kid)
+//   are refused; the algorithm is the key's, never the header's.
 // - Invitations (and password resets) sent inside the caller's URL template: an ORG_USER_MANAGER could send an
 //   invited IAM_OWNER (or its ORG_OWNER) a genuine svc mail whose link takes the code to the manager's server, then
 //   set the password: the account taken over. Now the template needs "who may change an account", as returning the
 //   code does (Errors.User.MorePrivileged); svc's own page, and the templates of a login client, stay allowed.
+import { createHmac, createPublicKey, type JsonWebKey } from "node:crypto";
 import { deflateRawSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { addMember, createHuman, defaultOrgId, type Machine, machine, project } from "../support/fixtures.js";
-import { issuerOf, loginClient, type OidcApp, oidcApp, postForm, type SessionRef, signIn } from "../support/oidc.js";
+import { codeFlow, discover, issuerOf, loginClient, type OidcApp, oidc, oidcApp, postForm, type SessionRef, signIn } from "../support/oidc.js";
 import { admin, call, fails, ok } from "../support/rpc.js";
 import { createResponse, nodeSamlSp, REDIRECT, samlApp, samlRequestOf, spMetadata, ssoRedirect } from "../support/saml.js";
 import { startTestServer, type TestServer } from "../support/server.js";
@@ -167,5 +171,67 @@ describe("Codes that set a password, sent inside the caller's URL template", () 
     await smtp.next("ar-owner@example.com");
     await ok(t, "rest", login.pat, "PasswordReset", { userId: owner, sendLink: { urlTemplate: "https://login.example.test/reset?c={{.Code}}" } });
     expect(new URL(linkFrom(await smtp.next("ar-owner@example.com"))).host).toBe("login.example.test");
+  }, 60_000);
+});
+
+describe("JWTs svc verifies itself: the header cannot choose the algorithm or the key", () => {
+  const b64 = (v: unknown) => Buffer.from(typeof v === "string" ? v : JSON.stringify(v)).toString("base64url");
+  const parts = (jwt: string) => {
+    const [h, p, sig] = jwt.split(".") as [string, string, string];
+    return { header: JSON.parse(Buffer.from(h, "base64url").toString()) as Record<string, unknown>, p, sig };
+  };
+  /** Variants of a genuine JWT an attacker can make without any private key. */
+  function forgeries(jwt: string, keys: { kid: string; alg: string; kty: string }[]): Record<string, string> {
+    const { header, p, sig } = parts(jwt);
+    const other = keys.find((k) => k.kid !== header.kid && k.alg !== header.alg) as { kid: string; alg: string };
+    const rsa = keys.find((k) => k.alg === "RS256") as { kid: string } & Record<string, unknown>;
+    const pem = createPublicKey({ key: rsa as JsonWebKey, format: "jwk" })
+      .export({ type: "spki", format: "pem" })
+      .toString();
+    const hs = (secret: string) => {
+      const input = `${b64({ ...header, alg: "HS256", kid: rsa.kid })}.${p}`;
+      return `${input}.${createHmac("sha256", secret).update(input).digest("base64url")}`;
+    };
+    return {
+      none: `${b64({ ...header, alg: "none" })}.${p}.`,
+      "none, no kid": `${b64({ alg: "none", typ: header.typ })}.${p}.`,
+      "HS256 keyed with the RSA key's PEM": hs(pem),
+      "HS256 keyed with the RSA key's JWK": hs(JSON.stringify(rsa)),
+      "another algorithm for the kid": `${b64({ ...header, alg: other.alg })}.${p}.${sig}`,
+      "another key's kid": `${b64({ ...header, kid: other.kid })}.${p}.${sig}`,
+      "the payload changed": `${b64(header)}.${b64({ ...JSON.parse(Buffer.from(p, "base64url").toString()), sub: "someone-else" })}.${sig}`,
+    };
+  }
+
+  it("ES256 JWT access tokens at userinfo and ID token hints at end_session: every forgery refused, the genuine accepted", async () => {
+    const app = await oidcApp(t, projectId, "ES256 JWT app", {
+      idTokenSignedResponseAlg: "ES256",
+      accessTokenType: "ACCESS_TOKEN_TYPE_JWT",
+      postLogoutRedirectUris: ["https://rp.example.com/bye"],
+    });
+    const config = await discover(
+      t,
+      app.clientId,
+      { client_secret: app.clientSecret, id_token_signed_response_alg: "ES256" },
+      oidc.ClientSecretBasic(app.clientSecret),
+    );
+    const { tokens, session } = await codeFlow(t, config, login, alice);
+    const keys = ((await (await fetch(`${t.url}/oauth/v2/keys`)).json()) as { keys: { kid: string; alg: string; kty: string }[] }).keys;
+    const userinfo = (token: string) => fetch(`${t.url}/oidc/v1/userinfo`, { headers: { authorization: `Bearer ${token}` } });
+    for (const [name, forged] of Object.entries(forgeries(tokens.access_token, keys))) {
+      expect({ name, status: (await userinfo(forged)).status }).toEqual({ name, status: 401 });
+    }
+    expect((await userinfo(tokens.access_token)).status).toBe(200);
+    const endSession = (hint: string) =>
+      fetch(`${t.url}/oidc/v1/end_session?${new URLSearchParams({ id_token_hint: hint, post_logout_redirect_uri: "https://rp.example.com/bye" })}`, {
+        redirect: "manual",
+      });
+    for (const [name, forged] of Object.entries(forgeries(tokens.id_token as string, keys))) {
+      expect({ name, status: (await endSession(forged)).status }).toEqual({ name, status: 400 });
+    }
+    expect(await alive(session)).toBe(true);
+    const genuine = await endSession(tokens.id_token as string);
+    expect(genuine.status).toBe(302);
+    expect(await alive(session)).toBe(false);
   }, 60_000);
 });
