@@ -23,6 +23,8 @@ const LEASE_MS = 45_000;
 const MAX_BACKOFF_MS = 3600_000;
 const PURGE_EVERY_MS = 60_000;
 const PURGE_BATCH = 10_000;
+/** How often a replica with nothing to deliver looks at the outbox, at the longest. */
+const IDLE_POLL_MS = 1_000;
 
 export type DeliveryOutcome = "delivered" | "failed" | "dead";
 
@@ -98,9 +100,12 @@ export class DeliveryWorker {
 
   /**
    * Claims again at once while claims come back full (a backlog); at capacity, when a delivery ends; else after
-   * pollMs. Not after every delivery that ends: under a trickle of events that would be a claim per event.
+   * pollMs. Not after every delivery that ends: under a trickle of events that would be a claim per event. A replica
+   * that found nothing to do for a while looks less often, up to IDLE_POLL_MS (one cheap statement a second when
+   * nothing is ever delivered), and at pollMs again as soon as a claim finds something.
    */
   private async loop(): Promise<void> {
+    let idle = 0;
     while (!this.stopped) {
       let claimed: { rows: number; limit: number; busy: boolean };
       try {
@@ -113,8 +118,10 @@ export class DeliveryWorker {
       if (this.stopped) break;
       const full = claimed.limit > 0 && claimed.rows === claimed.limit;
       if (full && this.inflight < this.concurrency) continue;
+      idle = claimed.rows > 0 || this.inflight > 0 ? 0 : idle + 1;
+      const poll = this.o.pollMs ?? 100;
       // Room matters when this replica is at capacity, or a target was left out for having its share in flight.
-      await this.sleep(this.o.pollMs ?? 100, claimed.limit === 0 || full || claimed.busy);
+      await this.sleep(Math.min(IDLE_POLL_MS, poll * 2 ** Math.min(idle, 4)), claimed.limit === 0 || full || claimed.busy);
     }
   }
 
