@@ -186,6 +186,45 @@ describe("mod_auth_openidc against svc", () => {
     expect(`${again.origin}${again.pathname}`).toBe(`${t.url}/oauth/v2/authorize`);
   });
 
+  it("refuses a logout token for another audience, or with a nonce, and keeps its session (issue 29)", async () => {
+    const browser = new Browser();
+    const toLogin = new URL(await location(await browser.get(await location(await browser.get(`${rp.url}/protected/`)))));
+    const session = await ok(t, "rest", loginPat, "CreateSession", { checks: { user: { userId }, password: { password: PASSWORD } } });
+    const { callbackUrl } = await ok(t, "rest", loginPat, "CreateCallback", {
+      authRequestId: toLogin.searchParams.get("authRequest"),
+      session: { sessionId: session.sessionId, sessionToken: session.sessionToken },
+    });
+    expect((await browser.get(callbackUrl)).status).toBe(302);
+    expect((await browser.get(`${rp.url}/protected/`)).status).toBe(200);
+    // Signed by svc's own key, as svc signs its logout tokens: only the claims are wrong.
+    const now = Math.floor(Date.now() / 1000);
+    const claims = {
+      iss: t.server.tokens.issuer,
+      aud: clientId,
+      iat: now,
+      exp: now + 120,
+      jti: `jti-${now}`,
+      events: { "http://schemas.openid.net/event/backchannel-logout": {} },
+      sub: userId,
+      sid: session.sessionId,
+    };
+    const post = async (c: Record<string, unknown>) => {
+      const token = await t.server.tokens.keys.sign(c, "logout+jwt", "RS256");
+      const res = await fetch(`${rp.redirectUri}?logout=backchannel`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ logout_token: token }),
+      });
+      return res.status;
+    };
+    expect(await post({ ...claims, aud: "another-client" })).toBe(400);
+    expect(await post({ ...claims, jti: `${claims.jti}-n`, nonce: "n-1" })).toBe(400);
+    expect((await browser.get(`${rp.url}/protected/`)).status).toBe(200);
+    // The same claims, right: the session ends (the refusals above were for the claims, not the key or the request).
+    expect(await post({ ...claims, jti: `${claims.jti}-ok` })).toBe(200);
+    expect((await browser.get(`${rp.url}/protected/`)).status).toBe(302);
+  });
+
   it("refuses the code a second time: a replayed callback gets no page", async () => {
     const browser = new Browser();
     const toLogin = new URL(await location(await browser.get(await location(await browser.get(`${rp.url}/protected/`)))));
