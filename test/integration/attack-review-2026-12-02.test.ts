@@ -8,6 +8,8 @@
 // - Probe that holds: JWTs svc verifies itself (JWT access tokens at userinfo, ID token hints at end_session) with
 //   the header changed (alg none, HS256 keyed with the public key, another algorithm for the kid, another key's kid)
 //   are refused; the algorithm is the key's, never the header's.
+// - Probes that hold: races. One pushed request_uri sent by eight browsers at once starts one sign-in; one approved
+//   device code polled eight times at once gives tokens once.
 // - Invitations (and password resets) sent inside the caller's URL template: an ORG_USER_MANAGER could send an
 //   invited IAM_OWNER (or its ORG_OWNER) a genuine svc mail whose link takes the code to the manager's server, then
 //   set the password: the account taken over. Now the template needs "who may change an account", as returning the
@@ -16,11 +18,26 @@ import { createHmac, createPublicKey, type JsonWebKey } from "node:crypto";
 import { deflateRawSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { addMember, createHuman, defaultOrgId, type Machine, machine, project } from "../support/fixtures.js";
-import { codeFlow, discover, issuerOf, loginClient, type OidcApp, oidc, oidcApp, postForm, type SessionRef, signIn } from "../support/oidc.js";
+import {
+  authorizeGet,
+  authRequestOf,
+  codeFlow,
+  discover,
+  finish,
+  issuerOf,
+  loginClient,
+  type OidcApp,
+  oidc,
+  oidcApp,
+  postForm,
+  type SessionRef,
+  signIn,
+} from "../support/oidc.js";
 import { admin, call, fails, ok } from "../support/rpc.js";
 import { createResponse, nodeSamlSp, REDIRECT, samlApp, samlRequestOf, spMetadata, ssoRedirect } from "../support/saml.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { linkFrom, type SmtpSink, startSmtpSink } from "../support/smtp.js";
+import { locationOf, Visitor } from "../support/visitor.js";
 
 let t: TestServer;
 let smtp: SmtpSink;
@@ -233,5 +250,51 @@ describe("JWTs svc verifies itself: the header cannot choose the algorithm or th
     const genuine = await endSession(tokens.id_token as string);
     expect(genuine.status).toBe(302);
     expect(await alive(session)).toBe(false);
+  }, 60_000);
+});
+
+describe("Races on single-use values", () => {
+  const CB = "https://rp.example.com/cb";
+
+  it("a pushed request_uri sent eight times at once starts one sign-in; the others get the invalid_request_uri page", async () => {
+    const web = await oidcApp(t, projectId, "Race PAR app");
+    const basic = `Basic ${Buffer.from(`${encodeURIComponent(web.clientId)}:${encodeURIComponent(web.clientSecret)}`).toString("base64")}`;
+    const pushed = await postForm(t, "/oauth/v2/par", { response_type: "code", redirect_uri: CB, scope: "openid", state: "race" }, basic);
+    expect(pushed.status).toBe(201);
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => authorizeGet(t, { client_id: web.clientId, request_uri: pushed.body.request_uri as string })),
+    );
+    expect(answers.map((r) => r.status).sort()).toEqual([302, 400, 400, 400, 400, 400, 400, 400]);
+    expect(authRequestOf(answers.find((r) => r.status === 302) as Response)).toBeTruthy();
+  }, 60_000);
+
+  it("an approved device code polled eight times at once gives tokens once", async () => {
+    const tv = await oidcApp(t, projectId, "Race TV", {
+      appType: "OIDC_APP_TYPE_NATIVE",
+      authMethodType: "OIDC_AUTH_METHOD_TYPE_NONE",
+      redirectUris: [],
+      grantTypes: ["OIDC_GRANT_TYPE_DEVICE_CODE"],
+    });
+    const da = await postForm(t, "/oauth/v2/device_authorization", { client_id: tv.clientId, scope: "openid" });
+    expect(da.status).toBe(200);
+    // The user types the code at the hosted login; the login UI finishes the auth request it starts with a session.
+    const browser = new Visitor(t);
+    await browser.get(`/ui/login/device?user_code=${da.body.user_code}`);
+    const entered = await browser.post("/ui/login/device", { user_code: da.body.user_code as string });
+    expect(entered.res.status).toBe(303);
+    const authRequestId = locationOf(entered.res).searchParams.get("authRequest") as string;
+    await finish(t, login, authRequestId, await signIn(t, login, alice));
+    const polls = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        postForm(t, "/oauth/v2/token", {
+          grant_type: "urn:ietf:params:oauth:grant-type:device_code",
+          device_code: da.body.device_code as string,
+          client_id: tv.clientId,
+        }),
+      ),
+    );
+    const issued = polls.filter((p) => p.status === 200);
+    expect(issued).toHaveLength(1);
+    expect(polls.filter((p) => p.status !== 200).every((p) => p.status === 400 && ["invalid_grant", "slow_down"].includes(p.body.error as string))).toBe(true);
   }, 60_000);
 });
