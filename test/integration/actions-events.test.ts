@@ -274,3 +274,51 @@ describe("organization owners", () => {
     await ok(t, "rest", w.ownerB.pat, "DeleteTarget", { id: other.id });
   }, 60_000);
 });
+
+describe("target kinds in functions", () => {
+  const username = "events-kinds-machine";
+  let secret: string;
+  beforeAll(async () => {
+    const { id } = await admin(t, "CreateUser", { organizationId: orgId, username, machine: { name: username, accessTokenType: "ACCESS_TOKEN_TYPE_JWT" } });
+    ({ clientSecret: secret } = await admin(t, "AddSecret", { userId: id }));
+  });
+  const token = () =>
+    fetch(`${t.url}/oauth/v2/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${Buffer.from(`${username}:${secret}`).toString("base64")}` },
+      body: new URLSearchParams({ grant_type: "client_credentials", scope: "urn:svc:iam:org:project:id:svc:aud" }),
+    });
+
+  it("a webhook's answer is not read (a 2xx is success, anything else a failure); an async target is not waited for", async () => {
+    const r = await receiver();
+    r.status = 204;
+    const hookTarget = await admin(t, "CreateTarget", { name: "kind-webhook", endpoint: r.url, kind: "TARGET_KIND_WEBHOOK", interruptOnError: true });
+    await admin(t, "SetExecution", { function: "preaccesstoken", targetIds: [hookTarget.id] });
+    expect((await token()).status).toBe(200);
+    expect(r.arrivals.filter((a) => a.body.function === "preaccesstoken")).toHaveLength(1);
+    r.status = 500;
+    expect((await token()).status).toBe(503);
+
+    // An async target that never answers: the token does not wait for it (its timeout is 30 s).
+    const hang = createServer(() => {});
+    await new Promise<void>((resolve) => hang.listen(0, "127.0.0.1", resolve));
+    const hangUrl = `http://127.0.0.1:${(hang.address() as AddressInfo).port}/`;
+    const asyncTarget = await admin(t, "CreateTarget", {
+      name: "kind-async",
+      endpoint: hangUrl,
+      kind: "TARGET_KIND_ASYNC",
+      timeout: "30s",
+      interruptOnError: true,
+    });
+    await admin(t, "SetExecution", { function: "preaccesstoken", targetIds: [asyncTarget.id] });
+    const started = Date.now();
+    expect((await token()).status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect((await admin(t, "GetTarget", { id: asyncTarget.id })).target.kind).toBe("TARGET_KIND_ASYNC");
+    await admin(t, "SetExecution", { function: "preaccesstoken", targetIds: [] });
+    await admin(t, "DeleteTarget", { id: asyncTarget.id });
+    await admin(t, "DeleteTarget", { id: hookTarget.id });
+    hang.closeAllConnections();
+    hang.close();
+  }, 60_000);
+});
