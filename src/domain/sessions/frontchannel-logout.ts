@@ -7,8 +7,9 @@ import type { Store } from "../../store/index.js";
 export async function frontchannelLogoutUrls(store: Store, instanceId: string, issuer: string, sessionIds: readonly string[]): Promise<string[]> {
   const targets = await store.logoutDeliveries.frontchannelTargets(instanceId, sessionIds);
   const urls = targets.map((t) => {
-    if (!t.sessionRequired) return t.uri;
+    // As the URL parser reads it (the registered text may differ in case, default port, stray whitespace).
     const u = new URL(t.uri);
+    if (!t.sessionRequired) return u.toString();
     u.searchParams.set("iss", issuer);
     u.searchParams.set("sid", t.sid);
     return u.toString();
