@@ -14,6 +14,9 @@
 //   invited IAM_OWNER (or its ORG_OWNER) a genuine svc mail whose link takes the code to the manager's server, then
 //   set the password: the account taken over. Now the template needs "who may change an account", as returning the
 //   code does (Errors.User.MorePrivileged); svc's own page, and the templates of a login client, stay allowed.
+// - Invitation guesses: while the user had an expired (not yet purged) password reset code, SetPassword's wrong
+//   guesses were checked against that code, refused as expired and never counted: unlimited guesses of the invitation
+//   (anyone can have a reset code made with the hosted login's "forgot password"). Now they count against it.
 import { createHmac, createPublicKey, type JsonWebKey } from "node:crypto";
 import { deflateRawSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
@@ -296,5 +299,28 @@ describe("Races on single-use values", () => {
     const issued = polls.filter((p) => p.status === 200);
     expect(issued).toHaveLength(1);
     expect(polls.filter((p) => p.status !== 200).every((p) => p.status === 400 && ["invalid_grant", "slow_down"].includes(p.body.error as string))).toBe(true);
+  }, 60_000);
+});
+
+describe("Invitation guesses while an expired password reset code is kept (last: moves the clock)", () => {
+  it("count against the invitation: after five the right code is refused", async () => {
+    const { id: userId } = await admin(t, "CreateUser", {
+      organizationId: orgId,
+      username: "ar-invite-guess",
+      human: { profile: { givenName: "In", familyName: "Vitee" }, email: { email: "ar-invite-guess@example.com" } },
+    });
+    const { inviteCode } = await admin(t, "CreateInviteCode", { userId, returnCode: {} });
+    await admin(t, "PasswordReset", { userId, returnCode: {} });
+    // The reset code expires after an hour; the invitation lives 72.
+    t.advanceClock(61 * 60_000);
+    const setPassword = (code: string) =>
+      call(t, "rest", t.pat, "SetPassword", { userId, newPassword: { password: "Guessed-Passw0rd!" }, verificationCode: code });
+    for (let i = 0; i < 5; i++) {
+      const reply = await setPassword(`WRONG${String(i).padStart(3, "2")}`);
+      expect({ i, code: reply.code, reason: reply.reason }).toEqual({ i, code: "invalid_argument", reason: "Errors.User.Code.Invalid" });
+    }
+    const right = await setPassword(inviteCode);
+    // The invitation is gone; what is left to check it against is the expired reset code.
+    expect([right.code, right.reason]).toEqual(["failed_precondition", "Errors.User.Code.Expired"]);
   }, 60_000);
 });

@@ -50,14 +50,16 @@ export async function createInviteCode(ctx: Ctx, userId: string, delivery: Deliv
 
 /**
  * Whether SetPassword's verification_code is checked against the user's invitation (else against its password
- * reset): when the code is the invitation's, or the user has an invitation and no reset code, so that every wrong
+ * reset): when the code is the invitation's, or the user has an invitation and no usable reset code, so that every wrong
  * guess counts against the code it could be (guessing an invitation must not escape its attempt limit).
  */
 export async function isInviteCode(ctx: Ctx, userId: string, code: string): Promise<boolean> {
   const row = await ctx.store.authn.code(userId, "invite");
   if (row === null) return false;
   if (sameHash(codeHash(code), new Uint8Array(row.codeHash))) return true;
-  return (await ctx.store.authn.code(userId, "password_reset")) === null;
+  // An expired reset code is none: checked against it, a guess is refused as expired and never counted.
+  const reset = await ctx.store.authn.code(userId, "password_reset");
+  return reset === null || reset.expiresAt.getTime() <= ctx.clock().getTime();
 }
 
 /**
