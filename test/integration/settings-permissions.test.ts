@@ -24,6 +24,8 @@ const KINDS: { path: string; rpc: string; value: Json }[] = [
   { path: "security", rpc: "Security", value: { allowedCorsOrigins: ["https://a.example.com"] } },
   { path: "branding", rpc: "Branding", value: { primaryColor: "#010203", backgroundColor: "#ffffff", warnColor: "#ff0000", fontColor: "#000000" } },
   { path: "domain", rpc: "Domain", value: { loginNameIncludesDomain: false } },
+  // Added by the attack review of 2 December 2026 (the language settings landed that day without a row here).
+  { path: "language", rpc: "Language", value: { defaultLanguage: "de" } },
 ];
 type Kind = (typeof KINDS)[number];
 
