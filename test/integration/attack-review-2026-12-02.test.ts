@@ -8,6 +8,8 @@
 // - Probe that holds: JWTs svc verifies itself (JWT access tokens at userinfo, ID token hints at end_session) with
 //   the header changed (alg none, HS256 keyed with the public key, another algorithm for the kid, another key's kid)
 //   are refused; the algorithm is the key's, never the header's.
+// - Probe that holds: a back-channel logout URI at a loopback address (https, as outside dev mode) is never called
+//   without SVC_ACTIONS_ALLOW_PRIVATE: the delivery fails with the reason, the address sees no connection.
 // - Probes that hold: races. One pushed request_uri sent by eight browsers at once starts one sign-in; one approved
 //   device code polled eight times at once gives tokens once.
 // - Invitations (and password resets) sent inside the caller's URL template: an ORG_USER_MANAGER could send an
@@ -18,6 +20,7 @@
 //   guesses were checked against that code, refused as expired and never counted: unlimited guesses of the invitation
 //   (anyone can have a reset code made with the hosted login's "forgot password"). Now they count against it.
 import { createHmac, createPublicKey, type JsonWebKey } from "node:crypto";
+import net, { type AddressInfo } from "node:net";
 import { deflateRawSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { addMember, createHuman, defaultOrgId, type Machine, machine, project } from "../support/fixtures.js";
@@ -95,6 +98,47 @@ describe("SAML Single Logout: an unsigned LogoutRequest", () => {
     });
     expect(post.status).toBe(400);
     expect(await alive(session)).toBe(true);
+  }, 60_000);
+});
+
+describe("Back-channel logout URIs at private addresses (SSRF)", () => {
+  it("a loopback URI is refused before anything is sent: the delivery fails with the reason, no connection is made", async () => {
+    let connections = 0;
+    const listener = net.createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (listener.address() as AddressInfo).port;
+      const apps = await Promise.all(
+        [`https://127.0.0.1:${port}/logout`, `https://[::ffff:127.0.0.1]:${port}/logout`, `https://localhost:${port}/logout`].map((uri, i) =>
+          oidcApp(t, projectId, `SSRF back-channel ${i}`, { backchannelLogoutUri: uri }),
+        ),
+      );
+      const session = await signIn(t, login, alice);
+      for (const app of apps) {
+        const config = await discover(t, app.clientId, app.clientSecret);
+        await codeFlow(t, config, login, alice, { session });
+      }
+      await ok(t, "rest", login.pat, "DeleteSession", { sessionId: session.sessionId, sessionToken: session.sessionToken });
+      const appIds = apps.map((a) => a.appId);
+      const end = Date.now() + 30_000;
+      let rows: { lastError: string | null; attempts: number }[] = [];
+      while (Date.now() < end) {
+        rows = await t.server.db.prisma.delivery.findMany({
+          where: { kind: "oidc.backchannel_logout", targetId: { in: appIds } },
+          select: { lastError: true, attempts: true },
+        });
+        if (rows.length === apps.length && rows.every((r) => r.attempts > 0)) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(rows).toHaveLength(apps.length);
+      for (const r of rows) expect(r.lastError).toMatch(/private|loopback/);
+      expect(connections).toBe(0);
+    } finally {
+      await new Promise<void>((resolve) => listener.close(() => resolve()));
+    }
   }, 60_000);
 });
 
