@@ -50,6 +50,9 @@ const EXTERNAL = [
   "swagger-ui-dist",
   "@simplewebauthn/browser",
   "@opentelemetry/*",
+  // One instance with @opentelemetry/instrumentation's: its Hook() registrations must reach the loader hooks svc registers.
+  "import-in-the-middle",
+  "import-in-the-middle/*",
   "pg",
   "pg-native",
   "express",

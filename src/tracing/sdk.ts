@@ -19,6 +19,7 @@ import { HttpInstrumentation } from "@opentelemetry/instrumentation-http";
 import { PgInstrumentation } from "@opentelemetry/instrumentation-pg";
 import { UndiciInstrumentation } from "@opentelemetry/instrumentation-undici";
 import { api, core, NodeSDK, resources } from "@opentelemetry/sdk-node";
+import { register as registerSyncHooks, supportsSyncHooks } from "import-in-the-middle/register-hooks.mjs";
 import { API_SERVICES } from "../api/services.js";
 import { traceExporters } from "./env.js";
 import { activeLogFields, activeTraceId, redactQuery, rpcInterceptor, serverHandler, UNTRACED_PATHS } from "./spans.js";
@@ -114,7 +115,11 @@ function instrumentations() {
 }
 
 export async function startTracing(env: Env = process.env): Promise<Tracing> {
-  register("@opentelemetry/instrumentation/hook.mjs", import.meta.url, { data: { include: ["express"] } });
+  // Express is an ES module import: instrumented through import-in-the-middle's loader hooks, in-thread
+  // (module.registerHooks) where this Node runs them — Node 26 deprecates module.register (DEP0205) — else on the
+  // loader thread.
+  if (supportsSyncHooks()) registerSyncHooks({ include: ["express"] });
+  else register("@opentelemetry/instrumentation/hook.mjs", import.meta.url, { data: { include: ["express"] } });
   const sdk = new NodeSDK({
     // "svc" unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES name it (the environment's resource is merged over this one).
     resource: resources.defaultResource().merge(resources.resourceFromAttributes({ "service.name": "svc" })),
