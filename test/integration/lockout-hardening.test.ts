@@ -60,6 +60,13 @@ describe("the lockout policy (no rate limits, to see the lock alone)", () => {
     expect(await failedChecks(u.id)).toBeLessThanOrEqual(10);
   });
 
+  it("a burst of right passwords of one account beyond maxPasswordAttempts all sign in (the reservations in flight are no lock)", async () => {
+    const u = await userIn("Burst Org", "burst-bea", { maxPasswordAttempts: "3" });
+    const replies = await Promise.all(Array.from({ length: 12 }, () => call(t, "rest", login.pat, "CreateSession", byPassword(u.loginName, PASSWORD))));
+    expect(replies.map((r) => r.reason ?? r.status)).toEqual(Array.from({ length: 12 }, () => 200));
+    expect(await failedChecks(u.id)).toBe(0);
+  });
+
   it("finding 8: SetSession's password check on a session is bound by the same reservation", async () => {
     const u = await userIn("Race Set Org", "race-sam", { maxPasswordAttempts: "5" });
     const sessions = await Promise.all(

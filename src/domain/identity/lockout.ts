@@ -42,9 +42,23 @@ export function lockPeriodMs(periods: { limit: number; firstLockSeconds: number;
  * null when the user may not try now (LOCKED, or within a lock period) and no hash may be verified.
  */
 export async function reservePasswordCheck(ctx: Ctx, user: { id: string }, policy: LockoutPolicy): Promise<number | null> {
-  const reserved = await ctx.store.users.reservePasswordCheck(user.id, lockPeriods(policy), ctx.clock());
-  return reserved?.failedPasswordAttempts ?? null;
+  const deadline = Date.now() + IN_FLIGHT_WAIT_MS;
+  for (let delay = 25; ; delay = Math.min(delay * 2, 400)) {
+    const reserved = await ctx.store.users.reservePasswordCheck(user.id, lockPeriods(policy), ctx.clock());
+    if (reserved) return reserved.failedPasswordAttempts;
+    // Refused. A lock that began just now may be only the reservations of checks still in flight (a burst of sign-ins
+    // of one account reaching maxPasswordAttempts together): if their passwords are right, their success clears the
+    // count. Such a request waits a moment for them and tries again; a lock that the failures recorded holds, and no
+    // more than the limit's checks are ever in flight. Right and wrong passwords wait alike (none is verified yet).
+    const lock = await ctx.store.users.passwordLock(user.id);
+    const recent = lock?.lockedAt != null && ctx.clock().getTime() - lock.lockedAt.getTime() < IN_FLIGHT_WAIT_MS;
+    if (!lock || lock.state === "LOCKED" || !recent || Date.now() + delay > deadline) return null;
+    await new Promise((r) => setTimeout(r, delay));
+  }
 }
+
+/** How long a refused password check waits for the checks in flight whose reservations reached the limit. */
+const IN_FLIGHT_WAIT_MS = 2_000;
 
 /**
  * A reserved check whose password was wrong: audited, and when its reservation reached the limit the lock it started
