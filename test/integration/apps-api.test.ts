@@ -152,7 +152,8 @@ describe("OIDC apps", () => {
       const out = await ok(t, via, w.ownerA.pat, "CreateApplication", { projectId, name: `web ${via}`, oidc: WEB });
       expect(out.clientSecret).toEqual(expect.any(String));
       const got = await ok(t, via, w.ownerA.pat, "GetApplication", { projectId, appId: out.appId });
-      expect(got.app.oidc).toEqual(WEB);
+      // The ID token's signing algorithm is shown as in force: RS256 when none was chosen.
+      expect(got.app.oidc).toEqual({ ...WEB, idTokenSignedResponseAlg: "RS256" });
       const row = await db().application.findUniqueOrThrow({ where: { id: out.appId } });
       expect(row).toMatchObject({ type: "OIDC", authMethod: "client_secret_post", accessTokenType: "JWT" });
       expect(row.config).toEqual({
