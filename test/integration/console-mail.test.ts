@@ -81,11 +81,11 @@ run("languages and mail texts on the settings page", () => {
     await page.locator("label", { hasText: /^German$/ }).click();
     expect(await page.getByRole("radio", { name: "German" }).isChecked()).toBe(true);
     const subject = page.getByLabel("Subject");
-    await page.getByText("svc's texts").waitFor();
+    await page.getByText("svc's texts", { exact: true }).waitFor();
     await eventually(async () => (await subject.inputValue()).startsWith("Setzen Sie Ihr Passwort"));
     await subject.fill("Neues Passwort für {instance}, {name}");
     await page.getByRole("button", { name: "Save" }).last().click();
-    await page.getByText("Your texts").waitFor();
+    await page.getByText("Your texts", { exact: true }).waitFor();
     const own = await admin(t, "GetMailText", { type: "password_reset", language: "de" });
     expect([own.isDefault ?? false, own.text.subject]).toEqual([false, "Neues Passwort für {instance}, {name}"]);
 
@@ -97,7 +97,7 @@ run("languages and mail texts on the settings page", () => {
 
     await page.getByRole("button", { name: "Restore svc's texts" }).click();
     await page.getByRole("dialog").getByRole("button", { name: "Restore svc's texts" }).click();
-    await page.getByText("svc's texts").waitFor();
+    await page.getByText("svc's texts", { exact: true }).waitFor();
     expect((await admin(t, "GetMailText", { type: "password_reset", language: "de" })).isDefault).toBe(true);
     await page.close();
   }, 120_000);
