@@ -3,20 +3,17 @@
 // caller's URL template), or returns it to a caller allowed to take it. The invited user opens the link and chooses a
 // password: SetPassword with the code sets it and, since the code travelled to that address, verifies the e-mail. A
 // user who can sign in already (a password or a passkey) is not invited: a password reset is what it needs.
-import { hashPassword } from "../../../crypto/passwords.js";
 import { sameHash } from "../../../crypto/tokens.js";
 import type { Store } from "../../../store/index.js";
 import { commit, recordEvent, userEvent } from "../../audit/events.js";
 import type { Ctx } from "../../context.js";
 import { failedPrecondition } from "../../errors.js";
 import { codeMail } from "../../mail/mail-texts.js";
-import { checkPassword, passwordComplexity } from "../../settings/settings.js";
-import { storePassword } from "../user-passwords.js";
 import { type AuthnSubject, authnSubject, humanOnly } from "./access.js";
-import { CODE_LIFETIME_MS, checkUserCode, codeHash, issueUserCode, spendUserCode } from "./codes.js";
+import { CODE_LIFETIME_MS, codeHash, issueUserCode } from "./codes.js";
 import { checkDelivery, type Delivery, passwordCodeAction, renderLink, sendMail } from "./delivery.js";
 import { requireEmail } from "./email.js";
-import { checkPasswordHistory } from "./password-history.js";
+import { type CodePasswordInput, setPasswordWithCode } from "./password-reset.js";
 import type { Change } from "./ports.js";
 
 /** The hosted login's page of an invitation link, when the caller names no URL template of its own. */
@@ -66,19 +63,8 @@ export async function isInviteCode(ctx: Ctx, userId: string, code: string): Prom
  * SetPassword with the code of CreateInviteCode: the password is set, the code spent and the address it was sent to
  * verified (when it is still the user's), in one transaction.
  */
-export async function acceptInvite(ctx: Ctx, input: { userId: string; password: string; changeRequired: boolean; code: string }): Promise<Date> {
-  const user = await authnSubject(ctx, input.userId, "send");
-  humanOnly(user);
-  const checked = await checkUserCode(ctx, user, "invite", input.code, "verification_code");
-  const complexity = await passwordComplexity(ctx, user.orgId);
-  checkPassword(input.password, complexity);
-  await checkPasswordHistory(ctx, user, input.password, complexity.historyCount);
-  const passwordHash = await hashPassword(input.password);
-  return ctx.store.transaction(async (tx) => {
-    await spendUserCode(tx, user, "invite", checked.hash);
-    await verifyInvitedAddress(ctx, tx, user, checked.target);
-    return storePassword({ ...ctx, store: tx }, user, { passwordHash, changeRequired: input.changeRequired, verifiedBy: "verificationCode" });
-  });
+export function acceptInvite(ctx: Ctx, input: CodePasswordInput): Promise<Date> {
+  return setPasswordWithCode(ctx, input, "invite", (tx, user, target) => verifyInvitedAddress(ctx, tx, user, target));
 }
 
 async function verifyInvitedAddress(ctx: Ctx, tx: Store, user: AuthnSubject, address: string | null): Promise<void> {

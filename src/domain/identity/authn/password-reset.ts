@@ -3,12 +3,13 @@
 // SetPassword with that code sets the new password. The code proves the reset, so the caller needs no more than
 // to act on the user's authentication methods (the user itself, a login client, an administrator).
 import { hashPassword } from "../../../crypto/passwords.js";
+import type { Store } from "../../../store/index.js";
 import { commit, userEvent } from "../../audit/events.js";
 import type { Ctx } from "../../context.js";
 import { codeMail } from "../../mail/mail-texts.js";
 import { checkPassword, passwordComplexity } from "../../settings/settings.js";
 import { storePassword } from "../user-passwords.js";
-import { authnSubject, humanOnly } from "./access.js";
+import { type AuthnSubject, authnSubject, humanOnly } from "./access.js";
 import { checkUserCode, issueUserCode, spendUserCode } from "./codes.js";
 import { checkDelivery, type Delivery, passwordCodeAction, renderLink, sendMail } from "./delivery.js";
 import { requireEmail } from "./email.js";
@@ -32,18 +33,30 @@ export async function requestPasswordReset(ctx: Ctx, userId: string, delivery: D
   return { at, orgId: user.orgId };
 }
 
-/** SetPassword with verification_code: the code of PasswordReset, spent in the transaction that sets the password. */
-export async function setPasswordWithCode(ctx: Ctx, input: { userId: string; password: string; changeRequired: boolean; code: string }): Promise<Date> {
+/** The input of SetPassword with a verification code. */
+export type CodePasswordInput = { userId: string; password: string; changeRequired: boolean; code: string };
+
+/**
+ * SetPassword with verification_code: the code of PasswordReset (or, `kind` invite, of CreateInviteCode), spent in the
+ * transaction that sets the password, with what `alsoWrite` adds to it.
+ */
+export async function setPasswordWithCode(
+  ctx: Ctx,
+  input: CodePasswordInput,
+  kind: "password_reset" | "invite" = "password_reset",
+  alsoWrite?: (tx: Store, user: AuthnSubject, target: string | null) => Promise<void>,
+): Promise<Date> {
   const user = await authnSubject(ctx, input.userId, "send");
   humanOnly(user);
-  const checked = await checkUserCode(ctx, user, "password_reset", input.code, "verification_code");
+  const checked = await checkUserCode(ctx, user, kind, input.code, "verification_code");
   // A refused new password leaves the code for another try.
   const complexity = await passwordComplexity(ctx, user.orgId);
   checkPassword(input.password, complexity);
   await checkPasswordHistory(ctx, user, input.password, complexity.historyCount);
   const passwordHash = await hashPassword(input.password);
   return ctx.store.transaction(async (tx) => {
-    await spendUserCode(tx, user, "password_reset", checked.hash);
+    await spendUserCode(tx, user, kind, checked.hash);
+    await alsoWrite?.(tx, user, checked.target);
     return storePassword({ ...ctx, store: tx }, user, { passwordHash, changeRequired: input.changeRequired, verifiedBy: "verificationCode" });
   });
 }

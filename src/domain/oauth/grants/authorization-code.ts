@@ -3,14 +3,13 @@
 // two concurrent redemptions exactly one gets tokens, and any later use revokes everything issued under the code
 // (OAuth 2.0 §4.1.2, Security BCP §4.5). Bound to the client and the redirect URI of the request; PKCE verified.
 import { sha256 } from "../../../crypto/tokens.js";
-import { liveOf } from "../../sessions/link.js";
 import { verifierMatches } from "../authorize/pkce.js";
-import { usable } from "../client-auth.js";
 import { invalidGrant, invalidRequest } from "../errors.js";
-import { clientProjects, grantScopes } from "../scopes.js";
+import { clientProjects } from "../scopes.js";
 import { oidcClient } from "./oidc-client.js";
+import { issueForSignIn } from "./sign-in-tokens.js";
 import type { Grant } from "./types.js";
-import { issueForUser, OFFLINE_ACCESS, revokeFamily, withOffline } from "./user-tokens.js";
+import { revokeFamily } from "./user-tokens.js";
 
 const CODE_MAX = 100;
 const invalidCode = () => invalidGrant("the code is invalid, expired or was already used");
@@ -46,30 +45,6 @@ export const authorizationCode: Grant = {
       // RFC 9700 §2.1.1: a verifier for a request without a challenge is an attack on a client that uses PKCE.
       throw invalidGrant("code_verifier sent, but the authorization request had no code_challenge");
     }
-    if (!user || user.instanceId !== rt.instanceId || !usable(user)) throw invalidGrant("the user is not active");
-    if (r.sessionId && !liveOf(read.session, now)) throw invalidGrant("the session has ended");
-    const granted = withOffline(
-      await grantScopes(rt, r.scopes.filter((s) => s !== OFFLINE_ACCESS).join(" "), user, client.clientId, client.projectId, read),
-      r.scopes,
-      client,
-    );
-    const offline = granted.scopes.includes(OFFLINE_ACCESS);
-    return issueForUser(
-      rt,
-      {
-        client,
-        user,
-        granted,
-        familyId: r.id,
-        sessionId: r.sessionId,
-        authTime: r.authTime,
-        amr: r.amr,
-        nonce: r.nonce ?? undefined,
-        refresh: offline ? { scopes: granted.scopes, audience: granted.audience, expiresAt: new Date(now.getTime() + rt.lifetimes.refresh * 1000) } : undefined,
-        now,
-      },
-      { code: r.id },
-      "authorization_code",
-    );
+    return issueForSignIn(rt, client, { ...r, authTime: r.authTime }, read, now, "authorization_code");
   },
 };

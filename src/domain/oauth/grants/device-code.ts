@@ -4,14 +4,13 @@
 // redemption is the same conditional UPDATE as an authorization code's, written with the tokens: a second poll after
 // the tokens (a replayed device code) is invalid_grant and revokes what the first got, as a replayed code does.
 import { sha256 } from "../../../crypto/tokens.js";
-import { liveOf } from "../../sessions/link.js";
-import { usable } from "../client-auth.js";
 import { GRANT_DEVICE_CODE, SLOW_DOWN_STEP } from "../device.js";
 import { accessDenied, authorizationPending, expiredToken, invalidGrant, invalidRequest, slowDown } from "../errors.js";
-import { clientProjects, grantScopes } from "../scopes.js";
+import { clientProjects } from "../scopes.js";
 import { oidcClient } from "./oidc-client.js";
+import { issueForSignIn } from "./sign-in-tokens.js";
 import type { Grant } from "./types.js";
-import { issueForUser, OFFLINE_ACCESS, revokeFamily, withOffline } from "./user-tokens.js";
+import { revokeFamily } from "./user-tokens.js";
 
 const DEVICE_CODE_MAX = 100;
 /** A poll this much before the interval is over still counts as on time (a client's timer, the network). */
@@ -45,29 +44,7 @@ export const deviceCode: Grant = {
     if (poll.expiresAt.getTime() <= now.getTime()) throw expiredToken();
     if (!r?.finishedAt) throw poll.tooFast ? slowDown(poll.interval) : authorizationPending();
     if (!r.userId || !r.authTime) throw accessDenied("the user did not allow the device");
-    if (!user || user.instanceId !== rt.instanceId || !usable(user)) throw invalidGrant("the user is not active");
-    if (r.sessionId && !liveOf(poll.session, now)) throw invalidGrant("the session has ended");
-    const granted = withOffline(
-      await grantScopes(rt, r.scopes.filter((s) => s !== OFFLINE_ACCESS).join(" "), user, client.clientId, client.projectId, poll),
-      r.scopes,
-      client,
-    );
-    const offline = granted.scopes.includes(OFFLINE_ACCESS);
-    return issueForUser(
-      rt,
-      {
-        client,
-        user,
-        granted,
-        familyId: r.id,
-        sessionId: r.sessionId,
-        authTime: r.authTime,
-        amr: r.amr,
-        refresh: offline ? { scopes: granted.scopes, audience: granted.audience, expiresAt: new Date(now.getTime() + rt.lifetimes.refresh * 1000) } : undefined,
-        now,
-      },
-      { code: r.id },
-      "device_code",
-    );
+    // RFC 8628 has no nonce: the device's ID token carries none.
+    return issueForSignIn(rt, client, { ...r, authTime: r.authTime, nonce: null }, poll, now, "device_code");
   },
 };
