@@ -35,21 +35,38 @@ function send(res: Res, type: string, body: string, head: boolean): void {
   else res.end(body);
 }
 
+/**
+ * The fields of an HTTP-POST binding's form, one value each (a field sent twice is refused like an oversized form);
+ * undefined when the body is not a form (answered 415 here).
+ */
+async function postedForm(req: Req, res: Res, title: string, hint: string): Promise<((k: string) => string | undefined) | undefined> {
+  if (mediaType(req) !== "application/x-www-form-urlencoded") {
+    sendPage(res, 415, title, hint);
+    return undefined;
+  }
+  const body = (await readBody(req, { maxBytes: MAX_FORM_BYTES, tooLarge: () => new TooLarge() })).toString("latin1");
+  const form = parseQuery(body, "&", "=", { maxKeys: 20 });
+  return (k) => {
+    const v = form[k];
+    if (Array.isArray(v)) throw new TooLarge();
+    return v;
+  };
+}
+
+/** The HTTP-Redirect binding's query, as sent (its signature covers the encoded form). */
+const queryOf = (req: Req) => {
+  const q = req.url?.indexOf("?") ?? -1;
+  return q < 0 ? "" : (req.url as string).slice(q + 1);
+};
+
 async function sso(idp: SamlIdp, req: Req, res: Res): Promise<void> {
   let answer: SsoAnswer;
   if (req.method === "POST") {
-    if (mediaType(req) !== "application/x-www-form-urlencoded") return sendPage(res, 415, "Sign-in request refused", "post the SAMLRequest as a form");
-    const body = (await readBody(req, { maxBytes: MAX_FORM_BYTES, tooLarge: () => new TooLarge() })).toString("latin1");
-    const form = parseQuery(body, "&", "=", { maxKeys: 20 });
-    const one = (k: string) => {
-      const v = form[k];
-      if (Array.isArray(v)) throw new TooLarge();
-      return v;
-    };
+    const one = await postedForm(req, res, "Sign-in request refused", "post the SAMLRequest as a form");
+    if (!one) return;
     answer = await receiveAuthnRequest(idp, { binding: "post", samlRequest: one("SAMLRequest"), relayState: one("RelayState") }, idp.clock());
   } else {
-    const q = req.url?.indexOf("?") ?? -1;
-    answer = await receiveAuthnRequest(idp, { binding: "redirect", query: q < 0 ? "" : (req.url as string).slice(q + 1) }, idp.clock());
+    answer = await receiveAuthnRequest(idp, { binding: "redirect", query: queryOf(req) }, idp.clock());
   }
   if ("post" in answer) return sendPostForm(res, answer.url, answer.post);
   sendRedirect(res, answer.url);
@@ -80,18 +97,11 @@ function sendPostForm(res: Res, url: string, post: { name: string; value: string
 async function slo(idp: SamlIdp, req: Req, res: Res): Promise<void> {
   let answer: SloAnswer;
   if (req.method === "POST") {
-    if (mediaType(req) !== "application/x-www-form-urlencoded") return sendPage(res, 415, "Sign-out request refused", "post the SAML message as a form");
-    const body = (await readBody(req, { maxBytes: MAX_FORM_BYTES, tooLarge: () => new TooLarge() })).toString("latin1");
-    const form = parseQuery(body, "&", "=", { maxKeys: 20 });
-    const one = (k: string) => {
-      const v = form[k];
-      if (Array.isArray(v)) throw new TooLarge();
-      return v;
-    };
+    const one = await postedForm(req, res, "Sign-out request refused", "post the SAML message as a form");
+    if (!one) return;
     answer = await receiveLogout(idp, { binding: "post", samlRequest: one("SAMLRequest"), samlResponse: one("SAMLResponse"), relayState: one("RelayState") });
   } else {
-    const q = req.url?.indexOf("?") ?? -1;
-    answer = await receiveLogout(idp, { binding: "redirect", query: q < 0 ? "" : (req.url as string).slice(q + 1) });
+    answer = await receiveLogout(idp, { binding: "redirect", query: queryOf(req) });
   }
   if ("post" in answer) return sendPostForm(res, answer.url, answer.post);
   sendRedirect(res, answer.url);
