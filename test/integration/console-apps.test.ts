@@ -261,6 +261,10 @@ run("applications", () => {
     // The ID tokens' algorithm and PAR (issue 29).
     await pick(page, page.locator("main"), "ID token signing algorithm", "ES256");
     await page.getByRole("checkbox", { name: "Require pushed authorization requests (PAR)" }).check();
+    // Logout everywhere (issue 29): the back-channel URI with sid, the front-channel URI without.
+    await page.getByRole("textbox", { name: "Back-channel logout URI" }).fill("https://shop.example.com/backchannel");
+    await page.getByRole("checkbox", { name: "Back-channel logout URI: Send the issuer and session id (sid)" }).check();
+    await page.getByRole("textbox", { name: "Front-channel logout URI" }).fill("https://shop.example.com/frontchannel");
     await page.getByRole("button", { name: "Save" }).click();
     await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
     // A full-page screenshot draws the fixed header where the page was scrolled to.
@@ -273,7 +277,11 @@ run("applications", () => {
       grantTypes: ["OIDC_GRANT_TYPE_AUTHORIZATION_CODE", "OIDC_GRANT_TYPE_REFRESH_TOKEN"],
       idTokenSignedResponseAlg: "ES256",
       requirePushedAuthorizationRequests: true,
+      backchannelLogoutUri: "https://shop.example.com/backchannel",
+      backchannelLogoutSessionRequired: true,
+      frontchannelLogoutUri: "https://shop.example.com/frontchannel",
     });
+    expect(oidc.frontchannelLogoutSessionRequired ?? false).toBe(false);
 
     // A new secret: shown once, accepted by the token endpoints, and the old one refused.
     expect((await introspectAs(clientId, clientSecret)).status).toBe(200);

@@ -193,11 +193,50 @@ function OidcForm({ config, onSave }: { config: OidcConfig; onSave(c: UpdateConf
           checked={c.requirePushedAuthorizationRequests}
           onChange={(e) => setC({ ...c, requirePushedAuthorizationRequests: e.currentTarget.checked })}
         />
+        <SimpleGrid cols={{ base: 1, sm: 2 }}>
+          <LogoutUri
+            label={t("apps.backchannelLogout")}
+            hint={t("apps.backchannelLogoutHint")}
+            uri={c.backchannelLogoutUri}
+            sid={c.backchannelLogoutSessionRequired}
+            onChange={(uri, sid) => setC({ ...c, backchannelLogoutUri: uri, backchannelLogoutSessionRequired: sid })}
+          />
+          <LogoutUri
+            label={t("apps.frontchannelLogout")}
+            hint={t("apps.frontchannelLogoutHint")}
+            uri={c.frontchannelLogoutUri}
+            sid={c.frontchannelLogoutSessionRequired}
+            onChange={(uri, sid) => setC({ ...c, frontchannelLogoutUri: uri, frontchannelLogoutSessionRequired: sid })}
+          />
+        </SimpleGrid>
         <Group>
           <Button type="submit">{t("action.save")}</Button>
         </Group>
       </Stack>
     </form>
+  );
+}
+
+/** A logout URI of OpenID Connect Back- or Front-Channel Logout, and whether it wants the session id (sid). */
+function LogoutUri(props: { label: string; hint: string; uri: string; sid: boolean; onChange(uri: string, sid: boolean): void }) {
+  const { t } = useI18n();
+  return (
+    <Stack gap={4}>
+      <TextInput
+        label={props.label}
+        description={props.hint}
+        placeholder="https://app.example.com/logout"
+        value={props.uri}
+        onChange={(e) => props.onChange(e.currentTarget.value, props.sid)}
+      />
+      <Checkbox
+        label={t("apps.logoutSid")}
+        aria-label={`${props.label}: ${t("apps.logoutSid")}`}
+        checked={props.sid}
+        disabled={!props.uri}
+        onChange={(e) => props.onChange(props.uri, e.currentTarget.checked)}
+      />
+    </Stack>
   );
 }
 
