@@ -212,7 +212,7 @@ export class SessionRepo {
     const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
     const clear = clearFailedPasswordsOf
       ? Prisma.sql`, cleared AS (
-          UPDATE "User" SET "failedPasswordAttempts" = 0, "lockedAt" = NULL
+          UPDATE "User" SET "failedPasswordAttempts" = 0, "lockedAt" = NULL, "passwordLockPending" = false
           WHERE "id" = ${clearFailedPasswordsOf} AND "instanceId" = ${row.instanceId}
             AND ("failedPasswordAttempts" > 0 OR ("lockedAt" IS NOT NULL AND "state" <> 'LOCKED')))`
       : Prisma.empty;

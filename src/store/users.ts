@@ -306,8 +306,8 @@ export class UserRepo {
    * afterwards) only while the user may try now, in one statement, so that concurrent checks cannot outrun the lock.
    * May try: not LOCKED, and below `limit` (0: no limit), or its lock period over (the period after the limit is
    * reached is `firstLockSeconds`, doubled per further period, at most `maxLockSeconds`). The check that reaches the
-   * limit starts the lock period at once (`lockedAt`), so no other check runs while it is verified. Null: the user may
-   * not try now (or does not exist).
+   * limit starts the lock period at once (`lockedAt`), pending (`passwordLockPending`) until its password proves wrong,
+   * so no other check runs while it is verified. Null: the user may not try now (or does not exist).
    */
   async reservePasswordCheck(
     id: string,
@@ -319,7 +319,8 @@ export class UserRepo {
       this.db,
       statement(
         Prisma.sql`UPDATE "User" SET "failedPasswordAttempts" = "failedPasswordAttempts" + 1,
-            "lockedAt" = CASE WHEN ${limit}::int > 0 AND "failedPasswordAttempts" + 1 >= ${limit}::int THEN ${now}::timestamptz ELSE "lockedAt" END
+            "lockedAt" = CASE WHEN ${limit}::int > 0 AND "failedPasswordAttempts" + 1 >= ${limit}::int THEN ${now}::timestamptz ELSE "lockedAt" END,
+            "passwordLockPending" = ${limit}::int > 0 AND "failedPasswordAttempts" + 1 >= ${limit}::int
           WHERE "id" = ${id} AND "state" <> 'LOCKED' AND (
             ${limit}::int = 0 OR "failedPasswordAttempts" < ${limit}::int OR "lockedAt" IS NULL
             OR "lockedAt" + make_interval(secs => LEAST(${firstLockSeconds}::float8 * power(2::float8, LEAST("failedPasswordAttempts" - ${limit}::int, 40)), ${maxLockSeconds}::float8))
@@ -335,12 +336,17 @@ export class UserRepo {
   async clearFailedPasswords(id: string): Promise<void> {
     await this.db.user.updateMany({
       where: { id, OR: [{ failedPasswordAttempts: { gt: 0 } }, { lockedAt: { not: null }, state: { not: "LOCKED" } }] },
-      data: { failedPasswordAttempts: 0, lockedAt: null },
+      data: { failedPasswordAttempts: 0, lockedAt: null, passwordLockPending: false },
     });
   }
 
-  passwordLock(id: string): Promise<Pick<User, "failedPasswordAttempts" | "state" | "lockedAt"> | null> {
-    return this.db.user.findUnique({ where: { id }, select: { failedPasswordAttempts: true, state: true, lockedAt: true } });
+  /** A wrong password at the limit: the lock its reservation started holds (no longer pending). */
+  async confirmPasswordLock(id: string): Promise<void> {
+    await this.db.user.updateMany({ where: { id, passwordLockPending: true }, data: { passwordLockPending: false } });
+  }
+
+  passwordLock(id: string): Promise<Pick<User, "failedPasswordAttempts" | "state" | "lockedAt" | "passwordLockPending"> | null> {
+    return this.db.user.findUnique({ where: { id }, select: { failedPasswordAttempts: true, state: true, lockedAt: true, passwordLockPending: true } });
   }
 
   /** False when there was no user left to delete. */

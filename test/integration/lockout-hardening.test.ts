@@ -68,6 +68,61 @@ describe("the lockout policy (no rate limits, to see the lock alone)", () => {
     expect(await failedChecks(u.id)).toBe(0);
   });
 
+  // The lock that a reservation reaching the limit starts is pending until its check's password proves right or wrong;
+  // a check refused meanwhile waits for that outcome however long the verification takes (another replica, a loaded
+  // machine), and is refused at once when the lock holds. The row is set as a check in flight elsewhere leaves it.
+  const pendingLock = (userId: string, agoMs: number) =>
+    t.server.db.prisma.user.update({
+      where: { id: userId },
+      data: { failedPasswordAttempts: 3, lockedAt: new Date(Date.now() - agoMs), passwordLockPending: true },
+    });
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it("a check refused by a pending lock waits for the check in flight; that one's right password lets it in", async () => {
+    const u = await userIn("Pending Org", "pending-pia", { maxPasswordAttempts: "3" });
+    await pendingLock(u.id, 5_000);
+    const started = Date.now();
+    const signIn = call(t, "rest", login.pat, "CreateSession", byPassword(u.loginName, PASSWORD));
+    await sleep(600);
+    // The check in flight signs in: its session's insert starts the count again.
+    await t.server.db.prisma.user.update({ where: { id: u.id }, data: { failedPasswordAttempts: 0, lockedAt: null, passwordLockPending: false } });
+    const reply = await signIn;
+    expect(reply.reason ?? reply.status).toBe(200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(600);
+    expect(await failedChecks(u.id)).toBe(0);
+  });
+
+  it("a check waiting on a pending lock is refused, unverified, once the check in flight proves wrong", async () => {
+    const u = await userIn("Pending Wrong Org", "pending-pete", { maxPasswordAttempts: "3" });
+    await pendingLock(u.id, 0);
+    const signIn = call(t, "rest", login.pat, "CreateSession", byPassword(u.loginName, PASSWORD));
+    await sleep(400);
+    // The check in flight had a wrong password: the lock holds (recordFailedPasswordCheck confirms it).
+    await t.server.db.prisma.user.update({ where: { id: u.id }, data: { passwordLockPending: false } });
+    expect((await signIn).reason).toBe("Errors.User.Locked");
+    expect(await failedChecks(u.id)).toBe(0);
+    // A confirmed lock refuses at once.
+    const started = Date.now();
+    expect((await call(t, "rest", login.pat, "CreateSession", byPassword(u.loginName, PASSWORD))).reason).toBe("Errors.User.Locked");
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it("a pending lock whose check was abandoned (older than any verification) holds", async () => {
+    const u = await userIn("Pending Stale Org", "pending-paul", { maxPasswordAttempts: "3" });
+    await pendingLock(u.id, 20_000);
+    const started = Date.now();
+    expect((await call(t, "rest", login.pat, "CreateSession", byPassword(u.loginName, PASSWORD))).reason).toBe("Errors.User.Locked");
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it("a wrong password reaching the limit confirms its lock", async () => {
+    const u = await userIn("Confirm Org", "confirm-carl", { maxPasswordAttempts: "2" });
+    for (const password of [WRONG, WRONG]) await call(t, "rest", login.pat, "CreateSession", byPassword(u.loginName, password));
+    const row = await t.server.db.prisma.user.findUniqueOrThrow({ where: { id: u.id } });
+    expect(row).toMatchObject({ failedPasswordAttempts: 2, passwordLockPending: false });
+    expect(row.lockedAt).not.toBeNull();
+  });
+
   it("finding 8: SetSession's password check on a session is bound by the same reservation", async () => {
     const u = await userIn("Race Set Org", "race-sam", { maxPasswordAttempts: "5" });
     const sessions = await Promise.all(

@@ -4042,6 +4042,7 @@ export const UserScalarFieldEnum = {
   failedPasswordAttempts: 'failedPasswordAttempts',
   failedOtpAttempts: 'failedOtpAttempts',
   lockedAt: 'lockedAt',
+  passwordLockPending: 'passwordLockPending',
   otpLockedAt: 'otpLockedAt',
   otpEmailAddedAt: 'otpEmailAddedAt',
   createdAt: 'createdAt',

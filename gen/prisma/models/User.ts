@@ -76,6 +76,7 @@ export type UserMinAggregateOutputType = {
   failedPasswordAttempts: number | null
   failedOtpAttempts: number | null
   lockedAt: Date | null
+  passwordLockPending: boolean | null
   otpLockedAt: Date | null
   otpEmailAddedAt: Date | null
   createdAt: Date | null
@@ -120,6 +121,7 @@ export type UserMaxAggregateOutputType = {
   failedPasswordAttempts: number | null
   failedOtpAttempts: number | null
   lockedAt: Date | null
+  passwordLockPending: boolean | null
   otpLockedAt: Date | null
   otpEmailAddedAt: Date | null
   createdAt: Date | null
@@ -164,6 +166,7 @@ export type UserCountAggregateOutputType = {
   failedPasswordAttempts: number
   failedOtpAttempts: number
   lockedAt: number
+  passwordLockPending: number
   otpLockedAt: number
   otpEmailAddedAt: number
   createdAt: number
@@ -222,6 +225,7 @@ export type UserMinAggregateInputType = {
   failedPasswordAttempts?: true
   failedOtpAttempts?: true
   lockedAt?: true
+  passwordLockPending?: true
   otpLockedAt?: true
   otpEmailAddedAt?: true
   createdAt?: true
@@ -266,6 +270,7 @@ export type UserMaxAggregateInputType = {
   failedPasswordAttempts?: true
   failedOtpAttempts?: true
   lockedAt?: true
+  passwordLockPending?: true
   otpLockedAt?: true
   otpEmailAddedAt?: true
   createdAt?: true
@@ -310,6 +315,7 @@ export type UserCountAggregateInputType = {
   failedPasswordAttempts?: true
   failedOtpAttempts?: true
   lockedAt?: true
+  passwordLockPending?: true
   otpLockedAt?: true
   otpEmailAddedAt?: true
   createdAt?: true
@@ -441,6 +447,7 @@ export type UserGroupByOutputType = {
   failedPasswordAttempts: number
   failedOtpAttempts: number
   lockedAt: Date | null
+  passwordLockPending: boolean
   otpLockedAt: Date | null
   otpEmailAddedAt: Date | null
   createdAt: Date
@@ -508,6 +515,7 @@ export type UserWhereInput = {
   failedPasswordAttempts?: Prisma.IntFilter<"User"> | number
   failedOtpAttempts?: Prisma.IntFilter<"User"> | number
   lockedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
+  passwordLockPending?: Prisma.BoolFilter<"User"> | boolean
   otpLockedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
   otpEmailAddedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"User"> | Date | string
@@ -574,6 +582,7 @@ export type UserOrderByWithRelationInput = {
   failedPasswordAttempts?: Prisma.SortOrder
   failedOtpAttempts?: Prisma.SortOrder
   lockedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  passwordLockPending?: Prisma.SortOrder
   otpLockedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   otpEmailAddedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -644,6 +653,7 @@ export type UserWhereUniqueInput = Prisma.AtLeast<{
   failedPasswordAttempts?: Prisma.IntFilter<"User"> | number
   failedOtpAttempts?: Prisma.IntFilter<"User"> | number
   lockedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
+  passwordLockPending?: Prisma.BoolFilter<"User"> | boolean
   otpLockedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
   otpEmailAddedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"User"> | Date | string
@@ -710,6 +720,7 @@ export type UserOrderByWithAggregationInput = {
   failedPasswordAttempts?: Prisma.SortOrder
   failedOtpAttempts?: Prisma.SortOrder
   lockedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  passwordLockPending?: Prisma.SortOrder
   otpLockedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   otpEmailAddedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -762,6 +773,7 @@ export type UserScalarWhereWithAggregatesInput = {
   failedPasswordAttempts?: Prisma.IntWithAggregatesFilter<"User"> | number
   failedOtpAttempts?: Prisma.IntWithAggregatesFilter<"User"> | number
   lockedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"User"> | Date | string | null
+  passwordLockPending?: Prisma.BoolWithAggregatesFilter<"User"> | boolean
   otpLockedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"User"> | Date | string | null
   otpEmailAddedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"User"> | Date | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"User"> | Date | string
@@ -804,6 +816,7 @@ export type UserCreateInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -870,6 +883,7 @@ export type UserUncheckedCreateInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -932,6 +946,7 @@ export type UserUpdateInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -998,6 +1013,7 @@ export type UserUncheckedUpdateInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1062,6 +1078,7 @@ export type UserCreateManyInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -1104,6 +1121,7 @@ export type UserUpdateManyMutationInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1148,6 +1166,7 @@ export type UserUncheckedUpdateManyInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1208,6 +1227,7 @@ export type UserCountOrderByAggregateInput = {
   failedPasswordAttempts?: Prisma.SortOrder
   failedOtpAttempts?: Prisma.SortOrder
   lockedAt?: Prisma.SortOrder
+  passwordLockPending?: Prisma.SortOrder
   otpLockedAt?: Prisma.SortOrder
   otpEmailAddedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -1258,6 +1278,7 @@ export type UserMaxOrderByAggregateInput = {
   failedPasswordAttempts?: Prisma.SortOrder
   failedOtpAttempts?: Prisma.SortOrder
   lockedAt?: Prisma.SortOrder
+  passwordLockPending?: Prisma.SortOrder
   otpLockedAt?: Prisma.SortOrder
   otpEmailAddedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -1302,6 +1323,7 @@ export type UserMinOrderByAggregateInput = {
   failedPasswordAttempts?: Prisma.SortOrder
   failedOtpAttempts?: Prisma.SortOrder
   lockedAt?: Prisma.SortOrder
+  passwordLockPending?: Prisma.SortOrder
   otpLockedAt?: Prisma.SortOrder
   otpEmailAddedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -1760,6 +1782,7 @@ export type UserCreateWithoutInstanceInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -1824,6 +1847,7 @@ export type UserUncheckedCreateWithoutInstanceInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -1917,6 +1941,7 @@ export type UserScalarWhereInput = {
   failedPasswordAttempts?: Prisma.IntFilter<"User"> | number
   failedOtpAttempts?: Prisma.IntFilter<"User"> | number
   lockedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
+  passwordLockPending?: Prisma.BoolFilter<"User"> | boolean
   otpLockedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
   otpEmailAddedAt?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"User"> | Date | string
@@ -1959,6 +1984,7 @@ export type UserCreateWithoutOrgInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -2023,6 +2049,7 @@ export type UserUncheckedCreateWithoutOrgInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -2111,6 +2138,7 @@ export type UserCreateWithoutMetadataInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -2176,6 +2204,7 @@ export type UserUncheckedCreateWithoutMetadataInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -2253,6 +2282,7 @@ export type UserUpdateWithoutMetadataInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -2318,6 +2348,7 @@ export type UserUncheckedUpdateWithoutMetadataInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -2379,6 +2410,7 @@ export type UserCreateWithoutPersonalAccessTokensInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -2444,6 +2476,7 @@ export type UserUncheckedCreateWithoutPersonalAccessTokensInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -2521,6 +2554,7 @@ export type UserUpdateWithoutPersonalAccessTokensInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -2586,6 +2620,7 @@ export type UserUncheckedUpdateWithoutPersonalAccessTokensInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -2647,6 +2682,7 @@ export type UserCreateWithoutKeysInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -2712,6 +2748,7 @@ export type UserUncheckedCreateWithoutKeysInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -2789,6 +2826,7 @@ export type UserUpdateWithoutKeysInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -2854,6 +2892,7 @@ export type UserUncheckedUpdateWithoutKeysInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -2915,6 +2954,7 @@ export type UserCreateWithoutInstanceMembershipsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -2980,6 +3020,7 @@ export type UserUncheckedCreateWithoutInstanceMembershipsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -3057,6 +3098,7 @@ export type UserUpdateWithoutInstanceMembershipsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -3122,6 +3164,7 @@ export type UserUncheckedUpdateWithoutInstanceMembershipsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -3183,6 +3226,7 @@ export type UserCreateWithoutOrgMembershipsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -3248,6 +3292,7 @@ export type UserUncheckedCreateWithoutOrgMembershipsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -3325,6 +3370,7 @@ export type UserUpdateWithoutOrgMembershipsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -3390,6 +3436,7 @@ export type UserUncheckedUpdateWithoutOrgMembershipsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -3451,6 +3498,7 @@ export type UserCreateWithoutEmailsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -3516,6 +3564,7 @@ export type UserUncheckedCreateWithoutEmailsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -3593,6 +3642,7 @@ export type UserUpdateWithoutEmailsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -3658,6 +3708,7 @@ export type UserUncheckedUpdateWithoutEmailsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -3719,6 +3770,7 @@ export type UserCreateWithoutPhoneNumbersInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -3784,6 +3836,7 @@ export type UserUncheckedCreateWithoutPhoneNumbersInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -3861,6 +3914,7 @@ export type UserUpdateWithoutPhoneNumbersInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -3926,6 +3980,7 @@ export type UserUncheckedUpdateWithoutPhoneNumbersInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -3987,6 +4042,7 @@ export type UserCreateWithoutAddressesInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -4052,6 +4108,7 @@ export type UserUncheckedCreateWithoutAddressesInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -4129,6 +4186,7 @@ export type UserUpdateWithoutAddressesInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -4194,6 +4252,7 @@ export type UserUncheckedUpdateWithoutAddressesInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -4255,6 +4314,7 @@ export type UserCreateWithoutExternalIdsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -4320,6 +4380,7 @@ export type UserUncheckedCreateWithoutExternalIdsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -4397,6 +4458,7 @@ export type UserUpdateWithoutExternalIdsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -4462,6 +4524,7 @@ export type UserUncheckedUpdateWithoutExternalIdsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -4523,6 +4586,7 @@ export type UserCreateWithoutGrantsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -4588,6 +4652,7 @@ export type UserUncheckedCreateWithoutGrantsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -4665,6 +4730,7 @@ export type UserUpdateWithoutGrantsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -4730,6 +4796,7 @@ export type UserUncheckedUpdateWithoutGrantsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -4791,6 +4858,7 @@ export type UserCreateWithoutSamlPersistentIdsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -4856,6 +4924,7 @@ export type UserUncheckedCreateWithoutSamlPersistentIdsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -4933,6 +5002,7 @@ export type UserUpdateWithoutSamlPersistentIdsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -4998,6 +5068,7 @@ export type UserUncheckedUpdateWithoutSamlPersistentIdsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -5059,6 +5130,7 @@ export type UserCreateWithoutOauthTokensInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -5124,6 +5196,7 @@ export type UserUncheckedCreateWithoutOauthTokensInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -5201,6 +5274,7 @@ export type UserUpdateWithoutOauthTokensInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -5266,6 +5340,7 @@ export type UserUncheckedUpdateWithoutOauthTokensInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -5327,6 +5402,7 @@ export type UserCreateWithoutSessionsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -5392,6 +5468,7 @@ export type UserUncheckedCreateWithoutSessionsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -5469,6 +5546,7 @@ export type UserUpdateWithoutSessionsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -5534,6 +5612,7 @@ export type UserUncheckedUpdateWithoutSessionsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -5595,6 +5674,7 @@ export type UserCreateWithoutRefreshTokensInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -5660,6 +5740,7 @@ export type UserUncheckedCreateWithoutRefreshTokensInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -5737,6 +5818,7 @@ export type UserUpdateWithoutRefreshTokensInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -5802,6 +5884,7 @@ export type UserUncheckedUpdateWithoutRefreshTokensInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -5863,6 +5946,7 @@ export type UserCreateWithoutTotpInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -5928,6 +6012,7 @@ export type UserUncheckedCreateWithoutTotpInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -6005,6 +6090,7 @@ export type UserUpdateWithoutTotpInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -6070,6 +6156,7 @@ export type UserUncheckedUpdateWithoutTotpInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -6131,6 +6218,7 @@ export type UserCreateWithoutPasskeysInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -6196,6 +6284,7 @@ export type UserUncheckedCreateWithoutPasskeysInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -6273,6 +6362,7 @@ export type UserUpdateWithoutPasskeysInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -6338,6 +6428,7 @@ export type UserUncheckedUpdateWithoutPasskeysInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -6399,6 +6490,7 @@ export type UserCreateWithoutCodesInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -6464,6 +6556,7 @@ export type UserUncheckedCreateWithoutCodesInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -6541,6 +6634,7 @@ export type UserUpdateWithoutCodesInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -6606,6 +6700,7 @@ export type UserUncheckedUpdateWithoutCodesInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -6667,6 +6762,7 @@ export type UserCreateWithoutPasswordHistoryInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -6732,6 +6828,7 @@ export type UserUncheckedCreateWithoutPasswordHistoryInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -6809,6 +6906,7 @@ export type UserUpdateWithoutPasswordHistoryInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -6874,6 +6972,7 @@ export type UserUncheckedUpdateWithoutPasswordHistoryInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -6935,6 +7034,7 @@ export type UserCreateWithoutIdpLinksInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -7000,6 +7100,7 @@ export type UserUncheckedCreateWithoutIdpLinksInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -7077,6 +7178,7 @@ export type UserUpdateWithoutIdpLinksInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -7142,6 +7244,7 @@ export type UserUncheckedUpdateWithoutIdpLinksInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -7203,6 +7306,7 @@ export type UserCreateWithoutConsentsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -7268,6 +7372,7 @@ export type UserUncheckedCreateWithoutConsentsInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -7345,6 +7450,7 @@ export type UserUpdateWithoutConsentsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -7410,6 +7516,7 @@ export type UserUncheckedUpdateWithoutConsentsInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -7472,6 +7579,7 @@ export type UserCreateManyInstanceInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -7514,6 +7622,7 @@ export type UserUpdateWithoutInstanceInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -7578,6 +7687,7 @@ export type UserUncheckedUpdateWithoutInstanceInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -7641,6 +7751,7 @@ export type UserUncheckedUpdateManyWithoutInstanceInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -7684,6 +7795,7 @@ export type UserCreateManyOrgInput = {
   failedPasswordAttempts?: number
   failedOtpAttempts?: number
   lockedAt?: Date | string | null
+  passwordLockPending?: boolean
   otpLockedAt?: Date | string | null
   otpEmailAddedAt?: Date | string | null
   createdAt?: Date | string
@@ -7726,6 +7838,7 @@ export type UserUpdateWithoutOrgInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -7790,6 +7903,7 @@ export type UserUncheckedUpdateWithoutOrgInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -7853,6 +7967,7 @@ export type UserUncheckedUpdateManyWithoutOrgInput = {
   failedPasswordAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   failedOtpAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   lockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordLockPending?: Prisma.BoolFieldUpdateOperationsInput | boolean
   otpLockedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   otpEmailAddedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -8090,6 +8205,7 @@ export type UserSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   failedPasswordAttempts?: boolean
   failedOtpAttempts?: boolean
   lockedAt?: boolean
+  passwordLockPending?: boolean
   otpLockedAt?: boolean
   otpEmailAddedAt?: boolean
   createdAt?: boolean
@@ -8157,6 +8273,7 @@ export type UserSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   failedPasswordAttempts?: boolean
   failedOtpAttempts?: boolean
   lockedAt?: boolean
+  passwordLockPending?: boolean
   otpLockedAt?: boolean
   otpEmailAddedAt?: boolean
   createdAt?: boolean
@@ -8203,6 +8320,7 @@ export type UserSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   failedPasswordAttempts?: boolean
   failedOtpAttempts?: boolean
   lockedAt?: boolean
+  passwordLockPending?: boolean
   otpLockedAt?: boolean
   otpEmailAddedAt?: boolean
   createdAt?: boolean
@@ -8249,13 +8367,14 @@ export type UserSelectScalar = {
   failedPasswordAttempts?: boolean
   failedOtpAttempts?: boolean
   lockedAt?: boolean
+  passwordLockPending?: boolean
   otpLockedAt?: boolean
   otpEmailAddedAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type UserOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "orgId" | "type" | "state" | "username" | "usernameLower" | "givenName" | "familyName" | "nickName" | "displayName" | "preferredLanguage" | "gender" | "middleName" | "honorificPrefix" | "honorificSuffix" | "nameFormatted" | "profileUrl" | "userType" | "title" | "locale" | "timezone" | "email" | "emailVerified" | "phone" | "phoneVerified" | "passwordHash" | "passwordChangeRequired" | "passwordChangedAt" | "machineName" | "description" | "accessTokenType" | "secretHash" | "secretCreatedAt" | "failedPasswordAttempts" | "failedOtpAttempts" | "lockedAt" | "otpLockedAt" | "otpEmailAddedAt" | "createdAt" | "updatedAt", ExtArgs["result"]["user"]>
+export type UserOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "orgId" | "type" | "state" | "username" | "usernameLower" | "givenName" | "familyName" | "nickName" | "displayName" | "preferredLanguage" | "gender" | "middleName" | "honorificPrefix" | "honorificSuffix" | "nameFormatted" | "profileUrl" | "userType" | "title" | "locale" | "timezone" | "email" | "emailVerified" | "phone" | "phoneVerified" | "passwordHash" | "passwordChangeRequired" | "passwordChangedAt" | "machineName" | "description" | "accessTokenType" | "secretHash" | "secretCreatedAt" | "failedPasswordAttempts" | "failedOtpAttempts" | "lockedAt" | "passwordLockPending" | "otpLockedAt" | "otpEmailAddedAt" | "createdAt" | "updatedAt", ExtArgs["result"]["user"]>
 export type UserInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   instance?: boolean | Prisma.InstanceDefaultArgs<ExtArgs>
   org?: boolean | Prisma.OrganizationDefaultArgs<ExtArgs>
@@ -8354,6 +8473,7 @@ export type $UserPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
     failedPasswordAttempts: number
     failedOtpAttempts: number
     lockedAt: Date | null
+    passwordLockPending: boolean
     otpLockedAt: Date | null
     otpEmailAddedAt: Date | null
     createdAt: Date
@@ -8840,6 +8960,7 @@ export interface UserFieldRefs {
   readonly failedPasswordAttempts: Prisma.FieldRef<"User", 'Int'>
   readonly failedOtpAttempts: Prisma.FieldRef<"User", 'Int'>
   readonly lockedAt: Prisma.FieldRef<"User", 'DateTime'>
+  readonly passwordLockPending: Prisma.FieldRef<"User", 'Boolean'>
   readonly otpLockedAt: Prisma.FieldRef<"User", 'DateTime'>
   readonly otpEmailAddedAt: Prisma.FieldRef<"User", 'DateTime'>
   readonly createdAt: Prisma.FieldRef<"User", 'DateTime'>

@@ -40,25 +40,32 @@ export function lockPeriodMs(periods: { limit: number; firstLockSeconds: number;
 /**
  * Reserves a password check of the user (see the store's reservePasswordCheck): the attempts counted with it, or
  * null when the user may not try now (LOCKED, or within a lock period) and no hash may be verified.
+ *
+ * A lock that is still pending is only the reservations of checks in flight (a burst of sign-ins of one account
+ * reaching maxPasswordAttempts together): if their passwords are right, their success ends it; a wrong one confirms it.
+ * A refused check waits for that outcome and tries again, so right passwords are never refused by each other, and no
+ * more than the limit's checks are ever being verified. A confirmed lock (or LOCKED) refuses at once. A pending lock
+ * older than PENDING_LOCK_MS is taken as confirmed (its check was abandoned: the replica died mid-verification).
+ * Right and wrong passwords wait alike (none is verified yet), so the wait tells nothing.
  */
 export async function reservePasswordCheck(ctx: Ctx, user: { id: string }, policy: LockoutPolicy): Promise<number | null> {
-  const deadline = Date.now() + IN_FLIGHT_WAIT_MS;
-  for (let delay = 25; ; delay = Math.min(delay * 2, 400)) {
+  const deadline = Date.now() + PENDING_LOCK_MS;
+  for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
     const reserved = await ctx.store.users.reservePasswordCheck(user.id, lockPeriods(policy), ctx.clock());
     if (reserved) return reserved.failedPasswordAttempts;
-    // Refused. A lock that began just now may be only the reservations of checks still in flight (a burst of sign-ins
-    // of one account reaching maxPasswordAttempts together): if their passwords are right, their success clears the
-    // count. Such a request waits a moment for them and tries again; a lock that the failures recorded holds, and no
-    // more than the limit's checks are ever in flight. Right and wrong passwords wait alike (none is verified yet).
     const lock = await ctx.store.users.passwordLock(user.id);
-    const recent = lock?.lockedAt != null && ctx.clock().getTime() - lock.lockedAt.getTime() < IN_FLIGHT_WAIT_MS;
-    if (!lock || lock.state === "LOCKED" || !recent || Date.now() + delay > deadline) return null;
+    const pending =
+      lock?.state !== "LOCKED" &&
+      lock?.passwordLockPending === true &&
+      lock.lockedAt !== null &&
+      ctx.clock().getTime() - lock.lockedAt.getTime() < PENDING_LOCK_MS;
+    if (!pending || Date.now() + delay > deadline) return null;
     await new Promise((r) => setTimeout(r, delay));
   }
 }
 
-/** How long a refused password check waits for the checks in flight whose reservations reached the limit. */
-const IN_FLIGHT_WAIT_MS = 2_000;
+/** Longer than any password verification takes, even on a loaded machine; a pending lock older than this holds. */
+export const PENDING_LOCK_MS = 15_000;
 
 /**
  * A reserved check whose password was wrong: audited, and when its reservation reached the limit the lock it started
@@ -70,6 +77,8 @@ export async function recordFailedPasswordCheck(ctx: Ctx, user: { id: string; or
   return ctx.store.transaction(async (tx) => {
     await recordEvent(ctx, tx, userEvent(user, "user.password.check.failed"));
     if (limit === 0 || attempts < limit) return false;
+    // The lock this check's reservation started (pending while it was verified) holds.
+    await tx.users.confirmPasswordLock(user.id);
     const counted = { failedPasswordAttempts: attempts };
     if (policy.permanentLockout && !(await isLastOwner({ ...ctx, store: tx }, user))) {
       // Only from a usable state: a concurrent administrator's change (deactivated, deleted) wins.

@@ -167,7 +167,7 @@ export async function storePassword(ctx: Ctx, user: { id: string; orgId: string 
         passwordChangeRequired: change.changeRequired,
         passwordChangedAt: now,
         // The current password, or a reset code (the mailbox), proved: the count starts again and a password lock ends.
-        ...(proven ? { failedPasswordAttempts: 0, lockedAt: null } : {}),
+        ...(proven ? { failedPasswordAttempts: 0, lockedAt: null, passwordLockPending: false } : {}),
         updatedAt: now,
       });
       // As the hosted login promises: an e-mail reset also ends a permanent lock the lockout policy set (an

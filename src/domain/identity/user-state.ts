@@ -110,9 +110,9 @@ export async function changeState(ctx: Ctx, user: StateTarget, kind: Transition,
 async function nextState(tx: Store, user: StateTarget, kind: Transition, now: Date): Promise<UserPatch & { state: UserState }> {
   if (kind === "deactivate") return { state: "INACTIVE", updatedAt: now };
   // The count starts again: a password reset ends only the lockout policy's locks (those reached the count).
-  if (kind === "lock") return { state: "LOCKED", lockedAt: now, failedPasswordAttempts: 0, updatedAt: now };
+  if (kind === "lock") return { state: "LOCKED", lockedAt: now, failedPasswordAttempts: 0, passwordLockPending: false, updatedAt: now };
   // Back to usable, with fresh lockout counters. A human without a password
   // goes back to INITIAL, the state it had before: it still cannot sign in.
   const state: UserState = user.type === "HUMAN" && !(await tx.users.passwordHash(user.id)) ? "INITIAL" : "ACTIVE";
-  return { state, lockedAt: null, failedPasswordAttempts: 0, failedOtpAttempts: 0, otpLockedAt: null, updatedAt: now };
+  return { state, lockedAt: null, failedPasswordAttempts: 0, passwordLockPending: false, failedOtpAttempts: 0, otpLockedAt: null, updatedAt: now };
 }
