@@ -15,6 +15,7 @@ import { SigningKeys } from "./crypto/signing-keys.js";
 import type { Clock } from "./domain/context.js";
 import type { FailureLimits } from "./domain/limits.js";
 import { type OAuthRuntime, purgeExpiredTokens } from "./domain/oauth/tokens.js";
+import { entityIdOf } from "./domain/saml/runtime.js";
 import type { SignInSignals } from "./domain/signals.js";
 import type { CacheStats } from "./http/metrics.js";
 import { type AuthTarget, listenForInvalidations, onAuthInvalidation, TaggedCache } from "./store/auth-cache.js";
@@ -70,6 +71,18 @@ function lifetimesOf(config: OAuthRuntimeDeps["config"]): OAuthRuntime["lifetime
     refreshReuse: config.refreshTokenReuseInterval,
     authRequest: config.authRequestLifetime,
     authCode: config.authCodeLifetime,
+  };
+}
+
+/**
+ * What signs the outbox's logout messages: the back-channel logout tokens like ID tokens (the application's algorithm,
+ * the active key), the SOAP LogoutRequests to SAML SPs with the IdP's entity id and active certificate.
+ */
+function logoutSignerOf(externalUrl: string, keys: SigningKeys, saml: SamlCertificates): LogoutTokenSigner {
+  return {
+    issuer: externalUrl,
+    sign: (claims, typ, alg) => keys.sign(claims, typ, alg),
+    saml: { entityId: entityIdOf(externalUrl), certificate: () => saml.active() },
   };
 }
 
@@ -132,9 +145,7 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{
   const samlCertificates = samlCertificatesOf(deps, masterKey.key);
   const caches = { tokens: new TaggedCache(), clients: new TaggedCache(), machineKeys: new TaggedCache(), roleClaims: new TaggedCache() };
   const all = Object.values(caches) as TaggedCache<unknown>[];
-  // The outbox's back-channel logout tokens are signed like ID tokens (the application's algorithm, the active key).
-  const logoutSigner: LogoutTokenSigner = { issuer: config.externalUrl, sign: (claims, typ, alg) => keys.sign(claims, typ, alg) };
-  const { actions, deliveries } = actionsRuntime(deps, masterKey.key, logoutSigner);
+  const { actions, deliveries } = actionsRuntime(deps, masterKey.key, logoutSignerOf(config.externalUrl, keys, samlCertificates));
   const rt: OAuthRuntime = {
     store,
     instanceId: deps.instanceId,

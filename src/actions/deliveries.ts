@@ -12,11 +12,12 @@
 //    one claims it when the lease ends.
 import type { Logger } from "pino";
 import type { Store } from "../store/index.js";
-import { BACKCHANNEL_LOGOUT_KIND, type LogoutTokenPayload } from "../store/logout-deliveries.js";
+import { BACKCHANNEL_LOGOUT_KIND, type LogoutTokenPayload, SAML_SOAP_LOGOUT_KIND } from "../store/logout-deliveries.js";
 import type { DeliveryRow } from "../store/outbox.js";
 import { CallFailure, postToTarget, signatureHeader } from "./http.js";
 import { type LogoutTokenSigner, postLogoutToken } from "./logout-tokens.js";
 import type { ActionRunner } from "./runner.js";
+import { sendSamlLogout } from "./saml-logout-delivery.js";
 
 /** Longer than any target's timeout (at most 30 s): a row claimed by a replica that died is claimed again after it. */
 const LEASE_MS = 45_000;
@@ -168,6 +169,13 @@ export class DeliveryWorker {
 
   private async deliver(row: DeliveryRow): Promise<void> {
     if (row.kind === BACKCHANNEL_LOGOUT_KIND) return this.deliverLogoutToken(row);
+    if (row.kind === SAML_SOAP_LOGOUT_KIND) {
+      // A SAML LogoutRequest over SOAP to an SP's SingleLogoutService (saml-logout-delivery.ts).
+      const failure = await sendSamlLogout(this.o, row);
+      if (failure) return this.failed(row, failure.error, failure.final);
+      this.o.onOutcome?.("delivered");
+      return this.markDelivered(row.id);
+    }
     const target = await this.o.runner.target(row.targetId);
     if (!target) return this.failed(row, "the target was deleted", true);
     const body = JSON.stringify({ ...row.payload, deliveryId: row.id });

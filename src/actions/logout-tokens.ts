@@ -6,6 +6,7 @@
 // application, and must not be able to make svc POST to its internal network).
 import { randomUUID } from "node:crypto";
 import { SIGNING_ALGS, type SigningAlg } from "../domain/access/app-settings.js";
+import type { IdpCertificate } from "../domain/saml/runtime.js";
 import type { LogoutTokenPayload } from "../store/logout-deliveries.js";
 import { postToTarget } from "./http.js";
 
@@ -18,6 +19,8 @@ const LOGOUT_TIMEOUT_MS = 10_000;
 export interface LogoutTokenSigner {
   issuer: string;
   sign(claims: Record<string, unknown>, typ: string, alg: SigningAlg): Promise<string>;
+  /** The SAML IdP (its entity id, its active certificate) that signs the SOAP LogoutRequests (saml-logout-delivery.ts). */
+  saml?: { entityId: string; certificate(): Promise<IdpCertificate> };
 }
 
 /** The claims of a logout token: iss, aud, iat, exp, jti, events, sub and sid; never a nonce (§2.4). */

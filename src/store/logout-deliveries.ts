@@ -21,8 +21,32 @@ export interface LogoutTokenPayload {
   sid: string;
 }
 
-/** Which sessions end: these ids, or every session of a user but `keep`. */
-export type EndingSessions = { ids: readonly string[] } | { userId: string; keep?: string };
+/**
+ * The outbox kind of a SAML LogoutRequest over the SOAP binding (src/actions/saml-logout-delivery.ts); its targetId is
+ * the application's id. For the SAML participants of an ending session whose SP registered a SOAP SingleLogoutService.
+ */
+export const SAML_SOAP_LOGOUT_KIND = "saml.soap_logout";
+export const SAML_SOAP_LOGOUT_EVENT = "saml.soap_logout";
+const SOAP_BINDING = "urn:oasis:names:tc:SAML:2.0:bindings:SOAP";
+
+/** What a SOAP logout delivery holds: the SP's SOAP endpoint and the subject as that SP was given it. */
+export interface SamlSoapLogoutPayload {
+  uri: string;
+  appId: string;
+  entityId: string;
+  nameId: string;
+  nameIdFormat: string | null;
+  sessionIndex: string | null;
+}
+
+/** Which sessions end: these ids, every session of a user but `keep`, or every session of an organization's users. */
+export type EndingSessions = { ids: readonly string[] } | { userId: string; keep?: string } | { orgId: string };
+
+function whichSessions(ending: EndingSessions): Prisma.Sql {
+  if ("ids" in ending) return Prisma.sql`s."id" = ANY(${ending.ids as string[]}::text[])`;
+  if ("orgId" in ending) return Prisma.sql`s."orgId" = ${ending.orgId}`;
+  return Prisma.sql`s."userId" = ${ending.userId} ${ending.keep ? Prisma.sql`AND s."id" <> ${ending.keep}` : Prisma.empty}`;
+}
 
 /** An OIDC application a session signed into that registered a front-channel logout URI. */
 export interface FrontchannelTarget {
@@ -53,10 +77,7 @@ export class LogoutDeliveryRepo {
    * how many. Active applications only: a deactivated one gets no tokens and no logout tokens either.
    */
   async queueBackchannel(instanceId: string, ending: EndingSessions, maxAttempts: number, at: Date): Promise<number> {
-    const which =
-      "ids" in ending
-        ? Prisma.sql`s."id" = ANY(${ending.ids as string[]}::text[])`
-        : Prisma.sql`s."userId" = ${ending.userId} ${ending.keep ? Prisma.sql`AND s."id" <> ${ending.keep}` : Prisma.empty}`;
+    const which = whichSessions(ending);
     if ("ids" in ending && ending.ids.length === 0) return 0;
     return this.db.$executeRaw`
       INSERT INTO "Delivery" ("id", "instanceId", "kind", "targetId", "orgId", "eventType", "orderKey", "payload", "state", "attempts",
@@ -70,5 +91,30 @@ export class LogoutDeliveryRepo {
       JOIN "SessionParticipant" p ON p."sessionId" = s."id" AND p."protocol" = 'oidc'
       JOIN "Application" a ON a."id" = p."appId" AND a."state" = 'ACTIVE'
       WHERE s."instanceId" = ${instanceId} AND ${which} AND COALESCE(a."config"->>'backchannelLogoutUri', '') <> ''`;
+  }
+
+  /**
+   * Queues a SAML LogoutRequest over SOAP for each SAML participant of the sessions about to end whose SP (an active
+   * application) registered a SOAP SingleLogoutService, naming the subject as that SP was given it (its NameID, Format
+   * and SessionIndex); how many. `except`: the SP that asked for the logout itself (it is answered, not told).
+   */
+  async queueSamlSoap(instanceId: string, ending: EndingSessions, maxAttempts: number, at: Date, except?: string): Promise<number> {
+    if ("ids" in ending && ending.ids.length === 0) return 0;
+    return this.db.$executeRaw`
+      INSERT INTO "Delivery" ("id", "instanceId", "kind", "targetId", "orgId", "eventType", "orderKey", "payload", "state", "attempts",
+        "maxAttempts", "nextAttemptAt", "createdAt", "updatedAt")
+      SELECT gen_random_uuid()::text, s."instanceId", ${SAML_SOAP_LOGOUT_KIND},
+        a."id", a."orgId", ${SAML_SOAP_LOGOUT_EVENT}, 'session:' || s."id",
+        jsonb_build_object('uri', slo."url", 'appId', a."id", 'entityId', a."config"->>'entityId', 'nameId', p."nameId",
+          'nameIdFormat', p."nameIdFormat", 'sessionIndex', p."sessionIndex"),
+        'pending', 0, ${maxAttempts}::int, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+      FROM "Session" s
+      JOIN "SessionParticipant" p ON p."sessionId" = s."id" AND p."protocol" = 'saml' AND p."nameId" IS NOT NULL
+      JOIN "Application" a ON a."id" = p."appId" AND a."state" = 'ACTIVE'
+      CROSS JOIN LATERAL (
+        SELECT e->>'url' AS "url" FROM jsonb_array_elements(
+          CASE WHEN jsonb_typeof(a."config"->'slo') = 'array' THEN a."config"->'slo' ELSE '[]'::jsonb END) e
+        WHERE e->>'binding' = ${SOAP_BINDING} LIMIT 1) slo
+      WHERE s."instanceId" = ${instanceId} AND ${whichSessions(ending)} ${except ? Prisma.sql`AND a."id" <> ${except}` : Prisma.empty}`;
   }
 }

@@ -399,6 +399,18 @@ export class SessionRepo {
     return ids.length;
   }
 
+  /** Ends every session of the organization's users, with the access and refresh tokens issued from them; how many. */
+  async terminateOfOrg(instanceId: string, orgId: string, at: Date): Promise<number> {
+    const rows = await this.db.session.findMany({ where: { instanceId, orgId }, select: { id: true } });
+    if (!rows.length) return 0;
+    const ids = rows.map((r) => r.id);
+    await this.db.session.deleteMany({ where: { id: { in: ids } } });
+    const live = { sessionId: { in: ids }, revokedAt: null, expiresAt: { gt: at } };
+    await this.db.oAuthToken.updateMany({ where: live, data: { revokedAt: at } });
+    await this.db.refreshToken.updateMany({ where: live, data: { revokedAt: at } });
+    return ids.length;
+  }
+
   // ------------------------------------------------------------ participants
 
   /** Records (or refreshes) that the session signed into the app: one upsert, in the caller's transaction. */

@@ -7,10 +7,12 @@ import { signCertificate } from "../../src/crypto/x509.js";
 import { parseIdpMetadata } from "../../src/domain/idp/saml-config.js";
 import { contextClass } from "../../src/domain/saml/response.js";
 import { rsaKeyProblem } from "../../src/domain/saml/signatures.js";
-import { type AssertionConsumerService, chooseAcs, parseSpMetadata } from "../../src/domain/saml/sp-metadata.js";
+import { type AssertionConsumerService, chooseAcs, chooseSlo, parseSpMetadata, soapSlo } from "../../src/domain/saml/sp-metadata.js";
 import { parseXml } from "../../src/domain/saml/xml.js";
 import type { LinkedSession } from "../../src/domain/sessions/link.js";
 import { POST, REDIRECT, spKeyPair, spMetadata } from "../support/saml.js";
+
+const SOAP = "urn:oasis:names:tc:SAML:2.0:bindings:SOAP";
 
 const ACS: AssertionConsumerService[] = [
   { url: "https://sp/a", binding: POST, index: 3, isDefault: false },
@@ -62,7 +64,7 @@ describe("parseSpMetadata", () => {
     });
   });
 
-  it("keeps the SingleLogoutServices with a binding svc speaks (not SOAP), and refuses a plain-http one", () => {
+  it("keeps the SingleLogoutServices with a binding svc speaks (SOAP too), and refuses a plain-http one", () => {
     const slo = (list: { url: string; binding: string; responseUrl?: string }[]) =>
       parseSpMetadata(Buffer.from(spMetadata({ entityId: "https://sp.example.com", acs: [{ url: "https://sp.example.com/acs" }], slo: list }))).slo;
     expect(
@@ -73,9 +75,21 @@ describe("parseSpMetadata", () => {
       ]),
     ).toEqual([
       { url: "https://sp.example.com/slo", binding: REDIRECT, responseUrl: "https://sp.example.com/slo-done" },
+      { url: "https://sp.example.com/soap", binding: SOAP },
       { url: "https://sp.example.com/slo", binding: POST },
     ]);
     expect(() => slo([{ url: "http://sp.example.com/slo", binding: REDIRECT }])).toThrow(/SingleLogoutService Location/);
+    expect(() => slo([{ url: "http://sp.example.com/soap", binding: SOAP }])).toThrow(/SingleLogoutService Location/);
+    // The browser's messages never go to the SOAP endpoint; svc's back-channel ones only go there.
+    const soapOnly = slo([{ url: "https://sp.example.com/soap", binding: SOAP }]);
+    expect(chooseSlo(soapOnly)).toBeUndefined();
+    expect(soapSlo(soapOnly)).toEqual({ url: "https://sp.example.com/soap", binding: SOAP });
+    const both = slo([
+      { url: "https://sp.example.com/soap", binding: SOAP },
+      { url: "https://sp.example.com/slo", binding: POST },
+    ]);
+    expect(chooseSlo(both)).toEqual({ url: "https://sp.example.com/slo", binding: POST });
+    expect(soapSlo(slo([{ url: "https://sp.example.com/slo", binding: POST }]))).toBeUndefined();
   });
 
   it("refuses duplicate indexes and an entity id that is missing", () => {

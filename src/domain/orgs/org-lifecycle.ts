@@ -9,6 +9,7 @@ import { invalidateGrantHolders } from "../access/grant-holders.js";
 import { commit } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition } from "../errors.js";
+import { queueBackchannelLogout } from "../sessions/backchannel-logout.js";
 import { checkIamOwnerKept, iamOwnersLock, lockTx } from "./memberships.js";
 import { authorizedOrg, claimName, type OrgView, validateName } from "./orgs.js";
 
@@ -70,11 +71,19 @@ async function setState(ctx: Ctx, orgId: string, state: OrgView["state"]): Promi
     await invalidateGrantHolders(tx, { orgId: org.id, orOnItsProjects: true });
     if (state === "INACTIVE") await keepOwnersOutside(ctx, tx, org.id, "deactivate");
     if (state === "ACTIVE") return { type: "org.reactivated" };
-    // What its users and applications were issued before the deactivation never comes back with a reactivation.
+    // What its users and applications were issued before the deactivation never comes back with a reactivation, and
+    // its users' sessions end, telling the applications they signed into (logout tokens, SAML SOAP LogoutRequests).
+    const endedSessions = await endSessionsOf(tx, ctx.instanceId, org.id, now);
     const revokedTokens = await tx.tokens.revokeOrg(org.id, now);
     const removedPats = await tx.credentials.removeAllPats({ orgId: org.id });
-    return { type: "org.deactivated", payload: { revokedTokens, removedPats } };
+    return { type: "org.deactivated", payload: { revokedTokens, removedPats, ...(endedSessions ? { endedSessions } : {}) } };
   });
+}
+
+/** Ends the sessions of the organization's users, their applications told first (while the participants exist). */
+async function endSessionsOf(tx: Store, instanceId: string, orgId: string, now: Date): Promise<number> {
+  await queueBackchannelLogout(tx, instanceId, { orgId }, now);
+  return tx.sessions.terminateOfOrg(instanceId, orgId, now);
 }
 
 export const deactivateOrganization = (ctx: Ctx, orgId: string) => setState(ctx, orgId, "INACTIVE");
@@ -82,14 +91,14 @@ export const reactivateOrganization = (ctx: Ctx, orgId: string) => setState(ctx,
 
 /**
  * Deletes the organization and, by ON DELETE CASCADE, everything it owns:
- * its users (with their tokens, keys, metadata and memberships anywhere),
+ * its users (with their sessions, tokens, keys, metadata and memberships anywhere),
  * the memberships held in it, its metadata. Its settings overrides and the
  * grants made in its name on other orgs' projects have no foreign key and are
  * removed explicitly (OrgRepo.remove). Audit events stay.
  */
 export async function deleteOrganization(ctx: Ctx, orgId: string): Promise<Date> {
   const org = await authorizedOrg(ctx, orgId, "org.delete");
-  return changeOrg(ctx, org, async (tx) => {
+  return changeOrg(ctx, org, async (tx, now) => {
     await tx.auth.invalidate({ orgId: org.id });
     const instance = await tx.orgs.instance(ctx.instanceId);
     if (instance?.defaultOrgId === org.id) throw failedPrecondition("Errors.Org.Default", "the default organization of the instance cannot be deleted");
@@ -98,6 +107,8 @@ export async function deleteOrganization(ctx: Ctx, orgId: string): Promise<Date>
     const users = await tx.orgs.countUsers(org.id);
     // Users of other organizations lose the grants held in its name and those on its projects.
     await invalidateGrantHolders(tx, { orgId: org.id, orOnItsProjects: true });
+    // Its users' sessions go with them: the applications (of other organizations) they signed into are told first.
+    await endSessionsOf(tx, ctx.instanceId, org.id, now);
     await tx.orgs.remove(ctx.instanceId, org.id);
     return { type: "org.removed", payload: { name: org.name, users } };
   });

@@ -9,6 +9,8 @@
 //   LogoutResponse (to its RelayState, InResponseTo the request sent) moves it on; one that fails or does not verify
 //   makes the logout partial. At the end the initiator gets a signed LogoutResponse at its SLO endpoint (Success, or
 //   PartialLogout), or, for svc's own logout page, the browser goes back there.
+// - SPs that registered a SOAP SingleLogoutService are left out of that chain: ending the session queues theirs in the
+//   outbox (back-channel, soap-logout.ts), as for every other way a session ends, with or without a browser.
 import type { Element } from "@xmldom/xmldom";
 import type { LogoutParticipant, SamlAppRow, SamlLogoutRow } from "../../store/saml.js";
 import type { ParticipantRow } from "../../store/sessions.js";
@@ -20,7 +22,7 @@ import { checkedInstant, type Decoded, decodePost, decodeRedirect, rawParameters
 import { encodeMessage, type LogoutStatus, logoutRequest, logoutResponse, type SloAnswer, samlId } from "./logout-messages.js";
 import { entityIdOf, type SamlIdp, sloUrlOf } from "./runtime.js";
 import { envelopedSignature, verifyEnveloped, verifyQuerySignature } from "./signatures.js";
-import { chooseSlo } from "./sp-metadata.js";
+import { chooseSlo, soapSlo } from "./sp-metadata.js";
 import { attr, child, children, NS, parseXml, textOf } from "./xml.js";
 
 export type { SloAnswer } from "./logout-messages.js";
@@ -86,11 +88,15 @@ function checkedMessage(idp: SamlIdp, root: Element, now: Date): string {
   return id;
 }
 
-/** The SAML participants (other than `except`) of these sessions that can be told: they registered an SLO endpoint. */
+/**
+ * The SAML participants (other than `except`) of these sessions to be told through the browser: they registered an
+ * HTTP-Redirect or HTTP-POST SLO endpoint and no SOAP one (those are sent theirs over SOAP from the outbox when the
+ * session ends: backchannel-logout.ts, soap-logout.ts).
+ */
 async function toTell(idp: Pick<SamlIdp, "store" | "instanceId">, participants: readonly ParticipantRow[], except?: string): Promise<LogoutParticipant[]> {
   const saml = participants.filter((p) => p.protocol === "saml" && p.appId !== except && p.nameId);
   const apps = await idp.store.saml.appsById(idp.instanceId, [...new Set(saml.map((p) => p.appId))]);
-  const withSlo = new Set(apps.filter((a) => a.config.kind === "saml" && chooseSlo(a.config.slo)).map((a) => a.id));
+  const withSlo = new Set(apps.filter((a) => a.config.kind === "saml" && chooseSlo(a.config.slo) && !soapSlo(a.config.slo)).map((a) => a.id));
   const out: LogoutParticipant[] = [];
   for (const p of saml) {
     if (!withSlo.has(p.appId)) continue;
@@ -166,7 +172,7 @@ async function logoutRequested(idp: SamlIdp, m: Message, binding: string, now: D
   };
   await idp.store.transaction(async (tx) => {
     await tx.saml.createLogout(row, () => refuse("Replayed", "this LogoutRequest ID was already received"));
-    for (const id of sessionIds) await terminateSession(tx, idp.instanceId, id, now, { editor: null, reason: "saml_logout" });
+    for (const id of sessionIds) await terminateSession(tx, idp.instanceId, id, now, { editor: null, reason: "saml_logout", exceptApp: m.app.id });
   });
   if (sessionIds.length === 0) return answerInitiator(idp, row, "UnknownPrincipal", now);
   return next(idp, row, now);

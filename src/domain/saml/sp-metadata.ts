@@ -67,11 +67,14 @@ function consumerServices(sp: EntityMetadata): AssertionConsumerService[] {
 
 const MAX_SLO = 10;
 
-/** The SLO endpoints with a binding svc speaks (SOAP and Artifact are left out), with URLs as strict as the ACS's. */
+/**
+ * The SLO endpoints with a binding svc speaks (Artifact is left out), with URLs as strict as the ACS's: HTTP-Redirect
+ * and HTTP-POST through the browser, SOAP from svc itself (soap-logout.ts: no browser, so no ResponseLocation).
+ */
 function logoutServices(sp: EntityMetadata): SingleLogoutService[] {
   const out: SingleLogoutService[] = [];
   for (const e of sp.endpoints("SingleLogoutService")) {
-    if (!SUPPORTED.has(e.binding)) continue;
+    if (!SUPPORTED.has(e.binding) && e.binding !== BINDINGS.soap) continue;
     for (const u of [e.location, e.responseLocation]) {
       if (u !== undefined && !acsUrlAllowed(u)) {
         throw bad(`SingleLogoutService Location ${u.slice(0, 100)} must be an absolute https URL (http only on a loopback host), no fragment`);
@@ -83,10 +86,15 @@ function logoutServices(sp: EntityMetadata): SingleLogoutService[] {
   return out;
 }
 
-/** The SLO endpoint a message goes to: HTTP-Redirect first (no page of ours in between), else HTTP-POST. */
+/** The SLO endpoint a message through the browser goes to: HTTP-Redirect first (no page of ours in between), else HTTP-POST. */
 export function chooseSlo(slo: readonly SingleLogoutService[] | undefined, prefer?: string): SingleLogoutService | undefined {
-  const all = slo ?? [];
+  const all = (slo ?? []).filter((s) => SUPPORTED.has(s.binding));
   return all.find((s) => s.binding === prefer) ?? all.find((s) => s.binding === BINDINGS.redirect) ?? all[0];
+}
+
+/** The SP's SOAP SingleLogoutService: where svc tells it of a session's end without a browser (the first one listed). */
+export function soapSlo(slo: readonly SingleLogoutService[] | undefined): SingleLogoutService | undefined {
+  return (slo ?? []).find((s) => s.binding === BINDINGS.soap);
 }
 
 /** Reads an EntityDescriptor with one SPSSODescriptor supporting SAML 2.0 (metadata.ts). */

@@ -14,6 +14,8 @@ export const NS = {
 export const BINDINGS = {
   post: "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST",
   redirect: "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect",
+  /** SAML SOAP binding (Bindings §3.2): svc's back-channel LogoutRequests, with no browser (soap-logout.ts). */
+  soap: "urn:oasis:names:tc:SAML:2.0:bindings:SOAP",
 } as const;
 
 // One parser for every document: constructing xmldom's DOMParser with options costs as much as parsing a small

@@ -148,18 +148,20 @@ export async function assertSensitiveChange(ctx: Ctx, s: LinkedSession, change: 
 /**
  * The one way a session ends (logout, end_session, DeleteSession, the account page): the session and the access and
  * refresh tokens issued from it, in one transaction with its event, caches invalidated on every replica. `by`: who
- * ended it (null: the browser's logout, svc itself) and why. False when it did not exist.
+ * ended it (null: the browser's logout, svc itself) and why, and which SAML SP asked (not told again). False when it
+ * did not exist.
  */
 export async function terminateSession(
   store: Store,
   instanceId: string,
   sessionId: string,
   at: Date,
-  by: { editor: string | null; reason?: string } = { editor: null, reason: "logout" },
+  by: { editor: string | null; reason?: string; exceptApp?: string } = { editor: null, reason: "logout" },
 ): Promise<boolean> {
   return store.transaction(async (tx) => {
-    // Its OIDC applications' logout tokens, while its participants exist; rolled back with the rest when it did not.
-    await queueBackchannelLogout(tx, instanceId, { ids: [sessionId] }, at);
+    // Its OIDC applications' logout tokens and its SAML SPs' SOAP LogoutRequests (but to `exceptApp`, the SP that
+    // asked), while its participants exist; rolled back with the rest when it did not.
+    await queueBackchannelLogout(tx, instanceId, { ids: [sessionId] }, at, by.exceptApp);
     const ended = await tx.sessions.terminate(instanceId, sessionId, at);
     if (!ended) return false;
     if (ended.userId) await tx.auth.invalidate({ userId: ended.userId });
