@@ -7,6 +7,8 @@
 // the old one stops, and the app deleted; OIDC and SAML identity providers created, edited and deleted; a target with
 // its signing key shown once and an execution set and removed; CORS origins that svc then answers; the branding's
 // live preview and the hosted login's theme after saving. axe-core scans each page. One sign-in serves the file.
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { ensureConsoleBuilt } from "../../scripts/build.mjs";
@@ -29,7 +31,13 @@ const consoleUrl = (p = "/") => `${t.url.replace("127.0.0.1", "localhost")}/ui/c
 beforeAll(async () => {
   if (!browserAvailable()) return;
   await ensureConsoleBuilt();
-  t = await startBrowserServer({ SVC_ADMIN_PASSWORD: ADMIN_PASSWORD });
+  // Event deliveries to a loopback receiver, dead after two attempts a moment apart.
+  t = await startBrowserServer({
+    SVC_ADMIN_PASSWORD: ADMIN_PASSWORD,
+    SVC_ACTIONS_ALLOW_PRIVATE: "true",
+    SVC_ACTIONS_DELIVERY_ATTEMPTS: "2",
+    SVC_ACTIONS_DELIVERY_BACKOFF_MS: "100",
+  });
   browser = await launchBrowser();
   orgId = await defaultOrgId(t);
   const users = await admin(t, "ListUsers", { queries: [{ userNameQuery: { userName: "admin", method: "TEXT_QUERY_METHOD_EQUALS" } }] });
@@ -433,6 +441,85 @@ run("actions", () => {
     await page.getByText("No targets yet").waitFor();
     expect((await admin(t, "ListTargets", {})).result ?? []).toEqual([]);
     await page.close();
+  });
+});
+
+run("actions: events and their deliveries", () => {
+  it("a webhook target gets the events of a condition set in the console; a dead delivery is retried from the deliveries tab", async () => {
+    const arrivals: { type: string; aggregateId: string }[] = [];
+    let status = 500;
+    const receiver = createServer((req, res) => {
+      let raw = "";
+      req.on("data", (c: Buffer) => {
+        raw += c.toString("utf8");
+      });
+      req.on("end", () => {
+        arrivals.push(JSON.parse(raw));
+        res.writeHead(status).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+    try {
+      const page = await open("/actions", "Actions");
+      await page.getByRole("button", { name: "New target" }).first().click();
+      const dialog = page.getByRole("dialog", { name: "New target" });
+      await dialog.getByLabel("Name").fill("events-hook");
+      await dialog.getByLabel("Endpoint").fill(`http://127.0.0.1:${(receiver.address() as AddressInfo).port}/events`);
+      await pick(page, dialog, "Kind", "Webhook");
+      await dialog.getByRole("button", { name: "Create" }).click();
+      await dialog.getByRole("button", { name: "Done" }).click();
+      await page.getByTestId("targets-table").getByText("Webhook").waitFor();
+      const target = (await admin(t, "ListTargets", {})).result.find((x: { name: string }) => x.name === "events-hook");
+      expect(target).toMatchObject({ kind: "TARGET_KIND_WEBHOOK" });
+
+      await page.getByRole("tab", { name: "Executions" }).click();
+      const events = page.getByTestId("event-executions");
+      await events.getByText("No events are sent yet.").waitFor();
+      await events.getByLabel("Event type").fill("user.human.added");
+      await pick(page, events, "Send to", "events-hook");
+      await page.keyboard.press("Escape");
+      await events.getByRole("button", { name: "Send these events" }).click();
+      await events.getByTestId("event-executions-table").getByText("user.human.added").waitFor();
+      const executions = async () => ((await admin(t, "ListExecutions", {})).result ?? []).filter((e: { event?: unknown }) => e.event);
+      expect(await executions()).toEqual([expect.objectContaining({ event: { event: "user.human.added" }, targetIds: [target.id] })]);
+      await expectAccessible(page);
+
+      // A user created: its event is delivered to the receiver, which answers 500 twice: dead.
+      const userId = await createHuman(t, orgId, "console-events-user");
+      await page.getByRole("tab", { name: "Deliveries" }).click();
+      // The page follows a delivery on its way until it ends.
+      const row = page.getByTestId("deliveries-table").getByRole("row").filter({ hasText: "user.human.added" });
+      await row.getByText("Dead").waitFor({ timeout: 20_000 });
+      await row.getByText("2 / 2").waitFor();
+      await row.getByText("answered 500").waitFor();
+      expect(arrivals.filter((a) => a.aggregateId === userId)).toHaveLength(2);
+      await screenshot(page, "console-deliveries-1280");
+      await expectAccessible(page);
+
+      // Retried from the console: delivered to the receiver, now answering 200.
+      status = 200;
+      await row.getByRole("button", { name: "Retry the delivery of user.human.added" }).click();
+      await row.getByText("Delivered").waitFor({ timeout: 20_000 });
+      expect(arrivals.filter((a) => a.aggregateId === userId)).toHaveLength(3);
+      expect(((await admin(t, "ListDeliveries", { targetId: target.id, state: "delivered" })).result ?? []).length).toBe(1);
+      // Filtered on the server by state.
+      const panel = page.getByRole("tabpanel");
+      await pick(page, panel, "State", "Dead");
+      await panel.getByText("No deliveries").waitFor();
+      await pick(page, panel, "State", "Delivered");
+      await row.getByText("Delivered").waitFor();
+
+      // Stopped from the console.
+      await page.getByRole("tab", { name: "Executions" }).click();
+      await page.getByRole("button", { name: "Stop sending user.human.added" }).click();
+      await page.getByRole("dialog", { name: "Stop sending user.human.added" }).getByRole("button", { name: "Stop" }).click();
+      await page.getByTestId("event-executions").getByText("No events are sent yet.").waitFor();
+      expect(await executions()).toEqual([]);
+      await page.close();
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise((resolve) => receiver.close(resolve));
+    }
   });
 });
 

@@ -1,9 +1,11 @@
-// Actions: the instance's targets (endpoints svc calls, each with a signing key shown once at creation or rotation)
-// and executions (which targets a function calls, in order).
+// Actions: the instance's targets (endpoints svc calls, each with a signing key shown once at creation or rotation and
+// a kind: call, webhook or async), executions (which targets a function calls, in order, and which targets an event
+// condition sends its events to) and the deliveries of events from the outbox (filtered on the server, retryable).
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import {
   Alert,
+  Badge,
   Button,
   Card,
   Checkbox,
@@ -11,6 +13,8 @@ import {
   Modal,
   MultiSelect,
   NumberInput,
+  SegmentedControl,
+  Select,
   Stack,
   Table,
   Tabs,
@@ -19,17 +23,27 @@ import {
   Title,
   VisuallyHidden,
 } from "@mantine/core";
-import { useQueryClient } from "@tanstack/react-query";
+import { useDebouncedValue } from "@mantine/hooks";
+import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import type { Target } from "../../../gen/svc/action/v2/action_pb";
+import { type Delivery, type EventCondition, type Execution, type Target, TargetKind } from "../../../gen/svc/action/v2/action_pb";
 import { ActionService } from "../../../gen/svc/action/v2/action_service_pb";
 import { useAccess } from "../access";
+import { EnumSelect } from "../fields";
 import { useI18n } from "../i18n";
 import { Paging, pageQuery } from "../paging";
 import { useRouter } from "../router";
-import { ApiError, ConfirmButton, EmptyState, PageHeader, SecretValue } from "../ui";
+import { ApiError, ConfirmButton, EmptyState, PageHeader, SecretValue, useDateFormat } from "../ui";
+import { toDate } from "./dates";
 
 const seconds = (t: Target | undefined) => (t?.timeout ? Number(t.timeout.seconds) : 10);
+
+const KINDS: [TargetKind, "actions.kind.call" | "actions.kind.webhook" | "actions.kind.async"][] = [
+  [TargetKind.CALL, "actions.kind.call"],
+  [TargetKind.WEBHOOK, "actions.kind.webhook"],
+  [TargetKind.ASYNC, "actions.kind.async"],
+];
+const kindKey = (k: TargetKind) => KINDS.find(([v]) => v === k)?.[1] ?? "actions.kind.call";
 
 function KeyOnce({ signingKey }: { signingKey: string }) {
   const { t } = useI18n();
@@ -52,6 +66,7 @@ function TargetForm({ target, onClose }: { target?: Target; onClose(): void }) {
   const [endpoint, setEndpoint] = useState(target?.endpoint ?? "");
   const [timeout, setTimeout_] = useState(seconds(target));
   const [interrupt, setInterrupt] = useState(target?.interruptOnError ?? false);
+  const [kind, setKind] = useState<TargetKind>(target?.kind || TargetKind.CALL);
   const [rotate, setRotate] = useState(false);
   const key = create.data?.signingKey || update.data?.signingKey;
   return (
@@ -73,7 +88,7 @@ function TargetForm({ target, onClose }: { target?: Target; onClose(): void }) {
         <form
           onSubmit={(e) => {
             e.preventDefault();
-            const body = { name, endpoint: endpoint.trim(), timeout: durationFromMs(timeout * 1000), interruptOnError: interrupt };
+            const body = { name, endpoint: endpoint.trim(), timeout: durationFromMs(timeout * 1000), interruptOnError: interrupt, kind };
             if (target) update.mutate({ id: target.id, ...body, rotateSigningKey: rotate }, { onSuccess: (r) => !r.signingKey && onClose() });
             else create.mutate(body);
           }}
@@ -88,6 +103,10 @@ function TargetForm({ target, onClose }: { target?: Target; onClose(): void }) {
               onChange={(e) => setEndpoint(e.currentTarget.value)}
               required
             />
+            <EnumSelect label={t("actions.kind")} value={kind} onChange={setKind} options={KINDS} />
+            <Text size="xs" c="dimmed" mt={-8}>
+              {t(`${kindKey(kind)}Hint` as "actions.kind.callHint")}
+            </Text>
             <NumberInput label={t("actions.timeout")} min={1} max={30} value={timeout} onChange={(v) => setTimeout_(Number(v) || 10)} />
             <Checkbox
               label={t("actions.interrupt")}
@@ -132,6 +151,7 @@ function Targets({ readOnly }: { readOnly: boolean }) {
                 <Table.Tr>
                   <Table.Th>{t("actions.name")}</Table.Th>
                   <Table.Th visibleFrom="sm">{t("actions.endpoint")}</Table.Th>
+                  <Table.Th>{t("actions.kind")}</Table.Th>
                   <Table.Th visibleFrom="md">{t("actions.timeout")}</Table.Th>
                   <Table.Th>
                     <VisuallyHidden>{t("list.actions")}</VisuallyHidden>
@@ -146,6 +166,9 @@ function Targets({ readOnly }: { readOnly: boolean }) {
                       <Text size="sm" ff="monospace" style={{ wordBreak: "break-all" }}>
                         {x.endpoint}
                       </Text>
+                    </Table.Td>
+                    <Table.Td>
+                      <Badge variant="default">{t(kindKey(x.kind))}</Badge>
                     </Table.Td>
                     <Table.Td visibleFrom="md">{seconds(x)} s</Table.Td>
                     <Table.Td>
@@ -219,6 +242,287 @@ function ExecutionCard({ fn, targetIds, targets, readOnly }: { fn: string; targe
   );
 }
 
+type ConditionCase = "event" | "group" | "all";
+
+/** An event condition as the API names it: the type, the group as `prefix.*`, or every event. */
+function conditionText(c: EventCondition | undefined, all: string): string {
+  switch (c?.condition.case) {
+    case "event":
+      return c.condition.value;
+    case "group":
+      return c.condition.value.endsWith("*") ? c.condition.value : `${c.condition.value}.*`;
+    default:
+      return all;
+  }
+}
+
+function conditionOf(kind: ConditionCase, value: string): EventCondition["condition"] {
+  if (kind === "all") return { case: "all", value: true };
+  return { case: kind, value: value.trim() };
+}
+
+/** The event executions: which targets each event condition's events are delivered to, from the outbox. */
+function EventExecutions({ executions, targets, readOnly }: { executions: Execution[]; targets: Target[]; readOnly: boolean }) {
+  const { t } = useI18n();
+  const client = useQueryClient();
+  const set = useMutation(ActionService.method.setExecution, { onSuccess: () => client.invalidateQueries() });
+  const [kind, setKind] = useState<ConditionCase>("event");
+  const [value, setValue] = useState("");
+  const [ids, setIds] = useState<string[]>([]);
+  const names = new Map(targets.map((x) => [x.id, x.name]));
+  const all = t("actions.event.all");
+  return (
+    <Card withBorder data-testid="event-executions">
+      <Stack gap="xs">
+        <Title order={3} size="h5">
+          {t("actions.eventExecutions")}
+        </Title>
+        <Text size="sm" c="dimmed">
+          {t("actions.eventExecutionsHint")}
+        </Text>
+        {executions.length === 0 ? (
+          <Text size="sm">{t("actions.noEventExecutions")}</Text>
+        ) : (
+          <Table.ScrollContainer minWidth={320}>
+            <Table data-testid="event-executions-table">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>{t("actions.event.condition")}</Table.Th>
+                  <Table.Th>{t("actions.targets")}</Table.Th>
+                  <Table.Th>
+                    <VisuallyHidden>{t("list.actions")}</VisuallyHidden>
+                  </Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {executions.map((e) => {
+                  const text = conditionText(e.event, all);
+                  return (
+                    <Table.Tr key={`${e.organizationId}/${text}`}>
+                      <Table.Td>
+                        <Text size="sm" ff="monospace">
+                          {text}
+                        </Text>
+                      </Table.Td>
+                      <Table.Td>
+                        <Text size="sm">{e.targetIds.map((id) => names.get(id) ?? id).join(" → ")}</Text>
+                      </Table.Td>
+                      <Table.Td>
+                        {!readOnly && (
+                          <Group justify="flex-end">
+                            <ConfirmButton
+                              size="xs"
+                              label={t("actions.event.stop")}
+                              ariaLabel={t("actions.event.remove", { condition: text })}
+                              title={t("actions.event.remove", { condition: text })}
+                              body={t("actions.event.removeBody")}
+                              confirmLabel={t("actions.event.stop")}
+                              onConfirm={() => set.mutateAsync({ event: e.event, organizationId: e.organizationId, targetIds: [] })}
+                            />
+                          </Group>
+                        )}
+                      </Table.Td>
+                    </Table.Tr>
+                  );
+                })}
+              </Table.Tbody>
+            </Table>
+          </Table.ScrollContainer>
+        )}
+        {!readOnly && (
+          <form
+            onSubmit={(e) => {
+              e.preventDefault();
+              set.mutate(
+                { event: { condition: conditionOf(kind, value) }, targetIds: ids },
+                {
+                  onSuccess: () => {
+                    setValue("");
+                    setIds([]);
+                  },
+                },
+              );
+            }}
+          >
+            <Stack gap="xs">
+              <SegmentedControl
+                aria-label={t("actions.event.condition")}
+                value={kind}
+                onChange={(v) => setKind(v as ConditionCase)}
+                data={[
+                  { value: "event", label: t("actions.event.one") },
+                  { value: "group", label: t("actions.event.group") },
+                  { value: "all", label: all },
+                ]}
+              />
+              {kind !== "all" && (
+                <TextInput
+                  label={kind === "event" ? t("actions.event.type") : t("actions.event.prefix")}
+                  placeholder={kind === "event" ? "user.human.added" : "user"}
+                  value={value}
+                  onChange={(e) => setValue(e.currentTarget.value)}
+                  required
+                />
+              )}
+              <MultiSelect
+                label={t("actions.event.targets")}
+                value={ids}
+                onChange={setIds}
+                data={targets.map((x) => ({ value: x.id, label: x.name }))}
+                required
+              />
+              <ApiError error={set.error} />
+              <Group>
+                <Button size="xs" type="submit" disabled={ids.length === 0} loading={set.isPending}>
+                  {t("actions.event.save")}
+                </Button>
+              </Group>
+            </Stack>
+          </form>
+        )}
+      </Stack>
+    </Card>
+  );
+}
+
+const STATES = ["pending", "failed", "delivered", "dead"] as const;
+const stateColor: Record<string, string> = { pending: "gray", failed: "orange", delivered: "green", dead: "red" };
+
+/** The outbox's deliveries, newest first, filtered on the server; a failed or dead one can be tried again at once. */
+function Deliveries({ readOnly }: { readOnly: boolean }) {
+  const { t } = useI18n();
+  const date = useDateFormat();
+  const client = useQueryClient();
+  const [page, setPage] = useState(1);
+  const [targetId, setTargetId] = useState<string | null>(null);
+  const [state, setState] = useState<string | null>(null);
+  const [type, setType] = useState("");
+  const [eventType] = useDebouncedValue(type.trim(), 300);
+  const targets = useQuery(ActionService.method.listTargets, { query: { limit: 100, asc: true } });
+  const list = useQuery(
+    ActionService.method.listDeliveries,
+    { query: pageQuery(page, false), targetId: targetId ?? "", state: state ?? "", eventType },
+    {
+      placeholderData: keepPreviousData,
+      // While a delivery shown is still on its way, the page follows it.
+      refetchInterval: (q) => (q.state.data?.result.some((d) => d.state === "pending" || d.state === "failed") ? 2_000 : false),
+    },
+  );
+  const retry = useMutation(ActionService.method.retryDelivery, { onSuccess: () => client.invalidateQueries() });
+  const names = new Map((targets.data?.result ?? []).map((x) => [x.id, x.name]));
+  const filtered = (f: () => void) => {
+    f();
+    setPage(1);
+  };
+  const canRetry = (d: Delivery) => !readOnly && (d.state === "failed" || d.state === "dead");
+  return (
+    <Stack>
+      <Text size="sm" c="dimmed">
+        {t("actions.deliveriesHint")}
+      </Text>
+      <Group gap="sm" align="flex-end" wrap="wrap">
+        <Select
+          label={t("actions.delivery.target")}
+          value={targetId}
+          onChange={(v) => filtered(() => setTargetId(v))}
+          data={(targets.data?.result ?? []).map((x) => ({ value: x.id, label: x.name }))}
+          clearable
+          style={{ flex: "1 1 180px" }}
+        />
+        <Select
+          label={t("actions.delivery.state")}
+          value={state}
+          onChange={(v) => filtered(() => setState(v))}
+          data={STATES.map((s) => ({ value: s, label: t(`actions.delivery.${s}`) }))}
+          clearable
+          style={{ flex: "1 1 140px" }}
+        />
+        <TextInput
+          label={t("actions.event.type")}
+          placeholder="user.human.added"
+          value={type}
+          onChange={(e) => {
+            const v = e.currentTarget.value;
+            filtered(() => setType(v));
+          }}
+          style={{ flex: "1 1 180px" }}
+        />
+      </Group>
+      <ApiError error={list.error ?? retry.error} />
+      {list.data && list.data.result.length === 0 ? (
+        <EmptyState title={t("actions.noDeliveries")} hint={t("actions.noDeliveriesHint")} />
+      ) : (
+        <Table.ScrollContainer minWidth={320}>
+          <Table striped data-testid="deliveries-table">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>{t("events.time")}</Table.Th>
+                <Table.Th>{t("actions.event.type")}</Table.Th>
+                <Table.Th visibleFrom="sm">{t("actions.delivery.target")}</Table.Th>
+                <Table.Th>{t("actions.delivery.state")}</Table.Th>
+                <Table.Th visibleFrom="md">{t("actions.delivery.attempts")}</Table.Th>
+                <Table.Th visibleFrom="md">{t("actions.delivery.lastError")}</Table.Th>
+                <Table.Th>
+                  <VisuallyHidden>{t("list.actions")}</VisuallyHidden>
+                </Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {list.data?.result.map((d) => (
+                <Table.Tr key={d.id} data-testid={`delivery-${d.id}`}>
+                  <Table.Td>
+                    <Text size="sm">{date(toDate(d.creationDate))}</Text>
+                  </Table.Td>
+                  <Table.Td>
+                    <Text size="sm" ff="monospace">
+                      {d.eventType}
+                    </Text>
+                  </Table.Td>
+                  <Table.Td visibleFrom="sm">
+                    <Text size="sm">{names.get(d.targetId) ?? d.targetId}</Text>
+                  </Table.Td>
+                  <Table.Td>
+                    <Badge color={stateColor[d.state] ?? "gray"} variant="light">
+                      {STATES.includes(d.state as (typeof STATES)[number]) ? t(`actions.delivery.${d.state as (typeof STATES)[number]}`) : d.state}
+                    </Badge>
+                    {d.state === "failed" && d.nextAttemptDate && (
+                      <Text size="xs" c="dimmed">
+                        {t("actions.delivery.next", { time: date(toDate(d.nextAttemptDate)) })}
+                      </Text>
+                    )}
+                  </Table.Td>
+                  <Table.Td visibleFrom="md">
+                    {d.attempts} / {d.maxAttempts}
+                  </Table.Td>
+                  <Table.Td visibleFrom="md">
+                    <Text size="xs" style={{ wordBreak: "break-word" }}>
+                      {d.lastError}
+                    </Text>
+                  </Table.Td>
+                  <Table.Td>
+                    {canRetry(d) && (
+                      <Button
+                        size="xs"
+                        variant="default"
+                        loading={retry.isPending && retry.variables?.id === d.id}
+                        onClick={() => retry.mutate({ id: d.id })}
+                        aria-label={t("actions.delivery.retryOf", { type: d.eventType })}
+                      >
+                        {t("actions.delivery.retry")}
+                      </Button>
+                    )}
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Table.ScrollContainer>
+      )}
+      <Paging details={list.data?.details} page={page} onPage={setPage} testId="deliveries-total" />
+    </Stack>
+  );
+}
+
 function Executions({ readOnly }: { readOnly: boolean }) {
   const { t } = useI18n();
   const functions = useQuery(ActionService.method.listExecutionFunctions, {});
@@ -227,7 +531,8 @@ function Executions({ readOnly }: { readOnly: boolean }) {
   const targets = useQuery(ActionService.method.listTargets, { query: { limit: 100, asc: true } });
   const error = functions.error ?? executions.error ?? targets.error;
   if (!functions.data || !executions.data || !targets.data) return <ApiError error={error} />;
-  const byFn = new Map(executions.data.result.map((e) => [e.function, e.targetIds]));
+  const byFn = new Map(executions.data.result.filter((e) => e.function).map((e) => [e.function, e.targetIds]));
+  const events = executions.data.result.filter((e) => e.event);
   return (
     <Stack>
       <Text size="sm" c="dimmed">
@@ -237,6 +542,7 @@ function Executions({ readOnly }: { readOnly: boolean }) {
       {functions.data.functions.map((fn) => (
         <ExecutionCard key={`${fn}-${executions.dataUpdatedAt}`} fn={fn} targetIds={byFn.get(fn) ?? []} targets={targets.data.result} readOnly={readOnly} />
       ))}
+      {targets.data.result.length > 0 && <EventExecutions executions={events} targets={targets.data.result} readOnly={readOnly} />}
     </Stack>
   );
 }
@@ -256,12 +562,16 @@ export default function Actions() {
         <Tabs.List mb="md">
           <Tabs.Tab value="targets">{t("actions.targets")}</Tabs.Tab>
           <Tabs.Tab value="executions">{t("actions.executions")}</Tabs.Tab>
+          <Tabs.Tab value="deliveries">{t("actions.deliveries")}</Tabs.Tab>
         </Tabs.List>
         <Tabs.Panel value="targets">
           <Targets readOnly={readOnly} />
         </Tabs.Panel>
         <Tabs.Panel value="executions">
           <Executions readOnly={readOnly} />
+        </Tabs.Panel>
+        <Tabs.Panel value="deliveries">
+          <Deliveries readOnly={readOnly} />
         </Tabs.Panel>
       </Tabs>
     </>
