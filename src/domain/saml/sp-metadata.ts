@@ -69,12 +69,14 @@ const MAX_SLO = 10;
 
 /**
  * The SLO endpoints with a binding svc speaks (Artifact is left out), with URLs as strict as the ACS's: HTTP-Redirect
- * and HTTP-POST through the browser, SOAP from svc itself (soap-logout.ts: no browser, so no ResponseLocation).
+ * and HTTP-POST through the browser, SOAP from svc itself (soap-logout.ts; one with another URL is left out).
  */
 function logoutServices(sp: EntityMetadata): SingleLogoutService[] {
   const out: SingleLogoutService[] = [];
   for (const e of sp.endpoints("SingleLogoutService")) {
     if (!SUPPORTED.has(e.binding) && e.binding !== BINDINGS.soap) continue;
+    // Metadata with a SOAP endpoint svc would not call was accepted before svc spoke SOAP: it is left out, not refused.
+    if (e.binding === BINDINGS.soap && !acsUrlAllowed(e.location)) continue;
     for (const u of [e.location, e.responseLocation]) {
       if (u !== undefined && !acsUrlAllowed(u)) {
         throw bad(`SingleLogoutService Location ${u.slice(0, 100)} must be an absolute https URL (http only on a loopback host), no fragment`);
