@@ -6,8 +6,9 @@
 //    an exponential backoff with jitter, until the row's maxAttempts (async targets: 1), then it is dead (logged,
 //    counted, retryable through the API).
 //  - Nothing here runs in a request: svc's own requests never wait for a target. At most `concurrency` deliveries are
-//    in flight per replica, and a target with `perTarget` of them in flight is left out of the next claims, so a slow
-//    or dead receiver holds its own share only.
+//    in flight per replica and at most `perTarget` to one target (one with half of that in flight is left out of the
+//    next claims, and a claim takes no more than the others have room for), so a slow or dead receiver holds its own
+//    share only.
 //  - A claimed row is leased (its nextAttemptAt pushed past the longest timeout): if this replica dies meanwhile, another
 //    one claims it when the lease ends.
 import type { Logger } from "pino";
@@ -56,15 +57,25 @@ export function backoff(baseMs: number, attempt: number, random = Math.random): 
   return Math.round(full / 2 + (random() * full) / 2);
 }
 
+/** A claim's outcome: rows claimed of `limit`; `open`: some went to a target still under half its share. */
+interface Claimed {
+  rows: number;
+  limit: number;
+  open: boolean;
+}
+
 export class DeliveryWorker {
   private stopped = false;
   private inflight = 0;
   private readonly perTargetCount = new Map<string, number>();
   private wakeUp: (() => void) | undefined;
-  private roomWakes = false;
+  /** While the loop waits for room: whether the end of a delivery to this target makes enough of it to claim again. */
+  private roomFor: ((targetId: string) => boolean) | undefined;
   private running: Promise<void> | undefined;
   private readonly pending = new Set<Promise<void>>();
-  private delivered: { ids: string[]; flushed: Promise<void> } | undefined;
+  /** Delivered ids for the next "delivered" statement (while `marking`, one is running). */
+  private toMark: { ids: string[]; done: Promise<void>; resolve: () => void; reject: (err: unknown) => void } | undefined;
+  private marking = false;
   private purgeTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: DeliveryWorkerOptions) {}
@@ -75,12 +86,22 @@ export class DeliveryWorker {
   private get perTarget() {
     return this.o.perTarget ?? 32;
   }
+  /** A target with this many in flight is left out of the claims (so that a claim never takes it past perTarget). */
+  private get half() {
+    return Math.ceil(this.perTarget / 2);
+  }
+  /** The room worth a claim: a quarter of a target's share, freed by a target that was left out, or by the replica. */
+  private get quantum() {
+    return Math.max(1, Math.floor(this.perTarget / 4));
+  }
 
   start(): void {
     this.running = this.loop();
     this.purgeTimer = setInterval(() => {
       const before = new Date(this.o.clock().getTime() - this.o.retentionMs);
-      this.o.store.outbox.purge(before, PURGE_BATCH).catch((err: unknown) => this.o.log.warn({ err }, "could not purge delivered action deliveries"));
+      this.o.store.outbox
+        .purge(before, PURGE_BATCH, this.o.instanceId)
+        .catch((err: unknown) => this.o.log.warn({ err }, "could not purge delivered action deliveries"));
     }, PURGE_EVERY_MS);
     this.purgeTimer.unref();
   }
@@ -100,55 +121,79 @@ export class DeliveryWorker {
   }
 
   /**
-   * Claims again at once while claims come back full (a backlog); at capacity, when a delivery ends; else after
-   * pollMs. Not after every delivery that ends: under a trickle of events that would be a claim per event. A replica
-   * that found nothing to do for a while looks less often, up to IDLE_POLL_MS (one cheap statement a second when
-   * nothing is ever delivered), and at pollMs again as soon as a claim finds something.
+   * Claims again at once while claims come back full with room left for what they found (a backlog over several
+   * targets). A claim whose rows all went to targets now at half their share waits for room instead: when one of them
+   * is down to a quarter of its share, or this replica has a quarter of a share free again, it claims the next batch
+   * (a backlog for one target: a claim per 3/4 of a share delivered, none in between; claiming again at once would
+   * walk that target's whole due backlog only to leave it out). Not after every delivery that ends: under a trickle of
+   * events that would be a claim per event; after pollMs then. A replica that found nothing to do for a while looks
+   * less often, up to IDLE_POLL_MS (one cheap statement a second when nothing is ever delivered), and at pollMs again
+   * as soon as a claim finds something.
    */
   private async loop(): Promise<void> {
     let idle = 0;
     while (!this.stopped) {
-      let claimed: { rows: number; limit: number; busy: boolean };
+      let claimed: Claimed;
       try {
         claimed = await this.claim();
       } catch (err) {
         this.o.log.warn({ err }, "could not claim action deliveries");
-        await this.sleep(1_000, false);
+        await this.sleep(1_000, undefined);
         continue;
       }
       if (this.stopped) break;
       const full = claimed.limit > 0 && claimed.rows === claimed.limit;
-      if (full && this.inflight < this.concurrency) continue;
+      if (full && claimed.open && this.inflight < this.concurrency) continue;
       idle = claimed.rows > 0 || this.inflight > 0 ? 0 : idle + 1;
       const poll = this.o.pollMs ?? 100;
-      // Room matters when this replica is at capacity, or a target was left out for having its share in flight.
-      await this.sleep(Math.min(IDLE_POLL_MS, poll * 2 ** Math.min(idle, 4)), claimed.limit === 0 || full || claimed.busy);
+      await this.sleep(Math.min(IDLE_POLL_MS, poll * 2 ** Math.min(idle, 4)), this.roomPredicate());
     }
   }
 
-  /** `roomWakes`: a delivery that ends (making room) ends the sleep too; stop() always does. */
-  private sleep(ms: number, roomWakes: boolean): Promise<void> {
-    return new Promise((resolve) => {
+  /**
+   * What room ends a wait: a quarter of a share free on this replica when it is (nearly) at capacity, or a target left
+   * out (at half its share) down to a quarter of it. Undefined when neither applies (nothing to wait for but pollMs).
+   */
+  private roomPredicate(): ((targetId: string) => boolean) | undefined {
+    const q = this.quantum;
+    const atCapacity = this.concurrency - this.inflight < q;
+    const leftOut = new Set([...this.perTargetCount].filter(([, n]) => n >= this.half).map(([id]) => id));
+    if (!atCapacity && leftOut.size === 0) return undefined;
+    return (targetId) => (atCapacity && this.concurrency - this.inflight >= q) || (leftOut.has(targetId) && (this.perTargetCount.get(targetId) ?? 0) <= q);
+  }
+
+  /** `roomFor`: a delivery that ends making that room ends the sleep too; stop() always does. */
+  private sleep(ms: number, roomFor: ((targetId: string) => boolean) | undefined): Promise<void> {
+    return new Promise<void>((resolve) => {
       const timer = setTimeout(done, ms);
       const self = this;
       function done() {
         clearTimeout(timer);
         self.wakeUp = undefined;
-        self.roomWakes = false;
+        self.roomFor = undefined;
         resolve();
       }
       this.wakeUp = done;
-      this.roomWakes = roomWakes;
+      this.roomFor = roomFor;
     });
   }
 
-  /** Claims what this replica has room for, at most perTarget at a time, and starts delivering it. */
-  private async claim(): Promise<{ rows: number; limit: number; busy: boolean }> {
-    const free = Math.min(this.concurrency - this.inflight, this.perTarget);
-    if (free <= 0) return { rows: 0, limit: 0, busy: true };
-    const busy = [...this.perTargetCount].filter(([, n]) => n >= this.perTarget).map(([id]) => id);
+  /**
+   * Claims what this replica has room for and starts delivering it. Targets with half their share (perTarget) in flight
+   * are left out, and a claim takes at most what keeps every other target within its share: no target ever has more
+   * than perTarget in flight here, so a slow one holds that many of the replica's `concurrency` at most.
+   */
+  private async claim(): Promise<Claimed> {
+    const leftOut: string[] = [];
+    let most = 0;
+    for (const [id, n] of this.perTargetCount) {
+      if (n >= this.half) leftOut.push(id);
+      else most = Math.max(most, n);
+    }
+    const limit = Math.min(this.concurrency - this.inflight, this.perTarget - most);
+    if (limit <= 0) return { rows: 0, limit: 0, open: false };
     const now = this.o.clock();
-    const rows = await this.o.store.outbox.claim(this.o.instanceId, now, new Date(now.getTime() + LEASE_MS), busy, free);
+    const rows = await this.o.store.outbox.claim(this.o.instanceId, now, new Date(now.getTime() + LEASE_MS), leftOut, limit);
     for (const row of rows) {
       this.inflight++;
       this.perTargetCount.set(row.targetId, (this.perTargetCount.get(row.targetId) ?? 0) + 1);
@@ -160,11 +205,12 @@ export class DeliveryWorker {
           if (n > 0) this.perTargetCount.set(row.targetId, n);
           else this.perTargetCount.delete(row.targetId);
           this.pending.delete(p);
-          if (this.roomWakes) this.wake();
+          if (this.roomFor?.(row.targetId)) this.wake();
         });
       this.pending.add(p);
     }
-    return { rows: rows.length, limit: free, busy: busy.length > 0 };
+    const open = rows.some((r) => (this.perTargetCount.get(r.targetId) ?? 0) < this.half);
+    return { rows: rows.length, limit, open };
   }
 
   private async deliver(row: DeliveryRow): Promise<void> {
@@ -209,19 +255,48 @@ export class DeliveryWorker {
     return this.markDelivered(row.id);
   }
 
-  /** Delivered rows are recorded together, one statement for those that finished in the same turn. */
+  /**
+   * Records a delivery as delivered. Its slot is free at once: the receiver has answered, and the row stays pending
+   * (leased, so not claimed again; holding back its aggregate's next ones) until the statement has run. The rows are
+   * recorded together: one "delivered" statement at a time, for every delivery that ended while the previous one ran
+   * (under a backlog, about one per claim, not one per delivery). If it fails the rows are delivered again after their
+   * lease (at least once); stop() waits for it like for a delivery.
+   */
   private markDelivered(id: string): Promise<void> {
-    if (this.delivered) {
-      this.delivered.ids.push(id);
-      return this.delivered.flushed;
+    let batch = this.toMark;
+    if (!batch) {
+      let resolve!: () => void;
+      let reject!: (err: unknown) => void;
+      const done = new Promise<void>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      batch = { ids: [], done, resolve, reject };
+      this.toMark = batch;
+      const p: Promise<void> = done
+        .catch((err: unknown) => this.o.log.warn({ err, deliveries: batch?.ids.length }, "could not record action deliveries as delivered"))
+        .finally(() => this.pending.delete(p));
+      this.pending.add(p);
+      if (!this.marking) {
+        this.marking = true;
+        setImmediate(() => void this.markBatches());
+      }
     }
-    const batch = { ids: [id], flushed: Promise.resolve() };
-    batch.flushed = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-      this.delivered = undefined;
-      return this.o.store.outbox.delivered(batch.ids, this.o.clock());
-    });
-    this.delivered = batch;
-    return batch.flushed;
+    batch.ids.push(id);
+    return Promise.resolve();
+  }
+
+  private async markBatches(): Promise<void> {
+    for (let batch = this.toMark; batch; batch = this.toMark) {
+      this.toMark = undefined;
+      try {
+        await this.o.store.outbox.delivered(batch.ids, this.o.clock());
+        batch.resolve();
+      } catch (err) {
+        batch.reject(err);
+      }
+    }
+    this.marking = false;
   }
 
   private async failed(row: DeliveryRow, error: string, final = false): Promise<void> {

@@ -3,8 +3,13 @@
 // kinds of delivery: a kind, a target, an order key, a JSON payload.
 //
 // States as stored: "pending" (not tried yet, or failed and to be retried: lastError is set), "delivered", "dead". One
-// state for both waiting kinds keeps the claim a range of one index ("pending", nextAttemptAt) read in order and cut
-// at the limit, however long the backlog.
+// state for both waiting kinds keeps the claim a range of one index (instanceId, "pending", nextAttemptAt) read in
+// order and cut at the limit, however long the backlog. Every condition of that range is a column of the index, so
+// the planner reads it so whatever its statistics say (they are often stale here: the table goes from nothing
+// pending to thousands within seconds). With (state, nextAttemptAt), statistics taken while nothing was pending made
+// it either read every due row and sort them (a claim of 32 out of 5,000 due: 43 ms) or probe the predecessors
+// through that state index rather than (targetId, orderKey, seq) (the same claim: 50–100 ms); the predecessors' probe
+// has no instanceId, so the claim's index does not tempt it.
 //
 // Claiming: one UPDATE over a sub-select `FOR UPDATE SKIP LOCKED` (replicas never take the same row), of due rows
 // whose predecessors of the same target and order key are all delivered or dead (in order per aggregate), and not of
@@ -182,10 +187,15 @@ export class OutboxRepo {
     return { waiting: Number(r?.waiting ?? 0), oldestSeconds: Math.max(0, (now.getTime() - oldest) / 1000) };
   }
 
-  /** Deletes delivered and dead deliveries finished before `before` (their last lease or attempt), at most `limit` of them. */
-  purge(before: Date, limit: number): Promise<number> {
+  /**
+   * Deletes delivered and dead deliveries finished before `before` (their last lease or attempt), at most `limit` of
+   * them; of one instance when `instanceId` is given (read on the claim's index), else of all.
+   */
+  purge(before: Date, limit: number, instanceId?: string): Promise<number> {
+    const ofInstance = instanceId === undefined ? Prisma.empty : Prisma.sql`AND "instanceId" = ${instanceId}`;
     return this.db.$executeRaw`DELETE FROM "Delivery" WHERE "id" IN (
-      SELECT "id" FROM "Delivery" WHERE "state" IN ('delivered', 'dead') AND "nextAttemptAt" < ${before}::timestamptz LIMIT ${limit}::int)`;
+      SELECT "id" FROM "Delivery" WHERE "state" IN ('delivered', 'dead') AND "nextAttemptAt" < ${before}::timestamptz ${ofInstance}
+      LIMIT ${limit}::int)`;
   }
 
   /** A deleted target's deliveries go with it. */
