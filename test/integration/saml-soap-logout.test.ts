@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { DOMParser, type Element } from "@xmldom/xmldom";
 import { createHuman, createOrg, defaultOrgId, type Machine, PASSWORD, project } from "../support/fixtures.js";
 import { codeFlow, discover, issuerOf, loginClient, oidcApp, type SessionRef, signIn, visit } from "../support/oidc.js";
+import { type Pysaml2, pySp, startPysaml2 } from "../support/pysaml2.js";
 import { admin, ok } from "../support/rpc.js";
 import {
   createResponse,
@@ -38,7 +39,18 @@ const ASSERTION = "urn:oasis:names:tc:SAML:2.0:assertion";
 const STATUS = "urn:oasis:names:tc:SAML:2.0:status:";
 
 /** How an SP answers svc's LogoutRequest. */
-type Mode = "success" | "signed" | "badSignature" | "responder" | "requester" | "wrongInResponseTo" | "wrongIssuer" | "fault" | "doctype" | "notSoap";
+type Mode =
+  | "pysaml2"
+  | "success"
+  | "signed"
+  | "badSignature"
+  | "responder"
+  | "requester"
+  | "wrongInResponseTo"
+  | "wrongIssuer"
+  | "fault"
+  | "doctype"
+  | "notSoap";
 
 interface Received {
   path: string;
@@ -63,6 +75,7 @@ let projectId: string;
 let orgId: string;
 let domain: string;
 let idpCert: string;
+let py: Pysaml2 | undefined;
 const db = () => t.server.db.prisma;
 
 async function xmlsecVerifies(xml: string): Promise<boolean> {
@@ -95,6 +108,8 @@ class SoapReceiver {
   port = 0;
   /** Logout tokens (OIDC back-channel) POSTed to /oidc/... paths. */
   tokens: { path: string; token: string }[] = [];
+  /** Why the receiver could not answer (shown when a test fails). */
+  errors: string[] = [];
 
   async up(): Promise<void> {
     this.server = http.createServer((req, res) => {
@@ -103,7 +118,10 @@ class SoapReceiver {
       req.on("end", () => {
         this.handle(req, Buffer.concat(chunks).toString("utf8")).then(
           ({ status, body }) => res.writeHead(status, { "content-type": "text/xml; charset=utf-8" }).end(body),
-          (err: unknown) => res.writeHead(599).end(String(err)),
+          (err: unknown) => {
+            this.errors.push(String(err));
+            res.writeHead(599).end(String(err));
+          },
         );
       });
     });
@@ -154,6 +172,11 @@ class SoapReceiver {
     this.received.push(r);
     const sp = this.modes.get(path);
     if (!sp) return { status: 404, body: "" };
+    if (sp.mode === "pysaml2") {
+      // pysaml2 reads the SOAP envelope itself, checks svc's signature with the IdP metadata and answers (signed).
+      const out = await (py as Pysaml2).ok({ cmd: "soap_logout_request", sp: sp.entity, message: body });
+      return { status: 200, body: out.body };
+    }
     return answer(sp.mode, r.id, sp.entity, sp.keys);
   }
 }
@@ -238,6 +261,7 @@ beforeAll(async () => {
   idpCert = await idpCertificate(t);
 }, 120_000);
 afterAll(async () => {
+  py?.stop();
   await t?.stop();
   await receiver.down();
 });
@@ -461,4 +485,29 @@ describe("with a browser", () => {
     expect(receiver.of(initiator.path)).toHaveLength(0);
     expect(await db().delivery.count({ where: { targetId: initiator.appId } })).toBe(0);
   });
+});
+
+describe("pysaml2 as the SP (an independent implementation of the SOAP binding, both ways)", () => {
+  it("pysaml2 verifies svc's SOAP LogoutRequest, logs the user out and answers with a signed LogoutResponse that svc accepts", async () => {
+    const P = pySp("soap-pysaml2.example.com");
+    const path = "/pysaml2/soap";
+    py = await startPysaml2(t, projectId, [{ sp: P, soapSlo: receiver.url(path) }]);
+    receiver.modes.set(path, { mode: "pysaml2", entity: P.entity });
+    const app = await db().application.findFirst({ where: { samlEntityId: P.entity } });
+    const session = await signIn(t, login, (await user("soap-pysaml2-user")).loginName);
+    const req = await py.ok({ cmd: "login", sp: P.entity });
+    const answered = await createResponse(t, login, samlRequestOf(await visit(t, req.url)), session);
+    await py.ok({ cmd: "acs", sp: P.entity, id: req.id, response: answered.post.samlResponse });
+    expect(await py.ok({ cmd: "logged_in", sp: P.entity })).toEqual({ loggedIn: true });
+
+    await ok(t, "rest", login.pat, "DeleteSession", { sessionId: session.sessionId, sessionToken: session.sessionToken });
+    const [got] = await until("pysaml2's LogoutRequest", () => (receiver.of(path).length ? receiver.of(path) : undefined));
+    expect(got?.verified).toBe(true);
+    const [row] = await until("the delivery delivered", async () => {
+      const rows = await db().delivery.findMany({ where: { targetId: app?.id as string } });
+      return rows[0]?.state === "delivered" || rows[0]?.lastError ? rows : undefined;
+    });
+    expect({ ...row, receiverErrors: receiver.errors }).toMatchObject({ state: "delivered", lastError: null, receiverErrors: [] });
+    expect(await py.ok({ cmd: "logged_in", sp: P.entity })).toEqual({ loggedIn: false });
+  }, 60_000);
 });

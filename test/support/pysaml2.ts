@@ -49,17 +49,19 @@ export interface PySp {
 export const pySp = (host: string): PySp => ({ entity: `https://${host}/sp`, acs: `https://${host}/acs`, slo: `https://${host}/slo`, keys: spKeyPair(host) });
 
 /**
- * Registers each SP as a SAML application of `projectId` (its metadata with its certificate and SLO endpoints, the
- * Response signed, plus `saml`'s settings) and starts pysaml2 with them against svc's IdP metadata.
+ * Registers each SP as a SAML application of `projectId` (its metadata with its certificate and SLO endpoints, and a
+ * SOAP one at `soapSlo` when given; the Response signed, plus `saml`'s settings) and starts pysaml2 with them against svc's IdP metadata.
  */
-export async function startPysaml2(t: TestServer, projectId: string, sps: { sp: PySp; saml?: Json }[]): Promise<Pysaml2> {
+export async function startPysaml2(t: TestServer, projectId: string, sps: { sp: PySp; saml?: Json; soapSlo?: string }[]): Promise<Pysaml2> {
   const dir = await samlWorkDir();
   const config = [];
-  for (const { sp, saml } of sps) {
+  for (const { sp, saml, soapSlo } of sps) {
     const host = new URL(sp.entity).host;
     const slo = [
       { url: sp.slo, binding: REDIRECT },
       { url: sp.slo, binding: POST },
+      // A SOAP SingleLogoutService (a receiver of the test's that hands the message to pysaml2: soap_logout_request).
+      ...(soapSlo ? [{ url: soapSlo, binding: "urn:oasis:names:tc:SAML:2.0:bindings:SOAP" }] : []),
     ];
     await samlApp(t, projectId, host, spMetadata({ entityId: sp.entity, acs: [{ url: sp.acs }], cert: sp.keys, slo }), { signResponse: true, ...saml });
     const key = path.join(dir, `${host}.key`);
