@@ -35,6 +35,13 @@ export const AUTH_CHANNEL = "svc_auth";
 export const ENTRY_TTL_MS = 5_000;
 const MAX_ENTRIES = 50_000;
 
+/** What a cache's read found: the value and what it depends on (its tags), and how long it may be kept. */
+export interface Loaded<V> {
+  value: V;
+  tags: { userId?: string; orgId?: string };
+  ttlMs?: number;
+}
+
 interface Entry<V> {
   value: V;
   userId?: string;
@@ -45,6 +52,8 @@ interface Entry<V> {
 /** A cache whose entries are tagged with the user and organization they depend on. */
 export class TaggedCache<V> {
   private readonly map = new Map<string, Entry<V>>();
+  /** The reads in flight (see load), with the generation each started in. */
+  private readonly reading = new Map<string, { gen: number; value: Promise<V | undefined> }>();
   private gen = 0;
   enabled = true;
   /** Lookups answered from the cache and lookups that had to go to the database, for the metrics. */
@@ -68,6 +77,32 @@ export class TaggedCache<V> {
     }
     this.hits++;
     return e.value;
+  }
+
+  /**
+   * The cached value of `key`, or what `read` finds (stored with its tags): concurrent misses of one key share one
+   * read. Without that, every request that comes while an entry is being read again after it expired goes to the
+   * database itself (under load, a stampede of as many reads as there are requests in flight). A request joins a
+   * read only if no invalidation came since the read started, and never while caching is off. A read that finds
+   * nothing to keep (undefined) answers undefined and stores nothing.
+   */
+  load(key: string, read: () => Promise<Loaded<V> | undefined>): Promise<V | undefined> {
+    const cached = this.get(key);
+    if (cached !== undefined) return Promise.resolve(cached);
+    const gen = this.gen;
+    const flight = this.reading.get(key);
+    if (this.enabled && flight && flight.gen === gen) return flight.value;
+    const value = read().then((r) => {
+      if (r) this.set(key, r.value, gen, r.tags, r.ttlMs);
+      return r?.value;
+    });
+    const entry = { gen, value };
+    this.reading.set(key, entry);
+    const done = () => {
+      if (this.reading.get(key) === entry) this.reading.delete(key);
+    };
+    value.then(done, done);
+    return value;
   }
 
   /** Stores unless an invalidation happened since `generation` was read. */

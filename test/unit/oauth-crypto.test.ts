@@ -95,4 +95,47 @@ describe("TaggedCache", () => {
     await new Promise((r) => setTimeout(r, 20));
     expect(c.get("b")).toBeUndefined();
   });
+
+  it("shares one read among concurrent misses of a key, unless an invalidation came since it started", async () => {
+    const c = new TaggedCache<string>();
+    let reads = 0;
+    const release: (() => void)[] = [];
+    const read = (value: string) => () => {
+      reads++;
+      return new Promise<{ value: string; tags: { userId: string } }>((resolve) => release.push(() => resolve({ value, tags: { userId: "u1" } })));
+    };
+    // Ten requests miss at once: one read, one answer for all.
+    const first = Array.from({ length: 10 }, () => c.load("k", read("old")));
+    expect(reads).toBe(1);
+    // After an invalidation a request does not join the read that started before it: it reads again.
+    c.invalidate({ userId: "u1" });
+    const later = c.load("k", read("new"));
+    const laterStill = c.load("k", read("unused"));
+    expect(reads).toBe(2);
+    for (const r of release) r();
+    expect(await Promise.all(first)).toEqual(Array(10).fill("old"));
+    expect(await later).toBe("new");
+    expect(await laterStill).toBe("new");
+    // The read from before the invalidation was not stored; the one after it was, and answers without a read.
+    expect(await c.load("k", read("unused"))).toBe("new");
+    expect(reads).toBe(2);
+    // A failed read fails its joiners and is not kept: the next miss reads again.
+    const failing = () => {
+      reads++;
+      return Promise.reject(new Error("database down"));
+    };
+    await expect(Promise.all([c.load("x", failing), c.load("x", failing)])).rejects.toThrow("database down");
+    expect(reads).toBe(3);
+    expect(await c.load("x", async () => ({ value: "X", tags: {} }))).toBe("X");
+    // A read that finds nothing to keep stores nothing.
+    expect(await c.load("z", async () => undefined)).toBeUndefined();
+    expect(await c.load("z", async () => ({ value: "Z", tags: {} }))).toBe("Z");
+    // While caching is off (the invalidation listener is down), nobody joins another's read.
+    c.enabled = false;
+    reads = 0;
+    const both = Promise.all([c.load("y", read("Y1")), c.load("y", read("Y2"))]);
+    for (const r of release.splice(0)) r();
+    expect(await both).toEqual(["Y1", "Y2"]);
+    expect(reads).toBe(2);
+  });
 });

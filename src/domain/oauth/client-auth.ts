@@ -39,16 +39,24 @@ export interface MachineKeyRecord {
 /** A user may act while it and its organization are active. */
 export const usable = (u: { state: string; org: { state: string } }) => u.state === "ACTIVE" && u.org.state === "ACTIVE";
 
-/** The application or machine user a client id names (cached), or null. */
+/** The application or machine user a client id names (cached; concurrent misses share one read), or null. */
 export async function findClient(rt: OAuthRuntime, clientId: string): Promise<ClientRecord | null> {
   if (clientId.length === 0 || clientId.length > 200) return null;
-  const cached = rt.clients.get(clientId);
-  if (cached !== undefined) return cached;
-  const gen = rt.clients.generation();
-  const { app, user, by } = await rt.store.tokens.findClient(rt.instanceId, clientId);
-  let rec: ClientRecord | null = null;
+  const rec = await rt.clients.load(clientId, async () => {
+    const rec = clientRecord(rt, clientId, await rt.store.tokens.findClient(rt.instanceId, clientId));
+    // Apps are kept for a second only (their changes do notify, by org; this bounds anything missed).
+    return { value: rec, tags: { userId: rec?.userId, orgId: rec?.orgId }, ttlMs: rec === null || rec.kind === "app" ? 1_000 : undefined };
+  });
+  return rec ?? null;
+}
+
+function clientRecord(
+  rt: OAuthRuntime,
+  clientId: string,
+  { app, user, by }: Awaited<ReturnType<OAuthRuntime["store"]["tokens"]["findClient"]>>,
+): ClientRecord | null {
   if (app && app.instanceId === rt.instanceId && (app.type === "API" || app.type === "OIDC")) {
-    rec = {
+    const rec: ClientRecord = {
       kind: "app",
       clientId,
       orgId: app.orgId,
@@ -65,8 +73,10 @@ export async function findClient(rt: OAuthRuntime, clientId: string): Promise<Cl
     // A login base URL stored before the origins were restricted (or after SVC_LOGIN_UI_ALLOWED_ORIGINS lost its
     // origin) is not followed: the instance's login UI serves the app instead.
     if (config?.kind === "oidc") rec.oidc = loginAllowed(rt, config.loginBaseUrl) ? config : { ...config, loginBaseUrl: undefined };
-  } else if (user && user.type === "MACHINE") {
-    rec = {
+    return rec;
+  }
+  if (user && user.type === "MACHINE") {
+    return {
       kind: "user",
       // The client id the client used, in its registered form: the user id, the login name (lower case), or the
       // username as stored, whatever case it was given in. Tokens carry it as client_id, aud and azp.
@@ -78,9 +88,7 @@ export async function findClient(rt: OAuthRuntime, clientId: string): Promise<Cl
       active: usable(user),
     };
   }
-  // Apps are kept for a second only (their changes do notify, by org; this bounds anything missed).
-  rt.clients.set(clientId, rec, gen, { userId: rec?.userId, orgId: rec?.orgId }, rec === null || rec.kind === "app" ? 1_000 : undefined);
-  return rec;
+  return null;
 }
 
 /** A machine user's key with its user (cached per key and user). */

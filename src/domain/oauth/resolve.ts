@@ -89,16 +89,15 @@ export async function resolveToken(rt: OAuthRuntime, token: string, now: Date): 
   const nowMs = now.getTime();
   const presented = await formatOf(token).identify(rt, token, now);
   if (!presented) return undefined;
-  const cached = rt.tokens.get(presented.key);
-  if (cached) return expired(cached, nowMs) ? undefined : cached;
-  const gen = rt.tokens.generation();
-  const { pat, oauth } = await presented.lookup(rt.store);
-  const resolved = pat && patUsable(rt, pat) ? fromPat(rt, pat) : oauth ? await fromOAuthRow(rt, oauth) : undefined;
-  if (!resolved) return undefined;
-  // App tokens are tagged with their org: every change to an app, its project or its org invalidates by org.
-  const tags = resolved.subject === "user" ? { userId: resolved.principal.userId, orgId: resolved.principal.orgId } : { orgId: resolved.orgId };
-  rt.tokens.set(presented.key, resolved, gen, tags);
-  return expired(resolved, nowMs) ? undefined : resolved;
+  // Concurrent requests with one token (a login UI's or a service's) share one read when its entry has expired.
+  const resolved = await rt.tokens.load(presented.key, async () => {
+    const { pat, oauth } = await presented.lookup(rt.store);
+    const found = pat && patUsable(rt, pat) ? fromPat(rt, pat) : oauth ? await fromOAuthRow(rt, oauth) : undefined;
+    if (!found) return undefined;
+    // App tokens are tagged with their org: every change to an app, its project or its org invalidates by org.
+    return { value: found, tags: found.subject === "user" ? { userId: found.principal.userId, orgId: found.principal.orgId } : { orgId: found.orgId } };
+  });
+  return resolved && !expired(resolved, nowMs) ? resolved : undefined;
 }
 
 const patUsable = (rt: OAuthRuntime, pat: StoredPatRow) => pat.instanceId === rt.instanceId && pat.user.instanceId === rt.instanceId && usable(pat.user);

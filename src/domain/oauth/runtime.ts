@@ -17,6 +17,8 @@ export interface AuthCache<V> {
   get(key: string): V | undefined;
   generation(): number;
   set(key: string, value: V, generation: number, tags: { userId?: string; orgId?: string }, ttlMs?: number): void;
+  /** The cached value, or `read`'s (stored with its tags; undefined: nothing stored); concurrent misses share one read. */
+  load(key: string, read: () => Promise<{ value: V; tags: { userId?: string; orgId?: string }; ttlMs?: number } | undefined>): Promise<V | undefined>;
 }
 
 export interface OAuthRuntime {
