@@ -8,7 +8,7 @@
 import { createSign } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { deflateRawSync } from "node:zlib";
+import { deflateRawSync, inflateRawSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { DOMParser, type Element } from "@xmldom/xmldom";
 import { createHuman, createOrg, defaultOrgId, type Machine, PASSWORD, project } from "../support/fixtures.js";
@@ -484,6 +484,40 @@ describe("with a browser", () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(receiver.of(initiator.path)).toHaveLength(0);
     expect(await db().delivery.count({ where: { targetId: initiator.appId } })).toBe(0);
+  });
+});
+
+describe("OIDC end_session with a browser", () => {
+  it("sends the browser through the SAML front channel for the Redirect-only SP, then to the post-logout redirect URI; the SOAP SP is told over SOAP", async () => {
+    const redirectOnly = await soapSp("soap-es-redirect", null, true);
+    const soap = await soapSp("soap-es-soap", "success", true);
+    const rp = await oidcApp(t, projectId, "soap-es-rp", { postLogoutRedirectUris: ["https://rp.example.com/bye"] });
+    const hank = await user("soap-hank");
+    const session = await signIn(t, login, hank.loginName);
+    const flow = await codeFlow(t, await discover(t, rp.clientId, rp.clientSecret), login, hank.loginName, { session });
+    await signInAt(redirectOnly, session);
+    await signInAt(soap, session);
+    const query = new URLSearchParams({ id_token_hint: flow.tokens.id_token ?? "", post_logout_redirect_uri: "https://rp.example.com/bye", state: "s1" });
+    const res = await fetch(`${t.url}/oidc/v1/end_session?${query}`, { redirect: "manual" });
+    expect(res.status).toBe(302);
+    expect(await alive(session)).toBe(false);
+    expect(locationOf(res).pathname).toBe("/saml/v2/SLO");
+    const toSp = await visit(t, locationOf(res).href);
+    expect(toSp.status).toBe(302);
+    const spUrl = locationOf(toSp);
+    expect(spUrl.origin + spUrl.pathname).toBe("https://soap-es-redirect.example.com/slo");
+    const request = inflateRawSync(Buffer.from(spUrl.searchParams.get("SAMLRequest") as string, "base64")).toString();
+    expect(request).toContain(">soap-hank@example.com</saml:NameID>");
+    // The SP's signed LogoutResponse (HTTP-Redirect) brings the browser back: on to the RP's post-logout redirect URI.
+    const requestId = /ID="([^"]+)"/.exec(request)?.[1] as string;
+    const xml = `<samlp:LogoutResponse xmlns:samlp="${PROTOCOL}" xmlns:saml="${ASSERTION}" ID="_es${Date.now()}" Version="2.0" IssueInstant="${new Date().toISOString()}" InResponseTo="${requestId}"><saml:Issuer>${redirectOnly.entity}</saml:Issuer><samlp:Status><samlp:StatusCode Value="${STATUS}Success"/></samlp:Status></samlp:LogoutResponse>`;
+    let q = `SAMLResponse=${encodeURIComponent(deflateRawSync(Buffer.from(xml)).toString("base64"))}&RelayState=${encodeURIComponent(spUrl.searchParams.get("RelayState") as string)}`;
+    q += `&SigAlg=${encodeURIComponent("http://www.w3.org/2001/04/xmldsig-more#rsa-sha256")}`;
+    q += `&Signature=${encodeURIComponent(createSign("RSA-SHA256").update(q).sign(redirectOnly.keys.privateKeyPem, "base64"))}`;
+    const back = await fetch(`${t.url}/saml/v2/SLO?${q}`, { redirect: "manual" });
+    expect(back.status).toBe(302);
+    expect(back.headers.get("location")).toBe("https://rp.example.com/bye?state=s1");
+    expect((await received(soap))[0]?.verified).toBe(true);
   });
 });
 

@@ -5,6 +5,7 @@ import { authorizeRequest } from "../../domain/oauth/authorize/authorize.js";
 import { endSession } from "../../domain/oauth/end-session.js";
 import { invalidRequest } from "../../domain/oauth/errors.js";
 import type { OAuthRuntime } from "../../domain/oauth/runtime.js";
+import { startLogout } from "../../domain/saml/logout.js";
 import type { Handler } from "./endpoints.js";
 import { isForm, type Req, readForm } from "./form.js";
 import { frontchannelPage, sendFrontchannelPage } from "./frontchannel.js";
@@ -46,7 +47,12 @@ export function endSessionEndpoint(rt: OAuthRuntime): Handler {
     if (outcome.kind === "page") return sendPage(res, outcome.status, "Sign-out request refused", outcome.message, req.method === "HEAD");
     // With the hosted login, its pages say "signed out" (and, when no session was named, offer to end the browser's).
     const hosted = `${rt.issuer}/ui/login/`;
-    const next = outcome.kind === "redirect" ? outcome.location : rt.loginUrl.startsWith(hosted) ? `${hosted}logout${outcome.ended ? "/done" : ""}` : undefined;
+    const then = outcome.kind === "redirect" ? outcome.location : rt.loginUrl.startsWith(hosted) ? `${hosted}logout${outcome.ended ? "/done" : ""}` : undefined;
+    // SAML Single Logout through the browser for the session's SPs that need it (svc's SLO endpoint, then on).
+    const slo = then
+      ? await startLogout({ store: rt.store, instanceId: rt.instanceId, clock: rt.clock, externalUrl: rt.issuer }, outcome.saml, then)
+      : undefined;
+    const next = slo ?? then;
     // Front-channel logout: the applications' logout frames first, then on.
     if (outcome.frames.length > 0) {
       const page = frontchannelPage(outcome.frames, next, `${hosted}assets/frontchannel.js`, next ? "Signing out…" : "Signed out");
