@@ -144,7 +144,7 @@ export function actionService(): ServiceImpl<typeof ActionService> {
     },
     async listTargets(req, hctx) {
       const ctx = ctxOf(hctx);
-      const out = await listTargets(ctx, page(listPage(req.query)));
+      const out = await listTargets(ctx, page(listPage(req.query)), req.organizationId || undefined);
       return { details: listDetails(ctx, out), result: out.targets.map((t) => toTarget(t, ctx.instanceId)) };
     },
     async setExecution(req, hctx) {
@@ -154,9 +154,9 @@ export function actionService(): ServiceImpl<typeof ActionService> {
         : { function: req.function, orgId: req.organizationId, targetIds: req.targetIds };
       return { setDate: ts(await setExecution(ctxOf(hctx), input)) };
     },
-    async listExecutions(_req, hctx) {
+    async listExecutions(req, hctx) {
       const ctx = ctxOf(hctx);
-      const rows = await listExecutions(ctx);
+      const rows = await listExecutions(ctx, req.organizationId || undefined);
       return { result: rows.map((e) => toExecution(e, ctx.instanceId)) };
     },
     async listExecutionFunctions(_req, hctx) {
@@ -172,6 +172,7 @@ export function actionService(): ServiceImpl<typeof ActionService> {
           state: stateOf(req.state),
           from: dateOpt(req.from, "from"),
           to: dateOpt(req.to, "to"),
+          orgId: req.organizationId || undefined,
         },
       });
       return { details: listDetails(ctx, total), result: deliveries.map(toDelivery) };

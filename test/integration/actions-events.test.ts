@@ -264,6 +264,22 @@ describe("organization owners", () => {
     const mine = (await ok(t, "rest", w.ownerA.pat, "ListDeliveries", {})).result as Json[];
     expect(mine.length).toBeGreaterThanOrEqual(1);
     expect(mine.every((d) => d.targetId === own.id)).toBe(true);
+    // The lists filtered by organization on the server (the console's organization page): an instance administrator
+    // sees one organization's; an owner asking for another organization's gets none of them.
+    const ids = (r: Json) => ((r.result ?? []) as Json[]).map((x) => x.id);
+    expect(ids(await admin(t, "ListTargets", { organizationId: w.orgA }))).toEqual([own.id]);
+    expect(ids(await admin(t, "ListTargets", { organizationId: w.orgB }))).toEqual([other.id]);
+    expect((await admin(t, "ListExecutions", { organizationId: w.orgA })).result).toEqual([
+      expect.objectContaining({ event: { group: "user.*" }, organizationId: w.orgA, targetIds: [own.id] }),
+    ]);
+    const ofA = (await admin(t, "ListDeliveries", { organizationId: w.orgA })).result as Json[];
+    expect(ofA.length).toBe(mine.length);
+    expect(ofA.every((d) => d.targetId === own.id)).toBe(true);
+    expect((await admin(t, "ListDeliveries", { organizationId: w.orgB })).result ?? []).toEqual([]);
+    expect((await ok(t, "rest", w.ownerA.pat, "ListTargets", { organizationId: w.orgB })).result ?? []).toEqual([]);
+    expect((await ok(t, "rest", w.ownerA.pat, "ListExecutions", { organizationId: w.orgB })).result ?? []).toEqual([]);
+    expect((await ok(t, "rest", w.ownerA.pat, "ListDeliveries", { organizationId: w.orgB })).result ?? []).toEqual([]);
+    await fails(t, "rest", t.pat, "ListDeliveries", { organizationId: "x".repeat(300) }, "invalid_argument", "Errors.Action.Delivery.Filter.TooLong");
     // Another organization's owner neither sees nor retries them; a user manager has no actions at all.
     expect((await ok(t, "rest", w.ownerB.pat, "ListDeliveries", {})).result ?? []).toEqual([]);
     await fails(t, "rest", w.ownerB.pat, "RetryDelivery", { id: mine[0]?.id }, "not_found", "Errors.Action.Delivery.NotFound");

@@ -523,6 +523,66 @@ run("actions: events and their deliveries", () => {
   });
 });
 
+run("actions: an organization's webhooks", () => {
+  it("an organization's page makes its own target, sends it the organization's events, and lists their deliveries", async () => {
+    const arrivals: { type: string; aggregateId: string }[] = [];
+    const receiver = createServer((req, res) => {
+      let raw = "";
+      req.on("data", (c: Buffer) => {
+        raw += c.toString("utf8");
+      });
+      req.on("end", () => {
+        arrivals.push(JSON.parse(raw));
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+    try {
+      const hookOrg = await createOrg(t, "Webhook Org");
+      const page = await open(`/orgs/${hookOrg}`, "Webhook Org");
+      await page.getByRole("tab", { name: "Webhooks" }).click();
+      await page.getByText("No targets yet").waitFor();
+      await page.getByRole("button", { name: "New target" }).first().click();
+      const dialog = page.getByRole("dialog", { name: "New target" });
+      await dialog.getByLabel("Name").fill("org-hook");
+      await dialog.getByLabel("Endpoint").fill(`http://127.0.0.1:${(receiver.address() as AddressInfo).port}/org`);
+      await dialog.getByRole("button", { name: "Create" }).click();
+      await dialog.getByRole("button", { name: "Done" }).click();
+      await page.getByTestId("targets-table").getByText("Webhook").waitFor();
+      const target = (await admin(t, "ListTargets", { organizationId: hookOrg })).result[0];
+      expect(target).toMatchObject({ name: "org-hook", organizationId: hookOrg, kind: "TARGET_KIND_WEBHOOK" });
+
+      const events = page.getByTestId("event-executions");
+      await events.getByText("A group", { exact: true }).click();
+      await events.getByLabel("Group (type prefix)").fill("user");
+      await pick(page, events, "Send to", "org-hook");
+      await page.keyboard.press("Escape");
+      await events.getByRole("button", { name: "Send these events" }).click();
+      await events.getByTestId("event-executions-table").getByText("user.*").waitFor();
+      expect((await admin(t, "ListExecutions", { organizationId: hookOrg })).result).toEqual([
+        expect.objectContaining({ event: { group: "user.*" }, organizationId: hookOrg, targetIds: [target.id] }),
+      ]);
+
+      // The organization's user: delivered; another organization's: not sent to this target.
+      const inOrg = await createHuman(t, hookOrg, "webhook-org-user");
+      const row = page.getByTestId("deliveries-table").getByRole("row").filter({ hasText: "user.human.added" });
+      await page.reload();
+      await page.getByRole("tab", { name: "Webhooks" }).click();
+      await row.getByText("Delivered").waitFor({ timeout: 20_000 });
+      expect(arrivals.some((a) => a.aggregateId === inOrg)).toBe(true);
+      const elsewhere = await createHuman(t, orgId, "webhook-other-org-user");
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(arrivals.filter((a) => a.aggregateId === elsewhere)).toEqual([]);
+      await expectAccessible(page);
+      await screenshot(page, "console-org-webhooks-1280");
+      await page.close();
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise((resolve) => receiver.close(resolve));
+    }
+  });
+});
+
 run("settings", () => {
   it("saves CORS origins that svc then answers, and the branding whose preview follows the form before it is saved", async () => {
     const page = await open("/settings", "Instance settings");

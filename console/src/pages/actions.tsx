@@ -57,7 +57,7 @@ function KeyOnce({ signingKey }: { signingKey: string }) {
   );
 }
 
-function TargetForm({ target, onClose }: { target?: Target; onClose(): void }) {
+function TargetForm({ target, orgId, onClose }: { target?: Target; orgId?: string; onClose(): void }) {
   const { t } = useI18n();
   const client = useQueryClient();
   const create = useMutation(ActionService.method.createTarget, { onSuccess: () => client.invalidateQueries() });
@@ -66,7 +66,8 @@ function TargetForm({ target, onClose }: { target?: Target; onClose(): void }) {
   const [endpoint, setEndpoint] = useState(target?.endpoint ?? "");
   const [timeout, setTimeout_] = useState(seconds(target));
   const [interrupt, setInterrupt] = useState(target?.interruptOnError ?? false);
-  const [kind, setKind] = useState<TargetKind>(target?.kind || TargetKind.CALL);
+  // An organization's targets get its events only: a webhook unless said otherwise.
+  const [kind, setKind] = useState<TargetKind>(target?.kind || (orgId ? TargetKind.WEBHOOK : TargetKind.CALL));
   const [rotate, setRotate] = useState(false);
   const key = create.data?.signingKey || update.data?.signingKey;
   return (
@@ -90,7 +91,7 @@ function TargetForm({ target, onClose }: { target?: Target; onClose(): void }) {
             e.preventDefault();
             const body = { name, endpoint: endpoint.trim(), timeout: durationFromMs(timeout * 1000), interruptOnError: interrupt, kind };
             if (target) update.mutate({ id: target.id, ...body, rotateSigningKey: rotate }, { onSuccess: (r) => !r.signingKey && onClose() });
-            else create.mutate(body);
+            else create.mutate({ ...body, organizationId: orgId ?? "" });
           }}
         >
           <Stack>
@@ -108,12 +109,14 @@ function TargetForm({ target, onClose }: { target?: Target; onClose(): void }) {
               {t(`${kindKey(kind)}Hint` as "actions.kind.callHint")}
             </Text>
             <NumberInput label={t("actions.timeout")} min={1} max={30} value={timeout} onChange={(v) => setTimeout_(Number(v) || 10)} />
-            <Checkbox
-              label={t("actions.interrupt")}
-              description={t("actions.interruptHint")}
-              checked={interrupt}
-              onChange={(e) => setInterrupt(e.currentTarget.checked)}
-            />
+            {!orgId && (
+              <Checkbox
+                label={t("actions.interrupt")}
+                description={t("actions.interruptHint")}
+                checked={interrupt}
+                onChange={(e) => setInterrupt(e.currentTarget.checked)}
+              />
+            )}
             {target && <Checkbox label={t("actions.rotate")} checked={rotate} onChange={(e) => setRotate(e.currentTarget.checked)} />}
             <ApiError error={create.error ?? update.error} />
             <Group justify="flex-end">
@@ -128,20 +131,20 @@ function TargetForm({ target, onClose }: { target?: Target; onClose(): void }) {
   );
 }
 
-function Targets({ readOnly }: { readOnly: boolean }) {
+function Targets({ readOnly, orgId }: { readOnly: boolean; orgId?: string }) {
   const { t } = useI18n();
   const client = useQueryClient();
   const [page, setPage] = useState(1);
   const [editing, setEditing] = useState<Target | "new">();
-  const list = useQuery(ActionService.method.listTargets, { query: pageQuery(page) });
+  const list = useQuery(ActionService.method.listTargets, { query: pageQuery(page), organizationId: orgId ?? "" });
   const remove = useMutation(ActionService.method.deleteTarget, { onSuccess: () => client.invalidateQueries() });
   const newButton = !readOnly && <Button onClick={() => setEditing("new")}>{t("actions.newTarget")}</Button>;
   return (
     <Stack>
-      {editing && <TargetForm target={editing === "new" ? undefined : editing} onClose={() => setEditing(undefined)} />}
+      {editing && <TargetForm target={editing === "new" ? undefined : editing} orgId={orgId} onClose={() => setEditing(undefined)} />}
       <ApiError error={list.error} />
       {list.data && list.data.result.length === 0 ? (
-        <EmptyState title={t("actions.noTargets")} hint={t("actions.noTargetsHint")} action={newButton} />
+        <EmptyState title={t("actions.noTargets")} hint={t(orgId ? "actions.org.noTargetsHint" : "actions.noTargetsHint")} action={newButton} />
       ) : (
         <>
           <Group justify="flex-end">{newButton}</Group>
@@ -262,7 +265,7 @@ function conditionOf(kind: ConditionCase, value: string): EventCondition["condit
 }
 
 /** The event executions: which targets each event condition's events are delivered to, from the outbox. */
-function EventExecutions({ executions, targets, readOnly }: { executions: Execution[]; targets: Target[]; readOnly: boolean }) {
+function EventExecutions({ executions, targets, readOnly, orgId }: { executions: Execution[]; targets: Target[]; readOnly: boolean; orgId?: string }) {
   const { t } = useI18n();
   const client = useQueryClient();
   const set = useMutation(ActionService.method.setExecution, { onSuccess: () => client.invalidateQueries() });
@@ -278,7 +281,7 @@ function EventExecutions({ executions, targets, readOnly }: { executions: Execut
           {t("actions.eventExecutions")}
         </Title>
         <Text size="sm" c="dimmed">
-          {t("actions.eventExecutionsHint")}
+          {t(orgId ? "actions.org.eventExecutionsHint" : "actions.eventExecutionsHint")}
         </Text>
         {executions.length === 0 ? (
           <Text size="sm">{t("actions.noEventExecutions")}</Text>
@@ -334,7 +337,7 @@ function EventExecutions({ executions, targets, readOnly }: { executions: Execut
             onSubmit={(e) => {
               e.preventDefault();
               set.mutate(
-                { event: { condition: conditionOf(kind, value) }, targetIds: ids },
+                { event: { condition: conditionOf(kind, value) }, organizationId: orgId ?? "", targetIds: ids },
                 {
                   onSuccess: () => {
                     setValue("");
@@ -386,10 +389,11 @@ function EventExecutions({ executions, targets, readOnly }: { executions: Execut
 }
 
 const STATES = ["pending", "failed", "delivered", "dead"] as const;
-const stateColor: Record<string, string> = { pending: "gray", failed: "orange", delivered: "green", dead: "red" };
+// Dark shades under white text: legible (WCAG AA contrast) in light and dark mode.
+const stateColor: Record<string, string> = { pending: "gray.7", failed: "orange.9", delivered: "teal.9", dead: "red.9" };
 
 /** The outbox's deliveries, newest first, filtered on the server; a failed or dead one can be tried again at once. */
-function Deliveries({ readOnly }: { readOnly: boolean }) {
+function Deliveries({ readOnly, orgId }: { readOnly: boolean; orgId?: string }) {
   const { t } = useI18n();
   const date = useDateFormat();
   const client = useQueryClient();
@@ -398,10 +402,10 @@ function Deliveries({ readOnly }: { readOnly: boolean }) {
   const [state, setState] = useState<string | null>(null);
   const [type, setType] = useState("");
   const [eventType] = useDebouncedValue(type.trim(), 300);
-  const targets = useQuery(ActionService.method.listTargets, { query: { limit: 100, asc: true } });
+  const targets = useQuery(ActionService.method.listTargets, { query: { limit: 100, asc: true }, organizationId: orgId ?? "" });
   const list = useQuery(
     ActionService.method.listDeliveries,
-    { query: pageQuery(page, false), targetId: targetId ?? "", state: state ?? "", eventType },
+    { query: pageQuery(page, false), targetId: targetId ?? "", state: state ?? "", eventType, organizationId: orgId ?? "" },
     {
       placeholderData: keepPreviousData,
       // While a delivery shown is still on its way, the page follows it.
@@ -482,7 +486,7 @@ function Deliveries({ readOnly }: { readOnly: boolean }) {
                     <Text size="sm">{names.get(d.targetId) ?? d.targetId}</Text>
                   </Table.Td>
                   <Table.Td>
-                    <Badge color={stateColor[d.state] ?? "gray"} variant="light">
+                    <Badge color={stateColor[d.state] ?? "gray.7"} variant="filled" autoContrast>
                       {STATES.includes(d.state as (typeof STATES)[number]) ? t(`actions.delivery.${d.state as (typeof STATES)[number]}`) : d.state}
                     </Badge>
                     {d.state === "failed" && d.nextAttemptDate && (
@@ -532,7 +536,9 @@ function Executions({ readOnly }: { readOnly: boolean }) {
   const error = functions.error ?? executions.error ?? targets.error;
   if (!functions.data || !executions.data || !targets.data) return <ApiError error={error} />;
   const byFn = new Map(executions.data.result.filter((e) => e.function).map((e) => [e.function, e.targetIds]));
-  const events = executions.data.result.filter((e) => e.event);
+  // The instance's own event executions; an organization's are on its page.
+  const events = executions.data.result.filter((e) => e.event && !e.organizationId);
+  const instanceTargets = targets.data.result.filter((x) => !x.organizationId);
   return (
     <Stack>
       <Text size="sm" c="dimmed">
@@ -540,9 +546,9 @@ function Executions({ readOnly }: { readOnly: boolean }) {
       </Text>
       {targets.data.result.length === 0 && <EmptyState title={t("actions.noTargets")} hint={t("actions.executionsNeedTargets")} />}
       {functions.data.functions.map((fn) => (
-        <ExecutionCard key={`${fn}-${executions.dataUpdatedAt}`} fn={fn} targetIds={byFn.get(fn) ?? []} targets={targets.data.result} readOnly={readOnly} />
+        <ExecutionCard key={`${fn}-${executions.dataUpdatedAt}`} fn={fn} targetIds={byFn.get(fn) ?? []} targets={instanceTargets} readOnly={readOnly} />
       ))}
-      {targets.data.result.length > 0 && <EventExecutions executions={events} targets={targets.data.result} readOnly={readOnly} />}
+      {instanceTargets.length > 0 && <EventExecutions executions={events} targets={instanceTargets} readOnly={readOnly} />}
     </Stack>
   );
 }
@@ -575,5 +581,37 @@ export default function Actions() {
         </Tabs.Panel>
       </Tabs>
     </>
+  );
+}
+
+/** An organization's page: its own targets, the event executions of its events and their deliveries (its owners'). */
+export function OrgActions({ orgId, readOnly }: { orgId: string; readOnly: boolean }) {
+  const { t } = useI18n();
+  const executions = useQuery(ActionService.method.listExecutions, { organizationId: orgId });
+  const targets = useQuery(ActionService.method.listTargets, { query: { limit: 100, asc: true }, organizationId: orgId });
+  return (
+    <Stack>
+      <Text size="sm" c="dimmed">
+        {t("actions.org.hint")}
+      </Text>
+      <Title order={2} size="h4">
+        {t("actions.targets")}
+      </Title>
+      <Targets readOnly={readOnly} orgId={orgId} />
+      <ApiError error={executions.error ?? targets.error} />
+      {executions.data && targets.data && targets.data.result.length > 0 && (
+        <EventExecutions
+          key={executions.dataUpdatedAt}
+          executions={executions.data.result.filter((e) => e.event)}
+          targets={targets.data.result}
+          readOnly={readOnly}
+          orgId={orgId}
+        />
+      )}
+      <Title order={2} size="h4">
+        {t("actions.deliveries")}
+      </Title>
+      <Deliveries readOnly={readOnly} orgId={orgId} />
+    </Stack>
   );
 }

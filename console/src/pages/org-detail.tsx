@@ -12,6 +12,7 @@ import { type Access, useAccess } from "../access";
 import { useI18n } from "../i18n";
 import { useRouter } from "../router";
 import { ApiError, ConfirmButton, PageHeader } from "../ui";
+import { OrgActions } from "./actions";
 import { OrgIdps } from "./idps";
 import { Members } from "./members";
 import { MetadataCard } from "./metadata";
@@ -176,6 +177,7 @@ function OrgPage({ orgId }: { orgId: string }) {
               <Tabs.Tab value="metadata">{t("meta.title")}</Tabs.Tab>
               <Tabs.Tab value="settings">{t("orgSettings.title")}</Tabs.Tab>
               {may("idp.read") && <Tabs.Tab value="idps">{t("idps.title")}</Tabs.Tab>}
+              {may("action.read") && <Tabs.Tab value="actions">{t("actions.org.tab")}</Tabs.Tab>}
             </Tabs.List>
             <Tabs.Panel value="members" pt="md">
               <Stack>
@@ -206,6 +208,9 @@ function OrgPage({ orgId }: { orgId: string }) {
             </Tabs.Panel>
             <Tabs.Panel value="idps" pt="md">
               <OrgIdps orgId={orgId} readOnly={!may("idp.write")} />
+            </Tabs.Panel>
+            <Tabs.Panel value="actions" pt="md">
+              <OrgActions orgId={orgId} readOnly={!may("action.write")} />
             </Tabs.Panel>
           </Tabs>
         </Stack>

@@ -6,7 +6,7 @@ import { commit } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument, notFound } from "../errors.js";
 import { type ListTotal, type PageInput, page } from "../list.js";
-import { actionScope, authorizeActions } from "./targets.js";
+import { actionScope, authorizeActions, scopeTo } from "./targets.js";
 
 export const DELIVERY_STATES = ["pending", "failed", "delivered", "dead"] as const;
 
@@ -16,6 +16,8 @@ export interface DeliveryFilterInput {
   state?: DeliveryState;
   from?: Date;
   to?: Date;
+  /** Only the deliveries to this organization's targets. */
+  orgId?: string;
 }
 
 export interface DeliveryView {
@@ -52,11 +54,12 @@ const view = (r: DeliveryRow): DeliveryView => ({
 });
 
 export async function listDeliveries(ctx: Ctx, input: { page?: PageInput; filter: DeliveryFilterInput }): Promise<ListTotal & { deliveries: DeliveryView[] }> {
-  const scope = actionScope(ctx);
-  const f = input.filter;
+  const { orgId, ...f } = input.filter;
+  const scope = scopeTo(actionScope(ctx), orgId);
   for (const [field, value] of [
     ["target_id", f.targetId],
     ["event_type", f.eventType],
+    ["organization_id", orgId],
   ] as const) {
     if (value && value.length > MAX_TEXT)
       throw invalidArgument("Errors.Action.Delivery.Filter.TooLong", `${field} must be at most ${MAX_TEXT} characters`, { field });

@@ -7,7 +7,7 @@ import type { Ctx } from "../context.js";
 import { invalidArgument, notFound } from "../errors.js";
 import { existingOrg, orgNotFound } from "../orgs/orgs.js";
 import { ACTION_FUNCTIONS, type ActionFunction } from "./functions.js";
-import { actionScope, authorizeActions } from "./targets.js";
+import { actionScope, authorizeActions, scopeTo } from "./targets.js";
 
 /** Targets one function or event condition may call. */
 export const MAX_TARGETS_PER_EXECUTION = 10;
@@ -120,9 +120,12 @@ async function setEventExecution(ctx: Ctx, event: EventCondition, orgId: string 
   });
 }
 
-/** The functions' executions (for those who may read the instance's actions) and the event executions in scope. */
-export async function listExecutions(ctx: Ctx): Promise<ExecutionView[]> {
-  const scope = actionScope(ctx);
+/**
+ * The functions' executions (for those who may read the instance's actions) and the event executions in scope; with
+ * `orgId`, only that organization's event executions.
+ */
+export async function listExecutions(ctx: Ctx, orgId?: string): Promise<ExecutionView[]> {
+  const scope = scopeTo(actionScope(ctx), orgId);
   const functions = scope
     ? []
     : (await ctx.store.actions.executions(ctx.instanceId))

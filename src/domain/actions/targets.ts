@@ -75,6 +75,11 @@ export function actionScope(ctx: Ctx): string[] | undefined {
   if (orgs.length === 0) throw permissionDenied("Errors.Permission.Denied", "missing permission iam.action.read");
   return orgs;
 }
+/** The caller's scope narrowed to one organization when a list asks for it (one out of scope: none). */
+export function scopeTo(scope: string[] | undefined, orgId: string | undefined): string[] | undefined {
+  if (!orgId) return scope;
+  return scope ? scope.filter((o) => o === orgId) : [orgId];
+}
 const event = (id: string, type: string, payload: Record<string, unknown> = {}) => ({ aggregateType: "action_target", aggregateId: id, type, payload });
 
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
@@ -200,8 +205,8 @@ export async function getTarget(ctx: Ctx, id: string): Promise<TargetView & { re
 }
 
 /** The instance's targets, or those of the organizations where the caller may read actions. */
-export async function listTargets(ctx: Ctx, window: Page = page(undefined)): Promise<ListTotal & { targets: TargetView[] }> {
-  const scope = actionScope(ctx);
+export async function listTargets(ctx: Ctx, window: Page = page(undefined), orgId?: string): Promise<ListTotal & { targets: TargetView[] }> {
+  const scope = scopeTo(actionScope(ctx), orgId);
   const { rows, ...total } = await ctx.store.actions.pageTargets(ctx.instanceId, window, scope);
   return { ...total, targets: rows.map(view) };
 }
