@@ -4,10 +4,16 @@
 //    the second pays for the delivery row in the create's statement and for the deliveries running beside it (same
 //    process, same cores). Target: at least 90 % of the first.
 //  - "event delivery": a backlog of up to SVC_BENCH_EVENTS (5,000) events, as many as 16 clients create in 20 s, waits
-//    in the outbox (the receiver holds the first requests unanswered, so the target is busy and nothing else is
-//    claimed), then the receiver answers: the events delivered per second until the outbox is empty, and the CPU per
-//    event of svc's process (with the receiver in it) and of PostgreSQL. Target: at least 1,000/s on PostgreSQL.
+//    in the outbox (the receiver holds the first requests unanswered, so the target has its share in flight and
+//    nothing else is claimed), then the receiver answers: the events delivered per second until the outbox is empty,
+//    and the CPU per event of svc's process (with the receiver in it) and of PostgreSQL. Target: at least 1,000/s on
+//    PostgreSQL. On Linux it also prints how svc's main thread spent that time (/proc/self/schedstat): on a core,
+//    waiting for one (the machine is busy: the rate is bound by CPU), or neither (waiting on PostgreSQL or the
+//    receiver: bound by latency, as the 186 events/s of 2 December were). SVC_BENCH_EVENTS_PROFILE=<file> writes a V8
+//    CPU profile of svc's process over the delivery.
+import { readFileSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { Session } from "node:inspector/promises";
 import type { AddressInfo } from "node:net";
 import type { BenchContext, LoadResult, Scenario } from "../run.js";
 
@@ -115,6 +121,16 @@ async function createUsers(ctx: BenchContext, n: number, concurrency: number, ma
   return { created, seconds: (performance.now() - started) / 1000 };
 }
 
+/** This process's main thread: ns on a core and ns runnable but waiting for one (Linux), else undefined. */
+function mainThreadTimes(): { running: number; waiting: number } | undefined {
+  try {
+    const [running, waiting] = readFileSync("/proc/self/schedstat", "utf8").trim().split(" ").map(Number);
+    return running === undefined || waiting === undefined ? undefined : { running, waiting };
+  } catch {
+    return undefined;
+  }
+}
+
 async function deliveryRate(ctx: BenchContext): Promise<LoadResult> {
   await removeCreateHook?.();
   await createReceiver?.stop();
@@ -130,9 +146,33 @@ async function deliveryRate(ctx: BenchContext): Promise<LoadResult> {
     const started = performance.now();
     const cpu0 = process.cpuUsage();
     const db0 = await ctx.databaseCpuMs();
+    const thread0 = mainThreadTimes();
+    // SVC_BENCH_EVENTS_PROFILE=<file>: a V8 CPU profile of svc's process (the receiver in it) while the backlog goes out.
+    const profileFile = process.env.SVC_BENCH_EVENTS_PROFILE;
+    const session = profileFile ? new Session() : undefined;
+    if (session) {
+      session.connect();
+      await session.post("Profiler.enable");
+      await session.post("Profiler.start");
+    }
     receiver.release();
     await receiver.until(backlog.created);
+    if (session && profileFile) {
+      const { profile } = await session.post("Profiler.stop");
+      session.disconnect();
+      writeFileSync(profileFile, JSON.stringify(profile));
+      process.stderr.write(`  events: profile of the delivery in ${profileFile}\n`);
+    }
     const seconds = (performance.now() - started) / 1000;
+    const thread1 = mainThreadTimes();
+    if (thread0 && thread1) {
+      const pct = (ns: number) => `${Math.round(ns / 1e7 / seconds)} %`;
+      const running = thread1.running - thread0.running;
+      const waiting = thread1.waiting - thread0.waiting;
+      process.stderr.write(
+        `  events: ${backlog.created} delivered in ${seconds.toFixed(1)} s; svc's main thread ${pct(running)} on a core, ${pct(waiting)} waiting for one, ${pct(seconds * 1e9 - running - waiting)} neither\n`,
+      );
+    }
     const cpu = process.cpuUsage(cpu0);
     const db1 = await ctx.databaseCpuMs();
     // svc's process holds the receiver too: its CPU per event includes the receiver's side of each request.
