@@ -26,8 +26,16 @@ export interface TokenRow {
   /** A user's sign-in session and the grant (auth request, refresh token family) the token was issued under. */
   sessionId?: string | null;
   grantId?: string | null;
+  /** RFC 8693 §4.1: who acts for the user (a delegation), nested to the earliest actor. */
+  act?: TokenActor | null;
   expiresAt: Date;
   createdAt?: Date;
+}
+
+/** An actor of RFC 8693 §4.1: its subject, and the actor before it, if any. */
+export interface TokenActor {
+  sub: string;
+  act?: TokenActor;
 }
 
 /**
@@ -43,13 +51,13 @@ function insertTokens(rows: TokenRow[]) {
     rows.map(
       (r) => Prisma.sql`(${r.id}, ${r.instanceId}, ${r.format}, ${r.tokenHash ?? null}, ${r.userId ?? null}, ${r.clientId}, ${r.appId ?? null},
           ${r.credentialId ?? null}, ${list(r.scopes)}::text[], ${list(r.audience)}::text[], ${r.sessionId ?? null}, ${r.grantId ?? null},
-          ${r.expiresAt}::timestamptz, ${r.createdAt ?? new Date()}::timestamptz)`,
+          ${r.act ? JSON.stringify(r.act) : null}::jsonb, ${r.expiresAt}::timestamptz, ${r.createdAt ?? new Date()}::timestamptz)`,
     ),
   );
   return statement(
     Prisma.sql`
         INSERT INTO "OAuthToken" ("id", "instanceId", "format", "tokenHash", "userId", "clientId", "appId", "credentialId", "scopes", "audience",
-          "sessionId", "grantId", "expiresAt", "createdAt")
+          "sessionId", "grantId", "act", "expiresAt", "createdAt")
         VALUES ${values} ON CONFLICT DO NOTHING RETURNING "id"`,
     rows.length <= NAMED_BATCH_SIZES ? `token_insert_${rows.length}` : undefined,
   );
@@ -101,6 +109,8 @@ export interface StoredTokenRow {
   revokedAt: Date | null;
   /** The session the token was issued from (code flow, refresh), if any. */
   sessionId: string | null;
+  /** Who acts for the user (TokenRow.act); JSON as stored. */
+  act: Prisma.JsonValue | null;
   user: TokenUserRow | null;
 }
 

@@ -159,6 +159,53 @@ describe("with the permission", () => {
     expect(((await events.json()) as { result?: { payload?: Json }[] }).result?.map((e) => e.payload?.actor)).toEqual([ex.userId]);
   });
 
+  it("a delegated token exchanged again: its actors nest (act.act), introspection names them, an impersonation keeps them, at most 5", async () => {
+    const second = await exchanger("x-second", ["IAM_TOKEN_EXCHANGER"]);
+    const own = async (who: Exchanger) =>
+      (await postForm(t, "/oauth/v2/token", { grant_type: "client_credentials", scope: "openid" }, basicAuth(who.username, who.secret))).body
+        .access_token as string;
+    const swap = (who: Exchanger, subjectToken: string, actor?: string) =>
+      postForm(
+        t,
+        "/oauth/v2/token",
+        { grant_type: GRANT, subject_token: subjectToken, subject_token_type: ACCESS, ...(actor ? { actor_token: actor, actor_token_type: ACCESS } : {}) },
+        basicAuth(who.username, who.secret),
+      );
+    const jwks = createRemoteJWKSet(new URL(`${t.url}/oauth/v2/keys`));
+    const actOf = async (token: string) => (await jwtVerify(token, jwks, { issuer: issuerOf(t) })).payload.act;
+
+    const first = await swap(ex, subject.token, await own(ex));
+    expect(first.status).toBe(200);
+    const once = { sub: ex.userId };
+    expect(await actOf(first.body.access_token as string)).toEqual(once);
+    expect((await introspect(first.body.access_token as string)).act).toEqual(once);
+
+    // The delegate's token, delegated on by another: the new actor first, the earlier one nested (RFC 8693 §4.1).
+    const again = await swap(second, first.body.access_token as string, await own(second));
+    expect(again.status).toBe(200);
+    const twice = { sub: second.userId, act: once };
+    expect(await actOf(again.body.access_token as string)).toEqual(twice);
+    expect((await introspect(again.body.access_token as string)).act).toEqual(twice);
+
+    // Impersonation of a delegated token does not wash the actors out of it.
+    const posing = await swap(second, again.body.access_token as string);
+    expect(posing.status).toBe(200);
+    expect(await actOf(posing.body.access_token as string)).toEqual(twice);
+    expect((await introspect(posing.body.access_token as string)).act).toEqual(twice);
+    // And a token nobody acted for carries no act.
+    expect((await introspect(subject.token)).act).toBeUndefined();
+
+    // At most five actors.
+    let token = again.body.access_token as string;
+    for (let n = 3; n <= 5; n++) {
+      const next = await swap(ex, token, await own(ex));
+      expect(next.status).toBe(200);
+      token = next.body.access_token as string;
+    }
+    const sixth = await swap(second, token, await own(second));
+    expect([sixth.status, sixth.body.error]).toEqual([400, "invalid_request"]);
+  });
+
   it("an actor token of someone else, or an actor_token_type alone: invalid_request", async () => {
     const other = await exchanger("x-other");
     const theirs = await postForm(t, "/oauth/v2/token", { grant_type: "client_credentials", scope: "openid" }, basicAuth(other.username, other.secret));

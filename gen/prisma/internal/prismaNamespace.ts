@@ -4380,6 +4380,7 @@ export const OAuthTokenScalarFieldEnum = {
   audience: 'audience',
   sessionId: 'sessionId',
   grantId: 'grantId',
+  act: 'act',
   expiresAt: 'expiresAt',
   revokedAt: 'revokedAt',
   createdAt: 'createdAt'

@@ -69,6 +69,7 @@ export type OAuthTokenCountAggregateOutputType = {
   audience: number
   sessionId: number
   grantId: number
+  act: number
   expiresAt: number
   revokedAt: number
   createdAt: number
@@ -121,6 +122,7 @@ export type OAuthTokenCountAggregateInputType = {
   audience?: true
   sessionId?: true
   grantId?: true
+  act?: true
   expiresAt?: true
   revokedAt?: true
   createdAt?: true
@@ -212,6 +214,7 @@ export type OAuthTokenGroupByOutputType = {
   audience: string[]
   sessionId: string | null
   grantId: string | null
+  act: runtime.JsonValue | null
   expiresAt: Date
   revokedAt: Date | null
   createdAt: Date
@@ -251,6 +254,7 @@ export type OAuthTokenWhereInput = {
   audience?: Prisma.StringNullableListFilter<"OAuthToken">
   sessionId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
   grantId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
+  act?: Prisma.JsonNullableFilter<"OAuthToken">
   expiresAt?: Prisma.DateTimeFilter<"OAuthToken"> | Date | string
   revokedAt?: Prisma.DateTimeNullableFilter<"OAuthToken"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"OAuthToken"> | Date | string
@@ -271,6 +275,7 @@ export type OAuthTokenOrderByWithRelationInput = {
   audience?: Prisma.SortOrder
   sessionId?: Prisma.SortOrderInput | Prisma.SortOrder
   grantId?: Prisma.SortOrderInput | Prisma.SortOrder
+  act?: Prisma.SortOrderInput | Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -294,6 +299,7 @@ export type OAuthTokenWhereUniqueInput = Prisma.AtLeast<{
   audience?: Prisma.StringNullableListFilter<"OAuthToken">
   sessionId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
   grantId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
+  act?: Prisma.JsonNullableFilter<"OAuthToken">
   expiresAt?: Prisma.DateTimeFilter<"OAuthToken"> | Date | string
   revokedAt?: Prisma.DateTimeNullableFilter<"OAuthToken"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"OAuthToken"> | Date | string
@@ -314,6 +320,7 @@ export type OAuthTokenOrderByWithAggregationInput = {
   audience?: Prisma.SortOrder
   sessionId?: Prisma.SortOrderInput | Prisma.SortOrder
   grantId?: Prisma.SortOrderInput | Prisma.SortOrder
+  act?: Prisma.SortOrderInput | Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -338,6 +345,7 @@ export type OAuthTokenScalarWhereWithAggregatesInput = {
   audience?: Prisma.StringNullableListFilter<"OAuthToken">
   sessionId?: Prisma.StringNullableWithAggregatesFilter<"OAuthToken"> | string | null
   grantId?: Prisma.StringNullableWithAggregatesFilter<"OAuthToken"> | string | null
+  act?: Prisma.JsonNullableWithAggregatesFilter<"OAuthToken">
   expiresAt?: Prisma.DateTimeWithAggregatesFilter<"OAuthToken"> | Date | string
   revokedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"OAuthToken"> | Date | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"OAuthToken"> | Date | string
@@ -354,6 +362,7 @@ export type OAuthTokenCreateInput = {
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
   sessionId?: string | null
   grantId?: string | null
+  act?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   expiresAt: Date | string
   revokedAt?: Date | string | null
   createdAt?: Date | string
@@ -374,6 +383,7 @@ export type OAuthTokenUncheckedCreateInput = {
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
   sessionId?: string | null
   grantId?: string | null
+  act?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   expiresAt: Date | string
   revokedAt?: Date | string | null
   createdAt?: Date | string
@@ -390,6 +400,7 @@ export type OAuthTokenUpdateInput = {
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
   sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   grantId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  act?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -410,6 +421,7 @@ export type OAuthTokenUncheckedUpdateInput = {
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
   sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   grantId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  act?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -428,6 +440,7 @@ export type OAuthTokenCreateManyInput = {
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
   sessionId?: string | null
   grantId?: string | null
+  act?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   expiresAt: Date | string
   revokedAt?: Date | string | null
   createdAt?: Date | string
@@ -444,6 +457,7 @@ export type OAuthTokenUpdateManyMutationInput = {
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
   sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   grantId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  act?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -462,6 +476,7 @@ export type OAuthTokenUncheckedUpdateManyInput = {
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
   sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   grantId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  act?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -490,6 +505,7 @@ export type OAuthTokenCountOrderByAggregateInput = {
   audience?: Prisma.SortOrder
   sessionId?: Prisma.SortOrder
   grantId?: Prisma.SortOrder
+  act?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -640,6 +656,7 @@ export type OAuthTokenCreateWithoutUserInput = {
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
   sessionId?: string | null
   grantId?: string | null
+  act?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   expiresAt: Date | string
   revokedAt?: Date | string | null
   createdAt?: Date | string
@@ -658,6 +675,7 @@ export type OAuthTokenUncheckedCreateWithoutUserInput = {
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
   sessionId?: string | null
   grantId?: string | null
+  act?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   expiresAt: Date | string
   revokedAt?: Date | string | null
   createdAt?: Date | string
@@ -705,6 +723,7 @@ export type OAuthTokenScalarWhereInput = {
   audience?: Prisma.StringNullableListFilter<"OAuthToken">
   sessionId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
   grantId?: Prisma.StringNullableFilter<"OAuthToken"> | string | null
+  act?: Prisma.JsonNullableFilter<"OAuthToken">
   expiresAt?: Prisma.DateTimeFilter<"OAuthToken"> | Date | string
   revokedAt?: Prisma.DateTimeNullableFilter<"OAuthToken"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"OAuthToken"> | Date | string
@@ -721,6 +740,7 @@ export type OAuthTokenCreateWithoutAppInput = {
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
   sessionId?: string | null
   grantId?: string | null
+  act?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   expiresAt: Date | string
   revokedAt?: Date | string | null
   createdAt?: Date | string
@@ -739,6 +759,7 @@ export type OAuthTokenUncheckedCreateWithoutAppInput = {
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
   sessionId?: string | null
   grantId?: string | null
+  act?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   expiresAt: Date | string
   revokedAt?: Date | string | null
   createdAt?: Date | string
@@ -782,6 +803,7 @@ export type OAuthTokenCreateManyUserInput = {
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
   sessionId?: string | null
   grantId?: string | null
+  act?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   expiresAt: Date | string
   revokedAt?: Date | string | null
   createdAt?: Date | string
@@ -798,6 +820,7 @@ export type OAuthTokenUpdateWithoutUserInput = {
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
   sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   grantId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  act?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -816,6 +839,7 @@ export type OAuthTokenUncheckedUpdateWithoutUserInput = {
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
   sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   grantId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  act?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -833,6 +857,7 @@ export type OAuthTokenUncheckedUpdateManyWithoutUserInput = {
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
   sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   grantId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  act?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -850,6 +875,7 @@ export type OAuthTokenCreateManyAppInput = {
   audience?: Prisma.OAuthTokenCreateaudienceInput | string[]
   sessionId?: string | null
   grantId?: string | null
+  act?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   expiresAt: Date | string
   revokedAt?: Date | string | null
   createdAt?: Date | string
@@ -866,6 +892,7 @@ export type OAuthTokenUpdateWithoutAppInput = {
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
   sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   grantId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  act?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -884,6 +911,7 @@ export type OAuthTokenUncheckedUpdateWithoutAppInput = {
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
   sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   grantId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  act?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -901,6 +929,7 @@ export type OAuthTokenUncheckedUpdateManyWithoutAppInput = {
   audience?: Prisma.OAuthTokenUpdateaudienceInput | string[]
   sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   grantId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  act?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -921,6 +950,7 @@ export type OAuthTokenSelect<ExtArgs extends runtime.Types.Extensions.InternalAr
   audience?: boolean
   sessionId?: boolean
   grantId?: boolean
+  act?: boolean
   expiresAt?: boolean
   revokedAt?: boolean
   createdAt?: boolean
@@ -941,6 +971,7 @@ export type OAuthTokenSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Ex
   audience?: boolean
   sessionId?: boolean
   grantId?: boolean
+  act?: boolean
   expiresAt?: boolean
   revokedAt?: boolean
   createdAt?: boolean
@@ -961,6 +992,7 @@ export type OAuthTokenSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Ex
   audience?: boolean
   sessionId?: boolean
   grantId?: boolean
+  act?: boolean
   expiresAt?: boolean
   revokedAt?: boolean
   createdAt?: boolean
@@ -981,12 +1013,13 @@ export type OAuthTokenSelectScalar = {
   audience?: boolean
   sessionId?: boolean
   grantId?: boolean
+  act?: boolean
   expiresAt?: boolean
   revokedAt?: boolean
   createdAt?: boolean
 }
 
-export type OAuthTokenOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "format" | "tokenHash" | "userId" | "clientId" | "appId" | "credentialId" | "scopes" | "audience" | "sessionId" | "grantId" | "expiresAt" | "revokedAt" | "createdAt", ExtArgs["result"]["oAuthToken"]>
+export type OAuthTokenOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "format" | "tokenHash" | "userId" | "clientId" | "appId" | "credentialId" | "scopes" | "audience" | "sessionId" | "grantId" | "act" | "expiresAt" | "revokedAt" | "createdAt", ExtArgs["result"]["oAuthToken"]>
 export type OAuthTokenInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   user?: boolean | Prisma.OAuthToken$userArgs<ExtArgs>
   app?: boolean | Prisma.OAuthToken$appArgs<ExtArgs>
@@ -1019,6 +1052,7 @@ export type $OAuthTokenPayload<ExtArgs extends runtime.Types.Extensions.Internal
     audience: string[]
     sessionId: string | null
     grantId: string | null
+    act: runtime.JsonValue | null
     expiresAt: Date
     revokedAt: Date | null
     createdAt: Date
@@ -1459,6 +1493,7 @@ export interface OAuthTokenFieldRefs {
   readonly audience: Prisma.FieldRef<"OAuthToken", 'String[]'>
   readonly sessionId: Prisma.FieldRef<"OAuthToken", 'String'>
   readonly grantId: Prisma.FieldRef<"OAuthToken", 'String'>
+  readonly act: Prisma.FieldRef<"OAuthToken", 'Json'>
   readonly expiresAt: Prisma.FieldRef<"OAuthToken", 'DateTime'>
   readonly revokedAt: Prisma.FieldRef<"OAuthToken", 'DateTime'>
   readonly createdAt: Prisma.FieldRef<"OAuthToken", 'DateTime'>

@@ -45,7 +45,16 @@ export async function introspect(rt: OAuthRuntime, caller: ClientRecord, token: 
   // An app's own token: the app is the subject, there are no user claims.
   if (t.subject === "app") return { ...common, sub: t.clientId, aud: t.audience, iss: rt.issuer, jti: t.id };
   const [roles, metadata] = await Promise.all([rolesOf(rt, t, caller.projectId), metadataOf(rt, t)]);
-  const protocol = { ...common, sub: t.principal.userId, aud: t.audience, iss: rt.issuer, jti: t.id, username: t.user.username };
+  const protocol = {
+    ...common,
+    sub: t.principal.userId,
+    aud: t.audience,
+    iss: rt.issuer,
+    jti: t.id,
+    username: t.user.username,
+    // RFC 8693 §4.1: who acts for the user, as the token itself says.
+    ...(t.act ? { act: t.act } : {}),
+  };
   const user = await actionUser(rt, "preuserinfo", async () => t.user);
   return { ...protocol, ...(await withActions(rt, "preuserinfo", { ...userClaims(t.user, t.scopes), ...roles, ...metadata }, protocol, user, t.clientId)) };
 }

@@ -2,7 +2,7 @@
 // user, an ID token. Machine grants write the row through the batching token
 // writer; the authorization code and refresh grants write it themselves, in
 // the statement that redeems their grant.
-import type { TokenRow } from "../../store/tokens.js";
+import type { TokenActor, TokenRow } from "../../store/tokens.js";
 import type { SigningAlg } from "../access/app-settings.js";
 import { type ActionFunction, appendClaims } from "../actions/functions.js";
 import { storeAnsweredMetadata } from "../actions/metadata.js";
@@ -57,7 +57,7 @@ export interface IssueInput {
   alg?: SigningAlg;
   now: Date;
   /** RFC 8693 §4.1: the party acting for the subject (a JWT access token carries it as the `act` claim). */
-  act?: { sub: string };
+  act?: TokenActor;
   /** A used-assertion marker to write with the token; the grant fails if it already exists. */
   marker?: TokenRow;
   /** A user's interactive sign-in: the ID token's sign-in claims, and the grant the token belongs to. */
@@ -128,6 +128,7 @@ export async function prepareTokens(rt: OAuthRuntime, input: IssueInput): Promis
     audience: granted.audience,
     sessionId: signIn?.sessionId ?? null,
     grantId: signIn?.grantId ?? null,
+    ...(input.act ? { act: input.act } : {}),
     expiresAt: new Date(accessClaims.exp * 1000),
     createdAt: now,
   };

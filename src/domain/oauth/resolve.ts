@@ -1,7 +1,7 @@
 // The one bearer-token resolution path: any token (PAT, opaque or JWT access
 // token) → what it stands for, cached. Management-API authentication,
 // introspection, revocation and userinfo all come through here.
-import type { StoredPatRow, StoredTokenRow, TokenUserRow } from "../../store/tokens.js";
+import type { StoredPatRow, StoredTokenRow, TokenActor, TokenUserRow } from "../../store/tokens.js";
 import type { ProjectRoleClaim as RoleClaim } from "../access/user-grants.js";
 import type { Principal } from "../context.js";
 import { findClient, usable } from "./client-auth.js";
@@ -50,6 +50,8 @@ export interface UserToken extends TokenBase {
   roles?: Record<string, RoleClaim>;
   /** Filled lazily when the metadata scope was granted; null when the user has none. */
   metadata?: Record<string, string> | null;
+  /** RFC 8693 §4.1: who acts for the user (a token exchange's delegation), nested to the earliest actor. */
+  act?: TokenActor;
 }
 
 /**
@@ -139,6 +141,7 @@ async function fromOAuthRow(rt: OAuthRuntime, row: StoredTokenRow): Promise<Reso
       management: row.audience.includes(MANAGEMENT_AUDIENCE) && row.scopes.includes(SCOPE_MANAGEMENT),
       principal: principalOf(row.user, rt.instanceId, row.id, row.sessionId),
       user: row.user,
+      ...(row.act ? { act: row.act as unknown as TokenActor } : {}),
     };
   }
   if (!row.appId) return undefined;

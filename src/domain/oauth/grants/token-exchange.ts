@@ -2,7 +2,11 @@
 // ORG_TOKEN_EXCHANGER in the subject's organization; ZITADEL's impersonator roles) trades a user's access token for a
 // narrower one: impersonation without an actor token, delegation (the `act` claim naming the client) with its own.
 // Audience and scope only narrow, the lifetime never outlasts the subject token, and each exchange is an audit event
-// written in the transaction that writes the token.
+// written in the transaction that writes the token. A subject token that was itself delegated keeps its actors: a
+// delegation nests them under the new actor (RFC 8693 §4.1, at most MAX_ACTORS deep), an impersonation carries them
+// unchanged, so that no exchange turns a delegated token into one that names nobody.
+
+import type { TokenActor } from "../../../store/tokens.js";
 import { rolesHold } from "../../access/permissions.js";
 import { eventRow } from "../../audit/events.js";
 import type { ClientRecord } from "../client-auth.js";
@@ -17,6 +21,8 @@ export const GRANT_TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exch
 export const TOKEN_TYPE_ACCESS = "urn:ietf:params:oauth:token-type:access_token";
 export const TOKEN_TYPE_JWT = "urn:ietf:params:oauth:token-type:jwt";
 const SUPPORTED_TYPES = [TOKEN_TYPE_ACCESS, TOKEN_TYPE_JWT];
+/** How many actors a delegation chain may name (each exchange by a delegate adds one). */
+export const MAX_ACTORS = 5;
 /** Project ids (ids.ts): what in an audience can carry role claims. */
 const ID_SHAPE = /^[0-9a-z]{26}$/;
 
@@ -66,12 +72,16 @@ export const tokenExchange: Grant = {
     if (!SUPPORTED_TYPES.includes(requested)) throw invalidRequest(`requested_token_type must be one of ${SUPPORTED_TYPES.join(", ")}`);
     const subject = await presentedUserToken(rt, params.subject_token, params.subject_token_type, "subject_token", now);
     const me = await exchanger(rt, client, subject.user.orgId);
-    let act: { sub: string } | undefined;
-    if (params.actor_token !== undefined || params.actor_token_type !== undefined) {
-      // Delegation: the actor is the client itself, proven by a token of its own (RFC 8693 §4.1).
+    // The subject token's own actors stay named (an impersonation of a delegated token is still the delegate's doing).
+    let act: TokenActor | undefined = subject.act;
+    const delegation = params.actor_token !== undefined || params.actor_token_type !== undefined;
+    if (delegation) {
+      // Delegation: the actor is the client itself, proven by a token of its own (RFC 8693 §4.1), the earlier
+      // actors nested under it.
       const actor = await presentedUserToken(rt, params.actor_token, params.actor_token_type, "actor_token", now);
       if (actor.user.id !== me.userId) throw invalidRequest("the actor_token must stand for the client");
-      act = { sub: actor.user.id };
+      act = { sub: actor.user.id, ...(subject.act ? { act: subject.act } : {}) };
+      if (actorCount(act) > MAX_ACTORS) throw invalidRequest(`a delegation may name at most ${MAX_ACTORS} actors`);
     }
     const granted = narrowed(subject, params);
     const left = subject.expiresAt === null ? Number.POSITIVE_INFINITY : Math.floor((subject.expiresAt - now.getTime()) / 1000);
@@ -99,10 +109,11 @@ export const tokenExchange: Grant = {
             aggregateType: "user",
             aggregateId: subject.user.id,
             orgId: subject.user.orgId,
-            type: act ? "oauth.token.exchanged.delegation" : "oauth.token.exchanged.impersonation",
+            type: delegation ? "oauth.token.exchanged.delegation" : "oauth.token.exchanged.impersonation",
             payload: {
               clientId: me.clientId,
-              actor: act?.sub ?? null,
+              actor: delegation ? (act?.sub ?? null) : null,
+              ...(act?.act || (!delegation && act) ? { actors: actorChain(act) } : {}),
               subjectTokenId: subject.id,
               tokenId: row.id,
               scopes: granted.scopes,
@@ -118,3 +129,16 @@ export const tokenExchange: Grant = {
     return answer;
   },
 };
+
+function actorCount(act: TokenActor | undefined): number {
+  let n = 0;
+  for (let a = act; a; a = a.act) n++;
+  return n;
+}
+
+/** The actors of a chain, the latest first. */
+function actorChain(act: TokenActor | undefined): string[] {
+  const out: string[] = [];
+  for (let a = act; a; a = a.act) out.push(a.sub);
+  return out;
+}

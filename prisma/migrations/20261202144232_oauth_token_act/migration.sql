@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "OAuthToken" ADD COLUMN     "act" JSONB;
