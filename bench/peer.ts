@@ -13,8 +13,12 @@ import type { PeerSettings } from "./peer/oidc-provider.js";
 import type { BenchContext, LoadResult, Scenario, TargetRequest } from "./run.js";
 import { OAUTH_SCENARIOS } from "./scenarios/oauth.js";
 
-/** A load run's result, with the server's CPU per request when it could be read. */
-export type Measured = LoadResult & { cpuMsPerRequest?: number };
+/**
+ * A load run's result, with the server's CPU per request when it could be read, the bench database's PostgreSQL
+ * backends' CPU per request (svc's, or the persisting peer's: the other server is idle meanwhile), and for svc the
+ * round trip of its commits (bench/statements.ts).
+ */
+export type Measured = LoadResult & { cpuMsPerRequest?: number; dbCpuMsPerRequest?: number; commitMs?: { p50: number; p90: number; commits: number } };
 
 /** This process's CPU time (svc runs in it; the bench's own work waits while wrk runs), in ms. */
 const ownCpuMs = () => {
@@ -38,7 +42,7 @@ function childCpuMs(pid: number | undefined): () => number {
 export interface PeerDeps {
   resolveRequest(ctx: BenchContext, scenario: Scenario): Promise<TargetRequest>;
   /** `cpuMs`: the CPU time the server under test has used so far, for its CPU per request over the measured run. */
-  measure(request: TargetRequest, name: string, cpuMs?: () => number): Promise<Measured>;
+  measure(request: TargetRequest, name: string, cpuMs?: () => number, svc?: boolean): Promise<Measured>;
   log(msg: string): void;
 }
 
@@ -154,7 +158,7 @@ export async function runPeerComparison(ctx: BenchContext, deps: PeerDeps, opts:
     for (let round = 1; round <= opts.rounds; round++) {
       for (const r of requests) {
         deps.log(`round ${round}: ${r.name} on svc`);
-        const svc = await deps.measure(r.svc, `${r.name} (svc)`, ownCpuMs);
+        const svc = await deps.measure(r.svc, `${r.name} (svc)`, ownCpuMs, true);
         const results = [];
         for (const [i, peer] of peers.entries()) {
           deps.log(`round ${round}: ${r.name} on ${peer.label}`);
@@ -178,6 +182,8 @@ export function peerTable(rows: PeerRow[]): string {
   const header = ["scenario", "round", "svc", ...labels.flatMap((l) => [l, `svc ÷ ${l}`])];
   const cell = (r: Measured) =>
     `${fmt(r.requestsPerSecond)}/s, p99 ${fmt(r.latencyP99Ms, 1)} ms${Number.isFinite(r.cpuMsPerRequest) ? `, ${fmt(r.cpuMsPerRequest as number, 3)} ms CPU` : ""}` +
+    (r.dbCpuMsPerRequest !== undefined && r.dbCpuMsPerRequest >= 0.005 ? ` + ${fmt(r.dbCpuMsPerRequest, 3)} ms PostgreSQL` : "") +
+    (r.commitMs ? `, ${fmt(r.commitMs.commits / r.requests, 2)} commits/req of p50 ${fmt(r.commitMs.p50, 1)} ms` : "") +
     (r.non2xx + r.errors > 0 ? `, ${r.non2xx + r.errors} FAILED` : "");
   const body = rows.map((row) => [
     row.scenario,

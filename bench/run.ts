@@ -29,7 +29,7 @@ import autocannonUntyped from "autocannon";
 import { type Config, loadConfig } from "../src/config.js";
 import { type Server, startServer } from "../src/server.js";
 import type { FlowSpec } from "./flow-client.js";
-import { PEER_VERSION, peerTable, runPeerComparison } from "./peer.js";
+import { type Measured, PEER_VERSION, peerTable, runPeerComparison } from "./peer.js";
 import { BURST_SCENARIOS } from "./scenarios/burst.js";
 import { EVENT_SCENARIOS } from "./scenarios/events.js";
 import { LIST_SCENARIOS } from "./scenarios/lists.js";
@@ -37,7 +37,7 @@ import { OAUTH_SCENARIOS } from "./scenarios/oauth.js";
 import { SAML_SCENARIOS } from "./scenarios/saml.js";
 import { SCIM_SCENARIOS } from "./scenarios/scim.js";
 import { SIGN_IN_SCENARIOS } from "./scenarios/sign-in.js";
-import { countStatements, statementCounts, statementTally, tallySince } from "./statements.js";
+import { commitMark, commitTimesSince, countStatements, statementCounts, statementTally, tallySince } from "./statements.js";
 import { runTargets, targetReport } from "./targets.js";
 
 type Method = "GET" | "POST" | "PUT" | "DELETE";
@@ -540,10 +540,14 @@ export async function measure(
     seconds: number;
     loader: Loader;
     cpuMs?: () => number;
+    /** Also the CPU of the bench database's PostgreSQL backends over the measured run (all of them: svc's and a peer's). */
+    db?: boolean;
+    /** svc is the server: its commits' round trips are timed in its driver (bench/statements.ts). */
+    svc?: boolean;
     /** Wraps the measured run (not the warm-up), e.g. to profile it. */
     around?: (run: () => Promise<LoadResult>) => Promise<LoadResult>;
   },
-): Promise<LoadResult & { cpuMsPerRequest?: number }> {
+): Promise<Measured> {
   const tmp = await mkdtemp(path.join(os.tmpdir(), "svc-bench-load-"));
   try {
     const run: LoadRun = {
@@ -561,9 +565,15 @@ export async function measure(
     const warm = await load(run);
     // Requests still in flight when the warm-up stopped were sent too: skip past them as well.
     const cpuBefore = opts.cpuMs?.();
+    const dbBefore = opts.db && benchDatabase() ? await postgresCpuUs(benchDatabase()) : undefined;
+    const commits = commitMark();
     const measured = () => load({ ...run, seconds: opts.seconds, offset: warm.requests + 2 * opts.connections });
-    const r: LoadResult & { cpuMsPerRequest?: number } = await (opts.around ? opts.around(measured) : measured());
+    const r: Measured = await (opts.around ? opts.around(measured) : measured());
     if (opts.cpuMs && cpuBefore !== undefined && r.requests > 0) r.cpuMsPerRequest = (opts.cpuMs() - cpuBefore) / r.requests;
+    if (dbBefore && r.requests > 0) r.dbCpuMsPerRequest = postgresCpuSince(dbBefore, await postgresCpuUs(benchDatabase())) / 1000 / r.requests;
+    const commitTimes = opts.svc ? commitTimesSince(commits) : undefined;
+    // Only where svc commits per request (batched: up to one commit per group of requests), not the odd background write.
+    if (commitTimes && commitTimes.commits >= r.requests / 100) r.commitMs = commitTimes;
     if (r.non2xx > 0) {
       const body = request.bodiesFile ? undefined : request.body?.split("[<id>]").join(randomBytes(4).toString("hex"));
       const sample = await fetch(run.url, { method: request.method, headers: request.headers, body });
@@ -687,7 +697,8 @@ async function sideBySide(ctx: BenchContext, o: SideBySideOptions): Promise<void
     ctx,
     {
       resolveRequest,
-      measure: (request, name, cpuMs) => measure(request, { name, connections: o.connections, seconds: o.seconds, loader: o.loader, cpuMs }),
+      measure: (request, name, cpuMs, svc) =>
+        measure(request, { name, connections: o.connections, seconds: o.seconds, loader: o.loader, cpuMs, svc, db: true }),
       log: o.log,
     },
     { rounds: o.rounds, databaseUrl: o.config.databaseUrl, poolSize: o.config.databasePoolSize, ttlSeconds: o.config.accessTokenLifetimeClientCredentials },
@@ -714,8 +725,8 @@ async function sideBySide(ctx: BenchContext, o: SideBySideOptions): Promise<void
 
 /** `--targets`: issue 28's targets side by side in one run (bench/targets.ts); printed, never recorded in results.md. */
 async function targetsRun(ctx: BenchContext, o: Omit<SideBySideOptions, "rounds">): Promise<void> {
-  const measureOn = (request: TargetRequest, name: string, cpuMs?: () => number) =>
-    measure(request, { name, connections: o.connections, seconds: o.seconds, loader: o.loader, cpuMs });
+  const measureOn = (request: TargetRequest, name: string, cpuMs?: () => number, svc?: boolean) =>
+    measure(request, { name, connections: o.connections, seconds: o.seconds, loader: o.loader, cpuMs, svc, db: true });
   const report = await runTargets(
     ctx,
     {

@@ -21,6 +21,35 @@ const WRITE = /\b(INSERT|UPDATE|DELETE)\b/i;
 const BEGIN = /^\s*(BEGIN|START\s+TRANSACTION)\b/i;
 const END = /^\s*(COMMIT|END|ROLLBACK|ABORT)\b/i;
 
+/**
+ * How long each commit took, from the driver's send to its answer (ms): a write sent on its own (autocommit) or a
+ * COMMIT of a transaction that wrote. With synchronous_commit on, that includes PostgreSQL's WAL flush, which on a
+ * disk others share varies far more than CPU does; a closed loop of N connections that each wait for one commit per
+ * request can do no more than N of them per commit time.
+ */
+const commitMs: number[] = [];
+const COMMITS_KEPT = 200_000;
+
+/** Calls `done` with the time from now to the statement's answer (callback or promise, whichever the caller used). */
+function timed(args: unknown[], run: () => unknown): unknown {
+  const t0 = performance.now();
+  const record = () => {
+    if (commitMs.length < COMMITS_KEPT) commitMs.push(performance.now() - t0);
+  };
+  const last = args.length - 1;
+  const cb = args[last];
+  if (typeof cb === "function") {
+    args[last] = (...a: unknown[]) => {
+      record();
+      return (cb as (...x: unknown[]) => unknown)(...a);
+    };
+    return run();
+  }
+  const out = run() as { then?: (ok: () => void, fail: () => void) => unknown } | undefined;
+  if (out && typeof out.then === "function") out.then(record, record);
+  return out;
+}
+
 /** Per connection: inside a transaction, and whether it wrote. */
 const open = new WeakMap<object, { wrote: boolean }>();
 let installed = false;
@@ -47,15 +76,21 @@ export function countStatements(): void {
       }
       if (logging) process.stderr.write(`    sql: ${text.replace(/\s+/g, " ").slice(0, 160)}\n`);
       const tx = open.get(this);
+      let commit = false;
       if (BEGIN.test(text)) open.set(this, { wrote: false });
       else if (END.test(text)) {
-        if (tx?.wrote && /^\s*(COMMIT|END)\b/i.test(text)) counts.commits++;
+        commit = tx?.wrote === true && /^\s*(COMMIT|END)\b/i.test(text);
+        if (commit) counts.commits++;
         open.delete(this);
       } else if (WRITE.test(text)) {
         counts.writes++;
         if (tx) tx.wrote = true;
-        else counts.commits++;
+        else {
+          counts.commits++;
+          commit = true;
+        }
       }
+      if (commit) return timed(args, () => original.apply(this, args));
     }
     return original.apply(this, args);
   };
@@ -78,4 +113,15 @@ export function tallySince(before: Map<string, number>, per: number): string[] {
     .filter(([, n]) => n > 0)
     .sort((a, b) => b[1] - a[1])
     .map(([k, n]) => `    ${(n / per).toFixed(2)} × ${k}`);
+}
+
+/** Where the commit times stand now (for commitTimesSince). */
+export const commitMark = (): number => commitMs.length;
+
+/** The median and 90th percentile of the commit times since `mark` (ms), or undefined without any. */
+export function commitTimesSince(mark: number): { p50: number; p90: number; commits: number } | undefined {
+  const since = commitMs.slice(mark).sort((a, b) => a - b);
+  if (since.length === 0) return undefined;
+  const at = (q: number) => since[Math.min(since.length - 1, Math.floor(q * since.length))] as number;
+  return { p50: at(0.5), p90: at(0.9), commits: since.length };
 }
