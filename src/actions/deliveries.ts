@@ -83,8 +83,9 @@ export class DeliveryWorker {
   private get concurrency() {
     return this.o.concurrency ?? 64;
   }
+  /** A target's share of this replica's deliveries in flight (no more than all of them). */
   private get perTarget() {
-    return this.o.perTarget ?? 32;
+    return Math.max(1, Math.min(this.o.perTarget ?? 32, this.concurrency));
   }
   /** A target with this many in flight is left out of the claims (so that a claim never takes it past perTarget). */
   private get half() {
