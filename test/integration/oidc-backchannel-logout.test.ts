@@ -7,9 +7,9 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
-import { createHuman, defaultOrgId, type Machine, project } from "../support/fixtures.js";
+import { createHuman, createOrg, defaultOrgId, type Machine, project } from "../support/fixtures.js";
 import { codeFlow, discover, issuerOf, loginClient, type OidcApp, oidcApp, signIn } from "../support/oidc.js";
-import { admin, fails, ok } from "../support/rpc.js";
+import { admin, call, fails, ok } from "../support/rpc.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 const EVENT = "http://schemas.openid.net/event/backchannel-logout";
@@ -201,6 +201,28 @@ describe("OIDC back-channel logout", () => {
     await until("the second logout token", () => (receiver.of("/deactivate/logout").length === 2 ? true : undefined));
     const second = receiver.of("/deactivate/logout")[1];
     expect((await verified(second?.token ?? "", rp.clientId)).payload).toMatchObject({ sub: erin.id, sid: two.session.sessionId });
+  });
+
+  it("a lock by the lockout policy (permanentLockout) ends the user's sessions, sends their logout tokens and revokes the tokens", async () => {
+    const lockOrg = await createOrg(t, "BCL Lockout Org");
+    await admin(t, "SetLockoutSettings", { organizationId: lockOrg, settings: { maxPasswordAttempts: "2", permanentLockout: true } });
+    const id = await createHuman(t, lockOrg, "bcl-lola");
+    const loginName = `bcl-lola@${(await admin(t, "GetOrganizationByID", { organizationId: lockOrg })).organization.primaryDomain}`;
+    const rp = await rpWithLogout("bcl-lockout", "/lockout/logout");
+    const flow = await signInto(rp, loginName);
+    // Someone guesses the password: the second wrong one locks the user.
+    for (let i = 0; i < 2; i++) {
+      await call(t, "rest", login.pat, "CreateSession", { checks: { user: { loginName }, password: { password: `Wrong-Passw0rd-${i}` } } });
+    }
+    expect((await admin(t, "GetUserByID", { userId: id })).user.state).toBe("USER_STATE_LOCKED");
+    const [got] = await until("the logout token", () => (receiver.of("/lockout/logout").length ? receiver.of("/lockout/logout") : undefined));
+    expect((await verified(got?.token ?? "", rp.clientId)).payload).toMatchObject({ sub: id, sid: flow.session.sessionId });
+    expect(await db().session.count({ where: { id: flow.session.sessionId } })).toBe(0);
+    // Revoked, not only unusable while locked: an unlock does not revive them.
+    expect(await db().oAuthToken.count({ where: { userId: id, revokedAt: null } })).toBe(0);
+    expect(await db().refreshToken.count({ where: { userId: id, revokedAt: null } })).toBe(0);
+    const locked = await db().event.findFirst({ where: { aggregateId: id, type: "user.locked" } });
+    expect(locked?.payload).toMatchObject({ reason: "lockout policy", endedSessions: 1 });
   });
 
   it("a password change (its other sessions) and DeleteUser send the logout tokens of the sessions they end", async () => {

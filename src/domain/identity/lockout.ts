@@ -15,6 +15,7 @@ import { recordEvent, userEvent } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { DomainError, failedPrecondition } from "../errors.js";
 import { keepActiveOrgOwners } from "../orgs/members.js";
+import { queueBackchannelLogout } from "../sessions/backchannel-logout.js";
 import type { LockoutPolicy } from "../settings/values.js";
 import { keepAnActiveInstanceOwner } from "./user-access.js";
 
@@ -84,7 +85,25 @@ export async function recordFailedPasswordCheck(ctx: Ctx, user: { id: string; or
       // Only from a usable state: a concurrent administrator's change (deactivated, deleted) wins.
       if (await tx.users.updateInState(user.id, ["ACTIVE", "INITIAL"], { state: "LOCKED", lockedAt: now, updatedAt: now })) {
         await tx.auth.invalidate({ userId: user.id });
-        await recordEvent(ctx, tx, userEvent(user, "user.locked", { reason: "lockout policy", ...counted }));
+        // A lock ends the user's sign-in sessions, telling their OIDC and SAML participants, and its OAuth tokens, as
+        // an administrator's lock does (issue 29): someone was guessing the password, and an unlock must not revive
+        // them. Its personal access tokens stay (credentials, not sessions: anybody who knows the login name can
+        // cause this lock, and must not be able to wipe them with it).
+        await queueBackchannelLogout(tx, ctx.instanceId, { userId: user.id }, now);
+        const endedSessions = await tx.sessions.terminateOfUser(ctx.instanceId, user.id, undefined, now);
+        const revokedTokens = await tx.tokens.revokeIssued({ userId: user.id }, now);
+        const revokedRefreshTokens = await tx.refreshTokens.revokeOfUser(user.id, now);
+        await recordEvent(
+          ctx,
+          tx,
+          userEvent(user, "user.locked", {
+            reason: "lockout policy",
+            ...counted,
+            ...(endedSessions ? { endedSessions } : {}),
+            ...(revokedTokens ? { revokedTokens } : {}),
+            ...(revokedRefreshTokens ? { revokedRefreshTokens } : {}),
+          }),
+        );
       }
       return true;
     }
