@@ -5,8 +5,8 @@ import { Prisma } from "../../gen/prisma/client.js";
 import type { Db } from "./index.js";
 import { dateOf, type Paged, pageOnDriver, type Window } from "./paging.js";
 import type { RefreshTokenRow } from "./refresh-tokens.js";
-import { gateAllowed } from "./sign-in-sql.js";
-import { query, statement } from "./sql.js";
+import { bytesOf, gateAllowed } from "./sign-in-sql.js";
+import { query, queryJson, statement } from "./sql.js";
 import { machineUserByClientId, PROFILE_COLUMNS } from "./users.js";
 
 /** What a token (or a used-assertion marker) row holds. */
@@ -308,35 +308,52 @@ export class TokenRepo {
     instanceId: string,
     clientId: string,
   ): Promise<{ app: ClientAppRow | null; user: ClientMachineUserRow | null; by?: "loginName" | "id" | "username" }> {
-    const [app, user] = await Promise.all([
-      this.db.application.findUnique({
-        where: { clientId },
-        select: {
-          id: true,
-          instanceId: true,
-          orgId: true,
-          projectId: true,
-          type: true,
-          state: true,
-          secretHash: true,
-          authMethod: true,
-          accessTokenType: true,
-          config: true,
-          project: { select: { state: true, authorizationRequired: true, projectAccessRequired: true, org: { select: { state: true } } } },
-        },
-      }),
-      machineUserByClientId(this.db, instanceId, clientId, {
-        id: true,
-        username: true,
-        orgId: true,
-        type: true,
-        state: true,
-        secretHash: true,
-        accessTokenType: true,
-        createdAt: true,
-        org: { select: { state: true } },
-      }),
-    ]);
+    // The application first, in one prepared statement with its project and organization; the machine user (two or
+    // three reads) only when no OAuth application of this instance has the client id, which is what a client id names
+    // first. A cache miss of an app's record is one statement instead of six.
+    const [row] = await queryJson<Record<string, unknown>>(
+      this.db,
+      statement(
+        Prisma.sql`SELECT a."id", a."instanceId", a."orgId", a."projectId", a."type"::text AS "type", a."state"::text AS "state", a."secretHash",
+            a."authMethod", a."accessTokenType"::text AS "accessTokenType", a."config", p."state"::text AS "p_state",
+            p."authorizationRequired" AS "p_authorizationRequired", p."projectAccessRequired" AS "p_projectAccessRequired", o."state"::text AS "o_state"
+          FROM "Application" a JOIN "Project" p ON p."id" = a."projectId" JOIN "Organization" o ON o."id" = p."orgId"
+          WHERE a."clientId" = ${clientId}`,
+        "client_app_by_client_id",
+      ),
+    );
+    const app: ClientAppRow | null = row
+      ? {
+          id: row.id as string,
+          instanceId: row.instanceId as string,
+          orgId: row.orgId as string,
+          projectId: row.projectId as string,
+          type: row.type as string,
+          state: row.state as string,
+          secretHash: row.secretHash === null ? null : bytesOf(row.secretHash as string),
+          authMethod: row.authMethod as string,
+          accessTokenType: row.accessTokenType as "BEARER" | "JWT",
+          config: row.config,
+          project: {
+            state: row.p_state as string,
+            authorizationRequired: row.p_authorizationRequired as boolean,
+            projectAccessRequired: row.p_projectAccessRequired as boolean,
+            org: { state: row.o_state as string },
+          },
+        }
+      : null;
+    if (app && app.instanceId === instanceId && (app.type === "API" || app.type === "OIDC")) return { app, user: null };
+    const user = await machineUserByClientId(this.db, instanceId, clientId, {
+      id: true,
+      username: true,
+      orgId: true,
+      type: true,
+      state: true,
+      secretHash: true,
+      accessTokenType: true,
+      createdAt: true,
+      org: { select: { state: true } },
+    });
     return { app, user: user?.user ?? null, by: user?.by };
   }
 
