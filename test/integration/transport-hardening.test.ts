@@ -703,14 +703,17 @@ describe("SIGTERM with keep-alive clients (issue 11, finding 20)", () => {
       while (running) await one();
     });
     try {
-      await new Promise((r) => setTimeout(r, 1_000));
+      // Requests in flight on every connection before the signal, however slow the machine is today.
+      const deadline = Date.now() + 20_000;
+      while (seen.ok < 100 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const before = seen.ok;
       const exited = s.stop();
       await new Promise((r) => setTimeout(r, 1_000));
       running = false;
       await Promise.all(loops);
       expect(await exited).toBe(0);
       // Requests after the close find no listener (refused, never sent); none is cut halfway.
-      expect(seen.ok).toBeGreaterThan(100);
+      expect(before).toBeGreaterThanOrEqual(100);
       expect({ reset: seen.reset, other: seen.other }).toEqual({ reset: 0, other: 0 });
     } finally {
       running = false;
