@@ -11,7 +11,7 @@ import { resolveToken } from "../../src/domain/oauth/tokens.js";
 import { ok as orgOk } from "../support/orgs.js";
 import { call, ok, project } from "../support/projects.js";
 import { rest, startTestServer, type TestServer } from "../support/server.js";
-import { b64, createMachine, createOrg, defaultOrgId, json } from "../support/users.js";
+import { addMachineSecret, b64, createMachine, createOrg, defaultOrgId, json } from "../support/users.js";
 
 const MGMT = "urn:svc:iam:org:project:id:svc:aud";
 const METADATA = "urn:svc:iam:user:metadata";
@@ -137,6 +137,31 @@ describe("client_credentials for API applications", () => {
     expect(intro).toMatchObject({ active: true, sub: app.clientId, client_id: app.clientId, token_type: "Bearer", iss: issuer });
     expect(intro.aud).toEqual([projectId, app.clientId]);
     expect(intro.exp).toBe((intro.iat as number) + 43200);
+  });
+
+  it("a client id names the application before a machine user spelt alike, whether or not the app's record is cached", async () => {
+    const named = await createApp(projectId, "named-alike");
+    const machineId = await createMachine(t, orgId, named.clientId);
+    const machineSecret = await addMachineSecret(t, machineId);
+    expect(machineSecret).toBeTruthy();
+    // Concurrent first requests (one read of the client for all of them), then again after the app's 1 s cache life.
+    for (const wait of [0, 1_100]) {
+      await new Promise((r) => setTimeout(r, wait));
+      const [asApp, asMachine] = await Promise.all([
+        Promise.all(Array.from({ length: 5 }, () => form("/oauth/v2/token", { grant_type: "client_credentials" }, basic(named.clientId, secretOf(named))))),
+        Promise.all(Array.from({ length: 5 }, () => form("/oauth/v2/token", { grant_type: "client_credentials" }, basic(named.clientId, machineSecret)))),
+      ]);
+      for (const res of asApp) {
+        expect(res.status).toBe(200);
+        const intro = await introspect((await json<TokenBody>(res)).access_token, rs);
+        expect(intro).toMatchObject({ active: true, sub: named.clientId, client_id: named.clientId });
+        expect(intro.username).toBeUndefined();
+      }
+      for (const res of asMachine) {
+        expect(res.status).toBe(401);
+        expect(await json<{ error: string }>(res)).toMatchObject({ error: "invalid_client" });
+      }
+    }
   });
 
   it("client_secret_post with openid-client; the project audience and org scopes of the app's own project are kept, others dropped", async () => {
