@@ -592,15 +592,22 @@ export async function measure(
  */
 async function cpuMeter(ctx: BenchContext, loader: Loader) {
   const svc0 = process.cpuUsage();
-  const db0 = await ctx.databaseCpuMs();
+  // The backends by pid (what each used since the first reading: a backend that ended in between is left out rather
+  // than subtracted, which made the sum of the live ones go negative); the sum of the live ones without /proc's names.
+  const byPid0 = benchDatabase() ? await postgresCpuUs(benchDatabase()) : undefined;
+  const db0 = byPid0?.size ? undefined : await ctx.databaseCpuMs();
   return {
     async perRequest(requests: number): Promise<Pick<ScenarioResult, "svcCpuMsPerRequest" | "dbCpuMsPerRequest">> {
       if (requests <= 0) return {};
       const svc = process.cpuUsage(svc0);
-      const db1 = await ctx.databaseCpuMs();
+      const db = byPid0?.size
+        ? postgresCpuSince(byPid0, await postgresCpuUs(benchDatabase())) / 1000
+        : db0 === undefined
+          ? undefined
+          : ((await ctx.databaseCpuMs()) ?? Number.NaN) - db0;
       return {
         ...(loader === "wrk" ? { svcCpuMsPerRequest: (svc.user + svc.system) / 1000 / requests } : {}),
-        ...(db0 !== undefined && db1 !== undefined ? { dbCpuMsPerRequest: (db1 - db0) / requests } : {}),
+        ...(db !== undefined && Number.isFinite(db) ? { dbCpuMsPerRequest: db / requests } : {}),
       };
     },
   };
