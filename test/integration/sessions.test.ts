@@ -257,14 +257,15 @@ describe("what a check enforces", () => {
     const session = await ok(t, "rest", login.pat, "CreateSession", { checks: { user: { userId: daveId } } });
     await admin(t, "DeactivateOrganization", { organizationId: closed });
     await fails(t, "rest", login.pat, "CreateSession", { checks: { user: { userId: daveId } } }, "failed_precondition", "Errors.Org.NotActive");
+    // Deactivating the organization ended its users' sessions (issue 29: their participants are told).
     await fails(
       t,
       "rest",
       login.pat,
       "SetSession",
       { sessionId: session.sessionId, sessionToken: session.sessionToken },
-      "failed_precondition",
-      "Errors.Org.NotActive",
+      "not_found",
+      "Errors.Session.NotFound",
     );
   });
 
