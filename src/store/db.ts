@@ -166,7 +166,9 @@ function setupClient(setup: string, readMs: number, onQuery?: QueryObserver): ty
             (res) => {
               clearTimeout(timer);
               onQuery?.((performance.now() - start) / 1000, true);
-              if (write) outage.tookWrite();
+              // Only a write that changed rows shows the database takes writes: a full disk still runs an UPDATE that
+              // matches nothing (the outbox's poll, say).
+              if (write && changedRows(res)) outage.tookWrite();
               resolve(res);
             },
             (err: unknown) => {
@@ -554,4 +556,13 @@ function tightenTreeSync(dir: string): void {
     if (e.isDirectory()) tightenTreeSync(p);
     else if (e.isFile() && (lstatSync(p).mode & 0o077) !== 0) chmodSync(p, 0o600);
   }
+}
+
+/** Whether a statement's result (or any of a multi-statement result's) changed rows; unknown counts as changed. */
+function changedRows(res: unknown): boolean {
+  const results = Array.isArray(res) ? res : [res];
+  return results.some((r) => {
+    const n = (r as { rowCount?: number | null } | undefined)?.rowCount;
+    return n === undefined || n === null || n > 0;
+  });
 }

@@ -123,15 +123,26 @@ pgOnly("PostgreSQL: a migration cut off at a statement boundary leaves nothing b
     expect([...counts.values()].reduce((a, b) => a + b, 0)).toBeGreaterThan(migrations.length);
   });
 
-  it("cut at the first, a middle and the last statement of every migration, and between its history row and the commit", async () => {
+  // Every migration is cut at a middle statement (each must be atomic). The first one and the newest RECENT ones (what
+  // a release adds) are also cut at their first and last statement and between the history row and the commit: those
+  // cuts test the runner's own steps, the same for every migration. Cutting all four points of every migration took a
+  // fresh database and a full migration each, and outgrew the test's time as migrations were added (31: > 240 s).
+  it("cut at a middle statement of every migration; the first and the newest also at the first and last statement and before the commit", async () => {
+    const RECENT = 4;
     const points: [string, number][] = [];
-    for (const m of migrations) {
+    for (const [i, m] of migrations.entries()) {
       const n = counts.get(m.name) ?? 0;
-      if (n > 0) for (const at of new Set([1, Math.ceil(n / 2), n])) points.push([m.name, at]);
-      points.push([m.name, 0]);
+      const all = i === 0 || i >= migrations.length - RECENT;
+      if (n > 0) for (const at of new Set(all ? [1, Math.ceil(n / 2), n] : [Math.ceil(n / 2)])) points.push([m.name, at]);
+      if (all || n === 0) points.push([m.name, 0]);
     }
     const failures: string[] = [];
-    for (const [target, at] of points) {
+    // Two cuts at a time (each on its own fresh database): half the wall time on two cores.
+    const queue = [...points];
+    const lane = async () => {
+      for (let next = queue.shift(); next; next = queue.shift()) await cutAt(...next);
+    };
+    const cutAt = async (target: string, at: number) => {
       const db = await freshDatabase();
       const url = db.url as string;
       try {
@@ -142,7 +153,7 @@ pgOnly("PostgreSQL: a migration cut off at a statement boundary leaves nothing b
         );
         if (!/terminat/.test(cut)) {
           failures.push(`${target} at ${at}: not cut (${cut})`);
-          continue;
+          return;
         }
         const recorded = await withPgClient(url, async (c) => {
           const exists = (await c.query(`SELECT to_regclass('"_prisma_migrations"') AS t`)).rows[0]?.t;
@@ -173,7 +184,8 @@ pgOnly("PostgreSQL: a migration cut off at a statement boundary leaves nothing b
       } finally {
         await db.drop();
       }
-    }
+    };
+    await Promise.all([lane(), lane()]);
     expect(failures).toEqual([]);
   }, 240_000);
 
