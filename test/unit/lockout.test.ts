@@ -1,6 +1,6 @@
 // The lockout policy's pure rules: the settings' bounds and the temporary lock periods (issue 23, finding 9).
 import { describe, expect, it } from "@jest/globals";
-import { lockPeriodMs, lockPeriods, OWNER_PASSWORD_LOCK_MS } from "../../src/domain/identity/lockout.js";
+import { lockPeriodMs, lockPeriods, OWNER_PASSWORD_LOCK_MS, PENDING_LOCK_MS, reservePasswordCheck } from "../../src/domain/identity/lockout.js";
 import { DEFAULT_SETTINGS, validateSetting } from "../../src/domain/settings/values.js";
 
 const policy = (v: Partial<typeof DEFAULT_SETTINGS.lockout> = {}) => ({ ...DEFAULT_SETTINGS.lockout, ...v, resourceOwner: "instance" as const });
@@ -52,5 +52,41 @@ describe("lock periods", () => {
   it("under permanent lockout are the fixed period of a last owner", () => {
     const p = lockPeriods(policy({ maxPasswordAttempts: 3, permanentLockout: true }));
     expect([3, 4, 9].map((a) => lockPeriodMs(p, a))).toEqual([OWNER_PASSWORD_LOCK_MS, OWNER_PASSWORD_LOCK_MS, OWNER_PASSWORD_LOCK_MS]);
+  });
+});
+
+// The interleavings of reservePasswordCheck that a burst of sign-ins produces, with the store's two reads scripted in
+// order (the SQL of each is tested through the API in lockout-hardening).
+describe("reserving a password check among checks in flight", () => {
+  const lockout = policy({ maxPasswordAttempts: 3 });
+  const now = new Date("2026-12-02T16:00:00Z");
+  function ctxWith(reservations: ({ failedPasswordAttempts: number } | null)[], locks: Record<string, unknown>[]) {
+    const calls = { reserve: 0, lock: 0 };
+    const users = {
+      reservePasswordCheck: async () => reservations[calls.reserve++] ?? null,
+      passwordLock: async () => locks[calls.lock++] ?? null,
+    };
+    return { ctx: { clock: () => now, store: { users } } as unknown as Parameters<typeof reservePasswordCheck>[0], calls };
+  }
+  const held = (over: Record<string, unknown>) => ({ failedPasswordAttempts: 3, state: "ACTIVE", lockedAt: now, passwordLockPending: true, ...over });
+
+  it("refused, then the lock is gone before it is read (a right password cleared it): tries again at once", async () => {
+    const { ctx, calls } = ctxWith([null, { failedPasswordAttempts: 1 }], [held({ failedPasswordAttempts: 0, lockedAt: null, passwordLockPending: false })]);
+    expect(await reservePasswordCheck(ctx, { id: "u" }, lockout)).toBe(1);
+    expect(calls).toEqual({ reserve: 2, lock: 1 });
+  });
+
+  it("refused by a pending lock: waits, and reserves once it ends", async () => {
+    const { ctx, calls } = ctxWith([null, null, { failedPasswordAttempts: 1 }], [held({}), held({})]);
+    expect(await reservePasswordCheck(ctx, { id: "u" }, lockout)).toBe(1);
+    expect(calls).toEqual({ reserve: 3, lock: 2 });
+  });
+
+  it("refused by a confirmed lock, a LOCKED user or an abandoned pending lock: no check", async () => {
+    for (const lock of [held({ passwordLockPending: false }), held({ state: "LOCKED" }), held({ lockedAt: new Date(now.getTime() - PENDING_LOCK_MS) })]) {
+      const { ctx, calls } = ctxWith([null, { failedPasswordAttempts: 1 }], [lock]);
+      expect(await reservePasswordCheck(ctx, { id: "u" }, lockout)).toBeNull();
+      expect(calls).toEqual({ reserve: 1, lock: 1 });
+    }
   });
 });

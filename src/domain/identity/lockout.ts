@@ -55,13 +55,13 @@ export async function reservePasswordCheck(ctx: Ctx, user: { id: string }, polic
     const reserved = await ctx.store.users.reservePasswordCheck(user.id, lockPeriods(policy), ctx.clock());
     if (reserved) return reserved.failedPasswordAttempts;
     const lock = await ctx.store.users.passwordLock(user.id);
-    const pending =
-      lock?.state !== "LOCKED" &&
-      lock?.passwordLockPending === true &&
-      lock.lockedAt !== null &&
-      ctx.clock().getTime() - lock.lockedAt.getTime() < PENDING_LOCK_MS;
-    if (!pending || Date.now() + delay > deadline) return null;
-    await new Promise((r) => setTimeout(r, delay));
+    if (!lock || lock.state === "LOCKED") return null;
+    // Refused, yet no lock now: a check in flight proved its password right between the refusal and this read (its
+    // success cleared the count). Try again at once.
+    const cleared = lock.lockedAt === null;
+    const pending = !cleared && lock.passwordLockPending && ctx.clock().getTime() - (lock.lockedAt as Date).getTime() < PENDING_LOCK_MS;
+    if ((!cleared && !pending) || Date.now() + delay > deadline) return null;
+    if (pending) await new Promise((r) => setTimeout(r, delay));
   }
 }
 
