@@ -169,9 +169,9 @@ export class Store {
     this.#saml ??= new SamlRepo(this.#db);
     return this.#saml;
   }
-  /** SAML's sign-in hot path: CreateResponse's one read. */
+  /** SAML's sign-in hot path: CreateResponse's one read and its one write. */
   get samlSignIn() {
-    this.#samlSignIn ??= new SamlSignInRepo(this.#db);
+    this.#samlSignIn ??= new SamlSignInRepo(this.#db, this.#router);
     return this.#samlSignIn;
   }
   get tokens() {

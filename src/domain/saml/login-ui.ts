@@ -14,7 +14,7 @@ import { appendedAttributes, type SamlAttribute } from "../actions/functions.js"
 import { storeAnsweredMetadata } from "../actions/metadata.js";
 import { userContext } from "../actions/payload.js";
 import type { ActionTargets } from "../actions/ports.js";
-import { recordEvent } from "../audit/events.js";
+import { eventRow } from "../audit/events.js";
 import type { Ctx } from "../context.js";
 import { failedPrecondition, invalidArgument, notFound } from "../errors.js";
 import type { UserView } from "../identity/users.js";
@@ -103,18 +103,18 @@ async function encode(r: SamlRequestRow, xml: string, key: KeyObject): Promise<S
   return { url: `${r.acsUrl}${r.acsUrl.includes("?") ? "&" : "?"}${query}`, redirect: true };
 }
 
-/** Marks the request answered with its event and, for an assertion, the session's participant (the SP, its NameID). */
+/**
+ * Marks the request answered with its audit event and, for an assertion, the session's participant (the SP, its
+ * NameID): one statement (store/saml-sign-in.ts), so that all or none of them are kept.
+ */
 async function finish(ctx: Ctx, r: SamlRequestRow, now: Date, type: string, payload: Record<string, unknown>, participant?: NewParticipant): Promise<void> {
-  await ctx.store.transaction(async (tx) => {
-    // The request finished once and the session's participant in one statement, then the audit event.
-    await answerOnce(
-      SAML_REQUEST,
-      () => tx.samlSignIn.finish(ctx.instanceId, r.id, now, participant),
-      () => tx.saml.findRequest(ctx.instanceId, r.id),
-      now,
-    );
-    await recordEvent(ctx, tx, { aggregateType: "saml.request", aggregateId: r.id, orgId: r.app.orgId, type, payload });
-  });
+  const event = eventRow(ctx, { aggregateType: "saml.request", aggregateId: r.id, orgId: r.app.orgId, type, payload });
+  await answerOnce(
+    SAML_REQUEST,
+    () => ctx.store.samlSignIn.finish(ctx.instanceId, r.id, now, event, participant),
+    () => ctx.store.saml.findRequest(ctx.instanceId, r.id),
+    now,
+  );
   ctx.signals?.finished("saml", type === "saml.request.succeeded" ? "success" : "error");
 }
 
