@@ -29,8 +29,21 @@ export interface Route {
 export interface RouteTable {
   readonly handlerCount: number;
   readonly routes: readonly Route[];
+  /**
+   * The routes by their first two path segments where both are literals (no verb: it would change the last raw
+   * segment before the match), each list in registration order; `other` holds every other route. A path can only
+   * match a route of its own two segments' list or of `other`, so findRoute tries those instead of all ~150 rules.
+   */
+  readonly byPrefix: ReadonlyMap<string, readonly IndexedRoute[]>;
+  readonly other: readonly IndexedRoute[];
   /** Resolves google.rpc (and our own) error detail types for decoding. */
   readonly registry: Registry;
+}
+
+/** A route and its place in registration order (which breaks ties between equally specific rules). */
+export interface IndexedRoute {
+  readonly route: Route;
+  readonly order: number;
 }
 
 export function compileRoutes(handlers: readonly UniversalHandler[]): RouteTable {
@@ -42,7 +55,21 @@ export function compileRoutes(handlers: readonly UniversalHandler[]): RouteTable
     const rule = getOption(handler.method, http);
     for (const binding of [rule, ...rule.additionalBindings]) routes.push(compileRule(handler, binding));
   }
-  return { handlerCount: handlers.length, routes, registry: createRegistry(...files) };
+  const byPrefix = new Map<string, IndexedRoute[]>();
+  const other: IndexedRoute[] = [];
+  routes.forEach((route, order) => {
+    const key = prefixKey(route.template);
+    if (key === undefined) other.push({ route, order });
+    else byPrefix.set(key, [...(byPrefix.get(key) ?? []), { route, order }]);
+  });
+  return { handlerCount: handlers.length, routes, registry: createRegistry(...files), byPrefix, other };
+}
+
+/** "<first>/<second>" when a template's first two segments are literals and it has no verb; otherwise undefined. */
+function prefixKey(t: PathTemplate): string | undefined {
+  const [a, b] = t.segments;
+  if (t.verb !== undefined || a?.kind !== "literal" || b?.kind !== "literal") return undefined;
+  return `${a.value}/${b.value}`;
 }
 
 function collectFiles(file: DescFile, into: Set<DescFile>): void {
@@ -114,13 +141,53 @@ function bodyMapping(input: DescMessage, body: string, fail: (why: string) => ne
 
 export function findRoute(table: RouteTable, httpMethod: string, path: string): { route: Route; vars: Record<string, string> } | undefined {
   let best: { route: Route; vars: Record<string, string> } | undefined;
-  for (const route of table.routes) {
+  for (const route of candidates(table, path)) {
     if (route.httpMethod !== httpMethod && route.httpMethod !== "*") continue;
     const vars = matchPath(route.template, path);
     if (vars === undefined) continue;
     if (best === undefined || isBetter(route, best.route)) best = { route, vars };
   }
   return best;
+}
+
+/**
+ * The routes `path` may match, in registration order: those indexed under its first two segments (decoded, as
+ * matchPath compares literals) and the unindexed ones. A literal never holds "/", so a decoded segment that does can
+ * match no indexed route; a segment that does not decode matches no literal either (matchPath answers undefined).
+ */
+function candidates(table: RouteTable, path: string): Iterable<Route> {
+  if (!path.startsWith("/")) return table.routes;
+  const second = path.indexOf("/", 1);
+  let key: string | undefined;
+  if (second !== -1) {
+    const third = path.indexOf("/", second + 1);
+    try {
+      const a = decodeURIComponent(path.slice(1, second));
+      const b = decodeURIComponent(path.slice(second + 1, third === -1 ? undefined : third));
+      if (!a.includes("/") && !b.includes("/")) key = `${a}/${b}`;
+    } catch (e) {
+      if (!(e instanceof URIError)) throw e;
+    }
+  }
+  const indexed = key === undefined ? undefined : table.byPrefix.get(key);
+  if (indexed === undefined) return table.other.map((r) => r.route);
+  // Both lists are in registration order: merge them.
+  const out: Route[] = [];
+  let i = 0;
+  let j = 0;
+  const { other } = table;
+  while (i < indexed.length || j < other.length) {
+    const x = indexed[i];
+    const y = other[j];
+    if (y === undefined || (x !== undefined && x.order < y.order)) {
+      out.push((x as IndexedRoute).route);
+      i++;
+    } else {
+      out.push(y.route);
+      j++;
+    }
+  }
+  return out;
 }
 
 /** Strictly better only, so that among equals the first registered rule wins. */
