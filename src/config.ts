@@ -211,11 +211,16 @@ class EnvReader {
     return n;
   }
 
-  url(name: string, def: string | undefined, protocols: string[]): string | undefined {
+  /**
+   * `hostless`: a URL whose host is empty after a user name (`postgresql://user@/db?host=/var/run/postgresql`, how pg
+   * and libpq name a Unix-domain socket) is accepted too: WHATWG URLs refuse credentials without a host, so it is
+   * checked with a placeholder host; the value is kept as given (the driver reads it).
+   */
+  url(name: string, def: string | undefined, protocols: string[], hostless = false): string | undefined {
     const raw = this.str(name) ?? def;
     if (raw === undefined) return undefined;
     try {
-      const u = new URL(raw);
+      const u = new URL(hostless && !URL.canParse(raw) ? raw.replace(/^([a-z]+:\/\/[^/@?#]*)@\//i, "$1@localhost/") : raw);
       if (!protocols.includes(u.protocol)) this.problems.push(`${name} must use ${protocols.join(" or ")}, got "${u.protocol}"`);
       return raw;
     } catch {
@@ -239,7 +244,7 @@ export function loadConfig(env: Env = process.env, opts: { masterKeyRequired?: b
   // given on top): raising the statement timeout for long statements raises the budget with it.
   if (r.str("SVC_DATABASE_REQUEST_TIMEOUT_MS") === undefined) ints.databaseRequestTimeoutMs = ints.databaseStatementTimeoutMs + 2_000;
   const dataDir = path.resolve(r.str("SVC_DATA_DIR") ?? "./data");
-  const databaseUrl = r.url("SVC_DATABASE_URL", undefined, ["postgres:", "postgresql:"]);
+  const databaseUrl = r.url("SVC_DATABASE_URL", undefined, ["postgres:", "postgresql:"], true);
   const externalUrl = (r.url("SVC_EXTERNAL_URL", `http://localhost:${ints.port}`, ["http:", "https:"]) as string).replace(/\/+$/, "");
   const config: Config = {
     ...ints,
