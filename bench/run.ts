@@ -413,7 +413,10 @@ function postgresCpuSince(before: Map<string, number>, after: Map<string, number
 /** The PostgreSQL database the bench runs on, if it does. */
 function benchDatabase(): string | undefined {
   const url = process.env.SVC_BENCH_DATABASE_URL;
-  return url ? decodeURIComponent(new URL(url).pathname.slice(1)) : undefined;
+  if (!url) return undefined;
+  // pg's and libpq's form for a Unix-domain socket, postgresql://user@/db?host=/dir, has no host for WHATWG URLs.
+  const parsed = URL.canParse(url) ? new URL(url) : new URL(url.replace(/^([a-z]+:\/\/[^/@?#]*)@\//i, "$1@localhost/"));
+  return decodeURIComponent(parsed.pathname.slice(1));
 }
 
 /** A flow run's result with the CPU each flow cost: of the server under test, its PostgreSQL backends, the client. */

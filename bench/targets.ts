@@ -18,7 +18,7 @@ import { deflateRawSync } from "node:zlib";
 import type { FlowSpec } from "./flow-client.js";
 import { type Measured, type PeerDeps, runPeerComparison, startPeer, stopPeer } from "./peer.js";
 import type { BenchContext, FlowResult, LoadResult, Scenario, ScenarioResult } from "./run.js";
-import { argon2Bound, type Base, PASSWORD, refreshTokens, session, signInWorld } from "./scenarios/sign-in.js";
+import { argon2Bound, type Base, PASSWORD, refreshTokens, SP_ACS, SP_ENTITY, SP_METADATA, samlApp, session, signInWorld } from "./scenarios/sign-in.js";
 import { logStatements, statementCounts } from "./statements.js";
 
 export interface TargetDeps {
@@ -37,11 +37,6 @@ export interface TargetOptions {
   ttlSeconds: number;
 }
 
-const SP_ENTITY = "https://sp.bench.example/saml";
-const SP_ACS = "https://sp.bench.example/saml/acs";
-const SP_METADATA = `<?xml version="1.0"?>
-<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="${SP_ENTITY}"><md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol" AuthnRequestsSigned="false" WantAssertionsSigned="true"><md:NameIDFormat>urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress</md:NameIDFormat><md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${SP_ACS}" index="0" isDefault="true"/></md:SPSSODescriptor></md:EntityDescriptor>`;
-
 async function api<T>(url: string, token: string, method: string, p: string, body?: unknown): Promise<T> {
   const res = await fetch(url + p, {
     method,
@@ -51,15 +46,6 @@ async function api<T>(url: string, token: string, method: string, p: string, bod
   const text = await res.text();
   if (!res.ok) throw new Error(`${method} ${p}: HTTP ${res.status} ${text}`);
   return JSON.parse(text) as T;
-}
-
-/** svc's SAML app for the bench's SP (its own project, no gates). */
-async function samlApp(ctx: BenchContext): Promise<void> {
-  const { projectId } = await api<{ projectId: string }>(ctx.url, ctx.pat, "POST", "/v2/projects/new", { organizationId: ctx.orgId, name: "Bench SAML" });
-  await api(ctx.url, ctx.pat, "POST", `/v2/projects/${projectId}/apps`, {
-    name: "bench SP",
-    saml: { metadataXml: Buffer.from(SP_METADATA).toString("base64") },
-  });
 }
 
 /** A machine user of the organization with ORG_USER_MANAGER there, and its PAT. */

@@ -67,6 +67,24 @@ export function signInWorld(ctx: BenchContext): Promise<Base> {
   return prepared;
 }
 
+export const SP_ENTITY = "https://sp.bench.example/saml";
+export const SP_ACS = "https://sp.bench.example/saml/acs";
+export const SP_METADATA = `<?xml version="1.0"?>
+<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="${SP_ENTITY}"><md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol" AuthnRequestsSigned="false" WantAssertionsSigned="true"><md:NameIDFormat>urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress</md:NameIDFormat><md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${SP_ACS}" index="0" isDefault="true"/></md:SPSSODescriptor></md:EntityDescriptor>`;
+let samlPrepared: Promise<void> | undefined;
+
+/** svc's SAML app for the bench's SP (its own project, no gates; made once per run). */
+export function samlApp(ctx: BenchContext): Promise<void> {
+  samlPrepared ??= (async () => {
+    const { projectId } = await api<{ projectId: string }>(ctx, "POST", "/v2/projects/new", { organizationId: ctx.orgId, name: "Bench SAML" });
+    await api(ctx, "POST", `/v2/projects/${projectId}/apps`, {
+      name: "bench SP",
+      saml: { metadataXml: Buffer.from(SP_METADATA).toString("base64") },
+    });
+  })();
+  return samlPrepared;
+}
+
 export async function session(base: Base): Promise<{ sessionId: string; sessionToken: string }> {
   const { sessionId, sessionToken } = await api<{ sessionId: string; sessionToken: string }>(
     { url: base.url, pat: base.loginPat } as BenchContext,
@@ -193,6 +211,16 @@ export const SIGN_IN_SCENARIOS: Scenario[] = [
     flow: async (ctx) => {
       const base = await signInWorld(ctx);
       return { kind: "refresh", ...base, refreshTokens: await refreshTokens(base, CONNECTIONS) };
+    },
+  },
+  {
+    name: "SAML login on an existing session",
+    method: "GET",
+    path: "/saml/v2/SSO",
+    flow: async (ctx) => {
+      const base = await signInWorld(ctx);
+      await samlApp(ctx);
+      return { kind: "saml", ...base, session: await session(base), saml: { entityId: SP_ENTITY, acs: SP_ACS, ssoPath: "/saml/v2/SSO" } };
     },
   },
 ];
