@@ -1,20 +1,22 @@
 // Events out (issue 27): what an event execution costs the request that writes the event, and how fast the outbox is
-// delivered. A receiver on loopback in this process answers 204 at once (the bench's svc allows loopback targets).
+// delivered. A receiver on loopback in a process of its own answers 204 at once (the bench's svc allows loopback
+// targets).
 //  - "user create (machine, REST)" without any event execution, then with one webhook execution on user.machine.added:
-//    the second pays for the delivery row in the create's statement and for the deliveries running beside it (same
-//    process, same cores). Target: at least 90 % of the first.
+//    the second pays for the delivery row in the create's statement and for the deliveries running beside it (svc's
+//    process; the receiver's on the same cores). Target: at least 90 % of the first.
 //  - "event delivery": a backlog of up to SVC_BENCH_EVENTS (5,000) events, as many as 16 clients create in 20 s, waits
 //    in the outbox (the receiver holds the first requests unanswered, so the target has its share in flight and
 //    nothing else is claimed), then the receiver answers: the events delivered per second until the outbox is empty,
-//    and the CPU per event of svc's process (with the receiver in it) and of PostgreSQL. Target: at least 1,000/s on
+//    and the CPU per event of svc's process and of PostgreSQL. Target: at least 1,000/s on
 //    PostgreSQL. On Linux it also prints how svc's main thread spent that time (/proc/self/schedstat): on a core,
 //    waiting for one (the machine is busy: the rate is bound by CPU), or neither (waiting on PostgreSQL or the
 //    receiver: bound by latency, as the 186 events/s of 2 December were). SVC_BENCH_EVENTS_PROFILE=<file> writes a V8
 //    CPU profile of svc's process over the delivery.
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { Session } from "node:inspector/promises";
-import type { AddressInfo } from "node:net";
+import { availableParallelism } from "node:os";
+import { fileURLToPath } from "node:url";
 import type { BenchContext, LoadResult, Scenario } from "../run.js";
 
 const JSON_HEADERS = { "content-type": "application/json" };
@@ -30,58 +32,61 @@ async function api<T>(ctx: BenchContext, method: string, path: string, body?: un
   return JSON.parse(text) as T;
 }
 
-/** The receiver: counts what arrives; while `hold` is set, keeps the requests unanswered until released. */
+/**
+ * The receiver: bench/event-receiver.mjs in a process of its own (a receiver is another system; in svc's process its
+ * side of each POST counted as svc's CPU and took svc's event loop), pinned to the loader core like wrk where taskset
+ * exists. While `hold` is set it keeps the requests unanswered until released.
+ */
 class Receiver {
-  received = 0;
-  hold = false;
-  private held: ServerResponse[] = [];
-  private server: Server | undefined;
-  private onCount: (() => void) | undefined;
+  private child: ChildProcess | undefined;
+  private reached: ((n: number) => void) | undefined;
 
   async start(): Promise<string> {
-    this.server = createServer((req: IncomingMessage, res: ServerResponse) => {
-      req.resume();
-      req.on("end", () => {
-        if (this.hold) {
-          this.held.push(res);
-          return;
-        }
-        this.received++;
-        res.writeHead(204).end();
-        this.onCount?.();
-      });
+    const script = fileURLToPath(new URL("../event-receiver.mjs", import.meta.url));
+    const cores = availableParallelism();
+    const pinned = cores >= 2 && spawnSync("sh", ["-c", "command -v taskset"], { stdio: "ignore" }).status === 0;
+    const [command, args] = pinned ? ["taskset", ["-c", String(cores - 1), process.execPath, script]] : [process.execPath, [script]];
+    const child = spawn(command, args, { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+    this.child = child;
+    const port = await new Promise<number>((resolve, reject) => {
+      child.once("error", reject);
+      child.once("exit", (code) => reject(new Error(`the receiver exited (${code})`)));
+      child.once("message", (m: { port: number }) => resolve(m.port));
     });
-    this.server.keepAliveTimeout = 60_000;
-    await new Promise<void>((resolve) => this.server?.listen(0, "127.0.0.1", resolve));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/events`;
+    child.on("message", (m: { reached?: number }) => {
+      if (m.reached !== undefined) this.reached?.(m.reached);
+    });
+    return `http://127.0.0.1:${port}/events`;
+  }
+
+  set hold(on: boolean) {
+    this.child?.send({ op: on ? "hold" : "release" });
   }
 
   release(): void {
     this.hold = false;
-    for (const res of this.held.splice(0)) {
-      this.received++;
-      res.writeHead(204).end();
-    }
   }
 
   /** Resolves once `n` requests were answered. */
   until(n: number): Promise<void> {
     return new Promise((resolve) => {
-      const check = () => {
-        if (this.received >= n) {
-          this.onCount = undefined;
+      this.reached = (m) => {
+        if (m === n) {
+          this.reached = undefined;
           resolve();
         }
       };
-      this.onCount = check;
-      check();
+      this.child?.send({ op: "notify", n });
     });
   }
 
   async stop(): Promise<void> {
-    this.release();
-    this.server?.closeAllConnections();
-    await new Promise((resolve) => this.server?.close(resolve));
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.once("exit", () => resolve());
+      child.send({ op: "stop" });
+    });
   }
 }
 
@@ -147,7 +152,7 @@ async function deliveryRate(ctx: BenchContext): Promise<LoadResult> {
     const cpu0 = process.cpuUsage();
     const db0 = await ctx.databaseCpuMs();
     const thread0 = mainThreadTimes();
-    // SVC_BENCH_EVENTS_PROFILE=<file>: a V8 CPU profile of svc's process (the receiver in it) while the backlog goes out.
+    // SVC_BENCH_EVENTS_PROFILE=<file>: a V8 CPU profile of svc's process while the backlog goes out.
     const profileFile = process.env.SVC_BENCH_EVENTS_PROFILE;
     const session = profileFile ? new Session() : undefined;
     if (session) {
@@ -175,7 +180,6 @@ async function deliveryRate(ctx: BenchContext): Promise<LoadResult> {
     }
     const cpu = process.cpuUsage(cpu0);
     const db1 = await ctx.databaseCpuMs();
-    // svc's process holds the receiver too: its CPU per event includes the receiver's side of each request.
     return {
       requestsPerSecond: backlog.created / seconds,
       latencyP50Ms: 0,
