@@ -16,12 +16,10 @@ import {
   SegmentedControl,
   Select,
   Stack,
-  Table,
   Tabs,
   Text,
   TextInput,
   Title,
-  VisuallyHidden,
 } from "@mantine/core";
 import { useDebouncedValue } from "@mantine/hooks";
 import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
@@ -31,8 +29,9 @@ import { ActionService } from "../../../gen/svc/action/v2/action_service_pb";
 import { useAccess } from "../access";
 import { EnumSelect } from "../fields";
 import { useI18n } from "../i18n";
-import { Paging, pageQuery } from "../paging";
+import { pageQuery } from "../paging";
 import { useRouter } from "../router";
+import { DataTable, RowActions } from "../table";
 import { ApiError, ConfirmButton, EmptyState, PageHeader, SecretValue, useDateFormat } from "../ui";
 import { toDate } from "./dates";
 
@@ -143,63 +142,47 @@ function Targets({ readOnly, orgId }: { readOnly: boolean; orgId?: string }) {
     <Stack>
       {editing && <TargetForm target={editing === "new" ? undefined : editing} orgId={orgId} onClose={() => setEditing(undefined)} />}
       <ApiError error={list.error} />
-      {list.data && list.data.result.length === 0 ? (
-        <EmptyState title={t("actions.noTargets")} hint={t(orgId ? "actions.org.noTargetsHint" : "actions.noTargetsHint")} action={newButton} />
-      ) : (
-        <>
-          <Group justify="flex-end">{newButton}</Group>
-          <Table.ScrollContainer minWidth={320}>
-            <Table striped data-testid="targets-table">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>{t("actions.name")}</Table.Th>
-                  <Table.Th visibleFrom="sm">{t("actions.endpoint")}</Table.Th>
-                  <Table.Th>{t("actions.kind")}</Table.Th>
-                  <Table.Th visibleFrom="md">{t("actions.timeout")}</Table.Th>
-                  <Table.Th>
-                    <VisuallyHidden>{t("list.actions")}</VisuallyHidden>
-                  </Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {list.data?.result.map((x) => (
-                  <Table.Tr key={x.id}>
-                    <Table.Td fw={500}>{x.name}</Table.Td>
-                    <Table.Td visibleFrom="sm">
-                      <Text size="sm" ff="monospace" style={{ wordBreak: "break-all" }}>
-                        {x.endpoint}
-                      </Text>
-                    </Table.Td>
-                    <Table.Td>
-                      <Badge variant="default">{t(kindKey(x.kind))}</Badge>
-                    </Table.Td>
-                    <Table.Td visibleFrom="md">{seconds(x)} s</Table.Td>
-                    <Table.Td>
-                      {!readOnly && (
-                        <Group gap={4} wrap="nowrap" justify="flex-end">
-                          <Button size="xs" variant="default" onClick={() => setEditing(x)} aria-label={t("actions.editTarget", { name: x.name })}>
-                            {t("action.edit")}
-                          </Button>
-                          <ConfirmButton
-                            size="xs"
-                            label={t("action.delete")}
-                            ariaLabel={t("actions.deleteTarget", { name: x.name })}
-                            title={t("actions.deleteTarget", { name: x.name })}
-                            body={t("actions.deleteTargetBody")}
-                            confirmLabel={t("action.delete")}
-                            onConfirm={() => remove.mutateAsync({ id: x.id })}
-                          />
-                        </Group>
-                      )}
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
-        </>
-      )}
-      <Paging details={list.data?.details} page={page} onPage={setPage} />
+      {list.data?.result.length !== 0 && <Group justify="flex-end">{newButton}</Group>}
+      <DataTable
+        testId="targets-table"
+        headWhileLoading
+        rows={list.data?.result}
+        rowKey={(x) => x.id}
+        columns={[
+          { header: t("actions.name"), td: { fw: 500 }, cell: (x) => x.name },
+          {
+            header: t("actions.endpoint"),
+            visibleFrom: "sm",
+            cell: (x) => (
+              <Text size="sm" ff="monospace" style={{ wordBreak: "break-all" }}>
+                {x.endpoint}
+              </Text>
+            ),
+          },
+          { header: t("actions.kind"), cell: (x) => <Badge variant="default">{t(kindKey(x.kind))}</Badge> },
+          { header: t("actions.timeout"), visibleFrom: "md", cell: (x) => `${seconds(x)} s` },
+        ]}
+        actions={(x) =>
+          !readOnly && (
+            <RowActions>
+              <Button size="xs" variant="default" onClick={() => setEditing(x)} aria-label={t("actions.editTarget", { name: x.name })}>
+                {t("action.edit")}
+              </Button>
+              <ConfirmButton
+                size="xs"
+                label={t("action.delete")}
+                ariaLabel={t("actions.deleteTarget", { name: x.name })}
+                title={t("actions.deleteTarget", { name: x.name })}
+                body={t("actions.deleteTargetBody")}
+                confirmLabel={t("action.delete")}
+                onConfirm={() => remove.mutateAsync({ id: x.id })}
+              />
+            </RowActions>
+          )
+        }
+        empty={<EmptyState title={t("actions.noTargets")} hint={t(orgId ? "actions.org.noTargetsHint" : "actions.noTargetsHint")} action={newButton} />}
+        paging={{ details: list.data?.details, page, onPage: setPage }}
+      />
     </Stack>
   );
 }
@@ -283,55 +266,39 @@ function EventExecutions({ executions, targets, readOnly, orgId }: { executions:
         <Text size="sm" c="dimmed">
           {t(orgId ? "actions.org.eventExecutionsHint" : "actions.eventExecutionsHint")}
         </Text>
-        {executions.length === 0 ? (
-          <Text size="sm">{t("actions.noEventExecutions")}</Text>
-        ) : (
-          <Table.ScrollContainer minWidth={320}>
-            <Table data-testid="event-executions-table">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>{t("actions.event.condition")}</Table.Th>
-                  <Table.Th>{t("actions.targets")}</Table.Th>
-                  <Table.Th>
-                    <VisuallyHidden>{t("list.actions")}</VisuallyHidden>
-                  </Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {executions.map((e) => {
-                  const text = conditionText(e.event, all);
-                  return (
-                    <Table.Tr key={`${e.organizationId}/${text}`}>
-                      <Table.Td>
-                        <Text size="sm" ff="monospace">
-                          {text}
-                        </Text>
-                      </Table.Td>
-                      <Table.Td>
-                        <Text size="sm">{e.targetIds.map((id) => names.get(id) ?? id).join(" → ")}</Text>
-                      </Table.Td>
-                      <Table.Td>
-                        {!readOnly && (
-                          <Group justify="flex-end">
-                            <ConfirmButton
-                              size="xs"
-                              label={t("actions.event.stop")}
-                              ariaLabel={t("actions.event.remove", { condition: text })}
-                              title={t("actions.event.remove", { condition: text })}
-                              body={t("actions.event.removeBody")}
-                              confirmLabel={t("actions.event.stop")}
-                              onConfirm={() => set.mutateAsync({ event: e.event, organizationId: e.organizationId, targetIds: [] })}
-                            />
-                          </Group>
-                        )}
-                      </Table.Td>
-                    </Table.Tr>
-                  );
-                })}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
-        )}
+        <DataTable
+          testId="event-executions-table"
+          striped={false}
+          rows={executions}
+          rowKey={(e) => `${e.organizationId}/${conditionText(e.event, all)}`}
+          columns={[
+            {
+              header: t("actions.event.condition"),
+              cell: (e) => (
+                <Text size="sm" ff="monospace">
+                  {conditionText(e.event, all)}
+                </Text>
+              ),
+            },
+            { header: t("actions.targets"), cell: (e) => <Text size="sm">{e.targetIds.map((id) => names.get(id) ?? id).join(" → ")}</Text> },
+          ]}
+          actions={(e) =>
+            !readOnly && (
+              <RowActions>
+                <ConfirmButton
+                  size="xs"
+                  label={t("actions.event.stop")}
+                  ariaLabel={t("actions.event.remove", { condition: conditionText(e.event, all) })}
+                  title={t("actions.event.remove", { condition: conditionText(e.event, all) })}
+                  body={t("actions.event.removeBody")}
+                  confirmLabel={t("actions.event.stop")}
+                  onConfirm={() => set.mutateAsync({ event: e.event, organizationId: e.organizationId, targetIds: [] })}
+                />
+              </RowActions>
+            )
+          }
+          empty={<Text size="sm">{t("actions.noEventExecutions")}</Text>}
+        />
         {!readOnly && (
           <form
             onSubmit={(e) => {
@@ -453,76 +420,73 @@ function Deliveries({ readOnly, orgId }: { readOnly: boolean; orgId?: string }) 
         />
       </Group>
       <ApiError error={list.error ?? retry.error} />
-      {list.data && list.data.result.length === 0 ? (
-        <EmptyState title={t("actions.noDeliveries")} hint={t("actions.noDeliveriesHint")} />
-      ) : (
-        <Table.ScrollContainer minWidth={320}>
-          <Table striped data-testid="deliveries-table">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>{t("events.time")}</Table.Th>
-                <Table.Th>{t("actions.event.type")}</Table.Th>
-                <Table.Th visibleFrom="sm">{t("actions.delivery.target")}</Table.Th>
-                <Table.Th>{t("actions.delivery.state")}</Table.Th>
-                <Table.Th visibleFrom="md">{t("actions.delivery.attempts")}</Table.Th>
-                <Table.Th visibleFrom="md">{t("actions.delivery.lastError")}</Table.Th>
-                <Table.Th>
-                  <VisuallyHidden>{t("list.actions")}</VisuallyHidden>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {list.data?.result.map((d) => (
-                <Table.Tr key={d.id} data-testid={`delivery-${d.id}`}>
-                  <Table.Td>
-                    <Text size="sm">{date(toDate(d.creationDate))}</Text>
-                  </Table.Td>
-                  <Table.Td>
-                    <Text size="sm" ff="monospace">
-                      {d.eventType}
-                    </Text>
-                  </Table.Td>
-                  <Table.Td visibleFrom="sm">
-                    <Text size="sm">{names.get(d.targetId) ?? d.targetId}</Text>
-                  </Table.Td>
-                  <Table.Td>
-                    <Badge color={stateColor[d.state] ?? "gray.7"} variant="filled" autoContrast>
-                      {STATES.includes(d.state as (typeof STATES)[number]) ? t(`actions.delivery.${d.state as (typeof STATES)[number]}`) : d.state}
-                    </Badge>
-                    {d.state === "failed" && d.nextAttemptDate && (
-                      <Text size="xs" c="dimmed">
-                        {t("actions.delivery.next", { time: date(toDate(d.nextAttemptDate)) })}
-                      </Text>
-                    )}
-                  </Table.Td>
-                  <Table.Td visibleFrom="md">
-                    {d.attempts} / {d.maxAttempts}
-                  </Table.Td>
-                  <Table.Td visibleFrom="md">
-                    <Text size="xs" style={{ wordBreak: "break-word" }}>
-                      {d.lastError}
-                    </Text>
-                  </Table.Td>
-                  <Table.Td>
-                    {canRetry(d) && (
-                      <Button
-                        size="xs"
-                        variant="default"
-                        loading={retry.isPending && retry.variables?.id === d.id}
-                        onClick={() => retry.mutate({ id: d.id })}
-                        aria-label={t("actions.delivery.retryOf", { type: d.eventType })}
-                      >
-                        {t("actions.delivery.retry")}
-                      </Button>
-                    )}
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      )}
-      <Paging details={list.data?.details} page={page} onPage={setPage} testId="deliveries-total" />
+      <DataTable
+        testId="deliveries-table"
+        headWhileLoading
+        rows={list.data?.result}
+        rowKey={(d) => d.id}
+        rowTestId={(d) => `delivery-${d.id}`}
+        columns={[
+          { header: t("events.time"), cell: (d) => <Text size="sm">{date(toDate(d.creationDate))}</Text> },
+          {
+            header: t("actions.event.type"),
+            cell: (d) => (
+              <Text size="sm" ff="monospace">
+                {d.eventType}
+              </Text>
+            ),
+          },
+          { header: t("actions.delivery.target"), visibleFrom: "sm", cell: (d) => <Text size="sm">{names.get(d.targetId) ?? d.targetId}</Text> },
+          {
+            header: t("actions.delivery.state"),
+            cell: (d) => (
+              <>
+                <Badge color={stateColor[d.state] ?? "gray.7"} variant="filled" autoContrast>
+                  {STATES.includes(d.state as (typeof STATES)[number]) ? t(`actions.delivery.${d.state as (typeof STATES)[number]}`) : d.state}
+                </Badge>
+                {d.state === "failed" && d.nextAttemptDate && (
+                  <Text size="xs" c="dimmed">
+                    {t("actions.delivery.next", { time: date(toDate(d.nextAttemptDate)) })}
+                  </Text>
+                )}
+              </>
+            ),
+          },
+          {
+            header: t("actions.delivery.attempts"),
+            visibleFrom: "md",
+            cell: (d) => (
+              <>
+                {d.attempts} / {d.maxAttempts}
+              </>
+            ),
+          },
+          {
+            header: t("actions.delivery.lastError"),
+            visibleFrom: "md",
+            cell: (d) => (
+              <Text size="xs" style={{ wordBreak: "break-word" }}>
+                {d.lastError}
+              </Text>
+            ),
+          },
+        ]}
+        actions={(d) =>
+          canRetry(d) && (
+            <Button
+              size="xs"
+              variant="default"
+              loading={retry.isPending && retry.variables?.id === d.id}
+              onClick={() => retry.mutate({ id: d.id })}
+              aria-label={t("actions.delivery.retryOf", { type: d.eventType })}
+            >
+              {t("actions.delivery.retry")}
+            </Button>
+          )
+        }
+        empty={<EmptyState title={t("actions.noDeliveries")} hint={t("actions.noDeliveriesHint")} />}
+        paging={{ details: list.data?.details, page, onPage: setPage, testId: "deliveries-total" }}
+      />
     </Stack>
   );
 }

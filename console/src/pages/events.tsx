@@ -2,13 +2,14 @@
 // resource, event type, editor and time, one ListEvents call per page.
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { useQuery } from "@connectrpc/connect-query";
-import { Code, Group, Table, Text, TextInput } from "@mantine/core";
+import { Code, Group, Text, TextInput } from "@mantine/core";
 import { useDebouncedValue } from "@mantine/hooks";
 import { keepPreviousData } from "@tanstack/react-query";
 import { useState } from "react";
 import { EventService } from "../../../gen/svc/event/v2/event_service_pb";
 import { useI18n } from "../i18n";
-import { Paging, pageQuery } from "../paging";
+import { pageQuery } from "../paging";
+import { DataTable } from "../table";
 import { ApiError, EmptyState, PageHeader, useDateFormat } from "../ui";
 import { toDate } from "./dates";
 import { OrgSelect } from "./org-select";
@@ -70,43 +71,28 @@ export default function Events() {
         <TextInput label={t("events.to")} type="datetime-local" value={f.to} onChange={set("to")} style={{ flex: "1 1 180px" }} />
       </Group>
       <ApiError error={list.error} />
-      {list.data && list.data.result.length === 0 ? (
-        <EmptyState title={t("events.empty")} hint={t("events.emptyHint")} />
-      ) : (
-        <Table.ScrollContainer minWidth={320}>
-          <Table striped data-testid="events-table">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>{t("events.time")}</Table.Th>
-                <Table.Th>{t("events.type")}</Table.Th>
-                <Table.Th visibleFrom="sm">{t("events.resource")}</Table.Th>
-                <Table.Th visibleFrom="md">{t("events.editor")}</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {list.data?.result.map((e) => (
-                <Table.Tr key={e.id}>
-                  <Table.Td>
-                    <Text size="sm">{date(toDate(e.creationDate))}</Text>
-                  </Table.Td>
-                  <Table.Td>
-                    <Code>{e.type}</Code>
-                  </Table.Td>
-                  <Table.Td visibleFrom="sm">
-                    <Text size="sm">
-                      {e.aggregateType} {e.aggregateId}
-                    </Text>
-                  </Table.Td>
-                  <Table.Td visibleFrom="md">
-                    <Text size="sm">{e.editorUserId || t("events.system")}</Text>
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      )}
-      <Paging details={list.data?.details} page={page} onPage={setPage} testId="events-total" />
+      <DataTable
+        testId="events-table"
+        headWhileLoading
+        rows={list.data?.result}
+        rowKey={(e) => e.id}
+        columns={[
+          { header: t("events.time"), cell: (e) => <Text size="sm">{date(toDate(e.creationDate))}</Text> },
+          { header: t("events.type"), cell: (e) => <Code>{e.type}</Code> },
+          {
+            header: t("events.resource"),
+            visibleFrom: "sm",
+            cell: (e) => (
+              <Text size="sm">
+                {e.aggregateType} {e.aggregateId}
+              </Text>
+            ),
+          },
+          { header: t("events.editor"), visibleFrom: "md", cell: (e) => <Text size="sm">{e.editorUserId || t("events.system")}</Text> },
+        ]}
+        empty={<EmptyState title={t("events.empty")} hint={t("events.emptyHint")} />}
+        paging={{ details: list.data?.details, page, onPage: setPage, testId: "events-total" }}
+      />
     </>
   );
 }

@@ -1,11 +1,12 @@
 // Members with roles (an organization's, or the instance's administrators): the list, a member's roles changed in a
 // dialog, a member removed after confirmation, and a member added. The caller passes the calls; who may make them is
 // the API's decision (`canWrite` only hides what it would refuse).
-import { Button, Group, Modal, MultiSelect, Stack, Table, Text, Title, VisuallyHidden } from "@mantine/core";
+import { Button, Group, Modal, MultiSelect, Stack, Text, Title } from "@mantine/core";
 import { useState } from "react";
 import { RoleBadges } from "../fields";
 import { useI18n } from "../i18n";
 import { UserPicker } from "../pickers";
+import { DataTable, RowActions } from "../table";
 import { ApiError, ConfirmButton, EmptyState } from "../ui";
 
 export interface MemberRow {
@@ -15,13 +16,15 @@ export interface MemberRow {
   displayName: string;
 }
 
+const nameOf = (m: MemberRow) => m.preferredLoginName || m.displayName;
+
 function EditRoles({ member, roles, onSave }: { member: MemberRow; roles: string[]; onSave(userId: string, roles: string[]): Promise<unknown> }) {
   const { t } = useI18n();
   const [open, setOpen] = useState(false);
   const [value, setValue] = useState<string[]>(member.roles);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
-  const name = member.preferredLoginName || member.displayName;
+  const name = nameOf(member);
   return (
     <>
       <Button
@@ -128,55 +131,34 @@ export function Members(props: {
   return (
     <Stack>
       <ApiError error={props.error} />
-      {members && members.length === 0 && <EmptyState title={props.emptyTitle} hint={props.emptyHint} />}
-      {members && members.length > 0 && (
-        <Table.ScrollContainer minWidth={320}>
-          <Table striped data-testid={props.testId}>
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>{t("orgs.user")}</Table.Th>
-                <Table.Th>{t("orgs.roles")}</Table.Th>
-                {props.canWrite && (
-                  <Table.Th>
-                    <VisuallyHidden>{t("members.actions")}</VisuallyHidden>
-                  </Table.Th>
-                )}
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {members.map((m) => {
-                const name = m.preferredLoginName || m.displayName;
-                return (
-                  <Table.Tr key={m.userId}>
-                    <Table.Td>
-                      <Text size="sm">{name}</Text>
-                    </Table.Td>
-                    <Table.Td>
-                      <RoleBadges roles={m.roles} />
-                    </Table.Td>
-                    {props.canWrite && (
-                      <Table.Td>
-                        <Group gap="xs" wrap="nowrap" justify="flex-end">
-                          <EditRoles member={m} roles={props.roles} onSave={props.onUpdate} />
-                          <ConfirmButton
-                            size="xs"
-                            label={t("members.remove")}
-                            ariaLabel={t("members.removeOf", { name })}
-                            title={t("members.removeTitle")}
-                            body={t("members.removeBody", { name })}
-                            confirmLabel={t("members.remove")}
-                            onConfirm={() => props.onRemove(m.userId)}
-                          />
-                        </Group>
-                      </Table.Td>
-                    )}
-                  </Table.Tr>
-                );
-              })}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      )}
+      <DataTable
+        testId={props.testId}
+        rows={members}
+        rowKey={(m) => m.userId}
+        columns={[
+          { header: t("orgs.user"), cell: (m) => <Text size="sm">{nameOf(m)}</Text> },
+          { header: t("orgs.roles"), cell: (m) => <RoleBadges roles={m.roles} /> },
+        ]}
+        actions={
+          props.canWrite
+            ? (m) => (
+                <RowActions gap="xs">
+                  <EditRoles member={m} roles={props.roles} onSave={props.onUpdate} />
+                  <ConfirmButton
+                    size="xs"
+                    label={t("members.remove")}
+                    ariaLabel={t("members.removeOf", { name: nameOf(m) })}
+                    title={t("members.removeTitle")}
+                    body={t("members.removeBody", { name: nameOf(m) })}
+                    confirmLabel={t("members.remove")}
+                    onConfirm={() => props.onRemove(m.userId)}
+                  />
+                </RowActions>
+              )
+            : undefined
+        }
+        empty={<EmptyState title={props.emptyTitle} hint={props.emptyHint} />}
+      />
       {props.canWrite && members && <AddMember roles={props.roles} onAdd={props.onAdd} />}
     </Stack>
   );

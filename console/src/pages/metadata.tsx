@@ -1,8 +1,9 @@
 // Key/value metadata of a user or an organization: the list (values shown as UTF-8 text), a value set (a new key or
 // an existing one overwritten) and a key removed after confirmation.
-import { Button, Card, Group, Stack, Table, Text, Textarea, TextInput, Title, VisuallyHidden } from "@mantine/core";
+import { Button, Card, Group, Stack, Text, Textarea, TextInput, Title } from "@mantine/core";
 import { useState } from "react";
 import { useI18n } from "../i18n";
+import { DataTable, RowActions } from "../table";
 import { ApiError, ConfirmButton, EmptyState } from "../ui";
 
 const decoder = new TextDecoder();
@@ -33,62 +34,52 @@ export function MetadataCard(props: {
           {t("meta.title")}
         </Title>
         <ApiError error={props.error} />
-        {entries && entries.length === 0 && <EmptyState title={t("meta.empty")} hint={t(props.canWrite ? "meta.emptyHint" : "meta.emptyHintRead")} />}
-        {entries && entries.length > 0 && (
-          <Table.ScrollContainer minWidth={300}>
-            <Table striped data-testid="metadata-table">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>{t("meta.key")}</Table.Th>
-                  <Table.Th>{t("meta.value")}</Table.Th>
-                  {props.canWrite && (
-                    <Table.Th>
-                      <VisuallyHidden>{t("members.actions")}</VisuallyHidden>
-                    </Table.Th>
-                  )}
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {entries.map((m) => (
-                  <Table.Tr key={m.key}>
-                    <Table.Td>
-                      <Text ff="monospace" size="sm">
-                        {m.key}
-                      </Text>
-                    </Table.Td>
-                    <Table.Td style={{ wordBreak: "break-word" }}>{decoder.decode(m.value)}</Table.Td>
-                    {props.canWrite && (
-                      <Table.Td>
-                        <Group justify="flex-end" wrap="nowrap" gap="xs">
-                          <Button
-                            size="xs"
-                            variant="default"
-                            aria-label={t("meta.editKey", { key: m.key })}
-                            onClick={() => {
-                              setKey(m.key);
-                              setValue(decoder.decode(m.value));
-                            }}
-                          >
-                            {t("meta.edit")}
-                          </Button>
-                          <ConfirmButton
-                            size="xs"
-                            label={t("action.delete")}
-                            ariaLabel={t("meta.removeKey", { key: m.key })}
-                            title={t("meta.removeTitle")}
-                            body={t("meta.removeBody", { key: m.key })}
-                            confirmLabel={t("action.delete")}
-                            onConfirm={() => props.onRemove(m.key)}
-                          />
-                        </Group>
-                      </Table.Td>
-                    )}
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
-        )}
+        <DataTable
+          testId="metadata-table"
+          minWidth={300}
+          rows={entries}
+          rowKey={(m) => m.key}
+          columns={[
+            {
+              header: t("meta.key"),
+              cell: (m) => (
+                <Text ff="monospace" size="sm">
+                  {m.key}
+                </Text>
+              ),
+            },
+            { header: t("meta.value"), td: { style: { wordBreak: "break-word" } }, cell: (m) => decoder.decode(m.value) },
+          ]}
+          actions={
+            props.canWrite
+              ? (m) => (
+                  <RowActions gap="xs">
+                    <Button
+                      size="xs"
+                      variant="default"
+                      aria-label={t("meta.editKey", { key: m.key })}
+                      onClick={() => {
+                        setKey(m.key);
+                        setValue(decoder.decode(m.value));
+                      }}
+                    >
+                      {t("meta.edit")}
+                    </Button>
+                    <ConfirmButton
+                      size="xs"
+                      label={t("action.delete")}
+                      ariaLabel={t("meta.removeKey", { key: m.key })}
+                      title={t("meta.removeTitle")}
+                      body={t("meta.removeBody", { key: m.key })}
+                      confirmLabel={t("action.delete")}
+                      onConfirm={() => props.onRemove(m.key)}
+                    />
+                  </RowActions>
+                )
+              : undefined
+          }
+          empty={<EmptyState title={t("meta.empty")} hint={t(props.canWrite ? "meta.emptyHint" : "meta.emptyHintRead")} />}
+        />
         {props.canWrite && (
           <form
             onSubmit={async (e) => {

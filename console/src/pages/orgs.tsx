@@ -1,38 +1,17 @@
 // Organizations the user reads (the server decides), paged; instance administrators create new ones.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Anchor, Badge, Button, Group, Modal, Stack, Table, TextInput } from "@mantine/core";
+import { Badge, Button, Group, Modal, Stack, TextInput } from "@mantine/core";
 import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { type Organization, OrganizationFieldName, OrganizationState } from "../../../gen/svc/org/v2/org_pb";
+import { OrganizationFieldName, OrganizationState } from "../../../gen/svc/org/v2/org_pb";
 import { OrganizationService } from "../../../gen/svc/org/v2/org_service_pb";
 import { type Access, useAccess } from "../access";
 import { useI18n } from "../i18n";
-import { Paging, pageQuery } from "../paging";
-import { useLink, useRouter } from "../router";
+import { pageQuery } from "../paging";
+import { useRouter } from "../router";
+import { DataTable, RowLink } from "../table";
 import { ApiError, EmptyState, PageHeader, useDateFormat } from "../ui";
 import { toDate } from "./dates";
-
-function OrgRow({ org }: { org: Organization }) {
-  const { t } = useI18n();
-  const link = useLink(`/orgs/${encodeURIComponent(org.id)}`);
-  const date = useDateFormat();
-  return (
-    <Table.Tr>
-      <Table.Td>
-        <Anchor {...link} fw={500}>
-          {org.name}
-        </Anchor>
-      </Table.Td>
-      <Table.Td visibleFrom="sm">{org.primaryDomain}</Table.Td>
-      <Table.Td>
-        <Badge variant="filled" autoContrast color={org.state === OrganizationState.ACTIVE ? "teal.9" : "gray.7"}>
-          {t(org.state === OrganizationState.ACTIVE ? "state.active" : "state.inactive")}
-        </Badge>
-      </Table.Td>
-      <Table.Td visibleFrom="md">{date(toDate(org.details?.creationDate))}</Table.Td>
-    </Table.Tr>
-  );
-}
 
 function NewOrg({ opened, onClose }: { opened: boolean; onClose(): void }) {
   const { t } = useI18n();
@@ -73,6 +52,7 @@ function NewOrg({ opened, onClose }: { opened: boolean; onClose(): void }) {
 
 export default function Orgs() {
   const { t } = useI18n();
+  const date = useDateFormat();
   const access = useAccess().data as Access | undefined;
   const [page, setPage] = useState(1);
   const [creating, setCreating] = useState(false);
@@ -88,28 +68,28 @@ export default function Orgs() {
       <PageHeader title={t("orgs.title")} actions={newButton} />
       <NewOrg opened={creating} onClose={() => setCreating(false)} />
       <ApiError error={list.error} />
-      {list.data && list.data.result.length === 0 ? (
-        <EmptyState title={t("orgs.empty")} hint={t("orgs.emptyHint")} action={newButton} />
-      ) : (
-        <Table.ScrollContainer minWidth={320}>
-          <Table striped highlightOnHover data-testid="orgs-table">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>{t("orgs.name")}</Table.Th>
-                <Table.Th visibleFrom="sm">{t("orgs.domain")}</Table.Th>
-                <Table.Th>{t("users.state")}</Table.Th>
-                <Table.Th visibleFrom="md">{t("users.created")}</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {list.data?.result.map((o) => (
-                <OrgRow key={o.id} org={o} />
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      )}
-      <Paging details={list.data?.details} page={page} onPage={setPage} />
+      <DataTable
+        testId="orgs-table"
+        highlightOnHover
+        headWhileLoading
+        rows={list.data?.result}
+        rowKey={(o) => o.id}
+        columns={[
+          { header: t("orgs.name"), cell: (o) => <RowLink to={`/orgs/${encodeURIComponent(o.id)}`}>{o.name}</RowLink> },
+          { header: t("orgs.domain"), visibleFrom: "sm", cell: (o) => o.primaryDomain },
+          {
+            header: t("users.state"),
+            cell: (o) => (
+              <Badge variant="filled" autoContrast color={o.state === OrganizationState.ACTIVE ? "teal.9" : "gray.7"}>
+                {t(o.state === OrganizationState.ACTIVE ? "state.active" : "state.inactive")}
+              </Badge>
+            ),
+          },
+          { header: t("users.created"), visibleFrom: "md", cell: (o) => date(toDate(o.details?.creationDate)) },
+        ]}
+        empty={<EmptyState title={t("orgs.empty")} hint={t("orgs.emptyHint")} action={newButton} />}
+        paging={{ details: list.data?.details, page, onPage: setPage }}
+      />
     </>
   );
 }

@@ -2,7 +2,7 @@
 // remove), its applications (the wizard adds them), the organizations it is granted to (a subset of its roles each)
 // and the users granted its roles.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Anchor, Badge, Button, Group, Modal, MultiSelect, Stack, Switch, Table, Tabs, Text, TextInput, Title, VisuallyHidden } from "@mantine/core";
+import { Badge, Button, Group, Modal, MultiSelect, Stack, Switch, Tabs, Text, TextInput, Title } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { ApplicationService } from "../../../gen/svc/app/v2/app_service_pb";
@@ -16,6 +16,7 @@ import { ActiveToggle, InactiveBadge, RoleBadges } from "../fields";
 import { useI18n } from "../i18n";
 import { UserPicker } from "../pickers";
 import { useLink, useRouter } from "../router";
+import { DataTable, RowActions, RowLink } from "../table";
 import { ApiError, ConfirmButton, EmptyState, PageHeader } from "../ui";
 import { ProjectGrants } from "./project-grants";
 import { roleOptions, useRoles } from "./project-roles";
@@ -62,52 +63,35 @@ function Roles({ projectId, readOnly }: { projectId: string; readOnly: boolean }
     <Stack>
       <ApiError error={roles.error} />
       {editing && <RoleEdit role={editing} onClose={() => setEditing(undefined)} />}
-      {roles.data?.result.length === 0 && <EmptyState title={t("projects.noRoles")} hint={t("projects.noRolesHint")} />}
-      {roles.data && roles.data.result.length > 0 && (
-        <Table.ScrollContainer minWidth={320}>
-          <Table striped data-testid="roles-table">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>{t("projects.roleKey")}</Table.Th>
-                <Table.Th>{t("projects.roleName")}</Table.Th>
-                <Table.Th visibleFrom="sm">{t("projects.roleGroup")}</Table.Th>
-                <Table.Th>
-                  <VisuallyHidden>{t("list.actions")}</VisuallyHidden>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {roles.data.result.map((r) => (
-                <Table.Tr key={r.roleKey}>
-                  <Table.Td>
-                    <Text ff="monospace">{r.roleKey}</Text>
-                  </Table.Td>
-                  <Table.Td>{r.displayName}</Table.Td>
-                  <Table.Td visibleFrom="sm">{r.group}</Table.Td>
-                  <Table.Td>
-                    {!readOnly && (
-                      <Group gap={4} wrap="nowrap" justify="flex-end">
-                        <Button size="xs" variant="default" onClick={() => setEditing(r)} aria-label={t("projects.editRole", { key: r.roleKey })}>
-                          {t("action.edit")}
-                        </Button>
-                        <ConfirmButton
-                          size="xs"
-                          label={t("action.delete")}
-                          ariaLabel={t("projects.removeRole", { key: r.roleKey })}
-                          title={t("projects.removeRole", { key: r.roleKey })}
-                          body={t("projects.removeRoleBody")}
-                          confirmLabel={t("action.delete")}
-                          onConfirm={() => remove.mutateAsync({ projectId, roleKey: r.roleKey })}
-                        />
-                      </Group>
-                    )}
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      )}
+      <DataTable
+        testId="roles-table"
+        rows={roles.data?.result}
+        rowKey={(r) => r.roleKey}
+        columns={[
+          { header: t("projects.roleKey"), cell: (r) => <Text ff="monospace">{r.roleKey}</Text> },
+          { header: t("projects.roleName"), cell: (r) => r.displayName },
+          { header: t("projects.roleGroup"), visibleFrom: "sm", cell: (r) => r.group },
+        ]}
+        actions={(r) =>
+          !readOnly && (
+            <RowActions>
+              <Button size="xs" variant="default" onClick={() => setEditing(r)} aria-label={t("projects.editRole", { key: r.roleKey })}>
+                {t("action.edit")}
+              </Button>
+              <ConfirmButton
+                size="xs"
+                label={t("action.delete")}
+                ariaLabel={t("projects.removeRole", { key: r.roleKey })}
+                title={t("projects.removeRole", { key: r.roleKey })}
+                body={t("projects.removeRoleBody")}
+                confirmLabel={t("action.delete")}
+                onConfirm={() => remove.mutateAsync({ projectId, roleKey: r.roleKey })}
+              />
+            </RowActions>
+          )
+        }
+        empty={<EmptyState title={t("projects.noRoles")} hint={t("projects.noRolesHint")} />}
+      />
       {!readOnly && (
         <form
           onSubmit={(e) => {
@@ -137,25 +121,6 @@ function Roles({ projectId, readOnly }: { projectId: string; readOnly: boolean }
   );
 }
 
-function AppRow({ projectId, app }: { projectId: string; app: { id: string; name: string; clientId: string; config: { case?: string } } }) {
-  const link = useLink(`/projects/${encodeURIComponent(projectId)}/apps/${encodeURIComponent(app.id)}`);
-  return (
-    <Table.Tr>
-      <Table.Td>
-        <Anchor {...link} fw={500}>
-          {app.name}
-        </Anchor>
-      </Table.Td>
-      <Table.Td>{app.config.case?.toUpperCase()}</Table.Td>
-      <Table.Td visibleFrom="sm">
-        <Text ff="monospace" size="sm">
-          {app.clientId}
-        </Text>
-      </Table.Td>
-    </Table.Tr>
-  );
-}
-
 function Apps({ projectId, canCreate }: { projectId: string; canCreate: boolean }) {
   const { t } = useI18n();
   const apps = useQuery(ApplicationService.method.listApplications, { projectId, query: { limit: 100 } });
@@ -168,29 +133,30 @@ function Apps({ projectId, canCreate }: { projectId: string; canCreate: boolean 
   return (
     <Stack>
       <ApiError error={apps.error} />
-      {apps.data?.result.length === 0 ? (
-        <EmptyState title={t("apps.empty")} hint={t("apps.emptyHint")} action={newButton} />
-      ) : (
-        <>
-          <Group justify="flex-end">{newButton}</Group>
-          <Table.ScrollContainer minWidth={320}>
-            <Table striped data-testid="apps-table">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>{t("apps.name")}</Table.Th>
-                  <Table.Th>{t("apps.kind")}</Table.Th>
-                  <Table.Th visibleFrom="sm">{t("apps.clientId")}</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {apps.data?.result.map((a) => (
-                  <AppRow key={a.id} projectId={projectId} app={a} />
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
-        </>
-      )}
+      {apps.data?.result.length !== 0 && <Group justify="flex-end">{newButton}</Group>}
+      <DataTable
+        testId="apps-table"
+        headWhileLoading
+        rows={apps.data?.result}
+        rowKey={(a) => a.id}
+        columns={[
+          {
+            header: t("apps.name"),
+            cell: (a) => <RowLink to={`/projects/${encodeURIComponent(projectId)}/apps/${encodeURIComponent(a.id)}`}>{a.name}</RowLink>,
+          },
+          { header: t("apps.kind"), cell: (a) => a.config.case?.toUpperCase() },
+          {
+            header: t("apps.clientId"),
+            visibleFrom: "sm",
+            cell: (a) => (
+              <Text ff="monospace" size="sm">
+                {a.clientId}
+              </Text>
+            ),
+          },
+        ]}
+        empty={<EmptyState title={t("apps.empty")} hint={t("apps.emptyHint")} action={newButton} />}
+      />
     </Stack>
   );
 }
@@ -230,6 +196,7 @@ function Grants({ projectId, readOnly }: { projectId: string; readOnly: boolean 
     { enabled: userIds.length > 0 },
   );
   const names = new Map(users.data?.result.map((u) => [u.userId, u.preferredLoginName || u.username]));
+  const who = (g: { userId: string }) => names.get(g.userId) ?? g.userId;
   const roles = useRoles(projectId);
   const invalidate = { onSuccess: () => client.invalidateQueries() };
   const add = useMutation(AuthorizationService.method.addUserGrant, invalidate);
@@ -243,65 +210,53 @@ function Grants({ projectId, readOnly }: { projectId: string; readOnly: boolean 
     <Stack>
       <ApiError error={grants.error ?? deactivate.error ?? reactivate.error} />
       {editing && <GrantEdit grantId={editing.grantId} current={editing.roleKeys} roles={roles.data?.result} onClose={() => setEditing(undefined)} />}
-      {grants.data?.result.length === 0 && <EmptyState title={t("grants.empty")} hint={t("grants.emptyHint")} />}
-      {grants.data && grants.data.result.length > 0 && (
-        <Table.ScrollContainer minWidth={320}>
-          <Table striped data-testid="grants-table">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>{t("orgs.user")}</Table.Th>
-                <Table.Th>{t("orgs.roles")}</Table.Th>
-                <Table.Th>
-                  <VisuallyHidden>{t("list.actions")}</VisuallyHidden>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {grants.data.result.map((g) => {
-                const who = names.get(g.userId) ?? g.userId;
-                const inactive = g.state === UserGrantState.INACTIVE;
-                return (
-                  <Table.Tr key={g.grantId}>
-                    <Table.Td>
-                      {who}
-                      <InactiveBadge inactive={inactive} />
-                    </Table.Td>
-                    <Table.Td>
-                      <RoleBadges roles={g.roleKeys} />
-                    </Table.Td>
-                    <Table.Td>
-                      {!readOnly && (
-                        <Group gap={4} wrap="nowrap" justify="flex-end">
-                          {!g.projectGrantId && (
-                            <Button
-                              size="xs"
-                              variant="default"
-                              onClick={() => setEditing({ grantId: g.grantId, roleKeys: g.roleKeys })}
-                              aria-label={t("grants.editFor", { name: who })}
-                            >
-                              {t("action.edit")}
-                            </Button>
-                          )}
-                          <ActiveToggle inactive={inactive} name={who} onToggle={() => (inactive ? reactivate : deactivate).mutate({ grantId: g.grantId })} />
-                          <ConfirmButton
-                            size="xs"
-                            label={t("action.remove")}
-                            ariaLabel={t("grants.removeFor", { name: who })}
-                            title={t("grants.removeFor", { name: who })}
-                            body={t("grants.removeBody")}
-                            confirmLabel={t("action.remove")}
-                            onConfirm={() => remove.mutateAsync({ grantId: g.grantId })}
-                          />
-                        </Group>
-                      )}
-                    </Table.Td>
-                  </Table.Tr>
-                );
-              })}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      )}
+      <DataTable
+        testId="grants-table"
+        rows={grants.data?.result}
+        rowKey={(g) => g.grantId}
+        columns={[
+          {
+            header: t("orgs.user"),
+            cell: (g) => (
+              <>
+                {who(g)}
+                <InactiveBadge inactive={g.state === UserGrantState.INACTIVE} />
+              </>
+            ),
+          },
+          { header: t("orgs.roles"), cell: (g) => <RoleBadges roles={g.roleKeys} /> },
+        ]}
+        actions={(g) => {
+          const inactive = g.state === UserGrantState.INACTIVE;
+          return (
+            !readOnly && (
+              <RowActions>
+                {!g.projectGrantId && (
+                  <Button
+                    size="xs"
+                    variant="default"
+                    onClick={() => setEditing({ grantId: g.grantId, roleKeys: g.roleKeys })}
+                    aria-label={t("grants.editFor", { name: who(g) })}
+                  >
+                    {t("action.edit")}
+                  </Button>
+                )}
+                <ActiveToggle inactive={inactive} name={who(g)} onToggle={() => (inactive ? reactivate : deactivate).mutate({ grantId: g.grantId })} />
+                <ConfirmButton
+                  size="xs"
+                  label={t("action.remove")}
+                  ariaLabel={t("grants.removeFor", { name: who(g) })}
+                  title={t("grants.removeFor", { name: who(g) })}
+                  body={t("grants.removeBody")}
+                  confirmLabel={t("action.remove")}
+                  onConfirm={() => remove.mutateAsync({ grantId: g.grantId })}
+                />
+              </RowActions>
+            )
+          );
+        }}
+        empty={<EmptyState title={t("grants.empty")} hint={t("grants.emptyHint")} />}
+      />
       {!readOnly && (
         <form
           onSubmit={(e) => {

@@ -1,13 +1,14 @@
 // A project granted to other organizations: each receives a subset of the project's roles, which its own
 // administrators then grant to their users. Grant, change the roles, deactivate, reactivate, remove.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Button, Group, Modal, MultiSelect, Stack, Table, Text, Title, VisuallyHidden } from "@mantine/core";
+import { Button, Group, Modal, MultiSelect, Stack, Text, Title } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { type Project, type ProjectGrant, ProjectState } from "../../../gen/svc/project/v2/project_pb";
 import { ProjectService } from "../../../gen/svc/project/v2/project_service_pb";
 import { ActiveToggle, InactiveBadge, RoleBadges } from "../fields";
 import { useI18n } from "../i18n";
+import { DataTable, RowActions } from "../table";
 import { ApiError, ConfirmButton, EmptyState } from "../ui";
 import { OrgSelect } from "./org-select";
 import { roleOptions, useRoles } from "./project-roles";
@@ -46,6 +47,8 @@ function GrantRoles({ grant, onClose }: { grant: ProjectGrant; onClose(): void }
   );
 }
 
+const nameOf = (g: ProjectGrant) => g.grantedOrganizationName || g.grantedOrganizationId;
+
 export function ProjectGrants({ project, readOnly }: { project: Project; readOnly: boolean }) {
   const { t } = useI18n();
   const client = useQueryClient();
@@ -70,59 +73,48 @@ export function ProjectGrants({ project, readOnly }: { project: Project; readOnl
       </Text>
       <ApiError error={grants.error ?? deactivate.error ?? reactivate.error} />
       {editing && <GrantRoles grant={editing} onClose={() => setEditing(undefined)} />}
-      {grants.data?.result.length === 0 && <EmptyState title={t("projectGrants.empty")} hint={t("projectGrants.emptyHint")} />}
-      {grants.data && grants.data.result.length > 0 && (
-        <Table.ScrollContainer minWidth={320}>
-          <Table striped data-testid="project-grants-table">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>{t("projectGrants.org")}</Table.Th>
-                <Table.Th>{t("orgs.roles")}</Table.Th>
-                <Table.Th>
-                  <VisuallyHidden>{t("list.actions")}</VisuallyHidden>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {grants.data.result.map((g) => {
-                const name = g.grantedOrganizationName || g.grantedOrganizationId;
-                const inactive = g.state === ProjectState.INACTIVE;
-                const which = { projectId, grantedOrganizationId: g.grantedOrganizationId };
-                return (
-                  <Table.Tr key={g.id}>
-                    <Table.Td>
-                      {name}
-                      <InactiveBadge inactive={inactive} />
-                    </Table.Td>
-                    <Table.Td>
-                      <RoleBadges roles={g.roleKeys} />
-                    </Table.Td>
-                    <Table.Td>
-                      {!readOnly && (
-                        <Group gap={4} wrap="nowrap" justify="flex-end">
-                          <Button size="xs" variant="default" onClick={() => setEditing(g)} aria-label={t("projectGrants.editFor", { name })}>
-                            {t("action.edit")}
-                          </Button>
-                          <ActiveToggle inactive={inactive} name={name} onToggle={() => (inactive ? reactivate : deactivate).mutate(which)} />
-                          <ConfirmButton
-                            size="xs"
-                            label={t("action.remove")}
-                            ariaLabel={t("projectGrants.removeFor", { name })}
-                            title={t("projectGrants.removeFor", { name })}
-                            body={t("projectGrants.removeBody")}
-                            confirmLabel={t("action.remove")}
-                            onConfirm={() => remove.mutateAsync(which)}
-                          />
-                        </Group>
-                      )}
-                    </Table.Td>
-                  </Table.Tr>
-                );
-              })}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      )}
+      <DataTable
+        testId="project-grants-table"
+        rows={grants.data?.result}
+        rowKey={(g) => g.id}
+        columns={[
+          {
+            header: t("projectGrants.org"),
+            cell: (g) => (
+              <>
+                {nameOf(g)}
+                <InactiveBadge inactive={g.state === ProjectState.INACTIVE} />
+              </>
+            ),
+          },
+          { header: t("orgs.roles"), cell: (g) => <RoleBadges roles={g.roleKeys} /> },
+        ]}
+        actions={(g) => {
+          const name = nameOf(g);
+          const inactive = g.state === ProjectState.INACTIVE;
+          const which = { projectId, grantedOrganizationId: g.grantedOrganizationId };
+          return (
+            !readOnly && (
+              <RowActions>
+                <Button size="xs" variant="default" onClick={() => setEditing(g)} aria-label={t("projectGrants.editFor", { name })}>
+                  {t("action.edit")}
+                </Button>
+                <ActiveToggle inactive={inactive} name={name} onToggle={() => (inactive ? reactivate : deactivate).mutate(which)} />
+                <ConfirmButton
+                  size="xs"
+                  label={t("action.remove")}
+                  ariaLabel={t("projectGrants.removeFor", { name })}
+                  title={t("projectGrants.removeFor", { name })}
+                  body={t("projectGrants.removeBody")}
+                  confirmLabel={t("action.remove")}
+                  onConfirm={() => remove.mutateAsync(which)}
+                />
+              </RowActions>
+            )
+          );
+        }}
+        empty={<EmptyState title={t("projectGrants.empty")} hint={t("projectGrants.emptyHint")} />}
+      />
       {!readOnly && (
         <form
           onSubmit={(e) => {

@@ -1,32 +1,18 @@
 // Projects the user reads (owned by their organizations or granted to them), paged; new projects in an organization.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Anchor, Button, Group, Modal, Stack, Table, TextInput } from "@mantine/core";
+import { Button, Group, Modal, Stack, TextInput } from "@mantine/core";
 import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { type Project, ProjectFieldName } from "../../../gen/svc/project/v2/project_pb";
+import { ProjectFieldName } from "../../../gen/svc/project/v2/project_pb";
 import { ProjectService } from "../../../gen/svc/project/v2/project_service_pb";
 import { useAccess } from "../access";
 import { useI18n } from "../i18n";
-import { Paging, pageQuery } from "../paging";
-import { useLink, useRouter } from "../router";
+import { pageQuery } from "../paging";
+import { useRouter } from "../router";
+import { DataTable, RowLink } from "../table";
 import { ApiError, EmptyState, PageHeader, useDateFormat } from "../ui";
 import { toDate } from "./dates";
 import { OrgSelect } from "./org-select";
-
-function ProjectRow({ project }: { project: Project }) {
-  const link = useLink(`/projects/${encodeURIComponent(project.id)}`);
-  const date = useDateFormat();
-  return (
-    <Table.Tr>
-      <Table.Td>
-        <Anchor {...link} fw={500}>
-          {project.name}
-        </Anchor>
-      </Table.Td>
-      <Table.Td visibleFrom="sm">{date(toDate(project.details?.creationDate))}</Table.Td>
-    </Table.Tr>
-  );
-}
 
 function NewProject({ opened, onClose }: { opened: boolean; onClose(): void }) {
   const { t } = useI18n();
@@ -69,6 +55,7 @@ function NewProject({ opened, onClose }: { opened: boolean; onClose(): void }) {
 
 export default function Projects() {
   const { t } = useI18n();
+  const date = useDateFormat();
   const [page, setPage] = useState(1);
   const [creating, setCreating] = useState(false);
   const list = useQuery(
@@ -83,26 +70,19 @@ export default function Projects() {
       <PageHeader title={t("projects.title")} actions={newButton} />
       <NewProject opened={creating} onClose={() => setCreating(false)} />
       <ApiError error={list.error} />
-      {list.data && list.data.result.length === 0 ? (
-        <EmptyState title={t("projects.empty")} hint={t("projects.emptyHint")} action={newButton} />
-      ) : (
-        <Table.ScrollContainer minWidth={320}>
-          <Table striped highlightOnHover data-testid="projects-table">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>{t("projects.name")}</Table.Th>
-                <Table.Th visibleFrom="sm">{t("users.created")}</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {list.data?.result.map((p) => (
-                <ProjectRow key={p.id} project={p} />
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      )}
-      <Paging details={list.data?.details} page={page} onPage={setPage} />
+      <DataTable
+        testId="projects-table"
+        highlightOnHover
+        headWhileLoading
+        rows={list.data?.result}
+        rowKey={(p) => p.id}
+        columns={[
+          { header: t("projects.name"), cell: (p) => <RowLink to={`/projects/${encodeURIComponent(p.id)}`}>{p.name}</RowLink> },
+          { header: t("users.created"), visibleFrom: "sm", cell: (p) => date(toDate(p.details?.creationDate)) },
+        ]}
+        empty={<EmptyState title={t("projects.empty")} hint={t("projects.emptyHint")} action={newButton} />}
+        paging={{ details: list.data?.details, page, onPage: setPage }}
+      />
     </>
   );
 }

@@ -2,7 +2,7 @@
 // ListProjects call for the projects' names; roles changed in a dialog, a grant removed after confirmation, and a new
 // grant of a project's roles (the project searched on the server).
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Badge, Button, Card, Group, Modal, MultiSelect, Select, Stack, Table, Text, Title, VisuallyHidden } from "@mantine/core";
+import { Badge, Button, Card, Group, Modal, MultiSelect, Select, Stack, Text, Title } from "@mantine/core";
 import { useDebouncedValue } from "@mantine/hooks";
 import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
@@ -12,8 +12,9 @@ import { TextQueryMethod } from "../../../gen/svc/object/v2/object_pb";
 import { ProjectService } from "../../../gen/svc/project/v2/project_service_pb";
 import { RoleBadges } from "../fields";
 import { useI18n } from "../i18n";
-import { Paging, pageQuery } from "../paging";
+import { pageQuery } from "../paging";
 import { useLink } from "../router";
+import { DataTable, RowActions } from "../table";
 import { ApiError, ConfirmButton, EmptyState } from "../ui";
 
 function useRoleOptions(projectId: string | null) {
@@ -156,7 +157,7 @@ export function UserGrantsCard({ userId, readOnly }: { userId: string; readOnly:
   );
   const names = new Map((projects.data?.result ?? []).map((p) => [p.id, p.name]));
   const remove = useMutation(AuthorizationService.method.removeUserGrant, { onSuccess: () => client.invalidateQueries() });
-  const result = grants.data?.result;
+  const nameOf = (g: { projectId: string }) => names.get(g.projectId) ?? g.projectId;
   return (
     <Card withBorder>
       <Stack gap="sm">
@@ -164,61 +165,48 @@ export function UserGrantsCard({ userId, readOnly }: { userId: string; readOnly:
           {t("ugrants.title")}
         </Title>
         <ApiError error={grants.error} />
-        {result && result.length === 0 && <EmptyState title={t("ugrants.empty")} hint={t(readOnly ? "ugrants.emptyHintRead" : "ugrants.emptyHint")} />}
-        {result && result.length > 0 && (
-          <Table.ScrollContainer minWidth={300}>
-            <Table striped data-testid="user-grants-table">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>{t("projects.project")}</Table.Th>
-                  <Table.Th>{t("orgs.roles")}</Table.Th>
-                  {!readOnly && (
-                    <Table.Th>
-                      <VisuallyHidden>{t("members.actions")}</VisuallyHidden>
-                    </Table.Th>
+        <DataTable
+          testId="user-grants-table"
+          minWidth={300}
+          rows={grants.data?.result}
+          rowKey={(g) => g.grantId}
+          columns={[
+            {
+              header: t("projects.project"),
+              cell: (g) => (
+                <>
+                  <ProjectLink id={g.projectId} name={nameOf(g)} />
+                  {g.state === UserGrantState.INACTIVE && (
+                    <Badge ml="xs" size="sm" color="gray.7" variant="filled">
+                      {t("state.inactive")}
+                    </Badge>
                   )}
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {result.map((g) => {
-                  const name = names.get(g.projectId) ?? g.projectId;
-                  return (
-                    <Table.Tr key={g.grantId}>
-                      <Table.Td>
-                        <ProjectLink id={g.projectId} name={name} />
-                        {g.state === UserGrantState.INACTIVE && (
-                          <Badge ml="xs" size="sm" color="gray.7" variant="filled">
-                            {t("state.inactive")}
-                          </Badge>
-                        )}
-                      </Table.Td>
-                      <Table.Td>
-                        <RoleBadges roles={g.roleKeys} />
-                      </Table.Td>
-                      {!readOnly && (
-                        <Table.Td>
-                          <Group gap="xs" justify="flex-end" wrap="nowrap">
-                            <EditGrant grant={g} projectName={name} />
-                            <ConfirmButton
-                              size="xs"
-                              label={t("ugrants.remove")}
-                              ariaLabel={t("ugrants.removeOf", { project: name })}
-                              title={t("ugrants.removeTitle")}
-                              body={t("ugrants.removeBody", { project: name })}
-                              confirmLabel={t("ugrants.remove")}
-                              onConfirm={() => remove.mutateAsync({ grantId: g.grantId, userId })}
-                            />
-                          </Group>
-                        </Table.Td>
-                      )}
-                    </Table.Tr>
-                  );
-                })}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
-        )}
-        <Paging details={grants.data?.details} page={page} onPage={setPage} />
+                </>
+              ),
+            },
+            { header: t("orgs.roles"), cell: (g) => <RoleBadges roles={g.roleKeys} /> },
+          ]}
+          actions={
+            readOnly
+              ? undefined
+              : (g) => (
+                  <RowActions gap="xs">
+                    <EditGrant grant={g} projectName={nameOf(g)} />
+                    <ConfirmButton
+                      size="xs"
+                      label={t("ugrants.remove")}
+                      ariaLabel={t("ugrants.removeOf", { project: nameOf(g) })}
+                      title={t("ugrants.removeTitle")}
+                      body={t("ugrants.removeBody", { project: nameOf(g) })}
+                      confirmLabel={t("ugrants.remove")}
+                      onConfirm={() => remove.mutateAsync({ grantId: g.grantId, userId })}
+                    />
+                  </RowActions>
+                )
+          }
+          empty={<EmptyState title={t("ugrants.empty")} hint={t(readOnly ? "ugrants.emptyHintRead" : "ugrants.emptyHint")} />}
+          paging={{ details: grants.data?.details, page, onPage: setPage }}
+        />
         {!readOnly && <AddGrant userId={userId} />}
       </Stack>
     </Card>

@@ -2,13 +2,14 @@
 // this tab to them for themselves only): when each began, from where, which factors it checked; ending one ends the
 // tokens issued from it.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Card, Group, Stack, Table, Text, Title, VisuallyHidden } from "@mantine/core";
+import { Card, Stack, Text, Title } from "@mantine/core";
 import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { type Session, SessionFieldName } from "../../../gen/svc/session/v2/session_pb";
 import { SessionService } from "../../../gen/svc/session/v2/session_service_pb";
 import { useI18n } from "../i18n";
-import { Paging, pageQuery } from "../paging";
+import { pageQuery } from "../paging";
+import { DataTable, RowActions } from "../table";
 import { ApiError, ConfirmButton, EmptyState, useDateFormat } from "../ui";
 import { toDate } from "./dates";
 
@@ -34,7 +35,6 @@ export function SessionsCard({ userId }: { userId: string }) {
     { placeholderData: keepPreviousData },
   );
   const end = useMutation(SessionService.method.deleteSession, { onSuccess: () => client.invalidateQueries() });
-  const list = sessions.data?.sessions;
   return (
     <Card withBorder>
       <Stack gap="sm">
@@ -42,63 +42,57 @@ export function SessionsCard({ userId }: { userId: string }) {
           {t("sessions.title")}
         </Title>
         <ApiError error={sessions.error} />
-        {list && list.length === 0 && <EmptyState title={t("sessions.empty")} hint={t("sessions.emptyHint")} />}
-        {list && list.length > 0 && (
-          <Table.ScrollContainer minWidth={300}>
-            <Table striped data-testid="sessions-table">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>{t("sessions.started")}</Table.Th>
-                  <Table.Th visibleFrom="sm">{t("sessions.client")}</Table.Th>
-                  <Table.Th>{t("sessions.factors")}</Table.Th>
-                  <Table.Th>
-                    <VisuallyHidden>{t("members.actions")}</VisuallyHidden>
-                  </Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {list.map((s) => {
-                  const started = date(toDate(s.creationDate));
-                  return (
-                    <Table.Tr key={s.id}>
-                      <Table.Td>
-                        <Text size="sm">{started}</Text>
-                        {s.expirationDate && (
-                          <Text size="xs" c="dimmed">
-                            {t("sessions.until", { date: date(toDate(s.expirationDate)) })}
-                          </Text>
-                        )}
-                      </Table.Td>
-                      <Table.Td visibleFrom="sm">
-                        <Text size="sm">{s.userAgent?.description || "—"}</Text>
-                        {s.userAgent?.ip && (
-                          <Text size="xs" c="dimmed">
-                            {s.userAgent.ip}
-                          </Text>
-                        )}
-                      </Table.Td>
-                      <Table.Td>{factors(s).join(", ") || "—"}</Table.Td>
-                      <Table.Td>
-                        <Group justify="flex-end">
-                          <ConfirmButton
-                            size="xs"
-                            label={t("sessions.end")}
-                            ariaLabel={t("sessions.endOf", { date: started })}
-                            title={t("sessions.endTitle")}
-                            body={t("sessions.endBody")}
-                            confirmLabel={t("sessions.end")}
-                            onConfirm={() => end.mutateAsync({ sessionId: s.id })}
-                          />
-                        </Group>
-                      </Table.Td>
-                    </Table.Tr>
-                  );
-                })}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
-        )}
-        <Paging details={sessions.data?.details} page={page} onPage={setPage} />
+        <DataTable
+          testId="sessions-table"
+          minWidth={300}
+          rows={sessions.data?.sessions}
+          rowKey={(s) => s.id}
+          columns={[
+            {
+              header: t("sessions.started"),
+              cell: (s) => (
+                <>
+                  <Text size="sm">{date(toDate(s.creationDate))}</Text>
+                  {s.expirationDate && (
+                    <Text size="xs" c="dimmed">
+                      {t("sessions.until", { date: date(toDate(s.expirationDate)) })}
+                    </Text>
+                  )}
+                </>
+              ),
+            },
+            {
+              header: t("sessions.client"),
+              visibleFrom: "sm",
+              cell: (s) => (
+                <>
+                  <Text size="sm">{s.userAgent?.description || "—"}</Text>
+                  {s.userAgent?.ip && (
+                    <Text size="xs" c="dimmed">
+                      {s.userAgent.ip}
+                    </Text>
+                  )}
+                </>
+              ),
+            },
+            { header: t("sessions.factors"), cell: (s) => factors(s).join(", ") || "—" },
+          ]}
+          actions={(s) => (
+            <RowActions>
+              <ConfirmButton
+                size="xs"
+                label={t("sessions.end")}
+                ariaLabel={t("sessions.endOf", { date: date(toDate(s.creationDate)) })}
+                title={t("sessions.endTitle")}
+                body={t("sessions.endBody")}
+                confirmLabel={t("sessions.end")}
+                onConfirm={() => end.mutateAsync({ sessionId: s.id })}
+              />
+            </RowActions>
+          )}
+          empty={<EmptyState title={t("sessions.empty")} hint={t("sessions.emptyHint")} />}
+          paging={{ details: sessions.data?.details, page, onPage: setPage }}
+        />
       </Stack>
     </Card>
   );
