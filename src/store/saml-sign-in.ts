@@ -1,10 +1,11 @@
 // SAML's sign-in hot path (CreateResponse with a session), as the OIDC callback does it (auth-requests.ts): one
 // prepared statement on the driver reads the request with its application, the session named with its token's hash,
-// the session's user with what finishing a sign-in checks (sign-in-sql.ts) and whether that user passes the gates of
-// the application's project. Through Prisma's runtime these were four statements (the request and its app, the
+// the session's user with what finishing a sign-in checks (sign-in-sql.ts) and as the assertion shows it, and whether
+// that user passes the gates of the application's project; one more finishes the request with its audit event. Through Prisma's runtime these were four statements (the request and its app, the
 // session, the sign-in facts, the gates): the runtime and the round trips cost more CPU than the database's work.
 import { Prisma } from "../../gen/prisma/client.js";
 import { parseAppConfig } from "../domain/access/app-settings.js";
+import type { UserView } from "../domain/identity/users.js";
 import { type EventRow, insertEventFrom, outboxCte } from "./events.js";
 import type { Db } from "./index.js";
 import type { OutboxRouter } from "./outbox.js";
@@ -25,6 +26,7 @@ import {
   signInFactsOf,
 } from "./sign-in-sql.js";
 import { query, queryJson, statement } from "./sql.js";
+import { USER_VIEW_COLUMNS, type UserViewRow, viewFromRow } from "./users.js";
 
 /** Everything CreateResponse reads before it builds the assertion, in one statement (see SamlSignInRepo.forResponse). */
 export interface SamlResponseRead {
@@ -36,6 +38,8 @@ export interface SamlResponseRead {
   facts: SignInFacts | null;
   /** Whether the session's user passes the gates of the application's project; null without request or session. */
   gate: boolean | null;
+  /** The session's user as the assertion shows it (UserRepo.view's answer), in the same statement; null without one. */
+  user: UserView | null;
 }
 
 type Row = Record<string, unknown>;
@@ -84,7 +88,8 @@ export class SamlSignInRepo {
           app."projectId" AS "app_projectId", app."orgId" AS "app_orgId", app."state"::text AS "app_state", app."config" AS "app_config",
           ${LINK_SESSION_COLUMNS}, s."tokenHash" AS "s_tokenHash", ${SESSION_USER_COLUMNS},
           ${settingsJson(SIGN_IN_SETTING_KINDS, Prisma.sql`${instanceId}`)}, ${READY_FACTOR_COLUMNS},
-          (SELECT ${gate} FROM "Project" p WHERE p."id" = app."projectId" AND p."instanceId" = sr."instanceId") AS "gate"
+          (SELECT ${gate} FROM "Project" p WHERE p."id" = app."projectId" AND p."instanceId" = sr."instanceId") AS "gate",
+          (SELECT row_to_json(v) FROM (SELECT ${USER_VIEW_COLUMNS}) v WHERE u."id" IS NOT NULL) AS "userView"
         FROM (SELECT 1) one
         LEFT JOIN "SamlRequest" sr ON sr."id" = ${id} AND sr."instanceId" = ${instanceId}
         LEFT JOIN "Application" app ON app."id" = sr."appId"
@@ -100,6 +105,7 @@ export class SamlSignInRepo {
       session: session && { ...session, tokenHash: bytesOf(row?.s_tokenHash as string) },
       facts: row ? signInFactsOf(row) : null,
       gate: (row?.gate as boolean | null | undefined) ?? null,
+      user: row?.userView ? viewFromRow(row.userView as UserViewRow) : null,
     };
   }
 

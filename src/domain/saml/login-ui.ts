@@ -77,7 +77,7 @@ async function openRequest(ctx: Ctx, id: string, now: Date): Promise<OpenSamlReq
 
 /** What answering with a session reads, in one statement (store/saml-sign-in.ts); an over-long id finds nothing. */
 async function readForResponse(ctx: Ctx, id: string, sessionId: string): Promise<SamlResponseRead> {
-  if (!id || id.length > MAX_ID) return { request: null, session: null, facts: null, gate: null };
+  if (!id || id.length > MAX_ID) return { request: null, session: null, facts: null, gate: null, user: null };
   return ctx.store.samlSignIn.forResponse(ctx.instanceId, id, sessionId);
 }
 
@@ -206,8 +206,9 @@ export async function createResponse(ctx: Ctx, idp: SamlAnswerer, input: Respons
   const stale = reauthenticationProblem(SAML_REQUEST, { createdAt: r.createdAt, fresh: r.forceAuthn, maxAge: null }, authTime(session), now);
   if (stale) throw stale;
   if (read.gate !== true) return denied("RequestDenied", "the user may not sign in to this application");
-  const user = await ctx.store.users.view(ctx.instanceId, session.userId);
-  if (!user) throw notFound("Errors.User.NotFound", "the session's user no longer exists");
+  // The session's user as the assertion shows it, read with the rest (the same user as `facts`, of the instance).
+  const user = read.user;
+  if (!user || user.id !== session.userId) throw notFound("Errors.User.NotFound", "the session's user no longer exists");
   const roles = await chosenRoles(ctx, r, user.id);
   const config = r.app.config;
   const encryptFor = config.encryptAssertions ? config.encryptionCertificate : undefined;
