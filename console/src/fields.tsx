@@ -1,7 +1,51 @@
-// Small pieces that several pages' forms and tables repeat: a select over a proto enum, a row's role badges, its
-// "inactive" badge, and the deactivate/reactivate toggle.
+// Small pieces that several pages' forms and tables repeat: a control bound to a field of the object a form edits, a
+// select over a proto enum, a form's save row, a row's role badges, its "inactive" badge, and the
+// deactivate/reactivate toggle.
 import { Badge, Button, Group, Select } from "@mantine/core";
+import type { ChangeEvent, ReactNode } from "react";
 import { type MessageKey, useI18n } from "./i18n";
+import { ApiError } from "./ui";
+
+type KeysOf<T, V> = { [K in keyof T]-?: T[K] extends V ? K : never }[keyof T];
+
+/**
+ * Binds controls to the fields of the object a form edits (its state `c`, replaced whole by `setC`): spread
+ * `checked(k)` on a checkbox or switch, `text(k)` on a text input or textarea, `value(k)` on an EnumSelect.
+ */
+export function bind<T extends object>(c: T, setC: (c: T) => void) {
+  return {
+    checked: (k: KeysOf<T, boolean>) => ({
+      checked: c[k] as boolean,
+      onChange: (e: ChangeEvent<HTMLInputElement>) => setC({ ...c, [k]: e.currentTarget.checked }),
+    }),
+    text: (k: KeysOf<T, string>) => ({
+      value: c[k] as string,
+      onChange: (e: ChangeEvent<HTMLInputElement | HTMLTextAreaElement>) => setC({ ...c, [k]: e.currentTarget.value }),
+    }),
+    value: <K extends KeysOf<T, number>>(k: K) => ({ value: c[k], onChange: (v: T[K]) => setC({ ...c, [k]: v }) }),
+  };
+}
+
+/**
+ * A form's end: the API's message where a call failed, then, for those who may write, the save button (a submit
+ * button without `onSave`) and what stands beside it (a reset, a "saved" status).
+ */
+export function SaveRow(props: { error?: unknown; canWrite?: boolean; saving?: boolean; onSave?(): void; label?: string; children?: ReactNode }) {
+  const { t } = useI18n();
+  return (
+    <>
+      <ApiError error={props.error} />
+      {(props.canWrite ?? true) && (
+        <Group>
+          <Button type={props.onSave ? "button" : "submit"} loading={props.saving} onClick={props.onSave}>
+            {props.label ?? t("action.save")}
+          </Button>
+          {props.children}
+        </Group>
+      )}
+    </>
+  );
+}
 
 /** A required select over some of a proto enum's values, each labelled from the catalogue. */
 export function EnumSelect<E extends number>(props: { label: string; value: E; onChange(value: E): void; options: [E, MessageKey][] }) {

@@ -42,7 +42,7 @@ import {
 } from "../../../gen/svc/app/v2/app_pb";
 import { ApplicationService, type UpdateApplicationRequestSchema } from "../../../gen/svc/app/v2/app_service_pb";
 import { useAccess } from "../access";
-import { EnumSelect } from "../fields";
+import { bind, EnumSelect, SaveRow } from "../fields";
 import { type MessageKey, useI18n } from "../i18n";
 import { useRouter } from "../router";
 import { ApiError, ConfirmButton, PageHeader, SecretValue, useDateFormat } from "../ui";
@@ -77,6 +77,22 @@ function Section({ title, children }: { title: string; children: ReactNode }) {
   );
 }
 
+/** Opaque bearer tokens or JWTs (unset reads as opaque). */
+function TokenTypeSelect({ value, onChange }: { value: AccessTokenType; onChange(v: AccessTokenType): void }) {
+  const { t } = useI18n();
+  return (
+    <EnumSelect
+      label={t("apps.tokenType")}
+      value={value === AccessTokenType.UNSPECIFIED ? AccessTokenType.BEARER : value}
+      onChange={onChange}
+      options={[
+        [AccessTokenType.BEARER, "apps.tokenOpaque"],
+        [AccessTokenType.JWT, "apps.tokenJwt"],
+      ]}
+    />
+  );
+}
+
 function enumOptions(t: (k: MessageKey) => string, entries: [number, MessageKey][]) {
   return entries.map(([v, k]) => ({ value: String(v), label: t(k) }));
 }
@@ -84,6 +100,7 @@ function enumOptions(t: (k: MessageKey) => string, entries: [number, MessageKey]
 function OidcForm({ config, onSave }: { config: OidcConfig; onSave(c: UpdateConfig): void }) {
   const { t } = useI18n();
   const [c, setC] = useState(config);
+  const field = bind(c, setC);
   const [redirects, setRedirects] = useState(config.redirectUris.join("\n"));
   const [logouts, setLogouts] = useState(config.postLogoutRedirectUris.join("\n"));
   const uris = [...lines(redirects), ...lines(logouts)];
@@ -115,8 +132,7 @@ function OidcForm({ config, onSave }: { config: OidcConfig; onSave(c: UpdateConf
         <SimpleGrid cols={{ base: 1, sm: 2 }}>
           <EnumSelect
             label={t("apps.appType")}
-            value={c.appType}
-            onChange={(v) => setC({ ...c, appType: v })}
+            {...field.value("appType")}
             options={[
               [OidcAppType.WEB, "apps.web"],
               [OidcAppType.USER_AGENT, "apps.spa"],
@@ -125,8 +141,7 @@ function OidcForm({ config, onSave }: { config: OidcConfig; onSave(c: UpdateConf
           />
           <EnumSelect
             label={t("apps.authMethod")}
-            value={c.authMethodType}
-            onChange={(v) => setC({ ...c, authMethodType: v })}
+            {...field.value("authMethodType")}
             options={[
               [OidcAuthMethodType.BASIC, "apps.authBasic"],
               [OidcAuthMethodType.POST, "apps.authPost"],
@@ -134,15 +149,7 @@ function OidcForm({ config, onSave }: { config: OidcConfig; onSave(c: UpdateConf
               [OidcAuthMethodType.PRIVATE_KEY_JWT, "apps.authPrivateKeyJwt"],
             ]}
           />
-          <EnumSelect
-            label={t("apps.tokenType")}
-            value={c.accessTokenType === AccessTokenType.UNSPECIFIED ? AccessTokenType.BEARER : c.accessTokenType}
-            onChange={(v) => setC({ ...c, accessTokenType: v })}
-            options={[
-              [AccessTokenType.BEARER, "apps.tokenOpaque"],
-              [AccessTokenType.JWT, "apps.tokenJwt"],
-            ]}
-          />
+          <TokenTypeSelect {...field.value("accessTokenType")} />
           <MultiSelect
             label={t("apps.grantTypes")}
             value={c.grantTypes.map(String)}
@@ -154,33 +161,15 @@ function OidcForm({ config, onSave }: { config: OidcConfig; onSave(c: UpdateConf
             ])}
           />
         </SimpleGrid>
-        <Checkbox
-          label={t("apps.idTokenRoles")}
-          checked={c.idTokenRoleAssertion}
-          onChange={(e) => setC({ ...c, idTokenRoleAssertion: e.currentTarget.checked })}
-        />
-        <Checkbox
-          label={t("apps.idTokenUserinfo")}
-          checked={c.idTokenUserinfoAssertion}
-          onChange={(e) => setC({ ...c, idTokenUserinfoAssertion: e.currentTarget.checked })}
-        />
-        <Switch
-          label={t("apps.devMode")}
-          description={t("apps.devModeNote")}
-          checked={c.devMode}
-          onChange={(e) => setC({ ...c, devMode: e.currentTarget.checked })}
-        />
+        <Checkbox label={t("apps.idTokenRoles")} {...field.checked("idTokenRoleAssertion")} />
+        <Checkbox label={t("apps.idTokenUserinfo")} {...field.checked("idTokenUserinfoAssertion")} />
+        <Switch label={t("apps.devMode")} description={t("apps.devModeNote")} {...field.checked("devMode")} />
         {devNeeded && !c.devMode && (
           <Alert color="yellow" title={t("apps.devModeTitle")}>
             {t("apps.devModeNeeded")}
           </Alert>
         )}
-        <TextInput
-          label={t("apps.loginBaseUrl")}
-          description={t("apps.loginBaseUrlHint")}
-          value={c.loginBaseUrl}
-          onChange={(e) => setC({ ...c, loginBaseUrl: e.currentTarget.value })}
-        />
+        <TextInput label={t("apps.loginBaseUrl")} description={t("apps.loginBaseUrlHint")} {...field.text("loginBaseUrl")} />
         <Select
           label={t("apps.idTokenAlg")}
           data={["RS256", "ES256", "EdDSA"]}
@@ -188,11 +177,7 @@ function OidcForm({ config, onSave }: { config: OidcConfig; onSave(c: UpdateConf
           value={c.idTokenSignedResponseAlg || "RS256"}
           onChange={(v) => setC({ ...c, idTokenSignedResponseAlg: v ?? "RS256" })}
         />
-        <Checkbox
-          label={t("apps.requirePar")}
-          checked={c.requirePushedAuthorizationRequests}
-          onChange={(e) => setC({ ...c, requirePushedAuthorizationRequests: e.currentTarget.checked })}
-        />
+        <Checkbox label={t("apps.requirePar")} {...field.checked("requirePushedAuthorizationRequests")} />
         <SimpleGrid cols={{ base: 1, sm: 2 }}>
           <LogoutUri
             label={t("apps.backchannelLogout")}
@@ -209,9 +194,7 @@ function OidcForm({ config, onSave }: { config: OidcConfig; onSave(c: UpdateConf
             onChange={(uri, sid) => setC({ ...c, frontchannelLogoutUri: uri, frontchannelLogoutSessionRequired: sid })}
           />
         </SimpleGrid>
-        <Group>
-          <Button type="submit">{t("action.save")}</Button>
-        </Group>
+        <SaveRow />
       </Stack>
     </form>
   );
@@ -243,6 +226,7 @@ function LogoutUri(props: { label: string; hint: string; uri: string; sid: boole
 function ApiForm({ config, onSave }: { config: ApiConfig; onSave(c: UpdateConfig): void }) {
   const { t } = useI18n();
   const [c, setC] = useState(config);
+  const field = bind(c, setC);
   return (
     <form
       onSubmit={(e) => {
@@ -254,24 +238,14 @@ function ApiForm({ config, onSave }: { config: ApiConfig; onSave(c: UpdateConfig
         <EnumSelect
           label={t("apps.authMethod")}
           value={c.authMethodType === ApiAuthMethodType.UNSPECIFIED ? ApiAuthMethodType.BASIC : c.authMethodType}
-          onChange={(v) => setC({ ...c, authMethodType: v })}
+          onChange={field.value("authMethodType").onChange}
           options={[
             [ApiAuthMethodType.BASIC, "apps.authBasic"],
             [ApiAuthMethodType.PRIVATE_KEY_JWT, "apps.authPrivateKeyJwt"],
           ]}
         />
-        <EnumSelect
-          label={t("apps.tokenType")}
-          value={c.accessTokenType === AccessTokenType.UNSPECIFIED ? AccessTokenType.BEARER : c.accessTokenType}
-          onChange={(v) => setC({ ...c, accessTokenType: v })}
-          options={[
-            [AccessTokenType.BEARER, "apps.tokenOpaque"],
-            [AccessTokenType.JWT, "apps.tokenJwt"],
-          ]}
-        />
-        <Group>
-          <Button type="submit">{t("action.save")}</Button>
-        </Group>
+        <TokenTypeSelect {...field.value("accessTokenType")} />
+        <SaveRow />
       </Stack>
     </form>
   );
@@ -281,6 +255,7 @@ function SamlForm({ projectId, config, onSave }: { projectId: string; config: Sa
   const { t } = useI18n();
   const roles = useRoles(projectId);
   const [c, setC] = useState(config);
+  const field = bind(c, setC);
   const [xml, setXml] = useState(() => new TextDecoder().decode(config.metadataXml));
   return (
     <form
@@ -325,7 +300,7 @@ function SamlForm({ projectId, config, onSave }: { projectId: string; config: Sa
           <EnumSelect
             label={t("apps.nameIdFormat")}
             value={c.nameIdFormat === SamlNameIdFormat.UNSPECIFIED ? SamlNameIdFormat.EMAIL_ADDRESS : c.nameIdFormat}
-            onChange={(v) => setC({ ...c, nameIdFormat: v })}
+            onChange={field.value("nameIdFormat").onChange}
             options={[
               [SamlNameIdFormat.EMAIL_ADDRESS, "apps.nameIdEmail"],
               [SamlNameIdFormat.PERSISTENT, "apps.nameIdPersistent"],
@@ -337,7 +312,7 @@ function SamlForm({ projectId, config, onSave }: { projectId: string; config: Sa
           <EnumSelect
             label={t("apps.attributeProfile")}
             value={c.attributeProfile === SamlAttributeProfile.UNSPECIFIED ? SamlAttributeProfile.BASIC : c.attributeProfile}
-            onChange={(v) => setC({ ...c, attributeProfile: v })}
+            onChange={field.value("attributeProfile").onChange}
             options={[
               [SamlAttributeProfile.BASIC, "apps.attributeProfileBasic"],
               [SamlAttributeProfile.URN_OID, "apps.attributeProfileUrnOid"],
@@ -352,16 +327,13 @@ function SamlForm({ projectId, config, onSave }: { projectId: string; config: Sa
           />
         </SimpleGrid>
         <MultiSelect label={t("apps.samlRoles")} value={c.roleKeys} onChange={(v) => setC({ ...c, roleKeys: v })} data={roleOptions(roles.data?.result)} />
-        <Checkbox label={t("apps.signResponse")} checked={c.signResponse} onChange={(e) => setC({ ...c, signResponse: e.currentTarget.checked })} />
+        <Checkbox label={t("apps.signResponse")} {...field.checked("signResponse")} />
         <Checkbox
           label={t("apps.encryptAssertions")}
           description={c.hasEncryptionCertificate ? undefined : t("apps.encryptNeedsCert")}
-          checked={c.encryptAssertions}
-          onChange={(e) => setC({ ...c, encryptAssertions: e.currentTarget.checked })}
+          {...field.checked("encryptAssertions")}
         />
-        <Group>
-          <Button type="submit">{t("action.save")}</Button>
-        </Group>
+        <SaveRow />
       </Stack>
     </form>
   );

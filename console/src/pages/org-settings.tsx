@@ -2,61 +2,70 @@
 // instance's or has its own, saves its own (the whole message as read, changed, with update_mask "*") and resets to
 // the instance's.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Badge, Button, Card, Checkbox, Group, NumberInput, SimpleGrid, Stack, Switch, Title } from "@mantine/core";
+import { Badge, Card, Group, SimpleGrid, Stack, Title } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
-import { type ReactNode, useEffect, useState } from "react";
+import type { ReactNode } from "react";
 import { type LockoutSettings, type LoginSettings, type PasswordComplexitySettings, ResourceOwnerType } from "../../../gen/svc/settings/v2/settings_pb";
 import { SettingsService } from "../../../gen/svc/settings/v2/settings_service_pb";
+import { SaveRow } from "../fields";
 import { useI18n } from "../i18n";
-import { ApiError, ConfirmButton } from "../ui";
+import { ConfirmButton } from "../ui";
+import { LockoutCounts, LoginFlags, PasswordRules, useDraft } from "./settings-form";
 
 function useRefresh() {
   const client = useQueryClient();
   return { onSuccess: () => client.invalidateQueries() };
 }
 
-function Section(props: {
+interface Calls<T> {
+  got: { data?: { settings?: T }; error: unknown };
+  set: { error: unknown; isPending: boolean; mutate(r: { organizationId: string; settings: T; updateMask: { paths: string[] } }): void };
+  reset: { error: unknown; mutateAsync(r: { organizationId: string }): Promise<unknown> };
+}
+
+/** One kind of the organization's settings: whose they are, the fields, save (all of them) and reset to the instance's. */
+function Section<T extends { resourceOwnerType: ResourceOwnerType }>(props: {
   title: string;
-  own: boolean | undefined;
+  orgId: string;
   canWrite: boolean;
-  error: unknown;
-  saving: boolean;
-  onSave(): void;
-  onReset(): Promise<unknown>;
-  children: ReactNode;
+  calls: Calls<T>;
+  children(s: T, setS: (s: T) => void): ReactNode;
 }) {
   const { t } = useI18n();
+  const { got, set, reset } = props.calls;
+  const [s, setS] = useDraft(got.data?.settings);
+  const own = s && s.resourceOwnerType === ResourceOwnerType.ORG;
   return (
     <Card withBorder>
       <Group justify="space-between" mb="sm" wrap="wrap">
         <Title order={3} size="h4">
           {props.title}
         </Title>
-        {props.own !== undefined && (
-          <Badge variant="filled" autoContrast color={props.own ? "blue.9" : "gray.7"}>
-            {t(props.own ? "orgSettings.own" : "orgSettings.inherited")}
+        {own !== undefined && (
+          <Badge variant="filled" autoContrast color={own ? "blue.9" : "gray.7"}>
+            {t(own ? "orgSettings.own" : "orgSettings.inherited")}
           </Badge>
         )}
       </Group>
       <Stack>
-        {props.children}
-        <ApiError error={props.error} />
-        {props.canWrite && (
-          <Group>
-            <Button loading={props.saving} onClick={props.onSave}>
-              {t("orgSettings.save")}
-            </Button>
-            {props.own && (
-              <ConfirmButton
-                label={t("orgSettings.reset")}
-                title={t("orgSettings.resetTitle")}
-                body={t("orgSettings.resetBody", { section: props.title })}
-                confirmLabel={t("orgSettings.reset")}
-                onConfirm={props.onReset}
-              />
-            )}
-          </Group>
-        )}
+        {s && props.children(s, setS)}
+        <SaveRow
+          error={got.error ?? set.error ?? reset.error}
+          canWrite={props.canWrite && !!s}
+          saving={set.isPending}
+          onSave={() => s && set.mutate({ organizationId: props.orgId, settings: s, updateMask: { paths: ["*"] } })}
+          label={t("orgSettings.save")}
+        >
+          {own && (
+            <ConfirmButton
+              label={t("orgSettings.reset")}
+              title={t("orgSettings.resetTitle")}
+              body={t("orgSettings.resetBody", { section: props.title })}
+              confirmLabel={t("orgSettings.reset")}
+              onConfirm={() => reset.mutateAsync({ organizationId: props.orgId })}
+            />
+          )}
+        </SaveRow>
       </Stack>
     </Card>
   );
@@ -65,29 +74,14 @@ function Section(props: {
 function LoginSection({ orgId, canWrite }: { orgId: string; canWrite: boolean }) {
   const { t } = useI18n();
   const refresh = useRefresh();
-  const got = useQuery(SettingsService.method.getLoginSettings, { organizationId: orgId });
-  const set = useMutation(SettingsService.method.setLoginSettings, refresh);
-  const reset = useMutation(SettingsService.method.resetLoginSettings, refresh);
-  const [s, setS] = useState<LoginSettings>();
-  useEffect(() => setS(got.data?.settings), [got.data]);
-  const flag = (k: "allowUsernamePassword" | "allowRegister" | "allowExternalIdp" | "forceMfa" | "passkeysAllowed" | "ignoreUnknownUsernames", label: string) =>
-    s && <Switch label={label} checked={s[k]} disabled={!canWrite} onChange={(e) => setS({ ...s, [k]: e.currentTarget.checked })} />;
+  const calls = {
+    got: useQuery(SettingsService.method.getLoginSettings, { organizationId: orgId }),
+    set: useMutation(SettingsService.method.setLoginSettings, refresh),
+    reset: useMutation(SettingsService.method.resetLoginSettings, refresh),
+  };
   return (
-    <Section
-      title={t("settings.login")}
-      own={s && s.resourceOwnerType === ResourceOwnerType.ORG}
-      canWrite={canWrite && !!s}
-      error={got.error ?? set.error ?? reset.error}
-      saving={set.isPending}
-      onSave={() => s && set.mutate({ organizationId: orgId, settings: s, updateMask: { paths: ["*"] } })}
-      onReset={() => reset.mutateAsync({ organizationId: orgId })}
-    >
-      {flag("allowUsernamePassword", t("settings.allowPassword"))}
-      {flag("passkeysAllowed", t("settings.passkeys"))}
-      {flag("allowExternalIdp", t("settings.externalIdp"))}
-      {flag("allowRegister", t("settings.register"))}
-      {flag("forceMfa", t("settings.forceMfa"))}
-      {flag("ignoreUnknownUsernames", t("settings.ignoreUnknown"))}
+    <Section<LoginSettings> title={t("settings.login")} orgId={orgId} canWrite={canWrite} calls={calls}>
+      {(s, setS) => <LoginFlags s={s} setS={setS} disabled={!canWrite} />}
     </Section>
   );
 }
@@ -95,37 +89,14 @@ function LoginSection({ orgId, canWrite }: { orgId: string; canWrite: boolean })
 function PasswordSection({ orgId, canWrite }: { orgId: string; canWrite: boolean }) {
   const { t } = useI18n();
   const refresh = useRefresh();
-  const got = useQuery(SettingsService.method.getPasswordComplexitySettings, { organizationId: orgId });
-  const set = useMutation(SettingsService.method.setPasswordComplexitySettings, refresh);
-  const reset = useMutation(SettingsService.method.resetPasswordComplexitySettings, refresh);
-  const [s, setS] = useState<PasswordComplexitySettings>();
-  useEffect(() => setS(got.data?.settings), [got.data]);
-  const flag = (k: "requiresUppercase" | "requiresLowercase" | "requiresNumber" | "requiresSymbol", label: string) =>
-    s && <Checkbox label={label} checked={s[k]} disabled={!canWrite} onChange={(e) => setS({ ...s, [k]: e.currentTarget.checked })} />;
+  const calls = {
+    got: useQuery(SettingsService.method.getPasswordComplexitySettings, { organizationId: orgId }),
+    set: useMutation(SettingsService.method.setPasswordComplexitySettings, refresh),
+    reset: useMutation(SettingsService.method.resetPasswordComplexitySettings, refresh),
+  };
   return (
-    <Section
-      title={t("settings.passwords")}
-      own={s && s.resourceOwnerType === ResourceOwnerType.ORG}
-      canWrite={canWrite && !!s}
-      error={got.error ?? set.error ?? reset.error}
-      saving={set.isPending}
-      onSave={() => s && set.mutate({ organizationId: orgId, settings: s, updateMask: { paths: ["*"] } })}
-      onReset={() => reset.mutateAsync({ organizationId: orgId })}
-    >
-      {s && (
-        <NumberInput
-          label={t("settings.minLength")}
-          min={1}
-          max={256}
-          value={Number(s.minLength)}
-          disabled={!canWrite}
-          onChange={(v) => setS({ ...s, minLength: BigInt(Number(v) || 1) })}
-        />
-      )}
-      {flag("requiresUppercase", t("settings.upper"))}
-      {flag("requiresLowercase", t("settings.lower"))}
-      {flag("requiresNumber", t("settings.number"))}
-      {flag("requiresSymbol", t("settings.symbol"))}
+    <Section<PasswordComplexitySettings> title={t("settings.passwords")} orgId={orgId} canWrite={canWrite} calls={calls}>
+      {(s, setS) => <PasswordRules s={s} setS={setS} disabled={!canWrite} />}
     </Section>
   );
 }
@@ -133,35 +104,14 @@ function PasswordSection({ orgId, canWrite }: { orgId: string; canWrite: boolean
 function LockoutSection({ orgId, canWrite }: { orgId: string; canWrite: boolean }) {
   const { t } = useI18n();
   const refresh = useRefresh();
-  const got = useQuery(SettingsService.method.getLockoutSettings, { organizationId: orgId });
-  const set = useMutation(SettingsService.method.setLockoutSettings, refresh);
-  const reset = useMutation(SettingsService.method.resetLockoutSettings, refresh);
-  const [s, setS] = useState<LockoutSettings>();
-  useEffect(() => setS(got.data?.settings), [got.data]);
-  const count = (k: "maxPasswordAttempts" | "maxOtpAttempts", label: string) =>
-    s && (
-      <NumberInput
-        label={label}
-        description={t("settings.zeroOff")}
-        min={0}
-        max={1000}
-        value={Number(s[k])}
-        disabled={!canWrite}
-        onChange={(v) => setS({ ...s, [k]: BigInt(Number(v) || 0) })}
-      />
-    );
+  const calls = {
+    got: useQuery(SettingsService.method.getLockoutSettings, { organizationId: orgId }),
+    set: useMutation(SettingsService.method.setLockoutSettings, refresh),
+    reset: useMutation(SettingsService.method.resetLockoutSettings, refresh),
+  };
   return (
-    <Section
-      title={t("settings.lockout")}
-      own={s && s.resourceOwnerType === ResourceOwnerType.ORG}
-      canWrite={canWrite && !!s}
-      error={got.error ?? set.error ?? reset.error}
-      saving={set.isPending}
-      onSave={() => s && set.mutate({ organizationId: orgId, settings: s, updateMask: { paths: ["*"] } })}
-      onReset={() => reset.mutateAsync({ organizationId: orgId })}
-    >
-      {count("maxPasswordAttempts", t("settings.maxPasswordAttempts"))}
-      {count("maxOtpAttempts", t("settings.maxOtpAttempts"))}
+    <Section<LockoutSettings> title={t("settings.lockout")} orgId={orgId} canWrite={canWrite} calls={calls}>
+      {(s, setS) => <LockoutCounts s={s} setS={setS} disabled={!canWrite} />}
     </Section>
   );
 }

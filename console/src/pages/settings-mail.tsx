@@ -2,11 +2,12 @@
 // the instance's own subject, heading and text of each mail in each language (MailTextService), with the variables
 // they may name and a reset to svc's texts.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Badge, Button, Code, Group, SegmentedControl, Select, Stack, Text, Textarea, TextInput } from "@mantine/core";
+import { Badge, Code, Group, SegmentedControl, Select, Stack, Text, Textarea, TextInput } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { MailTextService } from "../../../gen/svc/settings/v2/mail_text_service_pb";
 import { SettingsService } from "../../../gen/svc/settings/v2/settings_service_pb";
+import { SaveRow } from "../fields";
 import { type MessageKey, useI18n } from "../i18n";
 import { ApiError, ConfirmButton } from "../ui";
 
@@ -99,24 +100,18 @@ export function MailTexts({ readOnly }: { readOnly: boolean }) {
             <Code key={v} mr={4}>{`{${v}}`}</Code>
           ))}
         </Text>
-        <ApiError error={set.error ?? reset.error} />
-        {!readOnly && (
-          <Group>
-            <Button type="submit" loading={set.isPending}>
-              {t("action.save")}
-            </Button>
-            {got.data && !got.data.isDefault && (
-              <ConfirmButton
-                label={t("mail.reset")}
-                title={t("mail.reset")}
-                body={t("mail.resetBody")}
-                confirmLabel={t("mail.reset")}
-                onConfirm={() => reset.mutateAsync(which)}
-              />
-            )}
-            {set.isSuccess && <span role="status">{t("apps.saved")}</span>}
-          </Group>
-        )}
+        <SaveRow error={set.error ?? reset.error} canWrite={!readOnly} saving={set.isPending}>
+          {got.data && !got.data.isDefault && (
+            <ConfirmButton
+              label={t("mail.reset")}
+              title={t("mail.reset")}
+              body={t("mail.resetBody")}
+              confirmLabel={t("mail.reset")}
+              onConfirm={() => reset.mutateAsync(which)}
+            />
+          )}
+          {set.isSuccess && <span role="status">{t("apps.saved")}</span>}
+        </SaveRow>
       </Stack>
     </form>
   );

@@ -1,10 +1,11 @@
 // The instance's browser-facing security: the origins allowed to call the API from a browser (CORS), and whether
 // (and by which origins) the hosted login may be embedded in an iframe.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Button, Group, Stack, Switch, Textarea } from "@mantine/core";
+import { Stack, Switch, Textarea } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { SettingsService } from "../../../gen/svc/settings/v2/settings_service_pb";
+import { SaveRow } from "../fields";
 import { useI18n } from "../i18n";
 import { ApiError } from "../ui";
 
@@ -59,15 +60,9 @@ export function Security({ readOnly }: { readOnly: boolean }) {
             minRows={1}
           />
         )}
-        <ApiError error={set.error} />
-        {!readOnly && (
-          <Group>
-            <Button type="submit" loading={set.isPending}>
-              {t("action.save")}
-            </Button>
-            {set.isSuccess && <span role="status">{t("apps.saved")}</span>}
-          </Group>
-        )}
+        <SaveRow error={set.error} canWrite={!readOnly} saving={set.isPending}>
+          {set.isSuccess && <span role="status">{t("apps.saved")}</span>}
+        </SaveRow>
       </Stack>
     </form>
   );

@@ -1,16 +1,16 @@
 // Instance-wide settings (instance administrators only): the sign-in methods, password rules, lockout, security,
 // languages and mail texts, and who administers the instance. Each form sends the whole settings message it read, changed.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Badge, Button, Card, Checkbox, Group, NumberInput, SimpleGrid, Stack, Switch, Table, Title } from "@mantine/core";
+import { Badge, Button, Card, Group, NumberInput, SimpleGrid, Stack, Switch, Table, Title } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
-import { useEffect, useState } from "react";
 import { InstanceService } from "../../../gen/svc/instance/v2/instance_service_pb";
-import type { LockoutSettings, LoginSettings, PasswordComplexitySettings } from "../../../gen/svc/settings/v2/settings_pb";
 import { SettingsService } from "../../../gen/svc/settings/v2/settings_service_pb";
 import { type Access, useAccess } from "../access";
+import { SaveRow } from "../fields";
 import { useI18n } from "../i18n";
 import { useLink } from "../router";
 import { ApiError, PageHeader } from "../ui";
+import { LockoutCounts, LoginFlags, PasswordRules, useDraft } from "./settings-form";
 import { LoginMore } from "./settings-login-more";
 import { Languages, MailTexts } from "./settings-mail";
 import { Security } from "./settings-security";
@@ -32,33 +32,15 @@ function useSaved() {
 }
 
 function Login({ readOnly }: { readOnly: boolean }) {
-  const { t } = useI18n();
   const got = useQuery(SettingsService.method.getLoginSettings, {});
   const set = useMutation(SettingsService.method.setLoginSettings, useSaved());
-  const [s, setS] = useState<LoginSettings>();
-  useEffect(() => setS(got.data?.settings), [got.data]);
+  const [s, setS] = useDraft(got.data?.settings);
   if (!s) return <ApiError error={got.error} />;
-  const flag = (
-    k: "allowUsernamePassword" | "allowRegister" | "allowExternalIdp" | "forceMfa" | "passkeysAllowed" | "ignoreUnknownUsernames",
-    label: string,
-  ) => <Switch label={label} checked={s[k]} disabled={readOnly} onChange={(e) => setS({ ...s, [k]: e.currentTarget.checked })} />;
   return (
     <Stack>
-      {flag("allowUsernamePassword", t("settings.allowPassword"))}
-      {flag("passkeysAllowed", t("settings.passkeys"))}
-      {flag("allowExternalIdp", t("settings.externalIdp"))}
-      {flag("allowRegister", t("settings.register"))}
-      {flag("forceMfa", t("settings.forceMfa"))}
-      {flag("ignoreUnknownUsernames", t("settings.ignoreUnknown"))}
+      <LoginFlags s={s} setS={setS} disabled={readOnly} />
       <LoginMore s={s} setS={setS} readOnly={readOnly} />
-      <ApiError error={set.error} />
-      {!readOnly && (
-        <Group>
-          <Button loading={set.isPending} onClick={() => set.mutate({ settings: s, updateMask: { paths: ["*"] } })}>
-            {t("action.save")}
-          </Button>
-        </Group>
-      )}
+      <SaveRow error={set.error} canWrite={!readOnly} saving={set.isPending} onSave={() => set.mutate({ settings: s, updateMask: { paths: ["*"] } })} />
     </Stack>
   );
 }
@@ -67,26 +49,11 @@ function Passwords({ readOnly }: { readOnly: boolean }) {
   const { t } = useI18n();
   const got = useQuery(SettingsService.method.getPasswordComplexitySettings, {});
   const set = useMutation(SettingsService.method.setPasswordComplexitySettings, useSaved());
-  const [s, setS] = useState<PasswordComplexitySettings>();
-  useEffect(() => setS(got.data?.settings), [got.data]);
+  const [s, setS] = useDraft(got.data?.settings);
   if (!s) return <ApiError error={got.error} />;
-  const flag = (k: "requiresUppercase" | "requiresLowercase" | "requiresNumber" | "requiresSymbol", label: string) => (
-    <Checkbox label={label} checked={s[k]} disabled={readOnly} onChange={(e) => setS({ ...s, [k]: e.currentTarget.checked })} />
-  );
   return (
     <Stack>
-      <NumberInput
-        label={t("settings.minLength")}
-        min={1}
-        max={256}
-        value={Number(s.minLength)}
-        disabled={readOnly}
-        onChange={(v) => setS({ ...s, minLength: BigInt(Number(v) || 1) })}
-      />
-      {flag("requiresUppercase", t("settings.upper"))}
-      {flag("requiresLowercase", t("settings.lower"))}
-      {flag("requiresNumber", t("settings.number"))}
-      {flag("requiresSymbol", t("settings.symbol"))}
+      <PasswordRules s={s} setS={setS} disabled={readOnly} />
       <NumberInput
         label={t("settings.historyCount")}
         description={t("settings.zeroOff")}
@@ -96,14 +63,7 @@ function Passwords({ readOnly }: { readOnly: boolean }) {
         disabled={readOnly}
         onChange={(v) => setS({ ...s, historyCount: Number(v) || 0 })}
       />
-      <ApiError error={set.error} />
-      {!readOnly && (
-        <Group>
-          <Button loading={set.isPending} onClick={() => set.mutate({ settings: s, updateMask: { paths: ["*"] } })}>
-            {t("action.save")}
-          </Button>
-        </Group>
-      )}
+      <SaveRow error={set.error} canWrite={!readOnly} saving={set.isPending} onSave={() => set.mutate({ settings: s, updateMask: { paths: ["*"] } })} />
     </Stack>
   );
 }
@@ -112,29 +72,11 @@ function Lockout({ readOnly }: { readOnly: boolean }) {
   const { t } = useI18n();
   const got = useQuery(SettingsService.method.getLockoutSettings, {});
   const set = useMutation(SettingsService.method.setLockoutSettings, useSaved());
-  const [s, setS] = useState<LockoutSettings>();
-  useEffect(() => setS(got.data?.settings), [got.data]);
+  const [s, setS] = useDraft(got.data?.settings);
   if (!s) return <ApiError error={got.error} />;
   return (
     <Stack>
-      <NumberInput
-        label={t("settings.maxPasswordAttempts")}
-        description={t("settings.zeroOff")}
-        min={0}
-        max={1000}
-        value={Number(s.maxPasswordAttempts)}
-        disabled={readOnly}
-        onChange={(v) => setS({ ...s, maxPasswordAttempts: BigInt(Number(v) || 0) })}
-      />
-      <NumberInput
-        label={t("settings.maxOtpAttempts")}
-        description={t("settings.zeroOff")}
-        min={0}
-        max={1000}
-        value={Number(s.maxOtpAttempts)}
-        disabled={readOnly}
-        onChange={(v) => setS({ ...s, maxOtpAttempts: BigInt(Number(v) || 0) })}
-      />
+      <LockoutCounts s={s} setS={setS} disabled={readOnly} />
       <Switch
         label={t("settings.permanentLockout")}
         description={t("settings.permanentLockoutHint")}
@@ -162,14 +104,7 @@ function Lockout({ readOnly }: { readOnly: boolean }) {
           />
         </Group>
       )}
-      <ApiError error={set.error} />
-      {!readOnly && (
-        <Group>
-          <Button loading={set.isPending} onClick={() => set.mutate({ settings: s, updateMask: { paths: ["*"] } })}>
-            {t("action.save")}
-          </Button>
-        </Group>
-      )}
+      <SaveRow error={set.error} canWrite={!readOnly} saving={set.isPending} onSave={() => set.mutate({ settings: s, updateMask: { paths: ["*"] } })} />
     </Stack>
   );
 }
