@@ -1,8 +1,10 @@
 // SAML's sign-in hot path (CreateResponse with a session), as the OIDC callback does it (auth-requests.ts): one
 // prepared statement on the driver reads the request with its application, the session named with its token's hash,
 // the session's user with what finishing a sign-in checks (sign-in-sql.ts) and as the assertion shows it, and whether
-// that user passes the gates of the application's project; one more finishes the request with its audit event. Through Prisma's runtime these were four statements (the request and its app, the
-// session, the sign-in facts, the gates): the runtime and the round trips cost more CPU than the database's work.
+// that user passes the gates of the application's project; one more finishes the request with its audit event.
+// Through Prisma's runtime these were six statements and a transaction (the request and its app, the session, the
+// sign-in facts, the gates, the user; BEGIN, the finish, the event, COMMIT): the runtime and the round trips cost
+// more CPU than the database's work.
 import { Prisma } from "../../gen/prisma/client.js";
 import { parseAppConfig } from "../domain/access/app-settings.js";
 import type { UserView } from "../domain/identity/users.js";
