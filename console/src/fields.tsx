@@ -1,7 +1,7 @@
 // Small pieces that several pages' forms and tables repeat: a control bound to a field of the object a form edits, a
 // select over a proto enum, a form's save row, a row's role badges, its "inactive" badge, and the
 // deactivate/reactivate toggle.
-import { Badge, Button, Group, Select } from "@mantine/core";
+import { Badge, Button, Group, Modal, Select, Stack, Textarea, Title } from "@mantine/core";
 import type { ChangeEvent, ReactNode } from "react";
 import { type MessageKey, useI18n } from "./i18n";
 import { ApiError } from "./ui";
@@ -28,22 +28,107 @@ export function bind<T extends object>(c: T, setC: (c: T) => void) {
 
 /**
  * A form's end: the API's message where a call failed, then, for those who may write, the save button (a submit
- * button without `onSave`) and what stands beside it (a reset, a "saved" status).
+ * button without `onSave`), a cancel (or back) button before it with `onCancel`, and what stands beside it (a reset, a
+ * "saved" status).
  */
-export function SaveRow(props: { error?: unknown; canWrite?: boolean; saving?: boolean; onSave?(): void; label?: string; children?: ReactNode }) {
+export function SaveRow(props: {
+  error?: unknown;
+  canWrite?: boolean;
+  saving?: boolean;
+  disabled?: boolean;
+  onSave?(): void;
+  label?: string;
+  onCancel?(): void;
+  cancelLabel?: string;
+  justify?: "flex-end";
+  children?: ReactNode;
+}) {
   const { t } = useI18n();
   return (
     <>
       <ApiError error={props.error} />
       {(props.canWrite ?? true) && (
-        <Group>
-          <Button type={props.onSave ? "button" : "submit"} loading={props.saving} onClick={props.onSave}>
+        <Group justify={props.justify}>
+          {props.onCancel && (
+            <Button variant="default" onClick={props.onCancel}>
+              {props.cancelLabel ?? t("action.cancel")}
+            </Button>
+          )}
+          <Button type={props.onSave ? "button" : "submit"} loading={props.saving} disabled={props.disabled} onClick={props.onSave}>
             {props.label ?? t("action.save")}
           </Button>
           {props.children}
         </Group>
       )}
     </>
+  );
+}
+
+/** A form on one row that wraps (its fields, then its button), under an optional heading; the API's message below. */
+export function InlineForm(props: { onSubmit(): void; error: unknown; title?: string; children: ReactNode }) {
+  return (
+    <form
+      onSubmit={(e) => {
+        e.preventDefault();
+        props.onSubmit();
+      }}
+    >
+      {props.title && (
+        <Title order={3} size="h5" mb="xs">
+          {props.title}
+        </Title>
+      )}
+      <Group align="flex-end" wrap="wrap">
+        {props.children}
+      </Group>
+      <ApiError error={props.error} />
+    </form>
+  );
+}
+
+/** A dialog holding a form: its fields, the API's message, then (right-aligned) cancel if asked for and submit. */
+export function FormDialog(props: {
+  opened: boolean;
+  onClose(): void;
+  title: string;
+  /** Names the dialog's close button ("Close"). */
+  labelClose?: boolean;
+  onSubmit(): void;
+  error: unknown;
+  saving: boolean;
+  disabled?: boolean;
+  /** The submit button's label ("Save" unless said). */
+  label?: string;
+  withCancel?: boolean;
+  children: ReactNode;
+}) {
+  const { t } = useI18n();
+  return (
+    <Modal
+      opened={props.opened}
+      onClose={props.onClose}
+      title={props.title}
+      closeButtonProps={props.labelClose ? { "aria-label": t("action.close") } : undefined}
+    >
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          props.onSubmit();
+        }}
+      >
+        <Stack>
+          {props.children}
+          <SaveRow
+            error={props.error}
+            saving={props.saving}
+            disabled={props.disabled}
+            label={props.label}
+            onCancel={props.withCancel ? props.onClose : undefined}
+            justify="flex-end"
+          />
+        </Stack>
+      </form>
+    </Modal>
   );
 }
 
@@ -57,6 +142,23 @@ export function EnumSelect<E extends number>(props: { label: string; value: E; o
       onChange={(v) => props.onChange(Number(v) as E)}
       allowDeselect={false}
       data={props.options.map(([v, k]) => ({ value: String(v), label: t(k) }))}
+    />
+  );
+}
+
+/** A SAML metadata document pasted in: monospace, growing to twelve rows. */
+export function MetadataXmlInput(props: { value: string; onChange(v: string): void; required?: boolean }) {
+  const { t } = useI18n();
+  return (
+    <Textarea
+      label={t("apps.metadataXml")}
+      value={props.value}
+      onChange={(e) => props.onChange(e.currentTarget.value)}
+      autosize
+      minRows={4}
+      maxRows={12}
+      required={props.required}
+      styles={{ input: { fontFamily: "monospace", fontSize: 12 } }}
     />
   );
 }

@@ -35,17 +35,38 @@ export function UserPicker({ label, value, onChange, orgId }: { label: string; v
     ],
   });
   return (
-    <Select
+    <SearchSelect
       label={label}
-      searchable
-      required
       value={value}
       onChange={onChange}
-      searchValue={search}
-      onSearchChange={setSearch}
+      search={search}
+      onSearch={setSearch}
+      data={(users.data?.result ?? []).map((u) => ({ value: u.userId, label: u.preferredLoginName || u.username }))}
+    />
+  );
+}
+
+/** A required select whose options the server found for what was typed (`search`); none filtered in the browser. */
+export function SearchSelect(props: {
+  label: string;
+  value: string | null;
+  onChange(v: string | null): void;
+  search: string;
+  onSearch(s: string): void;
+  data: { value: string; label: string }[];
+}) {
+  return (
+    <Select
+      label={props.label}
+      searchable
+      required
+      value={props.value}
+      onChange={props.onChange}
+      searchValue={props.search}
+      onSearchChange={props.onSearch}
       filter={({ options }) => options}
       nothingFoundMessage="—"
-      data={(users.data?.result ?? []).map((u) => ({ value: u.userId, label: u.preferredLoginName || u.username }))}
+      data={props.data}
     />
   );
 }

@@ -24,12 +24,16 @@ export function DataTable<T>(props: {
   columns: (Column<T> | false | undefined)[];
   /** The row's buttons; without it the table has no actions column. */
   actions?: (row: T) => ReactNode;
+  /** What screen readers read as the actions column's header ("Actions" unless said). */
+  actionsHeader?: string;
   /** What stands in the table's place when `rows` is empty. */
   empty?: ReactNode;
   /** Show the head (and no rows) while the first answer is on its way, instead of nothing. */
   headWhileLoading?: boolean;
   striped?: boolean;
   highlightOnHover?: boolean;
+  /** Scroll sideways under `minWidth` (the default); `false` for a narrow table in a card. */
+  scroll?: boolean;
   minWidth?: number;
   busy?: boolean;
   rowTestId?(row: T): string;
@@ -38,44 +42,43 @@ export function DataTable<T>(props: {
   const { t } = useI18n();
   const { rows, actions } = props;
   const columns = props.columns.filter((c): c is Column<T> => !!c);
-  let table: ReactNode = null;
-  if (rows && rows.length === 0) table = props.empty;
-  else if (rows || props.headWhileLoading)
-    table = (
-      <Table.ScrollContainer minWidth={props.minWidth ?? 320}>
-        <Table striped={props.striped ?? true} highlightOnHover={props.highlightOnHover} aria-busy={props.busy} data-testid={props.testId}>
-          <Table.Thead>
-            <Table.Tr>
-              {columns.map((c) => (
-                <Table.Th key={c.header} visibleFrom={c.visibleFrom}>
-                  {c.header}
-                </Table.Th>
-              ))}
-              {actions && (
-                <Table.Th>
-                  <VisuallyHidden>{t("list.actions")}</VisuallyHidden>
-                </Table.Th>
-              )}
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {rows?.map((row) => (
-              <Table.Tr key={props.rowKey(row)} data-testid={props.rowTestId?.(row)}>
-                {columns.map((c) => (
-                  <Table.Td key={c.header} visibleFrom={c.visibleFrom} {...c.td}>
-                    {c.cell(row)}
-                  </Table.Td>
-                ))}
-                {actions && <Table.Td>{actions(row)}</Table.Td>}
-              </Table.Tr>
+  const table = (
+    <Table striped={props.striped ?? true} highlightOnHover={props.highlightOnHover} aria-busy={props.busy} data-testid={props.testId}>
+      <Table.Thead>
+        <Table.Tr>
+          {columns.map((c) => (
+            <Table.Th key={c.header} visibleFrom={c.visibleFrom}>
+              {c.header}
+            </Table.Th>
+          ))}
+          {actions && (
+            <Table.Th>
+              <VisuallyHidden>{props.actionsHeader ?? t("list.actions")}</VisuallyHidden>
+            </Table.Th>
+          )}
+        </Table.Tr>
+      </Table.Thead>
+      <Table.Tbody>
+        {rows?.map((row) => (
+          <Table.Tr key={props.rowKey(row)} data-testid={props.rowTestId?.(row)}>
+            {columns.map((c) => (
+              <Table.Td key={c.header} visibleFrom={c.visibleFrom} {...c.td}>
+                {c.cell(row)}
+              </Table.Td>
             ))}
-          </Table.Tbody>
-        </Table>
-      </Table.ScrollContainer>
-    );
+            {actions && <Table.Td>{actions(row)}</Table.Td>}
+          </Table.Tr>
+        ))}
+      </Table.Tbody>
+    </Table>
+  );
+  let shown: ReactNode = null;
+  if (rows && rows.length === 0) shown = props.empty;
+  else if (rows || props.headWhileLoading)
+    shown = props.scroll === false ? table : <Table.ScrollContainer minWidth={props.minWidth ?? 320}>{table}</Table.ScrollContainer>;
   return (
     <>
-      {table}
+      {shown}
       {props.paging && <Paging {...props.paging} />}
     </>
   );

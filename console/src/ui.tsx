@@ -1,5 +1,6 @@
-// Pieces every page uses: the page header, the API's message where a call failed, empty states, confirmation, copy.
-import { Alert, Button, CopyButton, Group, Modal, Stack, Text, TextInput, Title, Tooltip } from "@mantine/core";
+// Pieces every page uses: the page header, the API's message where a call failed, empty states, confirmation, copy,
+// a secret shown once, a titled card.
+import { Alert, Button, Card, CopyButton, Group, Modal, Stack, Text, TextInput, Title, Tooltip } from "@mantine/core";
 import { type ReactNode, useState } from "react";
 import { apiMessage } from "./api-message";
 import { type MessageKey, useI18n } from "./i18n";
@@ -150,6 +151,45 @@ export function SecretValue({ label, value }: { label: string; value: string }) 
         )}
       </CopyButton>
     </Group>
+  );
+}
+
+/** A secret shown once (a client secret, a token): the value to copy and the warning that it will not be shown again. */
+export function ShownOnce({ label, value, note }: { label: string; value: string; note: string }) {
+  const { t } = useI18n();
+  return (
+    <>
+      <SecretValue label={label} value={value} />
+      <Alert color="orange" title={t("apps.secretOnceTitle")}>
+        {note}
+      </Alert>
+    </>
+  );
+}
+
+/** A bordered card under its heading: a section of a settings page or a form. */
+export function TitledCard({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <Card withBorder>
+      <Title order={2} size="h4" mb="sm">
+        {title}
+      </Title>
+      {children}
+    </Card>
+  );
+}
+
+/** A bordered card of a detail page: its heading, then its content one piece under another. */
+export function CardSection({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <Card withBorder>
+      <Stack gap="sm">
+        <Title order={2} size="h4">
+          {title}
+        </Title>
+        {children}
+      </Stack>
+    </Card>
   );
 }
 

@@ -4,7 +4,6 @@
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import {
-  Alert,
   Badge,
   Button,
   Card,
@@ -32,7 +31,7 @@ import { useI18n } from "../i18n";
 import { pageQuery } from "../paging";
 import { useRouter } from "../router";
 import { DataTable, RowActions } from "../table";
-import { ApiError, ConfirmButton, EmptyState, PageHeader, SecretValue, useDateFormat } from "../ui";
+import { ApiError, ConfirmButton, EmptyState, PageHeader, ShownOnce, useDateFormat } from "../ui";
 import { toDate } from "./dates";
 
 const seconds = (t: Target | undefined) => (t?.timeout ? Number(t.timeout.seconds) : 10);
@@ -46,14 +45,7 @@ const kindKey = (k: TargetKind) => KINDS.find(([v]) => v === k)?.[1] ?? "actions
 
 function KeyOnce({ signingKey }: { signingKey: string }) {
   const { t } = useI18n();
-  return (
-    <>
-      <SecretValue label={t("actions.signingKey")} value={signingKey} />
-      <Alert color="orange" title={t("apps.secretOnceTitle")}>
-        {t("actions.keyOnce")}
-      </Alert>
-    </>
-  );
+  return <ShownOnce label={t("actions.signingKey")} value={signingKey} note={t("actions.keyOnce")} />;
 }
 
 function TargetForm({ target, orgId, onClose }: { target?: Target; orgId?: string; onClose(): void }) {

@@ -4,28 +4,9 @@
 // after typing its name, and the configuration to paste into the application.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import {
-  Alert,
-  Badge,
-  Button,
-  Card,
-  Checkbox,
-  Group,
-  MultiSelect,
-  NumberInput,
-  Select,
-  SimpleGrid,
-  Stack,
-  Switch,
-  Table,
-  Text,
-  Textarea,
-  TextInput,
-  Title,
-  VisuallyHidden,
-} from "@mantine/core";
+import { Alert, Badge, Button, Checkbox, Group, MultiSelect, NumberInput, Select, SimpleGrid, Stack, Switch, Text, Textarea, TextInput } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
-import { type ReactNode, useMemo, useState } from "react";
+import { useMemo, useState } from "react";
 import {
   AccessTokenType,
   ApiAuthMethodType,
@@ -42,10 +23,11 @@ import {
 } from "../../../gen/svc/app/v2/app_pb";
 import { ApplicationService, type UpdateApplicationRequestSchema } from "../../../gen/svc/app/v2/app_service_pb";
 import { useAccess } from "../access";
-import { bind, EnumSelect, SaveRow } from "../fields";
+import { bind, EnumSelect, MetadataXmlInput, SaveRow } from "../fields";
 import { type MessageKey, useI18n } from "../i18n";
 import { useRouter } from "../router";
-import { ApiError, ConfirmButton, PageHeader, SecretValue, useDateFormat } from "../ui";
+import { DataTable } from "../table";
+import { ApiError, ConfirmButton, PageHeader, SecretValue, ShownOnce, TitledCard, useDateFormat } from "../ui";
 import { type Kind, needsDevMode, SECRET_PLACEHOLDER, samlMetadataUrl, snippets } from "./app-snippets";
 import { toDate } from "./dates";
 import { roleOptions, useRoles } from "./project-roles";
@@ -64,17 +46,6 @@ function kindOf(app: Application): Kind {
   if (app.config.case === "saml") return "saml";
   const type = app.config.value?.appType;
   return type === OidcAppType.USER_AGENT ? "spa" : type === OidcAppType.NATIVE ? "native" : "web";
-}
-
-function Section({ title, children }: { title: string; children: ReactNode }) {
-  return (
-    <Card withBorder>
-      <Title order={2} size="h4" mb="sm">
-        {title}
-      </Title>
-      {children}
-    </Card>
-  );
 }
 
 /** Opaque bearer tokens or JWTs (unset reads as opaque). */
@@ -287,15 +258,7 @@ function SamlForm({ projectId, config, onSave }: { projectId: string; config: Sa
             </Text>
           ))}
         </Stack>
-        <Textarea
-          label={t("apps.metadataXml")}
-          value={xml}
-          onChange={(e) => setXml(e.currentTarget.value)}
-          autosize
-          minRows={4}
-          maxRows={12}
-          styles={{ input: { fontFamily: "monospace", fontSize: 12 } }}
-        />
+        <MetadataXmlInput value={xml} onChange={setXml} />
         <SimpleGrid cols={{ base: 1, sm: 2 }}>
           <EnumSelect
             label={t("apps.nameIdFormat")}
@@ -345,12 +308,7 @@ function Secret({ app }: { app: Application }) {
   return (
     <Stack gap="sm">
       {regenerate.data ? (
-        <>
-          <SecretValue label={t("apps.clientSecret")} value={regenerate.data.clientSecret} />
-          <Alert color="orange" title={t("apps.secretOnceTitle")}>
-            {t("apps.secretOnce")}
-          </Alert>
-        </>
+        <ShownOnce label={t("apps.clientSecret")} value={regenerate.data.clientSecret} note={t("apps.secretOnce")} />
       ) : (
         <Text size="sm" c="dimmed">
           {t("apps.secretHidden")}
@@ -386,43 +344,36 @@ function Keys({ app }: { app: Application }) {
         {t("apps.keysHint")}
       </Text>
       <ApiError error={keys.error ?? add.error} />
-      {keys.data?.result.length === 0 && <Text c="dimmed">{t("apps.noKeys")}</Text>}
-      {keys.data && keys.data.result.length > 0 && (
-        <Table data-testid="app-keys-table">
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>{t("apps.keyId")}</Table.Th>
-              <Table.Th visibleFrom="sm">{t("users.created")}</Table.Th>
-              <Table.Th>
-                <VisuallyHidden>{t("list.actions")}</VisuallyHidden>
-              </Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {keys.data.result.map((k) => (
-              <Table.Tr key={k.id}>
-                <Table.Td>
-                  <Text ff="monospace" size="sm" style={{ wordBreak: "break-all" }}>
-                    {k.id}
-                  </Text>
-                </Table.Td>
-                <Table.Td visibleFrom="sm">{date(toDate(k.creationDate))}</Table.Td>
-                <Table.Td>
-                  <ConfirmButton
-                    size="xs"
-                    label={t("action.delete")}
-                    ariaLabel={t("apps.deleteKey", { id: k.id })}
-                    title={t("apps.deleteKey", { id: k.id })}
-                    body={t("apps.deleteKeyBody")}
-                    confirmLabel={t("action.delete")}
-                    onConfirm={() => remove.mutateAsync({ ...which, keyId: k.id })}
-                  />
-                </Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      )}
+      <DataTable
+        testId="app-keys-table"
+        scroll={false}
+        striped={false}
+        rows={keys.data?.result}
+        rowKey={(k) => k.id}
+        columns={[
+          {
+            header: t("apps.keyId"),
+            cell: (k) => (
+              <Text ff="monospace" size="sm" style={{ wordBreak: "break-all" }}>
+                {k.id}
+              </Text>
+            ),
+          },
+          { header: t("users.created"), visibleFrom: "sm", cell: (k) => date(toDate(k.creationDate)) },
+        ]}
+        actions={(k) => (
+          <ConfirmButton
+            size="xs"
+            label={t("action.delete")}
+            ariaLabel={t("apps.deleteKey", { id: k.id })}
+            title={t("apps.deleteKey", { id: k.id })}
+            body={t("apps.deleteKeyBody")}
+            confirmLabel={t("action.delete")}
+            onConfirm={() => remove.mutateAsync({ ...which, keyId: k.id })}
+          />
+        )}
+        empty={<Text c="dimmed">{t("apps.noKeys")}</Text>}
+      />
       {file && add.data && (
         <>
           <SecretValue label={t("apps.keyFile")} value={file} />
@@ -513,7 +464,7 @@ export default function AppDetail({ params }: { params: string[] }) {
           <fieldset disabled={!canWrite} style={{ border: 0, padding: 0, margin: 0, minWidth: 0 }}>
             <Stack>
               <SimpleGrid cols={{ base: 1, md: 2 }}>
-                <Section title={t("apps.general")}>
+                <TitledCard title={t("apps.general")}>
                   <Stack>
                     <form
                       onSubmit={(e) => {
@@ -541,26 +492,26 @@ export default function AppDetail({ params }: { params: string[] }) {
                     )}
                     {app.hasClientSecret && <Secret app={app} />}
                   </Stack>
-                </Section>
-                <Section title={t("apps.settings")}>
+                </TitledCard>
+                <TitledCard title={t("apps.settings")}>
                   {app.config.case === "oidc" && <OidcForm key={String(got.dataUpdatedAt)} config={app.config.value} onSave={save} />}
                   {app.config.case === "api" && <ApiForm key={String(got.dataUpdatedAt)} config={app.config.value} onSave={save} />}
                   {app.config.case === "saml" && <SamlForm key={String(got.dataUpdatedAt)} projectId={projectId} config={app.config.value} onSave={save} />}
-                </Section>
+                </TitledCard>
               </SimpleGrid>
               {(app.config.case === "oidc"
                 ? app.config.value.authMethodType === OidcAuthMethodType.PRIVATE_KEY_JWT
                 : app.config.case === "api" && app.config.value.authMethodType === ApiAuthMethodType.PRIVATE_KEY_JWT) && (
-                <Section title={t("apps.keys")}>
+                <TitledCard title={t("apps.keys")}>
                   <Keys app={app} />
-                </Section>
+                </TitledCard>
               )}
             </Stack>
           </fieldset>
           {kind !== "saml" && (
-            <Section title={t("apps.configuration")}>
+            <TitledCard title={t("apps.configuration")}>
               <SnippetTabs code={snippets(kind, projectId, app.clientId, secret, redirect)} />
-            </Section>
+            </TitledCard>
           )}
         </Stack>
       )}

@@ -10,9 +10,10 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { AccessTokenType, ApiAuthMethodType, OidcAppType, OidcAuthMethodType, OidcGrantType, OidcResponseType } from "../../../gen/svc/app/v2/app_pb";
 import { ApplicationService, type CreateApplicationRequestSchema } from "../../../gen/svc/app/v2/app_service_pb";
+import { SaveRow } from "../fields";
 import { type MessageKey, useI18n } from "../i18n";
 import { useLink } from "../router";
-import { ApiError, PageHeader, SecretValue } from "../ui";
+import { PageHeader, SecretValue, ShownOnce } from "../ui";
 import { type Kind, needsDevMode, samlMetadataUrl, snippets, spMetadata } from "./app-snippets";
 import { SnippetTabs } from "./snippet";
 
@@ -230,15 +231,7 @@ export default function AppWizard({ params }: { params: string[] }) {
                   kind === "machine" ? "apps.summaryMachine" : kind === "web" ? "apps.summaryWeb" : kind === "saml" ? "apps.summarySaml" : "apps.summaryPublic",
                 )}
               </Text>
-              <ApiError error={create.error} />
-              <Group>
-                <Button variant="default" onClick={() => setStep(0)}>
-                  {t("apps.back")}
-                </Button>
-                <Button type="submit" loading={create.isPending}>
-                  {t("action.create")}
-                </Button>
-              </Group>
+              <SaveRow error={create.error} saving={create.isPending} label={t("action.create")} onCancel={() => setStep(0)} cancelLabel={t("apps.back")} />
             </Stack>
           </form>
         </Stepper.Step>
@@ -253,14 +246,7 @@ export default function AppWizard({ params }: { params: string[] }) {
               ) : (
                 <SecretValue label={t("apps.clientId")} value={created.clientId} />
               )}
-              {created.clientSecret && (
-                <>
-                  <SecretValue label={t("apps.clientSecret")} value={created.clientSecret} />
-                  <Alert color="orange" title={t("apps.secretOnceTitle")}>
-                    {t("apps.secretOnce")}
-                  </Alert>
-                </>
-              )}
+              {created.clientSecret && <ShownOnce label={t("apps.clientSecret")} value={created.clientSecret} note={t("apps.secretOnce")} />}
               {code && <SnippetTabs code={code} />}
               <Group>
                 <Button component="a" variant="default" {...appLink}>

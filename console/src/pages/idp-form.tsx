@@ -4,15 +4,16 @@
 // svc's users. svc's own redirect URI (OIDC) or SP metadata and ACS URL (SAML) are shown to register at the provider.
 // The same pages serve an organization's own providers (/orgs/{id}/idps/...), written by who holds idp.write there.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Button, Card, Checkbox, Group, SegmentedControl, Select, SimpleGrid, Stack, Text, Textarea, TextInput, Title } from "@mantine/core";
+import { Button, Checkbox, Group, SegmentedControl, Select, SimpleGrid, Stack, Text, TextInput } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { type ReactNode, useState } from "react";
 import { AutoLinkingOption, type ClaimMapping, type IdentityProvider, SAMLBinding, SAMLNameIDFormat } from "../../../gen/svc/idp/v2/idp_pb";
 import { IdentityProviderService } from "../../../gen/svc/idp/v2/idp_service_pb";
 import { useAccess } from "../access";
+import { MetadataXmlInput } from "../fields";
 import { type MessageKey, useI18n } from "../i18n";
 import { useRouter } from "../router";
-import { ApiError, ConfirmButton, PageHeader, SecretValue } from "../ui";
+import { ApiError, ConfirmButton, PageHeader, SecretValue, TitledCard } from "../ui";
 import { issuerUrl } from "./app-snippets";
 import { idpBase } from "./idp-paths";
 
@@ -36,12 +37,9 @@ const EMPTY_MAPPING: Mapping = { email: "", emailVerified: "", givenName: "", fa
 
 function Section({ title, children }: { title: string; children: ReactNode }) {
   return (
-    <Card withBorder>
-      <Title order={2} size="h4" mb="sm">
-        {title}
-      </Title>
+    <TitledCard title={title}>
       <Stack>{children}</Stack>
-    </Card>
+    </TitledCard>
   );
 }
 
@@ -114,41 +112,38 @@ interface FormProps {
   onDone(id: string): void;
 }
 
-function OidcForm({ idp, orgId, onDone }: FormProps) {
+/**
+ * What both kinds' forms are: the provider's own fields (`children`) beside what a sign-in may do and the mapping,
+ * then save (or create). Submitting updates `idp`, or adds a provider with `body()`, then calls `onDone`.
+ */
+function IdpFormFrame<B>(
+  props: FormProps & {
+    add: { isPending: boolean; error: unknown; mutateAsync(r: B & { organizationId: string }): Promise<{ id: string }> };
+    update: { isPending: boolean; error: unknown; mutateAsync(r: B & { idpId: string }): Promise<unknown> };
+    body(): B;
+    options: Options;
+    setOptions(o: Options): void;
+    mapping: Mapping;
+    setMapping(m: Mapping): void;
+    mappingHint: string;
+    children: ReactNode;
+  },
+) {
   const { t } = useI18n();
-  const canWrite = useIdpWrite(orgId ?? idp?.organizationId);
+  const { idp, add, update } = props;
+  const canWrite = useIdpWrite(props.orgId ?? idp?.organizationId);
   const client = useQueryClient();
-  const add = useMutation(IdentityProviderService.method.addGenericOIDCProvider);
-  const update = useMutation(IdentityProviderService.method.updateGenericOIDCProvider);
-  const [name, setName] = useState(idp?.name ?? "");
-  const [issuer, setIssuer] = useState(idp?.oidc?.issuer ?? "");
-  const [clientId, setClientId] = useState(idp?.oidc?.clientId ?? "");
-  const [secret, setSecret] = useState("");
-  const [scopes, setScopes] = useState((idp?.oidc?.scopes ?? []).join(" "));
-  const [idTokenMapping, setIdTokenMapping] = useState(idp?.oidc?.isIdTokenMapping ?? false);
-  const [options, setOptions] = useState(optionsOf(idp));
-  const [mapping, setMapping] = useState(mappingOf(idp?.oidc?.claimMapping));
-  const error = add.error ?? update.error;
   return (
     <form
       onSubmit={async (e) => {
         e.preventDefault();
-        const body = {
-          name,
-          issuer: issuer.trim(),
-          clientId: clientId.trim(),
-          clientSecret: secret,
-          scopes: scopes.split(/[\s,]+/).filter(Boolean),
-          isIdTokenMapping: idTokenMapping,
-          options,
-          claimMapping: mapping,
-        };
+        const body = props.body();
         try {
           let id = idp?.id;
           if (id) await update.mutateAsync({ idpId: id, ...body });
-          else id = (await add.mutateAsync({ organizationId: orgId ?? "", ...body })).id;
+          else id = (await add.mutateAsync({ organizationId: props.orgId ?? "", ...body })).id;
           await client.invalidateQueries();
-          onDone(id);
+          props.onDone(id);
         } catch {
           // Shown below.
         }
@@ -156,38 +151,17 @@ function OidcForm({ idp, orgId, onDone }: FormProps) {
     >
       <Stack>
         <SimpleGrid cols={{ base: 1, md: 2 }}>
-          <Section title={t("idps.provider")}>
-            <TextInput label={t("idps.name")} value={name} onChange={(e) => setName(e.currentTarget.value)} required />
-            <TextInput
-              label={t("idps.issuer")}
-              placeholder="https://accounts.example.com"
-              value={issuer}
-              onChange={(e) => setIssuer(e.currentTarget.value)}
-              required
-            />
-            <TextInput label={t("idps.clientId")} value={clientId} onChange={(e) => setClientId(e.currentTarget.value)} required />
-            <TextInput
-              label={t("idps.clientSecret")}
-              type="password"
-              description={idp ? t("idps.secretKept") : undefined}
-              value={secret}
-              onChange={(e) => setSecret(e.currentTarget.value)}
-              autoComplete="new-password"
-            />
-            <TextInput label={t("idps.scopes")} placeholder="openid profile email" value={scopes} onChange={(e) => setScopes(e.currentTarget.value)} />
-            <Checkbox label={t("idps.idTokenMapping")} checked={idTokenMapping} onChange={(e) => setIdTokenMapping(e.currentTarget.checked)} />
-            <SecretValue label={t("idps.redirectUri")} value={`${issuerUrl()}/idps/callback`} />
-          </Section>
+          <Section title={t("idps.provider")}>{props.children}</Section>
           <Stack>
             <Section title={t("idps.options")}>
-              <OptionsFields o={options} set={setOptions} />
+              <OptionsFields o={props.options} set={props.setOptions} />
             </Section>
             <Section title={t("idps.mapping")}>
-              <MappingFields m={mapping} set={setMapping} hint={t("idps.mappingHintOidc")} />
+              <MappingFields m={props.mapping} set={props.setMapping} hint={props.mappingHint} />
             </Section>
           </Stack>
         </SimpleGrid>
-        <ApiError error={error} />
+        <ApiError error={add.error ?? update.error} />
         <Group display={canWrite ? undefined : "none"}>
           <Button type="submit" loading={add.isPending || update.isPending}>
             {idp ? t("action.save") : t("action.create")}
@@ -198,10 +172,56 @@ function OidcForm({ idp, orgId, onDone }: FormProps) {
   );
 }
 
+function OidcForm({ idp, orgId, onDone }: FormProps) {
+  const { t } = useI18n();
+  const add = useMutation(IdentityProviderService.method.addGenericOIDCProvider);
+  const update = useMutation(IdentityProviderService.method.updateGenericOIDCProvider);
+  const [name, setName] = useState(idp?.name ?? "");
+  const [issuer, setIssuer] = useState(idp?.oidc?.issuer ?? "");
+  const [clientId, setClientId] = useState(idp?.oidc?.clientId ?? "");
+  const [secret, setSecret] = useState("");
+  const [scopes, setScopes] = useState((idp?.oidc?.scopes ?? []).join(" "));
+  const [idTokenMapping, setIdTokenMapping] = useState(idp?.oidc?.isIdTokenMapping ?? false);
+  const [options, setOptions] = useState(optionsOf(idp));
+  const [mapping, setMapping] = useState(mappingOf(idp?.oidc?.claimMapping));
+  const body = () => ({
+    name,
+    issuer: issuer.trim(),
+    clientId: clientId.trim(),
+    clientSecret: secret,
+    scopes: scopes.split(/[\s,]+/).filter(Boolean),
+    isIdTokenMapping: idTokenMapping,
+    options,
+    claimMapping: mapping,
+  });
+  return (
+    <IdpFormFrame {...{ idp, orgId, onDone, add, update, body, options, setOptions, mapping, setMapping }} mappingHint={t("idps.mappingHintOidc")}>
+      <TextInput label={t("idps.name")} value={name} onChange={(e) => setName(e.currentTarget.value)} required />
+      <TextInput
+        label={t("idps.issuer")}
+        placeholder="https://accounts.example.com"
+        value={issuer}
+        onChange={(e) => setIssuer(e.currentTarget.value)}
+        required
+      />
+      <TextInput label={t("idps.clientId")} value={clientId} onChange={(e) => setClientId(e.currentTarget.value)} required />
+      <TextInput
+        label={t("idps.clientSecret")}
+        type="password"
+        description={idp ? t("idps.secretKept") : undefined}
+        value={secret}
+        onChange={(e) => setSecret(e.currentTarget.value)}
+        autoComplete="new-password"
+      />
+      <TextInput label={t("idps.scopes")} placeholder="openid profile email" value={scopes} onChange={(e) => setScopes(e.currentTarget.value)} />
+      <Checkbox label={t("idps.idTokenMapping")} checked={idTokenMapping} onChange={(e) => setIdTokenMapping(e.currentTarget.checked)} />
+      <SecretValue label={t("idps.redirectUri")} value={`${issuerUrl()}/idps/callback`} />
+    </IdpFormFrame>
+  );
+}
+
 function SamlForm({ idp, orgId, onDone }: FormProps) {
   const { t } = useI18n();
-  const canWrite = useIdpWrite(orgId ?? idp?.organizationId);
-  const client = useQueryClient();
   const add = useMutation(IdentityProviderService.method.addSAMLProvider);
   const update = useMutation(IdentityProviderService.method.updateSAMLProvider);
   const [name, setName] = useState(idp?.name ?? "");
@@ -214,121 +234,80 @@ function SamlForm({ idp, orgId, onDone }: FormProps) {
   const [transient, setTransient] = useState(idp?.saml?.transientMappingAttributeName ?? "");
   const [options, setOptions] = useState(optionsOf(idp));
   const [mapping, setMapping] = useState(mappingOf(idp?.saml?.attributeMapping));
-  const error = add.error ?? update.error;
+  const body = () => {
+    const metadata =
+      source === "url"
+        ? { case: "metadataUrl" as const, value: url.trim() }
+        : idp && xml === new TextDecoder().decode(idp.saml?.metadataXml)
+          ? undefined
+          : { case: "metadataXml" as const, value: new TextEncoder().encode(xml) };
+    return {
+      name,
+      ...(metadata ? { metadata } : {}),
+      binding,
+      withSignedRequest: signed,
+      nameIdFormat: nameId,
+      transientMappingAttributeName: transient,
+      options,
+      attributeMapping: mapping,
+    };
+  };
   return (
-    <form
-      onSubmit={async (e) => {
-        e.preventDefault();
-        const metadata =
-          source === "url"
-            ? { case: "metadataUrl" as const, value: url.trim() }
-            : idp && xml === new TextDecoder().decode(idp.saml?.metadataXml)
-              ? undefined
-              : { case: "metadataXml" as const, value: new TextEncoder().encode(xml) };
-        const body = {
-          name,
-          ...(metadata ? { metadata } : {}),
-          binding,
-          withSignedRequest: signed,
-          nameIdFormat: nameId,
-          transientMappingAttributeName: transient,
-          options,
-          attributeMapping: mapping,
-        };
-        try {
-          let id = idp?.id;
-          if (id) await update.mutateAsync({ idpId: id, ...body });
-          else id = (await add.mutateAsync({ organizationId: orgId ?? "", ...body })).id;
-          await client.invalidateQueries();
-          onDone(id);
-        } catch {
-          // Shown below.
-        }
-      }}
-    >
-      <Stack>
-        <SimpleGrid cols={{ base: 1, md: 2 }}>
-          <Section title={t("idps.provider")}>
-            <TextInput label={t("idps.name")} value={name} onChange={(e) => setName(e.currentTarget.value)} required />
-            {idp?.saml && <TextInput label={t("apps.entityId")} value={idp.saml.entityId} readOnly />}
-            <SegmentedControl
-              value={source}
-              onChange={(v) => setSource(v as "xml" | "url")}
-              aria-label={t("apps.samlSource")}
-              data={[
-                { value: "xml", label: t("apps.samlByXml") },
-                { value: "url", label: t("apps.samlByUrl") },
-              ]}
-            />
-            {source === "xml" ? (
-              <Textarea
-                label={t("apps.metadataXml")}
-                value={xml}
-                onChange={(e) => setXml(e.currentTarget.value)}
-                autosize
-                minRows={4}
-                maxRows={12}
-                required={!idp}
-                styles={{ input: { fontFamily: "monospace", fontSize: 12 } }}
-              />
-            ) : (
-              <TextInput
-                label={t("apps.metadataUrl")}
-                value={url}
-                onChange={(e) => setUrl(e.currentTarget.value)}
-                required
-                placeholder="https://idp.example.com/metadata"
-              />
-            )}
-            <Select
-              label={t("idps.binding")}
-              value={String(binding)}
-              onChange={(v) => setBinding(Number(v) as SAMLBinding)}
-              allowDeselect={false}
-              data={[
-                { value: String(SAMLBinding.SAML_BINDING_UNSPECIFIED), label: t("idps.bindingAuto") },
-                { value: String(SAMLBinding.SAML_BINDING_POST), label: "HTTP-POST" },
-                { value: String(SAMLBinding.SAML_BINDING_REDIRECT), label: "HTTP-Redirect" },
-              ]}
-            />
-            <Select
-              label={t("apps.nameIdFormat")}
-              value={String(nameId)}
-              onChange={(v) => setNameId(Number(v) as SAMLNameIDFormat)}
-              allowDeselect={false}
-              data={[
-                { value: String(SAMLNameIDFormat.SAML_NAME_ID_FORMAT_UNSPECIFIED), label: t("idps.nameIdAny") },
-                { value: String(SAMLNameIDFormat.SAML_NAME_ID_FORMAT_EMAIL_ADDRESS), label: t("apps.nameIdEmail") },
-                { value: String(SAMLNameIDFormat.SAML_NAME_ID_FORMAT_PERSISTENT), label: t("apps.nameIdPersistent") },
-                { value: String(SAMLNameIDFormat.SAML_NAME_ID_FORMAT_TRANSIENT), label: t("idps.nameIdTransient") },
-              ]}
-            />
-            <TextInput label={t("idps.transientAttribute")} value={transient} onChange={(e) => setTransient(e.currentTarget.value)} />
-            <Checkbox label={t("idps.signedRequest")} checked={signed} onChange={(e) => setSigned(e.currentTarget.checked)} />
-            {idp?.saml && (
-              <>
-                <SecretValue label={t("idps.spMetadataUrl")} value={idp.saml.spMetadataUrl} />
-                <SecretValue label={t("idps.acsUrl")} value={idp.saml.acsUrl} />
-              </>
-            )}
-          </Section>
-          <Stack>
-            <Section title={t("idps.options")}>
-              <OptionsFields o={options} set={setOptions} />
-            </Section>
-            <Section title={t("idps.mapping")}>
-              <MappingFields m={mapping} set={setMapping} hint={t("idps.mappingHintSaml")} />
-            </Section>
-          </Stack>
-        </SimpleGrid>
-        <ApiError error={error} />
-        <Group display={canWrite ? undefined : "none"}>
-          <Button type="submit" loading={add.isPending || update.isPending}>
-            {idp ? t("action.save") : t("action.create")}
-          </Button>
-        </Group>
-      </Stack>
-    </form>
+    <IdpFormFrame {...{ idp, orgId, onDone, add, update, body, options, setOptions, mapping, setMapping }} mappingHint={t("idps.mappingHintSaml")}>
+      <TextInput label={t("idps.name")} value={name} onChange={(e) => setName(e.currentTarget.value)} required />
+      {idp?.saml && <TextInput label={t("apps.entityId")} value={idp.saml.entityId} readOnly />}
+      <SegmentedControl
+        value={source}
+        onChange={(v) => setSource(v as "xml" | "url")}
+        aria-label={t("apps.samlSource")}
+        data={[
+          { value: "xml", label: t("apps.samlByXml") },
+          { value: "url", label: t("apps.samlByUrl") },
+        ]}
+      />
+      {source === "xml" ? (
+        <MetadataXmlInput value={xml} onChange={setXml} required={!idp} />
+      ) : (
+        <TextInput
+          label={t("apps.metadataUrl")}
+          value={url}
+          onChange={(e) => setUrl(e.currentTarget.value)}
+          required
+          placeholder="https://idp.example.com/metadata"
+        />
+      )}
+      <Select
+        label={t("idps.binding")}
+        value={String(binding)}
+        onChange={(v) => setBinding(Number(v) as SAMLBinding)}
+        allowDeselect={false}
+        data={[
+          { value: String(SAMLBinding.SAML_BINDING_UNSPECIFIED), label: t("idps.bindingAuto") },
+          { value: String(SAMLBinding.SAML_BINDING_POST), label: "HTTP-POST" },
+          { value: String(SAMLBinding.SAML_BINDING_REDIRECT), label: "HTTP-Redirect" },
+        ]}
+      />
+      <Select
+        label={t("apps.nameIdFormat")}
+        value={String(nameId)}
+        onChange={(v) => setNameId(Number(v) as SAMLNameIDFormat)}
+        allowDeselect={false}
+        data={[
+          { value: String(SAMLNameIDFormat.SAML_NAME_ID_FORMAT_UNSPECIFIED), label: t("idps.nameIdAny") },
+          { value: String(SAMLNameIDFormat.SAML_NAME_ID_FORMAT_EMAIL_ADDRESS), label: t("apps.nameIdEmail") },
+          { value: String(SAMLNameIDFormat.SAML_NAME_ID_FORMAT_PERSISTENT), label: t("apps.nameIdPersistent") },
+          { value: String(SAMLNameIDFormat.SAML_NAME_ID_FORMAT_TRANSIENT), label: t("idps.nameIdTransient") },
+        ]}
+      />
+      <TextInput label={t("idps.transientAttribute")} value={transient} onChange={(e) => setTransient(e.currentTarget.value)} />
+      <Checkbox label={t("idps.signedRequest")} checked={signed} onChange={(e) => setSigned(e.currentTarget.checked)} />
+      {idp?.saml && (
+        <>
+          <SecretValue label={t("idps.spMetadataUrl")} value={idp.saml.spMetadataUrl} />
+          <SecretValue label={t("idps.acsUrl")} value={idp.saml.acsUrl} />
+        </>
+      )}
+    </IdpFormFrame>
   );
 }
 

@@ -1,9 +1,9 @@
 // Members with roles (an organization's, or the instance's administrators): the list, a member's roles changed in a
 // dialog, a member removed after confirmation, and a member added. The caller passes the calls; who may make them is
 // the API's decision (`canWrite` only hides what it would refuse).
-import { Button, Group, Modal, MultiSelect, Stack, Text, Title } from "@mantine/core";
+import { Button, Group, MultiSelect, Stack, Text, Title } from "@mantine/core";
 import { useState } from "react";
-import { RoleBadges } from "../fields";
+import { FormDialog, RoleBadges } from "../fields";
 import { useI18n } from "../i18n";
 import { UserPicker } from "../pickers";
 import { DataTable, RowActions } from "../table";
@@ -39,35 +39,28 @@ function EditRoles({ member, roles, onSave }: { member: MemberRow; roles: string
       >
         {t("members.editRoles")}
       </Button>
-      <Modal opened={open} onClose={() => setOpen(false)} title={t("members.editRolesOf", { name })}>
-        <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            setBusy(true);
-            try {
-              await onSave(member.userId, value);
-              setOpen(false);
-            } catch (err) {
-              setError(err);
-            } finally {
-              setBusy(false);
-            }
-          }}
-        >
-          <Stack>
-            <MultiSelect label={t("orgs.roles")} data={roles} value={value} onChange={setValue} required comboboxProps={{ withinPortal: false }} />
-            <ApiError error={error} />
-            <Group justify="flex-end">
-              <Button variant="default" onClick={() => setOpen(false)}>
-                {t("action.cancel")}
-              </Button>
-              <Button type="submit" loading={busy} disabled={value.length === 0}>
-                {t("action.save")}
-              </Button>
-            </Group>
-          </Stack>
-        </form>
-      </Modal>
+      <FormDialog
+        opened={open}
+        onClose={() => setOpen(false)}
+        title={t("members.editRolesOf", { name })}
+        onSubmit={async () => {
+          setBusy(true);
+          try {
+            await onSave(member.userId, value);
+            setOpen(false);
+          } catch (err) {
+            setError(err);
+          } finally {
+            setBusy(false);
+          }
+        }}
+        error={error}
+        saving={busy}
+        disabled={value.length === 0}
+        withCancel
+      >
+        <MultiSelect label={t("orgs.roles")} data={roles} value={value} onChange={setValue} required comboboxProps={{ withinPortal: false }} />
+      </FormDialog>
     </>
   );
 }

@@ -3,12 +3,13 @@
 // What is offered follows the caller's permissions in this organization (ListMyPermissions): renaming and state with
 // org.write, deletion with org.delete, members and SCIM provisioning with org.member.write, settings with policy.write.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Badge, Button, Card, Group, Modal, SimpleGrid, Stack, Tabs, Text, TextInput } from "@mantine/core";
+import { Badge, Button, Card, SimpleGrid, Stack, Tabs, Text, TextInput } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { type Organization, OrganizationState } from "../../../gen/svc/org/v2/org_pb";
 import { OrganizationService } from "../../../gen/svc/org/v2/org_service_pb";
 import { type Access, useAccess } from "../access";
+import { FormDialog } from "../fields";
 import { useI18n } from "../i18n";
 import { useRouter } from "../router";
 import { ApiError, ConfirmButton, PageHeader } from "../ui";
@@ -39,27 +40,19 @@ function Rename({ org }: { org: Organization }) {
       >
         {t("orgEdit.rename")}
       </Button>
-      <Modal opened={open} onClose={() => setOpen(false)} title={t("orgEdit.renameTitle")}>
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            update.mutate({ organizationId: org.id, name: name.trim() }, { onSuccess: () => setOpen(false) });
-          }}
-        >
-          <Stack>
-            <TextInput label={t("orgs.name")} value={name} onChange={(e) => setName(e.currentTarget.value)} required data-autofocus />
-            <ApiError error={update.error} />
-            <Group justify="flex-end">
-              <Button variant="default" onClick={() => setOpen(false)}>
-                {t("action.cancel")}
-              </Button>
-              <Button type="submit" loading={update.isPending}>
-                {t("action.save")}
-              </Button>
-            </Group>
-          </Stack>
-        </form>
-      </Modal>
+      <FormDialog
+        opened={open}
+        onClose={() => setOpen(false)}
+        title={t("orgEdit.renameTitle")}
+        onSubmit={() => {
+          update.mutate({ organizationId: org.id, name: name.trim() }, { onSuccess: () => setOpen(false) });
+        }}
+        error={update.error}
+        saving={update.isPending}
+        withCancel
+      >
+        <TextInput label={t("orgs.name")} value={name} onChange={(e) => setName(e.currentTarget.value)} required data-autofocus />
+      </FormDialog>
     </>
   );
 }

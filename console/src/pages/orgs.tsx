@@ -1,11 +1,12 @@
 // Organizations the user reads (the server decides), paged; instance administrators create new ones.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Badge, Button, Group, Modal, Stack, TextInput } from "@mantine/core";
+import { Badge, Button, TextInput } from "@mantine/core";
 import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { OrganizationFieldName, OrganizationState } from "../../../gen/svc/org/v2/org_pb";
 import { OrganizationService } from "../../../gen/svc/org/v2/org_service_pb";
 import { type Access, useAccess } from "../access";
+import { FormDialog } from "../fields";
 import { useI18n } from "../i18n";
 import { pageQuery } from "../paging";
 import { useRouter } from "../router";
@@ -20,33 +21,28 @@ function NewOrg({ opened, onClose }: { opened: boolean; onClose(): void }) {
   const create = useMutation(OrganizationService.method.createOrganization);
   const [name, setName] = useState("");
   return (
-    <Modal opened={opened} onClose={onClose} title={t("orgs.new")}>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          create.mutate(
-            { name },
-            {
-              onSuccess: async (r) => {
-                await client.invalidateQueries();
-                onClose();
-                navigate(`/orgs/${encodeURIComponent(r.organizationId)}`);
-              },
+    <FormDialog
+      opened={opened}
+      onClose={onClose}
+      title={t("orgs.new")}
+      onSubmit={() => {
+        create.mutate(
+          { name },
+          {
+            onSuccess: async (r) => {
+              await client.invalidateQueries();
+              onClose();
+              navigate(`/orgs/${encodeURIComponent(r.organizationId)}`);
             },
-          );
-        }}
-      >
-        <Stack>
-          <TextInput label={t("orgs.name")} value={name} onChange={(e) => setName(e.currentTarget.value)} required data-autofocus />
-          <ApiError error={create.error} />
-          <Group justify="flex-end">
-            <Button type="submit" loading={create.isPending}>
-              {t("action.create")}
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+          },
+        );
+      }}
+      error={create.error}
+      saving={create.isPending}
+      label={t("action.create")}
+    >
+      <TextInput label={t("orgs.name")} value={name} onChange={(e) => setName(e.currentTarget.value)} required data-autofocus />
+    </FormDialog>
   );
 }
 

@@ -2,7 +2,7 @@
 // remove), its applications (the wizard adds them), the organizations it is granted to (a subset of its roles each)
 // and the users granted its roles.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Badge, Button, Group, Modal, MultiSelect, Stack, Switch, Tabs, Text, TextInput, Title } from "@mantine/core";
+import { Badge, Button, Group, Modal, MultiSelect, Stack, Switch, Tabs, Text, TextInput } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { ApplicationService } from "../../../gen/svc/app/v2/app_service_pb";
@@ -12,7 +12,7 @@ import { type Project, type ProjectRole, ProjectState } from "../../../gen/svc/p
 import { ProjectService } from "../../../gen/svc/project/v2/project_service_pb";
 import { UserService } from "../../../gen/svc/user/v2/user_service_pb";
 import { useAccess } from "../access";
-import { ActiveToggle, InactiveBadge, RoleBadges } from "../fields";
+import { ActiveToggle, FormDialog, InactiveBadge, InlineForm, RoleBadges } from "../fields";
 import { useI18n } from "../i18n";
 import { UserPicker } from "../pickers";
 import { useLink, useRouter } from "../router";
@@ -28,25 +28,20 @@ function RoleEdit({ role, onClose }: { role: ProjectRole; onClose(): void }) {
   const [name, setName] = useState(role.displayName);
   const [group, setGroup] = useState(role.group);
   return (
-    <Modal opened onClose={onClose} title={t("projects.editRole", { key: role.roleKey })} closeButtonProps={{ "aria-label": t("action.close") }}>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          update.mutate({ projectId: role.projectId, roleKey: role.roleKey, displayName: name, group }, { onSuccess: onClose });
-        }}
-      >
-        <Stack>
-          <TextInput label={t("projects.roleName")} value={name} onChange={(e) => setName(e.currentTarget.value)} required data-autofocus />
-          <TextInput label={t("projects.roleGroup")} value={group} onChange={(e) => setGroup(e.currentTarget.value)} />
-          <ApiError error={update.error} />
-          <Group justify="flex-end">
-            <Button type="submit" loading={update.isPending}>
-              {t("action.save")}
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <FormDialog
+      opened
+      onClose={onClose}
+      title={t("projects.editRole", { key: role.roleKey })}
+      labelClose
+      onSubmit={() => {
+        update.mutate({ projectId: role.projectId, roleKey: role.roleKey, displayName: name, group }, { onSuccess: onClose });
+      }}
+      error={update.error}
+      saving={update.isPending}
+    >
+      <TextInput label={t("projects.roleName")} value={name} onChange={(e) => setName(e.currentTarget.value)} required data-autofocus />
+      <TextInput label={t("projects.roleGroup")} value={group} onChange={(e) => setGroup(e.currentTarget.value)} />
+    </FormDialog>
   );
 }
 
@@ -93,9 +88,8 @@ function Roles({ projectId, readOnly }: { projectId: string; readOnly: boolean }
         empty={<EmptyState title={t("projects.noRoles")} hint={t("projects.noRolesHint")} />}
       />
       {!readOnly && (
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
+        <InlineForm
+          onSubmit={() => {
             add.mutate(
               { projectId, roleKey: key, displayName: name || key },
               {
@@ -106,16 +100,14 @@ function Roles({ projectId, readOnly }: { projectId: string; readOnly: boolean }
               },
             );
           }}
+          error={add.error}
         >
-          <Group align="flex-end" wrap="wrap">
-            <TextInput label={t("projects.roleKey")} value={key} onChange={(e) => setKey(e.currentTarget.value)} required style={{ flex: "1 1 180px" }} />
-            <TextInput label={t("projects.roleName")} value={name} onChange={(e) => setName(e.currentTarget.value)} style={{ flex: "1 1 180px" }} />
-            <Button type="submit" loading={add.isPending}>
-              {t("projects.addRole")}
-            </Button>
-          </Group>
-          <ApiError error={add.error} />
-        </form>
+          <TextInput label={t("projects.roleKey")} value={key} onChange={(e) => setKey(e.currentTarget.value)} required style={{ flex: "1 1 180px" }} />
+          <TextInput label={t("projects.roleName")} value={name} onChange={(e) => setName(e.currentTarget.value)} style={{ flex: "1 1 180px" }} />
+          <Button type="submit" loading={add.isPending}>
+            {t("projects.addRole")}
+          </Button>
+        </InlineForm>
       )}
     </Stack>
   );
@@ -258,26 +250,21 @@ function Grants({ projectId, readOnly }: { projectId: string; readOnly: boolean 
         empty={<EmptyState title={t("grants.empty")} hint={t("grants.emptyHint")} />}
       />
       {!readOnly && (
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
+        <InlineForm
+          onSubmit={() => {
             add.mutate({ projectId, userId: userId ?? "", roleKeys: keys }, { onSuccess: () => setKeys([]) });
           }}
+          error={add.error}
+          title={t("grants.add")}
         >
-          <Title order={3} size="h5" mb="xs">
-            {t("grants.add")}
-          </Title>
-          <Group align="flex-end" wrap="wrap">
-            <div style={{ flex: "1 1 240px" }}>
-              <UserPicker label={t("orgs.user")} value={userId} onChange={setUserId} />
-            </div>
-            <MultiSelect label={t("orgs.roles")} value={keys} onChange={setKeys} data={roleOptions(roles.data?.result)} style={{ flex: "1 1 240px" }} />
-            <Button type="submit" loading={add.isPending} disabled={!userId || keys.length === 0}>
-              {t("grants.grant")}
-            </Button>
-          </Group>
-          <ApiError error={add.error} />
-        </form>
+          <div style={{ flex: "1 1 240px" }}>
+            <UserPicker label={t("orgs.user")} value={userId} onChange={setUserId} />
+          </div>
+          <MultiSelect label={t("orgs.roles")} value={keys} onChange={setKeys} data={roleOptions(roles.data?.result)} style={{ flex: "1 1 240px" }} />
+          <Button type="submit" loading={add.isPending} disabled={!userId || keys.length === 0}>
+            {t("grants.grant")}
+          </Button>
+        </InlineForm>
       )}
     </Stack>
   );
@@ -297,27 +284,22 @@ function ProjectEdit({ project, onClose }: { project: Project; onClose(): void }
     <Switch label={label} description={hint} checked={s[k]} onChange={(e) => setS({ ...s, [k]: e.currentTarget.checked })} />
   );
   return (
-    <Modal opened onClose={onClose} title={t("projects.edit")} closeButtonProps={{ "aria-label": t("action.close") }}>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          update.mutate({ projectId: project.id, ...s }, { onSuccess: onClose });
-        }}
-      >
-        <Stack>
-          <TextInput label={t("projects.name")} value={s.name} onChange={(e) => setS({ ...s, name: e.currentTarget.value })} required data-autofocus />
-          {flag("projectRoleAssertion", t("projects.roleAssertion"), t("projects.roleAssertionHint"))}
-          {flag("authorizationRequired", t("projects.authorizationRequired"), t("projects.authorizationRequiredHint"))}
-          {flag("projectAccessRequired", t("projects.accessRequired"), t("projects.accessRequiredHint"))}
-          <ApiError error={update.error} />
-          <Group justify="flex-end">
-            <Button type="submit" loading={update.isPending}>
-              {t("action.save")}
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <FormDialog
+      opened
+      onClose={onClose}
+      title={t("projects.edit")}
+      labelClose
+      onSubmit={() => {
+        update.mutate({ projectId: project.id, ...s }, { onSuccess: onClose });
+      }}
+      error={update.error}
+      saving={update.isPending}
+    >
+      <TextInput label={t("projects.name")} value={s.name} onChange={(e) => setS({ ...s, name: e.currentTarget.value })} required data-autofocus />
+      {flag("projectRoleAssertion", t("projects.roleAssertion"), t("projects.roleAssertionHint"))}
+      {flag("authorizationRequired", t("projects.authorizationRequired"), t("projects.authorizationRequiredHint"))}
+      {flag("projectAccessRequired", t("projects.accessRequired"), t("projects.accessRequiredHint"))}
+    </FormDialog>
   );
 }
 

@@ -1,12 +1,12 @@
 // A project granted to other organizations: each receives a subset of the project's roles, which its own
 // administrators then grant to their users. Grant, change the roles, deactivate, reactivate, remove.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Button, Group, Modal, MultiSelect, Stack, Text, Title } from "@mantine/core";
+import { Button, Group, Modal, MultiSelect, Stack, Text } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { type Project, type ProjectGrant, ProjectState } from "../../../gen/svc/project/v2/project_pb";
 import { ProjectService } from "../../../gen/svc/project/v2/project_service_pb";
-import { ActiveToggle, InactiveBadge, RoleBadges } from "../fields";
+import { ActiveToggle, InactiveBadge, InlineForm, RoleBadges } from "../fields";
 import { useI18n } from "../i18n";
 import { DataTable, RowActions } from "../table";
 import { ApiError, ConfirmButton, EmptyState } from "../ui";
@@ -116,26 +116,21 @@ export function ProjectGrants({ project, readOnly }: { project: Project; readOnl
         empty={<EmptyState title={t("projectGrants.empty")} hint={t("projectGrants.emptyHint")} />}
       />
       {!readOnly && (
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
+        <InlineForm
+          onSubmit={() => {
             create.mutate({ projectId, grantedOrganizationId: orgId ?? "", roleKeys: keys }, { onSuccess: () => setKeys([]) });
           }}
+          error={create.error}
+          title={t("projectGrants.add")}
         >
-          <Title order={3} size="h5" mb="xs">
-            {t("projectGrants.add")}
-          </Title>
-          <Group align="flex-end" wrap="wrap">
-            <div style={{ flex: "1 1 240px" }}>
-              <OrgSelect label={t("projectGrants.org")} value={orgId} onChange={setOrgId} clearable />
-            </div>
-            <MultiSelect label={t("orgs.roles")} value={keys} onChange={setKeys} data={roleOptions(roles.data?.result)} style={{ flex: "1 1 240px" }} />
-            <Button type="submit" loading={create.isPending} disabled={!orgId || keys.length === 0}>
-              {t("projectGrants.grant")}
-            </Button>
-          </Group>
-          <ApiError error={create.error} />
-        </form>
+          <div style={{ flex: "1 1 240px" }}>
+            <OrgSelect label={t("projectGrants.org")} value={orgId} onChange={setOrgId} clearable />
+          </div>
+          <MultiSelect label={t("orgs.roles")} value={keys} onChange={setKeys} data={roleOptions(roles.data?.result)} style={{ flex: "1 1 240px" }} />
+          <Button type="submit" loading={create.isPending} disabled={!orgId || keys.length === 0}>
+            {t("projectGrants.grant")}
+          </Button>
+        </InlineForm>
       )}
     </Stack>
   );

@@ -1,11 +1,12 @@
 // Projects the user reads (owned by their organizations or granted to them), paged; new projects in an organization.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Button, Group, Modal, Stack, TextInput } from "@mantine/core";
+import { Button, TextInput } from "@mantine/core";
 import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { ProjectFieldName } from "../../../gen/svc/project/v2/project_pb";
 import { ProjectService } from "../../../gen/svc/project/v2/project_service_pb";
 import { useAccess } from "../access";
+import { FormDialog } from "../fields";
 import { useI18n } from "../i18n";
 import { pageQuery } from "../paging";
 import { useRouter } from "../router";
@@ -22,34 +23,29 @@ function NewProject({ opened, onClose }: { opened: boolean; onClose(): void }) {
   const [name, setName] = useState("");
   const [orgId, setOrgId] = useState<string | null>(null);
   return (
-    <Modal opened={opened} onClose={onClose} title={t("projects.new")}>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          create.mutate(
-            { organizationId: orgId ?? "", name },
-            {
-              onSuccess: async (r) => {
-                await client.invalidateQueries();
-                onClose();
-                navigate(`/projects/${encodeURIComponent(r.projectId)}`);
-              },
+    <FormDialog
+      opened={opened}
+      onClose={onClose}
+      title={t("projects.new")}
+      onSubmit={() => {
+        create.mutate(
+          { organizationId: orgId ?? "", name },
+          {
+            onSuccess: async (r) => {
+              await client.invalidateQueries();
+              onClose();
+              navigate(`/projects/${encodeURIComponent(r.projectId)}`);
             },
-          );
-        }}
-      >
-        <Stack>
-          <OrgSelect label={t("users.org")} value={orgId} onChange={setOrgId} permission="project.write" />
-          <TextInput label={t("projects.name")} value={name} onChange={(e) => setName(e.currentTarget.value)} required data-autofocus />
-          <ApiError error={create.error} />
-          <Group justify="flex-end">
-            <Button type="submit" loading={create.isPending}>
-              {t("action.create")}
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+          },
+        );
+      }}
+      error={create.error}
+      saving={create.isPending}
+      label={t("action.create")}
+    >
+      <OrgSelect label={t("users.org")} value={orgId} onChange={setOrgId} permission="project.write" />
+      <TextInput label={t("projects.name")} value={name} onChange={(e) => setName(e.currentTarget.value)} required data-autofocus />
+    </FormDialog>
   );
 }
 

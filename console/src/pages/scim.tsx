@@ -1,7 +1,7 @@
 // SCIM provisioning of an organization: the tenant URL a provisioner (Entra ID, Okta...) is given, and a service
 // account for it: a machine user of the organization with ORG_USER_MANAGER and a token, shown once.
 import { createClient } from "@connectrpc/connect";
-import { Alert, Button, Card, Stack, Text, Title } from "@mantine/core";
+import { Button, Text } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { OrganizationService } from "../../../gen/svc/org/v2/org_service_pb";
@@ -9,7 +9,7 @@ import { UserService } from "../../../gen/svc/user/v2/user_service_pb";
 import { settings } from "../config";
 import { useI18n } from "../i18n";
 import { transport } from "../transport";
-import { ApiError, SecretValue } from "../ui";
+import { ApiError, CardSection, SecretValue, ShownOnce } from "../ui";
 
 export function ScimCard({ orgId }: { orgId: string }) {
   const { t } = useI18n();
@@ -40,27 +40,17 @@ export function ScimCard({ orgId }: { orgId: string }) {
     }
   };
   return (
-    <Card withBorder>
-      <Stack gap="sm">
-        <Title order={2} size="h4">
-          {t("scim.title")}
-        </Title>
-        <Text size="sm">{t("scim.hint")}</Text>
-        <SecretValue label={t("scim.tenantUrl")} value={tenantUrl} />
-        {account ? (
-          <>
-            <SecretValue label={t("scim.token")} value={account.token} />
-            <Alert color="orange" title={t("apps.secretOnceTitle")}>
-              {t("scim.tokenOnce", { name: account.username })}
-            </Alert>
-          </>
-        ) : (
-          <Button onClick={() => void create()} loading={busy} w="fit-content">
-            {t("scim.create")}
-          </Button>
-        )}
-        <ApiError error={error} />
-      </Stack>
-    </Card>
+    <CardSection title={t("scim.title")}>
+      <Text size="sm">{t("scim.hint")}</Text>
+      <SecretValue label={t("scim.tenantUrl")} value={tenantUrl} />
+      {account ? (
+        <ShownOnce label={t("scim.token")} value={account.token} note={t("scim.tokenOnce", { name: account.username })} />
+      ) : (
+        <Button onClick={() => void create()} loading={busy} w="fit-content">
+          {t("scim.create")}
+        </Button>
+      )}
+      <ApiError error={error} />
+    </CardSection>
   );
 }

@@ -1,7 +1,7 @@
 // Instance-wide settings (instance administrators only): the sign-in methods, password rules, lockout, security,
 // languages and mail texts, and who administers the instance. Each form sends the whole settings message it read, changed.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Badge, Button, Card, Group, NumberInput, SimpleGrid, Stack, Switch, Table, Title } from "@mantine/core";
+import { Badge, Button, Group, NumberInput, SimpleGrid, Stack, Switch, Table } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { InstanceService } from "../../../gen/svc/instance/v2/instance_service_pb";
 import { SettingsService } from "../../../gen/svc/settings/v2/settings_service_pb";
@@ -9,22 +9,11 @@ import { type Access, useAccess } from "../access";
 import { SaveRow } from "../fields";
 import { useI18n } from "../i18n";
 import { useLink } from "../router";
-import { ApiError, PageHeader } from "../ui";
+import { ApiError, PageHeader, TitledCard } from "../ui";
 import { LockoutCounts, LoginFlags, PasswordRules, useDraft } from "./settings-form";
 import { LoginMore } from "./settings-login-more";
 import { Languages, MailTexts } from "./settings-mail";
 import { Security } from "./settings-security";
-
-function Section({ title, children }: { title: string; children: React.ReactNode }) {
-  return (
-    <Card withBorder>
-      <Title order={2} size="h4" mb="sm">
-        {title}
-      </Title>
-      {children}
-    </Card>
-  );
-}
 
 function useSaved() {
   const client = useQueryClient();
@@ -161,33 +150,33 @@ export default function Settings(_props: { params: string[] }) {
     <>
       <PageHeader title={t("settings.title")} actions={<BrandingLink />} />
       <SimpleGrid cols={{ base: 1, md: 2 }}>
-        <Section title={t("settings.login")}>
+        <TitledCard title={t("settings.login")}>
           <Login readOnly={readOnly} />
-        </Section>
+        </TitledCard>
         <Stack>
-          <Section title={t("settings.passwords")}>
+          <TitledCard title={t("settings.passwords")}>
             <Passwords readOnly={readOnly} />
-          </Section>
-          <Section title={t("settings.lockout")}>
+          </TitledCard>
+          <TitledCard title={t("settings.lockout")}>
             <Lockout readOnly={readOnly} />
-          </Section>
+          </TitledCard>
         </Stack>
       </SimpleGrid>
       <Stack mt="md">
-        <Section title={t("settings.security")}>
+        <TitledCard title={t("settings.security")}>
           <Security readOnly={readOnly} />
-        </Section>
+        </TitledCard>
         <SimpleGrid cols={{ base: 1, md: 2 }}>
-          <Section title={t("mail.languages")}>
+          <TitledCard title={t("mail.languages")}>
             <Languages readOnly={readOnly} />
-          </Section>
-          <Section title={t("mail.texts")}>
+          </TitledCard>
+          <TitledCard title={t("mail.texts")}>
             <MailTexts readOnly={readOnly} />
-          </Section>
+          </TitledCard>
         </SimpleGrid>
-        <Section title={t("settings.admins")}>
+        <TitledCard title={t("settings.admins")}>
           <Administrators />
-        </Section>
+        </TitledCard>
       </Stack>
     </>
   );

@@ -2,13 +2,14 @@
 // unless unticked), a reset mail or an invitation; for a service account personal access tokens, key pairs (the JSON key file
 // downloaded once) and a client secret, each shown once with a copy button.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Alert, Button, Card, Checkbox, Group, PasswordInput, Stack, Table, Text, Title, VisuallyHidden } from "@mantine/core";
+import { Alert, Button, Card, Checkbox, Group, PasswordInput, Stack, Text, Title } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import type { MachineUser } from "../../../gen/svc/user/v2/user_pb";
 import { UserService } from "../../../gen/svc/user/v2/user_service_pb";
 import { type MessageKey, useI18n } from "../i18n";
-import { ApiError, ConfirmButton, EmptyState, SecretValue, useDateFormat } from "../ui";
+import { DataTable } from "../table";
+import { ApiError, CardSection, ConfirmButton, EmptyState, SecretValue, ShownOnce, useDateFormat } from "../ui";
 import { toDate } from "./dates";
 
 export function PasswordCard({ userId }: { userId: string }) {
@@ -127,64 +128,46 @@ export function TokensCard({ userId }: { userId: string }) {
   const add = useMutation(UserService.method.addPersonalAccessToken, { onSuccess: () => client.invalidateQueries() });
   const remove = useMutation(UserService.method.removePersonalAccessToken, { onSuccess: () => client.invalidateQueries() });
   return (
-    <Card withBorder>
-      <Stack gap="sm">
-        <Title order={2} size="h4">
-          {t("users.tokens")}
-        </Title>
-        <ApiError error={tokens.error ?? add.error ?? remove.error} />
-        {tokens.data?.result.length === 0 && <Text c="dimmed">{t("users.noTokens")}</Text>}
-        {tokens.data && tokens.data.result.length > 0 && (
-          <Table data-testid="tokens-table">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>{t("users.id")}</Table.Th>
-                <Table.Th>{t("users.created")}</Table.Th>
-                <Table.Th>
-                  <VisuallyHidden>{t("action.delete")}</VisuallyHidden>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {tokens.data.result.map((p) => (
-                <Table.Tr key={p.id}>
-                  <Table.Td>
-                    <Text ff="monospace" size="sm">
-                      {p.id}
-                    </Text>
-                  </Table.Td>
-                  <Table.Td>{date(toDate(p.details?.creationDate))}</Table.Td>
-                  <Table.Td>
-                    <Button
-                      size="xs"
-                      variant="default"
-                      color="red.9"
-                      onClick={() => remove.mutate({ userId, tokenId: p.id })}
-                      aria-label={t("users.revokeToken", { id: p.id })}
-                    >
-                      {t("users.revoke")}
-                    </Button>
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        )}
-        {add.data && (
-          <>
-            <SecretValue label={t("users.newToken")} value={add.data.token} />
-            <Alert color="orange" title={t("apps.secretOnceTitle")}>
-              {t("users.tokenOnce")}
-            </Alert>
-          </>
-        )}
-        <Group>
-          <Button variant="default" loading={add.isPending} onClick={() => add.mutate({ userId })}>
-            {t("users.addToken")}
+    <CardSection title={t("users.tokens")}>
+      <ApiError error={tokens.error ?? add.error ?? remove.error} />
+      <DataTable
+        testId="tokens-table"
+        scroll={false}
+        striped={false}
+        rows={tokens.data?.result}
+        rowKey={(x) => x.id}
+        columns={[
+          {
+            header: t("users.id"),
+            cell: (x) => (
+              <Text ff="monospace" size="sm">
+                {x.id}
+              </Text>
+            ),
+          },
+          { header: t("users.created"), cell: (x) => date(toDate(x.details?.creationDate)) },
+        ]}
+        actionsHeader={t("action.delete")}
+        actions={(x) => (
+          <Button
+            size="xs"
+            variant="default"
+            color="red.9"
+            onClick={() => remove.mutate({ userId, tokenId: x.id })}
+            aria-label={t("users.revokeToken", { id: x.id })}
+          >
+            {t("users.revoke")}
           </Button>
-        </Group>
-      </Stack>
-    </Card>
+        )}
+        empty={<Text c="dimmed">{t("users.noTokens")}</Text>}
+      />
+      {add.data && <ShownOnce label={t("users.newToken")} value={add.data.token} note={t("users.tokenOnce")} />}
+      <Group>
+        <Button variant="default" loading={add.isPending} onClick={() => add.mutate({ userId })}>
+          {t("users.addToken")}
+        </Button>
+      </Group>
+    </CardSection>
   );
 }
 
@@ -207,75 +190,61 @@ export function KeysCard({ userId }: { userId: string }) {
   const remove = useMutation(UserService.method.removeKey, { onSuccess: () => client.invalidateQueries() });
   const keyFile = add.data && add.data.keyContent.length > 0 ? new TextDecoder().decode(add.data.keyContent) : undefined;
   return (
-    <Card withBorder>
-      <Stack gap="sm">
-        <Title order={2} size="h4">
-          {t("keys.title")}
-        </Title>
-        <Text size="sm" c="dimmed">
-          {t("keys.hint")}
-        </Text>
-        <ApiError error={keys.error ?? remove.error} />
-        {keys.data?.result.length === 0 && <EmptyState title={t("keys.empty")} hint={t("keys.emptyHint")} />}
-        {keys.data && keys.data.result.length > 0 && (
-          <Table.ScrollContainer minWidth={300}>
-            <Table data-testid="keys-table">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>{t("users.id")}</Table.Th>
-                  <Table.Th>{t("users.created")}</Table.Th>
-                  <Table.Th>{t("keys.expires")}</Table.Th>
-                  <Table.Th>
-                    <VisuallyHidden>{t("action.delete")}</VisuallyHidden>
-                  </Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {keys.data.result.map((k) => (
-                  <Table.Tr key={k.id}>
-                    <Table.Td>
-                      <Text ff="monospace" size="sm">
-                        {k.id}
-                      </Text>
-                    </Table.Td>
-                    <Table.Td>{date(toDate(k.details?.creationDate))}</Table.Td>
-                    <Table.Td>{date(toDate(k.expirationDate)) || t("keys.never")}</Table.Td>
-                    <Table.Td>
-                      <ConfirmButton
-                        size="xs"
-                        label={t("users.revoke")}
-                        ariaLabel={t("keys.removeKey", { id: k.id })}
-                        title={t("keys.removeTitle")}
-                        body={t("keys.removeBody", { id: k.id })}
-                        confirmLabel={t("users.revoke")}
-                        onConfirm={() => remove.mutateAsync({ userId, keyId: k.id })}
-                      />
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
+    <CardSection title={t("keys.title")}>
+      <Text size="sm" c="dimmed">
+        {t("keys.hint")}
+      </Text>
+      <ApiError error={keys.error ?? remove.error} />
+      <DataTable
+        testId="keys-table"
+        minWidth={300}
+        striped={false}
+        rows={keys.data?.result}
+        rowKey={(x) => x.id}
+        columns={[
+          {
+            header: t("users.id"),
+            cell: (x) => (
+              <Text ff="monospace" size="sm">
+                {x.id}
+              </Text>
+            ),
+          },
+          { header: t("users.created"), cell: (x) => date(toDate(x.details?.creationDate)) },
+          { header: t("keys.expires"), cell: (x) => date(toDate(x.expirationDate)) || t("keys.never") },
+        ]}
+        actionsHeader={t("action.delete")}
+        actions={(x) => (
+          <ConfirmButton
+            size="xs"
+            label={t("users.revoke")}
+            ariaLabel={t("keys.removeKey", { id: x.id })}
+            title={t("keys.removeTitle")}
+            body={t("keys.removeBody", { id: x.id })}
+            confirmLabel={t("users.revoke")}
+            onConfirm={() => remove.mutateAsync({ userId, keyId: x.id })}
+          />
         )}
-        {add.data && keyFile && (
-          <>
-            <Alert color="orange" title={t("keys.onceTitle")}>
-              {t("keys.once")}
-            </Alert>
-            <SecretValue label={t("keys.file")} value={keyFile} />
-            <Group>
-              <Button onClick={() => download(`${add.data.keyId}.json`, add.data.keyContent)}>{t("keys.download")}</Button>
-            </Group>
-          </>
-        )}
-        <ApiError error={add.error} />
-        <Group>
-          <Button variant="default" loading={add.isPending} onClick={() => add.mutate({ userId })}>
-            {t("keys.add")}
-          </Button>
-        </Group>
-      </Stack>
-    </Card>
+        empty={<EmptyState title={t("keys.empty")} hint={t("keys.emptyHint")} />}
+      />
+      {add.data && keyFile && (
+        <>
+          <Alert color="orange" title={t("keys.onceTitle")}>
+            {t("keys.once")}
+          </Alert>
+          <SecretValue label={t("keys.file")} value={keyFile} />
+          <Group>
+            <Button onClick={() => download(`${add.data.keyId}.json`, add.data.keyContent)}>{t("keys.download")}</Button>
+          </Group>
+        </>
+      )}
+      <ApiError error={add.error} />
+      <Group>
+        <Button variant="default" loading={add.isPending} onClick={() => add.mutate({ userId })}>
+          {t("keys.add")}
+        </Button>
+      </Group>
+    </CardSection>
   );
 }
 
@@ -290,38 +259,26 @@ export function SecretCard({ userId, machine }: { userId: string; machine: Machi
     },
   });
   return (
-    <Card withBorder>
-      <Stack gap="sm">
-        <Title order={2} size="h4">
-          {t("secret.title")}
-        </Title>
-        <Text size="sm" c="dimmed">
-          {t(machine.hasSecret ? "secret.has" : "secret.none")}
-        </Text>
-        {add.data && (
-          <>
-            <SecretValue label={t("apps.clientSecret")} value={add.data.clientSecret} />
-            <Alert color="orange" title={t("apps.secretOnceTitle")}>
-              {t("apps.secretOnce")}
-            </Alert>
-          </>
+    <CardSection title={t("secret.title")}>
+      <Text size="sm" c="dimmed">
+        {t(machine.hasSecret ? "secret.has" : "secret.none")}
+      </Text>
+      {add.data && <ShownOnce label={t("apps.clientSecret")} value={add.data.clientSecret} note={t("apps.secretOnce")} />}
+      <ApiError error={add.error ?? remove.error} />
+      <Group>
+        <Button variant="default" loading={add.isPending} onClick={() => add.mutate({ userId })}>
+          {t(machine.hasSecret ? "secret.regenerate" : "secret.generate")}
+        </Button>
+        {machine.hasSecret && (
+          <ConfirmButton
+            label={t("secret.remove")}
+            title={t("secret.removeTitle")}
+            body={t("secret.removeBody")}
+            confirmLabel={t("secret.remove")}
+            onConfirm={() => remove.mutateAsync({ userId })}
+          />
         )}
-        <ApiError error={add.error ?? remove.error} />
-        <Group>
-          <Button variant="default" loading={add.isPending} onClick={() => add.mutate({ userId })}>
-            {t(machine.hasSecret ? "secret.regenerate" : "secret.generate")}
-          </Button>
-          {machine.hasSecret && (
-            <ConfirmButton
-              label={t("secret.remove")}
-              title={t("secret.removeTitle")}
-              body={t("secret.removeBody")}
-              confirmLabel={t("secret.remove")}
-              onConfirm={() => remove.mutateAsync({ userId })}
-            />
-          )}
-        </Group>
-      </Stack>
-    </Card>
+      </Group>
+    </CardSection>
   );
 }

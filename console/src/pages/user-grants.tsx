@@ -2,7 +2,7 @@
 // ListProjects call for the projects' names; roles changed in a dialog, a grant removed after confirmation, and a new
 // grant of a project's roles (the project searched on the server).
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Badge, Button, Card, Group, Modal, MultiSelect, Select, Stack, Text, Title } from "@mantine/core";
+import { Badge, Button, Group, MultiSelect, Stack, Text, Title } from "@mantine/core";
 import { useDebouncedValue } from "@mantine/hooks";
 import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
@@ -10,12 +10,13 @@ import { type UserGrant, UserGrantState } from "../../../gen/svc/authorization/v
 import { AuthorizationService } from "../../../gen/svc/authorization/v2/authorization_service_pb";
 import { TextQueryMethod } from "../../../gen/svc/object/v2/object_pb";
 import { ProjectService } from "../../../gen/svc/project/v2/project_service_pb";
-import { RoleBadges } from "../fields";
+import { FormDialog, RoleBadges } from "../fields";
 import { useI18n } from "../i18n";
 import { pageQuery } from "../paging";
+import { SearchSelect } from "../pickers";
 import { useLink } from "../router";
 import { DataTable, RowActions } from "../table";
-import { ApiError, ConfirmButton, EmptyState } from "../ui";
+import { ApiError, CardSection, ConfirmButton, EmptyState } from "../ui";
 
 function useRoleOptions(projectId: string | null) {
   const roles = useQuery(ProjectService.method.listProjectRoles, { projectId: projectId ?? "", query: { limit: 200, asc: true } }, { enabled: !!projectId });
@@ -43,27 +44,20 @@ function EditGrant({ grant, projectName }: { grant: UserGrant; projectName: stri
       >
         {t("members.editRoles")}
       </Button>
-      <Modal opened={open} onClose={() => setOpen(false)} title={t("ugrants.editOf", { project: projectName })}>
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            update.mutate({ grantId: grant.grantId, userId: grant.userId, roleKeys: roles }, { onSuccess: () => setOpen(false) });
-          }}
-        >
-          <Stack>
-            <MultiSelect label={t("orgs.roles")} data={options} value={roles} onChange={setRoles} required comboboxProps={{ withinPortal: false }} />
-            <ApiError error={update.error} />
-            <Group justify="flex-end">
-              <Button variant="default" onClick={() => setOpen(false)}>
-                {t("action.cancel")}
-              </Button>
-              <Button type="submit" loading={update.isPending} disabled={roles.length === 0}>
-                {t("action.save")}
-              </Button>
-            </Group>
-          </Stack>
-        </form>
-      </Modal>
+      <FormDialog
+        opened={open}
+        onClose={() => setOpen(false)}
+        title={t("ugrants.editOf", { project: projectName })}
+        onSubmit={() => {
+          update.mutate({ grantId: grant.grantId, userId: grant.userId, roleKeys: roles }, { onSuccess: () => setOpen(false) });
+        }}
+        error={update.error}
+        saving={update.isPending}
+        disabled={roles.length === 0}
+        withCancel
+      >
+        <MultiSelect label={t("orgs.roles")} data={options} value={roles} onChange={setRoles} required comboboxProps={{ withinPortal: false }} />
+      </FormDialog>
     </>
   );
 }
@@ -77,16 +71,12 @@ function ProjectPicker({ value, onChange }: { value: string | null; onChange(v: 
     queries: debounced ? [{ query: { case: "nameQuery", value: { name: debounced, method: TextQueryMethod.CONTAINS_IGNORE_CASE } } }] : [],
   });
   return (
-    <Select
+    <SearchSelect
       label={t("projects.project")}
-      searchable
-      required
       value={value}
       onChange={onChange}
-      searchValue={search}
-      onSearchChange={setSearch}
-      filter={({ options }) => options}
-      nothingFoundMessage="—"
+      search={search}
+      onSearch={setSearch}
       data={(projects.data?.result ?? []).map((p) => ({ value: p.id, label: p.name }))}
     />
   );
@@ -159,56 +149,51 @@ export function UserGrantsCard({ userId, readOnly }: { userId: string; readOnly:
   const remove = useMutation(AuthorizationService.method.removeUserGrant, { onSuccess: () => client.invalidateQueries() });
   const nameOf = (g: { projectId: string }) => names.get(g.projectId) ?? g.projectId;
   return (
-    <Card withBorder>
-      <Stack gap="sm">
-        <Title order={2} size="h4">
-          {t("ugrants.title")}
-        </Title>
-        <ApiError error={grants.error} />
-        <DataTable
-          testId="user-grants-table"
-          minWidth={300}
-          rows={grants.data?.result}
-          rowKey={(g) => g.grantId}
-          columns={[
-            {
-              header: t("projects.project"),
-              cell: (g) => (
-                <>
-                  <ProjectLink id={g.projectId} name={nameOf(g)} />
-                  {g.state === UserGrantState.INACTIVE && (
-                    <Badge ml="xs" size="sm" color="gray.7" variant="filled">
-                      {t("state.inactive")}
-                    </Badge>
-                  )}
-                </>
-              ),
-            },
-            { header: t("orgs.roles"), cell: (g) => <RoleBadges roles={g.roleKeys} /> },
-          ]}
-          actions={
-            readOnly
-              ? undefined
-              : (g) => (
-                  <RowActions gap="xs">
-                    <EditGrant grant={g} projectName={nameOf(g)} />
-                    <ConfirmButton
-                      size="xs"
-                      label={t("ugrants.remove")}
-                      ariaLabel={t("ugrants.removeOf", { project: nameOf(g) })}
-                      title={t("ugrants.removeTitle")}
-                      body={t("ugrants.removeBody", { project: nameOf(g) })}
-                      confirmLabel={t("ugrants.remove")}
-                      onConfirm={() => remove.mutateAsync({ grantId: g.grantId, userId })}
-                    />
-                  </RowActions>
-                )
-          }
-          empty={<EmptyState title={t("ugrants.empty")} hint={t(readOnly ? "ugrants.emptyHintRead" : "ugrants.emptyHint")} />}
-          paging={{ details: grants.data?.details, page, onPage: setPage }}
-        />
-        {!readOnly && <AddGrant userId={userId} />}
-      </Stack>
-    </Card>
+    <CardSection title={t("ugrants.title")}>
+      <ApiError error={grants.error} />
+      <DataTable
+        testId="user-grants-table"
+        minWidth={300}
+        rows={grants.data?.result}
+        rowKey={(g) => g.grantId}
+        columns={[
+          {
+            header: t("projects.project"),
+            cell: (g) => (
+              <>
+                <ProjectLink id={g.projectId} name={nameOf(g)} />
+                {g.state === UserGrantState.INACTIVE && (
+                  <Badge ml="xs" size="sm" color="gray.7" variant="filled">
+                    {t("state.inactive")}
+                  </Badge>
+                )}
+              </>
+            ),
+          },
+          { header: t("orgs.roles"), cell: (g) => <RoleBadges roles={g.roleKeys} /> },
+        ]}
+        actions={
+          readOnly
+            ? undefined
+            : (g) => (
+                <RowActions gap="xs">
+                  <EditGrant grant={g} projectName={nameOf(g)} />
+                  <ConfirmButton
+                    size="xs"
+                    label={t("ugrants.remove")}
+                    ariaLabel={t("ugrants.removeOf", { project: nameOf(g) })}
+                    title={t("ugrants.removeTitle")}
+                    body={t("ugrants.removeBody", { project: nameOf(g) })}
+                    confirmLabel={t("ugrants.remove")}
+                    onConfirm={() => remove.mutateAsync({ grantId: g.grantId, userId })}
+                  />
+                </RowActions>
+              )
+        }
+        empty={<EmptyState title={t("ugrants.empty")} hint={t(readOnly ? "ugrants.emptyHintRead" : "ugrants.emptyHint")} />}
+        paging={{ details: grants.data?.details, page, onPage: setPage }}
+      />
+      {!readOnly && <AddGrant userId={userId} />}
+    </CardSection>
   );
 }

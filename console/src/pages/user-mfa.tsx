@@ -4,12 +4,12 @@
 // user's organization and the "who may change an account" rule); the API refuses what the roles do not allow, and
 // the console shows its message. Registering a factor is the user's own business (the hosted login's account page).
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Badge, Card, Group, Stack, Table, Text, Title, VisuallyHidden } from "@mantine/core";
+import { Badge, Group, Table, Text, VisuallyHidden } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { AuthenticationMethodType, AuthFactorState } from "../../../gen/svc/user/v2/authn_pb";
 import { UserService } from "../../../gen/svc/user/v2/user_service_pb";
 import { type MessageKey, useI18n } from "../i18n";
-import { ApiError, ConfirmButton, EmptyState, useDateFormat } from "../ui";
+import { ApiError, CardSection, ConfirmButton, EmptyState, useDateFormat } from "../ui";
 import { toDate } from "./dates";
 
 const METHOD_LABEL: Record<AuthenticationMethodType, MessageKey> = {
@@ -78,69 +78,64 @@ export function MfaCard({ userId, readOnly }: { userId: string; readOnly: boolea
   }
   const loaded = types.data && passkeys.data && links.data;
   return (
-    <Card withBorder>
-      <Stack gap="sm">
-        <Title order={2} size="h4">
-          {t("mfa.title")}
-        </Title>
-        <ApiError error={types.error ?? passkeys.error ?? links.error} />
-        {types.data && (
-          <Group gap={4} aria-label={t("mfa.types")} data-testid="method-types">
-            {types.data.authMethodTypes.length === 0 && <Text size="sm">{t("mfa.noTypes")}</Text>}
-            {types.data.authMethodTypes.map((m) => (
-              <Badge key={m} variant="default">
-                {t(METHOD_LABEL[m])}
-              </Badge>
-            ))}
-          </Group>
-        )}
-        {loaded && rows.length === 0 && <EmptyState title={t("mfa.empty")} hint={t("mfa.emptyHint")} />}
-        {rows.length > 0 && (
-          <Table.ScrollContainer minWidth={300}>
-            <Table data-testid="mfa-table">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>{t("mfa.kind")}</Table.Th>
-                  <Table.Th>{t("users.name")}</Table.Th>
-                  {!readOnly && (
-                    <Table.Th>
-                      <VisuallyHidden>{t("action.delete")}</VisuallyHidden>
-                    </Table.Th>
+    <CardSection title={t("mfa.title")}>
+      <ApiError error={types.error ?? passkeys.error ?? links.error} />
+      {types.data && (
+        <Group gap={4} aria-label={t("mfa.types")} data-testid="method-types">
+          {types.data.authMethodTypes.length === 0 && <Text size="sm">{t("mfa.noTypes")}</Text>}
+          {types.data.authMethodTypes.map((m) => (
+            <Badge key={m} variant="default">
+              {t(METHOD_LABEL[m])}
+            </Badge>
+          ))}
+        </Group>
+      )}
+      {loaded && rows.length === 0 && <EmptyState title={t("mfa.empty")} hint={t("mfa.emptyHint")} />}
+      {rows.length > 0 && (
+        <Table.ScrollContainer minWidth={300}>
+          <Table data-testid="mfa-table">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>{t("mfa.kind")}</Table.Th>
+                <Table.Th>{t("users.name")}</Table.Th>
+                {!readOnly && (
+                  <Table.Th>
+                    <VisuallyHidden>{t("action.delete")}</VisuallyHidden>
+                  </Table.Th>
+                )}
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {rows.map((r) => (
+                <Table.Tr key={r.key}>
+                  <Table.Td>{r.kind}</Table.Td>
+                  <Table.Td>
+                    <Text size="sm">{r.name}</Text>
+                    {r.detail && (
+                      <Text size="xs" c="dimmed">
+                        {r.detail}
+                      </Text>
+                    )}
+                  </Table.Td>
+                  {!readOnly && r.remove && (
+                    <Table.Td>
+                      <ConfirmButton
+                        size="xs"
+                        label={t("mfa.remove")}
+                        ariaLabel={t("mfa.removeOf", { name: `${r.kind} ${r.name}` })}
+                        title={t("mfa.removeTitle")}
+                        body={t("mfa.removeBody", { name: `${r.kind}: ${r.name}` })}
+                        confirmLabel={t("mfa.remove")}
+                        onConfirm={r.remove}
+                      />
+                    </Table.Td>
                   )}
                 </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {rows.map((r) => (
-                  <Table.Tr key={r.key}>
-                    <Table.Td>{r.kind}</Table.Td>
-                    <Table.Td>
-                      <Text size="sm">{r.name}</Text>
-                      {r.detail && (
-                        <Text size="xs" c="dimmed">
-                          {r.detail}
-                        </Text>
-                      )}
-                    </Table.Td>
-                    {!readOnly && r.remove && (
-                      <Table.Td>
-                        <ConfirmButton
-                          size="xs"
-                          label={t("mfa.remove")}
-                          ariaLabel={t("mfa.removeOf", { name: `${r.kind} ${r.name}` })}
-                          title={t("mfa.removeTitle")}
-                          body={t("mfa.removeBody", { name: `${r.kind}: ${r.name}` })}
-                          confirmLabel={t("mfa.remove")}
-                          onConfirm={r.remove}
-                        />
-                      </Table.Td>
-                    )}
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
-        )}
-      </Stack>
-    </Card>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Table.ScrollContainer>
+      )}
+    </CardSection>
   );
 }

@@ -1,12 +1,13 @@
 // A human user with a password (or a machine user), in an organization the caller manages users of.
 import { useMutation } from "@connectrpc/connect-query";
-import { Button, Checkbox, Group, PasswordInput, SegmentedControl, Stack, TextInput } from "@mantine/core";
+import { Checkbox, PasswordInput, SegmentedControl, Stack, TextInput } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { UserService } from "../../../gen/svc/user/v2/user_service_pb";
+import { SaveRow } from "../fields";
 import { useI18n } from "../i18n";
 import { useRouter } from "../router";
-import { ApiError, PageHeader } from "../ui";
+import { PageHeader } from "../ui";
 import { OrgSelect } from "./org-select";
 
 export default function UserNew() {
@@ -69,12 +70,7 @@ export default function UserNew() {
               <TextInput label={t("users.machineName")} value={f.name} onChange={set("name")} required />
             </>
           )}
-          <ApiError error={create.error} />
-          <Group>
-            <Button type="submit" loading={create.isPending}>
-              {t("action.create")}
-            </Button>
-          </Group>
+          <SaveRow error={create.error} saving={create.isPending} label={t("action.create")} />
         </Stack>
       </form>
     </>

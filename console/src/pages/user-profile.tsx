@@ -7,6 +7,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { AccessTokenType, type HumanUser, type MachineUser, type User } from "../../../gen/svc/user/v2/user_pb";
 import { UserService } from "../../../gen/svc/user/v2/user_service_pb";
+import { InlineForm } from "../fields";
 import { useI18n } from "../i18n";
 import { ApiError, SecretValue } from "../ui";
 
@@ -175,7 +176,6 @@ function EmailSection({ userId, human, readOnly }: { userId: string; human: Huma
   const verify = useMutation(UserService.method.verifyEmail, refresh);
   const [email, setEmail] = useState(human.email?.email ?? "");
   const [verified, setVerified] = useState(false);
-  const [code, setCode] = useState("");
   const isVerified = human.email?.isVerified ?? false;
   return (
     <Stack gap="sm">
@@ -188,28 +188,25 @@ function EmailSection({ userId, human, readOnly }: { userId: string; human: Huma
       <Text size="sm">{human.email?.email}</Text>
       {!readOnly && (
         <>
-          <form
-            onSubmit={(e) => {
-              e.preventDefault();
+          <InlineForm
+            onSubmit={() => {
               update.mutate({ userId, userType: { case: "human", value: { email: { email, isVerified: verified } } } });
             }}
+            error={update.error}
           >
-            <Group align="flex-end" wrap="wrap">
-              <TextInput
-                label={t("contact.newEmail")}
-                type="email"
-                value={email}
-                onChange={(e) => setEmail(e.currentTarget.value)}
-                required
-                style={{ flex: "1 1 220px" }}
-              />
-              <Checkbox label={t("contact.markVerified")} checked={verified} onChange={(e) => setVerified(e.currentTarget.checked)} mb={8} />
-              <Button type="submit" variant="default" loading={update.isPending}>
-                {t("contact.changeEmail")}
-              </Button>
-            </Group>
-            <ApiError error={update.error} />
-          </form>
+            <TextInput
+              label={t("contact.newEmail")}
+              type="email"
+              value={email}
+              onChange={(e) => setEmail(e.currentTarget.value)}
+              required
+              style={{ flex: "1 1 220px" }}
+            />
+            <Checkbox label={t("contact.markVerified")} checked={verified} onChange={(e) => setVerified(e.currentTarget.checked)} mb={8} />
+            <Button type="submit" variant="default" loading={update.isPending}>
+              {t("contact.changeEmail")}
+            </Button>
+          </InlineForm>
           {!isVerified && (
             <>
               <Group>
@@ -223,33 +220,40 @@ function EmailSection({ userId, human, readOnly }: { userId: string; human: Huma
                 )}
               </Group>
               <ApiError error={send.error} />
-              <form
-                onSubmit={(e) => {
-                  e.preventDefault();
-                  verify.mutate({ userId, verificationCode: code.trim() }, { onSuccess: () => setCode("") });
-                }}
-              >
-                <Group align="flex-end" wrap="wrap">
-                  <TextInput
-                    label={t("contact.code")}
-                    description={t("contact.codeHint")}
-                    value={code}
-                    onChange={(e) => setCode(e.currentTarget.value)}
-                    required
-                    autoComplete="one-time-code"
-                    style={{ flex: "1 1 220px" }}
-                  />
-                  <Button type="submit" variant="default" loading={verify.isPending}>
-                    {t("contact.verify")}
-                  </Button>
-                </Group>
-                <ApiError error={verify.error} />
-              </form>
+              <CodeForm
+                label={t("contact.code")}
+                hint={t("contact.codeHint")}
+                button={t("contact.verify")}
+                pending={verify.isPending}
+                error={verify.error}
+                onVerify={(verificationCode, done) => verify.mutate({ userId, verificationCode }, { onSuccess: done })}
+              />
             </>
           )}
         </>
       )}
     </Stack>
+  );
+}
+
+/** A verification code entered, and its button; the field is emptied once the code is accepted. */
+function CodeForm(props: { label: string; hint?: string; button: string; pending: boolean; error: unknown; onVerify(code: string, done: () => void): void }) {
+  const [code, setCode] = useState("");
+  return (
+    <InlineForm onSubmit={() => props.onVerify(code.trim(), () => setCode(""))} error={props.error}>
+      <TextInput
+        label={props.label}
+        description={props.hint}
+        value={code}
+        onChange={(e) => setCode(e.currentTarget.value)}
+        required
+        autoComplete="one-time-code"
+        style={{ flex: "1 1 220px" }}
+      />
+      <Button type="submit" variant="default" loading={props.pending}>
+        {props.button}
+      </Button>
+    </InlineForm>
   );
 }
 
@@ -261,7 +265,6 @@ function PhoneCode({ userId, canCode }: { userId: string; canCode: boolean }) {
   const { t } = useI18n();
   const send = useMutation(UserService.method.sendPhoneCode);
   const verify = useMutation(UserService.method.verifyPhone, useRefresh());
-  const [code, setCode] = useState("");
   return (
     <>
       {canCode && (
@@ -273,27 +276,13 @@ function PhoneCode({ userId, canCode }: { userId: string; canCode: boolean }) {
       )}
       {send.data && <SecretValue label={t("contact.phoneCodeValue")} value={send.data.verificationCode} />}
       <ApiError error={send.error} />
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          verify.mutate({ userId, verificationCode: code.trim() }, { onSuccess: () => setCode("") });
-        }}
-      >
-        <Group align="flex-end" wrap="wrap">
-          <TextInput
-            label={t("contact.phoneCodeEnter")}
-            value={code}
-            onChange={(e) => setCode(e.currentTarget.value)}
-            required
-            autoComplete="one-time-code"
-            style={{ flex: "1 1 220px" }}
-          />
-          <Button type="submit" variant="default" loading={verify.isPending}>
-            {t("contact.verifyPhone")}
-          </Button>
-        </Group>
-        <ApiError error={verify.error} />
-      </form>
+      <CodeForm
+        label={t("contact.phoneCodeEnter")}
+        button={t("contact.verifyPhone")}
+        pending={verify.isPending}
+        error={verify.error}
+        onVerify={(verificationCode, done) => verify.mutate({ userId, verificationCode }, { onSuccess: done })}
+      />
     </>
   );
 }
@@ -316,40 +305,37 @@ function PhoneSection({ userId, human, readOnly, canCode }: { userId: string; hu
       </Group>
       <Text size="sm">{current || t("contact.noPhone")}</Text>
       {!readOnly && (
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
+        <InlineForm
+          onSubmit={() => {
             save(phone.trim(), verified);
           }}
+          error={update.error}
         >
-          <Group align="flex-end" wrap="wrap">
-            <TextInput
-              label={t("contact.newPhone")}
-              description={t("contact.phoneHint")}
-              type="tel"
-              value={phone}
-              onChange={(e) => setPhone(e.currentTarget.value)}
-              style={{ flex: "1 1 220px" }}
-            />
-            <Checkbox label={t("contact.markVerified")} checked={verified} onChange={(e) => setVerified(e.currentTarget.checked)} mb={8} />
-            <Button type="submit" variant="default" loading={update.isPending}>
-              {t("contact.changePhone")}
+          <TextInput
+            label={t("contact.newPhone")}
+            description={t("contact.phoneHint")}
+            type="tel"
+            value={phone}
+            onChange={(e) => setPhone(e.currentTarget.value)}
+            style={{ flex: "1 1 220px" }}
+          />
+          <Checkbox label={t("contact.markVerified")} checked={verified} onChange={(e) => setVerified(e.currentTarget.checked)} mb={8} />
+          <Button type="submit" variant="default" loading={update.isPending}>
+            {t("contact.changePhone")}
+          </Button>
+          {current && (
+            <Button
+              variant="outline"
+              color="red.9"
+              onClick={() => {
+                setPhone("");
+                save("", false);
+              }}
+            >
+              {t("contact.removePhone")}
             </Button>
-            {current && (
-              <Button
-                variant="outline"
-                color="red.9"
-                onClick={() => {
-                  setPhone("");
-                  save("", false);
-                }}
-              >
-                {t("contact.removePhone")}
-              </Button>
-            )}
-          </Group>
-          <ApiError error={update.error} />
-        </form>
+          )}
+        </InlineForm>
       )}
       {!readOnly && current && !human.phone?.isVerified && <PhoneCode userId={userId} canCode={canCode} />}
     </Stack>

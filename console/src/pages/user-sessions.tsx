@@ -2,7 +2,7 @@
 // this tab to them for themselves only): when each began, from where, which factors it checked; ending one ends the
 // tokens issued from it.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { Card, Stack, Text, Title } from "@mantine/core";
+import { Text } from "@mantine/core";
 import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { type Session, SessionFieldName } from "../../../gen/svc/session/v2/session_pb";
@@ -10,7 +10,7 @@ import { SessionService } from "../../../gen/svc/session/v2/session_service_pb";
 import { useI18n } from "../i18n";
 import { pageQuery } from "../paging";
 import { DataTable, RowActions } from "../table";
-import { ApiError, ConfirmButton, EmptyState, useDateFormat } from "../ui";
+import { ApiError, CardSection, ConfirmButton, EmptyState, useDateFormat } from "../ui";
 import { toDate } from "./dates";
 
 function factors(s: Session): string[] {
@@ -36,64 +36,59 @@ export function SessionsCard({ userId }: { userId: string }) {
   );
   const end = useMutation(SessionService.method.deleteSession, { onSuccess: () => client.invalidateQueries() });
   return (
-    <Card withBorder>
-      <Stack gap="sm">
-        <Title order={2} size="h4">
-          {t("sessions.title")}
-        </Title>
-        <ApiError error={sessions.error} />
-        <DataTable
-          testId="sessions-table"
-          minWidth={300}
-          rows={sessions.data?.sessions}
-          rowKey={(s) => s.id}
-          columns={[
-            {
-              header: t("sessions.started"),
-              cell: (s) => (
-                <>
-                  <Text size="sm">{date(toDate(s.creationDate))}</Text>
-                  {s.expirationDate && (
-                    <Text size="xs" c="dimmed">
-                      {t("sessions.until", { date: date(toDate(s.expirationDate)) })}
-                    </Text>
-                  )}
-                </>
-              ),
-            },
-            {
-              header: t("sessions.client"),
-              visibleFrom: "sm",
-              cell: (s) => (
-                <>
-                  <Text size="sm">{s.userAgent?.description || "—"}</Text>
-                  {s.userAgent?.ip && (
-                    <Text size="xs" c="dimmed">
-                      {s.userAgent.ip}
-                    </Text>
-                  )}
-                </>
-              ),
-            },
-            { header: t("sessions.factors"), cell: (s) => factors(s).join(", ") || "—" },
-          ]}
-          actions={(s) => (
-            <RowActions>
-              <ConfirmButton
-                size="xs"
-                label={t("sessions.end")}
-                ariaLabel={t("sessions.endOf", { date: date(toDate(s.creationDate)) })}
-                title={t("sessions.endTitle")}
-                body={t("sessions.endBody")}
-                confirmLabel={t("sessions.end")}
-                onConfirm={() => end.mutateAsync({ sessionId: s.id })}
-              />
-            </RowActions>
-          )}
-          empty={<EmptyState title={t("sessions.empty")} hint={t("sessions.emptyHint")} />}
-          paging={{ details: sessions.data?.details, page, onPage: setPage }}
-        />
-      </Stack>
-    </Card>
+    <CardSection title={t("sessions.title")}>
+      <ApiError error={sessions.error} />
+      <DataTable
+        testId="sessions-table"
+        minWidth={300}
+        rows={sessions.data?.sessions}
+        rowKey={(s) => s.id}
+        columns={[
+          {
+            header: t("sessions.started"),
+            cell: (s) => (
+              <>
+                <Text size="sm">{date(toDate(s.creationDate))}</Text>
+                {s.expirationDate && (
+                  <Text size="xs" c="dimmed">
+                    {t("sessions.until", { date: date(toDate(s.expirationDate)) })}
+                  </Text>
+                )}
+              </>
+            ),
+          },
+          {
+            header: t("sessions.client"),
+            visibleFrom: "sm",
+            cell: (s) => (
+              <>
+                <Text size="sm">{s.userAgent?.description || "—"}</Text>
+                {s.userAgent?.ip && (
+                  <Text size="xs" c="dimmed">
+                    {s.userAgent.ip}
+                  </Text>
+                )}
+              </>
+            ),
+          },
+          { header: t("sessions.factors"), cell: (s) => factors(s).join(", ") || "—" },
+        ]}
+        actions={(s) => (
+          <RowActions>
+            <ConfirmButton
+              size="xs"
+              label={t("sessions.end")}
+              ariaLabel={t("sessions.endOf", { date: date(toDate(s.creationDate)) })}
+              title={t("sessions.endTitle")}
+              body={t("sessions.endBody")}
+              confirmLabel={t("sessions.end")}
+              onConfirm={() => end.mutateAsync({ sessionId: s.id })}
+            />
+          </RowActions>
+        )}
+        empty={<EmptyState title={t("sessions.empty")} hint={t("sessions.emptyHint")} />}
+        paging={{ details: sessions.data?.details, page, onPage: setPage }}
+      />
+    </CardSection>
   );
 }
