@@ -1,6 +1,6 @@
 // Small pieces that several pages' forms and tables repeat: a control bound to a field of the object a form edits, a
-// select over a proto enum, a form's save row, a row's role badges, its "inactive" badge, and the
-// deactivate/reactivate toggle.
+// select over a proto enum, a form's save row, a one-row form, a dialog holding a form, the SAML metadata field, a
+// row's role badges, its "inactive" badge, and the deactivate/reactivate toggle.
 import { Badge, Button, Group, Modal, Select, Stack, Textarea, Title } from "@mantine/core";
 import type { ChangeEvent, ReactNode } from "react";
 import { type MessageKey, useI18n } from "./i18n";

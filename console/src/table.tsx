@@ -1,6 +1,6 @@
 // The list tables pages show: a head, one row a record, an empty state in its place when there is nothing, an
 // optional last column of the row's buttons (under a header only screen readers read) and paging underneath.
-import { Anchor, Group, type GroupProps, type MantineBreakpoint, Table, type TableTdProps, VisuallyHidden } from "@mantine/core";
+import { Anchor, Group, type GroupProps, type MantineBreakpoint, Table, type TableTdProps, Text, VisuallyHidden } from "@mantine/core";
 import type { ReactNode } from "react";
 import { useI18n } from "./i18n";
 import { Paging } from "./paging";
@@ -21,7 +21,7 @@ export function DataTable<T>(props: {
   rows: readonly T[] | undefined;
   rowKey(row: T): string;
   /** A column left out is `false` (one shown to some readers only). */
-  columns: (Column<T> | false | undefined)[];
+  columns: (Column<NoInfer<T>> | false | undefined)[];
   /** The row's buttons; without it the table has no actions column. */
   actions?: (row: T) => ReactNode;
   /** What screen readers read as the actions column's header ("Actions" unless said). */
@@ -82,6 +82,18 @@ export function DataTable<T>(props: {
       {props.paging && <Paging {...props.paging} />}
     </>
   );
+}
+
+/** A column of the row's identifier in monospace; `breakAll` lets a long one wrap anywhere. */
+export function idColumn<T extends { id: string }>(header: string, breakAll = false): Column<T> {
+  return {
+    header,
+    cell: (row) => (
+      <Text ff="monospace" size="sm" style={breakAll ? { wordBreak: "break-all" } : undefined}>
+        {row.id}
+      </Text>
+    ),
+  };
 }
 
 /** A row's buttons, right-aligned on one line. */

@@ -26,7 +26,7 @@ import { useAccess } from "../access";
 import { bind, EnumSelect, MetadataXmlInput, SaveRow } from "../fields";
 import { type MessageKey, useI18n } from "../i18n";
 import { useRouter } from "../router";
-import { DataTable } from "../table";
+import { DataTable, idColumn } from "../table";
 import { ApiError, ConfirmButton, PageHeader, SecretValue, ShownOnce, TitledCard, useDateFormat } from "../ui";
 import { type Kind, needsDevMode, SECRET_PLACEHOLDER, samlMetadataUrl, snippets } from "./app-snippets";
 import { toDate } from "./dates";
@@ -350,17 +350,7 @@ function Keys({ app }: { app: Application }) {
         striped={false}
         rows={keys.data?.result}
         rowKey={(k) => k.id}
-        columns={[
-          {
-            header: t("apps.keyId"),
-            cell: (k) => (
-              <Text ff="monospace" size="sm" style={{ wordBreak: "break-all" }}>
-                {k.id}
-              </Text>
-            ),
-          },
-          { header: t("users.created"), visibleFrom: "sm", cell: (k) => date(toDate(k.creationDate)) },
-        ]}
+        columns={[idColumn(t("apps.keyId"), true), { header: t("users.created"), visibleFrom: "sm", cell: (k) => date(toDate(k.creationDate)) }]}
         actions={(k) => (
           <ConfirmButton
             size="xs"

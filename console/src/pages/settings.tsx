@@ -3,7 +3,9 @@
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { Badge, Button, Group, NumberInput, SimpleGrid, Stack, Switch, Table } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
+import type { ReactNode } from "react";
 import { InstanceService } from "../../../gen/svc/instance/v2/instance_service_pb";
+import type { LockoutSettings, LoginSettings, PasswordComplexitySettings } from "../../../gen/svc/settings/v2/settings_pb";
 import { SettingsService } from "../../../gen/svc/settings/v2/settings_service_pb";
 import { type Access, useAccess } from "../access";
 import { SaveRow } from "../fields";
@@ -20,17 +22,36 @@ function useSaved() {
   return { onSuccess: () => client.invalidateQueries() };
 }
 
-function Login({ readOnly }: { readOnly: boolean }) {
-  const got = useQuery(SettingsService.method.getLoginSettings, {});
-  const set = useMutation(SettingsService.method.setLoginSettings, useSaved());
+/** One kind of the instance's settings: read, edited here, saved whole (update_mask "*"). */
+function SettingsForm<T>(props: {
+  readOnly: boolean;
+  got: { data?: { settings?: T }; error: unknown };
+  set: { error: unknown; isPending: boolean; mutate(r: { settings: T; updateMask: { paths: string[] } }): void };
+  children(s: T, setS: (s: T) => void): ReactNode;
+}) {
+  const { got, set } = props;
   const [s, setS] = useDraft(got.data?.settings);
   if (!s) return <ApiError error={got.error} />;
   return (
     <Stack>
-      <LoginFlags s={s} setS={setS} disabled={readOnly} />
-      <LoginMore s={s} setS={setS} readOnly={readOnly} />
-      <SaveRow error={set.error} canWrite={!readOnly} saving={set.isPending} onSave={() => set.mutate({ settings: s, updateMask: { paths: ["*"] } })} />
+      {props.children(s, setS)}
+      <SaveRow error={set.error} canWrite={!props.readOnly} saving={set.isPending} onSave={() => set.mutate({ settings: s, updateMask: { paths: ["*"] } })} />
     </Stack>
+  );
+}
+
+function Login({ readOnly }: { readOnly: boolean }) {
+  const got = useQuery(SettingsService.method.getLoginSettings, {});
+  const set = useMutation(SettingsService.method.setLoginSettings, useSaved());
+  return (
+    <SettingsForm<LoginSettings> readOnly={readOnly} got={got} set={set}>
+      {(s, setS) => (
+        <>
+          <LoginFlags s={s} setS={setS} disabled={readOnly} />
+          <LoginMore s={s} setS={setS} readOnly={readOnly} />
+        </>
+      )}
+    </SettingsForm>
   );
 }
 
@@ -38,22 +59,23 @@ function Passwords({ readOnly }: { readOnly: boolean }) {
   const { t } = useI18n();
   const got = useQuery(SettingsService.method.getPasswordComplexitySettings, {});
   const set = useMutation(SettingsService.method.setPasswordComplexitySettings, useSaved());
-  const [s, setS] = useDraft(got.data?.settings);
-  if (!s) return <ApiError error={got.error} />;
   return (
-    <Stack>
-      <PasswordRules s={s} setS={setS} disabled={readOnly} />
-      <NumberInput
-        label={t("settings.historyCount")}
-        description={t("settings.zeroOff")}
-        min={0}
-        max={24}
-        value={s.historyCount}
-        disabled={readOnly}
-        onChange={(v) => setS({ ...s, historyCount: Number(v) || 0 })}
-      />
-      <SaveRow error={set.error} canWrite={!readOnly} saving={set.isPending} onSave={() => set.mutate({ settings: s, updateMask: { paths: ["*"] } })} />
-    </Stack>
+    <SettingsForm<PasswordComplexitySettings> readOnly={readOnly} got={got} set={set}>
+      {(s, setS) => (
+        <>
+          <PasswordRules s={s} setS={setS} disabled={readOnly} />
+          <NumberInput
+            label={t("settings.historyCount")}
+            description={t("settings.zeroOff")}
+            min={0}
+            max={24}
+            value={s.historyCount}
+            disabled={readOnly}
+            onChange={(v) => setS({ ...s, historyCount: Number(v) || 0 })}
+          />
+        </>
+      )}
+    </SettingsForm>
   );
 }
 
@@ -61,40 +83,41 @@ function Lockout({ readOnly }: { readOnly: boolean }) {
   const { t } = useI18n();
   const got = useQuery(SettingsService.method.getLockoutSettings, {});
   const set = useMutation(SettingsService.method.setLockoutSettings, useSaved());
-  const [s, setS] = useDraft(got.data?.settings);
-  if (!s) return <ApiError error={got.error} />;
   return (
-    <Stack>
-      <LockoutCounts s={s} setS={setS} disabled={readOnly} />
-      <Switch
-        label={t("settings.permanentLockout")}
-        description={t("settings.permanentLockoutHint")}
-        checked={s.permanentLockout}
-        disabled={readOnly}
-        onChange={(e) => setS({ ...s, permanentLockout: e.currentTarget.checked })}
-      />
-      {!s.permanentLockout && (
-        <Group grow align="flex-start">
-          <NumberInput
-            label={t("settings.lockoutDuration")}
-            min={0}
-            max={86400}
-            value={Number(s.lockoutDurationSeconds) || 300}
+    <SettingsForm<LockoutSettings> readOnly={readOnly} got={got} set={set}>
+      {(s, setS) => (
+        <>
+          <LockoutCounts s={s} setS={setS} disabled={readOnly} />
+          <Switch
+            label={t("settings.permanentLockout")}
+            description={t("settings.permanentLockoutHint")}
+            checked={s.permanentLockout}
             disabled={readOnly}
-            onChange={(v) => setS({ ...s, lockoutDurationSeconds: BigInt(Number(v) || 0) })}
+            onChange={(e) => setS({ ...s, permanentLockout: e.currentTarget.checked })}
           />
-          <NumberInput
-            label={t("settings.maxLockoutDuration")}
-            min={0}
-            max={2592000}
-            value={Number(s.maxLockoutDurationSeconds) || 3600}
-            disabled={readOnly}
-            onChange={(v) => setS({ ...s, maxLockoutDurationSeconds: BigInt(Number(v) || 0) })}
-          />
-        </Group>
+          {!s.permanentLockout && (
+            <Group grow align="flex-start">
+              <NumberInput
+                label={t("settings.lockoutDuration")}
+                min={0}
+                max={86400}
+                value={Number(s.lockoutDurationSeconds) || 300}
+                disabled={readOnly}
+                onChange={(v) => setS({ ...s, lockoutDurationSeconds: BigInt(Number(v) || 0) })}
+              />
+              <NumberInput
+                label={t("settings.maxLockoutDuration")}
+                min={0}
+                max={2592000}
+                value={Number(s.maxLockoutDurationSeconds) || 3600}
+                disabled={readOnly}
+                onChange={(v) => setS({ ...s, maxLockoutDurationSeconds: BigInt(Number(v) || 0) })}
+              />
+            </Group>
+          )}
+        </>
       )}
-      <SaveRow error={set.error} canWrite={!readOnly} saving={set.isPending} onSave={() => set.mutate({ settings: s, updateMask: { paths: ["*"] } })} />
-    </Stack>
+    </SettingsForm>
   );
 }
 

@@ -8,7 +8,7 @@ import { useState } from "react";
 import type { MachineUser } from "../../../gen/svc/user/v2/user_pb";
 import { UserService } from "../../../gen/svc/user/v2/user_service_pb";
 import { type MessageKey, useI18n } from "../i18n";
-import { DataTable } from "../table";
+import { DataTable, idColumn } from "../table";
 import { ApiError, CardSection, ConfirmButton, EmptyState, SecretValue, ShownOnce, useDateFormat } from "../ui";
 import { toDate } from "./dates";
 
@@ -136,17 +136,7 @@ export function TokensCard({ userId }: { userId: string }) {
         striped={false}
         rows={tokens.data?.result}
         rowKey={(x) => x.id}
-        columns={[
-          {
-            header: t("users.id"),
-            cell: (x) => (
-              <Text ff="monospace" size="sm">
-                {x.id}
-              </Text>
-            ),
-          },
-          { header: t("users.created"), cell: (x) => date(toDate(x.details?.creationDate)) },
-        ]}
+        columns={[idColumn(t("users.id")), { header: t("users.created"), cell: (x) => date(toDate(x.details?.creationDate)) }]}
         actionsHeader={t("action.delete")}
         actions={(x) => (
           <Button
@@ -202,14 +192,7 @@ export function KeysCard({ userId }: { userId: string }) {
         rows={keys.data?.result}
         rowKey={(x) => x.id}
         columns={[
-          {
-            header: t("users.id"),
-            cell: (x) => (
-              <Text ff="monospace" size="sm">
-                {x.id}
-              </Text>
-            ),
-          },
+          idColumn(t("users.id")),
           { header: t("users.created"), cell: (x) => date(toDate(x.details?.creationDate)) },
           { header: t("keys.expires"), cell: (x) => date(toDate(x.expirationDate)) || t("keys.never") },
         ]}

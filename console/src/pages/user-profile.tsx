@@ -2,14 +2,14 @@
 // username; a service account's name, description and token type; e-mail (verified or not, a new code sent, a code
 // entered) and phone (changed, marked verified, removed, or verified with a code an administrator creates).
 import { useMutation } from "@connectrpc/connect-query";
-import { Badge, Button, Card, Checkbox, Group, Select, SimpleGrid, Stack, Text, TextInput, Title } from "@mantine/core";
+import { Badge, Button, Checkbox, Group, Select, SimpleGrid, Stack, Text, TextInput, Title } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { AccessTokenType, type HumanUser, type MachineUser, type User } from "../../../gen/svc/user/v2/user_pb";
 import { UserService } from "../../../gen/svc/user/v2/user_service_pb";
-import { InlineForm } from "../fields";
+import { InlineForm, SaveRow } from "../fields";
 import { useI18n } from "../i18n";
-import { ApiError, SecretValue } from "../ui";
+import { ApiError, SecretValue, TitledCard } from "../ui";
 
 function useRefresh() {
   const client = useQueryClient();
@@ -25,6 +25,18 @@ function Saved({ show }: { show: boolean }) {
   ) : null;
 }
 
+/** Spread on a text input for field `k` of a form's state: disabled when read only; a change clears the last save's status. */
+function textFields<F extends Record<string, string>>(f: F, setF: (f: F) => void, readOnly: boolean, reset: () => void) {
+  return (k: keyof F) => ({
+    value: f[k],
+    disabled: readOnly,
+    onChange: (e: React.ChangeEvent<HTMLInputElement>) => {
+      reset();
+      setF({ ...f, [k]: e.currentTarget.value });
+    },
+  });
+}
+
 function HumanProfileForm({ user, human, readOnly }: { user: User; human: HumanUser; readOnly: boolean }) {
   const { t } = useI18n();
   const update = useMutation(UserService.method.updateUser, useRefresh());
@@ -37,14 +49,7 @@ function HumanProfileForm({ user, human, readOnly }: { user: User; human: HumanU
     displayName: p?.displayName ?? "",
     preferredLanguage: p?.preferredLanguage ?? "",
   });
-  const field = (k: keyof typeof f) => ({
-    value: f[k],
-    disabled: readOnly,
-    onChange: (e: React.ChangeEvent<HTMLInputElement>) => {
-      update.reset();
-      setF({ ...f, [k]: e.currentTarget.value });
-    },
-  });
+  const field = textFields(f, setF, readOnly, update.reset);
   const submit = (e: FormEvent) => {
     e.preventDefault();
     update.mutate({
@@ -75,15 +80,9 @@ function HumanProfileForm({ user, human, readOnly }: { user: User; human: HumanU
           <TextInput label={t("users.username")} required {...field("username")} />
           <TextInput label={t("profile.language")} description={t("profile.languageHint")} {...field("preferredLanguage")} />
         </SimpleGrid>
-        <ApiError error={update.error} />
-        {!readOnly && (
-          <Group>
-            <Button type="submit" loading={update.isPending}>
-              {t("profile.save")}
-            </Button>
-            <Saved show={update.isSuccess} />
-          </Group>
-        )}
+        <SaveRow error={update.error} canWrite={!readOnly} saving={update.isPending} label={t("profile.save")}>
+          <Saved show={update.isSuccess} />
+        </SaveRow>
       </Stack>
     </form>
   );
@@ -94,14 +93,7 @@ function MachineProfileForm({ user, machine, readOnly }: { user: User; machine: 
   const update = useMutation(UserService.method.updateUser, useRefresh());
   const [f, setF] = useState({ username: user.username, name: machine.name, description: machine.description });
   const [tokenType, setTokenType] = useState(String(machine.accessTokenType || AccessTokenType.BEARER));
-  const field = (k: keyof typeof f) => ({
-    value: f[k],
-    disabled: readOnly,
-    onChange: (e: React.ChangeEvent<HTMLInputElement>) => {
-      update.reset();
-      setF({ ...f, [k]: e.currentTarget.value });
-    },
-  });
+  const field = textFields(f, setF, readOnly, update.reset);
   return (
     <form
       onSubmit={(e) => {
@@ -130,15 +122,9 @@ function MachineProfileForm({ user, machine, readOnly }: { user: User; machine: 
             ]}
           />
         </SimpleGrid>
-        <ApiError error={update.error} />
-        {!readOnly && (
-          <Group>
-            <Button type="submit" loading={update.isPending}>
-              {t("profile.save")}
-            </Button>
-            <Saved show={update.isSuccess} />
-          </Group>
-        )}
+        <SaveRow error={update.error} canWrite={!readOnly} saving={update.isPending} label={t("profile.save")}>
+          <Saved show={update.isSuccess} />
+        </SaveRow>
       </Stack>
     </form>
   );
@@ -147,15 +133,12 @@ function MachineProfileForm({ user, machine, readOnly }: { user: User; machine: 
 export function ProfileCard({ user, readOnly }: { user: User; readOnly: boolean }) {
   const { t } = useI18n();
   return (
-    <Card withBorder>
-      <Title order={2} size="h4" mb="sm">
-        {t("profile.title")}
-      </Title>
+    <TitledCard title={t("profile.title")}>
       {user.type.case === "human" && (
         <HumanProfileForm key={String(user.details?.changeDate?.seconds ?? 0n)} user={user} human={user.type.value} readOnly={readOnly} />
       )}
       {user.type.case === "machine" && <MachineProfileForm user={user} machine={user.type.value} readOnly={readOnly} />}
-    </Card>
+    </TitledCard>
   );
 }
 
@@ -220,14 +203,7 @@ function EmailSection({ userId, human, readOnly }: { userId: string; human: Huma
                 )}
               </Group>
               <ApiError error={send.error} />
-              <CodeForm
-                label={t("contact.code")}
-                hint={t("contact.codeHint")}
-                button={t("contact.verify")}
-                pending={verify.isPending}
-                error={verify.error}
-                onVerify={(verificationCode, done) => verify.mutate({ userId, verificationCode }, { onSuccess: done })}
-              />
+              <CodeForm label={t("contact.code")} hint={t("contact.codeHint")} button={t("contact.verify")} userId={userId} verify={verify} />
             </>
           )}
         </>
@@ -236,11 +212,22 @@ function EmailSection({ userId, human, readOnly }: { userId: string; human: Huma
   );
 }
 
-/** A verification code entered, and its button; the field is emptied once the code is accepted. */
-function CodeForm(props: { label: string; hint?: string; button: string; pending: boolean; error: unknown; onVerify(code: string, done: () => void): void }) {
+/** A verification code entered, and its button: `verify` checks it for `userId`; the field is emptied once accepted. */
+function CodeForm(props: {
+  label: string;
+  hint?: string;
+  button: string;
+  userId: string;
+  verify: {
+    isPending: boolean;
+    error: unknown;
+    mutate(r: { userId: string; verificationCode: string }, o: { onSuccess(): void }): void;
+  };
+}) {
   const [code, setCode] = useState("");
+  const { verify } = props;
   return (
-    <InlineForm onSubmit={() => props.onVerify(code.trim(), () => setCode(""))} error={props.error}>
+    <InlineForm onSubmit={() => verify.mutate({ userId: props.userId, verificationCode: code.trim() }, { onSuccess: () => setCode("") })} error={verify.error}>
       <TextInput
         label={props.label}
         description={props.hint}
@@ -250,7 +237,7 @@ function CodeForm(props: { label: string; hint?: string; button: string; pending
         autoComplete="one-time-code"
         style={{ flex: "1 1 220px" }}
       />
-      <Button type="submit" variant="default" loading={props.pending}>
+      <Button type="submit" variant="default" loading={verify.isPending}>
         {props.button}
       </Button>
     </InlineForm>
@@ -276,13 +263,7 @@ function PhoneCode({ userId, canCode }: { userId: string; canCode: boolean }) {
       )}
       {send.data && <SecretValue label={t("contact.phoneCodeValue")} value={send.data.verificationCode} />}
       <ApiError error={send.error} />
-      <CodeForm
-        label={t("contact.phoneCodeEnter")}
-        button={t("contact.verifyPhone")}
-        pending={verify.isPending}
-        error={verify.error}
-        onVerify={(verificationCode, done) => verify.mutate({ userId, verificationCode }, { onSuccess: done })}
-      />
+      <CodeForm label={t("contact.phoneCodeEnter")} button={t("contact.verifyPhone")} userId={userId} verify={verify} />
     </>
   );
 }
@@ -346,10 +327,7 @@ function PhoneSection({ userId, human, readOnly, canCode }: { userId: string; hu
 export function ContactCard({ userId, human, readOnly, canCode }: { userId: string; human: HumanUser; readOnly: boolean; canCode: boolean }) {
   const { t } = useI18n();
   return (
-    <Card withBorder>
-      <Title order={2} size="h4" mb="sm">
-        {t("contact.title")}
-      </Title>
+    <TitledCard title={t("contact.title")}>
       <Stack gap="lg">
         <EmailSection userId={userId} human={human} readOnly={readOnly} />
         <PhoneSection userId={userId} human={human} readOnly={readOnly} canCode={canCode} />
@@ -357,6 +335,6 @@ export function ContactCard({ userId, human, readOnly, canCode }: { userId: stri
           {t("contact.phoneNote")}
         </Text>
       </Stack>
-    </Card>
+    </TitledCard>
   );
 }
