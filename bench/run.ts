@@ -18,6 +18,7 @@
 // the creates before the read-after-burst scenarios).
 import { execFile, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { Session } from "node:inspector/promises";
 import os from "node:os";
@@ -77,7 +78,7 @@ export interface Scenario extends ScenarioRequest {
   /** A multi-request flow instead of one repeated request: bench/flow-client.ts runs it in its own process. */
   flow?: (ctx: BenchContext) => Promise<Omit<FlowSpec, "connections" | "warmupSeconds" | "seconds">>;
   /** Work measured in this process instead of requests (a bound to compare a flow with). */
-  local?: (ctx: BenchContext, seconds: number, connections: number) => Promise<LoadResult>;
+  local?: (ctx: BenchContext, seconds: number, connections: number, loader: Loader) => Promise<LoadResult>;
 }
 
 export interface ScenarioResult {
@@ -484,7 +485,7 @@ export const ownCpuMs = (): number => {
 export async function runScenario(ctx: BenchContext, scenario: Scenario, seconds: number, connections: number, loader: Loader): Promise<ScenarioResult> {
   const { name, local, flow, connections: own } = scenario;
   connections = own ?? connections;
-  if (local) return { name, ...(await local(ctx, seconds, connections)) };
+  if (local) return { name, ...(await local(ctx, seconds, connections, loader)) };
   if (flow) {
     const spec = { ...(await flow(ctx)), connections, warmupSeconds: WARMUP_SECONDS, seconds };
     // A flow's profile spans its warm-up too: the flow client runs both in one process.
@@ -595,6 +596,7 @@ export async function measure(
  */
 async function cpuMeter(ctx: BenchContext, loader: Loader) {
   const svc0 = process.cpuUsage();
+  const machine0 = machineCpuMs();
   // The backends by pid (what each used since the first reading: a backend that ended in between is left out rather
   // than subtracted, which made the sum of the live ones go negative); the sum of the live ones without /proc's names.
   const byPid0 = benchDatabase() ? await postgresCpuUs(benchDatabase()) : undefined;
@@ -603,6 +605,16 @@ async function cpuMeter(ctx: BenchContext, loader: Loader) {
     async perRequest(requests: number): Promise<Pick<ScenarioResult, "svcCpuMsPerRequest" | "dbCpuMsPerRequest">> {
       if (requests <= 0) return {};
       const svc = process.cpuUsage(svc0);
+      const machine1 = machineCpuMs();
+      if (machine0 && machine1) {
+        // Every process's CPU (svc, PostgreSQL, the load generator, a receiver, anything else running): on a machine
+        // whose cores are all busy, the rates of two scenarios are in the inverse ratio of these.
+        const busy = machine1.busy - machine0.busy;
+        const all = machine1.total - machine0.total;
+        process.stderr.write(
+          `  machine: ${(busy / requests).toFixed(2)} ms of CPU per request (every process), the cores ${Math.round((100 * busy) / all)} % busy\n`,
+        );
+      }
       const db = byPid0?.size
         ? postgresCpuSince(byPid0, await postgresCpuUs(benchDatabase())) / 1000
         : db0 === undefined
@@ -617,6 +629,21 @@ async function cpuMeter(ctx: BenchContext, loader: Loader) {
 }
 
 const CLOCK_TICKS_PER_SECOND = 100;
+
+/** The machine's CPU time (ms) since boot, busy and in all (/proc/stat; Linux only, else undefined). */
+export function machineCpuMs(): { busy: number; total: number } | undefined {
+  try {
+    const line = readFileSync("/proc/stat", "utf8").split("\n", 1)[0] ?? "";
+    // cpu user nice system idle iowait irq softirq steal …
+    const ticks = line.trim().split(/\s+/).slice(1, 9).map(Number);
+    const total = ticks.reduce((a, b) => a + b, 0);
+    // Idle, waiting for I/O, and stolen by the hypervisor: not this machine's work.
+    const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0) + (ticks[7] ?? 0);
+    return { busy: ((total - idle) * 1000) / CLOCK_TICKS_PER_SECOND, total: (total * 1000) / CLOCK_TICKS_PER_SECOND };
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * The CPU time (ms) of the PostgreSQL backends connected to the bench database, read from /proc: only for a server

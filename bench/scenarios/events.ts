@@ -4,6 +4,9 @@
 //  - "user create (machine, REST)" without any event execution, then with one webhook execution on user.machine.added:
 //    the second pays for the delivery row in the create's statement and for the deliveries running beside it (svc's
 //    process; the receiver's on the same cores). Target: at least 90 % of the first.
+//  - the same two, paired: rounds of a run without and a run with (a few seconds each, back to back, the order
+//    alternating), the share of each round and their median. A shared machine's speed drifts (the two runs above, a
+//    minute apart, moved by up to a third on 2 December): the pairs take the drift out of the share.
 //  - "event delivery": a backlog of up to SVC_BENCH_EVENTS (5,000) events, as many as 16 clients create in 20 s, waits
 //    in the outbox (the receiver holds the first requests unanswered, so the target has its share in flight and
 //    nothing else is claimed), then the receiver answers: the events delivered per second until the outbox is empty,
@@ -17,7 +20,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
-import type { BenchContext, LoadResult, Scenario } from "../run.js";
+import { type BenchContext, type LoadResult, type Loader, machineCpuMs, measure, resolveRequest, type Scenario } from "../run.js";
 
 const JSON_HEADERS = { "content-type": "application/json" };
 
@@ -196,6 +199,87 @@ async function deliveryRate(ctx: BenchContext): Promise<LoadResult> {
   }
 }
 
+/** Waits until the outbox has nothing pending (what a run with the execution left is delivered). */
+async function drained(ctx: BenchContext): Promise<void> {
+  for (const started = Date.now(); Date.now() - started < 60_000; ) {
+    const r = await api<{ details?: { totalResult?: string } }>(ctx, "POST", "/v2/actions/deliveries", { state: "pending", query: { limit: 1 } });
+    if (Number(r.details?.totalResult ?? 0) === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error("the outbox was not delivered within 60 s");
+}
+
+/**
+ * The creates' rate with one webhook execution as a share of the rate without, in paired rounds: the two runs of a
+ * round follow each other (a few seconds each, in the order A B, then B A in the next round), so that the drift of a
+ * shared machine's speed (the separate runs above moved by up to a third within minutes) falls on both alike. Each
+ * round's run with the execution is followed by a wait until the outbox is empty, and the next run starts without
+ * a backlog. Prints each round's share, and the machine's CPU per create (every process: svc, PostgreSQL, the load
+ * generator, the receiver) of both; the result is the median share, in percent (in the table's first column).
+ */
+async function pairedShare(ctx: BenchContext, seconds: number, connections: number, loader: Loader): Promise<LoadResult> {
+  await removeCreateHook?.();
+  removeCreateHook = undefined;
+  await createReceiver?.stop();
+  const rounds = Number(process.env.SVC_BENCH_EVENT_ROUNDS ?? 4);
+  if (!Number.isInteger(rounds) || rounds < 1)
+    throw new Error(`SVC_BENCH_EVENT_ROUNDS must be a positive integer, got "${process.env.SVC_BENCH_EVENT_ROUNDS}"`);
+  const receiver = new Receiver();
+  const endpoint = await receiver.start();
+  const { id } = await api<{ id: string }>(ctx, "POST", "/v2/actions/targets/new", {
+    name: "bench-paired",
+    endpoint,
+    kind: "TARGET_KIND_WEBHOOK",
+    timeout: "30s",
+  });
+  const execution = (targetIds: string[]) => api(ctx, "PUT", "/v2/actions/executions", { event: { event: "user.machine.added" }, targetIds });
+  const request = await resolveRequest(ctx, {
+    name: "paired",
+    method: "POST",
+    path: "/v2/users/new",
+    headers: JSON_HEADERS,
+    uniqueIds: true,
+    setup: createRequest,
+  });
+  const runSeconds = Math.max(2, Math.round(seconds / 2));
+  const run = async (hooked: boolean) => {
+    await execution(hooked ? [id] : []);
+    const cpu0 = machineCpuMs();
+    const r = await measure(request, { name: hooked ? "paired, one webhook" : "paired, none", connections, seconds: runSeconds, loader });
+    const cpu1 = machineCpuMs();
+    if (hooked) {
+      await execution([]);
+      await drained(ctx);
+    }
+    // The CPU of the warm-up counts too (its requests as well: about the same rate): an approximation.
+    const perCreate = cpu0 && cpu1 ? (cpu1.busy - cpu0.busy) / (r.requests * (1 + 1 / runSeconds)) : Number.NaN;
+    return { rate: r.requestsPerSecond, perCreate, requests: r.requests };
+  };
+  const shares: number[] = [];
+  let requests = 0;
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const [first, second] = round % 2 === 0 ? [false, true] : [true, false];
+      const a = await run(first);
+      const b = await run(second);
+      const [none, hooked] = first ? [b, a] : [a, b];
+      requests += none.requests + hooked.requests;
+      shares.push(hooked.rate / none.rate);
+      process.stderr.write(
+        `  events, round ${round + 1}: ${Math.round(none.rate)} creates/s without, ${Math.round(hooked.rate)} with one webhook (${Math.round((100 * hooked.rate) / none.rate)} %); machine CPU per create ${none.perCreate.toFixed(2)} / ${hooked.perCreate.toFixed(2)} ms\n`,
+      );
+    }
+  } finally {
+    await execution([]);
+    await api(ctx, "DELETE", `/v2/actions/targets/${id}`);
+    await receiver.stop();
+  }
+  const sorted = [...shares].sort((x, y) => x - y);
+  const median =
+    sorted.length % 2 ? (sorted[(sorted.length - 1) / 2] as number) : ((sorted[sorted.length / 2 - 1] as number) + (sorted[sorted.length / 2] as number)) / 2;
+  return { requestsPerSecond: 100 * median, latencyP50Ms: 0, latencyP99Ms: 0, requests, non2xx: 0, errors: 0 };
+}
+
 export const EVENT_SCENARIOS: Scenario[] = [
   {
     name: "events: user create (machine, REST), no event execution",
@@ -216,6 +300,12 @@ export const EVENT_SCENARIOS: Scenario[] = [
       removeCreateHook = await hook(ctx, "bench-create", await createReceiver.start());
       return createRequest(ctx);
     },
+  },
+  {
+    name: "events: user create with one webhook execution, % of the rate without (median of paired rounds)",
+    method: "POST",
+    path: "/",
+    local: pairedShare,
   },
   {
     name: "events: event delivery to a fast loopback receiver (events/s)",

@@ -9,7 +9,7 @@
 //    in flight per replica and at most `perTarget` to one target (one with half of that in flight is left out of the
 //    next claims, and a claim takes no more than the others have room for), so a slow or dead receiver holds its own
 //    share only.
-//  - A claimed row is leased (its nextAttemptAt pushed past the longest timeout): if this replica dies meanwhile, another
+//  - A claimed row is leased (its leaseUntil set past the longest timeout): if this replica dies meanwhile, another
 //    one claims it when the lease ends.
 import type { Logger } from "pino";
 import type { Store } from "../store/index.js";
@@ -27,6 +27,13 @@ const PURGE_EVERY_MS = 60_000;
 const PURGE_BATCH = 10_000;
 /** How often a replica with nothing to deliver looks at the outbox, at the longest. */
 const IDLE_POLL_MS = 1_000;
+/**
+ * How long the first delivery to end waits for others before the "delivered" statement runs (at most), and how many
+ * make it run at once. Each statement is a commit: one per delivery cost about as much again as the delivery's own
+ * writes when events come one by one.
+ */
+const MARK_LINGER_MS = 10;
+const MARK_BATCH = 256;
 
 export type DeliveryOutcome = "delivered" | "failed" | "dead";
 
@@ -76,6 +83,7 @@ export class DeliveryWorker {
   /** Delivered ids for the next "delivered" statement (while `marking`, one is running). */
   private toMark: { ids: string[]; done: Promise<void>; resolve: () => void; reject: (err: unknown) => void } | undefined;
   private marking = false;
+  private markTimer: NodeJS.Timeout | undefined;
   private purgeTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: DeliveryWorkerOptions) {}
@@ -112,6 +120,7 @@ export class DeliveryWorker {
     this.stopped = true;
     clearInterval(this.purgeTimer);
     this.wake();
+    this.flushMarks();
     await this.running;
     await Promise.race([Promise.allSettled([...this.pending]), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
   }
@@ -259,9 +268,10 @@ export class DeliveryWorker {
   /**
    * Records a delivery as delivered. Its slot is free at once: the receiver has answered, and the row stays pending
    * (leased, so not claimed again; holding back its aggregate's next ones) until the statement has run. The rows are
-   * recorded together: one "delivered" statement at a time, for every delivery that ended while the previous one ran
-   * (under a backlog, about one per claim, not one per delivery). If it fails the rows are delivered again after their
-   * lease (at least once); stop() waits for it like for a delivery.
+   * recorded together: one "delivered" statement at a time, for every delivery that ended within MARK_LINGER_MS of the
+   * first or while the previous statement ran (not one per delivery, under a backlog or a steady trickle alike). If it
+   * fails the rows are delivered again after their lease (at least once); stop() runs it at once and waits for it like
+   * for a delivery.
    */
   private markDelivered(id: string): Promise<void> {
     let batch = this.toMark;
@@ -278,18 +288,27 @@ export class DeliveryWorker {
         .catch((err: unknown) => this.o.log.warn({ err, deliveries: batch?.ids.length }, "could not record action deliveries as delivered"))
         .finally(() => this.pending.delete(p));
       this.pending.add(p);
-      if (!this.marking) {
-        this.marking = true;
-        setImmediate(() => void this.markBatches());
-      }
+      if (!this.marking && !this.stopped) this.markTimer = setTimeout(() => this.flushMarks(), MARK_LINGER_MS);
     }
     batch.ids.push(id);
+    if (this.stopped || batch.ids.length >= MARK_BATCH) this.flushMarks();
     return Promise.resolve();
   }
 
+  /** Runs the "delivered" statement now (unless one runs: the batch waiting then goes when it ends). */
+  private flushMarks(): void {
+    clearTimeout(this.markTimer);
+    this.markTimer = undefined;
+    if (this.marking || !this.toMark) return;
+    this.marking = true;
+    void this.markBatches();
+  }
+
+  /** One "delivered" statement; the deliveries that ended while it ran wait their linger (or not, as above). */
   private async markBatches(): Promise<void> {
-    for (let batch = this.toMark; batch; batch = this.toMark) {
-      this.toMark = undefined;
+    const batch = this.toMark;
+    this.toMark = undefined;
+    if (batch) {
       try {
         await this.o.store.outbox.delivered(batch.ids, this.o.clock());
         batch.resolve();
@@ -298,6 +317,10 @@ export class DeliveryWorker {
       }
     }
     this.marking = false;
+    const next = this.toMark as typeof batch;
+    if (!next) return;
+    if (this.stopped || next.ids.length >= MARK_BATCH) this.flushMarks();
+    else this.markTimer = setTimeout(() => this.flushMarks(), MARK_LINGER_MS);
   }
 
   private async failed(row: DeliveryRow, error: string, final = false): Promise<void> {

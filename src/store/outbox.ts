@@ -3,19 +3,24 @@
 // kinds of delivery: a kind, a target, an order key, a JSON payload.
 //
 // States as stored: "pending" (not tried yet, or failed and to be retried: lastError is set), "delivered", "dead". One
-// state for both waiting kinds keeps the claim a range of one index (instanceId, "pending", nextAttemptAt) read in
-// order and cut at the limit, however long the backlog. Every condition of that range is a column of the index, so
-// the planner reads it so whatever its statistics say (they are often stale here: the table goes from nothing
-// pending to thousands within seconds). With (state, nextAttemptAt), statistics taken while nothing was pending made
-// it either read every due row and sort them (a claim of 32 out of 5,000 due: 43 ms) or probe the predecessors
-// through that state index rather than (targetId, orderKey, seq) (the same claim: 50–100 ms); the predecessors' probe
-// has no instanceId, so the claim's index does not tempt it.
+// state for both waiting kinds keeps the claim a range of one index (instanceId, nextAttemptAt, of pending rows only)
+// read in order and cut at the limit, however long the backlog. Every condition of that range is the index's, so the
+// planner reads it so whatever its statistics say (they are often stale here: the table goes from nothing pending to
+// thousands within seconds). With (state, nextAttemptAt), statistics taken while nothing was pending made it either
+// read every due row and sort them (a claim of 32 out of 5,000 due: 43 ms) or probe the predecessors through that
+// state index rather than (targetId, orderKey, seq) (the same claim: 50–100 ms); the predecessors' probe has no
+// instanceId, so the claim's index does not tempt it.
 //
-// Claiming: one UPDATE over a sub-select `FOR UPDATE SKIP LOCKED` (replicas never take the same row), of due rows
-// whose predecessors of the same target and order key are all delivered or dead (in order per aggregate), and not of
-// targets the claiming replica has enough of in flight. The claim pushes
-// nextAttemptAt past the delivery's timeout (a lease): a replica that dies with a claimed row leaves it to be claimed
-// again when the lease ends (at least once).
+// Claiming: one UPDATE over a sub-select `FOR UPDATE SKIP LOCKED` (replicas never take the same row), of due rows not
+// leased, whose predecessors of the same target and order key are all delivered or dead (in order per aggregate), and
+// not of targets the claiming replica has enough of in flight. The claim sets leaseUntil past the delivery's timeout:
+// a replica that dies with a claimed row leaves it to be claimed again when the lease ends (at least once).
+//
+// What a delivery writes: the row (in the event's statement), the claim, the end ("delivered", or a failure). The
+// lease and the attempt count are in no index, so with the room the table's fillfactor leaves on each page the claim is
+// a HOT update, with no index entry; the pending-only indexes (claim, predecessors) get no entry from the end either,
+// only the primary key, the listing's (instanceId, createdAt) and the purge's ended-rows index do. Before (every
+// index full, the lease in nextAttemptAt): twelve index entries per delivery, now seven.
 import { Prisma } from "../../gen/prisma/client.js";
 import type { ActionRepo } from "./actions.js";
 import type { Db } from "./index.js";
@@ -89,7 +94,7 @@ export const DELIVERY_COLUMNS = Prisma.raw(
 );
 
 const rowOf = (r: Record<string, unknown>): DeliveryRow => {
-  const { seq: _seq, ...rest } = r;
+  const { seq: _seq, leaseUntil: _lease, ...rest } = r;
   const row = rest as unknown as DeliveryRow;
   return row.state === "pending" && row.lastError !== null ? { ...row, state: "failed" } : row;
 };
@@ -110,10 +115,11 @@ export class OutboxRepo {
    */
   async claim(instanceId: string, now: Date, leaseUntil: Date, busyTargets: readonly string[], limit: number): Promise<DeliveryRow[]> {
     const rows = await this.db.$queryRaw<Record<string, unknown>[]>`
-      UPDATE "Delivery" d SET "nextAttemptAt" = ${leaseUntil}::timestamptz, "attempts" = d."attempts" + 1
+      UPDATE "Delivery" d SET "leaseUntil" = ${leaseUntil}::timestamptz, "attempts" = d."attempts" + 1
       FROM (
         SELECT c."id" FROM "Delivery" c
         WHERE c."state" = 'pending' AND c."nextAttemptAt" <= ${now}::timestamptz AND c."instanceId" = ${instanceId}
+          AND (c."leaseUntil" IS NULL OR c."leaseUntil" <= ${now}::timestamptz)
           AND NOT (c."targetId" = ANY(${busyTargets as string[]}::text[]))
           AND NOT EXISTS (
             SELECT 1 FROM "Delivery" p
@@ -137,7 +143,7 @@ export class OutboxRepo {
   async failed(id: string, error: string, at: Date, retryAt: Date | null): Promise<void> {
     await this.db.delivery.update({
       where: { id },
-      data: { state: retryAt ? "pending" : "dead", lastError: error.slice(0, 500), updatedAt: at, nextAttemptAt: retryAt ?? at },
+      data: { state: retryAt ? "pending" : "dead", lastError: error.slice(0, 500), updatedAt: at, nextAttemptAt: retryAt ?? at, leaseUntil: null },
     });
   }
 
@@ -149,7 +155,7 @@ export class OutboxRepo {
   async retry(instanceId: string, id: string, at: Date): Promise<boolean> {
     const { count } = await this.db.delivery.updateMany({
       where: { instanceId, id, OR: [{ state: "dead" }, { state: "pending", lastError: { not: null } }] },
-      data: { state: "pending", attempts: 0, lastError: null, nextAttemptAt: at, updatedAt: at },
+      data: { state: "pending", attempts: 0, lastError: null, nextAttemptAt: at, leaseUntil: null, updatedAt: at },
     });
     return count > 0;
   }
@@ -188,13 +194,13 @@ export class OutboxRepo {
   }
 
   /**
-   * Deletes delivered and dead deliveries finished before `before` (their last lease or attempt), at most `limit` of
-   * them; of one instance when `instanceId` is given (read on the claim's index), else of all.
+   * Deletes delivered and dead deliveries that ended before `before`, at most `limit` of them; of one instance when
+   * `instanceId` is given (read on the ended rows' index), else of all.
    */
   purge(before: Date, limit: number, instanceId?: string): Promise<number> {
     const ofInstance = instanceId === undefined ? Prisma.empty : Prisma.sql`AND "instanceId" = ${instanceId}`;
     return this.db.$executeRaw`DELETE FROM "Delivery" WHERE "id" IN (
-      SELECT "id" FROM "Delivery" WHERE "state" IN ('delivered', 'dead') AND "nextAttemptAt" < ${before}::timestamptz ${ofInstance}
+      SELECT "id" FROM "Delivery" WHERE "state" <> 'pending' AND "updatedAt" < ${before}::timestamptz ${ofInstance}
       LIMIT ${limit}::int)`;
   }
 

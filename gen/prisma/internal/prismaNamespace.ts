@@ -4691,6 +4691,7 @@ export const DeliveryScalarFieldEnum = {
   attempts: 'attempts',
   maxAttempts: 'maxAttempts',
   nextAttemptAt: 'nextAttemptAt',
+  leaseUntil: 'leaseUntil',
   lastError: 'lastError',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'

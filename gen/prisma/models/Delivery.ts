@@ -51,6 +51,7 @@ export type DeliveryMinAggregateOutputType = {
   attempts: number | null
   maxAttempts: number | null
   nextAttemptAt: Date | null
+  leaseUntil: Date | null
   lastError: string | null
   createdAt: Date | null
   updatedAt: Date | null
@@ -69,6 +70,7 @@ export type DeliveryMaxAggregateOutputType = {
   attempts: number | null
   maxAttempts: number | null
   nextAttemptAt: Date | null
+  leaseUntil: Date | null
   lastError: string | null
   createdAt: Date | null
   updatedAt: Date | null
@@ -88,6 +90,7 @@ export type DeliveryCountAggregateOutputType = {
   attempts: number
   maxAttempts: number
   nextAttemptAt: number
+  leaseUntil: number
   lastError: number
   createdAt: number
   updatedAt: number
@@ -120,6 +123,7 @@ export type DeliveryMinAggregateInputType = {
   attempts?: true
   maxAttempts?: true
   nextAttemptAt?: true
+  leaseUntil?: true
   lastError?: true
   createdAt?: true
   updatedAt?: true
@@ -138,6 +142,7 @@ export type DeliveryMaxAggregateInputType = {
   attempts?: true
   maxAttempts?: true
   nextAttemptAt?: true
+  leaseUntil?: true
   lastError?: true
   createdAt?: true
   updatedAt?: true
@@ -157,6 +162,7 @@ export type DeliveryCountAggregateInputType = {
   attempts?: true
   maxAttempts?: true
   nextAttemptAt?: true
+  leaseUntil?: true
   lastError?: true
   createdAt?: true
   updatedAt?: true
@@ -263,6 +269,7 @@ export type DeliveryGroupByOutputType = {
   attempts: number
   maxAttempts: number
   nextAttemptAt: Date
+  leaseUntil: Date | null
   lastError: string | null
   createdAt: Date
   updatedAt: Date
@@ -305,6 +312,7 @@ export type DeliveryWhereInput = {
   attempts?: Prisma.IntFilter<"Delivery"> | number
   maxAttempts?: Prisma.IntFilter<"Delivery"> | number
   nextAttemptAt?: Prisma.DateTimeFilter<"Delivery"> | Date | string
+  leaseUntil?: Prisma.DateTimeNullableFilter<"Delivery"> | Date | string | null
   lastError?: Prisma.StringNullableFilter<"Delivery"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Delivery"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Delivery"> | Date | string
@@ -324,6 +332,7 @@ export type DeliveryOrderByWithRelationInput = {
   attempts?: Prisma.SortOrder
   maxAttempts?: Prisma.SortOrder
   nextAttemptAt?: Prisma.SortOrder
+  leaseUntil?: Prisma.SortOrderInput | Prisma.SortOrder
   lastError?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -346,6 +355,7 @@ export type DeliveryWhereUniqueInput = Prisma.AtLeast<{
   attempts?: Prisma.IntFilter<"Delivery"> | number
   maxAttempts?: Prisma.IntFilter<"Delivery"> | number
   nextAttemptAt?: Prisma.DateTimeFilter<"Delivery"> | Date | string
+  leaseUntil?: Prisma.DateTimeNullableFilter<"Delivery"> | Date | string | null
   lastError?: Prisma.StringNullableFilter<"Delivery"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Delivery"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Delivery"> | Date | string
@@ -365,6 +375,7 @@ export type DeliveryOrderByWithAggregationInput = {
   attempts?: Prisma.SortOrder
   maxAttempts?: Prisma.SortOrder
   nextAttemptAt?: Prisma.SortOrder
+  leaseUntil?: Prisma.SortOrderInput | Prisma.SortOrder
   lastError?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -392,6 +403,7 @@ export type DeliveryScalarWhereWithAggregatesInput = {
   attempts?: Prisma.IntWithAggregatesFilter<"Delivery"> | number
   maxAttempts?: Prisma.IntWithAggregatesFilter<"Delivery"> | number
   nextAttemptAt?: Prisma.DateTimeWithAggregatesFilter<"Delivery"> | Date | string
+  leaseUntil?: Prisma.DateTimeNullableWithAggregatesFilter<"Delivery"> | Date | string | null
   lastError?: Prisma.StringNullableWithAggregatesFilter<"Delivery"> | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Delivery"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Delivery"> | Date | string
@@ -411,6 +423,7 @@ export type DeliveryCreateInput = {
   attempts?: number
   maxAttempts: number
   nextAttemptAt: Date | string
+  leaseUntil?: Date | string | null
   lastError?: string | null
   createdAt: Date | string
   updatedAt: Date | string
@@ -430,6 +443,7 @@ export type DeliveryUncheckedCreateInput = {
   attempts?: number
   maxAttempts: number
   nextAttemptAt: Date | string
+  leaseUntil?: Date | string | null
   lastError?: string | null
   createdAt: Date | string
   updatedAt: Date | string
@@ -449,6 +463,7 @@ export type DeliveryUpdateInput = {
   attempts?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   nextAttemptAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -468,6 +483,7 @@ export type DeliveryUncheckedUpdateInput = {
   attempts?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   nextAttemptAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -487,6 +503,7 @@ export type DeliveryCreateManyInput = {
   attempts?: number
   maxAttempts: number
   nextAttemptAt: Date | string
+  leaseUntil?: Date | string | null
   lastError?: string | null
   createdAt: Date | string
   updatedAt: Date | string
@@ -506,6 +523,7 @@ export type DeliveryUpdateManyMutationInput = {
   attempts?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   nextAttemptAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -525,6 +543,7 @@ export type DeliveryUncheckedUpdateManyInput = {
   attempts?: Prisma.IntFieldUpdateOperationsInput | number
   maxAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   nextAttemptAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   lastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -544,6 +563,7 @@ export type DeliveryCountOrderByAggregateInput = {
   attempts?: Prisma.SortOrder
   maxAttempts?: Prisma.SortOrder
   nextAttemptAt?: Prisma.SortOrder
+  leaseUntil?: Prisma.SortOrder
   lastError?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -568,6 +588,7 @@ export type DeliveryMaxOrderByAggregateInput = {
   attempts?: Prisma.SortOrder
   maxAttempts?: Prisma.SortOrder
   nextAttemptAt?: Prisma.SortOrder
+  leaseUntil?: Prisma.SortOrder
   lastError?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -586,6 +607,7 @@ export type DeliveryMinOrderByAggregateInput = {
   attempts?: Prisma.SortOrder
   maxAttempts?: Prisma.SortOrder
   nextAttemptAt?: Prisma.SortOrder
+  leaseUntil?: Prisma.SortOrder
   lastError?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -613,6 +635,7 @@ export type DeliverySelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   attempts?: boolean
   maxAttempts?: boolean
   nextAttemptAt?: boolean
+  leaseUntil?: boolean
   lastError?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -632,6 +655,7 @@ export type DeliverySelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   attempts?: boolean
   maxAttempts?: boolean
   nextAttemptAt?: boolean
+  leaseUntil?: boolean
   lastError?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -651,6 +675,7 @@ export type DeliverySelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   attempts?: boolean
   maxAttempts?: boolean
   nextAttemptAt?: boolean
+  leaseUntil?: boolean
   lastError?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -670,12 +695,13 @@ export type DeliverySelectScalar = {
   attempts?: boolean
   maxAttempts?: boolean
   nextAttemptAt?: boolean
+  leaseUntil?: boolean
   lastError?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type DeliveryOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "seq" | "instanceId" | "kind" | "targetId" | "orgId" | "eventType" | "orderKey" | "payload" | "state" | "attempts" | "maxAttempts" | "nextAttemptAt" | "lastError" | "createdAt" | "updatedAt", ExtArgs["result"]["delivery"]>
+export type DeliveryOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "seq" | "instanceId" | "kind" | "targetId" | "orgId" | "eventType" | "orderKey" | "payload" | "state" | "attempts" | "maxAttempts" | "nextAttemptAt" | "leaseUntil" | "lastError" | "createdAt" | "updatedAt", ExtArgs["result"]["delivery"]>
 
 export type $DeliveryPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "Delivery"
@@ -694,6 +720,7 @@ export type $DeliveryPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     attempts: number
     maxAttempts: number
     nextAttemptAt: Date
+    leaseUntil: Date | null
     lastError: string | null
     createdAt: Date
     updatedAt: Date
@@ -1133,6 +1160,7 @@ export interface DeliveryFieldRefs {
   readonly attempts: Prisma.FieldRef<"Delivery", 'Int'>
   readonly maxAttempts: Prisma.FieldRef<"Delivery", 'Int'>
   readonly nextAttemptAt: Prisma.FieldRef<"Delivery", 'DateTime'>
+  readonly leaseUntil: Prisma.FieldRef<"Delivery", 'DateTime'>
   readonly lastError: Prisma.FieldRef<"Delivery", 'String'>
   readonly createdAt: Prisma.FieldRef<"Delivery", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Delivery", 'DateTime'>
