@@ -155,6 +155,7 @@ async function deliveryRate(ctx: BenchContext): Promise<LoadResult> {
     const cpu0 = process.cpuUsage();
     const db0 = await ctx.databaseCpuMs();
     const thread0 = mainThreadTimes();
+    const machine0 = machineCpuMs();
     // SVC_BENCH_EVENTS_PROFILE=<file>: a V8 CPU profile of svc's process while the backlog goes out.
     const profileFile = process.env.SVC_BENCH_EVENTS_PROFILE;
     const session = profileFile ? new Session() : undefined;
@@ -173,6 +174,12 @@ async function deliveryRate(ctx: BenchContext): Promise<LoadResult> {
     }
     const seconds = (performance.now() - started) / 1000;
     const thread1 = mainThreadTimes();
+    const machine1 = machineCpuMs();
+    if (machine0 && machine1) {
+      process.stderr.write(
+        `  events: the machine's CPU per delivered event (every process: svc, PostgreSQL, the receiver) ${((machine1.busy - machine0.busy) / backlog.created).toFixed(2)} ms\n`,
+      );
+    }
     if (thread0 && thread1) {
       const pct = (ns: number) => `${Math.round(ns / 1e7 / seconds)} %`;
       const running = thread1.running - thread0.running;
