@@ -18,7 +18,7 @@
 // the creates before the read-after-burst scenarios).
 import { execFile, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { Session } from "node:inspector/promises";
 import os from "node:os";
@@ -438,6 +438,7 @@ export interface FlowResult extends LoadResult {
  */
 export async function runFlow(spec: FlowSpec, serverCpuMs: () => number = ownCpuMs): Promise<FlowResult> {
   const server0 = serverCpuMs();
+  const threads0 = serverCpuMs === ownCpuMs ? threadCpuMs() : undefined;
   const pgCpu0 = await postgresCpuUs(benchDatabase());
   const sql0 = statementCounts();
   const tally0 = statementTally();
@@ -473,7 +474,47 @@ export async function runFlow(spec: FlowSpec, serverCpuMs: () => number = ownCpu
       "\n",
   );
   if (own && process.env.SVC_BENCH_SQL_LOG === "1") process.stderr.write(`${tallySince(tally0, flows).join("\n")}\n`);
+  const threads1 = threads0 && threadCpuMs();
+  if (threads0 && threads1) process.stderr.write(`  svc's threads per flow: ${threadsLine(threads0, threads1, flows)}\n`);
   return r;
+}
+
+/**
+ * This process's CPU time (ms) by kind of thread (Linux: /proc/self/task; else undefined): the main thread ("main"),
+ * libuv's pool ("libuv-worker": argon2, RSA signatures, async crypto), V8's helpers ("V8Worker": GC, compilation), and
+ * the rest. Threads that ended in between are left out of the difference.
+ */
+export function threadCpuMs(): Map<string, Map<string, number>> | undefined {
+  try {
+    const byKind = new Map<string, Map<string, number>>();
+    for (const tid of readdirSync("/proc/self/task")) {
+      try {
+        const comm = readFileSync(`/proc/self/task/${tid}/comm`, "utf8").trim();
+        const fields = readFileSync(`/proc/self/task/${tid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+        const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+        const kind = tid === String(process.pid) ? "main" : comm === "libuv-worker" || comm === "V8Worker" ? comm : "other";
+        const threads = byKind.get(kind) ?? new Map<string, number>();
+        threads.set(tid, ms);
+        byKind.set(kind, threads);
+      } catch {
+        // The thread ended meanwhile.
+      }
+    }
+    return byKind;
+  } catch {
+    return undefined;
+  }
+}
+
+/** "main 1.20 ms, libuv-worker 8.40 ms, …" per unit between two threadCpuMs() readings. */
+export function threadsLine(before: Map<string, Map<string, number>>, after: Map<string, Map<string, number>>, units: number): string {
+  const parts: string[] = [];
+  for (const [kind, threads] of after) {
+    let ms = 0;
+    for (const [tid, t] of threads) ms += t - (before.get(kind)?.get(tid) ?? 0);
+    parts.push(`${kind} ${(ms / units).toFixed(2)} ms`);
+  }
+  return parts.join(", ");
 }
 
 /** This process's CPU time in ms (svc runs in it). */

@@ -20,7 +20,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
-import { type BenchContext, type LoadResult, type Loader, machineCpuMs, measure, resolveRequest, type Scenario } from "../run.js";
+import { type BenchContext, type Loader, type LoadResult, machineCpuMs, measure, resolveRequest, type Scenario } from "../run.js";
 
 const JSON_HEADERS = { "content-type": "application/json" };
 

@@ -4,7 +4,7 @@
 // (IAM_LOGIN_CLIENT), a human user with a password and a confidential OIDC app, through the API.
 import { hashPassword, verifyPassword } from "../../src/crypto/passwords.js";
 import type { FlowSpec } from "../flow-client.js";
-import type { BenchContext, LoadResult, Scenario } from "../run.js";
+import { type BenchContext, type LoadResult, type Scenario, threadCpuMs, threadsLine } from "../run.js";
 
 export const PASSWORD = "Bench-Sign-In-Passw0rd!";
 const REDIRECT_URI = "http://127.0.0.1:9/callback";
@@ -101,6 +101,7 @@ export async function session(base: Base): Promise<{ sessionId: string; sessionT
 export async function argon2Bound(_ctx: BenchContext, seconds: number, connections: number): Promise<LoadResult> {
   const hash = await hashPassword(PASSWORD);
   const latencies: number[] = [];
+  const threads0 = threadCpuMs();
   const start = performance.now();
   const end = start + seconds * 1000;
   await Promise.all(
@@ -113,6 +114,8 @@ export async function argon2Bound(_ctx: BenchContext, seconds: number, connectio
     }),
   );
   const elapsed = (performance.now() - start) / 1000;
+  const threads1 = threads0 && threadCpuMs();
+  if (threads0 && threads1) process.stderr.write(`  svc's threads per verification: ${threadsLine(threads0, threads1, latencies.length)}\n`);
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
   return { requestsPerSecond: latencies.length / elapsed, latencyP50Ms: at(0.5), latencyP99Ms: at(0.99), requests: latencies.length, non2xx: 0, errors: 0 };
