@@ -6,6 +6,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { DELIVERY_COLUMNS, deliveryValues, type NewDelivery } from "../../src/store/outbox.js";
 import { createHuman, defaultOrgId, type World, world } from "../support/fixtures.js";
 import { loginClient, signIn } from "../support/oidc.js";
 import { admin, fails, type Json, ok } from "../support/rpc.js";
@@ -214,6 +215,52 @@ describe("event executions", () => {
     }
     await fails(t, "rest", t.pat, "SetExecution", { event: { all: true }, targetIds: ["nope"] }, "not_found", "Errors.Action.Target.NotFound");
     await admin(t, "DeleteTarget", { id });
+  });
+});
+
+describe("the outbox's lease", () => {
+  // The store's claim, driven with its own clock, on rows of an instance no running worker claims for.
+  it("a claimed delivery is left alone until its lease ends, then claimed again (its replica died); an end or a failure releases it", async () => {
+    const outbox = t.server.tokens.store.outbox;
+    const instanceId = `lease-${Date.now().toString(36)}`;
+    const t0 = new Date();
+    const at = (s: number) => new Date(t0.getTime() + s * 1000);
+    const row = (id: string, orderKey: string): NewDelivery => ({
+      id,
+      instanceId,
+      kind: "action.event",
+      targetId: `${instanceId}-target`,
+      orgId: null,
+      eventType: "user.machine.added",
+      orderKey,
+      payload: { id },
+      maxAttempts: 5,
+      createdAt: t0,
+    });
+    await t.server.db.prisma
+      .$executeRaw`INSERT INTO "Delivery" (${DELIVERY_COLUMNS}) VALUES ${deliveryValues([row(`${instanceId}-a`, "u1"), row(`${instanceId}-b`, "u2")])}`;
+
+    const first = await outbox.claim(instanceId, at(0), at(45), [], 1);
+    expect(first.map((d) => [d.id, d.attempts])).toEqual([[`${instanceId}-a`, 1]]);
+    // Another replica, within the lease: only the row nobody holds.
+    expect((await outbox.claim(instanceId, at(1), at(46), [], 10)).map((d) => d.id)).toEqual([`${instanceId}-b`]);
+    expect(await outbox.claim(instanceId, at(44), at(89), [], 10)).toEqual([]);
+    // The lease of "a" ended (its replica died mid-delivery): claimed again, the attempt counted; "b"'s too.
+    const again = await outbox.claim(instanceId, at(47), at(92), [], 10);
+    expect(again.map((d) => [d.id, d.attempts]).sort()).toEqual([
+      [`${instanceId}-a`, 2],
+      [`${instanceId}-b`, 2],
+    ]);
+    // "a" failed: due again at its retry time, before the lease it had would have ended; "b" was delivered.
+    await outbox.failed(`${instanceId}-a`, "answered 500", at(48), at(50));
+    await outbox.delivered([`${instanceId}-b`], at(48));
+    expect(await outbox.claim(instanceId, at(49), at(94), [], 10)).toEqual([]);
+    expect((await outbox.claim(instanceId, at(50), at(95), [], 10)).map((d) => [d.id, d.attempts, d.state])).toEqual([[`${instanceId}-a`, 3, "failed"]]);
+    await outbox.delivered([`${instanceId}-a`], at(51));
+    expect(await outbox.claim(instanceId, at(3600), at(3645), [], 10)).toEqual([]);
+    // Ended rows go with the purge, by when they ended.
+    expect(await outbox.purge(at(49), 100, instanceId)).toBe(1);
+    expect(await outbox.purge(at(52), 100, instanceId)).toBe(1);
   });
 });
 
