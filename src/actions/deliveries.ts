@@ -301,11 +301,11 @@ export class DeliveryWorker {
     this.markTimer = undefined;
     if (this.marking || !this.toMark) return;
     this.marking = true;
-    void this.markBatches();
+    void this.markBatch();
   }
 
   /** One "delivered" statement; the deliveries that ended while it ran wait their linger (or not, as above). */
-  private async markBatches(): Promise<void> {
+  private async markBatch(): Promise<void> {
     const batch = this.toMark;
     this.toMark = undefined;
     if (batch) {
