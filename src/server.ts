@@ -149,9 +149,11 @@ async function closeGracefully(app: App, h1: http.Server, draining: Draining, gr
   // Stop accepting, but do not cut the open keep-alive connections at once (http.Server.close would): a client may be
   // sending its next request on one at that very moment and would see ECONNRESET for a request it cannot know was
   // never read. Each open connection instead gets its next answer with Connection: close; those that stay idle for a
-  // moment are closed then, when no client is about to use them.
+  // moment are closed then, when no client is about to use them. Closed after the loop's next poll for I/O
+  // (setImmediate), not in the timer: a tick that comes late (a busy or starved process) runs before the reads, and a
+  // request already waiting on the socket, not yet parsed, would make its connection look idle and be reset.
   const drained = new Promise<void>((resolve) => net.Server.prototype.close.call(h1, () => resolve()));
-  const linger = setInterval(() => h1.closeIdleConnections(), Math.max(1, Math.min(IDLE_LINGER_MS, graceMs / 2)));
+  const linger = setInterval(() => setImmediate(() => h1.closeIdleConnections()), Math.max(1, Math.min(IDLE_LINGER_MS, graceMs / 2)));
   linger.unref();
   void drained.finally(() => clearInterval(linger));
   for (const s of draining.sessions) s.close();

@@ -722,3 +722,60 @@ describe("SIGTERM with keep-alive clients (issue 11, finding 20)", () => {
     }
   }, 60_000);
 });
+
+describe("SIGTERM while the event loop is late (issue 11, finding 20)", () => {
+  // The drain closes keep-alive connections that stay idle. A connection whose next request has reached the socket but
+  // not yet been read looks idle too: when the process had no time for its loop (a busy or starved machine) the drain's
+  // overdue tick runs before the reads, and closing then resets a request the client had every right to send.
+  it("a request sent on an idle keep-alive connection while the loop was held is answered, not reset", async () => {
+    const { spawn } = await import("node:child_process");
+    const { existsSync } = await import("node:fs");
+    const s = await startTestServer({ SVC_SHUTDOWN_GRACE_MS: "5000" });
+    // Written by the client once its second request is on the socket.
+    const sent = path.join(s.dataDir, "second-request-sent");
+    // The client in a process of its own, so that it sends while this process's loop is held.
+    const client = spawn(
+      process.execPath,
+      [
+        "-e",
+        `const http = require("node:http");
+        const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+        const get = (marker) => new Promise((resolve) => {
+          const req = http.get(${JSON.stringify(`${s.url}/healthz`)}, { agent }, (res) => { res.resume(); res.on("end", () => resolve(String(res.statusCode))); });
+          req.on("error", (e) => resolve(e.code || "error"));
+          if (marker) req.on("finish", () => require("node:fs").writeFileSync(marker, ""));
+        });
+        get().then((first) => {
+          process.stdout.write("ready " + first + "\\n");
+          process.stdin.once("data", () => get(${JSON.stringify(sent)}).then((second) => { process.stdout.write("second " + second + "\\n"); process.exit(0); }));
+        });`,
+      ],
+      { stdio: ["pipe", "pipe", "inherit"] },
+    );
+    let out = "";
+    const saw = (word: string) =>
+      new Promise<string>((resolve) => {
+        const check = () => {
+          const line = out.split("\n").find((l) => l.startsWith(word));
+          if (line) resolve(line);
+          else client.stdout.once("data", check);
+        };
+        client.stdout.on("data", (d: Buffer) => {
+          out += d.toString();
+        });
+        check();
+      });
+    expect(await saw("ready")).toBe("ready 200");
+    const stopped = s.stop();
+    // The drain has begun (the listener is closed, its idle tick set). The client sends its next request on the
+    // kept-alive connection while this process's loop is held until the request is on the socket and past that tick.
+    const started = Date.now();
+    client.stdin.write("go\n");
+    while (!(existsSync(sent) && Date.now() - started > 700) && Date.now() - started < 20_000) {
+      // Held: neither the request nor the tick can run.
+    }
+    expect(existsSync(sent)).toBe(true);
+    expect(await saw("second")).toBe("second 200");
+    await stopped;
+  }, 60_000);
+});
