@@ -222,7 +222,7 @@ export async function createApp(config: Config, log: Logger, clock: Clock, traci
   const idp = { ...openidRelyingParty(), samlCertificates: oauth.samlCertificates };
   const samlMetadata = httpMetadataFetcher({ allowPrivate: config.samlMetadataAllowPrivate });
   const deps: ApiDeps = { store, authenticate: limitedBearer(tokens, limits), instanceId, clock, log, limits, mailer, authn, idp, samlMetadata, signals };
-  const samlIdp: SamlIdp = { ...deps, ...samlUrls(config), certificates: oauth.samlCertificates };
+  const samlIdp: SamlIdp = { ...deps, ...samlUrls(config), certificates: oauth.samlCertificates, apps: oauth.samlApps };
   const shutdown = new AbortController();
   // connect-node links every in-flight call to this signal and unlinks it when the call ends: the listener count is the
   // number of calls in flight, not a leak, and Node's warning at 11 would fire under any real load.

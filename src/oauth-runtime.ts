@@ -21,6 +21,7 @@ import type { CacheStats } from "./http/metrics.js";
 import { type AuthTarget, listenForInvalidations, onAuthInvalidation, TaggedCache } from "./store/auth-cache.js";
 import type { Database } from "./store/db.js";
 import type { Store } from "./store/index.js";
+import type { SamlAppRow } from "./store/saml.js";
 
 export interface OAuthRuntimeDeps {
   config: Config;
@@ -122,6 +123,8 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{
   runtime: OAuthRuntime;
   masterKey: Buffer;
   samlCertificates: SamlCertificates;
+  /** SAML applications by SP entity id, in front of the store (invalidated with the authentication caches). */
+  samlApps: TaggedCache<SamlAppRow>;
   /** Hits and misses of the authentication caches so far, for the metrics. */
   cacheStats(): CacheStats[];
   /** The outbox's waiting deliveries and the age of the oldest, for the metrics. */
@@ -144,7 +147,8 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{
   await checkSealedSecrets({ store, instanceId: deps.instanceId, key: masterKey.key, whose: masterKey.whose, previous: config.previousMasterKey, log });
   const samlCertificates = samlCertificatesOf(deps, masterKey.key);
   const caches = { tokens: new TaggedCache(), clients: new TaggedCache(), machineKeys: new TaggedCache(), roleClaims: new TaggedCache() };
-  const all = Object.values(caches) as TaggedCache<unknown>[];
+  const samlApps = new TaggedCache<SamlAppRow>();
+  const all = [...Object.values(caches), samlApps] as TaggedCache<unknown>[];
   const { actions, deliveries } = actionsRuntime(deps, masterKey.key, logoutSignerOf(config.externalUrl, keys, samlCertificates));
   const rt: OAuthRuntime = {
     store,
@@ -204,11 +208,13 @@ export async function createOAuthRuntime(deps: OAuthRuntimeDeps): Promise<{
     runtime: rt,
     masterKey: masterKey.key,
     samlCertificates,
+    samlApps,
     cacheStats: () => [
       { cache: "tokens", hits: caches.tokens.hits, misses: caches.tokens.misses },
       { cache: "clients", hits: caches.clients.hits, misses: caches.clients.misses },
       { cache: "machine_keys", hits: caches.machineKeys.hits, misses: caches.machineKeys.misses },
       { cache: "role_claims", hits: caches.roleClaims.hits, misses: caches.roleClaims.misses },
+      { cache: "saml_apps", hits: samlApps.hits, misses: samlApps.misses },
     ],
     outboxStats: () => store.outbox.depth(deps.instanceId, clock()),
     async close() {

@@ -194,7 +194,7 @@ function cacheMetrics(registry: Registry, caches: () => CacheStats[]): void {
   const seen = new Map<string, number>();
   new Counter({
     name: "svc_cache_requests_total",
-    help: "Lookups of the authentication caches (tokens, clients, machine_keys, role_claims) by result (hit, miss)",
+    help: "Lookups of the authentication caches (tokens, clients, machine_keys, role_claims, saml_apps) by result (hit, miss)",
     labelNames: ["cache", "result"],
     registers: [registry],
     collect() {

@@ -141,6 +141,25 @@ describe("refused", () => {
     await refused(await get(redirectUrl(authnRequest({ issuer: "https://inactive.example.com/sp", acsUrl: null }))), /not active/);
   });
 
+  it("an application deactivated or changed just after it served a request, at once (its record is cached)", async () => {
+    const live = "https://live-refusals.example.com/sp";
+    const liveAcs = "https://live-refusals.example.com/acs";
+    const request = () => authnRequest({ issuer: live, acsUrl: liveAcs });
+    const appId = await samlApp(t, projectId, "live", spMetadata({ entityId: live, acs: [{ url: liveAcs }] }));
+    samlRequestOf(await get(redirectUrl(request())));
+    await admin(t, "DeactivateApplication", { projectId, appId });
+    await refused(await get(redirectUrl(request())), /not active/);
+    await admin(t, "ReactivateApplication", { projectId, appId });
+    samlRequestOf(await get(redirectUrl(request())));
+    // New metadata: signed requests only, with the SP's key.
+    const metadataXml = Buffer.from(spMetadata({ entityId: live, acs: [{ url: liveAcs }], cert: keys, authnRequestsSigned: true })).toString("base64");
+    await admin(t, "UpdateApplication", { projectId, appId, saml: { metadataXml } });
+    await refused(await post(request()), /AuthnRequests are signed/);
+    samlRequestOf(await post(signAuthnRequest(request(), keys)));
+    await admin(t, "DeleteApplication", { projectId, appId });
+    await refused(await post(signAuthnRequest(request(), keys)), /not a registered service provider/);
+  });
+
   it("an ACS URL that is not registered (exactly), or an unknown index", async () => {
     await refused(await get(redirectUrl(authnRequest({ acsUrl: "https://evil.example.com/acs" }))), /not registered/);
     await refused(await get(redirectUrl(authnRequest({ acsUrl: `${acs}/` }))), /not registered/);

@@ -70,3 +70,23 @@ itPg("publish one certificate, and answer each other's requests", async () => {
   const { profile } = await sp.validatePostResponseAsync({ SAMLResponse: answer.post.samlResponse });
   expect(profile?.nameID).toBe("replica-alice@example.com");
 });
+
+itPg("a change of the SP's application made on one replica holds on the other at once (the app's record is cached)", async () => {
+  const orgId = (await call(0, "GetInstance", {})).instance.defaultOrganizationId;
+  const { projectId } = await call(0, "CreateProject", { organizationId: orgId, name: "Replicated SAML cache" });
+  const cachedEntity = "https://cached-sp.example.com/sp";
+  const cachedAcs = "https://cached-sp.example.com/acs";
+  const metadataXml = Buffer.from(spMetadata({ entityId: cachedEntity, acs: [{ url: cachedAcs }] })).toString("base64");
+  const { appId } = await call(0, "CreateApplication", { projectId, name: "cached sp", saml: { metadataXml } });
+  const sp = await nodeSamlSp(viaReplica(0), cachedEntity, cachedAcs);
+  // A fresh AuthnRequest (its own ID) at replica 0 each time.
+  const sso = async () => fetch((await sp.getAuthorizeUrlAsync("", undefined, {})).replace(EXTERNAL, url(0)), { redirect: "manual" });
+  expect((await sso()).status).toBe(302);
+  expect((await sso()).status).toBe(302);
+  await call(1, "DeactivateApplication", { projectId, appId });
+  const refused = await sso();
+  expect(refused.status).toBe(400);
+  expect(await refused.text()).toMatch(/not active/);
+  await call(1, "ReactivateApplication", { projectId, appId });
+  expect((await sso()).status).toBe(302);
+});

@@ -12,7 +12,7 @@ import { newId } from "../ids.js";
 import { withQuery } from "../oauth/authorize/callback.js";
 import { NAME_ID_FORMATS } from "./idp-metadata.js";
 import { errorResponse } from "./response.js";
-import { entityIdOf, type SamlIdp, ssoUrlOf } from "./runtime.js";
+import { entityIdOf, type SamlIdp, samlAppByEntityId, ssoUrlOf } from "./runtime.js";
 import { envelopedSignature, RSA_SHA256, signQueryAsync, verifyEnveloped, verifyQuerySignature } from "./signatures.js";
 import { chooseAcs } from "./sp-metadata.js";
 import { attr, BINDINGS, child, NS, parseXml, textOf } from "./xml.js";
@@ -119,7 +119,7 @@ async function authenticRequest(idp: SamlIdp, d: Decoded, binding: SsoInput["bin
   }
   const issuer = textOf(child(root, NS.assertion, "Issuer"));
   if (!issuer) throw refuse("Issuer.Missing", "the AuthnRequest has no Issuer");
-  const app = await idp.store.saml.appByEntityId(idp.instanceId, issuer);
+  const app = await samlAppByEntityId(idp, issuer);
   if (app?.config.kind !== "saml") throw refuse("Issuer.Unknown", "the Issuer is not a registered service provider");
   if (!app.active) throw refuse("Issuer.Inactive", "the service provider's application is not active");
   const config = app.config;

@@ -20,7 +20,7 @@ import { newId } from "../ids.js";
 import { terminateSession } from "../sessions/link.js";
 import { checkedInstant, type Decoded, decodePost, decodeRedirect, rawParameters } from "./authn-request.js";
 import { encodeMessage, type LogoutStatus, logoutRequest, logoutResponse, type SloAnswer, samlId } from "./logout-messages.js";
-import { entityIdOf, type SamlIdp, sloUrlOf } from "./runtime.js";
+import { entityIdOf, type SamlIdp, samlAppByEntityId, sloUrlOf } from "./runtime.js";
 import { envelopedSignature, verifyEnveloped, verifyQuerySignature } from "./signatures.js";
 import { chooseSlo, soapSlo } from "./sp-metadata.js";
 import { attr, child, children, NS, parseXml, textOf } from "./xml.js";
@@ -53,7 +53,7 @@ async function authentic(idp: SamlIdp, d: Decoded, binding: SloInput["binding"],
     throw refuse("Signature.Invalid", (err as Error).message);
   }
   const issuer = textOf(child(root, NS.assertion, "Issuer"));
-  const app = issuer ? await idp.store.saml.appByEntityId(idp.instanceId, issuer) : null;
+  const app = issuer ? await samlAppByEntityId(idp, issuer) : null;
   if (app?.config.kind !== "saml") throw refuse("Issuer.Unknown", "the Issuer is not a registered service provider");
   const certs = app.config.signingCertificates;
   let signed = false;

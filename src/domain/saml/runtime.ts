@@ -3,7 +3,9 @@
 import type { KeyObject } from "node:crypto";
 import type { Logger } from "pino";
 import type { Store } from "../../store/index.js";
+import type { SamlAppRow } from "../../store/saml.js";
 import type { Clock } from "../context.js";
+import type { AuthCache } from "../oauth/runtime.js";
 
 export interface IdpCertificate {
   id: string;
@@ -33,6 +35,25 @@ export interface SamlIdp {
   requestLifetime: number;
   /** Every AuthnRequest must be signed, whatever the SP's metadata says. */
   wantAuthnRequestsSigned: boolean;
+  /** The registered SPs by entity id, in front of the store (app changes invalidate them by organization on every replica). */
+  apps: AuthCache<SamlAppRow>;
+}
+
+/** How long an SP's record is used without reading it again: its changes notify every replica; this bounds a missed one. */
+const APP_TTL_MS = 1_000;
+
+/**
+ * The SAML application registered with this SP entity id, or null. Every AuthnRequest and LogoutRequest starts here,
+ * so the record is cached for a second (as OAuth clients are), tagged with its organization: any change of the app,
+ * its project or its organization drops it at once, here and on the other replicas. An unknown entity id is read
+ * every time, never stored (an anonymous caller cannot fill the cache with names).
+ */
+export async function samlAppByEntityId(idp: SamlIdp, entityId: string): Promise<SamlAppRow | null> {
+  const app = await idp.apps.load(entityId, async () => {
+    const row = await idp.store.saml.appByEntityId(idp.instanceId, entityId);
+    return row ? { value: row, tags: { orgId: row.orgId }, ttlMs: APP_TTL_MS } : undefined;
+  });
+  return app ?? null;
 }
 
 /** The IdP's entity id (also the Issuer of its responses): the metadata URL. */
