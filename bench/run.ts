@@ -209,7 +209,7 @@ interface AutocannonResult {
 }
 const autocannon = autocannonUntyped as (opts: AutocannonOptions) => Promise<AutocannonResult>;
 
-const WARMUP_SECONDS = 1;
+const WARMUP_SECONDS = Number(process.env.SVC_BENCH_WARMUP_SECONDS || 1);
 const SEED_CONCURRENCY = 16;
 
 function envInt(name: string, def: number, min: number): number {
