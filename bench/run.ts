@@ -27,9 +27,11 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 // @ts-expect-error autocannon 9 ships no type declarations; the part used here is typed below.
 import autocannonUntyped from "autocannon";
+import pg from "pg";
 import { type Config, loadConfig } from "../src/config.js";
 import { type Server, startServer } from "../src/server.js";
 import type { FlowSpec } from "./flow-client.js";
+import { PEER_TABLE } from "./peer/pg-adapter.js";
 import { type Measured, PEER_VERSION, peerTable, runPeerComparison } from "./peer.js";
 import { BURST_SCENARIOS } from "./scenarios/burst.js";
 import { EVENT_SCENARIOS } from "./scenarios/events.js";
@@ -411,6 +413,33 @@ function postgresCpuSince(before: Map<string, number>, after: Map<string, number
   return us;
 }
 
+/** The tables sign-in flows grow: svc's and the persisting peer's. */
+const GROWING_TABLES = ["Session", "SessionParticipant", "AuthRequest", "SamlRequest", "RefreshToken", "OAuthToken", "Event", "Delivery", PEER_TABLE];
+
+/**
+ * ANALYZE of the tables a flow run grows, once its warm-up is over, on a connection of its own that is closed again
+ * before the run ends (so its CPU is not counted as the server's PostgreSQL's). A database in service gets this from
+ * autovacuum as a table grows (after 50 rows, then every 10 %); this machine's cluster runs with autovacuum off, and
+ * with statistics sampled when a table held one row PostgreSQL takes "instanceId" for a unique column and plans a
+ * lookup by id through an index led by it (svc's sessions: every session of the instance read at each step).
+ */
+async function analyzeAfterWarmUp(warmupSeconds: number): Promise<void> {
+  const url = process.env.SVC_BENCH_DATABASE_URL;
+  if (!url) return;
+  await new Promise((r) => setTimeout(r, warmupSeconds * 1000));
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ t: string }>(
+      "SELECT quote_ident(relname) AS t FROM pg_class WHERE relkind = 'r' AND relname = ANY($1) AND pg_table_is_visible(oid)",
+      [GROWING_TABLES],
+    );
+    if (rows.length > 0) await client.query(`ANALYZE ${rows.map((r) => r.t).join(", ")}`);
+  } finally {
+    await client.end();
+  }
+}
+
 /** The PostgreSQL database the bench runs on, if it does. */
 function benchDatabase(): string | undefined {
   const url = process.env.SVC_BENCH_DATABASE_URL;
@@ -437,6 +466,7 @@ export interface FlowResult extends LoadResult {
  * CPU time the server under test has used so far (svc: this process; a peer: its process, from /proc).
  */
 export async function runFlow(spec: FlowSpec, serverCpuMs: () => number = ownCpuMs): Promise<FlowResult> {
+  const analyzed = analyzeAfterWarmUp(spec.warmupSeconds);
   const server0 = serverCpuMs();
   const threads0 = serverCpuMs === ownCpuMs ? threadCpuMs() : undefined;
   const pgCpu0 = await postgresCpuUs(benchDatabase());
@@ -451,6 +481,7 @@ export async function runFlow(spec: FlowSpec, serverCpuMs: () => number = ownCpu
       return err ? reject(new Error(`flow client: ${err.message}`)) : resolve(out);
     }),
   );
+  await analyzed;
   const t = JSON.parse(stdout.trim().split("\n").pop() ?? "") as Totals & { non2xx: number; errors: number; warmRequests: number; clientCpuUs: number };
   const flows = t.requests + t.non2xx + t.warmRequests;
   const sql = statementCounts();
